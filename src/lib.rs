@@ -1,0 +1,15 @@
+//! opsai: a terminal assistant that turns intent into the right shell command, safely.
+
+/// The composition root: paths, config and the glue from a parsed CLI to the modules that act.
+pub mod app;
+/// The command-line contract (DESIGN §3) as clap types.
+pub mod cli;
+/// `$OPSAI_HOME/config.json`: reading it, with errors that name the file, line and column.
+pub mod config;
+/// The command risk policy: sanitize, parse with a real bash grammar, classify, apply user rules.
+/// Pure and deterministic; never prints.
+pub mod policy;
+/// The plain data types that cross module boundaries (DESIGN §2).
+pub mod protocol;
+/// Terminal rendering of results; the only place besides `main` that writes to the user.
+pub mod ui;

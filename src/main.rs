@@ -1,0 +1,20 @@
+//! The binary's edge: parse the CLI, run the app, print one error line, pick the exit code.
+
+use std::process::ExitCode;
+
+use clap::Parser;
+use opsai::{app, cli::Cli};
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match app::run(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(err) => {
+            if app::is_broken_pipe(&err) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("opsai: {err:#}");
+            ExitCode::from(app::exit_code_for(&err))
+        }
+    }
+}

@@ -1,0 +1,5 @@
+//! Rendering for the terminal. Writers take `impl Write` so colors are decided by the caller's
+//! stream (anstream strips them for `NO_COLOR` and non-terminals).
+
+pub mod policy_view;
+pub mod style;
