@@ -1,25 +1,75 @@
 //! The command risk policy (DESIGN §6): `assess(command, &PolicyConfig) -> Assessment`.
 //!
+//! 1. `sanitize` removes escape sequences, controls, bidi and zero-width characters.
+//! 2. `parse` reads the result with tree-sitter's bash grammar into simple commands.
+//! 3. `engine` classifies each one through the rule table in `rules` (looking through wrappers
+//!    and into nested code) and applies the user's rules from `user_rules`.
+//!
 //! Pure and deterministic: no I/O, no environment, no printing. Fails closed: anything not known
-//! to be read-only is at least Medium, anything that cannot be parsed is High.
+//! to be read-only is at least Medium; anything that cannot be parsed is High.
 
+mod engine;
+mod invocation;
+mod parse;
+mod paths;
+mod programs;
+mod rules;
 mod sanitize;
 mod user_rules;
+mod verdict;
+mod word;
 
+#[cfg(test)]
+mod table_tests;
+
+pub use rules::PROGRAMS;
 pub use sanitize::{Sanitized, sanitize};
 pub use user_rules::{PolicyConfig, RuleError, UserRule};
 
 use crate::protocol::{Assessment, Decision, Risk};
 
+/// Longer input is not parsed: nobody reviews a 64 KiB one-liner.
+const MAX_COMMAND_BYTES: usize = 64 * 1024;
+
 pub fn assess(command: &str, config: &PolicyConfig) -> Assessment {
     let clean = sanitize(command);
-    let _ = config;
+    let mut engine = engine::Engine::new(config);
+    if clean.changed() {
+        engine.findings.push(engine::Finding {
+            risk: Risk::Medium,
+            text: format!(
+                "input changed by the sanitizer: removed {}",
+                clean.removed.join(", ")
+            ),
+        });
+    }
+    if clean.text.len() > MAX_COMMAND_BYTES {
+        engine.findings.push(engine::Finding {
+            risk: Risk::High,
+            text: format!("command of {} bytes: too long to assess", clean.text.len()),
+        });
+    } else {
+        engine.script(&parse::parse(&clean.text), 0);
+    }
+    let risk = engine
+        .findings
+        .iter()
+        .map(|f| f.risk)
+        .max()
+        .unwrap_or(Risk::Safe);
+    let decision = if engine.denied {
+        Decision::Deny
+    } else if risk == Risk::Safe {
+        Decision::Allow
+    } else {
+        Decision::Ask
+    };
     Assessment {
-        risk: Risk::Medium,
-        decision: Decision::Ask,
-        reasons: Vec::new(),
+        risk,
+        decision,
+        reasons: engine.findings.into_iter().map(|f| f.text).collect(),
         changed_by_sanitizer: clean.changed(),
         sanitized: clean.text,
-        commands: Vec::new(),
+        commands: engine.commands,
     }
 }

@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# Benchmarks for opsai; rewrites bench/BENCHMARKS.md with the results.
+#
+#   bench/run.sh              # RUNS=300 process runs by default
+#   RUNS=1000 bench/run.sh
+#
+# 1. `cargo bench --bench assess`: in-process throughput of policy::assess (target >= 20,000/s).
+# 2. Wall time of one `opsai policy check 'ls -la'` process, with `/bin/true` measured in the
+#    same run as the baseline (target: median <= 5 ms). hyperfine when available (installed with
+#    apt when missing and root), else a plain bash loop timed with $EPOCHREALTIME.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT=$PWD
+RUNS=${RUNS:-300}
+WARMUP=20
+OUT=bench/BENCHMARKS.md
+BIN=$ROOT/target/release/opsai
+ASSESS_TARGET=20000
+WALL_TARGET_MS=5
+
+((RUNS >= 200)) || { echo "bench/run.sh: RUNS must be at least 200" >&2; exit 2; }
+
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+# An empty OPSAI_HOME: no user rules, nothing of the developer's config in the numbers.
+export OPSAI_HOME=$WORK/home NO_COLOR=1
+mkdir -p "$OPSAI_HOME"
+
+echo "==> cargo build --release"
+cargo build --release --locked --quiet
+
+echo "==> cargo bench --bench assess"
+cargo bench --locked --quiet --bench assess 2>&1 | tee "$WORK/assess.txt"
+read -r a_median a_min a_max < <(
+    sed -n 's/^BENCH assess_per_sec median=\([0-9]*\) min=\([0-9]*\) max=\([0-9]*\)$/\1 \2 \3/p' \
+        "$WORK/assess.txt"
+)
+[[ -n ${a_median:-} ]] || { echo "bench/run.sh: no BENCH line from the assess bench" >&2; exit 1; }
+
+# --- process wall time ------------------------------------------------------------------------
+
+if ! command -v hyperfine >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+    echo "==> installing hyperfine"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq </dev/null >/dev/null 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hyperfine </dev/null >/dev/null 2>&1 || true
+fi
+
+if command -v hyperfine >/dev/null 2>&1; then
+    tool="hyperfine $(hyperfine --version | awk '{print $2}') (--warmup $WARMUP -N --runs $RUNS)"
+    echo "==> $tool"
+    hyperfine --warmup "$WARMUP" -N --runs "$RUNS" --style basic \
+        --export-csv "$WORK/wall.csv" \
+        "$BIN policy check 'ls -la'" "/bin/true"
+    # Columns: command,mean,stddev,median,user,system,min,max (seconds); read from the end so a
+    # quoted command cannot shift them. Row 2 is opsai, row 3 /bin/true.
+    row_ms() { awk -F, -v row="$1" 'NR == row { printf "%.3f %.3f %.3f\n", $(NF-4) * 1000, $(NF-1) * 1000, $NF * 1000 }' "$WORK/wall.csv"; }
+    read -r w_median w_min w_max < <(row_ms 2)
+    read -r t_median t_min t_max < <(row_ms 3)
+else
+    tool="bash loop timed with \$EPOCHREALTIME ($WARMUP warmup, $RUNS runs; hyperfine not available)"
+    echo "==> $tool"
+    # Prints "median min max" in milliseconds for NAME's start/end pairs.
+    time_runs() { # NAME CMD...
+        local name=$1 i t0 t1
+        shift
+        for ((i = 0; i < WARMUP; i++)); do "$@" >/dev/null; done
+        for ((i = 0; i < RUNS; i++)); do
+            t0=$EPOCHREALTIME
+            "$@" >/dev/null
+            t1=$EPOCHREALTIME
+            echo "$t0 $t1"
+        done >"$WORK/$name.raw"
+        awk '{ printf "%.6f\n", ($2 - $1) * 1000 }' "$WORK/$name.raw" | sort -g | awk '{ t[NR] = $1 }
+            END { m = (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2;
+                  printf "%.3f %.3f %.3f\n", m, t[1], t[NR] }'
+    }
+    read -r w_median w_min w_max < <(time_runs opsai "$BIN" policy check 'ls -la')
+    read -r t_median t_min t_max < <(time_runs true /bin/true)
+fi
+[[ -n ${w_median:-} && -n ${t_median:-} ]] || { echo "bench/run.sh: no wall-time results" >&2; exit 1; }
+
+ratio=$(awk -v a="$w_median" -v b="$t_median" 'BEGIN { printf "%.1f", (b > 0) ? a / b : 0 }')
+
+verdict() { # VALUE OP TARGET
+    if awk -v v="$1" -v t="$3" -v op="$2" 'BEGIN { exit !((op == ">=") ? v >= t : v <= t) }'; then
+        echo "met"
+    else
+        echo "**not met**"
+    fi
+}
+a_verdict=$(verdict "$a_median" ">=" "$ASSESS_TARGET")
+w_verdict=$(verdict "$w_median" "<=" "$WALL_TARGET_MS")
+
+group() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; } # 1234567 -> 1,234,567
+cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
+commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+[[ -z $(git status --porcelain --untracked-files=no 2>/dev/null) ]] || commit="$commit + uncommitted changes"
+corpus=$(sed -n 's/^assess: \([0-9]*\) commands x.*/\1/p' "$WORK/assess.txt")
+
+cat >"$OUT" <<EOF
+# Benchmarks
+
+Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by machine and load).
+
+| metric | median | min – max | baseline | target | result |
+|---|---|---|---|---|---|
+| \`policy::assess\` throughput, in process, ${corpus:-?} typical one-liners | $(group "$a_median") commands/s | $(group "$a_min") – $(group "$a_max") /s | — | ≥ $(group "$ASSESS_TARGET")/s | $a_verdict |
+| \`opsai policy check 'ls -la'\` wall time per process, $RUNS runs | $w_median ms | $w_min – $w_max ms | \`/bin/true\`: $t_median ms ($t_min – $t_max); opsai/true = ${ratio}× | ≤ $WALL_TARGET_MS ms | $w_verdict |
+
+- Machine: $(nproc) cores, $(uname -m), ${cpu:-unknown CPU}, Linux $(uname -r)
+- Toolchain: $(rustc --version)
+- Build: release profile (lto, codegen-units = 1, strip); commit $commit
+- Date: $(date -u '+%Y-%m-%d %H:%M UTC')
+- Wall time measured with: $tool; empty \`OPSAI_HOME\` (no user rules), \`NO_COLOR=1\`, stdout to /dev/null
+- Throughput: \`cargo bench --bench assess\` (benches/assess.rs): calibrated passes over the corpus,
+  15 rounds of ~150 ms; median, minimum and maximum of the per-round rates
+
+Reproduce:
+
+\`\`\`sh
+bench/run.sh            # RUNS=1000 bench/run.sh for more process runs
+\`\`\`
+EOF
+
+echo
+echo "==> $OUT"
+cat "$OUT"

@@ -1,0 +1,710 @@
+//! Step 3–5 of the policy: walk a parsed script, classify every simple command through the rule
+//! table (looking through wrappers and into nested code), add the checks that span commands
+//! (pipelines, redirections, assignments), and apply the user's rules.
+
+use std::collections::HashSet;
+
+use super::invocation::Invocation;
+use super::parse::{self, Redirect, Script, SimpleCommand};
+use super::paths;
+use super::programs::shells::{self, HISTORY_VARIABLES, LOADER_VARIABLES};
+use super::rules::{self, is_downloader};
+use super::user_rules::PolicyConfig;
+use super::verdict::{Nested, Verdict};
+use super::word::Word;
+use crate::protocol::Risk;
+
+/// Code nested in strings (`bash -c "eval '…'"`) deeper than this is refused.
+const MAX_NESTING: usize = 8;
+/// Standard locations whose programs are the ones the rule table describes (`/usr/bin/rm` is `rm`).
+const SYSTEM_BIN_DIRS: &[&str] = &[
+    "/bin",
+    "/usr/bin",
+    "/usr/local/bin",
+    "/sbin",
+    "/usr/sbin",
+    "/usr/local/sbin",
+    "/opt/homebrew/bin",
+    "/snap/bin",
+    "/run/current-system/sw/bin",
+    "/usr/libexec",
+];
+/// Programs that show metadata or use a key without printing its contents.
+const NOT_READERS: &[&str] = &[
+    "ls",
+    "stat",
+    "file",
+    "test",
+    "[",
+    "[[",
+    "du",
+    "wc",
+    "find",
+    "chmod",
+    "chown",
+    "chgrp",
+    "ssh",
+    "scp",
+    "sftp",
+    "rsync",
+    "ssh-keygen",
+    "ssh-add",
+    "git",
+    "realpath",
+    "readlink",
+    "dirname",
+    "basename",
+    "rm",
+    "mv",
+    "touch",
+    "mkdir",
+    "ln",
+    "shred",
+    "echo",
+    "printf",
+    "md5sum",
+    "sha1sum",
+    "sha256sum",
+    "sha512sum",
+    "b2sum",
+    "cksum",
+    "lsattr",
+    "getfacl",
+    "kubectl",
+    "docker",
+    "helm",
+    "terraform",
+    "curl",
+    "wget",
+    "openssl",
+    "gpg",
+    "which",
+    "type",
+    "unlink",
+    "truncate",
+];
+/// Programs that print what they are given.
+const PRINTERS: &[&str] = &[
+    "echo", "printf", "printenv", "cat", "env", "declare", "export", "set", "print", "tee",
+];
+
+/// One non-Safe verdict on one part of the command, ready to show: `subject: reason`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub risk: Risk,
+    pub text: String,
+}
+
+/// One program in a chain of wrappers (`sudo` → `timeout` → `rm`).
+struct Entry {
+    argv: Vec<String>,
+    verdict: Verdict,
+}
+
+/// What the pipeline check needs to know about a command's final program.
+#[derive(Default, Clone)]
+struct Leaf {
+    downloads: bool,
+    runs_stdin_code: bool,
+    sends_stdin: bool,
+    name: String,
+    /// The literal text it writes to stdout (`echo …`, `printf …`, `cat <<EOF`), when known.
+    prints: Option<Word>,
+}
+
+pub struct Engine<'c> {
+    config: &'c PolicyConfig,
+    pub findings: Vec<Finding>,
+    pub commands: Vec<Vec<String>>,
+    pub denied: bool,
+    /// Variables assigned from a download (`x=$(curl …)`), so `bash -c "$x"` is seen for what it is.
+    downloaded_vars: HashSet<String>,
+}
+
+impl<'c> Engine<'c> {
+    pub fn new(config: &'c PolicyConfig) -> Self {
+        Self {
+            config,
+            findings: Vec::new(),
+            commands: Vec::new(),
+            denied: false,
+            downloaded_vars: HashSet::new(),
+        }
+    }
+
+    fn add(&mut self, subject: &str, verdict: &Verdict) {
+        if verdict.risk == Risk::Safe {
+            return;
+        }
+        let text = format!("{}: {}", shorten(subject), verdict.reason);
+        if !self.findings.iter().any(|f| f.text == text) {
+            self.findings.push(Finding {
+                risk: verdict.risk,
+                text,
+            });
+        }
+    }
+
+    pub fn script(&mut self, script: &Script, nesting: usize) {
+        for error in script.errors.iter().take(3) {
+            self.add(
+                "unparseable input",
+                &Verdict::high(format!(
+                    "{error} (cannot be assessed, so it counts as high)"
+                )),
+            );
+        }
+        let functions: Vec<&str> = script
+            .functions
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .collect();
+        for (name, body) in &script.functions {
+            let recursive = body.iter().any(|&i| {
+                script
+                    .commands
+                    .get(i)
+                    .and_then(|c| c.words.first())
+                    .is_some_and(|w| w.text == *name)
+            });
+            if recursive {
+                self.add(
+                    &format!("{name}()"),
+                    &Verdict::high("a function that calls itself (fork bomb)"),
+                );
+            }
+        }
+        let leaves: Vec<Vec<Leaf>> = script
+            .commands
+            .iter()
+            .map(|cmd| self.simple(cmd, &functions, nesting))
+            .collect();
+        for redirect in &script.redirects {
+            self.redirect(redirect, "a compound command", false);
+        }
+        for pipeline in &script.pipelines {
+            self.pipeline(pipeline, &leaves, &script.commands, nesting);
+        }
+    }
+
+    fn pipeline(
+        &mut self,
+        stages: &[Vec<usize>],
+        leaves: &[Vec<Leaf>],
+        commands: &[SimpleCommand],
+        nesting: usize,
+    ) {
+        let stage_leaves = |stage: &Vec<usize>| {
+            stage
+                .iter()
+                .flat_map(|&i| leaves.get(i).into_iter().flatten())
+                .cloned()
+                .collect::<Vec<_>>()
+        };
+        let mut downloaded = false;
+        let mut printed: Vec<Word> = Vec::new();
+        for (position, stage) in stages.iter().enumerate() {
+            let here = stage_leaves(stage);
+            let subject = stage
+                .first()
+                .and_then(|&i| commands.get(i))
+                .map_or("", |c| c.source.as_str());
+            // `echo 'rm -rf /' | sh`: the text piped into a shell is code, so it is assessed as code.
+            if here.iter().any(|l| l.runs_stdin_code) {
+                for text in std::mem::take(&mut printed) {
+                    self.code(&text, nesting);
+                }
+            }
+            printed.extend(here.iter().filter_map(|l| l.prints.clone()));
+            if downloaded {
+                if let Some(leaf) = here.iter().find(|l| l.runs_stdin_code) {
+                    let verdict = Verdict::high(format!(
+                        "runs code downloaded from the network (piped into {})",
+                        leaf.name
+                    ));
+                    self.add(subject, &verdict);
+                }
+            }
+            if position > 0 {
+                if let Some(leaf) = here.iter().find(|l| l.sends_stdin) {
+                    self.add(
+                        subject,
+                        &Verdict::high(format!("sends piped data off the host ({})", leaf.name)),
+                    );
+                }
+            }
+            downloaded |= here.iter().any(|l| l.downloads);
+        }
+    }
+
+    /// Classifies one simple command; returns what its final programs are, for the pipeline check.
+    fn simple(&mut self, cmd: &SimpleCommand, functions: &[&str], nesting: usize) -> Vec<Leaf> {
+        for assignment in &cmd.assignments {
+            for sub in &assignment.value.subs {
+                self.script(sub, nesting);
+            }
+            if word_downloads(&assignment.value, &self.downloaded_vars) {
+                self.downloaded_vars.insert(assignment.name.clone());
+            }
+            let name = assignment.name.as_str();
+            let subject = format!("{name}={}", assignment.value.text);
+            if HISTORY_VARIABLES.contains(&name) {
+                self.add(
+                    &subject,
+                    &Verdict::high(format!(
+                        "changes {name}, which can switch off shell history"
+                    )),
+                );
+            } else if LOADER_VARIABLES.contains(&name) {
+                self.add(
+                    &subject,
+                    &Verdict::medium(format!("changes {name}, which changes what programs run")),
+                );
+            }
+        }
+        for word in &cmd.words {
+            for sub in &word.subs {
+                self.script(sub, nesting);
+            }
+        }
+        let code_runner_input = cmd
+            .redirects
+            .iter()
+            .any(|r| r.heredoc.is_some() || r.op == "<<<");
+        let mut leaves = Vec::new();
+        if let Some(first) = cmd.words.first() {
+            if first.text == "unset" {
+                if let Some(var) = cmd
+                    .words
+                    .iter()
+                    .skip(1)
+                    .find(|w| HISTORY_VARIABLES.contains(&w.text.as_str()))
+                {
+                    self.add(
+                        &cmd.source,
+                        &Verdict::high(format!(
+                            "unsets {}, which switches off shell history",
+                            var.text
+                        )),
+                    );
+                }
+            }
+            let mut entries = Vec::new();
+            let mut codes = Vec::new();
+            self.invoke(
+                &cmd.words,
+                false,
+                functions,
+                nesting,
+                &mut entries,
+                &mut codes,
+                &mut leaves,
+            );
+            if let Some(leaf) = leaves
+                .last_mut()
+                .filter(|l| l.name == "cat" && cmd.words.len() == 1)
+            {
+                leaf.prints = cmd.redirects.iter().find_map(|r| {
+                    r.heredoc.clone().or_else(|| {
+                        if r.op == "<<<" {
+                            r.target.clone()
+                        } else {
+                            None
+                        }
+                    })
+                });
+            }
+            if code_runner_input {
+                if let Some(leaf) = leaves.last() {
+                    if rules::runs_code(&leaf.name) && rules::is_shell(&leaf.name) {
+                        for redirect in &cmd.redirects {
+                            if let Some(body) =
+                                redirect.heredoc.as_ref().or(if redirect.op == "<<<" {
+                                    redirect.target.as_ref()
+                                } else {
+                                    None
+                                })
+                            {
+                                codes.push(body.clone());
+                            }
+                        }
+                    } else if rules::runs_code(&leaf.name) {
+                        entries.push(Entry {
+                            argv: vec![leaf.name.clone()],
+                            verdict: Verdict::medium(format!(
+                                "runs an inline {} script",
+                                leaf.name
+                            )),
+                        });
+                    }
+                }
+            }
+            self.apply_user_rules(cmd, &mut entries);
+            for entry in &entries {
+                self.add(&display(&entry.argv), &entry.verdict);
+            }
+            for code in codes {
+                self.code(&code, nesting);
+            }
+        }
+        let reader = leaves.last().map(|l| l.name.clone()).unwrap_or_default();
+        if leaves.last().is_some_and(|l| l.sends_stdin) {
+            let sent = cmd
+                .redirects
+                .iter()
+                .find(|r| r.op == "<" && r.target.as_ref().is_some_and(|t| t.text != "/dev/null"));
+            if let Some(file) = sent.and_then(|r| r.target.as_ref()) {
+                self.add(
+                    &cmd.source,
+                    &Verdict::high(format!("sends {} off the host", file.text)),
+                );
+            }
+        }
+        for redirect in &cmd.redirects {
+            self.redirect(
+                redirect,
+                &cmd.source,
+                NOT_READERS.contains(&reader.as_str()),
+            );
+        }
+        leaves
+    }
+
+    /// Follows one program and whatever it runs in turn, collecting one entry per program.
+    #[allow(clippy::too_many_arguments)]
+    fn invoke(
+        &mut self,
+        words: &[Word],
+        bulk: bool,
+        functions: &[&str],
+        nesting: usize,
+        entries: &mut Vec<Entry>,
+        codes: &mut Vec<Word>,
+        leaves: &mut Vec<Leaf>,
+    ) {
+        let Some(first) = words.first() else { return };
+        let argv: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
+        let mut leaf = Leaf {
+            name: first.text.clone(),
+            ..Leaf::default()
+        };
+        let name = match self.program_name(first, functions) {
+            Ok(name) => name,
+            Err(verdict) => {
+                self.commands.push(argv.clone());
+                entries.push(Entry { argv, verdict });
+                leaves.push(leaf);
+                return;
+            }
+        };
+        leaf.name = name.clone();
+        let args = &words[1..];
+        let inv = Invocation {
+            name: &name,
+            args,
+            bulk,
+        };
+        let outcome = if functions.contains(&name.as_str()) {
+            Verdict::SAFE.into()
+        } else {
+            match rules::lookup(&name) {
+                Some((_, rule)) => rules::apply(rule, &inv),
+                None => Verdict::medium(format!("unknown program {name} (effect unknown)")).into(),
+            }
+        };
+        let mut verdict = outcome.verdict.max(self.argument_checks(&inv));
+        if nonascii(&first.text) {
+            verdict = verdict.max(Verdict::medium(format!(
+                "the command name contains a non-ASCII character ({}) that may imitate another",
+                first
+                    .text
+                    .chars()
+                    .filter(|c| !c.is_ascii())
+                    .map(|c| format!("U+{:04X}", c as u32))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )));
+        }
+        entries.push(Entry {
+            argv: argv.clone(),
+            verdict,
+        });
+        let mut runs_more = false;
+        for nested in outcome.nested {
+            match nested {
+                Nested::Exec { words: inner, bulk } => {
+                    runs_more = true;
+                    if nesting + entries.len() > MAX_NESTING * 2 {
+                        entries.push(Entry {
+                            argv: argv.clone(),
+                            verdict: Verdict::high("wrappers nested too deeply to assess"),
+                        });
+                    } else {
+                        self.invoke(inner, bulk, functions, nesting, entries, codes, leaves);
+                    }
+                }
+                Nested::Code(code) => codes.push(code),
+            }
+        }
+        if !runs_more {
+            leaf.downloads = is_downloader(&name);
+            leaf.runs_stdin_code =
+                rules::runs_code(&name) && shells::reads_code_from_stdin(&name, args);
+            leaf.sends_stdin =
+                matches!(name.as_str(), "nc" | "ncat" | "netcat" | "socat" | "telnet");
+            if matches!(name.as_str(), "echo" | "printf") {
+                let text = args
+                    .iter()
+                    .skip_while(|w| matches!(w.text.as_str(), "-n" | "-e" | "-E" | "-ne" | "-en"))
+                    .cloned()
+                    .collect::<Vec<_>>();
+                leaf.prints = Some(super::programs::join_code(&text));
+            }
+            self.commands.push(argv);
+            leaves.push(leaf);
+        }
+    }
+
+    /// Resolves the program a command word names, or says why it cannot be trusted.
+    fn program_name(&self, first: &Word, functions: &[&str]) -> Result<String, Verdict> {
+        if first.dynamic || first.glob {
+            if word_downloads(first, &self.downloaded_vars) {
+                return Err(Verdict::high("runs a command downloaded from the network"));
+            }
+            return Err(Verdict::medium("the command name is computed at run time"));
+        }
+        let text = first.text.as_str();
+        if text.is_empty() {
+            return Err(Verdict::medium("an empty command name"));
+        }
+        if let Some((dir, base)) = text.rsplit_once('/') {
+            if SYSTEM_BIN_DIRS.contains(&dir) && !base.is_empty() {
+                return Ok(base.to_owned());
+            }
+            return Err(Verdict::medium(format!(
+                "runs the local program {text} (effect unknown)"
+            )));
+        }
+        let _ = functions;
+        Ok(text.to_owned())
+    }
+
+    /// Checks every program gets whatever its rule says: secrets read or printed, downloaded code.
+    fn argument_checks(&self, inv: &Invocation) -> Verdict {
+        let mut verdict = Verdict::SAFE;
+        if !NOT_READERS.contains(&inv.name) {
+            for word in inv.args {
+                let text = word.text.as_str();
+                let candidates = [
+                    Some(text),
+                    text.split_once('=').map(|(_, v)| v),
+                    text.strip_prefix('@'),
+                ];
+                if let Some(path) = candidates
+                    .into_iter()
+                    .flatten()
+                    .find(|c| !c.is_empty() && paths::secret(c))
+                {
+                    verdict = verdict.max(Verdict::high(format!(
+                        "reads a secret ({path}); its contents would be sent to the model provider"
+                    )));
+                }
+            }
+        }
+        for var in inv.args.iter().flat_map(|w| w.vars.iter()) {
+            if paths::secret_variable(var) {
+                let printing = PRINTERS.contains(&inv.name);
+                verdict = verdict.max(if printing {
+                    Verdict::high(format!("prints the secret variable ${var}"))
+                } else {
+                    Verdict::medium(format!("uses the secret variable ${var}"))
+                });
+            }
+        }
+        if inv.name == "printenv" {
+            if let Some(name) = inv.texts().find(|t| paths::secret_variable(t)) {
+                verdict = verdict.max(Verdict::high(format!("prints the secret variable {name}")));
+            }
+        }
+        if rules::runs_code(inv.name)
+            && inv
+                .args
+                .iter()
+                .any(|w| word_downloads(w, &self.downloaded_vars))
+        {
+            verdict = verdict.max(Verdict::high("runs code downloaded from the network"));
+        }
+        verdict
+    }
+
+    /// Shell code held in a string: parsed and assessed like the top level, one level deeper.
+    fn code(&mut self, code: &Word, nesting: usize) {
+        if code.dynamic {
+            let verdict = if word_downloads(code, &self.downloaded_vars) {
+                Verdict::high("runs code downloaded from the network")
+            } else {
+                Verdict::medium("runs code computed at run time")
+            };
+            self.add(&code.text, &verdict);
+        }
+        if nesting >= MAX_NESTING {
+            self.add(
+                &code.text,
+                &Verdict::high("code nested too deeply to assess"),
+            );
+            return;
+        }
+        let script = parse::parse(&code.text);
+        self.script(&script, nesting + 1);
+    }
+
+    fn redirect(&mut self, redirect: &Redirect, subject: &str, metadata_reader: bool) {
+        let Some(target) = redirect.target.as_ref() else {
+            return;
+        };
+        for sub in &target.subs {
+            self.script(sub, 0);
+        }
+        if let Some(body) = &redirect.heredoc {
+            for sub in &body.subs {
+                self.script(sub, 0);
+            }
+        }
+        let op = redirect.op.as_str();
+        if op == "<<<" || op.starts_with("<<") {
+            return;
+        }
+        let text = target.text.as_str();
+        let subject = format!("{subject} ({op} {text})");
+        if text.starts_with("/dev/tcp/") || text.starts_with("/dev/udp/") {
+            self.add(
+                &subject,
+                &Verdict::high(
+                    "opens a network connection through /dev/tcp (reverse shell or exfiltration)",
+                ),
+            );
+            return;
+        }
+        // `>&2`, `2>&1`, `<&3`, `>&-`: duplicating descriptors writes nothing.
+        let is_fd = text == "-" || text.chars().all(|c| c.is_ascii_digit());
+        if (op.ends_with('&') || op.starts_with(">&") || op.starts_with("<&")) && is_fd {
+            return;
+        }
+        if redirect.is_input() {
+            if !metadata_reader && paths::secret(text) {
+                self.add(
+                    &subject,
+                    &Verdict::high(
+                        "reads a secret; its contents would be sent to the model provider",
+                    ),
+                );
+            }
+            return;
+        }
+        if matches!(
+            text,
+            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+        ) || text.starts_with("/dev/fd/")
+        {
+            return;
+        }
+        self.add(&subject, &super::programs::write_target(target, "writes"));
+    }
+
+    fn apply_user_rules(&mut self, cmd: &SimpleCommand, entries: &mut [Entry]) {
+        let config = self.config;
+        let full: Vec<String> = cmd.words.iter().map(|w| w.text.clone()).collect();
+        let deny = config
+            .denied(&full)
+            .or_else(|| entries.iter().find_map(|e| config.denied(&e.argv)));
+        if let Some(rule) = deny {
+            self.denied = true;
+            let verdict = Verdict {
+                risk: rule.risk.max(Risk::Medium),
+                reason: format!(
+                    "denied by your rule `{}`: {}",
+                    rule.pattern_text(),
+                    rule.reason
+                )
+                .into(),
+            };
+            self.add(&display(&full), &verdict);
+            return;
+        }
+        if let Some(rule) = config.allowed(&full) {
+            let exact = rule.names_exactly(&full);
+            for entry in entries.iter_mut() {
+                if entry.verdict.risk < Risk::High || exact {
+                    entry.verdict = allowed_verdict(rule);
+                }
+            }
+            return;
+        }
+        for entry in entries.iter_mut() {
+            if let Some(rule) = config.allowed(&entry.argv) {
+                if entry.verdict.risk < Risk::High || rule.names_exactly(&entry.argv) {
+                    entry.verdict = allowed_verdict(rule);
+                }
+            }
+        }
+    }
+}
+
+fn allowed_verdict(rule: &super::user_rules::UserRule) -> Verdict {
+    Verdict {
+        risk: rule.risk,
+        reason: format!(
+            "allowed by your rule `{}`: {}",
+            rule.pattern_text(),
+            rule.reason
+        )
+        .into(),
+    }
+}
+
+/// True when the word's value comes from a download: a substitution running curl/wget/…, or a
+/// variable assigned from one.
+fn word_downloads(word: &Word, downloaded_vars: &HashSet<String>) -> bool {
+    word.vars.iter().any(|v| downloaded_vars.contains(v)) || word.subs.iter().any(script_downloads)
+}
+
+fn script_downloads(script: &Script) -> bool {
+    script.commands.iter().any(|cmd| {
+        cmd.words.iter().any(|w| {
+            let base = w.text.rsplit('/').next().unwrap_or(&w.text);
+            is_downloader(base) || w.subs.iter().any(script_downloads)
+        })
+    })
+}
+
+fn nonascii(text: &str) -> bool {
+    !text.is_ascii()
+}
+
+/// argv as a user would type it: words with spaces or quotes are single-quoted.
+fn display(argv: &[String]) -> String {
+    argv.iter()
+        .map(|word| {
+            let plain = !word.is_empty()
+                && word
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+~{}$()*?[]".contains(c));
+            if plain {
+                word.clone()
+            } else {
+                format!("'{}'", word.replace('\'', r"'\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Keeps reasons to one readable line.
+fn shorten(subject: &str) -> String {
+    let one_line: String = subject.split_whitespace().collect::<Vec<_>>().join(" ");
+    if one_line.chars().count() <= 80 {
+        return one_line;
+    }
+    let cut: String = one_line.chars().take(77).collect();
+    format!("{cut}…")
+}

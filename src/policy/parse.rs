@@ -1,0 +1,512 @@
+//! Step 2 of the policy: parse a command line with tree-sitter's bash grammar into the simple
+//! commands it will run, the pipelines that connect them, and their redirections.
+//!
+//! Everything that runs is collected, wherever it sits: pipeline stages, `&&`/`||`/`;`/`&` lists,
+//! subshells and groups, loop and `if`/`case` bodies, function bodies (a definition counts as if
+//! called), substitutions inside words, and here-documents. Anything the grammar rejects, or a
+//! construct this walker does not know, is recorded in `errors` so the caller can fail closed.
+
+use std::cell::RefCell;
+
+use tree_sitter::{Node, Parser};
+
+use super::word::Word;
+
+/// Reserved words that cannot start a command; the grammar accepts some of them as names.
+const RESERVED: &[&str] = &[
+    "fi", "then", "else", "elif", "done", "do", "esac", "in", "}", "]]",
+];
+
+/// Nesting deeper than this is refused rather than walked (a stack-overflow guard).
+const MAX_DEPTH: usize = 48;
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Script {
+    pub commands: Vec<SimpleCommand>,
+    /// Each pipeline's stages, each stage the indices of the commands inside it.
+    pub pipelines: Vec<Vec<Vec<usize>>>,
+    /// Functions defined here, with the indices of the commands in their bodies.
+    pub functions: Vec<(String, Vec<usize>)>,
+    /// Redirections of compound statements (`{ …; } > f`, `while …; done < f`).
+    pub redirects: Vec<Redirect>,
+    /// Why (part of) the input could not be understood.
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SimpleCommand {
+    pub words: Vec<Word>,
+    pub assignments: Vec<Assignment>,
+    pub redirects: Vec<Redirect>,
+    /// The source text, for reasons.
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Assignment {
+    pub name: String,
+    pub value: Word,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Redirect {
+    /// `>`, `>>`, `>|`, `&>`, `&>>`, `<`, `>&`, `<&`, `<<`, `<<-`, `<<<`.
+    pub op: String,
+    pub fd: Option<String>,
+    /// The file (or fd number) for file redirections; the text for here-strings.
+    pub target: Option<Word>,
+    /// The body of a here-document.
+    pub heredoc: Option<Word>,
+}
+
+impl Redirect {
+    pub fn is_input(&self) -> bool {
+        self.op.starts_with('<') && !self.op.starts_with("<&")
+    }
+}
+
+thread_local! {
+    static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+}
+
+/// Parses `source`. Never fails: problems land in `Script::errors`.
+pub fn parse(source: &str) -> Script {
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            if parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .is_err()
+            {
+                return failed("the bash grammar could not be loaded");
+            }
+            *slot = Some(parser);
+        }
+        let Some(parser) = slot.as_mut() else {
+            return failed("no parser");
+        };
+        let Some(tree) = parser.parse(source, None) else {
+            return failed("the parser gave up");
+        };
+        let mut walker = Walker {
+            src: source,
+            depth: 0,
+            script: Script::default(),
+        };
+        walker.statements(tree.root_node());
+        if tree.root_node().has_error() && walker.script.errors.is_empty() {
+            walker.error(
+                "the command is incomplete (an unclosed quote, bracket or substitution)".into(),
+            );
+        }
+        walker.script
+    })
+}
+
+fn failed(why: &str) -> Script {
+    Script {
+        errors: vec![why.to_owned()],
+        ..Script::default()
+    }
+}
+
+/// Walks one tree, filling one `Script`. Substitutions get a fresh walker on the same source.
+pub(super) struct Walker<'a> {
+    src: &'a str,
+    depth: usize,
+    script: Script,
+}
+
+impl<'a> Walker<'a> {
+    pub(super) fn text(&self, node: Node) -> &'a str {
+        self.src.get(node.byte_range()).unwrap_or("")
+    }
+
+    /// The commands inside a `$(…)`, backticks or `<(…)`, as a script of their own.
+    pub(super) fn script_of(&mut self, node: Node) -> Script {
+        let mut inner = Walker {
+            src: self.src,
+            depth: self.depth + 1,
+            script: Script::default(),
+        };
+        inner.statements(node);
+        inner.script
+    }
+
+    fn error(&mut self, why: String) {
+        self.script.errors.push(why);
+    }
+
+    /// Walks every named child of `node` as a statement.
+    fn statements(&mut self, node: Node) {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            self.statement(child);
+        }
+    }
+
+    fn statement(&mut self, node: Node) {
+        if self.depth >= MAX_DEPTH {
+            self.error("nested too deeply to assess".into());
+            return;
+        }
+        if node.is_missing() {
+            self.error(format!("incomplete command: missing `{}`", node.kind()));
+            return;
+        }
+        self.depth += 1;
+        match node.kind() {
+            "comment" | "heredoc_start" | "heredoc_end" => {}
+            "ERROR" => {
+                let snippet: String = self.text(node).chars().take(40).collect();
+                self.error(format!("cannot parse `{snippet}`"));
+                self.statements(node);
+            }
+            "command" => self.command(node),
+            "declaration_command" | "unset_command" => self.declaration(node),
+            "variable_assignment" | "variable_assignments" => self.assignments_only(node),
+            "test_command" => {
+                let mut cmd = SimpleCommand {
+                    source: self.text(node).to_owned(),
+                    ..SimpleCommand::default()
+                };
+                let mut test = Word::literal("[[");
+                self.collect_subs_into(node, &mut test);
+                cmd.words.push(test);
+                self.script.commands.push(cmd);
+            }
+            "pipeline" => self.pipeline(node),
+            "redirected_statement" => self.redirected(node),
+            "function_definition" => {
+                let name = node
+                    .child_by_field_name("name")
+                    .map(|n| self.text(n).to_owned())
+                    .unwrap_or_default();
+                let start = self.script.commands.len();
+                if let Some(body) = node.child_by_field_name("body") {
+                    self.statement(body);
+                }
+                let body: Vec<usize> = (start..self.script.commands.len()).collect();
+                self.script.functions.push((name, body));
+            }
+            "list"
+            | "program"
+            | "compound_statement"
+            | "subshell"
+            | "do_group"
+            | "negated_command"
+            | "if_statement"
+            | "elif_clause"
+            | "else_clause"
+            | "while_statement"
+            | "case_statement"
+            | "case_item"
+            | "for_statement"
+            | "c_style_for_statement" => self.compound(node),
+            "word"
+            | "concatenation"
+            | "string"
+            | "raw_string"
+            | "number"
+            | "simple_expansion"
+            | "expansion"
+            | "command_substitution"
+            | "process_substitution"
+            | "arithmetic_expansion"
+            | "binary_expression"
+            | "unary_expression"
+            | "postfix_expression"
+            | "parenthesized_expression"
+            | "variable_name"
+            | "ansi_c_string"
+            | "translated_string"
+            | "array"
+            | "extglob_pattern"
+            | "regex" => {
+                // Values of `for`/`case`/conditions: data, but their substitutions still run.
+                let mut holder = Word::default();
+                self.collect_subs_into(node, &mut holder);
+                self.adopt_subs(holder);
+            }
+            other => {
+                self.error(format!("unsupported shell construct `{other}`"));
+                self.statements(node);
+            }
+        }
+        self.depth -= 1;
+    }
+
+    fn compound(&mut self, node: Node) {
+        self.statements(node);
+    }
+
+    /// Commands from substitutions in a non-command position still run: lift them into this script.
+    fn adopt_subs(&mut self, holder: Word) {
+        for sub in holder.subs {
+            self.adopt(sub);
+        }
+    }
+
+    fn adopt(&mut self, sub: Script) {
+        let offset = self.script.commands.len();
+        self.script.commands.extend(sub.commands);
+        self.script
+            .pipelines
+            .extend(sub.pipelines.into_iter().map(|p| {
+                p.into_iter()
+                    .map(|stage| stage.into_iter().map(|i| i + offset).collect())
+                    .collect()
+            }));
+        self.script.functions.extend(
+            sub.functions
+                .into_iter()
+                .map(|(name, body)| (name, body.into_iter().map(|i| i + offset).collect())),
+        );
+        self.script.redirects.extend(sub.redirects);
+        self.script.errors.extend(sub.errors);
+    }
+
+    fn collect_subs_into(&mut self, node: Node, holder: &mut Word) {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            match child.kind() {
+                "command_substitution" | "process_substitution" => {
+                    holder.subs.push(self.script_of(child))
+                }
+                _ => self.collect_subs_into(child, holder),
+            }
+        }
+    }
+
+    fn command(&mut self, node: Node) {
+        let mut cmd = SimpleCommand {
+            source: self.text(node).to_owned(),
+            ..SimpleCommand::default()
+        };
+        let mut cursor = node.walk();
+        let children: Vec<(Option<&str>, Node)> = node
+            .children(&mut cursor)
+            .enumerate()
+            .map(|(i, child)| {
+                (
+                    u32::try_from(i)
+                        .ok()
+                        .and_then(|i| node.field_name_for_child(i)),
+                    child,
+                )
+            })
+            .filter(|(_, child)| child.is_named())
+            .collect();
+        for (field, child) in children {
+            match (field, child.kind()) {
+                (_, "variable_assignment") => {
+                    if let Some(assignment) = self.assignment(child) {
+                        cmd.assignments.push(assignment);
+                    }
+                }
+                (_, "file_redirect" | "herestring_redirect" | "heredoc_redirect") => {
+                    self.redirect(child, &mut cmd.redirects);
+                }
+                (Some("name"), _) => {
+                    let word = self.word(child.named_child(0).unwrap_or(child));
+                    if word.text.is_empty() && !word.quoted {
+                        self.error("incomplete command: a command name is missing".into());
+                    }
+                    if !word.quoted && RESERVED.contains(&word.text.as_str()) {
+                        self.error(format!("unexpected `{}`", word.text));
+                    }
+                    cmd.words.push(word);
+                }
+                (_, "comment") => {}
+                _ => {
+                    let word = self.word(child);
+                    cmd.words.push(word);
+                }
+            }
+        }
+        self.script.commands.push(cmd);
+    }
+
+    fn declaration(&mut self, node: Node) {
+        let mut cmd = SimpleCommand {
+            source: self.text(node).to_owned(),
+            ..SimpleCommand::default()
+        };
+        let keyword = self
+            .text(node)
+            .split_whitespace()
+            .next()
+            .unwrap_or("export")
+            .to_owned();
+        cmd.words.push(Word::literal(keyword));
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            if child.kind() == "variable_assignment" {
+                if let Some(assignment) = self.assignment(child) {
+                    cmd.words.push(Word::literal(format!(
+                        "{}={}",
+                        assignment.name, assignment.value.text
+                    )));
+                    cmd.assignments.push(assignment);
+                }
+            } else {
+                let word = self.word(child);
+                cmd.words.push(word);
+            }
+        }
+        self.script.commands.push(cmd);
+    }
+
+    fn assignments_only(&mut self, node: Node) {
+        let mut cmd = SimpleCommand {
+            source: self.text(node).to_owned(),
+            ..SimpleCommand::default()
+        };
+        if node.kind() == "variable_assignment" {
+            cmd.assignments.extend(self.assignment(node));
+        } else {
+            let mut cursor = node.walk();
+            let children: Vec<Node> = node.named_children(&mut cursor).collect();
+            for child in children {
+                cmd.assignments.extend(self.assignment(child));
+            }
+        }
+        self.script.commands.push(cmd);
+    }
+
+    fn assignment(&mut self, node: Node) -> Option<Assignment> {
+        let name = node
+            .child_by_field_name("name")
+            .map(|n| self.text(n).to_owned())?;
+        let value = node
+            .child_by_field_name("value")
+            .map(|v| self.word(v))
+            .unwrap_or_default();
+        Some(Assignment { name, value })
+    }
+
+    fn pipeline(&mut self, node: Node) {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        let mut stages = Vec::new();
+        for child in children {
+            let start = self.script.commands.len();
+            self.statement(child);
+            stages.push((start..self.script.commands.len()).collect());
+        }
+        self.script.pipelines.push(stages);
+    }
+
+    fn redirected(&mut self, node: Node) {
+        let start = self.script.commands.len();
+        let body = node.child_by_field_name("body");
+        if let Some(body) = body {
+            self.statement(body);
+        }
+        let mut redirects = Vec::new();
+        let mut continuation = Vec::new();
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node
+            .children_by_field_name("redirect", &mut cursor)
+            .collect();
+        for child in children {
+            continuation.extend(self.redirect(child, &mut redirects));
+        }
+        // A plain command keeps its own redirections; a compound statement's go to the script.
+        let body_is_command =
+            body.is_some_and(|b| b.kind() == "command") && self.script.commands.len() == start + 1;
+        match self.script.commands.get_mut(start) {
+            Some(cmd) if body_is_command => cmd.redirects.extend(redirects),
+            _ => self.script.redirects.extend(redirects),
+        }
+        // `cat <<EOF | sh`: the grammar hangs the rest of the pipeline off the here-document.
+        for next in continuation {
+            let first: Vec<usize> = (start..start + 1)
+                .filter(|i| *i < self.script.commands.len())
+                .collect();
+            if next.kind() == "pipeline" {
+                let mut stages = vec![first];
+                let mut cursor = next.walk();
+                let parts: Vec<Node> = next.named_children(&mut cursor).collect();
+                for part in parts {
+                    let from = self.script.commands.len();
+                    self.statement(part);
+                    stages.push((from..self.script.commands.len()).collect());
+                }
+                self.script.pipelines.push(stages);
+            } else {
+                self.statement(next);
+            }
+        }
+    }
+
+    /// Adds the redirection(s) of `node` to `out`; returns statements the grammar nested inside it.
+    fn redirect<'t>(&mut self, node: Node<'t>, out: &mut Vec<Redirect>) -> Vec<Node<'t>> {
+        let mut continuation = Vec::new();
+        let fd = node
+            .child_by_field_name("descriptor")
+            .map(|d| self.text(d).to_owned());
+        let mut op = String::new();
+        let mut targets = Vec::new();
+        let mut heredoc = None;
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.children(&mut cursor).collect();
+        for child in children {
+            if !child.is_named() {
+                if op.is_empty() && !matches!(child.kind(), "&&" | "||" | ";" | "|" | "&") {
+                    op = child.kind().to_owned();
+                }
+                continue;
+            }
+            match child.kind() {
+                "file_descriptor" | "heredoc_start" | "heredoc_end" => {}
+                "heredoc_body" => {
+                    let mut body = Word {
+                        text: self.text(child).to_owned(),
+                        quoted: true,
+                        ..Word::default()
+                    };
+                    self.collect_subs_into(child, &mut body);
+                    body.dynamic = !body.subs.is_empty();
+                    heredoc = Some(body);
+                }
+                "ERROR" => self.error(format!("cannot parse redirection `{}`", self.text(node))),
+                // `cat <<EOF > out`: the grammar nests the other redirections inside the here-document.
+                "file_redirect" | "herestring_redirect" | "heredoc_redirect" => {
+                    continuation.extend(self.redirect(child, out));
+                }
+                "pipeline"
+                | "command"
+                | "list"
+                | "redirected_statement"
+                | "subshell"
+                | "compound_statement" => {
+                    continuation.push(child);
+                }
+                _ => targets.push(self.word(child)),
+            }
+        }
+        if node.kind() == "heredoc_redirect" || targets.is_empty() {
+            out.push(Redirect {
+                op,
+                fd,
+                target: targets.pop(),
+                heredoc,
+            });
+        } else {
+            for target in targets {
+                out.push(Redirect {
+                    op: op.clone(),
+                    fd: fd.clone(),
+                    target: Some(target),
+                    heredoc: None,
+                });
+            }
+        }
+        continuation
+    }
+}

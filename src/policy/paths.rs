@@ -1,0 +1,313 @@
+//! What a path argument points at, for the rules that care: system locations, shell startup
+//! files, SSH keys, secrets. Lexical only: the policy never touches the file system.
+
+/// Where a written or deleted path lands, when that matters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sensitive {
+    /// `/` or `~` themselves (or everything under them, via `/*`).
+    Root,
+    /// A block/char device or kernel interface (`/dev/sda`, `/proc/sysrq-trigger`).
+    Device,
+    /// `/etc`, `/usr`, `/boot`, … : system-wide.
+    System,
+    /// Logs and shell history: wiping them hides what happened.
+    Logs,
+    /// Shell startup files: run at every login.
+    ShellRc,
+    /// `~/.ssh`: keys and authorized_keys.
+    Ssh,
+}
+
+impl Sensitive {
+    pub fn describe(self) -> &'static str {
+        match self {
+            Sensitive::Root => "the root or home directory itself",
+            Sensitive::Device => "a device",
+            Sensitive::System => "a system path",
+            Sensitive::Logs => "logs or shell history",
+            Sensitive::ShellRc => "a shell startup file",
+            Sensitive::Ssh => "~/.ssh",
+        }
+    }
+}
+
+const SYSTEM_DIRS: &[&str] = &[
+    "/etc",
+    "/boot",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/opt",
+    "/root",
+    "/var/lib",
+    "/var/spool",
+    "/sys",
+    "/snap",
+    "/System",
+    "/Library",
+];
+const DEVICE_DIRS: &[&str] = &["/dev", "/proc", "/sys"];
+const HARMLESS_DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/stdin",
+    "/dev/tty",
+    "/dev/zero",
+    "/dev/random",
+    "/dev/urandom",
+];
+const SHELL_RC: &[&str] = &[
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".bash_logout",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".cshrc",
+    ".tcshrc",
+    ".inputrc",
+    "config.fish",
+    ".envrc",
+];
+const HISTORY: &[&str] = &[
+    ".bash_history",
+    ".zsh_history",
+    ".history",
+    "fish_history",
+    ".python_history",
+    ".lesshst",
+];
+
+/// Collapses `.`, `..` and repeated slashes lexically: `/tmp/../etc//passwd` → `/etc/passwd`.
+/// `$HOME` has already become `~` in words.
+pub fn normalize(path: &str) -> String {
+    let path = path.strip_prefix("file://").unwrap_or(path);
+    let (prefix, rest) = if let Some(rest) = path.strip_prefix('/') {
+        ("/", rest)
+    } else if path == "~" || path.starts_with("~/") {
+        ("~/", path.get(2..).unwrap_or(""))
+    } else {
+        ("", path)
+    };
+    let mut parts: Vec<&str> = Vec::new();
+    for part in rest.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                if parts.last().is_some_and(|p| *p != "..") {
+                    parts.pop();
+                } else if prefix.is_empty() {
+                    parts.push("..");
+                }
+            }
+            _ => parts.push(part),
+        }
+    }
+    let joined = parts.join("/");
+    match prefix {
+        "/" => format!("/{joined}"),
+        "~/" if joined.is_empty() => "~".to_owned(),
+        "~/" => format!("~/{joined}"),
+        _ if joined.is_empty() => ".".to_owned(),
+        _ => joined,
+    }
+}
+
+fn under(path: &str, dir: &str) -> bool {
+    path == dir
+        || path
+            .strip_prefix(dir)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Classifies a path that is about to be written, truncated, deleted or re-permissioned.
+pub fn sensitive(raw: &str) -> Option<Sensitive> {
+    let path = normalize(raw);
+    let base = path.rsplit('/').next().unwrap_or(&path);
+    if matches!(path.as_str(), "/" | "~" | "/*" | "~/*" | "/.*" | "~/.*") {
+        return Some(Sensitive::Root);
+    }
+    if HARMLESS_DEVICES.contains(&path.as_str()) || path.starts_with("/dev/fd/") {
+        return None;
+    }
+    if DEVICE_DIRS.iter().any(|dir| under(&path, dir)) {
+        return Some(Sensitive::Device);
+    }
+    if under(&path, "/var/log") || under(&path, "/var/audit") || HISTORY.contains(&base) {
+        return Some(Sensitive::Logs);
+    }
+    if under(&path, "~/.ssh") || under(&path, "/root/.ssh") || base == "authorized_keys" {
+        return Some(Sensitive::Ssh);
+    }
+    if SHELL_RC.contains(&base) || under(&path, "~/.config/fish") || under(&path, "~/.oh-my-zsh") {
+        return Some(Sensitive::ShellRc);
+    }
+    if SYSTEM_DIRS.iter().any(|dir| under(&path, dir)) {
+        return Some(Sensitive::System);
+    }
+    None
+}
+
+/// True when reading this path would show secret material (the output goes to the model provider).
+pub fn secret(raw: &str) -> bool {
+    let path = normalize(raw);
+    let base = path.rsplit('/').next().unwrap_or(&path);
+    let lower = base.to_ascii_lowercase();
+    let private_key_name = [
+        "id_rsa",
+        "id_dsa",
+        "id_ecdsa",
+        "id_ed25519",
+        "id_ecdsa_sk",
+        "id_ed25519_sk",
+    ]
+    .iter()
+    .any(|key| lower == *key);
+    let key_extension = [
+        ".pem",
+        ".key",
+        ".p12",
+        ".pfx",
+        ".jks",
+        ".keystore",
+        ".ppk",
+        ".asc",
+        ".gpg",
+        ".kdbx",
+    ]
+    .iter()
+    .any(|ext| lower.ends_with(ext))
+        && !lower.ends_with(".pub.asc");
+    let secret_file = [
+        ".env",
+        ".netrc",
+        "_netrc",
+        ".pgpass",
+        ".git-credentials",
+        ".npmrc",
+        ".pypirc",
+        ".my.cnf",
+        "credentials",
+        "credentials.json",
+        "credentials.db",
+        "access_tokens.db",
+        "secrets.yaml",
+        "secrets.yml",
+        "secrets.json",
+        "vault-token",
+        ".vault-token",
+        "shadow",
+        "gshadow",
+        "shadow-",
+        "master.key",
+        "htpasswd",
+        ".htpasswd",
+    ]
+    .contains(&lower.as_str())
+        || (lower.starts_with(".env.")
+            && !lower.ends_with(".example")
+            && !lower.ends_with(".sample"));
+    let secret_dir = [
+        "~/.aws",
+        "~/.gnupg",
+        "~/.password-store",
+        "~/.config/gcloud",
+        "~/.azure",
+        "/etc/ssl/private",
+    ]
+    .iter()
+    .any(|dir| under(&path, dir));
+    let kube_or_docker =
+        path == "~/.kube/config" || path == "~/.docker/config.json" || base == "kubeconfig";
+    let ssh_private = under(&path, "~/.ssh")
+        && !lower.ends_with(".pub")
+        && !lower.starts_with("known_hosts")
+        && lower != "config"
+        && lower != ".ssh"
+        && lower != "authorized_keys";
+    private_key_name || key_extension || secret_file || secret_dir || kube_or_docker || ssh_private
+}
+
+/// Environment variable names whose values are secrets.
+pub fn secret_variable(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "CREDENTIAL",
+        "PRIVATE",
+    ]
+    .iter()
+    .any(|marker| upper.contains(marker))
+        && !matches!(upper.as_str(), "KEYMAP" | "SSH_AUTH_SOCK")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_lexically() {
+        assert_eq!(normalize("/tmp/../etc//passwd"), "/etc/passwd");
+        assert_eq!(normalize("~/./.ssh/"), "~/.ssh");
+        assert_eq!(normalize("~/.."), "~");
+        assert_eq!(normalize("../x/./y"), "../x/y");
+        assert_eq!(normalize("file:///etc/shadow"), "/etc/shadow");
+        assert_eq!(normalize("/.."), "/");
+    }
+
+    #[test]
+    fn classifies_sensitive_targets() {
+        assert_eq!(sensitive("/"), Some(Sensitive::Root));
+        assert_eq!(sensitive("~/"), Some(Sensitive::Root));
+        assert_eq!(sensitive("/dev/sda"), Some(Sensitive::Device));
+        assert_eq!(sensitive("/dev/null"), None);
+        assert_eq!(sensitive("/etc/hosts"), Some(Sensitive::System));
+        assert_eq!(sensitive("/etcetera"), None);
+        assert_eq!(sensitive("~/.bashrc"), Some(Sensitive::ShellRc));
+        assert_eq!(sensitive("~/.ssh/authorized_keys"), Some(Sensitive::Ssh));
+        assert_eq!(sensitive("/var/log/syslog"), Some(Sensitive::Logs));
+        assert_eq!(sensitive("./build"), None);
+        assert_eq!(sensitive("/tmp/x"), None);
+    }
+
+    #[test]
+    fn recognizes_secrets() {
+        for path in [
+            "~/.ssh/id_rsa",
+            "/etc/shadow",
+            "~/.aws/credentials",
+            ".env",
+            "server.key",
+            "~/.kube/config",
+        ] {
+            assert!(secret(path), "{path}");
+        }
+        for path in [
+            "~/.ssh/id_rsa.pub",
+            "~/.ssh/known_hosts",
+            "/etc/passwd",
+            ".env.example",
+            "README.md",
+            "~/.ssh",
+        ] {
+            assert!(!secret(path), "{path}");
+        }
+        assert!(secret_variable("AWS_SECRET_ACCESS_KEY"));
+        assert!(secret_variable("GITHUB_TOKEN"));
+        assert!(!secret_variable("HOME"));
+    }
+}

@@ -1,0 +1,372 @@
+//! Containers and clusters: inspection is read-only; changes are Medium; deleting data, forcing,
+//! pruning and reading Secrets are High. Commands run inside a container or pod are assessed too,
+//! and are at least Medium.
+
+use super::{by_subcommand, skip_options};
+use crate::policy::invocation::Invocation;
+use crate::policy::verdict::{Nested, Outcome, Verdict};
+
+const DOCKER_GLOBAL: &[&str] = &[
+    "-H",
+    "--host",
+    "--context",
+    "-c",
+    "--config",
+    "-l",
+    "--log-level",
+    "--tlscacert",
+    "--tlscert",
+    "--tlskey",
+];
+
+/// Management commands with a second word (`docker container ls`).
+const DOCKER_GROUPS: &[&str] = &[
+    "container",
+    "image",
+    "network",
+    "volume",
+    "system",
+    "context",
+    "builder",
+    "buildx",
+    "plugin",
+    "secret",
+    "service",
+    "stack",
+    "node",
+    "swarm",
+    "config",
+    "manifest",
+    "trust",
+    "compose",
+];
+
+pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let Some((index, first)) = inv.subcommand(DOCKER_GLOBAL) else {
+        return Verdict::SAFE.into();
+    };
+    let (index, group, sub) = if DOCKER_GROUPS.contains(&first) {
+        match inv.after(index).subcommand(&[]) {
+            Some((i, second)) => (index + 1 + i, first, second),
+            None => return Verdict::SAFE.into(),
+        }
+    } else {
+        (index, "", first)
+    };
+    let rest = inv.after(index);
+    if group == "compose" {
+        return compose_verdict(sub, &rest).into();
+    }
+    if sub == "exec" {
+        return exec_in_container(&rest);
+    }
+    const SAFE: &[&str] = &[
+        "ps",
+        "ls",
+        "list",
+        "logs",
+        "inspect",
+        "images",
+        "version",
+        "info",
+        "stats",
+        "top",
+        "port",
+        "history",
+        "diff",
+        "events",
+        "search",
+        "df",
+        "show",
+        "--version",
+        "-v",
+    ];
+    if (sub == "rm" || sub == "remove" || sub == "rmi")
+        && (rest.has_short('f') || rest.has_long("--force"))
+    {
+        return Verdict::high("force-removes containers or images").into();
+    }
+    if sub == "prune" || (group == "system" && sub == "prune") {
+        return Verdict::high("deletes all unused containers, images, networks or volumes").into();
+    }
+    if group == "volume" && (sub == "rm" || sub == "remove") {
+        return Verdict::high("deletes volume data").into();
+    }
+    if matches!(group, "swarm" | "node" | "stack" | "service" | "secret")
+        && matches!(sub, "rm" | "remove" | "leave")
+    {
+        return Verdict::high("removes cluster resources").into();
+    }
+    if matches!(sub, "run" | "create") {
+        if let Some(reason) = host_access(&rest) {
+            return Verdict::high(reason).into();
+        }
+        return Verdict::medium("starts a container").into();
+    }
+    by_subcommand(sub, SAFE, &[], "changes containers or images").into()
+}
+
+/// `--privileged`, the host's root or Docker socket mounted, or the host's namespaces shared.
+fn host_access(inv: &Invocation) -> Option<&'static str> {
+    if inv.has_long("--privileged")
+        || inv.has_word(&[
+            "--pid=host",
+            "--ipc=host",
+            "--userns=host",
+            "--cap-add=ALL",
+            "--cap-add=SYS_ADMIN",
+        ])
+    {
+        return Some("runs a container with full access to the host");
+    }
+    let texts: Vec<&str> = inv.texts().collect();
+    let mounts_root = texts.iter().enumerate().any(|(i, t)| {
+        let value = match *t {
+            "-v" | "--volume" | "--mount" => texts.get(i + 1).copied().unwrap_or(""),
+            t => t
+                .strip_prefix("--volume=")
+                .or_else(|| t.strip_prefix("-v"))
+                .or_else(|| t.strip_prefix("--mount="))
+                .unwrap_or(""),
+        };
+        value.starts_with("/:")
+            || value.contains("source=/,")
+            || value.contains("docker.sock")
+            || value.starts_with("/etc:")
+    });
+    mounts_root.then_some("mounts the host's root, /etc or Docker socket into a container")
+}
+
+fn exec_in_container<'a>(rest: &Invocation<'a>) -> Outcome<'a> {
+    let start = skip_options(
+        rest.args,
+        &[
+            "-e",
+            "--env",
+            "--env-file",
+            "-u",
+            "--user",
+            "-w",
+            "--workdir",
+            "--detach-keys",
+        ],
+    );
+    let container = rest.args.get(start).map(|w| w.text.as_str()).unwrap_or("?");
+    let command = rest.args.get(start + 1..).unwrap_or(&[]);
+    let verdict = Verdict::medium(format!("runs a command inside container {container}"));
+    if command.is_empty() {
+        return verdict.into();
+    }
+    Outcome::from(verdict).then(Nested::Exec {
+        words: command,
+        bulk: false,
+    })
+}
+
+pub fn compose<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    match inv.subcommand(&[
+        "-f",
+        "--file",
+        "-p",
+        "--project-name",
+        "--env-file",
+        "--profile",
+    ]) {
+        Some((index, sub)) => compose_verdict(sub, &inv.after(index)).into(),
+        None => Verdict::SAFE.into(),
+    }
+}
+
+fn compose_verdict(sub: &str, rest: &Invocation) -> Verdict {
+    if sub == "down" && (rest.has_short('v') || rest.has_long("--volumes")) {
+        return Verdict::high("deletes the project's volumes");
+    }
+    by_subcommand(
+        sub,
+        &[
+            "ps", "logs", "config", "ls", "images", "top", "version", "port", "events",
+        ],
+        &[],
+        "changes the compose project",
+    )
+}
+
+const KUBE_GLOBAL: &[&str] = &[
+    "-n",
+    "--namespace",
+    "--context",
+    "--cluster",
+    "--kubeconfig",
+    "-s",
+    "--server",
+    "--user",
+    "--token",
+    "--as",
+    "--as-group",
+    "--request-timeout",
+    "-v",
+    "--cache-dir",
+    "--certificate-authority",
+    "--client-certificate",
+    "--client-key",
+    "--tls-server-name",
+];
+
+fn mentions_secrets(inv: &Invocation) -> bool {
+    inv.positionals().iter().any(|w| {
+        w.text
+            .split([',', '/'])
+            .any(|part| matches!(part.to_ascii_lowercase().as_str(), "secret" | "secrets"))
+    })
+}
+
+pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let Some((index, sub)) = inv.subcommand(KUBE_GLOBAL) else {
+        return Verdict::SAFE.into();
+    };
+    let rest = inv.after(index);
+    let second = rest.subcommand(KUBE_GLOBAL).map(|(_, s)| s).unwrap_or("");
+    if sub == "exec" {
+        let command = rest
+            .args
+            .iter()
+            .position(|w| w.text == "--")
+            .map(|p| &rest.args[p + 1..])
+            .unwrap_or(&[]);
+        let verdict = Verdict::medium("runs a command inside a pod");
+        if command.is_empty() {
+            return verdict.into();
+        }
+        return Outcome::from(verdict).then(Nested::Exec {
+            words: command,
+            bulk: false,
+        });
+    }
+    if mentions_secrets(&rest) {
+        let output = rest.value_of(Some('o'), "--output").unwrap_or("");
+        if sub == "get" && !output.is_empty() && output != "name" && output != "wide" {
+            return Verdict::high(
+                "reveals cluster Secrets (their values would reach the model provider)",
+            )
+            .into();
+        }
+        if matches!(sub, "get" | "describe") {
+            return Verdict::medium("lists Secrets").into();
+        }
+    }
+    if sub == "config" {
+        if second == "view" && !rest.has_long("--raw") && !rest.has_long("--flatten") {
+            return Verdict::SAFE.into();
+        }
+        if second == "view" {
+            return Verdict::high("shows cluster credentials").into();
+        }
+        if matches!(
+            second,
+            "get-contexts" | "current-context" | "get-clusters" | "get-users"
+        ) {
+            return Verdict::SAFE.into();
+        }
+        return Verdict::medium("changes the kubeconfig").into();
+    }
+    if sub == "rollout" && matches!(second, "status" | "history")
+        || sub == "auth" && matches!(second, "can-i" | "whoami")
+    {
+        return Verdict::SAFE.into();
+    }
+    const SAFE: &[&str] = &[
+        "get",
+        "describe",
+        "logs",
+        "top",
+        "explain",
+        "api-resources",
+        "api-versions",
+        "version",
+        "cluster-info",
+        "events",
+        "diff",
+        "wait",
+    ];
+    const HIGH: &[(&[&str], &str)] =
+        &[(&["delete", "drain"], "deletes or evicts cluster resources")];
+    if sub == "replace" && rest.has_long("--force") || sub == "apply" && rest.has_long("--prune") {
+        return Verdict::high("deletes cluster resources it replaces or prunes").into();
+    }
+    let verdict = by_subcommand(sub, SAFE, HIGH, "changes the cluster");
+    let namespace = inv.value_of(Some('n'), "--namespace").unwrap_or("");
+    if verdict.risk == crate::protocol::Risk::Medium
+        && matches!(namespace, "kube-system" | "kube-public" | "kube-node-lease")
+    {
+        return Verdict::high(format!("changes the {namespace} namespace")).into();
+    }
+    verdict.into()
+}
+
+pub fn helm<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let Some((index, sub)) =
+        inv.subcommand(&["-n", "--namespace", "--kube-context", "--kubeconfig"])
+    else {
+        return Verdict::SAFE.into();
+    };
+    let second = inv
+        .after(index)
+        .subcommand(&[])
+        .map(|(_, s)| s)
+        .unwrap_or("");
+    if sub == "get" && matches!(second, "values" | "all" | "manifest") {
+        return Verdict::medium("can show secret values of a release").into();
+    }
+    if matches!(sub, "repo" | "plugin" | "dependency" | "dep") && matches!(second, "list" | "ls") {
+        return Verdict::SAFE.into();
+    }
+    const SAFE: &[&str] = &[
+        "list", "ls", "status", "get", "history", "show", "inspect", "template", "search",
+        "version", "env", "lint",
+    ];
+    const HIGH: &[(&[&str], &str)] =
+        &[(&["uninstall", "delete", "del", "un"], "removes a release")];
+    by_subcommand(sub, SAFE, HIGH, "changes a release or chart").into()
+}
+
+pub fn terraform<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let Some((index, sub)) = inv.subcommand(&[]) else {
+        return Verdict::SAFE.into();
+    };
+    let rest = inv.after(index);
+    let second = rest.subcommand(&[]).map(|(_, s)| s).unwrap_or("");
+    if sub == "destroy"
+        || (sub == "apply" || sub == "plan") && rest.has_word(&["-destroy"]) && sub == "apply"
+    {
+        return Verdict::high("destroys infrastructure").into();
+    }
+    if sub == "state" && matches!(second, "rm" | "push" | "replace-provider")
+        || sub == "force-unlock"
+        || sub == "workspace" && second == "delete"
+    {
+        return Verdict::high("rewrites infrastructure state").into();
+    }
+    if sub == "state" && matches!(second, "list" | "show" | "pull")
+        || sub == "workspace" && matches!(second, "list" | "show")
+    {
+        return Verdict::SAFE.into();
+    }
+    if sub == "fmt" && (rest.has_word(&["-check"]) || rest.has_word(&["-diff"])) {
+        return Verdict::SAFE.into();
+    }
+    by_subcommand(
+        sub,
+        &[
+            "version",
+            "-version",
+            "validate",
+            "show",
+            "output",
+            "providers",
+            "graph",
+        ],
+        &[],
+        "changes infrastructure or its state",
+    )
+    .into()
+}

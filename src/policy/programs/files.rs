@@ -1,0 +1,284 @@
+//! Programs that create, copy, move, delete or re-permission files, and the file-walking readers
+//! (`find`, `tar`, `unzip`, `uniq`) whose options can turn them into writers.
+
+use super::{write_target, write_targets};
+use crate::policy::invocation::Invocation;
+use crate::policy::paths::{self, Sensitive};
+use crate::policy::verdict::{Nested, Outcome, Verdict};
+use crate::policy::word::Word;
+
+/// `rm`, `unlink`, `rmdir`.
+pub fn remove<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let targets = inv.positionals();
+    let root = targets
+        .iter()
+        .find(|t| paths::sensitive(&t.text) == Some(Sensitive::Root));
+    let recursive = inv.name == "rm"
+        && (inv.has_short('r') || inv.has_short('R') || inv.has_long("--recursive"));
+    match (recursive, root) {
+        (true, Some(root)) => {
+            return Verdict::high(format!(
+                "recursive delete of everything under {}",
+                root.text
+            ))
+            .into();
+        }
+        (true, None) => return Verdict::high("recursive delete").into(),
+        (false, Some(root)) => return Verdict::high(format!("deletes {}", root.text)).into(),
+        (false, None) => {}
+    }
+    if inv.bulk {
+        return Verdict::high("deletes every file it is given").into();
+    }
+    if let Some(glob) = targets.iter().find(|t| t.glob) {
+        return Verdict::high(format!("wildcard delete ({})", glob.text)).into();
+    }
+    if let Some(dynamic) = targets.iter().find(|t| t.dynamic) {
+        return Verdict::high(format!(
+            "deletes a path computed at run time ({})",
+            dynamic.text
+        ))
+        .into();
+    }
+    let action = if inv.name == "rmdir" {
+        "removes the directory"
+    } else {
+        "deletes"
+    };
+    write_targets(targets, action, Verdict::medium("deletes files")).into()
+}
+
+/// `cp`, `ln`, `install`: only the destination is written.
+pub fn copy<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let action = match inv.name {
+        "ln" => "links into",
+        "install" => "installs into",
+        _ => "copies into",
+    };
+    if let Some(dir) = inv.value_of(Some('t'), "--target-directory") {
+        return write_target(&Word::literal(dir), action).into();
+    }
+    let targets = inv.positionals();
+    match targets.last() {
+        Some(dest) if targets.len() >= 2 || inv.name == "ln" => write_target(dest, action).into(),
+        _ => Verdict::medium(format!("{action} the current directory")).into(),
+    }
+}
+
+/// `mv`: both the sources (removed from where they were) and the destination are written.
+pub fn move_<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    write_targets(inv.positionals(), "moves", Verdict::medium("moves files")).into()
+}
+
+/// `touch`, `mkdir`, `truncate`, `tee`, …: every named file is written. `tee` with no file only
+/// copies its input to its output.
+pub fn create<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let action = match inv.name {
+        "mkdir" => "creates the directory",
+        "truncate" => "truncates",
+        "tee" => "writes",
+        "fallocate" => "allocates",
+        _ => "creates",
+    };
+    let mut targets: Vec<&Word> = inv.positionals();
+    if inv.name == "truncate" {
+        // `truncate -s 0 f`: the size is the value of -s, not a file.
+        if let Some(size) = inv.value_of(Some('s'), "--size") {
+            if let Some(pos) = targets.iter().position(|t| t.text == size) {
+                targets.remove(pos);
+            }
+        }
+    }
+    let written: Vec<&Word> = targets
+        .into_iter()
+        .filter(|t| !is_harmless_device(&t.text))
+        .collect();
+    if written.is_empty() {
+        return if inv.name == "tee" {
+            Verdict::SAFE.into()
+        } else {
+            Verdict::medium(action.to_owned()).into()
+        };
+    }
+    write_targets(written, action, Verdict::medium(action.to_owned())).into()
+}
+
+fn is_harmless_device(path: &str) -> bool {
+    matches!(
+        path,
+        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
+    )
+}
+
+/// `chmod`, `chown`, `chgrp`, `chattr`, `setfacl`.
+pub fn permissions<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let positionals = inv.positionals();
+    let has_reference = inv.has_long("--reference");
+    let (mode, targets) = match (inv.name, has_reference) {
+        ("setfacl", _) | (_, true) => (None, positionals.as_slice()),
+        _ => (positionals.first(), positionals.get(1..).unwrap_or(&[])),
+    };
+    let recursive = inv.has_short('R') || inv.has_long("--recursive");
+    let action = if inv.name == "chmod" {
+        "changes permissions of"
+    } else {
+        "changes ownership of"
+    };
+    if let Some(mode) = mode {
+        let setuid = inv.name == "chmod"
+            && (mode.text.contains('s') && mode.text.contains('+')
+                || mode.text.len() == 4 && mode.text.starts_with(['4', '2', '6']));
+        if setuid {
+            return Verdict::high(format!(
+                "makes files run with their owner's privileges ({})",
+                mode.text
+            ))
+            .into();
+        }
+    }
+    let verdict = write_targets(
+        targets.iter().copied(),
+        action,
+        Verdict::medium(action.to_owned()),
+    );
+    if recursive && verdict.risk < crate::protocol::Risk::High {
+        let wide = targets.iter().any(|t| t.glob || t.dynamic);
+        if wide {
+            return Verdict::high(format!("{action} a whole tree chosen by a pattern")).into();
+        }
+        return Verdict::medium(format!("recursively {action} {}", names(targets))).into();
+    }
+    verdict.into()
+}
+
+fn names(words: &[&Word]) -> String {
+    words
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `dd`: `of=` writes raw bytes wherever it points.
+pub fn dd<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let Some(word) = inv.args.iter().find(|w| w.text.starts_with("of=")) else {
+        return Verdict::medium("copies raw data").into();
+    };
+    let out = &word.text[3..];
+    if is_harmless_device(out) {
+        return Verdict::medium("copies raw data").into();
+    }
+    if word.dynamic {
+        return Verdict::high(format!(
+            "writes raw data over a path computed at run time ({out})"
+        ))
+        .into();
+    }
+    match paths::sensitive(out) {
+        Some(place) => {
+            Verdict::high(format!("writes raw data over {} ({out})", place.describe())).into()
+        }
+        None => Verdict::medium(format!("writes raw data to {out}")).into(),
+    }
+}
+
+/// `uniq IN OUT` writes OUT.
+pub fn uniq<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    match inv.positionals().get(1) {
+        Some(out) => write_target(out, "writes").into(),
+        None => Verdict::SAFE.into(),
+    }
+}
+
+/// `find`: a reader, unless it deletes, writes, or runs a command per match.
+pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let mut outcome = Outcome::from(Verdict::SAFE);
+    let args = inv.args;
+    let mut i = 0;
+    while let Some(word) = args.get(i) {
+        match word.text.as_str() {
+            "-delete" => {
+                outcome.verdict = outcome
+                    .verdict
+                    .max(Verdict::high("find -delete deletes every match"));
+            }
+            "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                let start = i + 1;
+                // The command ends at `;`, or at `+` right after `{}`.
+                let end = (start..args.len())
+                    .find(|&j| {
+                        args[j].text == ";"
+                            || (args[j].text == "+" && j > start && args[j - 1].text == "{}")
+                    })
+                    .unwrap_or(args.len());
+                let words = &args[start..end];
+                if words.is_empty() {
+                    outcome.verdict = outcome
+                        .verdict
+                        .max(Verdict::medium("-exec without a command"));
+                } else {
+                    outcome = outcome.then(Nested::Exec { words, bulk: true });
+                }
+                i = end;
+            }
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
+                let target = args.get(i + 1).cloned().unwrap_or_default();
+                outcome.verdict = outcome
+                    .verdict
+                    .max(write_target(&target, "writes the list of matches to"));
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    outcome
+}
+
+/// `tar`: listing is read-only, extracting and creating write, some options run programs.
+pub fn tar<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    const RUNS: &[&str] = &[
+        "--to-command",
+        "--checkpoint-action",
+        "--use-compress-program",
+        "--info-script",
+        "--new-volume-script",
+        "--rsh-command",
+        "--rmt-command",
+    ];
+    if RUNS.iter().any(|opt| inv.has_long(opt)) || inv.has_word(&["-I", "-F"]) {
+        return Verdict::medium("an option that runs another program").into();
+    }
+    // Old-style `tar xzf a.tgz`: the first word is a cluster of mode letters without a dash.
+    let first = inv.args.first().map(|w| w.text.as_str()).unwrap_or("");
+    let old_style = !first.starts_with('-')
+        && first.chars().all(|c| c.is_ascii_alphabetic())
+        && !first.is_empty();
+    let mode = |short: char, long: &str| {
+        inv.has_short(short) || inv.has_long(long) || (old_style && first.contains(short))
+    };
+    if mode('t', "--list") {
+        return Verdict::SAFE.into();
+    }
+    if mode('x', "--extract") || inv.has_long("--get") {
+        let dir = inv.value_of(Some('C'), "--directory");
+        if let Some(dir) = dir {
+            return write_target(&Word::literal(dir), "extracts files into").into();
+        }
+        return Verdict::medium("extracts files into the current directory").into();
+    }
+    if mode('d', "--diff") || mode('d', "--compare") {
+        return Verdict::SAFE.into();
+    }
+    Verdict::medium("creates or changes an archive").into()
+}
+
+/// `unzip -l/-t/-v/-p` only read; anything else extracts.
+pub fn unzip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.has_word(&["-l", "-t", "-v", "-p", "-Z", "-lv", "-tq"]) {
+        return Verdict::SAFE.into();
+    }
+    if let Some(dir) = inv.value_of(Some('d'), "--d") {
+        return write_target(&Word::literal(dir), "extracts files into").into();
+    }
+    Verdict::medium("extracts files into the current directory").into()
+}

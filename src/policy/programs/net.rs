@@ -1,0 +1,255 @@
+//! Programs that talk to other hosts: downloads are read-only only while nothing is written or
+//! uploaded; remote commands are assessed like local ones and are at least Medium; sending files
+//! off the host is High.
+
+use super::{join_code, skip_options, write_target};
+use crate::policy::invocation::Invocation;
+use crate::policy::verdict::{Nested, Outcome, Verdict};
+use crate::policy::word::Word;
+
+/// Cloud instance-metadata endpoints hand out credentials to anything that asks.
+const METADATA_HOSTS: &[&str] = &[
+    "169.254.169.254",
+    "metadata.google.internal",
+    "fd00:ec2::254",
+    "100.100.100.200",
+];
+
+fn common(inv: &Invocation) -> Option<Verdict> {
+    if inv
+        .texts()
+        .any(|t| METADATA_HOSTS.iter().any(|host| t.contains(host)))
+    {
+        return Some(Verdict::high(
+            "reads cloud instance metadata (can return credentials)",
+        ));
+    }
+    if inv.any_dynamic() {
+        return Some(Verdict::medium(
+            "the request is built from values computed at run time (could leak data)",
+        ));
+    }
+    None
+}
+
+/// Short curl options that take a value (`-o FILE`, `-oFILE`, or last in a cluster `-sSLo FILE`).
+const CURL_VALUE_FLAGS: &str = "odFTXHDcKuAebwxrmyYzECUQtP";
+
+/// curl's arguments as (option, value) pairs, clusters expanded.
+fn curl_options<'t>(texts: &[&'t str]) -> Vec<(String, &'t str)> {
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < texts.len() {
+        let text = texts[i];
+        let next = texts.get(i + 1).copied().unwrap_or("");
+        if let Some(long) = text.strip_prefix("--") {
+            match long.split_once('=') {
+                Some((flag, value)) => out.push((format!("--{flag}"), value)),
+                None => out.push((text.to_owned(), next)),
+            }
+        } else if let Some(cluster) = text.strip_prefix('-').filter(|c| !c.is_empty()) {
+            for (offset, flag) in cluster.char_indices() {
+                if CURL_VALUE_FLAGS.contains(flag) {
+                    let attached = &cluster[offset + flag.len_utf8()..];
+                    out.push((
+                        format!("-{flag}"),
+                        if attached.is_empty() { next } else { attached },
+                    ));
+                    break;
+                }
+                out.push((format!("-{flag}"), ""));
+            }
+        }
+        i += 1;
+    }
+    out
+}
+
+pub fn curl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let mut verdict = common(inv).unwrap_or(Verdict::SAFE);
+    let texts: Vec<&str> = inv.texts().collect();
+    for (flag, value) in curl_options(&texts) {
+        let next = match flag.as_str() {
+            "-T" | "--upload-file" => Verdict::high("uploads a file off the host"),
+            "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode" | "--json"
+            | "--data-ascii" => {
+                if value.starts_with('@') && flag != "--data-raw" {
+                    Verdict::high("uploads a file off the host")
+                } else {
+                    Verdict::medium("sends data that can change remote state")
+                }
+            }
+            "-F" | "--form" => {
+                if value.contains('@') || value.contains('<') {
+                    Verdict::high("uploads a file off the host")
+                } else {
+                    Verdict::medium("sends a form that can change remote state")
+                }
+            }
+            "-X" | "--request"
+                if !matches!(
+                    value.to_ascii_uppercase().as_str(),
+                    "GET" | "HEAD" | "OPTIONS"
+                ) =>
+            {
+                Verdict::medium(format!("sends a {value} request"))
+            }
+            "-o" | "--output" if !matches!(value, "-" | "/dev/null" | "/dev/stdout") => {
+                write_target(&Word::literal(value), "saves the download to")
+            }
+            "-O" | "--remote-name" | "--remote-name-all" | "-J" | "--remote-header-name" => {
+                Verdict::medium("saves the download to a file")
+            }
+            "-D" | "--dump-header" | "-c" | "--cookie-jar" | "--trace" | "--trace-ascii"
+            | "--stderr" | "--libcurl" | "--etag-save" | "--hsts" | "--alt-svc"
+                if !matches!(value, "-" | "/dev/null") =>
+            {
+                write_target(&Word::literal(value), "writes")
+            }
+            "-K" | "--config" => Verdict::medium("reads its options from a file"),
+            _ => Verdict::SAFE,
+        };
+        verdict = verdict.max(next);
+    }
+    verdict.into()
+}
+
+pub fn wget<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let mut verdict = common(inv).unwrap_or(Verdict::SAFE);
+    if inv.has_long("--post-file") || inv.has_long("--body-file") {
+        return Verdict::high("uploads a file off the host").into();
+    }
+    if inv.has_long("--post-data") || inv.has_long("--method") || inv.has_long("--body-data") {
+        verdict = verdict.max(Verdict::medium("sends data that can change remote state"));
+    }
+    if inv.has_long("--spider") {
+        return verdict.into();
+    }
+    match inv.value_of(Some('O'), "--output-document") {
+        Some("-" | "/dev/null" | "/dev/stdout") => {}
+        Some(file) => {
+            verdict = verdict.max(write_target(&Word::literal(file), "saves the download to"))
+        }
+        None => verdict = verdict.max(Verdict::medium("saves the download to a file")),
+    }
+    if let Some(log) = inv
+        .value_of(Some('o'), "--output-file")
+        .or_else(|| inv.value_of(Some('a'), "--append-output"))
+    {
+        verdict = verdict.max(write_target(&Word::literal(log), "writes its log to"));
+    }
+    if inv.has_short('r')
+        || inv.has_long("--recursive")
+        || inv.has_short('m')
+        || inv.has_long("--mirror")
+    {
+        verdict = verdict.max(Verdict::medium("downloads a whole site into files"));
+    }
+    verdict.into()
+}
+
+/// `ssh [options] HOST [COMMAND…]`: the remote command is assessed; either way it is Medium at least.
+pub fn ssh<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    const WITH_VALUE: &[&str] = &[
+        "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p",
+        "-Q", "-R", "-S", "-W", "-w", "-B",
+    ];
+    let start = skip_options(inv.args, WITH_VALUE);
+    let host = inv.args.get(start).map(|w| w.text.as_str()).unwrap_or("?");
+    if inv.has_short('V') || inv.has_short('G') || inv.has_short('Q') {
+        return Verdict::SAFE.into();
+    }
+    let command = inv.args.get(start + 1..).unwrap_or(&[]);
+    if command.is_empty() {
+        return Verdict::medium(format!("opens a remote shell on {host}")).into();
+    }
+    Outcome::from(Verdict::medium(format!("runs a command on {host}")))
+        .then(Nested::Code(join_code(command)))
+}
+
+/// `host:path`, `user@host:path`, `scp://…`, `rsync://…`, or an rclone `remote:path`.
+fn is_remote(spec: &str) -> bool {
+    if spec.contains("://") {
+        return !spec.starts_with("file://");
+    }
+    match spec.split_once(':') {
+        Some((host, _)) => !host.is_empty() && !host.contains('/'),
+        None => false,
+    }
+}
+
+/// `scp`, `rsync`, `sftp`, `rclone`: sending to another host is High; fetching is Medium.
+pub fn copy_remote<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.name == "sftp" {
+        return Verdict::medium("opens a file transfer session").into();
+    }
+    let mut positionals = inv.positionals();
+    if inv.name == "rclone" && !positionals.is_empty() {
+        let sub = positionals.remove(0).text.as_str();
+        if matches!(
+            sub,
+            "ls" | "lsd"
+                | "lsl"
+                | "lsf"
+                | "lsjson"
+                | "size"
+                | "about"
+                | "listremotes"
+                | "version"
+                | "check"
+                | "cat"
+                | "md5sum"
+                | "sha1sum"
+                | "tree"
+        ) {
+            return Verdict::SAFE.into();
+        }
+        if matches!(
+            sub,
+            "delete" | "purge" | "deletefile" | "rmdir" | "rmdirs" | "cleanup" | "sync" | "move"
+        ) {
+            return Verdict::high("deletes or overwrites files on remote storage").into();
+        }
+    }
+    let Some((dest, sources)) = positionals.split_last() else {
+        return Verdict::medium("copies files").into();
+    };
+    if is_remote(&dest.text) && !sources.is_empty() {
+        return Verdict::high(format!("sends files off the host (to {})", dest.text)).into();
+    }
+    if inv.name == "rsync" && (inv.has_long("--delete") || inv.has_long("--remove-source-files")) {
+        return Verdict::high("deletes files that are not in the source").into();
+    }
+    let mut verdict = write_target(dest, "copies into");
+    if inv.has_short('e') || inv.has_long("--rsh") {
+        verdict = verdict.max(Verdict::medium("runs a custom remote shell command"));
+    }
+    if sources.iter().any(|s| is_remote(&s.text)) {
+        verdict = verdict.max(Verdict::medium("downloads files from another host"));
+    }
+    verdict.into()
+}
+
+/// `nc`, `socat`, `telnet`: a port check is read-only; attaching a program is a reverse shell.
+pub fn sockets<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let lower: Vec<String> = inv.texts().map(str::to_ascii_lowercase).collect();
+    if inv.has_short('e')
+        || inv.has_short('c')
+        || inv.has_long("--exec")
+        || inv.has_long("--sh-exec")
+        || inv.has_long("--lua-exec")
+        || lower
+            .iter()
+            .any(|t| t.starts_with("exec:") || t.starts_with("system:") || t.contains(",exec:"))
+    {
+        return Verdict::high("connects a program to the network (reverse shell)").into();
+    }
+    if inv.name != "socat" && inv.name != "telnet" && inv.has_short('z') {
+        return Verdict::SAFE.into();
+    }
+    if inv.has_short('l') || inv.has_long("--listen") || lower.iter().any(|t| t.contains("listen:"))
+    {
+        return Verdict::medium("listens for network connections").into();
+    }
+    Verdict::medium("opens a raw network connection").into()
+}

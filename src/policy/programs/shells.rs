@@ -1,0 +1,496 @@
+//! Shells, interpreters, `eval`/`source`, privilege switches and wrappers: programs whose risk is
+//! mostly the risk of what they run. The wrapped command or code string is returned as `Nested`
+//! so the engine assesses it like any other.
+
+use super::{join_code, skip_options};
+use crate::policy::invocation::Invocation;
+use crate::policy::verdict::{Nested, Outcome, Verdict};
+use crate::policy::word::Word;
+
+/// Environment variables that change which program runs or what it loads.
+pub const LOADER_VARIABLES: &[&str] = &[
+    "PATH",
+    "LD_PRELOAD",
+    "LD_LIBRARY_PATH",
+    "LD_AUDIT",
+    "DYLD_INSERT_LIBRARIES",
+    "DYLD_LIBRARY_PATH",
+    "BASH_ENV",
+    "ENV",
+    "PROMPT_COMMAND",
+    "IFS",
+    "PYTHONPATH",
+    "PYTHONSTARTUP",
+    "PERL5OPT",
+    "NODE_OPTIONS",
+    "RUBYOPT",
+    "LESSOPEN",
+    "LESSCLOSE",
+    "PAGER",
+    "GIT_PAGER",
+    "GIT_SSH_COMMAND",
+    "GIT_EXTERNAL_DIFF",
+    "EDITOR",
+    "VISUAL",
+    "SHELLOPTS",
+];
+
+/// Variables that, changed, switch off shell history.
+pub const HISTORY_VARIABLES: &[&str] = &[
+    "HISTFILE",
+    "HISTSIZE",
+    "HISTFILESIZE",
+    "HISTCONTROL",
+    "HISTIGNORE",
+];
+
+/// `sh`, `bash`, `zsh`… : `-c STR` runs STR, a file argument runs a script, nothing reads stdin.
+pub fn shell<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.name == "busybox" {
+        return Outcome::from(Verdict::SAFE).then(Nested::Exec {
+            words: inv.args,
+            bulk: inv.bulk,
+        });
+    }
+    let mut command_string = false;
+    let mut i = 0;
+    while let Some(word) = inv.args.get(i) {
+        let text = word.text.as_str();
+        if text == "--" || text == "-" {
+            i += 1;
+            break;
+        }
+        if matches!(text, "--version" | "-version") {
+            return Verdict::SAFE.into();
+        }
+        if let Some(flags) = text.strip_prefix('-').or_else(|| text.strip_prefix('+')) {
+            if !flags.starts_with('-') && flags.contains('c') {
+                command_string = true;
+            }
+            let takes_value =
+                matches!(text, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file");
+            i += if takes_value { 2 } else { 1 };
+            continue;
+        }
+        break;
+    }
+    match (command_string, inv.args.get(i)) {
+        (true, Some(code)) => Outcome::from(Verdict::SAFE).then(Nested::Code(code.clone())),
+        (true, None) => Verdict::medium("-c without a command").into(),
+        (false, Some(script)) => {
+            Verdict::medium(format!("runs the script {} (effect unknown)", script.text)).into()
+        }
+        (false, None) => Verdict::medium(format!(
+            "starts {} reading commands from its input",
+            inv.name
+        ))
+        .into(),
+    }
+}
+
+/// The option that introduces inline code, per interpreter family.
+fn inline_code_flags(name: &str) -> &'static [&'static str] {
+    match name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
+        "python" => &["-c"],
+        "perl" | "ruby" | "lua" | "osascript" | "bun" => &["-e", "-E"],
+        "node" | "nodejs" => &["-e", "--eval", "-p", "--print"],
+        "php" => &["-r"],
+        "pwsh" => &["-c", "-Command", "-command", "-EncodedCommand", "-e"],
+        "deno" => &["eval"],
+        _ => &[],
+    }
+}
+
+/// Python, Perl, Ruby, Node…: versions are safe, inline code and scripts are not.
+pub fn interpreter<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let texts: Vec<&str> = inv.texts().collect();
+    if matches!(texts.as_slice(), ["--version" | "-V" | "-v" | "version"]) {
+        return Verdict::SAFE.into();
+    }
+    let flags = inline_code_flags(inv.name);
+    if let Some(pos) = texts.iter().position(|t| flags.contains(t)) {
+        let code = inv.args.get(pos + 1).map(|w| w.text.as_str()).unwrap_or("");
+        if looks_like_reverse_shell(code) {
+            return Verdict::high("inline code connects a shell to the network (reverse shell)")
+                .into();
+        }
+        return Verdict::medium(format!("runs inline {} code (effect unknown)", inv.name)).into();
+    }
+    if let Some(pos) = texts.iter().position(|t| *t == "-m") {
+        let module = texts.get(pos + 1).copied().unwrap_or("");
+        return Verdict::medium(format!("runs the module {module} (effect unknown)")).into();
+    }
+    match inv.positionals().first() {
+        Some(script) if script.text != "-" && script.text != "/dev/stdin" => {
+            Verdict::medium(format!("runs the script {} (effect unknown)", script.text)).into()
+        }
+        _ => Verdict::medium(format!("starts {} reading code from its input", inv.name)).into(),
+    }
+}
+
+fn looks_like_reverse_shell(code: &str) -> bool {
+    let lower = code.to_ascii_lowercase();
+    let network = [
+        "socket",
+        "/dev/tcp",
+        "tcpsocket",
+        "net.connect",
+        "fsockopen",
+        "io::socket",
+    ]
+    .iter()
+    .any(|k| lower.contains(k));
+    let shell = [
+        "subprocess",
+        "pty.spawn",
+        "dup2",
+        "/bin/sh",
+        "/bin/bash",
+        "exec(",
+        "spawn(",
+        "system(",
+        "popen",
+    ]
+    .iter()
+    .any(|k| lower.contains(k));
+    network && shell
+}
+
+/// True when this interpreter or shell invocation takes its code from stdin (`curl … | sh`).
+pub fn reads_code_from_stdin(name: &str, args: &[Word]) -> bool {
+    let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    if crate::policy::rules::is_shell(name) {
+        if texts.iter().any(|t| *t == "-s") {
+            return true;
+        }
+        let first = skip_options(args, &["-o", "+o", "-O", "+O", "--rcfile", "--init-file"]);
+        let has_c = texts[..first.min(texts.len())]
+            .iter()
+            .any(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('c'));
+        return !has_c
+            && args
+                .get(first)
+                .is_none_or(|w| w.text == "-" || w.text == "/dev/stdin");
+    }
+    if matches!(name, "source" | ".") {
+        return texts
+            .first()
+            .is_some_and(|t| *t == "/dev/stdin" || *t == "-");
+    }
+    let flags = inline_code_flags(name);
+    if texts.iter().any(|t| flags.contains(t) || *t == "-m") {
+        return false;
+    }
+    let positional = args
+        .iter()
+        .find(|w| !w.text.starts_with('-') || w.text == "-");
+    positional.is_none_or(|w| w.text == "-" || w.text == "/dev/stdin")
+}
+
+pub fn source<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let target = inv.args.first().map(|w| w.text.as_str()).unwrap_or("");
+    Verdict::medium(format!(
+        "runs {target} in the current shell (effect unknown)"
+    ))
+    .into()
+}
+
+pub fn eval<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.args.is_empty() {
+        return Verdict::SAFE.into();
+    }
+    Outcome::from(Verdict::SAFE).then(Nested::Code(join_code(inv.args)))
+}
+
+/// `sudo`, `doas`, `pkexec`, `run0`, `su`: at least Medium, and the command they run counts too.
+pub fn sudo<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.name == "su" {
+        if let Some(pos) = inv.texts().position(|t| t == "-c" || t == "--command") {
+            if let Some(code) = inv.args.get(pos + 1) {
+                return Outcome::from(Verdict::medium("runs as another user"))
+                    .then(Nested::Code(code.clone()));
+            }
+        }
+        return Verdict::medium("opens a shell as another user").into();
+    }
+    let with_value: &[&str] = match inv.name {
+        "doas" => &["-u", "-C"],
+        "pkexec" => &["--user"],
+        "run0" => &[
+            "--user",
+            "-u",
+            "--group",
+            "-g",
+            "--chdir",
+            "-D",
+            "--setenv",
+            "--property",
+            "--unit",
+            "--nice",
+        ],
+        _ => &[
+            "-u",
+            "-g",
+            "-h",
+            "-p",
+            "-C",
+            "-D",
+            "-r",
+            "-t",
+            "-T",
+            "-U",
+            "--user",
+            "--group",
+            "--host",
+            "--prompt",
+            "--close-from",
+            "--chdir",
+            "--role",
+            "--type",
+            "--command-timeout",
+            "--other-user",
+        ],
+    };
+    let start = skip_options(inv.args, with_value);
+    let own = options_only(inv, start);
+    let rest = inv.args.get(start..).unwrap_or(&[]);
+    if own.has_short('e') || own.has_long("--edit") {
+        return Verdict::medium("edits files as root").into();
+    }
+    if rest.is_empty() {
+        let listing = own.has_word(&[
+            "-l",
+            "-ll",
+            "--list",
+            "-v",
+            "--validate",
+            "-k",
+            "-K",
+            "--reset-timestamp",
+            "--remove-timestamp",
+            "-V",
+            "--version",
+        ]);
+        return if listing {
+            Verdict::SAFE.into()
+        } else {
+            Verdict::medium("opens a root shell").into()
+        };
+    }
+    Outcome::from(Verdict::medium("runs as root")).then(Nested::Exec {
+        words: rest,
+        bulk: inv.bulk,
+    })
+}
+
+/// Wrappers that run the rest of their arguments as a command, after their own options.
+pub fn wrapper<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let args = inv.args;
+    let (start, mut verdict) = match inv.name {
+        "env" => return env(inv),
+        "watch" => return watch(inv),
+        "flock" => return flock(inv),
+        "nice" => (skip_options(args, &["-n", "--adjustment"]), Verdict::SAFE),
+        "timeout" => {
+            let options = skip_options(args, &["-s", "--signal", "-k", "--kill-after"]);
+            (options + 1, Verdict::SAFE)
+        }
+        "time" => {
+            let start = skip_options(args, &["-f", "--format", "-o", "--output"]);
+            let verdict = match options_only(inv, start).value_of(Some('o'), "--output") {
+                Some(file) => Verdict::medium(format!("writes timing to {file}")),
+                None => Verdict::SAFE,
+            };
+            (start, verdict)
+        }
+        "command" => {
+            let start = skip_options(args, &[]);
+            if options_only(inv, start).has_word(&["-v", "-V"]) {
+                return Verdict::SAFE.into();
+            }
+            (start, Verdict::SAFE)
+        }
+        "exec" => (skip_options(args, &["-a"]), Verdict::SAFE),
+        "stdbuf" => (
+            skip_options(args, &["-i", "-o", "-e", "--input", "--output", "--error"]),
+            Verdict::SAFE,
+        ),
+        "ionice" => {
+            let start = skip_options(args, &["-c", "-n", "--class", "--classdata"]);
+            if options_only(inv, start).has_short('p') || options_only(inv, start).has_long("--pid")
+            {
+                return Verdict::medium("changes the I/O priority of a running process").into();
+            }
+            (start, Verdict::SAFE)
+        }
+        "chrt" => {
+            let options = skip_options(
+                args,
+                &[
+                    "-T",
+                    "-P",
+                    "-D",
+                    "--sched-runtime",
+                    "--sched-period",
+                    "--sched-deadline",
+                ],
+            );
+            if options_only(inv, options).has_short('p')
+                || options_only(inv, options).has_long("--pid")
+            {
+                return Verdict::medium("changes the scheduling of a running process").into();
+            }
+            let priority = usize::from(
+                args.get(options)
+                    .is_some_and(|w| w.text.chars().all(|c| c.is_ascii_digit())),
+            );
+            (options + priority, Verdict::SAFE)
+        }
+        "taskset" => {
+            let start = skip_options(args, &[]);
+            if options_only(inv, start).has_short('p') || options_only(inv, start).has_long("--pid")
+            {
+                return Verdict::medium("changes the CPU affinity of a running process").into();
+            }
+            (start + 1, Verdict::SAFE)
+        }
+        "xargs" => {
+            let options = skip_options(
+                args,
+                &[
+                    "-a",
+                    "-d",
+                    "-E",
+                    "-I",
+                    "-L",
+                    "-n",
+                    "-P",
+                    "-s",
+                    "--arg-file",
+                    "--delimiter",
+                    "--max-args",
+                    "--max-procs",
+                    "--max-chars",
+                    "--max-lines",
+                ],
+            );
+            let rest = args.get(options..).unwrap_or(&[]);
+            if rest.is_empty() {
+                return Verdict::SAFE.into();
+            }
+            return Outcome::from(Verdict::SAFE).then(Nested::Exec {
+                words: rest,
+                bulk: true,
+            });
+        }
+        _ => (skip_options(args, &[]), Verdict::SAFE),
+    };
+    let rest = args.get(start..).unwrap_or(&[]);
+    if rest.is_empty() {
+        verdict = verdict.max(Verdict::SAFE);
+        return verdict.into();
+    }
+    Outcome::from(verdict).then(Nested::Exec {
+        words: rest,
+        bulk: inv.bulk,
+    })
+}
+
+fn env<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let args = inv.args;
+    if let Some(pos) = args
+        .iter()
+        .position(|w| w.text == "-S" || w.text.starts_with("--split-string"))
+    {
+        let mut code_words: Vec<Word> = Vec::new();
+        if let Some((_, inline)) = args[pos].text.split_once('=') {
+            code_words.push(Word {
+                text: inline.to_owned(),
+                ..args[pos].clone()
+            });
+        }
+        code_words.extend(args.get(pos + 1..).unwrap_or(&[]).iter().cloned());
+        return Outcome::from(Verdict::SAFE).then(Nested::Code(join_code(&code_words)));
+    }
+    let mut i = skip_options(args, &["-u", "--unset", "-C", "--chdir", "-P"]);
+    let mut verdict = Verdict::SAFE;
+    while let Some(word) = args.get(i) {
+        let Some((name, _)) = word.text.split_once('=') else {
+            break;
+        };
+        if HISTORY_VARIABLES.contains(&name) {
+            verdict = verdict.max(Verdict::high(format!(
+                "sets {name}, which can switch off shell history"
+            )));
+        } else if LOADER_VARIABLES.contains(&name) {
+            verdict = verdict.max(Verdict::medium(format!(
+                "sets {name}, which changes what runs"
+            )));
+        }
+        i += 1;
+    }
+    let rest = args.get(i..).unwrap_or(&[]);
+    if rest.is_empty() {
+        return verdict.into();
+    }
+    Outcome::from(verdict).then(Nested::Exec {
+        words: rest,
+        bulk: inv.bulk,
+    })
+}
+
+fn watch<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let start = skip_options(inv.args, &["-n", "--interval", "-q", "--equexit"]);
+    let rest = inv.args.get(start..).unwrap_or(&[]);
+    if rest.is_empty() {
+        return Verdict::SAFE.into();
+    }
+    let own = options_only(inv, start);
+    if own.has_short('x') || own.has_long("--exec") {
+        return Outcome::from(Verdict::SAFE).then(Nested::Exec {
+            words: rest,
+            bulk: false,
+        });
+    }
+    Outcome::from(Verdict::SAFE).then(Nested::Code(join_code(rest)))
+}
+
+fn flock<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if let Some(pos) = inv.texts().position(|t| t == "-c" || t == "--command") {
+        if let Some(code) = inv.args.get(pos + 1) {
+            return Outcome::from(Verdict::SAFE).then(Nested::Code(code.clone()));
+        }
+    }
+    let start = skip_options(
+        inv.args,
+        &["-w", "--wait", "--timeout", "-E", "--conflict-exit-code"],
+    ) + 1;
+    match inv.args.get(start..) {
+        Some(rest) if !rest.is_empty() => Outcome::from(Verdict::SAFE).then(Nested::Exec {
+            words: rest,
+            bulk: false,
+        }),
+        _ => Verdict::SAFE.into(),
+    }
+}
+
+/// `set +o history` switches history off; every other use of `set` only changes shell options.
+pub fn set<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let texts: Vec<&str> = inv.texts().collect();
+    if texts
+        .windows(2)
+        .any(|pair| pair[0] == "+o" && pair[1] == "history")
+    {
+        return Verdict::high("switches off shell history").into();
+    }
+    Verdict::SAFE.into()
+}
+
+/// The wrapper's own options: the words before the command it runs.
+fn options_only<'a>(inv: &Invocation<'a>, end: usize) -> Invocation<'a> {
+    Invocation {
+        name: inv.name,
+        args: inv.args.get(..end.min(inv.args.len())).unwrap_or(&[]),
+        bulk: inv.bulk,
+    }
+}

@@ -1,0 +1,672 @@
+//! System administration: services, logs, processes, networking, firewalls, disks, packages and
+//! the clock. Each function keeps its read-only subcommands and its dangerous ones side by side.
+
+use super::{by_subcommand, skip_options};
+use crate::policy::invocation::Invocation;
+use crate::policy::verdict::{Nested, Outcome, Verdict};
+
+/// `nm`, `objdump`, `readelf`, `size`: read-only. `history`: `-c`/`-d` wipe it.
+pub fn read_only_with_history<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.name == "history" {
+        if inv.has_short('c') || inv.has_short('d') {
+            return Verdict::high("wipes shell history").into();
+        }
+        if inv.has_short('w')
+            || inv.has_short('a')
+            || inv.has_short('r')
+            || inv.has_short('n')
+            || inv.has_short('s')
+        {
+            return Verdict::medium("rewrites the history file").into();
+        }
+    }
+    Verdict::SAFE.into()
+}
+
+/// Readers that can also set the hostname, clock or kernel state.
+pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let positionals = inv.positionals();
+    let first = positionals.first().map(|w| w.text.as_str());
+    match inv.name {
+        "hostname"
+            if inv.has_short('F')
+                || inv.has_short('b')
+                || inv.has_long("--file")
+                || first.is_some() =>
+        {
+            Verdict::high("changes the hostname").into()
+        }
+        "hostnamectl" | "timedatectl" | "loginctl"
+            if first.is_some_and(|sub| {
+                !(sub == "status"
+                    || sub == "show"
+                    || sub.starts_with("list")
+                    || sub.ends_with("-status")
+                    || sub.starts_with("show-"))
+            }) =>
+        {
+            match inv.name {
+                "hostnamectl" => Verdict::high("changes the hostname"),
+                "timedatectl" => Verdict::high("changes the system clock or time zone"),
+                _ => Verdict::medium("changes login sessions"),
+            }
+            .into()
+        }
+        "date" if inv.has_short('s') || inv.has_long("--set") || date_sets_clock(inv) => {
+            Verdict::high("sets the system clock").into()
+        }
+        "dmesg"
+            if inv.has_short('C')
+                || inv.has_short('c')
+                || inv.has_long("--clear")
+                || inv.has_long("--read-clear") =>
+        {
+            Verdict::high("clears the kernel log").into()
+        }
+        "dmesg"
+            if inv.has_short('n')
+                || inv.has_short('D')
+                || inv.has_short('E')
+                || inv.has_long("--console-level") =>
+        {
+            Verdict::medium("changes kernel console logging").into()
+        }
+        "sysctl"
+            if inv.has_short('w')
+                || inv.has_short('p')
+                || inv.has_long("--load")
+                || inv.has_long("--system")
+                || positionals.iter().any(|w| w.text.contains('=')) =>
+        {
+            Verdict::high("changes kernel settings system-wide").into()
+        }
+        _ => Verdict::SAFE.into(),
+    }
+}
+
+/// `date MMDDhhmm`: a positional that is not a `+FORMAT` (and not an option's value) sets the clock.
+fn date_sets_clock(inv: &Invocation) -> bool {
+    let mut skip = false;
+    for word in inv.args {
+        let text = word.text.as_str();
+        if skip {
+            skip = false;
+        } else if matches!(
+            text,
+            "-d" | "--date" | "-r" | "--reference" | "-f" | "--file" | "-I" | "--iso-8601"
+        ) {
+            skip = !matches!(text, "-I" | "--iso-8601");
+        } else if !text.starts_with('-') && !text.starts_with('+') {
+            return true;
+        }
+    }
+    false
+}
+
+/// `mount`/`umount`/`swapon`/`swapoff`: listing is read-only.
+pub fn mounts<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let listing = inv.args.is_empty()
+        || inv.has_word(&[
+            "-l",
+            "--list",
+            "-s",
+            "--summary",
+            "--show",
+            "-h",
+            "--help",
+            "-V",
+            "--version",
+        ]);
+    if listing && inv.positionals().is_empty() {
+        return Verdict::SAFE.into();
+    }
+    match inv.name {
+        "swapoff" => Verdict::high("turns swap off (memory pressure can kill processes)").into(),
+        "umount" => Verdict::medium("unmounts a filesystem").into(),
+        "swapon" => Verdict::medium("turns swap on").into(),
+        _ => Verdict::medium("mounts a filesystem").into(),
+    }
+}
+
+/// `ip`: `show`/`list`/`get` read; `down`, `flush` and deletions can cut this host off the network.
+pub fn ip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let start = skip_options(
+        inv.args,
+        &[
+            "-n", "-netns", "-b", "-batch", "-rc", "-rcvbuf", "-f", "-family", "-l", "-loops",
+        ],
+    );
+    let rest: Vec<&str> = inv
+        .args
+        .get(start..)
+        .unwrap_or(&[])
+        .iter()
+        .map(|w| w.text.as_str())
+        .collect();
+    let Some(object) = rest.first() else {
+        return Verdict::SAFE.into();
+    };
+    if *object == "netns" && rest.get(1) == Some(&"exec") {
+        let words = inv.args.get(start + 3..).unwrap_or(&[]);
+        return Outcome::from(Verdict::medium(
+            "runs a command in another network namespace",
+        ))
+        .then(Nested::Exec { words, bulk: false });
+    }
+    let action = rest.get(1).copied().unwrap_or("show");
+    if matches!(action, "show" | "list" | "ls" | "lst" | "get" | "help")
+        || *object == "monitor"
+        || action.starts_with('-')
+    {
+        return Verdict::SAFE.into();
+    }
+    if rest.contains(&"down") || matches!(action, "flush" | "del" | "delete") {
+        return Verdict::high("can take the network down (interface down, flush or delete)").into();
+    }
+    Verdict::medium("changes network configuration").into()
+}
+
+/// `ifconfig`/`route` without changes only print.
+pub fn ifconfig<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let positionals = inv.positionals();
+    if positionals
+        .iter()
+        .any(|w| w.text == "down" || w.text == "del")
+    {
+        return Verdict::high("can take the network down").into();
+    }
+    let reads = match inv.name {
+        "route" => positionals.is_empty(),
+        _ => positionals.len() <= 1,
+    };
+    if reads {
+        Verdict::SAFE.into()
+    } else {
+        Verdict::medium("changes network configuration").into()
+    }
+}
+
+/// Firewalls: listing reads, flushing or disabling opens the host, other rules change it.
+pub fn firewall<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let positionals: Vec<&str> = inv.positionals().iter().map(|w| w.text.as_str()).collect();
+    let first = positionals.first().copied().unwrap_or("");
+    let (open, read) = match inv.name {
+        "nft" => (
+            matches!(first, "flush" | "delete"),
+            matches!(first, "list" | "monitor" | "describe") || positionals.is_empty(),
+        ),
+        "ufw" => (
+            matches!(first, "disable" | "reset"),
+            matches!(first, "status" | "show" | "version" | "app") || positionals.is_empty(),
+        ),
+        "firewall-cmd" => (
+            inv.has_long("--panic-off")
+                || inv.has_long("--remove-service")
+                || inv.has_long("--set-default-zone"),
+            inv.texts().all(|t| {
+                t.starts_with("--list")
+                    || t.starts_with("--get")
+                    || t.starts_with("--query")
+                    || t == "--state"
+                    || t.starts_with("--zone")
+                    || t == "--permanent"
+            }),
+        ),
+        "pfctl" => (
+            inv.has_short('d') || inv.has_short('F'),
+            inv.has_short('s') && !inv.has_short('f'),
+        ),
+        _ => (
+            inv.has_short('F')
+                || inv.has_long("--flush")
+                || inv.has_short('X')
+                || inv.has_long("--delete-chain")
+                || inv.has_short('P')
+                || inv.has_long("--policy"),
+            (inv.has_short('L')
+                || inv.has_long("--list")
+                || inv.has_short('S')
+                || inv.has_long("--list-rules"))
+                && !(inv.has_short('A')
+                    || inv.has_short('I')
+                    || inv.has_short('D')
+                    || inv.has_short('R')
+                    || inv.has_short('N')),
+        ),
+    };
+    if open {
+        return Verdict::high("flushes or disables the firewall").into();
+    }
+    if read {
+        Verdict::SAFE.into()
+    } else {
+        Verdict::medium("changes firewall rules").into()
+    }
+}
+
+/// Units whose stopping cuts access, opens the host or hides what happens.
+fn critical_unit(unit: &str) -> Option<&'static str> {
+    let unit = unit
+        .trim_end_matches(".service")
+        .trim_end_matches(".socket");
+    match unit {
+        "firewalld"
+        | "ufw"
+        | "nftables"
+        | "iptables"
+        | "ip6tables"
+        | "netfilter-persistent"
+        | "apparmor" => Some("disables the firewall or security enforcement"),
+        "ssh" | "sshd" | "network" | "networking" | "NetworkManager" | "systemd-networkd"
+        | "systemd-resolved" | "wpa_supplicant" | "dbus" => {
+            Some("can cut network or remote access")
+        }
+        "systemd-journald" | "rsyslog" | "syslog" | "auditd" | "syslog-ng" => {
+            Some("stops system logging")
+        }
+        _ => None,
+    }
+}
+
+pub fn systemctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    const WITH_VALUE: &[&str] = &[
+        "-H",
+        "--host",
+        "-M",
+        "--machine",
+        "-t",
+        "--type",
+        "-p",
+        "--property",
+        "-n",
+        "--lines",
+        "-o",
+        "--output",
+        "-s",
+        "--signal",
+        "--state",
+        "--root",
+        "--job-mode",
+        "--kill-whom",
+        "--what",
+        "--timestamp",
+        "--boot-loader-entry",
+        "--message",
+    ];
+    const SAFE: &[&str] = &[
+        "status",
+        "show",
+        "cat",
+        "list-units",
+        "list-unit-files",
+        "list-sockets",
+        "list-timers",
+        "list-jobs",
+        "list-dependencies",
+        "list-machines",
+        "list-automounts",
+        "list-paths",
+        "is-active",
+        "is-enabled",
+        "is-failed",
+        "is-system-running",
+        "get-default",
+        "help",
+        "show-environment",
+        "--version",
+    ];
+    const HIGH: &[(&[&str], &str)] = &[
+        (
+            &[
+                "poweroff",
+                "reboot",
+                "halt",
+                "kexec",
+                "soft-reboot",
+                "suspend",
+                "hibernate",
+                "hybrid-sleep",
+                "suspend-then-hibernate",
+            ],
+            "restarts, stops or suspends the machine",
+        ),
+        (
+            &["rescue", "emergency", "isolate", "default", "switch-root"],
+            "switches the whole system to another target",
+        ),
+        (&["set-default"], "changes what the system boots into"),
+    ];
+    let Some((index, sub)) = inv.subcommand(WITH_VALUE) else {
+        return Verdict::SAFE.into();
+    };
+    if matches!(
+        sub,
+        "stop"
+            | "disable"
+            | "mask"
+            | "kill"
+            | "restart"
+            | "try-restart"
+            | "reload-or-restart"
+            | "freeze"
+    ) {
+        let units = inv.after(index).positionals();
+        if let Some(reason) = units.iter().find_map(|u| critical_unit(&u.text)) {
+            if sub != "restart" && sub != "try-restart" && sub != "reload-or-restart" {
+                return Verdict::high(reason).into();
+            }
+        }
+    }
+    by_subcommand(sub, SAFE, HIGH, "changes a service").into()
+}
+
+pub fn service<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let positionals = inv.positionals();
+    let unit = positionals.first().map(|w| w.text.as_str()).unwrap_or("");
+    let action = positionals.get(1).map(|w| w.text.as_str()).unwrap_or("");
+    if inv.has_long("--status-all")
+        || matches!(action, "status" | "") && !unit.is_empty()
+        || inv.args.is_empty()
+    {
+        return Verdict::SAFE.into();
+    }
+    if action == "stop" {
+        if let Some(reason) = critical_unit(unit) {
+            return Verdict::high(reason).into();
+        }
+    }
+    Verdict::medium("changes a service").into()
+}
+
+pub fn journalctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if ["--vacuum-size", "--vacuum-time", "--vacuum-files"]
+        .iter()
+        .any(|o| inv.has_long(o))
+    {
+        return Verdict::high("deletes journal logs").into();
+    }
+    if [
+        "--rotate",
+        "--flush",
+        "--sync",
+        "--relinquish-var",
+        "--smart-relinquish-var",
+        "--setup-keys",
+        "--update-catalog",
+    ]
+    .iter()
+    .any(|o| inv.has_long(o))
+    {
+        return Verdict::medium("changes the journal").into();
+    }
+    Verdict::SAFE.into()
+}
+
+pub fn crontab<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.has_short('r') {
+        return Verdict::high("removes all cron jobs").into();
+    }
+    if inv.has_short('l') {
+        return Verdict::SAFE.into();
+    }
+    Verdict::high("installs cron jobs (commands that run on a schedule)").into()
+}
+
+/// `kill`: one named process is Medium; init, every process or process groups are High.
+pub fn kill<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.has_word(&["-l", "-L", "--list", "--table"]) {
+        return Verdict::SAFE.into();
+    }
+    let texts: Vec<&str> = inv.texts().collect();
+    let mut targets: Vec<usize> = Vec::new();
+    let mut i = 0;
+    let mut signal_seen = false;
+    let mut after_dashes = false;
+    while i < texts.len() {
+        let text = texts[i];
+        if !after_dashes && text == "--" {
+            after_dashes = true;
+        } else if !after_dashes && matches!(text, "-s" | "-n" | "--signal") {
+            i += 1;
+            signal_seen = true;
+        } else if !after_dashes && !signal_seen && text.starts_with('-') && texts.len() > 1 {
+            signal_seen = true;
+        } else {
+            targets.push(i);
+        }
+        i += 1;
+    }
+    if texts.len() == 1 && texts[0] == "-1" {
+        return Verdict::high("signals every process you can reach").into();
+    }
+    for &index in &targets {
+        let word = &inv.args[index];
+        match word.text.as_str() {
+            "1" => return Verdict::high("signals init (pid 1)").into(),
+            "-1" => return Verdict::high("signals every process you can reach").into(),
+            "0" => return Verdict::high("signals the whole process group").into(),
+            t if t.starts_with('-') => {
+                return Verdict::high("signals a whole process group").into();
+            }
+            _ if !word.subs.is_empty() => {
+                return Verdict::high("kills processes chosen at run time").into();
+            }
+            _ => {}
+        }
+    }
+    let names: Vec<&str> = targets.iter().map(|&i| texts[i]).collect();
+    Verdict::medium(format!("sends a signal to process {}", names.join(" "))).into()
+}
+
+/// Partition tools: printing the table is read-only; everything else rewrites a disk.
+pub fn partitioning<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let listing = inv.has_word(&[
+        "-l",
+        "--list",
+        "-d",
+        "--dump",
+        "-s",
+        "--show-size",
+        "-p",
+        "--print",
+        "-v",
+        "--version",
+    ]);
+    let parted_print = inv.name == "parted"
+        && inv.positionals().iter().skip(1).all(|w| {
+            matches!(
+                w.text.as_str(),
+                "print"
+                    | "unit"
+                    | "s"
+                    | "B"
+                    | "MB"
+                    | "GB"
+                    | "MiB"
+                    | "GiB"
+                    | "%"
+                    | "chs"
+                    | "cyl"
+                    | "compact"
+            )
+        })
+        && inv.positionals().iter().any(|w| w.text == "print");
+    if listing || parted_print {
+        return Verdict::SAFE.into();
+    }
+    Verdict::high("changes disk partitions").into()
+}
+
+/// Package managers and language toolchains: queries read, installs and builds change things,
+/// publishing sends code off the host.
+pub fn packages<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    const WITH_VALUE: &[&str] = &[
+        "-o",
+        "-c",
+        "-t",
+        "--prefix",
+        "-C",
+        "--cwd",
+        "--dir",
+        "--config",
+        "--target",
+        "-r",
+        "--root",
+        "--manifest-path",
+        "-p",
+        "--package",
+        "-e",
+        "--env",
+        "-n",
+        "--name",
+        "--python",
+    ];
+    let short = |c: char| inv.has_short(c);
+    match inv.name {
+        "apt-cache" => return Verdict::SAFE.into(),
+        "dpkg" => {
+            let writes = short('i')
+                || short('r')
+                || short('P')
+                || inv.has_long("--install")
+                || inv.has_long("--remove")
+                || inv.has_long("--purge")
+                || inv.has_long("--unpack")
+                || inv.has_long("--configure")
+                || inv.has_long("--set-selections");
+            return if writes {
+                Verdict::medium("installs or removes packages").into()
+            } else {
+                Verdict::SAFE.into()
+            };
+        }
+        "rpm" => {
+            let query =
+                short('q') || short('V') || inv.has_long("--query") || inv.has_long("--verify");
+            return if query {
+                Verdict::SAFE.into()
+            } else {
+                Verdict::medium("installs or removes packages").into()
+            };
+        }
+        "pacman" => {
+            let query = short('Q')
+                || (short('S')
+                    && (short('s') || short('i') || short('l'))
+                    && !short('y')
+                    && !short('u'));
+            return if query {
+                Verdict::SAFE.into()
+            } else {
+                Verdict::medium("installs or removes packages").into()
+            };
+        }
+        _ => {}
+    }
+    let Some((index, sub)) = inv.subcommand(WITH_VALUE) else {
+        let version_only = inv.has_word(&["--version", "-v", "-V", "version", "--help", "-h"]);
+        return if version_only || inv.args.is_empty() && inv.name != "cargo" {
+            Verdict::SAFE.into()
+        } else {
+            Verdict::medium("runs the package manager").into()
+        };
+    };
+    let sub = if matches!(inv.name, "uv" | "conda" | "mamba" | "npm" | "pnpm" | "yarn")
+        && matches!(sub, "pip" | "env" | "config" | "cache")
+    {
+        // Two-word commands: `uv pip list`, `conda env list`, `npm config get`.
+        inv.after(index)
+            .subcommand(WITH_VALUE)
+            .map_or(sub, |(_, second)| second)
+    } else {
+        sub
+    };
+    const SAFE: &[&str] = &[
+        "list",
+        "ls",
+        "ll",
+        "la",
+        "show",
+        "info",
+        "search",
+        "policy",
+        "depends",
+        "rdepends",
+        "changelog",
+        "madison",
+        "showsrc",
+        "provides",
+        "repolist",
+        "check-update",
+        "deplist",
+        "repoquery",
+        "freeze",
+        "inspect",
+        "view",
+        "outdated",
+        "why",
+        "explain",
+        "whoami",
+        "root",
+        "bin",
+        "prefix",
+        "help",
+        "version",
+        "--version",
+        "-V",
+        "tree",
+        "metadata",
+        "locate-project",
+        "pkgid",
+        "read-manifest",
+        "verify-project",
+        "env",
+        "deps",
+        "uses",
+        "leaves",
+        "config",
+        "doctor",
+        "home",
+        "se",
+        "if",
+        "lr",
+        "repos",
+        "lu",
+        "list-updates",
+        "packages",
+        "pa",
+        "stats",
+        "find",
+        "query",
+        "contents",
+        "specification",
+        "which",
+        "debug",
+        "index",
+        "audit",
+        "about",
+    ];
+    const HIGH: &[(&[&str], &str)] = &[(
+        &["publish", "unpublish", "yank", "push"],
+        "publishes code off this host",
+    )];
+    let verdict = by_subcommand(
+        sub,
+        SAFE,
+        HIGH,
+        "installs packages, builds or runs project code (effect unknown)",
+    );
+    // `go env -w`, `npm config set`, `npm audit fix`, `cargo tree` are not all alike.
+    let rest: Vec<&str> = inv.after(index).texts().collect();
+    if verdict.risk == crate::protocol::Risk::Safe
+        && rest.iter().any(|t| {
+            matches!(
+                *t,
+                "-w" | "set" | "delete" | "fix" | "edit" | "--add" | "--set" | "unset" | "-u"
+            )
+        })
+    {
+        return Verdict::medium("changes package manager settings").into();
+    }
+    verdict.into()
+}

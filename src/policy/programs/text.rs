@@ -1,0 +1,327 @@
+//! `sed` and `awk`: text filters that are read-only unless their program writes files or runs
+//! commands. Their programs are scanned, not guessed at: an unknown construct counts as a write.
+
+use crate::policy::invocation::Invocation;
+use crate::policy::verdict::{Outcome, Verdict};
+
+pub fn sed<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.has_short('i') || inv.has_long("--in-place") {
+        let files = inv.positionals();
+        let targets = files
+            .get(usize::from(!has_expression(inv))..)
+            .unwrap_or(&[]);
+        return super::write_targets(
+            targets.iter().copied(),
+            "edits in place",
+            Verdict::medium("edits files in place"),
+        )
+        .into();
+    }
+    if inv.has_short('f') || inv.has_long("--file") {
+        return Verdict::medium("runs a sed script from a file").into();
+    }
+    let scripts: Vec<&str> = if has_expression(inv) {
+        let texts: Vec<&str> = inv.texts().collect();
+        texts
+            .iter()
+            .enumerate()
+            .filter_map(|(i, t)| match *t {
+                "-e" | "--expression" => texts.get(i + 1).copied(),
+                t => t.strip_prefix("--expression="),
+            })
+            .collect()
+    } else {
+        inv.positionals()
+            .first()
+            .map(|w| w.text.as_str())
+            .into_iter()
+            .collect()
+    };
+    for script in scripts {
+        match sed_effect(script) {
+            SedEffect::None => {}
+            SedEffect::Writes => return Verdict::medium("the sed script writes files (w)").into(),
+            SedEffect::Executes => {
+                return Verdict::medium("the sed script runs commands (e)").into();
+            }
+            SedEffect::Unknown => {
+                return Verdict::medium("the sed script could not be read").into();
+            }
+        }
+    }
+    Verdict::SAFE.into()
+}
+
+fn has_expression(inv: &Invocation) -> bool {
+    inv.has_short('e') || inv.has_long("--expression")
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum SedEffect {
+    None,
+    Writes,
+    Executes,
+    Unknown,
+}
+
+/// Walks a sed script command by command (addresses, then the command letter and its arguments).
+fn sed_effect(script: &str) -> SedEffect {
+    let chars: Vec<char> = script.chars().collect();
+    let mut i = 0;
+    let skip_line = |i: &mut usize| {
+        while *i < chars.len() && chars[*i] != '\n' {
+            *i += 1;
+        }
+    };
+    while i < chars.len() {
+        let c = chars[i];
+        if c.is_whitespace() || c == ';' || c == '}' || c == '{' || c == '!' {
+            i += 1;
+            continue;
+        }
+        // Addresses: line numbers, `$`, `/re/`, `\cREc`, ranges and steps.
+        if c.is_ascii_digit() || matches!(c, '$' | ',' | '~' | '+') {
+            i += 1;
+            continue;
+        }
+        if c == '/' || c == '\\' {
+            let delim = if c == '\\' {
+                i += 1;
+                match chars.get(i) {
+                    Some(d) => *d,
+                    None => return SedEffect::Unknown,
+                }
+            } else {
+                '/'
+            };
+            i = match skip_delimited(&chars, i + 1, delim) {
+                Some(next) => next,
+                None => return SedEffect::Unknown,
+            };
+            // `/re/I` and `/re/M` modifiers.
+            while i < chars.len() && matches!(chars[i], 'I' | 'M') {
+                i += 1;
+            }
+            continue;
+        }
+        i += 1;
+        match c {
+            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F'
+            | 'l' | 'L' | 'q' | 'Q' => {
+                while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == ' ') {
+                    i += 1;
+                }
+            }
+            ':' | 'b' | 't' | 'T' | '#' | 'a' | 'i' | 'c' | 'r' | 'R' => {
+                while i < chars.len()
+                    && chars[i] != '\n'
+                    && (matches!(c, 'a' | 'i' | 'c' | 'r' | 'R' | '#') || chars[i] != ';')
+                {
+                    i += 1;
+                }
+            }
+            'w' | 'W' => return SedEffect::Writes,
+            'e' => return SedEffect::Executes,
+            's' | 'y' => {
+                let Some(&delim) = chars.get(i) else {
+                    return SedEffect::Unknown;
+                };
+                if delim == '\n' || delim == '\\' {
+                    return SedEffect::Unknown;
+                }
+                let Some(after_pattern) = skip_delimited(&chars, i + 1, delim) else {
+                    return SedEffect::Unknown;
+                };
+                let Some(after_replacement) = skip_delimited(&chars, after_pattern, delim) else {
+                    return SedEffect::Unknown;
+                };
+                i = after_replacement;
+                if c == 's' {
+                    while i < chars.len() && !matches!(chars[i], ';' | '\n' | '}') {
+                        match chars[i] {
+                            'w' | 'W' => return SedEffect::Writes,
+                            'e' => return SedEffect::Executes,
+                            'g' | 'p' | 'i' | 'I' | 'm' | 'M' | ' ' => {}
+                            d if d.is_ascii_digit() => {}
+                            _ => return SedEffect::Unknown,
+                        }
+                        i += 1;
+                    }
+                }
+            }
+            _ => return SedEffect::Unknown,
+        }
+        let _ = skip_line;
+    }
+    SedEffect::None
+}
+
+/// Index just past the next unescaped `delim` at or after `start`.
+fn skip_delimited(chars: &[char], start: usize, delim: char) -> Option<usize> {
+    let mut i = start;
+    while i < chars.len() {
+        match chars[i] {
+            '\\' => i += 2,
+            c if c == delim => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+pub fn awk<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.has_short('f') || inv.has_long("--file") {
+        return Verdict::medium("runs an awk program from a file").into();
+    }
+    if inv.has_long("--inplace")
+        || inv
+            .texts()
+            .collect::<Vec<_>>()
+            .windows(2)
+            .any(|w| w[0] == "-i" && w[1] == "inplace")
+    {
+        return Verdict::medium("edits files in place").into();
+    }
+    // The program is the first argument that is not an option (or an option's value).
+    let mut program = None;
+    let mut skip = false;
+    for word in inv.args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        match word.text.as_str() {
+            "-F" | "-v" | "-i" | "-l" | "--field-separator" | "--assign" => skip = true,
+            t if t.starts_with('-') && t.len() > 1 => {}
+            _ => {
+                program = Some(word.text.as_str());
+                break;
+            }
+        }
+    }
+    match program.and_then(awk_effect) {
+        Some(effect) => Verdict::medium(effect).into(),
+        None => Verdict::SAFE.into(),
+    }
+}
+
+/// What an awk program does beyond reading, if anything.
+fn awk_effect(program: &str) -> Option<&'static str> {
+    let code = blank_strings(program);
+    let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+    if compact.contains("system(") {
+        return Some("the awk program calls system()");
+    }
+    if compact.contains("|getline") || compact.contains("|&") {
+        return Some("the awk program runs a command through a pipe");
+    }
+    // Inside print/printf, `>` and `|` outside parentheses redirect the output.
+    let bytes: Vec<char> = code.chars().collect();
+    let mut i = 0;
+    while i < bytes.len() {
+        let starts_word = i == 0 || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_');
+        if starts_word && code[char_offset(&code, i)..].starts_with("print") {
+            let mut j = i + 5;
+            if bytes.get(j) == Some(&'f') {
+                j += 1;
+            }
+            if bytes
+                .get(j)
+                .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+            {
+                i += 1;
+                continue;
+            }
+            let mut depth = 0i32;
+            while j < bytes.len() && !(depth == 0 && matches!(bytes[j], ';' | '}' | '\n')) {
+                match bytes[j] {
+                    '(' => depth += 1,
+                    ')' => depth -= 1,
+                    '|' if depth == 0
+                        && bytes.get(j + 1) != Some(&'|')
+                        && (j == 0 || bytes[j - 1] != '|') =>
+                    {
+                        return Some("the awk program pipes output to a command");
+                    }
+                    '>' if depth == 0 => return Some("the awk program writes a file"),
+                    _ => {}
+                }
+                j += 1;
+            }
+            i = j;
+        }
+        i += 1;
+    }
+    None
+}
+
+fn char_offset(text: &str, index: usize) -> usize {
+    text.char_indices()
+        .nth(index)
+        .map_or(text.len(), |(offset, _)| offset)
+}
+
+/// Replaces the contents of double-quoted strings with spaces so `print "a > b"` is not a redirect.
+fn blank_strings(program: &str) -> String {
+    let mut out = String::with_capacity(program.len());
+    let mut in_string = false;
+    let mut escaped = false;
+    for c in program.chars() {
+        if in_string {
+            if escaped {
+                escaped = false;
+                out.push(' ');
+            } else if c == '\\' {
+                escaped = true;
+                out.push(' ');
+            } else if c == '"' {
+                in_string = false;
+                out.push('"');
+            } else {
+                out.push(' ');
+            }
+        } else {
+            if c == '"' {
+                in_string = true;
+            }
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sed_scripts() {
+        for (script, want) in [
+            ("s/a/b/g", SedEffect::None),
+            ("1,10p", SedEffect::None),
+            ("/^#/d;s|x|y|2", SedEffect::None),
+            ("$!N;P;D", SedEffect::None),
+            ("s/a/b/w out.txt", SedEffect::Writes),
+            ("1w out", SedEffect::Writes),
+            ("s/.*/id/e", SedEffect::Executes),
+            ("1e rm -rf /", SedEffect::Executes),
+            ("/x/a\\hello", SedEffect::None),
+            ("s/a/b", SedEffect::Unknown),
+        ] {
+            assert_eq!(sed_effect(script), want, "{script}");
+        }
+    }
+
+    #[test]
+    fn awk_programs() {
+        assert_eq!(awk_effect("{print $1}"), None);
+        assert_eq!(awk_effect("$3 > 100 {print $1, $3}"), None);
+        assert_eq!(awk_effect("{print \"a > b | c\"}"), None);
+        assert_eq!(awk_effect("{ if (a || b) print ($1 > 2) }"), None);
+        assert!(awk_effect("{system(\"rm -rf /\")}").is_some());
+        assert!(awk_effect("{print $0 > \"/etc/passwd\"}").is_some());
+        assert!(awk_effect("{print | \"sh\"}").is_some());
+        assert!(awk_effect("BEGIN{\"id\" | getline x}").is_some());
+        assert!(awk_effect("BEGIN { system (\"x\") }").is_some());
+    }
+}

@@ -1,0 +1,278 @@
+//! Words as the shell will see them: quotes removed, escapes decoded, expansions marked.
+//!
+//! Normalizing here is what makes `r''m`, `"rm"`, `\rm` and `$'\x72m'` all the word `rm`.
+//! What the shell can only know at run time (`$x`, `$(…)`, globs) is flagged, never guessed.
+
+use tree_sitter::Node;
+
+use super::parse::{Script, Walker};
+
+/// One shell word after quote removal.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Word {
+    /// The literal text; expansions keep their source form (`$x`), `$HOME` becomes `~`.
+    pub text: String,
+    /// Some part was quoted (so `*` in it is literal, and the word is data).
+    pub quoted: bool,
+    /// Contains a parameter, arithmetic or command expansion: its value is only known at run time.
+    pub dynamic: bool,
+    /// Contains an unquoted `*`, `?` or `[`: the shell expands it to many words.
+    pub glob: bool,
+    /// Variables this word expands.
+    pub vars: Vec<String>,
+    /// Command and process substitutions inside the word; they run too.
+    pub subs: Vec<Script>,
+}
+
+impl Word {
+    pub fn literal(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Static text, or `None` when the shell decides the value at run time.
+    pub fn fixed(&self) -> Option<&str> {
+        (!self.dynamic).then_some(self.text.as_str())
+    }
+}
+
+impl Walker<'_> {
+    /// Normalizes any word-like node (word, string, raw_string, concatenation, expansion, …).
+    pub(super) fn word(&mut self, node: Node) -> Word {
+        let mut word = Word::default();
+        self.append_word(node, &mut word);
+        word
+    }
+
+    fn append_word(&mut self, node: Node, word: &mut Word) {
+        match node.kind() {
+            "word" | "number" | "file_descriptor" | "variable_name" | "test_operator" => {
+                unescape_unquoted(self.text(node), word);
+            }
+            "raw_string" => {
+                word.quoted = true;
+                let raw = self.text(node);
+                word.text.push_str(
+                    raw.strip_prefix('\'')
+                        .and_then(|r| r.strip_suffix('\''))
+                        .unwrap_or(raw),
+                );
+            }
+            "ansi_c_string" => {
+                word.quoted = true;
+                let raw = self.text(node);
+                let inner = raw
+                    .strip_prefix("$'")
+                    .and_then(|r| r.strip_suffix('\''))
+                    .unwrap_or(raw);
+                decode_ansi_c(inner, &mut word.text);
+            }
+            "string" | "translated_string" => {
+                word.quoted = true;
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    if child.kind() == "string_content" {
+                        unescape_double_quoted(self.text(child), &mut word.text);
+                    } else {
+                        self.append_word(child, word);
+                    }
+                }
+            }
+            "concatenation" => {
+                let mut cursor = node.walk();
+                for child in node.named_children(&mut cursor) {
+                    self.append_word(child, word);
+                }
+            }
+            "simple_expansion" | "expansion" => {
+                word.dynamic = true;
+                let name = self.first_variable(node);
+                if name.as_deref() == Some("HOME") && self.is_plain_expansion(node) {
+                    word.text.push('~');
+                } else {
+                    word.text.push_str(self.text(node));
+                }
+                word.vars.extend(name);
+                self.collect_subs(node, word);
+            }
+            "command_substitution" | "process_substitution" => {
+                word.dynamic = true;
+                word.text.push_str(self.text(node));
+                word.subs.push(self.script_of(node));
+            }
+            _ => {
+                // Arithmetic, brace expressions, arrays, extglobs: keep the source, know it is dynamic.
+                word.dynamic = true;
+                word.text.push_str(self.text(node));
+                self.collect_subs(node, word);
+            }
+        }
+    }
+
+    fn first_variable(&self, node: Node) -> Option<String> {
+        let mut cursor = node.walk();
+        let found = node
+            .named_children(&mut cursor)
+            .find_map(|child| match child.kind() {
+                "variable_name" | "special_variable_name" => Some(self.text(child).to_owned()),
+                "subscript" => child
+                    .child_by_field_name("name")
+                    .map(|name| self.text(name).to_owned()),
+                _ => None,
+            });
+        found
+    }
+
+    /// `$HOME` or `${HOME}`, not `${HOME:-/x}` or `${HOME#/}`.
+    fn is_plain_expansion(&self, node: Node) -> bool {
+        let text = self.text(node);
+        text == "$HOME" || text == "${HOME}"
+    }
+
+    /// Finds substitutions nested anywhere under `node` (inside `${x:-$(id)}`, arithmetic, …).
+    fn collect_subs(&mut self, node: Node, word: &mut Word) {
+        let mut cursor = node.walk();
+        let children: Vec<Node> = node.named_children(&mut cursor).collect();
+        for child in children {
+            match child.kind() {
+                "command_substitution" | "process_substitution" => {
+                    word.subs.push(self.script_of(child))
+                }
+                "simple_expansion" | "expansion" => {
+                    word.vars.extend(self.first_variable(child));
+                    self.collect_subs(child, word);
+                }
+                _ => self.collect_subs(child, word),
+            }
+        }
+    }
+}
+
+/// Unquoted text: `\x` is `x`, a backslash-newline vanishes, and unescaped glob characters count.
+fn unescape_unquoted(raw: &str, word: &mut Word) {
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some('\n') | None => {}
+                Some(next) => word.text.push(next),
+            },
+            '*' | '?' | '[' => {
+                word.glob = true;
+                word.text.push(c);
+            }
+            _ => word.text.push(c),
+        }
+    }
+}
+
+/// Inside double quotes only `\$ \` \" \\` and backslash-newline are escapes.
+fn unescape_double_quoted(raw: &str, out: &mut String) {
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            match chars.peek() {
+                Some('$' | '`' | '"' | '\\') => {
+                    if let Some(next) = chars.next() {
+                        out.push(next);
+                    }
+                    continue;
+                }
+                Some('\n') => {
+                    chars.next();
+                    continue;
+                }
+                _ => {}
+            }
+        }
+        out.push(c);
+    }
+}
+
+/// Decodes the escapes of `$'…'` so `$'\x72\x6d'` is seen as `rm`.
+fn decode_ansi_c(raw: &str, out: &mut String) {
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(kind) = chars.next() else {
+            out.push('\\');
+            break;
+        };
+        let simple = match kind {
+            'n' => Some('\n'),
+            't' => Some('\t'),
+            'r' => Some('\r'),
+            'a' => Some('\x07'),
+            'b' => Some('\x08'),
+            'e' | 'E' => Some('\x1b'),
+            'f' => Some('\x0c'),
+            'v' => Some('\x0b'),
+            '\\' | '\'' | '"' | '?' => Some(kind),
+            _ => None,
+        };
+        if let Some(decoded) = simple {
+            out.push(decoded);
+            continue;
+        }
+        let (radix, max_digits) = match kind {
+            'x' => (16, 2),
+            'u' => (16, 4),
+            'U' => (16, 8),
+            '0'..='7' => (8, 3),
+            _ => {
+                out.push('\\');
+                out.push(kind);
+                continue;
+            }
+        };
+        let mut digits = String::new();
+        if radix == 8 {
+            digits.push(kind);
+        }
+        while digits.len() < max_digits {
+            match chars.peek() {
+                Some(d) if d.is_digit(radix) => {
+                    digits.push(*d);
+                    chars.next();
+                }
+                _ => break,
+            }
+        }
+        match u32::from_str_radix(&digits, radix)
+            .ok()
+            .and_then(char::from_u32)
+        {
+            Some(decoded) => out.push(decoded),
+            None => {
+                out.push('\\');
+                out.push(kind);
+                out.push_str(if radix == 8 { &digits[1..] } else { &digits });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ansi_c_escapes_decode() {
+        let mut out = String::new();
+        decode_ansi_c(r"\x72\x6d \101\u00e9\n\q\", &mut out);
+        assert_eq!(out, "rm Aé\n\\q\\");
+    }
+
+    #[test]
+    fn unquoted_escapes_and_globs() {
+        let mut word = Word::default();
+        unescape_unquoted(r"\rm\ a\*b*", &mut word);
+        assert_eq!(word.text, "rm a*b*");
+        assert!(word.glob);
+    }
+}

@@ -1,0 +1,3 @@
+//! Integration suites, one module per user-facing area.
+
+mod policy_cli;

@@ -1,0 +1,89 @@
+//! Fixtures shared by the integration suites.
+//!
+//! Tests never change their own process environment: everything the child needs is set on the
+//! child's `Command`, starting from a cleared environment so the developer's own `OPSAI_*`,
+//! `CLICOLOR_FORCE` or `~/.opsai` cannot leak into a test.
+
+use std::path::{Path, PathBuf};
+
+use tempfile::TempDir;
+
+/// Variables passed through from the test process: what a child needs to start at all, and
+/// what coverage or debugging tools rely on. Everything else is cleared.
+const PASS_THROUGH: &[&str] = &[
+    "PATH",
+    "TMPDIR",
+    "LANG",
+    "LC_ALL",
+    "RUST_BACKTRACE",
+    "LLVM_PROFILE_FILE",
+];
+
+/// A private `OPSAI_HOME` and `HOME` for one test, removed when the value is dropped.
+pub struct TestEnv {
+    opsai_home: TempDir,
+    user_home: TempDir,
+}
+
+impl TestEnv {
+    pub fn new() -> Self {
+        Self {
+            opsai_home: tempfile::Builder::new()
+                .prefix("opsai-home-")
+                .tempdir()
+                .expect("create a temporary OPSAI_HOME"),
+            user_home: tempfile::Builder::new()
+                .prefix("opsai-user-")
+                .tempdir()
+                .expect("create a temporary HOME"),
+        }
+    }
+
+    /// `$OPSAI_HOME` as the child sees it.
+    pub fn opsai_home(&self) -> &Path {
+        self.opsai_home.path()
+    }
+
+    /// `$HOME` as the child sees it (never the developer's real home).
+    pub fn user_home(&self) -> &Path {
+        self.user_home.path()
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.opsai_home().join("config.json")
+    }
+
+    /// The `opsai` binary with a clean environment: `OPSAI_HOME` and `HOME` pointing at this
+    /// test's directories and `NO_COLOR=1`. Remove or override variables on the result.
+    pub fn cmd(&self) -> assert_cmd::Command {
+        let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_opsai"));
+        cmd.env_clear();
+        for name in PASS_THROUGH {
+            if let Some(value) = std::env::var_os(name) {
+                cmd.env(name, value);
+            }
+        }
+        cmd.env("OPSAI_HOME", self.opsai_home())
+            .env("HOME", self.user_home())
+            .env("NO_COLOR", "1")
+            .current_dir(self.user_home());
+        cmd
+    }
+
+    /// Writes `$OPSAI_HOME/config.json` verbatim (no reformatting, so tests can compare bytes).
+    pub fn write_config(&self, json: &str) {
+        std::fs::write(self.config_path(), json).expect("write config.json");
+    }
+
+    /// Names of the entries directly inside `dir`, sorted; empty for a missing directory.
+    pub fn entries(dir: &Path) -> Vec<String> {
+        let Ok(read) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut names: Vec<String> = read
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
