@@ -216,22 +216,20 @@ impl<'c> Engine<'c> {
                 }
             }
             printed.extend(here.iter().filter_map(|l| l.prints.clone()));
-            if downloaded {
-                if let Some(leaf) = here.iter().find(|l| l.runs_stdin_code) {
-                    let verdict = Verdict::high(format!(
-                        "runs code downloaded from the network (piped into {})",
-                        leaf.name
-                    ));
-                    self.add(subject, &verdict);
-                }
+            if downloaded && let Some(leaf) = here.iter().find(|l| l.runs_stdin_code) {
+                let verdict = Verdict::high(format!(
+                    "runs code downloaded from the network (piped into {})",
+                    leaf.name
+                ));
+                self.add(subject, &verdict);
             }
-            if position > 0 {
-                if let Some(leaf) = here.iter().find(|l| l.sends_stdin) {
-                    self.add(
-                        subject,
-                        &Verdict::high(format!("sends piped data off the host ({})", leaf.name)),
-                    );
-                }
+            if position > 0
+                && let Some(leaf) = here.iter().find(|l| l.sends_stdin)
+            {
+                self.add(
+                    subject,
+                    &Verdict::high(format!("sends piped data off the host ({})", leaf.name)),
+                );
             }
             downloaded |= here.iter().any(|l| l.downloads);
         }
@@ -273,21 +271,20 @@ impl<'c> Engine<'c> {
             .any(|r| r.heredoc.is_some() || r.op == "<<<");
         let mut leaves = Vec::new();
         if let Some(first) = cmd.words.first() {
-            if first.text == "unset" {
-                if let Some(var) = cmd
+            if first.text == "unset"
+                && let Some(var) = cmd
                     .words
                     .iter()
                     .skip(1)
                     .find(|w| HISTORY_VARIABLES.contains(&w.text.as_str()))
-                {
-                    self.add(
-                        &cmd.source,
-                        &Verdict::high(format!(
-                            "unsets {}, which switches off shell history",
-                            var.text
-                        )),
-                    );
-                }
+            {
+                self.add(
+                    &cmd.source,
+                    &Verdict::high(format!(
+                        "unsets {}, which switches off shell history",
+                        var.text
+                    )),
+                );
             }
             let mut entries = Vec::new();
             let mut codes = Vec::new();
@@ -314,29 +311,22 @@ impl<'c> Engine<'c> {
                     })
                 });
             }
-            if code_runner_input {
-                if let Some(leaf) = leaves.last() {
-                    if rules::runs_code(&leaf.name) && rules::is_shell(&leaf.name) {
-                        for redirect in &cmd.redirects {
-                            if let Some(body) =
-                                redirect.heredoc.as_ref().or(if redirect.op == "<<<" {
-                                    redirect.target.as_ref()
-                                } else {
-                                    None
-                                })
-                            {
-                                codes.push(body.clone());
-                            }
+            if code_runner_input && let Some(leaf) = leaves.last() {
+                if rules::runs_code(&leaf.name) && rules::is_shell(&leaf.name) {
+                    for redirect in &cmd.redirects {
+                        if let Some(body) = redirect.heredoc.as_ref().or(if redirect.op == "<<<" {
+                            redirect.target.as_ref()
+                        } else {
+                            None
+                        }) {
+                            codes.push(body.clone());
                         }
-                    } else if rules::runs_code(&leaf.name) {
-                        entries.push(Entry {
-                            argv: vec![leaf.name.clone()],
-                            verdict: Verdict::medium(format!(
-                                "runs an inline {} script",
-                                leaf.name
-                            )),
-                        });
                     }
+                } else if rules::runs_code(&leaf.name) {
+                    entries.push(Entry {
+                        argv: vec![leaf.name.clone()],
+                        verdict: Verdict::medium(format!("runs an inline {} script", leaf.name)),
+                    });
                 }
             }
             self.apply_user_rules(cmd, &mut entries);
@@ -521,10 +511,10 @@ impl<'c> Engine<'c> {
                 });
             }
         }
-        if inv.name == "printenv" {
-            if let Some(name) = inv.texts().find(|t| paths::secret_variable(t)) {
-                verdict = verdict.max(Verdict::high(format!("prints the secret variable {name}")));
-            }
+        if inv.name == "printenv"
+            && let Some(name) = inv.texts().find(|t| paths::secret_variable(t))
+        {
+            verdict = verdict.max(Verdict::high(format!("prints the secret variable {name}")));
         }
         if rules::runs_code(inv.name)
             && inv
@@ -641,10 +631,10 @@ impl<'c> Engine<'c> {
             return;
         }
         for entry in entries.iter_mut() {
-            if let Some(rule) = config.allowed(&entry.argv) {
-                if entry.verdict.risk < Risk::High || rule.names_exactly(&entry.argv) {
-                    entry.verdict = allowed_verdict(rule);
-                }
+            if let Some(rule) = config.allowed(&entry.argv)
+                && (entry.verdict.risk < Risk::High || rule.names_exactly(&entry.argv))
+            {
+                entry.verdict = allowed_verdict(rule);
             }
         }
     }

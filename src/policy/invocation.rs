@@ -58,17 +58,16 @@ impl<'a> Invocation<'a> {
                 if key.len() >= 2 && long.strip_prefix("--").is_some_and(|l| l.starts_with(key)) {
                     return value.or_else(|| texts.get(i + 1).copied());
                 }
-            } else if let (Some(flag), Some(rest)) = (short, text.strip_prefix('-')) {
-                if let Some(pos) = rest.find(flag) {
-                    if rest[..pos].chars().all(|c| c.is_ascii_alphabetic()) {
-                        let value = &rest[pos + flag.len_utf8()..];
-                        return if value.is_empty() {
-                            texts.get(i + 1).copied()
-                        } else {
-                            Some(value)
-                        };
-                    }
-                }
+            } else if let (Some(flag), Some(rest)) = (short, text.strip_prefix('-'))
+                && let Some(pos) = rest.find(flag)
+                && rest[..pos].chars().all(|c| c.is_ascii_alphabetic())
+            {
+                let value = &rest[pos + flag.len_utf8()..];
+                return if value.is_empty() {
+                    texts.get(i + 1).copied()
+                } else {
+                    Some(value)
+                };
             }
         }
         None

@@ -526,10 +526,10 @@ static INDEX: LazyLock<HashMap<&'static str, &'static Rule>> = LazyLock::new(|| 
 
 /// Families named by prefix (`mkfs.ext4`, `python3.12`, `pip3.11`).
 fn family(name: &str) -> Option<&'static str> {
-    if let Some((base, _)) = name.split_once('.') {
-        if matches!(base, "mkfs" | "fsck" | "mount" | "umount") {
-            return INDEX.get_key_value(base).map(|(k, _)| *k);
-        }
+    if let Some((base, _)) = name.split_once('.')
+        && matches!(base, "mkfs" | "fsck" | "mount" | "umount")
+    {
+        return INDEX.get_key_value(base).map(|(k, _)| *k);
     }
     let trimmed = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
     (trimmed != name)

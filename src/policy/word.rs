@@ -113,16 +113,15 @@ impl Walker<'_> {
 
     fn first_variable(&self, node: Node) -> Option<String> {
         let mut cursor = node.walk();
-        let found = node
-            .named_children(&mut cursor)
+
+        node.named_children(&mut cursor)
             .find_map(|child| match child.kind() {
                 "variable_name" | "special_variable_name" => Some(self.text(child).to_owned()),
                 "subscript" => child
                     .child_by_field_name("name")
                     .map(|name| self.text(name).to_owned()),
                 _ => None,
-            });
-        found
+            })
     }
 
     /// `$HOME` or `${HOME}`, not `${HOME:-/x}` or `${HOME#/}`.

@@ -86,7 +86,7 @@ pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     {
         return Verdict::high("force-removes containers or images").into();
     }
-    if sub == "prune" || (group == "system" && sub == "prune") {
+    if sub == "prune" {
         return Verdict::high("deletes all unused containers, images, networks or volumes").into();
     }
     if group == "volume" && (sub == "rm" || sub == "remove") {
@@ -335,9 +335,7 @@ pub fn terraform<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     };
     let rest = inv.after(index);
     let second = rest.subcommand(&[]).map(|(_, s)| s).unwrap_or("");
-    if sub == "destroy"
-        || (sub == "apply" || sub == "plan") && rest.has_word(&["-destroy"]) && sub == "apply"
-    {
+    if sub == "destroy" || sub == "apply" && rest.has_word(&["-destroy"]) {
         return Verdict::high("destroys infrastructure").into();
     }
     if sub == "state" && matches!(second, "rm" | "push" | "replace-provider")

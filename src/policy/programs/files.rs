@@ -83,10 +83,10 @@ pub fn create<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let mut targets: Vec<&Word> = inv.positionals();
     if inv.name == "truncate" {
         // `truncate -s 0 f`: the size is the value of -s, not a file.
-        if let Some(size) = inv.value_of(Some('s'), "--size") {
-            if let Some(pos) = targets.iter().position(|t| t.text == size) {
-                targets.remove(pos);
-            }
+        if let Some(size) = inv.value_of(Some('s'), "--size")
+            && let Some(pos) = targets.iter().position(|t| t.text == size)
+        {
+            targets.remove(pos);
         }
     }
     let written: Vec<&Word> = targets

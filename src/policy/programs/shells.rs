@@ -160,7 +160,7 @@ fn looks_like_reverse_shell(code: &str) -> bool {
 pub fn reads_code_from_stdin(name: &str, args: &[Word]) -> bool {
     let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
     if crate::policy::rules::is_shell(name) {
-        if texts.iter().any(|t| *t == "-s") {
+        if texts.contains(&"-s") {
             return true;
         }
         let first = skip_options(args, &["-o", "+o", "-O", "+O", "--rcfile", "--init-file"]);
@@ -205,11 +205,11 @@ pub fn eval<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 /// `sudo`, `doas`, `pkexec`, `run0`, `su`: at least Medium, and the command they run counts too.
 pub fn sudo<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.name == "su" {
-        if let Some(pos) = inv.texts().position(|t| t == "-c" || t == "--command") {
-            if let Some(code) = inv.args.get(pos + 1) {
-                return Outcome::from(Verdict::medium("runs as another user"))
-                    .then(Nested::Code(code.clone()));
-            }
+        if let Some(pos) = inv.texts().position(|t| t == "-c" || t == "--command")
+            && let Some(code) = inv.args.get(pos + 1)
+        {
+            return Outcome::from(Verdict::medium("runs as another user"))
+                .then(Nested::Code(code.clone()));
         }
         return Verdict::medium("opens a shell as another user").into();
     }
@@ -456,10 +456,10 @@ fn watch<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 fn flock<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    if let Some(pos) = inv.texts().position(|t| t == "-c" || t == "--command") {
-        if let Some(code) = inv.args.get(pos + 1) {
-            return Outcome::from(Verdict::SAFE).then(Nested::Code(code.clone()));
-        }
+    if let Some(pos) = inv.texts().position(|t| t == "-c" || t == "--command")
+        && let Some(code) = inv.args.get(pos + 1)
+    {
+        return Outcome::from(Verdict::SAFE).then(Nested::Code(code.clone()));
     }
     let start = skip_options(
         inv.args,

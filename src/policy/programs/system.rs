@@ -351,10 +351,12 @@ pub fn systemctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             | "freeze"
     ) {
         let units = inv.after(index).positionals();
-        if let Some(reason) = units.iter().find_map(|u| critical_unit(&u.text)) {
-            if sub != "restart" && sub != "try-restart" && sub != "reload-or-restart" {
-                return Verdict::high(reason).into();
-            }
+        if let Some(reason) = units.iter().find_map(|u| critical_unit(&u.text))
+            && sub != "restart"
+            && sub != "try-restart"
+            && sub != "reload-or-restart"
+        {
+            return Verdict::high(reason).into();
         }
     }
     by_subcommand(sub, SAFE, HIGH, "changes a service").into()
@@ -370,10 +372,10 @@ pub fn service<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     {
         return Verdict::SAFE.into();
     }
-    if action == "stop" {
-        if let Some(reason) = critical_unit(unit) {
-            return Verdict::high(reason).into();
-        }
+    if action == "stop"
+        && let Some(reason) = critical_unit(unit)
+    {
+        return Verdict::high(reason).into();
     }
     Verdict::medium("changes a service").into()
 }

@@ -116,7 +116,7 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "checkout" | "switch" if has('f', "--force") || rest.has_long("--discard-changes") => {
             Verdict::high("discards uncommitted changes")
         }
-        "checkout" if rest.texts().any(|t| t == "--") || positional.iter().any(|p| *p == ".") => {
+        "checkout" if rest.texts().any(|t| t == "--") || positional.contains(&".") => {
             Verdict::high("discards uncommitted changes to files")
         }
         "restore"
