@@ -19,16 +19,12 @@ pub struct Paths {
 impl Paths {
     pub fn from_env() -> anyhow::Result<Self> {
         if let Some(home) = std::env::var_os("OPSAI_HOME").filter(|h| !h.is_empty()) {
-            return Ok(Self {
-                home: PathBuf::from(home),
-            });
+            return Ok(Self { home: PathBuf::from(home) });
         }
-        let user_home = std::env::var_os("HOME").filter(|h| !h.is_empty()).context(
-            "neither OPSAI_HOME nor HOME is set; set OPSAI_HOME to a directory opsai may use",
-        )?;
-        Ok(Self {
-            home: PathBuf::from(user_home).join(".opsai"),
-        })
+        let user_home = std::env::var_os("HOME")
+            .filter(|h| !h.is_empty())
+            .context("neither OPSAI_HOME nor HOME is set; set OPSAI_HOME to a directory opsai may use")?;
+        Ok(Self { home: PathBuf::from(user_home).join(".opsai") })
     }
 
     pub fn config_file(&self) -> PathBuf {
@@ -42,10 +38,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Policy(PolicyCommand::Check(args))) => policy_check(&args),
         None => {
             let mut err = std::io::stderr();
-            writeln!(
-                err,
-                "opsai: the agent is not built yet; try `opsai policy check '<command>'`"
-            )?;
+            writeln!(err, "opsai: the agent is not built yet; try `opsai policy check '<command>'`")?;
             Ok(2)
         }
     }
@@ -69,10 +62,7 @@ fn policy_check(args: &PolicyCheckArgs) -> anyhow::Result<u8> {
 
 /// Exit code for an error that reached the binary's edge (DESIGN §3).
 pub fn exit_code_for(err: &anyhow::Error) -> u8 {
-    if err
-        .chain()
-        .any(|cause| cause.downcast_ref::<ConfigError>().is_some())
-    {
+    if err.chain().any(|cause| cause.downcast_ref::<ConfigError>().is_some()) {
         return 2;
     }
     1
@@ -81,8 +71,6 @@ pub fn exit_code_for(err: &anyhow::Error) -> u8 {
 /// A closed stdout (`opsai policy check x | head -0`) is not an error worth a message.
 pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
     err.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
     })
 }

@@ -10,19 +10,9 @@ use crate::policy::{PolicyConfig, RuleError};
 #[derive(Debug, Error)]
 pub enum ConfigError {
     #[error("cannot read {path}: {source}")]
-    Read {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error(
-        "{path}:{line}:{column}: not valid JSON ({message}); fix the file or move it away to start from defaults"
-    )]
-    Syntax {
-        path: PathBuf,
-        line: usize,
-        column: usize,
-        message: String,
-    },
+    Read { path: PathBuf, source: std::io::Error },
+    #[error("{path}:{line}:{column}: not valid JSON ({message}); fix the file or move it away to start from defaults")]
+    Syntax { path: PathBuf, line: usize, column: usize, message: String },
     #[error("{path}: {source}; fix or remove that rule")]
     Rule { path: PathBuf, source: RuleError },
 }
@@ -35,25 +25,15 @@ pub fn load_policy(path: &Path) -> Result<PolicyConfig, ConfigError> {
             return Ok(PolicyConfig::default());
         }
         Err(source) => {
-            return Err(ConfigError::Read {
-                path: path.to_owned(),
-                source,
-            });
+            return Err(ConfigError::Read { path: path.to_owned(), source });
         }
     };
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|err| ConfigError::Syntax {
-            path: path.to_owned(),
-            line: err.line(),
-            column: err.column(),
-            message: err.to_string(),
-        })?;
-    let safety = value
-        .get("safety")
-        .cloned()
-        .unwrap_or(serde_json::Value::Null);
-    PolicyConfig::from_json(&safety).map_err(|source| ConfigError::Rule {
+    let value: serde_json::Value = serde_json::from_str(&text).map_err(|err| ConfigError::Syntax {
         path: path.to_owned(),
-        source,
-    })
+        line: err.line(),
+        column: err.column(),
+        message: err.to_string(),
+    })?;
+    let safety = value.get("safety").cloned().unwrap_or(serde_json::Value::Null);
+    PolicyConfig::from_json(&safety).map_err(|source| ConfigError::Rule { path: path.to_owned(), source })
 }

@@ -5,9 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 /// How dangerous a command is. Ordered, so the risk of a compound command is the maximum of its parts.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Risk {
     /// Known read-only program with read-only arguments: may run without asking.

@@ -27,11 +27,7 @@ impl<'a> Invocation<'a> {
     pub fn has_short(&self, flag: char) -> bool {
         self.option_words().any(|text| {
             text.strip_prefix('-').is_some_and(|rest| {
-                !rest.starts_with('-')
-                    && rest
-                        .chars()
-                        .take_while(|c| c.is_ascii_alphanumeric())
-                        .any(|c| c == flag)
+                !rest.starts_with('-') && rest.chars().take_while(|c| c.is_ascii_alphanumeric()).any(|c| c == flag)
             })
         })
     }
@@ -52,9 +48,7 @@ impl<'a> Invocation<'a> {
         let texts: Vec<&'a str> = self.option_words().collect();
         for (i, text) in texts.iter().enumerate() {
             if let Some(rest) = text.strip_prefix("--") {
-                let (key, value) = rest
-                    .split_once('=')
-                    .map_or((rest, None), |(k, v)| (k, Some(v)));
+                let (key, value) = rest.split_once('=').map_or((rest, None), |(k, v)| (k, Some(v)));
                 if key.len() >= 2 && long.strip_prefix("--").is_some_and(|l| l.starts_with(key)) {
                     return value.or_else(|| texts.get(i + 1).copied());
                 }
@@ -63,11 +57,7 @@ impl<'a> Invocation<'a> {
                 && rest[..pos].chars().all(|c| c.is_ascii_alphabetic())
             {
                 let value = &rest[pos + flag.len_utf8()..];
-                return if value.is_empty() {
-                    texts.get(i + 1).copied()
-                } else {
-                    Some(value)
-                };
+                return if value.is_empty() { texts.get(i + 1).copied() } else { Some(value) };
             }
         }
         None
@@ -108,11 +98,7 @@ impl<'a> Invocation<'a> {
 
     /// The invocation of the same program starting after argument `index` (for subcommands).
     pub fn after(&self, index: usize) -> Invocation<'a> {
-        Invocation {
-            name: self.name,
-            args: self.args.get(index + 1..).unwrap_or(&[]),
-            bulk: self.bulk,
-        }
+        Invocation { name: self.name, args: self.args.get(index + 1..).unwrap_or(&[]), bulk: self.bulk }
     }
 
     pub fn any_dynamic(&self) -> bool {
@@ -143,28 +129,14 @@ mod tests {
     #[test]
     fn reads_options() {
         let args = words("-rf --forc --output=x -o y -- -z");
-        let inv = Invocation {
-            name: "t",
-            args: &args,
-            bulk: false,
-        };
+        let inv = Invocation { name: "t", args: &args, bulk: false };
         assert!(inv.has_short('r') && inv.has_short('f') && !inv.has_short('z'));
         assert!(inv.has_long("--force") && !inv.has_long("--format"));
         assert_eq!(inv.value_of(Some('o'), "--output"), Some("x"));
         // `y` is the value of `-o`, which only the program knows; positionals cannot tell.
-        assert_eq!(
-            inv.positionals()
-                .iter()
-                .map(|w| w.text.as_str())
-                .collect::<Vec<_>>(),
-            ["y", "-z"]
-        );
+        assert_eq!(inv.positionals().iter().map(|w| w.text.as_str()).collect::<Vec<_>>(), ["y", "-z"]);
         let args = words("-C dir log -p");
-        let inv = Invocation {
-            name: "git",
-            args: &args,
-            bulk: false,
-        };
+        let inv = Invocation { name: "git", args: &args, bulk: false };
         assert_eq!(inv.subcommand(&["-C"]), Some((2, "log")));
         assert_eq!(inv.after(2).texts().collect::<Vec<_>>(), ["-p"]);
     }

@@ -21,6 +21,8 @@ mod word;
 
 #[cfg(test)]
 mod table_tests;
+#[cfg(test)]
+mod tests;
 
 pub use rules::PROGRAMS;
 pub use sanitize::{Sanitized, sanitize};
@@ -37,10 +39,7 @@ pub fn assess(command: &str, config: &PolicyConfig) -> Assessment {
     if clean.changed() {
         engine.findings.push(engine::Finding {
             risk: Risk::Medium,
-            text: format!(
-                "input changed by the sanitizer: removed {}",
-                clean.removed.join(", ")
-            ),
+            text: format!("input changed by the sanitizer: removed {}", clean.removed.join(", ")),
         });
     }
     if clean.text.len() > MAX_COMMAND_BYTES {
@@ -51,12 +50,7 @@ pub fn assess(command: &str, config: &PolicyConfig) -> Assessment {
     } else {
         engine.script(&parse::parse(&clean.text), 0);
     }
-    let risk = engine
-        .findings
-        .iter()
-        .map(|f| f.risk)
-        .max()
-        .unwrap_or(Risk::Safe);
+    let risk = engine.findings.iter().map(|f| f.risk).max().unwrap_or(Risk::Safe);
     let decision = if engine.denied {
         Decision::Deny
     } else if risk == Risk::Safe {

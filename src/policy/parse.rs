@@ -13,9 +13,7 @@ use tree_sitter::{Node, Parser};
 use super::word::Word;
 
 /// Reserved words that cannot start a command; the grammar accepts some of them as names.
-const RESERVED: &[&str] = &[
-    "fi", "then", "else", "elif", "done", "do", "esac", "in", "}", "]]",
-];
+const RESERVED: &[&str] = &["fi", "then", "else", "elif", "done", "do", "esac", "in", "}", "]]"];
 
 /// Nesting deeper than this is refused rather than walked (a stack-overflow guard).
 const MAX_DEPTH: usize = 48;
@@ -75,10 +73,7 @@ pub fn parse(source: &str) -> Script {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
             let mut parser = Parser::new();
-            if parser
-                .set_language(&tree_sitter_bash::LANGUAGE.into())
-                .is_err()
-            {
+            if parser.set_language(&tree_sitter_bash::LANGUAGE.into()).is_err() {
                 return failed("the bash grammar could not be loaded");
             }
             *slot = Some(parser);
@@ -89,26 +84,17 @@ pub fn parse(source: &str) -> Script {
         let Some(tree) = parser.parse(source, None) else {
             return failed("the parser gave up");
         };
-        let mut walker = Walker {
-            src: source,
-            depth: 0,
-            script: Script::default(),
-        };
+        let mut walker = Walker { src: source, depth: 0, script: Script::default() };
         walker.statements(tree.root_node());
         if tree.root_node().has_error() && walker.script.errors.is_empty() {
-            walker.error(
-                "the command is incomplete (an unclosed quote, bracket or substitution)".into(),
-            );
+            walker.error("the command is incomplete (an unclosed quote, bracket or substitution)".into());
         }
         walker.script
     })
 }
 
 fn failed(why: &str) -> Script {
-    Script {
-        errors: vec![why.to_owned()],
-        ..Script::default()
-    }
+    Script { errors: vec![why.to_owned()], ..Script::default() }
 }
 
 /// Walks one tree, filling one `Script`. Substitutions get a fresh walker on the same source.
@@ -125,11 +111,7 @@ impl<'a> Walker<'a> {
 
     /// The commands inside a `$(…)`, backticks or `<(…)`, as a script of their own.
     pub(super) fn script_of(&mut self, node: Node) -> Script {
-        let mut inner = Walker {
-            src: self.src,
-            depth: self.depth + 1,
-            script: Script::default(),
-        };
+        let mut inner = Walker { src: self.src, depth: self.depth + 1, script: Script::default() };
         inner.statements(node);
         inner.script
     }
@@ -168,10 +150,7 @@ impl<'a> Walker<'a> {
             "declaration_command" | "unset_command" => self.declaration(node),
             "variable_assignment" | "variable_assignments" => self.assignments_only(node),
             "test_command" => {
-                let mut cmd = SimpleCommand {
-                    source: self.text(node).to_owned(),
-                    ..SimpleCommand::default()
-                };
+                let mut cmd = SimpleCommand { source: self.text(node).to_owned(), ..SimpleCommand::default() };
                 let mut test = Word::literal("[[");
                 self.collect_subs_into(node, &mut test);
                 cmd.words.push(test);
@@ -180,10 +159,7 @@ impl<'a> Walker<'a> {
             "pipeline" => self.pipeline(node),
             "redirected_statement" => self.redirected(node),
             "function_definition" => {
-                let name = node
-                    .child_by_field_name("name")
-                    .map(|n| self.text(n).to_owned())
-                    .unwrap_or_default();
+                let name = node.child_by_field_name("name").map(|n| self.text(n).to_owned()).unwrap_or_default();
                 let start = self.script.commands.len();
                 if let Some(body) = node.child_by_field_name("body") {
                     self.statement(body);
@@ -252,17 +228,13 @@ impl<'a> Walker<'a> {
     fn adopt(&mut self, sub: Script) {
         let offset = self.script.commands.len();
         self.script.commands.extend(sub.commands);
-        self.script
-            .pipelines
-            .extend(sub.pipelines.into_iter().map(|p| {
-                p.into_iter()
-                    .map(|stage| stage.into_iter().map(|i| i + offset).collect())
-                    .collect()
-            }));
-        self.script.functions.extend(
-            sub.functions
+        self.script.pipelines.extend(
+            sub.pipelines
                 .into_iter()
-                .map(|(name, body)| (name, body.into_iter().map(|i| i + offset).collect())),
+                .map(|p| p.into_iter().map(|stage| stage.into_iter().map(|i| i + offset).collect()).collect()),
+        );
+        self.script.functions.extend(
+            sub.functions.into_iter().map(|(name, body)| (name, body.into_iter().map(|i| i + offset).collect())),
         );
         self.script.redirects.extend(sub.redirects);
         self.script.errors.extend(sub.errors);
@@ -273,31 +245,19 @@ impl<'a> Walker<'a> {
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
             match child.kind() {
-                "command_substitution" | "process_substitution" => {
-                    holder.subs.push(self.script_of(child))
-                }
+                "command_substitution" | "process_substitution" => holder.subs.push(self.script_of(child)),
                 _ => self.collect_subs_into(child, holder),
             }
         }
     }
 
     fn command(&mut self, node: Node) {
-        let mut cmd = SimpleCommand {
-            source: self.text(node).to_owned(),
-            ..SimpleCommand::default()
-        };
+        let mut cmd = SimpleCommand { source: self.text(node).to_owned(), ..SimpleCommand::default() };
         let mut cursor = node.walk();
         let children: Vec<(Option<&str>, Node)> = node
             .children(&mut cursor)
             .enumerate()
-            .map(|(i, child)| {
-                (
-                    u32::try_from(i)
-                        .ok()
-                        .and_then(|i| node.field_name_for_child(i)),
-                    child,
-                )
-            })
+            .map(|(i, child)| (u32::try_from(i).ok().and_then(|i| node.field_name_for_child(i)), child))
             .filter(|(_, child)| child.is_named())
             .collect();
         for (field, child) in children {
@@ -331,26 +291,15 @@ impl<'a> Walker<'a> {
     }
 
     fn declaration(&mut self, node: Node) {
-        let mut cmd = SimpleCommand {
-            source: self.text(node).to_owned(),
-            ..SimpleCommand::default()
-        };
-        let keyword = self
-            .text(node)
-            .split_whitespace()
-            .next()
-            .unwrap_or("export")
-            .to_owned();
+        let mut cmd = SimpleCommand { source: self.text(node).to_owned(), ..SimpleCommand::default() };
+        let keyword = self.text(node).split_whitespace().next().unwrap_or("export").to_owned();
         cmd.words.push(Word::literal(keyword));
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
             if child.kind() == "variable_assignment" {
                 if let Some(assignment) = self.assignment(child) {
-                    cmd.words.push(Word::literal(format!(
-                        "{}={}",
-                        assignment.name, assignment.value.text
-                    )));
+                    cmd.words.push(Word::literal(format!("{}={}", assignment.name, assignment.value.text)));
                     cmd.assignments.push(assignment);
                 }
             } else {
@@ -362,10 +311,7 @@ impl<'a> Walker<'a> {
     }
 
     fn assignments_only(&mut self, node: Node) {
-        let mut cmd = SimpleCommand {
-            source: self.text(node).to_owned(),
-            ..SimpleCommand::default()
-        };
+        let mut cmd = SimpleCommand { source: self.text(node).to_owned(), ..SimpleCommand::default() };
         if node.kind() == "variable_assignment" {
             cmd.assignments.extend(self.assignment(node));
         } else {
@@ -379,13 +325,8 @@ impl<'a> Walker<'a> {
     }
 
     fn assignment(&mut self, node: Node) -> Option<Assignment> {
-        let name = node
-            .child_by_field_name("name")
-            .map(|n| self.text(n).to_owned())?;
-        let value = node
-            .child_by_field_name("value")
-            .map(|v| self.word(v))
-            .unwrap_or_default();
+        let name = node.child_by_field_name("name").map(|n| self.text(n).to_owned())?;
+        let value = node.child_by_field_name("value").map(|v| self.word(v)).unwrap_or_default();
         Some(Assignment { name, value })
     }
 
@@ -410,24 +351,19 @@ impl<'a> Walker<'a> {
         let mut redirects = Vec::new();
         let mut continuation = Vec::new();
         let mut cursor = node.walk();
-        let children: Vec<Node> = node
-            .children_by_field_name("redirect", &mut cursor)
-            .collect();
+        let children: Vec<Node> = node.children_by_field_name("redirect", &mut cursor).collect();
         for child in children {
             continuation.extend(self.redirect(child, &mut redirects));
         }
         // A plain command keeps its own redirections; a compound statement's go to the script.
-        let body_is_command =
-            body.is_some_and(|b| b.kind() == "command") && self.script.commands.len() == start + 1;
+        let body_is_command = body.is_some_and(|b| b.kind() == "command") && self.script.commands.len() == start + 1;
         match self.script.commands.get_mut(start) {
             Some(cmd) if body_is_command => cmd.redirects.extend(redirects),
             _ => self.script.redirects.extend(redirects),
         }
         // `cat <<EOF | sh`: the grammar hangs the rest of the pipeline off the here-document.
         for next in continuation {
-            let first: Vec<usize> = (start..start + 1)
-                .filter(|i| *i < self.script.commands.len())
-                .collect();
+            let first: Vec<usize> = (start..start + 1).filter(|i| *i < self.script.commands.len()).collect();
             if next.kind() == "pipeline" {
                 let mut stages = vec![first];
                 let mut cursor = next.walk();
@@ -447,9 +383,7 @@ impl<'a> Walker<'a> {
     /// Adds the redirection(s) of `node` to `out`; returns statements the grammar nested inside it.
     fn redirect<'t>(&mut self, node: Node<'t>, out: &mut Vec<Redirect>) -> Vec<Node<'t>> {
         let mut continuation = Vec::new();
-        let fd = node
-            .child_by_field_name("descriptor")
-            .map(|d| self.text(d).to_owned());
+        let fd = node.child_by_field_name("descriptor").map(|d| self.text(d).to_owned());
         let mut op = String::new();
         let mut targets = Vec::new();
         let mut heredoc = None;
@@ -465,11 +399,7 @@ impl<'a> Walker<'a> {
             match child.kind() {
                 "file_descriptor" | "heredoc_start" | "heredoc_end" => {}
                 "heredoc_body" => {
-                    let mut body = Word {
-                        text: self.text(child).to_owned(),
-                        quoted: true,
-                        ..Word::default()
-                    };
+                    let mut body = Word { text: self.text(child).to_owned(), quoted: true, ..Word::default() };
                     self.collect_subs_into(child, &mut body);
                     body.dynamic = !body.subs.is_empty();
                     heredoc = Some(body);
@@ -479,32 +409,17 @@ impl<'a> Walker<'a> {
                 "file_redirect" | "herestring_redirect" | "heredoc_redirect" => {
                     continuation.extend(self.redirect(child, out));
                 }
-                "pipeline"
-                | "command"
-                | "list"
-                | "redirected_statement"
-                | "subshell"
-                | "compound_statement" => {
+                "pipeline" | "command" | "list" | "redirected_statement" | "subshell" | "compound_statement" => {
                     continuation.push(child);
                 }
                 _ => targets.push(self.word(child)),
             }
         }
         if node.kind() == "heredoc_redirect" || targets.is_empty() {
-            out.push(Redirect {
-                op,
-                fd,
-                target: targets.pop(),
-                heredoc,
-            });
+            out.push(Redirect { op, fd, target: targets.pop(), heredoc });
         } else {
             for target in targets {
-                out.push(Redirect {
-                    op: op.clone(),
-                    fd: fd.clone(),
-                    target: Some(target),
-                    heredoc: None,
-                });
+                out.push(Redirect { op: op.clone(), fd: fd.clone(), target: Some(target), heredoc: None });
             }
         }
         continuation

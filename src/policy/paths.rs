@@ -51,16 +51,8 @@ const SYSTEM_DIRS: &[&str] = &[
     "/Library",
 ];
 const DEVICE_DIRS: &[&str] = &["/dev", "/proc", "/sys"];
-const HARMLESS_DEVICES: &[&str] = &[
-    "/dev/null",
-    "/dev/stdout",
-    "/dev/stderr",
-    "/dev/stdin",
-    "/dev/tty",
-    "/dev/zero",
-    "/dev/random",
-    "/dev/urandom",
-];
+const HARMLESS_DEVICES: &[&str] =
+    &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero", "/dev/random", "/dev/urandom"];
 const SHELL_RC: &[&str] = &[
     ".bashrc",
     ".bash_profile",
@@ -79,14 +71,7 @@ const SHELL_RC: &[&str] = &[
     "config.fish",
     ".envrc",
 ];
-const HISTORY: &[&str] = &[
-    ".bash_history",
-    ".zsh_history",
-    ".history",
-    "fish_history",
-    ".python_history",
-    ".lesshst",
-];
+const HISTORY: &[&str] = &[".bash_history", ".zsh_history", ".history", "fish_history", ".python_history", ".lesshst"];
 
 /// Collapses `.`, `..` and repeated slashes lexically: `/tmp/../etc//passwd` → `/etc/passwd`.
 /// `$HOME` has already become `~` in words.
@@ -124,10 +109,7 @@ pub fn normalize(path: &str) -> String {
 }
 
 fn under(path: &str, dir: &str) -> bool {
-    path == dir
-        || path
-            .strip_prefix(dir)
-            .is_some_and(|rest| rest.starts_with('/'))
+    path == dir || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Classifies a path that is about to be written, truncated, deleted or re-permissioned.
@@ -163,30 +145,11 @@ pub fn secret(raw: &str) -> bool {
     let path = normalize(raw);
     let base = path.rsplit('/').next().unwrap_or(&path);
     let lower = base.to_ascii_lowercase();
-    let private_key_name = [
-        "id_rsa",
-        "id_dsa",
-        "id_ecdsa",
-        "id_ed25519",
-        "id_ecdsa_sk",
-        "id_ed25519_sk",
-    ]
-    .iter()
-    .any(|key| lower == *key);
-    let key_extension = [
-        ".pem",
-        ".key",
-        ".p12",
-        ".pfx",
-        ".jks",
-        ".keystore",
-        ".ppk",
-        ".asc",
-        ".gpg",
-        ".kdbx",
-    ]
-    .iter()
-    .any(|ext| lower.ends_with(ext))
+    let private_key_name =
+        ["id_rsa", "id_dsa", "id_ecdsa", "id_ed25519", "id_ecdsa_sk", "id_ed25519_sk"].iter().any(|key| lower == *key);
+    let key_extension = [".pem", ".key", ".p12", ".pfx", ".jks", ".keystore", ".ppk", ".asc", ".gpg", ".kdbx"]
+        .iter()
+        .any(|ext| lower.ends_with(ext))
         && !lower.ends_with(".pub.asc");
     let secret_file = [
         ".env",
@@ -214,21 +177,11 @@ pub fn secret(raw: &str) -> bool {
         ".htpasswd",
     ]
     .contains(&lower.as_str())
-        || (lower.starts_with(".env.")
-            && !lower.ends_with(".example")
-            && !lower.ends_with(".sample"));
-    let secret_dir = [
-        "~/.aws",
-        "~/.gnupg",
-        "~/.password-store",
-        "~/.config/gcloud",
-        "~/.azure",
-        "/etc/ssl/private",
-    ]
-    .iter()
-    .any(|dir| under(&path, dir));
-    let kube_or_docker =
-        path == "~/.kube/config" || path == "~/.docker/config.json" || base == "kubeconfig";
+        || (lower.starts_with(".env.") && !lower.ends_with(".example") && !lower.ends_with(".sample"));
+    let secret_dir = ["~/.aws", "~/.gnupg", "~/.password-store", "~/.config/gcloud", "~/.azure", "/etc/ssl/private"]
+        .iter()
+        .any(|dir| under(&path, dir));
+    let kube_or_docker = path == "~/.kube/config" || path == "~/.docker/config.json" || base == "kubeconfig";
     let ssh_private = under(&path, "~/.ssh")
         && !lower.ends_with(".pub")
         && !lower.starts_with("known_hosts")
@@ -241,17 +194,9 @@ pub fn secret(raw: &str) -> bool {
 /// Environment variable names whose values are secrets.
 pub fn secret_variable(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
-    [
-        "KEY",
-        "TOKEN",
-        "SECRET",
-        "PASSWORD",
-        "PASSWD",
-        "CREDENTIAL",
-        "PRIVATE",
-    ]
-    .iter()
-    .any(|marker| upper.contains(marker))
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"]
+        .iter()
+        .any(|marker| upper.contains(marker))
         && !matches!(upper.as_str(), "KEYMAP" | "SSH_AUTH_SOCK")
 }
 
@@ -286,24 +231,10 @@ mod tests {
 
     #[test]
     fn recognizes_secrets() {
-        for path in [
-            "~/.ssh/id_rsa",
-            "/etc/shadow",
-            "~/.aws/credentials",
-            ".env",
-            "server.key",
-            "~/.kube/config",
-        ] {
+        for path in ["~/.ssh/id_rsa", "/etc/shadow", "~/.aws/credentials", ".env", "server.key", "~/.kube/config"] {
             assert!(secret(path), "{path}");
         }
-        for path in [
-            "~/.ssh/id_rsa.pub",
-            "~/.ssh/known_hosts",
-            "/etc/passwd",
-            ".env.example",
-            "README.md",
-            "~/.ssh",
-        ] {
+        for path in ["~/.ssh/id_rsa.pub", "~/.ssh/known_hosts", "/etc/passwd", ".env.example", "README.md", "~/.ssh"] {
             assert!(!secret(path), "{path}");
         }
         assert!(secret_variable("AWS_SECRET_ACCESS_KEY"));

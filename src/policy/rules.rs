@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::invocation::Invocation;
-use super::programs::{cluster, files, net, shells, system, text, vcs};
+use super::programs::{cluster, files, net, packages, shells, system, text, vcs};
 use super::verdict::{Outcome, Verdict};
 use crate::protocol::Risk::{self, High, Medium};
 
@@ -39,11 +39,7 @@ pub enum Opt {
 }
 
 const fn veto(option: Opt, risk: Risk, reason: &'static str) -> Veto {
-    Veto {
-        option,
-        risk,
-        reason,
-    }
+    Veto { option, risk, reason }
 }
 
 use Opt::{Long, Short};
@@ -54,90 +50,20 @@ const RUNS_PROGRAM: &str = "an option that runs another program";
 /// name(s) → rule. Read top to bottom: safe readers, then writers, then the dangerous.
 pub static PROGRAMS: &[(&[&str], Rule)] = &[
     // ── Read-only: files, text, search ─────────────────────────────────────────────────────
+    (&["ls", "dir", "vdir", "tree", "exa", "eza", "pwd", "stat", "file", "du", "df", "realpath", "readlink"], ReadOnly),
+    (&["basename", "dirname", "pathchk", "cat", "tac", "head", "tail", "wc", "nl", "fold", "fmt", "column"], ReadOnly),
+    (&["paste", "join", "comm", "cut", "tr", "rev", "expand", "unexpand", "diff", "diff3", "cmp", "sdiff"], ReadOnly),
     (
-        &[
-            "ls", "dir", "vdir", "tree", "exa", "eza", "pwd", "stat", "file", "du", "df",
-            "realpath", "readlink",
-        ],
+        &["colordiff", "grep", "egrep", "fgrep", "zgrep", "zegrep", "zcat", "bzcat", "xzcat", "zstdcat", "zdiff"],
         ReadOnly,
     ),
+    (&["ag", "ack", "bat", "batcat", "jq", "gojq", "strings", "hexdump", "od", "base32", "base64", "basenc"], ReadOnly),
+    (&["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum"], ReadOnly),
+    (&["echo", "printf", "true", "false", "test", "[", "[[", ":", "seq", "yes", "sleep", "expr", "factor"], ReadOnly),
+    (&["numfmt", "which", "type", "whereis", "whatis", "apropos", "locate", "plocate", "mlocate", "help"], ReadOnly),
+    (&["cd", "pushd", "popd", "dirs", "read", "wait", "jobs", "shopt", "alias", "ulimit", "umask", "hash"], ReadOnly),
     (
-        &[
-            "basename", "dirname", "pathchk", "cat", "tac", "head", "tail", "wc", "nl", "fold",
-            "fmt", "column",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "paste", "join", "comm", "cut", "tr", "rev", "expand", "unexpand", "diff", "diff3",
-            "cmp", "sdiff",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "colordiff",
-            "grep",
-            "egrep",
-            "fgrep",
-            "zgrep",
-            "zegrep",
-            "zcat",
-            "bzcat",
-            "xzcat",
-            "zstdcat",
-            "zdiff",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "ag", "ack", "bat", "batcat", "jq", "gojq", "strings", "hexdump", "od", "base32",
-            "base64", "basenc",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "md5sum",
-            "sha1sum",
-            "sha224sum",
-            "sha256sum",
-            "sha384sum",
-            "sha512sum",
-            "b2sum",
-            "cksum",
-            "sum",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "echo", "printf", "true", "false", "test", "[", "[[", ":", "seq", "yes", "sleep",
-            "expr", "factor",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "numfmt", "which", "type", "whereis", "whatis", "apropos", "locate", "plocate",
-            "mlocate", "help",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "cd", "pushd", "popd", "dirs", "read", "wait", "jobs", "shopt", "alias", "ulimit",
-            "umask", "hash",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "declare", "local", "readonly", "typeset", "export", "unset", "getopts", "shift",
-            "let", "tput", "clear",
-        ],
+        &["declare", "local", "readonly", "typeset", "export", "unset", "getopts", "shift", "let", "tput", "clear"],
         ReadOnly,
     ),
     (&["less", "more", "most", "zless", "zmore"], ReadOnly),
@@ -145,16 +71,8 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
         &["rg"],
         ReadOnlyUnless(&[
             veto(Long("--pre"), Medium, RUNS_PROGRAM),
-            veto(
-                Short('z'),
-                Medium,
-                "--search-zip runs decompression programs",
-            ),
-            veto(
-                Long("--search-zip"),
-                Medium,
-                "--search-zip runs decompression programs",
-            ),
+            veto(Short('z'), Medium, "--search-zip runs decompression programs"),
+            veto(Long("--search-zip"), Medium, "--search-zip runs decompression programs"),
         ]),
     ),
     (
@@ -167,18 +85,8 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
             veto(Long("--preprocessor"), Medium, RUNS_PROGRAM),
         ]),
     ),
-    (
-        &["sort"],
-        ReadOnlyUnless(&[
-            veto(Short('o'), Medium, "writes its output to a file"),
-            veto(Long("--output"), Medium, "writes its output to a file"),
-            veto(Long("--compress-program"), Medium, RUNS_PROGRAM),
-        ]),
-    ),
-    (
-        &["xxd"],
-        ReadOnlyUnless(&[veto(Short('r'), Medium, "reverses a dump into a file")]),
-    ),
+    (&["sort"], Custom(files::sort)),
+    (&["xxd"], ReadOnlyUnless(&[veto(Short('r'), Medium, "reverses a dump into a file")])),
     (
         &["yq"],
         ReadOnlyUnless(&[
@@ -189,93 +97,26 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["uniq"], Custom(files::uniq)),
     (&["find"], Custom(files::find)),
     (&["sed", "gsed"], Custom(text::sed)),
-    (
-        &["awk", "gawk", "mawk", "nawk", "busybox-awk"],
-        Custom(text::awk),
-    ),
+    (&["awk", "gawk", "mawk", "nawk", "busybox-awk"], Custom(text::awk)),
     (&["tar", "bsdtar", "gtar"], Custom(files::tar)),
     (&["unzip"], Custom(files::unzip)),
     // ── Read-only: processes, system, network diagnostics ─────────────────────────────────
+    (&["ps", "pgrep", "pidof", "pstree", "top", "htop", "atop", "btop", "vmstat", "iostat", "mpstat"], ReadOnly),
+    (&["pidstat", "sar", "free", "uptime", "w", "who", "whoami", "id", "groups", "logname", "users", "last"], ReadOnly),
+    (&["lastlog", "uname", "arch", "nproc", "lscpu", "lsmem", "lspci", "lsusb", "lsmod", "lsblk", "blkid"], ReadOnly),
+    (&["findmnt", "lsns", "lsipc", "lslocks", "getconf", "getent", "hostid", "tty", "locale", "cal"], ReadOnly),
+    (&["printenv", "lsof", "ss", "netstat", "arp", "nslookup", "host", "dig", "drill", "whois"], ReadOnly),
+    (&["ping", "ping6", "traceroute", "traceroute6", "tracepath", "mtr", "sensors", "systemd-analyze"], ReadOnly),
+    (&["nm", "objdump", "readelf", "size", "history"], Custom(system::read_only_with_history)),
     (
-        &[
-            "ps", "pgrep", "pidof", "pstree", "top", "htop", "atop", "btop", "vmstat", "iostat",
-            "mpstat",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "pidstat", "sar", "free", "uptime", "w", "who", "whoami", "id", "groups", "logname",
-            "users", "last",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "lastlog", "uname", "arch", "nproc", "lscpu", "lsmem", "lspci", "lsusb", "lsmod",
-            "lsblk", "blkid",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "findmnt", "lsns", "lsipc", "lslocks", "getconf", "getent", "hostid", "tty", "locale",
-            "cal",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "printenv", "lsof", "ss", "netstat", "arp", "nslookup", "host", "dig", "drill", "whois",
-        ],
-        ReadOnly,
-    ),
-    (
-        &[
-            "ping",
-            "ping6",
-            "traceroute",
-            "traceroute6",
-            "tracepath",
-            "mtr",
-            "sensors",
-            "systemd-analyze",
-        ],
-        ReadOnly,
-    ),
-    (
-        &["nm", "objdump", "readelf", "size", "history"],
-        Custom(system::read_only_with_history),
-    ),
-    (
-        &[
-            "hostname",
-            "hostnamectl",
-            "timedatectl",
-            "date",
-            "dmesg",
-            "sysctl",
-            "loginctl",
-        ],
+        &["hostname", "hostnamectl", "timedatectl", "date", "dmesg", "sysctl", "loginctl"],
         Custom(system::clocks_and_kernel),
     ),
-    (
-        &["mount", "umount", "swapon", "swapoff"],
-        Custom(system::mounts),
-    ),
+    (&["mount", "umount", "swapon", "swapoff"], Custom(system::mounts)),
     (&["ip"], Custom(system::ip)),
     (&["ifconfig", "route"], Custom(system::ifconfig)),
     (
-        &[
-            "iptables",
-            "ip6tables",
-            "iptables-legacy",
-            "iptables-nft",
-            "nft",
-            "ufw",
-            "firewall-cmd",
-            "pfctl",
-        ],
+        &["iptables", "ip6tables", "iptables-legacy", "iptables-nft", "nft", "ufw", "firewall-cmd", "pfctl"],
         Custom(system::firewall),
     ),
     (&["systemctl"], Custom(system::systemctl)),
@@ -283,46 +124,20 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["journalctl"], Custom(system::journalctl)),
     (&["crontab"], Custom(system::crontab)),
     (&["kill"], Custom(system::kill)),
+    (&["fdisk", "sfdisk", "gdisk", "sgdisk", "cfdisk", "parted"], Custom(system::partitioning)),
     (
-        &["fdisk", "sfdisk", "gdisk", "sgdisk", "cfdisk", "parted"],
-        Custom(system::partitioning),
+        &["apt", "apt-get", "aptitude", "apt-cache", "dpkg", "dnf", "yum", "rpm", "zypper", "pacman", "apk"],
+        Custom(packages::packages),
     ),
     (
-        &[
-            "apt",
-            "apt-get",
-            "aptitude",
-            "apt-cache",
-            "dpkg",
-            "dnf",
-            "yum",
-            "rpm",
-            "zypper",
-            "pacman",
-            "apk",
-        ],
-        Custom(system::packages),
+        &["brew", "port", "snap", "flatpak", "nix-env", "pip", "pip3", "pipx", "uv", "gem", "npm", "yarn"],
+        Custom(packages::packages),
     ),
-    (
-        &[
-            "brew", "port", "snap", "flatpak", "nix-env", "pip", "pip3", "pipx", "uv", "gem",
-            "npm", "yarn",
-        ],
-        Custom(system::packages),
-    ),
-    (
-        &[
-            "pnpm", "cargo", "go", "conda", "mamba", "composer", "bundle",
-        ],
-        Custom(system::packages),
-    ),
+    (&["pnpm", "cargo", "go", "conda", "mamba", "composer", "bundle"], Custom(packages::packages)),
     // ── Version control and clusters ─────────────────────────────────────────────────────
     (&["git"], Custom(vcs::git)),
     (&["docker", "podman", "nerdctl"], Custom(cluster::docker)),
-    (
-        &["docker-compose", "podman-compose"],
-        Custom(cluster::compose),
-    ),
+    (&["docker-compose", "podman-compose"], Custom(cluster::compose)),
     (&["kubectl", "oc", "k"], Custom(cluster::kubectl)),
     (&["helm"], Custom(cluster::helm)),
     (&["terraform", "tofu"], Custom(cluster::terraform)),
@@ -330,89 +145,37 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["curl"], Custom(net::curl)),
     (&["wget"], Custom(net::wget)),
     (&["ssh"], Custom(net::ssh)),
-    (
-        &["scp", "rsync", "sftp", "rclone"],
-        Custom(net::copy_remote),
-    ),
-    (
-        &["nc", "ncat", "netcat", "socat", "telnet"],
-        Custom(net::sockets),
-    ),
-    (
-        &["ftp", "tftp", "lftp", "mail", "mailx", "sendmail", "mutt"],
-        Fixed(Medium, "talks to another host"),
-    ),
-    (
-        &["nmap", "masscan", "tcpdump", "tshark"],
-        Fixed(Medium, "scans or captures network traffic"),
-    ),
+    (&["scp", "rsync", "sftp", "rclone"], Custom(net::copy_remote)),
+    (&["nc", "ncat", "netcat", "socat", "telnet"], Custom(net::sockets)),
+    (&["ftp", "tftp", "lftp", "mail", "mailx", "sendmail", "mutt"], Fixed(Medium, "talks to another host")),
+    (&["nmap", "masscan", "tcpdump", "tshark"], Fixed(Medium, "scans or captures network traffic")),
     // ── Writing files ────────────────────────────────────────────────────────────────────
     (&["rm", "unlink", "rmdir"], Custom(files::remove)),
     (&["cp", "ln", "install"], Custom(files::copy)),
     (&["mv"], Custom(files::move_)),
-    (
-        &[
-            "touch",
-            "mkdir",
-            "mkfifo",
-            "mknod",
-            "truncate",
-            "tee",
-            "fallocate",
-        ],
-        Custom(files::create),
-    ),
-    (
-        &["chmod", "chown", "chgrp", "chattr", "setfacl"],
-        Custom(files::permissions),
-    ),
+    (&["touch", "mkdir", "mkfifo", "mknod", "truncate", "tee", "fallocate"], Custom(files::create)),
+    (&["chmod", "chown", "chgrp", "chattr", "setfacl"], Custom(files::permissions)),
     (&["dd"], Custom(files::dd)),
     (
-        &[
-            "gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "zip", "7z",
-            "patch",
-        ],
+        &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "zip", "7z", "patch"],
         Fixed(Medium, "changes files"),
     ),
+    (&["vi", "vim", "nvim", "nano", "emacs", "code", "ed"], Fixed(Medium, "opens an editor that can change files")),
     (
-        &["vi", "vim", "nvim", "nano", "emacs", "code", "ed"],
-        Fixed(Medium, "opens an editor that can change files"),
-    ),
-    (
-        &[
-            "make", "cmake", "ninja", "meson", "gradle", "gradlew", "mvn", "ant", "bazel", "just",
-        ],
+        &["make", "cmake", "ninja", "meson", "gradle", "gradlew", "mvn", "ant", "bazel", "just"],
         Fixed(Medium, "builds or runs project tasks (effect unknown)"),
     ),
     (
-        &[
-            "openssl",
-            "gpg",
-            "ssh-keygen",
-            "ssh-add",
-            "ssh-copy-id",
-            "certbot",
-        ],
+        &["openssl", "gpg", "ssh-keygen", "ssh-add", "ssh-copy-id", "certbot"],
         Fixed(Medium, "creates or uses keys and certificates"),
     ),
+    (&["tmux", "screen", "at", "batch", "systemd-run"], Fixed(Medium, "starts something that keeps running")),
     (
-        &["tmux", "screen", "at", "batch", "systemd-run"],
-        Fixed(Medium, "starts something that keeps running"),
-    ),
-    (
-        &[
-            "strace", "ltrace", "gdb", "perf", "valgrind", "nsenter", "unshare", "chroot",
-            "firejail",
-        ],
+        &["strace", "ltrace", "gdb", "perf", "valgrind", "nsenter", "unshare", "chroot", "firejail"],
         Fixed(Medium, "runs or attaches to another program"),
     ),
     // ── Shells, interpreters and wrappers (their nested commands are assessed too) ─────────
-    (
-        &[
-            "sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox", "csh", "tcsh",
-        ],
-        Custom(shells::shell),
-    ),
+    (&["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox", "csh", "tcsh"], Custom(shells::shell)),
     (
         &[
             "python",
@@ -434,95 +197,40 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
     ),
     (&["source", "."], Custom(shells::source)),
     (&["eval"], Custom(shells::eval)),
+    (&["sudo", "doas", "pkexec", "run0", "su"], Custom(shells::sudo)),
     (
-        &["sudo", "doas", "pkexec", "run0", "su"],
-        Custom(shells::sudo),
-    ),
-    (
-        &[
-            "env", "nice", "nohup", "timeout", "time", "command", "builtin", "exec", "stdbuf",
-            "ionice", "chrt",
-        ],
+        &["env", "nice", "nohup", "timeout", "time", "command", "builtin", "exec", "stdbuf", "ionice", "chrt"],
         Custom(shells::wrapper),
     ),
-    (
-        &["setsid", "taskset", "coproc", "flock", "watch", "xargs"],
-        Custom(shells::wrapper),
-    ),
+    (&["setsid", "taskset", "coproc", "flock", "watch", "xargs"], Custom(shells::wrapper)),
     (&["set"], Custom(shells::set)),
     // ── Destructive or system-wide ───────────────────────────────────────────────────────
+    (&["shred", "wipefs", "srm"], Fixed(High, "destroys data irrecoverably")),
+    (&["mkfs", "mke2fs", "mkswap", "mkdosfs", "newfs"], Fixed(High, "formats a filesystem")),
     (
-        &["shred", "wipefs", "srm"],
-        Fixed(High, "destroys data irrecoverably"),
-    ),
-    (
-        &["mkfs", "mke2fs", "mkswap", "mkdosfs", "newfs"],
-        Fixed(High, "formats a filesystem"),
-    ),
-    (
-        &[
-            "cryptsetup",
-            "lvremove",
-            "vgremove",
-            "pvremove",
-            "mdadm",
-            "zpool",
-            "blkdiscard",
-        ],
+        &["cryptsetup", "lvremove", "vgremove", "pvremove", "mdadm", "zpool", "blkdiscard"],
         Fixed(High, "changes disks or volumes"),
     ),
+    (&["reboot", "shutdown", "halt", "poweroff", "kexec"], Fixed(High, "restarts or stops the machine")),
+    (&["init", "telinit"], Fixed(High, "changes the system runlevel")),
+    (&["killall", "pkill", "killall5", "skill"], Fixed(High, "kills processes by name or pattern")),
     (
-        &["reboot", "shutdown", "halt", "poweroff", "kexec"],
-        Fixed(High, "restarts or stops the machine"),
-    ),
-    (
-        &["init", "telinit"],
-        Fixed(High, "changes the system runlevel"),
-    ),
-    (
-        &["killall", "pkill", "killall5", "skill"],
-        Fixed(High, "kills processes by name or pattern"),
-    ),
-    (
-        &[
-            "useradd", "userdel", "usermod", "adduser", "deluser", "groupadd", "groupdel",
-            "groupmod",
-        ],
+        &["useradd", "userdel", "usermod", "adduser", "deluser", "groupadd", "groupdel", "groupmod"],
         Fixed(High, "changes system accounts"),
     ),
+    (&["passwd", "chpasswd", "chage", "visudo", "vipw", "vigr"], Fixed(High, "changes system credentials or sudoers")),
     (
-        &["passwd", "chpasswd", "chage", "visudo", "vipw", "vigr"],
-        Fixed(High, "changes system credentials or sudoers"),
-    ),
-    (
-        &[
-            "modprobe",
-            "insmod",
-            "rmmod",
-            "setenforce",
-            "setsebool",
-            "aa-disable",
-        ],
+        &["modprobe", "insmod", "rmmod", "setenforce", "setsebool", "aa-disable"],
         Fixed(High, "changes kernel modules or security enforcement"),
     ),
     (
-        &[
-            "iptables-restore",
-            "update-alternatives",
-            "grub-install",
-            "update-grub",
-            "efibootmgr",
-        ],
+        &["iptables-restore", "update-alternatives", "grub-install", "update-grub", "efibootmgr"],
         Fixed(High, "changes system boot or network configuration"),
     ),
 ];
 
-static INDEX: LazyLock<HashMap<&'static str, &'static Rule>> = LazyLock::new(|| {
-    PROGRAMS
-        .iter()
-        .flat_map(|(names, rule)| names.iter().map(move |name| (*name, rule)))
-        .collect()
-});
+static INDEX: LazyLock<HashMap<&'static str, &'static Rule>> =
+    LazyLock::new(|| PROGRAMS.iter().flat_map(|(names, rule)| names.iter().map(move |name| (*name, rule))).collect());
 
 /// Families named by prefix (`mkfs.ext4`, `python3.12`, `pip3.11`).
 fn family(name: &str) -> Option<&'static str> {
@@ -532,9 +240,7 @@ fn family(name: &str) -> Option<&'static str> {
         return INDEX.get_key_value(base).map(|(k, _)| *k);
     }
     let trimmed = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
-    (trimmed != name)
-        .then(|| INDEX.get_key_value(trimmed).map(|(k, _)| *k))
-        .flatten()
+    (trimmed != name).then(|| INDEX.get_key_value(trimmed).map(|(k, _)| *k)).flatten()
 }
 
 /// The rule for a normalized program name, if opsai knows it.
@@ -557,37 +263,16 @@ pub fn apply<'a>(rule: &Rule, inv: &Invocation<'a>) -> Outcome<'a> {
                 Opt::Long(name) => inv.has_long(name),
                 Opt::Word(word) => inv.has_word(&[word]),
             })
-            .fold(Verdict::SAFE, |acc, v| {
-                acc.max(Verdict {
-                    risk: v.risk,
-                    reason: v.reason.into(),
-                })
-            })
+            .fold(Verdict::SAFE, |acc, v| acc.max(Verdict { risk: v.risk, reason: v.reason.into() }))
             .into(),
-        Fixed(risk, reason) => Verdict {
-            risk: *risk,
-            reason: (*reason).into(),
-        }
-        .into(),
+        Fixed(risk, reason) => Verdict { risk: *risk, reason: (*reason).into() }.into(),
         Custom(function) => function(inv),
     }
 }
 
 /// Shells that run code from `-c`, a script file, or stdin.
 pub fn is_shell(name: &str) -> bool {
-    matches!(
-        name,
-        "sh" | "bash"
-            | "zsh"
-            | "dash"
-            | "ksh"
-            | "mksh"
-            | "fish"
-            | "ash"
-            | "busybox"
-            | "csh"
-            | "tcsh"
-    )
+    matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "fish" | "ash" | "busybox" | "csh" | "tcsh")
 }
 
 /// Programs that turn text into running code.
@@ -601,18 +286,7 @@ pub fn runs_code(name: &str) -> bool {
 pub fn is_downloader(name: &str) -> bool {
     matches!(
         name,
-        "curl"
-            | "wget"
-            | "fetch"
-            | "aria2c"
-            | "http"
-            | "https"
-            | "xh"
-            | "nc"
-            | "ncat"
-            | "netcat"
-            | "socat"
-            | "tftp"
+        "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "nc" | "ncat" | "netcat" | "socat" | "tftp"
     )
 }
 

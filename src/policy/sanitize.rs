@@ -25,11 +25,7 @@ impl Sanitized {
 }
 
 pub fn sanitize(input: &str) -> Sanitized {
-    let mut out = Sanitized {
-        text: String::with_capacity(input.len()),
-        display: String::new(),
-        removed: Vec::new(),
-    };
+    let mut out = Sanitized { text: String::with_capacity(input.len()), display: String::new(), removed: Vec::new() };
     let chars: Vec<char> = input.chars().collect();
     let mut i = 0;
     while i < chars.len() {
@@ -70,11 +66,9 @@ fn hidden_kind(c: char) -> Option<&'static str> {
         '\r' => Some("carriage return"),
         '\0'..='\x1f' | '\x7f' => Some("control character"),
         '\u{80}'..='\u{9f}' => Some("C1 control character"),
-        '\u{202a}'..='\u{202e}'
-        | '\u{2066}'..='\u{2069}'
-        | '\u{200e}'
-        | '\u{200f}'
-        | '\u{061c}' => Some("bidirectional control"),
+        '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}' => {
+            Some("bidirectional control")
+        }
         '\u{200b}'..='\u{200d}'
         | '\u{2060}'..='\u{2064}'
         | '\u{feff}'
@@ -109,11 +103,7 @@ fn escape_end(chars: &[char], start: usize) -> usize {
             while j < chars.len() && ('\x20'..='\x3f').contains(&chars[j]) {
                 j += 1;
             }
-            if j < chars.len() && ('\x40'..='\x7e').contains(&chars[j]) {
-                j + 1
-            } else {
-                j
-            }
+            if j < chars.len() && ('\x40'..='\x7e').contains(&chars[j]) { j + 1 } else { j }
         }
         ']' | 'P' | 'X' | '^' | '_' => {
             let mut j = body;
@@ -164,10 +154,7 @@ mod tests {
     fn removes_escapes_and_shows_them() {
         let s = sanitize("echo \x1b[31mred\x1b[0m; \x1b]52;c;cm0gLXJmIH4=\x07ls");
         assert_eq!(s.text, "echo red; ls");
-        assert_eq!(
-            s.display,
-            "echo \\x1b[31mred\\x1b[0m; \\x1b]52;c;cm0gLXJmIH4=\\x07ls"
-        );
+        assert_eq!(s.display, "echo \\x1b[31mred\\x1b[0m; \\x1b]52;c;cm0gLXJmIH4=\\x07ls");
         assert_eq!(s.removed, vec!["ANSI escape sequence"]);
     }
 
@@ -176,14 +163,7 @@ mod tests {
         let s = sanitize("ls\u{202e} -la\u{200b}\rrm");
         assert_eq!(s.text, "ls -larm");
         assert_eq!(s.display, "ls\\u{202e} -la\\u{200b}\\rrm");
-        assert_eq!(
-            s.removed,
-            vec![
-                "bidirectional control",
-                "zero-width or invisible character",
-                "carriage return"
-            ]
-        );
+        assert_eq!(s.removed, vec!["bidirectional control", "zero-width or invisible character", "carriage return"]);
     }
 
     #[test]

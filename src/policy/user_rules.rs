@@ -38,11 +38,7 @@ pub enum RuleError {
     #[error("`safety.{list}` must be a list of rules")]
     NotAList { list: &'static str },
     #[error("rule safety.{list}[{index}] is invalid: {message}")]
-    Invalid {
-        list: &'static str,
-        index: usize,
-        message: String,
-    },
+    Invalid { list: &'static str, index: usize, message: String },
 }
 
 #[derive(Deserialize)]
@@ -82,31 +78,19 @@ impl PolicyConfig {
 
     /// The strictest allow rule matching `argv`.
     pub fn allowed(&self, argv: &[String]) -> Option<&UserRule> {
-        self.allow
-            .iter()
-            .filter(|rule| rule.matches(argv))
-            .max_by_key(|rule| rule.risk)
+        self.allow.iter().filter(|rule| rule.matches(argv)).max_by_key(|rule| rule.risk)
     }
 }
 
 impl UserRule {
     pub fn matches(&self, argv: &[String]) -> bool {
         self.pattern.len() <= argv.len()
-            && self
-                .pattern
-                .iter()
-                .zip(argv)
-                .all(|(want, word)| want == "*" || want == word)
+            && self.pattern.iter().zip(argv).all(|(want, word)| want == "*" || want == word)
     }
 
     /// True when the rule names `argv` exactly: same words, no wildcard.
     pub fn names_exactly(&self, argv: &[String]) -> bool {
-        self.pattern.len() == argv.len()
-            && self
-                .pattern
-                .iter()
-                .zip(argv)
-                .all(|(want, word)| want == word)
+        self.pattern.len() == argv.len() && self.pattern.iter().zip(argv).all(|(want, word)| want == word)
     }
 
     pub fn pattern_text(&self) -> String {
@@ -128,38 +112,23 @@ fn rules_from(
         .iter()
         .enumerate()
         .map(|(index, item)| {
-            let invalid = |message: String| RuleError::Invalid {
-                list,
-                index,
-                message,
-            };
-            let raw: RawRule =
-                serde_json::from_value(item.clone()).map_err(|err| invalid(err.to_string()))?;
+            let invalid = |message: String| RuleError::Invalid { list, index, message };
+            let raw: RawRule = serde_json::from_value(item.clone()).map_err(|err| invalid(err.to_string()))?;
             let pattern: Vec<String> = match raw.pattern {
                 RawPattern::Words(words) => words,
                 RawPattern::Line(line) => line.split_whitespace().map(str::to_owned).collect(),
             };
             if pattern.is_empty() || pattern.iter().any(|word| word.trim().is_empty()) {
-                return Err(invalid(
-                    "`pattern` needs at least one non-empty word".into(),
-                ));
+                return Err(invalid("`pattern` needs at least one non-empty word".into()));
             }
             if pattern[0] == "*" {
-                return Err(invalid(
-                    "`pattern` must start with a program name, not `*`".into(),
-                ));
+                return Err(invalid("`pattern` must start with a program name, not `*`".into()));
             }
             let reason = raw.reason.unwrap_or_default();
             if reason.trim().is_empty() {
-                return Err(invalid(
-                    "`reason` is required: say why the rule exists".into(),
-                ));
+                return Err(invalid("`reason` is required: say why the rule exists".into()));
             }
-            Ok(UserRule {
-                pattern,
-                risk: raw.risk.unwrap_or(default_risk),
-                reason,
-            })
+            Ok(UserRule { pattern, risk: raw.risk.unwrap_or(default_risk), reason })
         })
         .collect()
 }
@@ -182,11 +151,7 @@ mod tests {
         .unwrap();
         assert!(config.allowed(&argv("make test -j4")).is_some());
         assert!(config.allowed(&argv("make install")).is_none());
-        assert!(
-            config
-                .denied(&argv("terraform apply prod -auto-approve"))
-                .is_some()
-        );
+        assert!(config.denied(&argv("terraform apply prod -auto-approve")).is_some());
         assert!(config.denied(&argv("terraform apply")).is_none());
         assert_eq!(config.allow[0].risk, Risk::Safe);
         assert_eq!(config.deny[0].risk, Risk::High);
@@ -203,28 +168,15 @@ mod tests {
         ];
         for case in cases {
             let err = PolicyConfig::from_json(&case).unwrap_err();
-            assert!(
-                matches!(err, RuleError::Invalid { index: 0, .. }),
-                "{case}: {err}"
-            );
+            assert!(matches!(err, RuleError::Invalid { index: 0, .. }), "{case}: {err}");
         }
-        assert_eq!(
-            PolicyConfig::from_json(&json!({"allow": 3})),
-            Err(RuleError::NotAList { list: "allow" })
-        );
-        assert_eq!(
-            PolicyConfig::from_json(&json!([1])),
-            Err(RuleError::NotAnObject)
-        );
+        assert_eq!(PolicyConfig::from_json(&json!({"allow": 3})), Err(RuleError::NotAList { list: "allow" }));
+        assert_eq!(PolicyConfig::from_json(&json!([1])), Err(RuleError::NotAnObject));
     }
 
     #[test]
     fn exact_naming_is_word_for_word() {
-        let rule = UserRule {
-            pattern: argv("rm -rf build"),
-            risk: Risk::Medium,
-            reason: "x".into(),
-        };
+        let rule = UserRule { pattern: argv("rm -rf build"), risk: Risk::Medium, reason: "x".into() };
         assert!(rule.names_exactly(&argv("rm -rf build")));
         assert!(!rule.names_exactly(&argv("rm -rf build /")));
     }

@@ -14,23 +14,14 @@ pub struct Verdict {
 }
 
 impl Verdict {
-    pub const SAFE: Verdict = Verdict {
-        risk: Risk::Safe,
-        reason: Cow::Borrowed(""),
-    };
+    pub const SAFE: Verdict = Verdict { risk: Risk::Safe, reason: Cow::Borrowed("") };
 
     pub fn medium(reason: impl Into<Cow<'static, str>>) -> Self {
-        Self {
-            risk: Risk::Medium,
-            reason: reason.into(),
-        }
+        Self { risk: Risk::Medium, reason: reason.into() }
     }
 
     pub fn high(reason: impl Into<Cow<'static, str>>) -> Self {
-        Self {
-            risk: Risk::High,
-            reason: reason.into(),
-        }
+        Self { risk: Risk::High, reason: reason.into() }
     }
 
     /// The stricter of two verdicts (the first wins a tie, so earlier reasons stay).
@@ -64,9 +55,6 @@ impl<'a> Outcome<'a> {
 
 impl From<Verdict> for Outcome<'_> {
     fn from(verdict: Verdict) -> Self {
-        Self {
-            verdict,
-            nested: Vec::new(),
-        }
+        Self { verdict, nested: Vec::new() }
     }
 }

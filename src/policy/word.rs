@@ -26,10 +26,7 @@ pub struct Word {
 
 impl Word {
     pub fn literal(text: impl Into<String>) -> Self {
-        Self {
-            text: text.into(),
-            ..Self::default()
-        }
+        Self { text: text.into(), ..Self::default() }
     }
 
     /// Static text, or `None` when the shell decides the value at run time.
@@ -54,19 +51,12 @@ impl Walker<'_> {
             "raw_string" => {
                 word.quoted = true;
                 let raw = self.text(node);
-                word.text.push_str(
-                    raw.strip_prefix('\'')
-                        .and_then(|r| r.strip_suffix('\''))
-                        .unwrap_or(raw),
-                );
+                word.text.push_str(raw.strip_prefix('\'').and_then(|r| r.strip_suffix('\'')).unwrap_or(raw));
             }
             "ansi_c_string" => {
                 word.quoted = true;
                 let raw = self.text(node);
-                let inner = raw
-                    .strip_prefix("$'")
-                    .and_then(|r| r.strip_suffix('\''))
-                    .unwrap_or(raw);
+                let inner = raw.strip_prefix("$'").and_then(|r| r.strip_suffix('\'')).unwrap_or(raw);
                 decode_ansi_c(inner, &mut word.text);
             }
             "string" | "translated_string" => {
@@ -114,14 +104,11 @@ impl Walker<'_> {
     fn first_variable(&self, node: Node) -> Option<String> {
         let mut cursor = node.walk();
 
-        node.named_children(&mut cursor)
-            .find_map(|child| match child.kind() {
-                "variable_name" | "special_variable_name" => Some(self.text(child).to_owned()),
-                "subscript" => child
-                    .child_by_field_name("name")
-                    .map(|name| self.text(name).to_owned()),
-                _ => None,
-            })
+        node.named_children(&mut cursor).find_map(|child| match child.kind() {
+            "variable_name" | "special_variable_name" => Some(self.text(child).to_owned()),
+            "subscript" => child.child_by_field_name("name").map(|name| self.text(name).to_owned()),
+            _ => None,
+        })
     }
 
     /// `$HOME` or `${HOME}`, not `${HOME:-/x}` or `${HOME#/}`.
@@ -136,9 +123,7 @@ impl Walker<'_> {
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
             match child.kind() {
-                "command_substitution" | "process_substitution" => {
-                    word.subs.push(self.script_of(child))
-                }
+                "command_substitution" | "process_substitution" => word.subs.push(self.script_of(child)),
                 "simple_expansion" | "expansion" => {
                     word.vars.extend(self.first_variable(child));
                     self.collect_subs(child, word);
@@ -242,10 +227,7 @@ fn decode_ansi_c(raw: &str, out: &mut String) {
                 _ => break,
             }
         }
-        match u32::from_str_radix(&digits, radix)
-            .ok()
-            .and_then(char::from_u32)
-        {
+        match u32::from_str_radix(&digits, radix).ok().and_then(char::from_u32) {
             Some(decoded) => out.push(decoded),
             None => {
                 out.push('\\');

@@ -24,11 +24,7 @@ pub fn write(out: &mut impl Write, input: &str, assessment: &Assessment) -> io::
         writeln!(out, "{}", assessment.sanitized)?;
     }
     let risk = style::risk(assessment.risk);
-    writeln!(
-        out,
-        "risk: {risk}{}{risk:#}  decision: {}",
-        assessment.risk, assessment.decision
-    )?;
+    writeln!(out, "risk: {risk}{}{risk:#}  decision: {}", assessment.risk, assessment.decision)?;
     let dim = style::dim();
     for reason in &assessment.reasons {
         writeln!(out, "{dim}  -{dim:#} {reason}")?;

@@ -6,18 +6,8 @@ use super::{by_subcommand, skip_options};
 use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Nested, Outcome, Verdict};
 
-const DOCKER_GLOBAL: &[&str] = &[
-    "-H",
-    "--host",
-    "--context",
-    "-c",
-    "--config",
-    "-l",
-    "--log-level",
-    "--tlscacert",
-    "--tlscert",
-    "--tlskey",
-];
+const DOCKER_GLOBAL: &[&str] =
+    &["-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey"];
 
 /// Management commands with a second word (`docker container ls`).
 const DOCKER_GROUPS: &[&str] = &[
@@ -81,9 +71,7 @@ pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "--version",
         "-v",
     ];
-    if (sub == "rm" || sub == "remove" || sub == "rmi")
-        && (rest.has_short('f') || rest.has_long("--force"))
-    {
+    if (sub == "rm" || sub == "remove" || sub == "rmi") && (rest.has_short('f') || rest.has_long("--force")) {
         return Verdict::high("force-removes containers or images").into();
     }
     if sub == "prune" {
@@ -92,9 +80,7 @@ pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if group == "volume" && (sub == "rm" || sub == "remove") {
         return Verdict::high("deletes volume data").into();
     }
-    if matches!(group, "swarm" | "node" | "stack" | "service" | "secret")
-        && matches!(sub, "rm" | "remove" | "leave")
-    {
+    if matches!(group, "swarm" | "node" | "stack" | "service" | "secret") && matches!(sub, "rm" | "remove" | "leave") {
         return Verdict::high("removes cluster resources").into();
     }
     if matches!(sub, "run" | "create") {
@@ -109,13 +95,7 @@ pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 /// `--privileged`, the host's root or Docker socket mounted, or the host's namespaces shared.
 fn host_access(inv: &Invocation) -> Option<&'static str> {
     if inv.has_long("--privileged")
-        || inv.has_word(&[
-            "--pid=host",
-            "--ipc=host",
-            "--userns=host",
-            "--cap-add=ALL",
-            "--cap-add=SYS_ADMIN",
-        ])
+        || inv.has_word(&["--pid=host", "--ipc=host", "--userns=host", "--cap-add=ALL", "--cap-add=SYS_ADMIN"])
     {
         return Some("runs a container with full access to the host");
     }
@@ -138,40 +118,19 @@ fn host_access(inv: &Invocation) -> Option<&'static str> {
 }
 
 fn exec_in_container<'a>(rest: &Invocation<'a>) -> Outcome<'a> {
-    let start = skip_options(
-        rest.args,
-        &[
-            "-e",
-            "--env",
-            "--env-file",
-            "-u",
-            "--user",
-            "-w",
-            "--workdir",
-            "--detach-keys",
-        ],
-    );
+    let start =
+        skip_options(rest.args, &["-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"]);
     let container = rest.args.get(start).map(|w| w.text.as_str()).unwrap_or("?");
     let command = rest.args.get(start + 1..).unwrap_or(&[]);
     let verdict = Verdict::medium(format!("runs a command inside container {container}"));
     if command.is_empty() {
         return verdict.into();
     }
-    Outcome::from(verdict).then(Nested::Exec {
-        words: command,
-        bulk: false,
-    })
+    Outcome::from(verdict).then(Nested::Exec { words: command, bulk: false })
 }
 
 pub fn compose<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    match inv.subcommand(&[
-        "-f",
-        "--file",
-        "-p",
-        "--project-name",
-        "--env-file",
-        "--profile",
-    ]) {
+    match inv.subcommand(&["-f", "--file", "-p", "--project-name", "--env-file", "--profile"]) {
         Some((index, sub)) => compose_verdict(sub, &inv.after(index)).into(),
         None => Verdict::SAFE.into(),
     }
@@ -183,9 +142,7 @@ fn compose_verdict(sub: &str, rest: &Invocation) -> Verdict {
     }
     by_subcommand(
         sub,
-        &[
-            "ps", "logs", "config", "ls", "images", "top", "version", "port", "events",
-        ],
+        &["ps", "logs", "config", "ls", "images", "top", "version", "port", "events"],
         &[],
         "changes the compose project",
     )
@@ -214,9 +171,7 @@ const KUBE_GLOBAL: &[&str] = &[
 
 fn mentions_secrets(inv: &Invocation) -> bool {
     inv.positionals().iter().any(|w| {
-        w.text
-            .split([',', '/'])
-            .any(|part| matches!(part.to_ascii_lowercase().as_str(), "secret" | "secrets"))
+        w.text.split([',', '/']).any(|part| matches!(part.to_ascii_lowercase().as_str(), "secret" | "secrets"))
     })
 }
 
@@ -227,28 +182,17 @@ pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let rest = inv.after(index);
     let second = rest.subcommand(KUBE_GLOBAL).map(|(_, s)| s).unwrap_or("");
     if sub == "exec" {
-        let command = rest
-            .args
-            .iter()
-            .position(|w| w.text == "--")
-            .map(|p| &rest.args[p + 1..])
-            .unwrap_or(&[]);
+        let command = rest.args.iter().position(|w| w.text == "--").map(|p| &rest.args[p + 1..]).unwrap_or(&[]);
         let verdict = Verdict::medium("runs a command inside a pod");
         if command.is_empty() {
             return verdict.into();
         }
-        return Outcome::from(verdict).then(Nested::Exec {
-            words: command,
-            bulk: false,
-        });
+        return Outcome::from(verdict).then(Nested::Exec { words: command, bulk: false });
     }
     if mentions_secrets(&rest) {
         let output = rest.value_of(Some('o'), "--output").unwrap_or("");
         if sub == "get" && !output.is_empty() && output != "name" && output != "wide" {
-            return Verdict::high(
-                "reveals cluster Secrets (their values would reach the model provider)",
-            )
-            .into();
+            return Verdict::high("reveals cluster Secrets (their values would reach the model provider)").into();
         }
         if matches!(sub, "get" | "describe") {
             return Verdict::medium("lists Secrets").into();
@@ -261,10 +205,7 @@ pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         if second == "view" {
             return Verdict::high("shows cluster credentials").into();
         }
-        if matches!(
-            second,
-            "get-contexts" | "current-context" | "get-clusters" | "get-users"
-        ) {
+        if matches!(second, "get-contexts" | "current-context" | "get-clusters" | "get-users") {
             return Verdict::SAFE.into();
         }
         return Verdict::medium("changes the kubeconfig").into();
@@ -288,8 +229,7 @@ pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "diff",
         "wait",
     ];
-    const HIGH: &[(&[&str], &str)] =
-        &[(&["delete", "drain"], "deletes or evicts cluster resources")];
+    const HIGH: &[(&[&str], &str)] = &[(&["delete", "drain"], "deletes or evicts cluster resources")];
     if sub == "replace" && rest.has_long("--force") || sub == "apply" && rest.has_long("--prune") {
         return Verdict::high("deletes cluster resources it replaces or prunes").into();
     }
@@ -304,28 +244,19 @@ pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 pub fn helm<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    let Some((index, sub)) =
-        inv.subcommand(&["-n", "--namespace", "--kube-context", "--kubeconfig"])
-    else {
+    let Some((index, sub)) = inv.subcommand(&["-n", "--namespace", "--kube-context", "--kubeconfig"]) else {
         return Verdict::SAFE.into();
     };
-    let second = inv
-        .after(index)
-        .subcommand(&[])
-        .map(|(_, s)| s)
-        .unwrap_or("");
+    let second = inv.after(index).subcommand(&[]).map(|(_, s)| s).unwrap_or("");
     if sub == "get" && matches!(second, "values" | "all" | "manifest") {
         return Verdict::medium("can show secret values of a release").into();
     }
     if matches!(sub, "repo" | "plugin" | "dependency" | "dep") && matches!(second, "list" | "ls") {
         return Verdict::SAFE.into();
     }
-    const SAFE: &[&str] = &[
-        "list", "ls", "status", "get", "history", "show", "inspect", "template", "search",
-        "version", "env", "lint",
-    ];
-    const HIGH: &[(&[&str], &str)] =
-        &[(&["uninstall", "delete", "del", "un"], "removes a release")];
+    const SAFE: &[&str] =
+        &["list", "ls", "status", "get", "history", "show", "inspect", "template", "search", "version", "env", "lint"];
+    const HIGH: &[(&[&str], &str)] = &[(&["uninstall", "delete", "del", "un"], "removes a release")];
     by_subcommand(sub, SAFE, HIGH, "changes a release or chart").into()
 }
 
@@ -354,15 +285,7 @@ pub fn terraform<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     by_subcommand(
         sub,
-        &[
-            "version",
-            "-version",
-            "validate",
-            "show",
-            "output",
-            "providers",
-            "graph",
-        ],
+        &["version", "-version", "validate", "show", "output", "providers", "graph"],
         &[],
         "changes infrastructure or its state",
     )

@@ -10,18 +10,11 @@ use crate::policy::word::Word;
 /// `rm`, `unlink`, `rmdir`.
 pub fn remove<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let targets = inv.positionals();
-    let root = targets
-        .iter()
-        .find(|t| paths::sensitive(&t.text) == Some(Sensitive::Root));
-    let recursive = inv.name == "rm"
-        && (inv.has_short('r') || inv.has_short('R') || inv.has_long("--recursive"));
+    let root = targets.iter().find(|t| paths::sensitive(&t.text) == Some(Sensitive::Root));
+    let recursive = inv.name == "rm" && (inv.has_short('r') || inv.has_short('R') || inv.has_long("--recursive"));
     match (recursive, root) {
         (true, Some(root)) => {
-            return Verdict::high(format!(
-                "recursive delete of everything under {}",
-                root.text
-            ))
-            .into();
+            return Verdict::high(format!("recursive delete of everything under {}", root.text)).into();
         }
         (true, None) => return Verdict::high("recursive delete").into(),
         (false, Some(root)) => return Verdict::high(format!("deletes {}", root.text)).into(),
@@ -33,18 +26,10 @@ pub fn remove<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if let Some(glob) = targets.iter().find(|t| t.glob) {
         return Verdict::high(format!("wildcard delete ({})", glob.text)).into();
     }
-    if let Some(dynamic) = targets.iter().find(|t| t.dynamic) {
-        return Verdict::high(format!(
-            "deletes a path computed at run time ({})",
-            dynamic.text
-        ))
-        .into();
+    if let Some(dynamic) = targets.iter().find(|t| t.dynamic || t.text.contains("{}")) {
+        return Verdict::high(format!("deletes a path computed at run time ({})", dynamic.text)).into();
     }
-    let action = if inv.name == "rmdir" {
-        "removes the directory"
-    } else {
-        "deletes"
-    };
+    let action = if inv.name == "rmdir" { "removes the directory" } else { "deletes" };
     write_targets(targets, action, Verdict::medium("deletes files")).into()
 }
 
@@ -89,25 +74,15 @@ pub fn create<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             targets.remove(pos);
         }
     }
-    let written: Vec<&Word> = targets
-        .into_iter()
-        .filter(|t| !is_harmless_device(&t.text))
-        .collect();
+    let written: Vec<&Word> = targets.into_iter().filter(|t| !is_harmless_device(&t.text)).collect();
     if written.is_empty() {
-        return if inv.name == "tee" {
-            Verdict::SAFE.into()
-        } else {
-            Verdict::medium(action.to_owned()).into()
-        };
+        return if inv.name == "tee" { Verdict::SAFE.into() } else { Verdict::medium(action.to_owned()).into() };
     }
     write_targets(written, action, Verdict::medium(action.to_owned())).into()
 }
 
 fn is_harmless_device(path: &str) -> bool {
-    matches!(
-        path,
-        "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
-    )
+    matches!(path, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty")
 }
 
 /// `chmod`, `chown`, `chgrp`, `chattr`, `setfacl`.
@@ -119,28 +94,16 @@ pub fn permissions<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         _ => (positionals.first(), positionals.get(1..).unwrap_or(&[])),
     };
     let recursive = inv.has_short('R') || inv.has_long("--recursive");
-    let action = if inv.name == "chmod" {
-        "changes permissions of"
-    } else {
-        "changes ownership of"
-    };
+    let action = if inv.name == "chmod" { "changes permissions of" } else { "changes ownership of" };
     if let Some(mode) = mode {
         let setuid = inv.name == "chmod"
             && (mode.text.contains('s') && mode.text.contains('+')
                 || mode.text.len() == 4 && mode.text.starts_with(['4', '2', '6']));
         if setuid {
-            return Verdict::high(format!(
-                "makes files run with their owner's privileges ({})",
-                mode.text
-            ))
-            .into();
+            return Verdict::high(format!("makes files run with their owner's privileges ({})", mode.text)).into();
         }
     }
-    let verdict = write_targets(
-        targets.iter().copied(),
-        action,
-        Verdict::medium(action.to_owned()),
-    );
+    let verdict = write_targets(targets.iter().copied(), action, Verdict::medium(action.to_owned()));
     if recursive && verdict.risk < crate::protocol::Risk::High {
         let wide = targets.iter().any(|t| t.glob || t.dynamic);
         if wide {
@@ -152,11 +115,7 @@ pub fn permissions<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 fn names(words: &[&Word]) -> String {
-    words
-        .iter()
-        .map(|w| w.text.as_str())
-        .collect::<Vec<_>>()
-        .join(" ")
+    words.iter().map(|w| w.text.as_str()).collect::<Vec<_>>().join(" ")
 }
 
 /// `dd`: `of=` writes raw bytes wherever it points.
@@ -169,16 +128,22 @@ pub fn dd<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return Verdict::medium("copies raw data").into();
     }
     if word.dynamic {
-        return Verdict::high(format!(
-            "writes raw data over a path computed at run time ({out})"
-        ))
-        .into();
+        return Verdict::high(format!("writes raw data over a path computed at run time ({out})")).into();
     }
     match paths::sensitive(out) {
-        Some(place) => {
-            Verdict::high(format!("writes raw data over {} ({out})", place.describe())).into()
-        }
+        Some(place) => Verdict::high(format!("writes raw data over {} ({out})", place.describe())).into(),
         None => Verdict::medium(format!("writes raw data to {out}")).into(),
+    }
+}
+
+/// `sort -o FILE` writes FILE; `--compress-program` runs one.
+pub fn sort<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.has_long("--compress-program") {
+        return Verdict::medium("an option that runs another program").into();
+    }
+    match inv.value_of(Some('o'), "--output") {
+        Some(out) if !is_harmless_device(out) => write_target(&Word::literal(out), "writes its output to").into(),
+        _ => Verdict::SAFE.into(),
     }
 }
 
@@ -198,24 +163,17 @@ pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     while let Some(word) = args.get(i) {
         match word.text.as_str() {
             "-delete" => {
-                outcome.verdict = outcome
-                    .verdict
-                    .max(Verdict::high("find -delete deletes every match"));
+                outcome.verdict = outcome.verdict.max(Verdict::high("find -delete deletes every match"));
             }
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
                 let start = i + 1;
                 // The command ends at `;`, or at `+` right after `{}`.
                 let end = (start..args.len())
-                    .find(|&j| {
-                        args[j].text == ";"
-                            || (args[j].text == "+" && j > start && args[j - 1].text == "{}")
-                    })
+                    .find(|&j| args[j].text == ";" || (args[j].text == "+" && j > start && args[j - 1].text == "{}"))
                     .unwrap_or(args.len());
                 let words = &args[start..end];
                 if words.is_empty() {
-                    outcome.verdict = outcome
-                        .verdict
-                        .max(Verdict::medium("-exec without a command"));
+                    outcome.verdict = outcome.verdict.max(Verdict::medium("-exec without a command"));
                 } else {
                     outcome = outcome.then(Nested::Exec { words, bulk: true });
                 }
@@ -223,9 +181,7 @@ pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             }
             "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
                 let target = args.get(i + 1).cloned().unwrap_or_default();
-                outcome.verdict = outcome
-                    .verdict
-                    .max(write_target(&target, "writes the list of matches to"));
+                outcome.verdict = outcome.verdict.max(write_target(&target, "writes the list of matches to"));
             }
             _ => {}
         }
@@ -250,12 +206,9 @@ pub fn tar<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     // Old-style `tar xzf a.tgz`: the first word is a cluster of mode letters without a dash.
     let first = inv.args.first().map(|w| w.text.as_str()).unwrap_or("");
-    let old_style = !first.starts_with('-')
-        && first.chars().all(|c| c.is_ascii_alphabetic())
-        && !first.is_empty();
-    let mode = |short: char, long: &str| {
-        inv.has_short(short) || inv.has_long(long) || (old_style && first.contains(short))
-    };
+    let old_style = !first.starts_with('-') && first.chars().all(|c| c.is_ascii_alphabetic()) && !first.is_empty();
+    let mode =
+        |short: char, long: &str| inv.has_short(short) || inv.has_long(long) || (old_style && first.contains(short));
     if mode('t', "--list") {
         return Verdict::SAFE.into();
     }

@@ -5,6 +5,7 @@
 pub mod cluster;
 pub mod files;
 pub mod net;
+pub mod packages;
 pub mod shells;
 pub mod system;
 pub mod text;
@@ -43,20 +44,13 @@ pub fn write_target(target: &Word, action: &str) -> Verdict {
         return Verdict::high(format!("{action} {} ({})", place.describe(), target.text));
     }
     if target.dynamic {
-        return Verdict::medium(format!(
-            "{action} a path computed at run time ({})",
-            target.text
-        ));
+        return Verdict::medium(format!("{action} a path computed at run time ({})", target.text));
     }
     Verdict::medium(format!("{action} {}", target.text))
 }
 
 /// The strictest `write_target` over several targets, or `fallback` when there are none.
-pub fn write_targets<'w>(
-    targets: impl IntoIterator<Item = &'w Word>,
-    action: &str,
-    fallback: Verdict,
-) -> Verdict {
+pub fn write_targets<'w>(targets: impl IntoIterator<Item = &'w Word>, action: &str, fallback: Verdict) -> Verdict {
     let mut verdict: Option<Verdict> = None;
     for target in targets {
         let next = write_target(target, action);
@@ -70,10 +64,7 @@ pub fn write_targets<'w>(
 
 /// Joins words into one line of shell code (`eval a b`, `ssh host cmd…`, `watch cmd…`).
 pub fn join_code(words: &[Word]) -> Word {
-    let mut joined = Word {
-        quoted: true,
-        ..Word::default()
-    };
+    let mut joined = Word { quoted: true, ..Word::default() };
     for (i, word) in words.iter().enumerate() {
         if i > 0 {
             joined.text.push(' ');
@@ -87,12 +78,7 @@ pub fn join_code(words: &[Word]) -> Word {
 }
 
 /// Subcommand tables: `(names, verdict)` rows; the first row whose names contain `sub` wins.
-pub fn by_subcommand(
-    sub: &str,
-    safe: &[&str],
-    high: &[(&[&str], &'static str)],
-    medium: &'static str,
-) -> Verdict {
+pub fn by_subcommand(sub: &str, safe: &[&str], high: &[(&[&str], &'static str)], medium: &'static str) -> Verdict {
     if safe.contains(&sub) {
         return Verdict::SAFE;
     }

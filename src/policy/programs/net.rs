@@ -8,26 +8,14 @@ use crate::policy::verdict::{Nested, Outcome, Verdict};
 use crate::policy::word::Word;
 
 /// Cloud instance-metadata endpoints hand out credentials to anything that asks.
-const METADATA_HOSTS: &[&str] = &[
-    "169.254.169.254",
-    "metadata.google.internal",
-    "fd00:ec2::254",
-    "100.100.100.200",
-];
+const METADATA_HOSTS: &[&str] = &["169.254.169.254", "metadata.google.internal", "fd00:ec2::254", "100.100.100.200"];
 
 fn common(inv: &Invocation) -> Option<Verdict> {
-    if inv
-        .texts()
-        .any(|t| METADATA_HOSTS.iter().any(|host| t.contains(host)))
-    {
-        return Some(Verdict::high(
-            "reads cloud instance metadata (can return credentials)",
-        ));
+    if inv.texts().any(|t| METADATA_HOSTS.iter().any(|host| t.contains(host))) {
+        return Some(Verdict::high("reads cloud instance metadata (can return credentials)"));
     }
     if inv.any_dynamic() {
-        return Some(Verdict::medium(
-            "the request is built from values computed at run time (could leak data)",
-        ));
+        return Some(Verdict::medium("the request is built from values computed at run time (could leak data)"));
     }
     None
 }
@@ -51,10 +39,7 @@ fn curl_options<'t>(texts: &[&'t str]) -> Vec<(String, &'t str)> {
             for (offset, flag) in cluster.char_indices() {
                 if CURL_VALUE_FLAGS.contains(flag) {
                     let attached = &cluster[offset + flag.len_utf8()..];
-                    out.push((
-                        format!("-{flag}"),
-                        if attached.is_empty() { next } else { attached },
-                    ));
+                    out.push((format!("-{flag}"), if attached.is_empty() { next } else { attached }));
                     break;
                 }
                 out.push((format!("-{flag}"), ""));
@@ -71,8 +56,7 @@ pub fn curl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     for (flag, value) in curl_options(&texts) {
         let next = match flag.as_str() {
             "-T" | "--upload-file" => Verdict::high("uploads a file off the host"),
-            "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode" | "--json"
-            | "--data-ascii" => {
+            "-d" | "--data" | "--data-binary" | "--data-raw" | "--data-urlencode" | "--json" | "--data-ascii" => {
                 if value.starts_with('@') && flag != "--data-raw" {
                     Verdict::high("uploads a file off the host")
                 } else {
@@ -86,12 +70,7 @@ pub fn curl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                     Verdict::medium("sends a form that can change remote state")
                 }
             }
-            "-X" | "--request"
-                if !matches!(
-                    value.to_ascii_uppercase().as_str(),
-                    "GET" | "HEAD" | "OPTIONS"
-                ) =>
-            {
+            "-X" | "--request" if !matches!(value.to_ascii_uppercase().as_str(), "GET" | "HEAD" | "OPTIONS") => {
                 Verdict::medium(format!("sends a {value} request"))
             }
             "-o" | "--output" if !matches!(value, "-" | "/dev/null" | "/dev/stdout") => {
@@ -100,8 +79,8 @@ pub fn curl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             "-O" | "--remote-name" | "--remote-name-all" | "-J" | "--remote-header-name" => {
                 Verdict::medium("saves the download to a file")
             }
-            "-D" | "--dump-header" | "-c" | "--cookie-jar" | "--trace" | "--trace-ascii"
-            | "--stderr" | "--libcurl" | "--etag-save" | "--hsts" | "--alt-svc"
+            "-D" | "--dump-header" | "-c" | "--cookie-jar" | "--trace" | "--trace-ascii" | "--stderr" | "--libcurl"
+            | "--etag-save" | "--hsts" | "--alt-svc"
                 if !matches!(value, "-" | "/dev/null") =>
             {
                 write_target(&Word::literal(value), "writes")
@@ -127,22 +106,13 @@ pub fn wget<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     match inv.value_of(Some('O'), "--output-document") {
         Some("-" | "/dev/null" | "/dev/stdout") => {}
-        Some(file) => {
-            verdict = verdict.max(write_target(&Word::literal(file), "saves the download to"))
-        }
+        Some(file) => verdict = verdict.max(write_target(&Word::literal(file), "saves the download to")),
         None => verdict = verdict.max(Verdict::medium("saves the download to a file")),
     }
-    if let Some(log) = inv
-        .value_of(Some('o'), "--output-file")
-        .or_else(|| inv.value_of(Some('a'), "--append-output"))
-    {
+    if let Some(log) = inv.value_of(Some('o'), "--output-file").or_else(|| inv.value_of(Some('a'), "--append-output")) {
         verdict = verdict.max(write_target(&Word::literal(log), "writes its log to"));
     }
-    if inv.has_short('r')
-        || inv.has_long("--recursive")
-        || inv.has_short('m')
-        || inv.has_long("--mirror")
-    {
+    if inv.has_short('r') || inv.has_long("--recursive") || inv.has_short('m') || inv.has_long("--mirror") {
         verdict = verdict.max(Verdict::medium("downloads a whole site into files"));
     }
     verdict.into()
@@ -151,8 +121,8 @@ pub fn wget<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 /// `ssh [options] HOST [COMMAND…]`: the remote command is assessed; either way it is Medium at least.
 pub fn ssh<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const WITH_VALUE: &[&str] = &[
-        "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p",
-        "-Q", "-R", "-S", "-W", "-w", "-B",
+        "-b", "-c", "-D", "-E", "-e", "-F", "-I", "-i", "-J", "-L", "-l", "-m", "-O", "-o", "-p", "-Q", "-R", "-S",
+        "-W", "-w", "-B",
     ];
     let start = skip_options(inv.args, WITH_VALUE);
     let host = inv.args.get(start).map(|w| w.text.as_str()).unwrap_or("?");
@@ -163,8 +133,7 @@ pub fn ssh<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if command.is_empty() {
         return Verdict::medium(format!("opens a remote shell on {host}")).into();
     }
-    Outcome::from(Verdict::medium(format!("runs a command on {host}")))
-        .then(Nested::Code(join_code(command)))
+    Outcome::from(Verdict::medium(format!("runs a command on {host}"))).then(Nested::Code(join_code(command)))
 }
 
 /// `host:path`, `user@host:path`, `scp://…`, `rsync://…`, or an rclone `remote:path`.
@@ -204,10 +173,7 @@ pub fn copy_remote<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         ) {
             return Verdict::SAFE.into();
         }
-        if matches!(
-            sub,
-            "delete" | "purge" | "deletefile" | "rmdir" | "rmdirs" | "cleanup" | "sync" | "move"
-        ) {
+        if matches!(sub, "delete" | "purge" | "deletefile" | "rmdir" | "rmdirs" | "cleanup" | "sync" | "move") {
             return Verdict::high("deletes or overwrites files on remote storage").into();
         }
     }
@@ -238,17 +204,14 @@ pub fn sockets<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         || inv.has_long("--exec")
         || inv.has_long("--sh-exec")
         || inv.has_long("--lua-exec")
-        || lower
-            .iter()
-            .any(|t| t.starts_with("exec:") || t.starts_with("system:") || t.contains(",exec:"))
+        || lower.iter().any(|t| t.starts_with("exec:") || t.starts_with("system:") || t.contains(",exec:"))
     {
         return Verdict::high("connects a program to the network (reverse shell)").into();
     }
     if inv.name != "socat" && inv.name != "telnet" && inv.has_short('z') {
         return Verdict::SAFE.into();
     }
-    if inv.has_short('l') || inv.has_long("--listen") || lower.iter().any(|t| t.contains("listen:"))
-    {
+    if inv.has_short('l') || inv.has_long("--listen") || lower.iter().any(|t| t.contains("listen:")) {
         return Verdict::medium("listens for network connections").into();
     }
     Verdict::medium("opens a raw network connection").into()

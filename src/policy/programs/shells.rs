@@ -36,21 +36,12 @@ pub const LOADER_VARIABLES: &[&str] = &[
 ];
 
 /// Variables that, changed, switch off shell history.
-pub const HISTORY_VARIABLES: &[&str] = &[
-    "HISTFILE",
-    "HISTSIZE",
-    "HISTFILESIZE",
-    "HISTCONTROL",
-    "HISTIGNORE",
-];
+pub const HISTORY_VARIABLES: &[&str] = &["HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "HISTIGNORE"];
 
 /// `sh`, `bash`, `zsh`… : `-c STR` runs STR, a file argument runs a script, nothing reads stdin.
 pub fn shell<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.name == "busybox" {
-        return Outcome::from(Verdict::SAFE).then(Nested::Exec {
-            words: inv.args,
-            bulk: inv.bulk,
-        });
+        return Outcome::from(Verdict::SAFE).then(Nested::Exec { words: inv.args, bulk: inv.bulk });
     }
     let mut command_string = false;
     let mut i = 0;
@@ -67,8 +58,7 @@ pub fn shell<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             if !flags.starts_with('-') && flags.contains('c') {
                 command_string = true;
             }
-            let takes_value =
-                matches!(text, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file");
+            let takes_value = matches!(text, "-o" | "+o" | "-O" | "+O" | "--rcfile" | "--init-file");
             i += if takes_value { 2 } else { 1 };
             continue;
         }
@@ -77,14 +67,8 @@ pub fn shell<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     match (command_string, inv.args.get(i)) {
         (true, Some(code)) => Outcome::from(Verdict::SAFE).then(Nested::Code(code.clone())),
         (true, None) => Verdict::medium("-c without a command").into(),
-        (false, Some(script)) => {
-            Verdict::medium(format!("runs the script {} (effect unknown)", script.text)).into()
-        }
-        (false, None) => Verdict::medium(format!(
-            "starts {} reading commands from its input",
-            inv.name
-        ))
-        .into(),
+        (false, Some(script)) => Verdict::medium(format!("runs the script {} (effect unknown)", script.text)).into(),
+        (false, None) => Verdict::medium(format!("starts {} reading commands from its input", inv.name)).into(),
     }
 }
 
@@ -111,8 +95,7 @@ pub fn interpreter<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if let Some(pos) = texts.iter().position(|t| flags.contains(t)) {
         let code = inv.args.get(pos + 1).map(|w| w.text.as_str()).unwrap_or("");
         if looks_like_reverse_shell(code) {
-            return Verdict::high("inline code connects a shell to the network (reverse shell)")
-                .into();
+            return Verdict::high("inline code connects a shell to the network (reverse shell)").into();
         }
         return Verdict::medium(format!("runs inline {} code (effect unknown)", inv.name)).into();
     }
@@ -130,29 +113,11 @@ pub fn interpreter<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 fn looks_like_reverse_shell(code: &str) -> bool {
     let lower = code.to_ascii_lowercase();
-    let network = [
-        "socket",
-        "/dev/tcp",
-        "tcpsocket",
-        "net.connect",
-        "fsockopen",
-        "io::socket",
-    ]
-    .iter()
-    .any(|k| lower.contains(k));
-    let shell = [
-        "subprocess",
-        "pty.spawn",
-        "dup2",
-        "/bin/sh",
-        "/bin/bash",
-        "exec(",
-        "spawn(",
-        "system(",
-        "popen",
-    ]
-    .iter()
-    .any(|k| lower.contains(k));
+    let network =
+        ["socket", "/dev/tcp", "tcpsocket", "net.connect", "fsockopen", "io::socket"].iter().any(|k| lower.contains(k));
+    let shell = ["subprocess", "pty.spawn", "dup2", "/bin/sh", "/bin/bash", "exec(", "spawn(", "system(", "popen"]
+        .iter()
+        .any(|k| lower.contains(k));
     network && shell
 }
 
@@ -167,32 +132,22 @@ pub fn reads_code_from_stdin(name: &str, args: &[Word]) -> bool {
         let has_c = texts[..first.min(texts.len())]
             .iter()
             .any(|t| t.starts_with('-') && !t.starts_with("--") && t.contains('c'));
-        return !has_c
-            && args
-                .get(first)
-                .is_none_or(|w| w.text == "-" || w.text == "/dev/stdin");
+        return !has_c && args.get(first).is_none_or(|w| w.text == "-" || w.text == "/dev/stdin");
     }
     if matches!(name, "source" | ".") {
-        return texts
-            .first()
-            .is_some_and(|t| *t == "/dev/stdin" || *t == "-");
+        return texts.first().is_some_and(|t| *t == "/dev/stdin" || *t == "-");
     }
     let flags = inline_code_flags(name);
     if texts.iter().any(|t| flags.contains(t) || *t == "-m") {
         return false;
     }
-    let positional = args
-        .iter()
-        .find(|w| !w.text.starts_with('-') || w.text == "-");
+    let positional = args.iter().find(|w| !w.text.starts_with('-') || w.text == "-");
     positional.is_none_or(|w| w.text == "-" || w.text == "/dev/stdin")
 }
 
 pub fn source<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let target = inv.args.first().map(|w| w.text.as_str()).unwrap_or("");
-    Verdict::medium(format!(
-        "runs {target} in the current shell (effect unknown)"
-    ))
-    .into()
+    Verdict::medium(format!("runs {target} in the current shell (effect unknown)")).into()
 }
 
 pub fn eval<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
@@ -208,26 +163,14 @@ pub fn sudo<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         if let Some(pos) = inv.texts().position(|t| t == "-c" || t == "--command")
             && let Some(code) = inv.args.get(pos + 1)
         {
-            return Outcome::from(Verdict::medium("runs as another user"))
-                .then(Nested::Code(code.clone()));
+            return Outcome::from(Verdict::medium("runs as another user")).then(Nested::Code(code.clone()));
         }
         return Verdict::medium("opens a shell as another user").into();
     }
     let with_value: &[&str] = match inv.name {
         "doas" => &["-u", "-C"],
         "pkexec" => &["--user"],
-        "run0" => &[
-            "--user",
-            "-u",
-            "--group",
-            "-g",
-            "--chdir",
-            "-D",
-            "--setenv",
-            "--property",
-            "--unit",
-            "--nice",
-        ],
+        "run0" => &["--user", "-u", "--group", "-g", "--chdir", "-D", "--setenv", "--property", "--unit", "--nice"],
         _ => &[
             "-u",
             "-g",
@@ -271,16 +214,9 @@ pub fn sudo<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             "-V",
             "--version",
         ]);
-        return if listing {
-            Verdict::SAFE.into()
-        } else {
-            Verdict::medium("opens a root shell").into()
-        };
+        return if listing { Verdict::SAFE.into() } else { Verdict::medium("opens a root shell").into() };
     }
-    Outcome::from(Verdict::medium("runs as root")).then(Nested::Exec {
-        words: rest,
-        bulk: inv.bulk,
-    })
+    Outcome::from(Verdict::medium("runs as root")).then(Nested::Exec { words: rest, bulk: inv.bulk })
 }
 
 /// Wrappers that run the rest of their arguments as a command, after their own options.
@@ -311,45 +247,26 @@ pub fn wrapper<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             (start, Verdict::SAFE)
         }
         "exec" => (skip_options(args, &["-a"]), Verdict::SAFE),
-        "stdbuf" => (
-            skip_options(args, &["-i", "-o", "-e", "--input", "--output", "--error"]),
-            Verdict::SAFE,
-        ),
+        "stdbuf" => (skip_options(args, &["-i", "-o", "-e", "--input", "--output", "--error"]), Verdict::SAFE),
         "ionice" => {
             let start = skip_options(args, &["-c", "-n", "--class", "--classdata"]);
-            if options_only(inv, start).has_short('p') || options_only(inv, start).has_long("--pid")
-            {
+            if options_only(inv, start).has_short('p') || options_only(inv, start).has_long("--pid") {
                 return Verdict::medium("changes the I/O priority of a running process").into();
             }
             (start, Verdict::SAFE)
         }
         "chrt" => {
-            let options = skip_options(
-                args,
-                &[
-                    "-T",
-                    "-P",
-                    "-D",
-                    "--sched-runtime",
-                    "--sched-period",
-                    "--sched-deadline",
-                ],
-            );
-            if options_only(inv, options).has_short('p')
-                || options_only(inv, options).has_long("--pid")
-            {
+            let options =
+                skip_options(args, &["-T", "-P", "-D", "--sched-runtime", "--sched-period", "--sched-deadline"]);
+            if options_only(inv, options).has_short('p') || options_only(inv, options).has_long("--pid") {
                 return Verdict::medium("changes the scheduling of a running process").into();
             }
-            let priority = usize::from(
-                args.get(options)
-                    .is_some_and(|w| w.text.chars().all(|c| c.is_ascii_digit())),
-            );
+            let priority = usize::from(args.get(options).is_some_and(|w| w.text.chars().all(|c| c.is_ascii_digit())));
             (options + priority, Verdict::SAFE)
         }
         "taskset" => {
             let start = skip_options(args, &[]);
-            if options_only(inv, start).has_short('p') || options_only(inv, start).has_long("--pid")
-            {
+            if options_only(inv, start).has_short('p') || options_only(inv, start).has_long("--pid") {
                 return Verdict::medium("changes the CPU affinity of a running process").into();
             }
             (start + 1, Verdict::SAFE)
@@ -378,10 +295,7 @@ pub fn wrapper<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             if rest.is_empty() {
                 return Verdict::SAFE.into();
             }
-            return Outcome::from(Verdict::SAFE).then(Nested::Exec {
-                words: rest,
-                bulk: true,
-            });
+            return Outcome::from(Verdict::SAFE).then(Nested::Exec { words: rest, bulk: true });
         }
         _ => (skip_options(args, &[]), Verdict::SAFE),
     };
@@ -390,24 +304,15 @@ pub fn wrapper<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         verdict = verdict.max(Verdict::SAFE);
         return verdict.into();
     }
-    Outcome::from(verdict).then(Nested::Exec {
-        words: rest,
-        bulk: inv.bulk,
-    })
+    Outcome::from(verdict).then(Nested::Exec { words: rest, bulk: inv.bulk })
 }
 
 fn env<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let args = inv.args;
-    if let Some(pos) = args
-        .iter()
-        .position(|w| w.text == "-S" || w.text.starts_with("--split-string"))
-    {
+    if let Some(pos) = args.iter().position(|w| w.text == "-S" || w.text.starts_with("--split-string")) {
         let mut code_words: Vec<Word> = Vec::new();
         if let Some((_, inline)) = args[pos].text.split_once('=') {
-            code_words.push(Word {
-                text: inline.to_owned(),
-                ..args[pos].clone()
-            });
+            code_words.push(Word { text: inline.to_owned(), ..args[pos].clone() });
         }
         code_words.extend(args.get(pos + 1..).unwrap_or(&[]).iter().cloned());
         return Outcome::from(Verdict::SAFE).then(Nested::Code(join_code(&code_words)));
@@ -419,13 +324,9 @@ fn env<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             break;
         };
         if HISTORY_VARIABLES.contains(&name) {
-            verdict = verdict.max(Verdict::high(format!(
-                "sets {name}, which can switch off shell history"
-            )));
+            verdict = verdict.max(Verdict::high(format!("sets {name}, which can switch off shell history")));
         } else if LOADER_VARIABLES.contains(&name) {
-            verdict = verdict.max(Verdict::medium(format!(
-                "sets {name}, which changes what runs"
-            )));
+            verdict = verdict.max(Verdict::medium(format!("sets {name}, which changes what runs")));
         }
         i += 1;
     }
@@ -433,10 +334,7 @@ fn env<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if rest.is_empty() {
         return verdict.into();
     }
-    Outcome::from(verdict).then(Nested::Exec {
-        words: rest,
-        bulk: inv.bulk,
-    })
+    Outcome::from(verdict).then(Nested::Exec { words: rest, bulk: inv.bulk })
 }
 
 fn watch<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
@@ -447,10 +345,7 @@ fn watch<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     let own = options_only(inv, start);
     if own.has_short('x') || own.has_long("--exec") {
-        return Outcome::from(Verdict::SAFE).then(Nested::Exec {
-            words: rest,
-            bulk: false,
-        });
+        return Outcome::from(Verdict::SAFE).then(Nested::Exec { words: rest, bulk: false });
     }
     Outcome::from(Verdict::SAFE).then(Nested::Code(join_code(rest)))
 }
@@ -461,15 +356,9 @@ fn flock<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     {
         return Outcome::from(Verdict::SAFE).then(Nested::Code(code.clone()));
     }
-    let start = skip_options(
-        inv.args,
-        &["-w", "--wait", "--timeout", "-E", "--conflict-exit-code"],
-    ) + 1;
+    let start = skip_options(inv.args, &["-w", "--wait", "--timeout", "-E", "--conflict-exit-code"]) + 1;
     match inv.args.get(start..) {
-        Some(rest) if !rest.is_empty() => Outcome::from(Verdict::SAFE).then(Nested::Exec {
-            words: rest,
-            bulk: false,
-        }),
+        Some(rest) if !rest.is_empty() => Outcome::from(Verdict::SAFE).then(Nested::Exec { words: rest, bulk: false }),
         _ => Verdict::SAFE.into(),
     }
 }
@@ -477,10 +366,7 @@ fn flock<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 /// `set +o history` switches history off; every other use of `set` only changes shell options.
 pub fn set<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let texts: Vec<&str> = inv.texts().collect();
-    if texts
-        .windows(2)
-        .any(|pair| pair[0] == "+o" && pair[1] == "history")
-    {
+    if texts.windows(2).any(|pair| pair[0] == "+o" && pair[1] == "history") {
         return Verdict::high("switches off shell history").into();
     }
     Verdict::SAFE.into()
@@ -488,9 +374,5 @@ pub fn set<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// The wrapper's own options: the words before the command it runs.
 fn options_only<'a>(inv: &Invocation<'a>, end: usize) -> Invocation<'a> {
-    Invocation {
-        name: inv.name,
-        args: inv.args.get(..end.min(inv.args.len())).unwrap_or(&[]),
-        bulk: inv.bulk,
-    }
+    Invocation { name: inv.name, args: inv.args.get(..end.min(inv.args.len())).unwrap_or(&[]), bulk: inv.bulk }
 }

@@ -11,12 +11,7 @@ pub fn read_only_with_history<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         if inv.has_short('c') || inv.has_short('d') {
             return Verdict::high("wipes shell history").into();
         }
-        if inv.has_short('w')
-            || inv.has_short('a')
-            || inv.has_short('r')
-            || inv.has_short('n')
-            || inv.has_short('s')
-        {
+        if inv.has_short('w') || inv.has_short('a') || inv.has_short('r') || inv.has_short('n') || inv.has_short('s') {
             return Verdict::medium("rewrites the history file").into();
         }
     }
@@ -28,12 +23,7 @@ pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let positionals = inv.positionals();
     let first = positionals.first().map(|w| w.text.as_str());
     match inv.name {
-        "hostname"
-            if inv.has_short('F')
-                || inv.has_short('b')
-                || inv.has_long("--file")
-                || first.is_some() =>
-        {
+        "hostname" if inv.has_short('F') || inv.has_short('b') || inv.has_long("--file") || first.is_some() => {
             Verdict::high("changes the hostname").into()
         }
         "hostnamectl" | "timedatectl" | "loginctl"
@@ -56,18 +46,12 @@ pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             Verdict::high("sets the system clock").into()
         }
         "dmesg"
-            if inv.has_short('C')
-                || inv.has_short('c')
-                || inv.has_long("--clear")
-                || inv.has_long("--read-clear") =>
+            if inv.has_short('C') || inv.has_short('c') || inv.has_long("--clear") || inv.has_long("--read-clear") =>
         {
             Verdict::high("clears the kernel log").into()
         }
         "dmesg"
-            if inv.has_short('n')
-                || inv.has_short('D')
-                || inv.has_short('E')
-                || inv.has_long("--console-level") =>
+            if inv.has_short('n') || inv.has_short('D') || inv.has_short('E') || inv.has_long("--console-level") =>
         {
             Verdict::medium("changes kernel console logging").into()
         }
@@ -91,10 +75,7 @@ fn date_sets_clock(inv: &Invocation) -> bool {
         let text = word.text.as_str();
         if skip {
             skip = false;
-        } else if matches!(
-            text,
-            "-d" | "--date" | "-r" | "--reference" | "-f" | "--file" | "-I" | "--iso-8601"
-        ) {
+        } else if matches!(text, "-d" | "--date" | "-r" | "--reference" | "-f" | "--file" | "-I" | "--iso-8601") {
             skip = !matches!(text, "-I" | "--iso-8601");
         } else if !text.starts_with('-') && !text.starts_with('+') {
             return true;
@@ -106,17 +87,7 @@ fn date_sets_clock(inv: &Invocation) -> bool {
 /// `mount`/`umount`/`swapon`/`swapoff`: listing is read-only.
 pub fn mounts<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let listing = inv.args.is_empty()
-        || inv.has_word(&[
-            "-l",
-            "--list",
-            "-s",
-            "--summary",
-            "--show",
-            "-h",
-            "--help",
-            "-V",
-            "--version",
-        ]);
+        || inv.has_word(&["-l", "--list", "-s", "--summary", "--show", "-h", "--help", "-V", "--version"]);
     if listing && inv.positionals().is_empty() {
         return Verdict::SAFE.into();
     }
@@ -130,28 +101,16 @@ pub fn mounts<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// `ip`: `show`/`list`/`get` read; `down`, `flush` and deletions can cut this host off the network.
 pub fn ip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    let start = skip_options(
-        inv.args,
-        &[
-            "-n", "-netns", "-b", "-batch", "-rc", "-rcvbuf", "-f", "-family", "-l", "-loops",
-        ],
-    );
-    let rest: Vec<&str> = inv
-        .args
-        .get(start..)
-        .unwrap_or(&[])
-        .iter()
-        .map(|w| w.text.as_str())
-        .collect();
+    let start =
+        skip_options(inv.args, &["-n", "-netns", "-b", "-batch", "-rc", "-rcvbuf", "-f", "-family", "-l", "-loops"]);
+    let rest: Vec<&str> = inv.args.get(start..).unwrap_or(&[]).iter().map(|w| w.text.as_str()).collect();
     let Some(object) = rest.first() else {
         return Verdict::SAFE.into();
     };
     if *object == "netns" && rest.get(1) == Some(&"exec") {
         let words = inv.args.get(start + 3..).unwrap_or(&[]);
-        return Outcome::from(Verdict::medium(
-            "runs a command in another network namespace",
-        ))
-        .then(Nested::Exec { words, bulk: false });
+        return Outcome::from(Verdict::medium("runs a command in another network namespace"))
+            .then(Nested::Exec { words, bulk: false });
     }
     let action = rest.get(1).copied().unwrap_or("show");
     if matches!(action, "show" | "list" | "ls" | "lst" | "get" | "help")
@@ -169,21 +128,14 @@ pub fn ip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 /// `ifconfig`/`route` without changes only print.
 pub fn ifconfig<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let positionals = inv.positionals();
-    if positionals
-        .iter()
-        .any(|w| w.text == "down" || w.text == "del")
-    {
+    if positionals.iter().any(|w| w.text == "down" || w.text == "del") {
         return Verdict::high("can take the network down").into();
     }
     let reads = match inv.name {
         "route" => positionals.is_empty(),
         _ => positionals.len() <= 1,
     };
-    if reads {
-        Verdict::SAFE.into()
-    } else {
-        Verdict::medium("changes network configuration").into()
-    }
+    if reads { Verdict::SAFE.into() } else { Verdict::medium("changes network configuration").into() }
 }
 
 /// Firewalls: listing reads, flushing or disabling opens the host, other rules change it.
@@ -200,9 +152,7 @@ pub fn firewall<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             matches!(first, "status" | "show" | "version" | "app") || positionals.is_empty(),
         ),
         "firewall-cmd" => (
-            inv.has_long("--panic-off")
-                || inv.has_long("--remove-service")
-                || inv.has_long("--set-default-zone"),
+            inv.has_long("--panic-off") || inv.has_long("--remove-service") || inv.has_long("--set-default-zone"),
             inv.texts().all(|t| {
                 t.starts_with("--list")
                     || t.starts_with("--get")
@@ -212,10 +162,7 @@ pub fn firewall<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                     || t == "--permanent"
             }),
         ),
-        "pfctl" => (
-            inv.has_short('d') || inv.has_short('F'),
-            inv.has_short('s') && !inv.has_short('f'),
-        ),
+        "pfctl" => (inv.has_short('d') || inv.has_short('F'), inv.has_short('s') && !inv.has_short('f')),
         _ => (
             inv.has_short('F')
                 || inv.has_long("--flush")
@@ -223,10 +170,7 @@ pub fn firewall<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                 || inv.has_long("--delete-chain")
                 || inv.has_short('P')
                 || inv.has_long("--policy"),
-            (inv.has_short('L')
-                || inv.has_long("--list")
-                || inv.has_short('S')
-                || inv.has_long("--list-rules"))
+            (inv.has_short('L') || inv.has_long("--list") || inv.has_short('S') || inv.has_long("--list-rules"))
                 && !(inv.has_short('A')
                     || inv.has_short('I')
                     || inv.has_short('D')
@@ -237,33 +181,19 @@ pub fn firewall<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if open {
         return Verdict::high("flushes or disables the firewall").into();
     }
-    if read {
-        Verdict::SAFE.into()
-    } else {
-        Verdict::medium("changes firewall rules").into()
-    }
+    if read { Verdict::SAFE.into() } else { Verdict::medium("changes firewall rules").into() }
 }
 
 /// Units whose stopping cuts access, opens the host or hides what happens.
 fn critical_unit(unit: &str) -> Option<&'static str> {
-    let unit = unit
-        .trim_end_matches(".service")
-        .trim_end_matches(".socket");
+    let unit = unit.trim_end_matches(".service").trim_end_matches(".socket");
     match unit {
-        "firewalld"
-        | "ufw"
-        | "nftables"
-        | "iptables"
-        | "ip6tables"
-        | "netfilter-persistent"
-        | "apparmor" => Some("disables the firewall or security enforcement"),
-        "ssh" | "sshd" | "network" | "networking" | "NetworkManager" | "systemd-networkd"
-        | "systemd-resolved" | "wpa_supplicant" | "dbus" => {
-            Some("can cut network or remote access")
+        "firewalld" | "ufw" | "nftables" | "iptables" | "ip6tables" | "netfilter-persistent" | "apparmor" => {
+            Some("disables the firewall or security enforcement")
         }
-        "systemd-journald" | "rsyslog" | "syslog" | "auditd" | "syslog-ng" => {
-            Some("stops system logging")
-        }
+        "ssh" | "sshd" | "network" | "networking" | "NetworkManager" | "systemd-networkd" | "systemd-resolved"
+        | "wpa_supplicant" | "dbus" => Some("can cut network or remote access"),
+        "systemd-journald" | "rsyslog" | "syslog" | "auditd" | "syslog-ng" => Some("stops system logging"),
         _ => None,
     }
 }
@@ -330,26 +260,14 @@ pub fn systemctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             ],
             "restarts, stops or suspends the machine",
         ),
-        (
-            &["rescue", "emergency", "isolate", "default", "switch-root"],
-            "switches the whole system to another target",
-        ),
+        (&["rescue", "emergency", "isolate", "default", "switch-root"], "switches the whole system to another target"),
         (&["set-default"], "changes what the system boots into"),
     ];
     let Some((index, sub)) = inv.subcommand(WITH_VALUE) else {
         return Verdict::SAFE.into();
     };
-    if matches!(
-        sub,
-        "stop"
-            | "disable"
-            | "mask"
-            | "kill"
-            | "restart"
-            | "try-restart"
-            | "reload-or-restart"
-            | "freeze"
-    ) {
+    if matches!(sub, "stop" | "disable" | "mask" | "kill" | "restart" | "try-restart" | "reload-or-restart" | "freeze")
+    {
         let units = inv.after(index).positionals();
         if let Some(reason) = units.iter().find_map(|u| critical_unit(&u.text))
             && sub != "restart"
@@ -366,10 +284,7 @@ pub fn service<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let positionals = inv.positionals();
     let unit = positionals.first().map(|w| w.text.as_str()).unwrap_or("");
     let action = positionals.get(1).map(|w| w.text.as_str()).unwrap_or("");
-    if inv.has_long("--status-all")
-        || matches!(action, "status" | "") && !unit.is_empty()
-        || inv.args.is_empty()
-    {
+    if inv.has_long("--status-all") || matches!(action, "status" | "") && !unit.is_empty() || inv.args.is_empty() {
         return Verdict::SAFE.into();
     }
     if action == "stop"
@@ -381,10 +296,7 @@ pub fn service<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 pub fn journalctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    if ["--vacuum-size", "--vacuum-time", "--vacuum-files"]
-        .iter()
-        .any(|o| inv.has_long(o))
-    {
+    if ["--vacuum-size", "--vacuum-time", "--vacuum-files"].iter().any(|o| inv.has_long(o)) {
         return Verdict::high("deletes journal logs").into();
     }
     if [
@@ -462,34 +374,13 @@ pub fn kill<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// Partition tools: printing the table is read-only; everything else rewrites a disk.
 pub fn partitioning<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    let listing = inv.has_word(&[
-        "-l",
-        "--list",
-        "-d",
-        "--dump",
-        "-s",
-        "--show-size",
-        "-p",
-        "--print",
-        "-v",
-        "--version",
-    ]);
+    let listing =
+        inv.has_word(&["-l", "--list", "-d", "--dump", "-s", "--show-size", "-p", "--print", "-v", "--version"]);
     let parted_print = inv.name == "parted"
         && inv.positionals().iter().skip(1).all(|w| {
             matches!(
                 w.text.as_str(),
-                "print"
-                    | "unit"
-                    | "s"
-                    | "B"
-                    | "MB"
-                    | "GB"
-                    | "MiB"
-                    | "GiB"
-                    | "%"
-                    | "chs"
-                    | "cyl"
-                    | "compact"
+                "print" | "unit" | "s" | "B" | "MB" | "GB" | "MiB" | "GiB" | "%" | "chs" | "cyl" | "compact"
             )
         })
         && inv.positionals().iter().any(|w| w.text == "print");
@@ -497,178 +388,4 @@ pub fn partitioning<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return Verdict::SAFE.into();
     }
     Verdict::high("changes disk partitions").into()
-}
-
-/// Package managers and language toolchains: queries read, installs and builds change things,
-/// publishing sends code off the host.
-pub fn packages<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    const WITH_VALUE: &[&str] = &[
-        "-o",
-        "-c",
-        "-t",
-        "--prefix",
-        "-C",
-        "--cwd",
-        "--dir",
-        "--config",
-        "--target",
-        "-r",
-        "--root",
-        "--manifest-path",
-        "-p",
-        "--package",
-        "-e",
-        "--env",
-        "-n",
-        "--name",
-        "--python",
-    ];
-    let short = |c: char| inv.has_short(c);
-    match inv.name {
-        "apt-cache" => return Verdict::SAFE.into(),
-        "dpkg" => {
-            let writes = short('i')
-                || short('r')
-                || short('P')
-                || inv.has_long("--install")
-                || inv.has_long("--remove")
-                || inv.has_long("--purge")
-                || inv.has_long("--unpack")
-                || inv.has_long("--configure")
-                || inv.has_long("--set-selections");
-            return if writes {
-                Verdict::medium("installs or removes packages").into()
-            } else {
-                Verdict::SAFE.into()
-            };
-        }
-        "rpm" => {
-            let query =
-                short('q') || short('V') || inv.has_long("--query") || inv.has_long("--verify");
-            return if query {
-                Verdict::SAFE.into()
-            } else {
-                Verdict::medium("installs or removes packages").into()
-            };
-        }
-        "pacman" => {
-            let query = short('Q')
-                || (short('S')
-                    && (short('s') || short('i') || short('l'))
-                    && !short('y')
-                    && !short('u'));
-            return if query {
-                Verdict::SAFE.into()
-            } else {
-                Verdict::medium("installs or removes packages").into()
-            };
-        }
-        _ => {}
-    }
-    let Some((index, sub)) = inv.subcommand(WITH_VALUE) else {
-        let version_only = inv.has_word(&["--version", "-v", "-V", "version", "--help", "-h"]);
-        return if version_only || inv.args.is_empty() && inv.name != "cargo" {
-            Verdict::SAFE.into()
-        } else {
-            Verdict::medium("runs the package manager").into()
-        };
-    };
-    let sub = if matches!(inv.name, "uv" | "conda" | "mamba" | "npm" | "pnpm" | "yarn")
-        && matches!(sub, "pip" | "env" | "config" | "cache")
-    {
-        // Two-word commands: `uv pip list`, `conda env list`, `npm config get`.
-        inv.after(index)
-            .subcommand(WITH_VALUE)
-            .map_or(sub, |(_, second)| second)
-    } else {
-        sub
-    };
-    const SAFE: &[&str] = &[
-        "list",
-        "ls",
-        "ll",
-        "la",
-        "show",
-        "info",
-        "search",
-        "policy",
-        "depends",
-        "rdepends",
-        "changelog",
-        "madison",
-        "showsrc",
-        "provides",
-        "repolist",
-        "check-update",
-        "deplist",
-        "repoquery",
-        "freeze",
-        "inspect",
-        "view",
-        "outdated",
-        "why",
-        "explain",
-        "whoami",
-        "root",
-        "bin",
-        "prefix",
-        "help",
-        "version",
-        "--version",
-        "-V",
-        "tree",
-        "metadata",
-        "locate-project",
-        "pkgid",
-        "read-manifest",
-        "verify-project",
-        "env",
-        "deps",
-        "uses",
-        "leaves",
-        "config",
-        "doctor",
-        "home",
-        "se",
-        "if",
-        "lr",
-        "repos",
-        "lu",
-        "list-updates",
-        "packages",
-        "pa",
-        "stats",
-        "find",
-        "query",
-        "contents",
-        "specification",
-        "which",
-        "debug",
-        "index",
-        "audit",
-        "about",
-    ];
-    const HIGH: &[(&[&str], &str)] = &[(
-        &["publish", "unpublish", "yank", "push"],
-        "publishes code off this host",
-    )];
-    let verdict = by_subcommand(
-        sub,
-        SAFE,
-        HIGH,
-        "installs packages, builds or runs project code (effect unknown)",
-    );
-    // `go env -w`, `npm config set`, `npm audit fix`, `cargo tree` are not all alike.
-    let rest: Vec<&str> = inv.after(index).texts().collect();
-    if verdict.risk == crate::protocol::Risk::Safe
-        && rest.iter().any(|t| {
-            matches!(
-                *t,
-                "-w" | "set" | "delete" | "fix" | "edit" | "--add" | "--set" | "unset" | "-u"
-            )
-        })
-    {
-        return Verdict::medium("changes package manager settings").into();
-    }
-    verdict.into()
 }

@@ -7,9 +7,7 @@ use crate::policy::verdict::{Outcome, Verdict};
 pub fn sed<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_short('i') || inv.has_long("--in-place") {
         let files = inv.positionals();
-        let targets = files
-            .get(usize::from(!has_expression(inv))..)
-            .unwrap_or(&[]);
+        let targets = files.get(usize::from(!has_expression(inv))..).unwrap_or(&[]);
         return super::write_targets(
             targets.iter().copied(),
             "edits in place",
@@ -31,11 +29,7 @@ pub fn sed<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             })
             .collect()
     } else {
-        inv.positionals()
-            .first()
-            .map(|w| w.text.as_str())
-            .into_iter()
-            .collect()
+        inv.positionals().first().map(|w| w.text.as_str()).into_iter().collect()
     };
     for script in scripts {
         match sed_effect(script) {
@@ -106,8 +100,8 @@ fn sed_effect(script: &str) -> SedEffect {
         }
         i += 1;
         match c {
-            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F'
-            | 'l' | 'L' | 'q' | 'Q' => {
+            '=' | 'd' | 'D' | 'g' | 'G' | 'h' | 'H' | 'n' | 'N' | 'p' | 'P' | 'x' | 'z' | 'F' | 'l' | 'L' | 'q'
+            | 'Q' => {
                 while i < chars.len() && (chars[i].is_ascii_digit() || chars[i] == ' ') {
                     i += 1;
                 }
@@ -174,11 +168,7 @@ pub fn awk<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return Verdict::medium("runs an awk program from a file").into();
     }
     if inv.has_long("--inplace")
-        || inv
-            .texts()
-            .collect::<Vec<_>>()
-            .windows(2)
-            .any(|w| w[0] == "-i" && w[1] == "inplace")
+        || inv.texts().collect::<Vec<_>>().windows(2).any(|w| w[0] == "-i" && w[1] == "inplace")
     {
         return Verdict::medium("edits files in place").into();
     }
@@ -225,10 +215,7 @@ fn awk_effect(program: &str) -> Option<&'static str> {
             if bytes.get(j) == Some(&'f') {
                 j += 1;
             }
-            if bytes
-                .get(j)
-                .is_some_and(|c| c.is_alphanumeric() || *c == '_')
-            {
+            if bytes.get(j).is_some_and(|c| c.is_alphanumeric() || *c == '_') {
                 i += 1;
                 continue;
             }
@@ -237,10 +224,7 @@ fn awk_effect(program: &str) -> Option<&'static str> {
                 match bytes[j] {
                     '(' => depth += 1,
                     ')' => depth -= 1,
-                    '|' if depth == 0
-                        && bytes.get(j + 1) != Some(&'|')
-                        && (j == 0 || bytes[j - 1] != '|') =>
-                    {
+                    '|' if depth == 0 && bytes.get(j + 1) != Some(&'|') && (j == 0 || bytes[j - 1] != '|') => {
                         return Some("the awk program pipes output to a command");
                     }
                     '>' if depth == 0 => return Some("the awk program writes a file"),
@@ -256,9 +240,7 @@ fn awk_effect(program: &str) -> Option<&'static str> {
 }
 
 fn char_offset(text: &str, index: usize) -> usize {
-    text.char_indices()
-        .nth(index)
-        .map_or(text.len(), |(offset, _)| offset)
+    text.char_indices().nth(index).map_or(text.len(), |(offset, _)| offset)
 }
 
 /// Replaces the contents of double-quoted strings with spaces so `print "a > b"` is not a redirect.

@@ -68,10 +68,7 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let Some((index, sub)) = inv.subcommand(GLOBAL_WITH_VALUE) else {
         return Verdict::SAFE.into();
     };
-    let global = Invocation {
-        args: &inv.args[..index],
-        ..*inv
-    };
+    let global = Invocation { args: &inv.args[..index], ..*inv };
     if global.has_word(&["-c"])
         || global.has_long("--exec-path")
         || global.has_long("--config-env")
@@ -97,21 +94,15 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                 || rest.has_long("--force-with-lease")
                 || rest.has_long("--mirror")
                 || has('d', "--delete")
-                || positional
-                    .iter()
-                    .any(|p| p.starts_with('+') || p.starts_with(':'));
+                || positional.iter().any(|p| p.starts_with('+') || p.starts_with(':'));
             if forced {
                 Verdict::high("force-push or remote delete rewrites shared history")
             } else {
                 Verdict::medium("pushes commits to a remote")
             }
         }
-        "reset" if rest.has_long("--hard") => {
-            Verdict::high("reset --hard discards uncommitted changes")
-        }
-        "clean" if !(has('n', "--dry-run")) && (has('f', "--force")) => {
-            Verdict::high("deletes untracked files")
-        }
+        "reset" if rest.has_long("--hard") => Verdict::high("reset --hard discards uncommitted changes"),
+        "clean" if !(has('n', "--dry-run")) && (has('f', "--force")) => Verdict::high("deletes untracked files"),
         "clean" => Verdict::SAFE,
         "checkout" | "switch" if has('f', "--force") || rest.has_long("--discard-changes") => {
             Verdict::high("discards uncommitted changes")
@@ -119,29 +110,20 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "checkout" if rest.texts().any(|t| t == "--") || positional.contains(&".") => {
             Verdict::high("discards uncommitted changes to files")
         }
-        "restore"
-            if !(has('S', "--staged")) || rest.has_short('W') || rest.has_long("--worktree") =>
-        {
+        "restore" if !(has('S', "--staged")) || rest.has_short('W') || rest.has_long("--worktree") => {
             Verdict::high("discards uncommitted changes to files")
         }
         "branch" => branch(&rest, &positional),
         "tag" if has('d', "--delete") => Verdict::medium("deletes a tag"),
         "tag" if positional.is_empty() || has('l', "--list") => Verdict::SAFE,
-        "remote"
-            if positional.is_empty()
-                || matches!(positional.first(), Some(&("show" | "get-url"))) =>
-        {
-            Verdict::SAFE
-        }
+        "remote" if positional.is_empty() || matches!(positional.first(), Some(&("show" | "get-url"))) => Verdict::SAFE,
         "stash" => match positional.first() {
             Some(&("list" | "show")) => Verdict::SAFE,
             Some(&("drop" | "clear")) => Verdict::high("permanently deletes stashed changes"),
             _ => Verdict::medium("stashes or restores changes"),
         },
         "reflog" => match positional.first() {
-            Some(&("expire" | "delete")) => {
-                Verdict::high("destroys the history git uses for recovery")
-            }
+            Some(&("expire" | "delete")) => Verdict::high("destroys the history git uses for recovery"),
             _ => Verdict::SAFE,
         },
         "config" => {
@@ -162,31 +144,21 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             }) && positional.len() <= 1
                 || positional.first() == Some(&"get")
                 || positional.first() == Some(&"list");
-            if reads {
-                Verdict::SAFE
-            } else {
-                Verdict::medium("changes git configuration")
-            }
+            if reads { Verdict::SAFE } else { Verdict::medium("changes git configuration") }
         }
         "worktree" | "submodule" | "notes" | "bisect"
-            if matches!(
-                positional.first(),
-                Some(&("list" | "status" | "show" | "log"))
-            ) =>
+            if matches!(positional.first(), Some(&("list" | "status" | "show" | "log"))) =>
         {
             Verdict::SAFE
         }
-        "gc" if rest.texts().any(|t| t.starts_with("--prune")) => {
-            Verdict::high("prunes objects git could recover")
-        }
+        "gc" if rest.texts().any(|t| t.starts_with("--prune")) => Verdict::high("prunes objects git could recover"),
         "prune" => Verdict::high("prunes objects git could recover"),
         "filter-branch" | "filter-repo" => Verdict::high("rewrites the repository's history"),
         "update-ref" if has('d', "--delete") => Verdict::high("deletes a reference"),
-        "add" | "commit" | "checkout" | "switch" | "restore" | "merge" | "rebase" | "pull"
-        | "fetch" | "cherry-pick" | "revert" | "init" | "clone" | "mv" | "rm" | "am" | "apply"
-        | "format-patch" | "submodule" | "worktree" | "tag" | "remote" | "gc" | "bisect"
-        | "notes" | "lfs" | "reset" | "update-ref" | "archive" | "sparse-checkout"
-        | "maintenance" | "repack" | "pack-refs" => {
+        "add" | "commit" | "checkout" | "switch" | "restore" | "merge" | "rebase" | "pull" | "fetch"
+        | "cherry-pick" | "revert" | "init" | "clone" | "mv" | "rm" | "am" | "apply" | "format-patch" | "submodule"
+        | "worktree" | "tag" | "remote" | "gc" | "bisect" | "notes" | "lfs" | "reset" | "update-ref" | "archive"
+        | "sparse-checkout" | "maintenance" | "repack" | "pack-refs" => {
             Verdict::medium(format!("git {sub} changes the repository"))
         }
         _ => Verdict::medium(format!("git {sub} (an alias or extension: effect unknown)")),
@@ -196,8 +168,7 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 fn branch(rest: &Invocation, positional: &[&str]) -> Verdict {
     if rest.has_short('D')
-        || (rest.has_short('d') || rest.has_long("--delete"))
-            && (rest.has_short('f') || rest.has_long("--force"))
+        || (rest.has_short('d') || rest.has_long("--delete")) && (rest.has_short('f') || rest.has_long("--force"))
     {
         return Verdict::high("force-deletes a branch (unmerged commits are lost)");
     }

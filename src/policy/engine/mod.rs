@@ -2,11 +2,13 @@
 //! table (looking through wrappers and into nested code), add the checks that span commands
 //! (pipelines, redirections, assignments), and apply the user's rules.
 
-use std::collections::HashSet;
+mod checks;
+mod user;
+
+use std::collections::{HashMap, HashSet};
 
 use super::invocation::Invocation;
-use super::parse::{self, Redirect, Script, SimpleCommand};
-use super::paths;
+use super::parse::{self, Script, SimpleCommand};
 use super::programs::shells::{self, HISTORY_VARIABLES, LOADER_VARIABLES};
 use super::rules::{self, is_downloader};
 use super::user_rules::PolicyConfig;
@@ -84,9 +86,7 @@ const NOT_READERS: &[&str] = &[
     "truncate",
 ];
 /// Programs that print what they are given.
-const PRINTERS: &[&str] = &[
-    "echo", "printf", "printenv", "cat", "env", "declare", "export", "set", "print", "tee",
-];
+const PRINTERS: &[&str] = &["echo", "printf", "printenv", "cat", "env", "declare", "export", "set", "print", "tee"];
 
 /// One non-Safe verdict on one part of the command, ready to show: `subject: reason`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -119,6 +119,8 @@ pub struct Engine<'c> {
     pub denied: bool,
     /// Variables assigned from a download (`x=$(curl …)`), so `bash -c "$x"` is seen for what it is.
     downloaded_vars: HashSet<String>,
+    /// Variables assigned a literal earlier in the script (`A=rm`), to see through `$A -rf /`.
+    known_vars: HashMap<String, String>,
 }
 
 impl<'c> Engine<'c> {
@@ -129,6 +131,7 @@ impl<'c> Engine<'c> {
             commands: Vec::new(),
             denied: false,
             downloaded_vars: HashSet::new(),
+            known_vars: HashMap::new(),
         }
     }
 
@@ -138,10 +141,7 @@ impl<'c> Engine<'c> {
         }
         let text = format!("{}: {}", shorten(subject), verdict.reason);
         if !self.findings.iter().any(|f| f.text == text) {
-            self.findings.push(Finding {
-                risk: verdict.risk,
-                text,
-            });
+            self.findings.push(Finding { risk: verdict.risk, text });
         }
     }
 
@@ -149,36 +149,19 @@ impl<'c> Engine<'c> {
         for error in script.errors.iter().take(3) {
             self.add(
                 "unparseable input",
-                &Verdict::high(format!(
-                    "{error} (cannot be assessed, so it counts as high)"
-                )),
+                &Verdict::high(format!("{error} (cannot be assessed, so it counts as high)")),
             );
         }
-        let functions: Vec<&str> = script
-            .functions
-            .iter()
-            .map(|(name, _)| name.as_str())
-            .collect();
+        let functions: Vec<&str> = script.functions.iter().map(|(name, _)| name.as_str()).collect();
         for (name, body) in &script.functions {
-            let recursive = body.iter().any(|&i| {
-                script
-                    .commands
-                    .get(i)
-                    .and_then(|c| c.words.first())
-                    .is_some_and(|w| w.text == *name)
-            });
+            let recursive = body
+                .iter()
+                .any(|&i| script.commands.get(i).and_then(|c| c.words.first()).is_some_and(|w| w.text == *name));
             if recursive {
-                self.add(
-                    &format!("{name}()"),
-                    &Verdict::high("a function that calls itself (fork bomb)"),
-                );
+                self.add(&format!("{name}()"), &Verdict::high("a function that calls itself (fork bomb)"));
             }
         }
-        let leaves: Vec<Vec<Leaf>> = script
-            .commands
-            .iter()
-            .map(|cmd| self.simple(cmd, &functions, nesting))
-            .collect();
+        let leaves: Vec<Vec<Leaf>> = script.commands.iter().map(|cmd| self.simple(cmd, &functions, nesting)).collect();
         for redirect in &script.redirects {
             self.redirect(redirect, "a compound command", false);
         }
@@ -187,28 +170,15 @@ impl<'c> Engine<'c> {
         }
     }
 
-    fn pipeline(
-        &mut self,
-        stages: &[Vec<usize>],
-        leaves: &[Vec<Leaf>],
-        commands: &[SimpleCommand],
-        nesting: usize,
-    ) {
+    fn pipeline(&mut self, stages: &[Vec<usize>], leaves: &[Vec<Leaf>], commands: &[SimpleCommand], nesting: usize) {
         let stage_leaves = |stage: &Vec<usize>| {
-            stage
-                .iter()
-                .flat_map(|&i| leaves.get(i).into_iter().flatten())
-                .cloned()
-                .collect::<Vec<_>>()
+            stage.iter().flat_map(|&i| leaves.get(i).into_iter().flatten()).cloned().collect::<Vec<_>>()
         };
         let mut downloaded = false;
         let mut printed: Vec<Word> = Vec::new();
         for (position, stage) in stages.iter().enumerate() {
             let here = stage_leaves(stage);
-            let subject = stage
-                .first()
-                .and_then(|&i| commands.get(i))
-                .map_or("", |c| c.source.as_str());
+            let subject = stage.first().and_then(|&i| commands.get(i)).map_or("", |c| c.source.as_str());
             // `echo 'rm -rf /' | sh`: the text piped into a shell is code, so it is assessed as code.
             if here.iter().any(|l| l.runs_stdin_code) {
                 for text in std::mem::take(&mut printed) {
@@ -217,19 +187,14 @@ impl<'c> Engine<'c> {
             }
             printed.extend(here.iter().filter_map(|l| l.prints.clone()));
             if downloaded && let Some(leaf) = here.iter().find(|l| l.runs_stdin_code) {
-                let verdict = Verdict::high(format!(
-                    "runs code downloaded from the network (piped into {})",
-                    leaf.name
-                ));
+                let verdict =
+                    Verdict::high(format!("runs code downloaded from the network (piped into {})", leaf.name));
                 self.add(subject, &verdict);
             }
             if position > 0
                 && let Some(leaf) = here.iter().find(|l| l.sends_stdin)
             {
-                self.add(
-                    subject,
-                    &Verdict::high(format!("sends piped data off the host ({})", leaf.name)),
-                );
+                self.add(subject, &Verdict::high(format!("sends piped data off the host ({})", leaf.name)));
             }
             downloaded |= here.iter().any(|l| l.downloads);
         }
@@ -241,23 +206,19 @@ impl<'c> Engine<'c> {
             for sub in &assignment.value.subs {
                 self.script(sub, nesting);
             }
+            match assignment.value.fixed() {
+                Some(value) => self.known_vars.insert(assignment.name.clone(), value.to_owned()),
+                None => self.known_vars.remove(&assignment.name),
+            };
             if word_downloads(&assignment.value, &self.downloaded_vars) {
                 self.downloaded_vars.insert(assignment.name.clone());
             }
             let name = assignment.name.as_str();
             let subject = format!("{name}={}", assignment.value.text);
             if HISTORY_VARIABLES.contains(&name) {
-                self.add(
-                    &subject,
-                    &Verdict::high(format!(
-                        "changes {name}, which can switch off shell history"
-                    )),
-                );
+                self.add(&subject, &Verdict::high(format!("changes {name}, which can switch off shell history")));
             } else if LOADER_VARIABLES.contains(&name) {
-                self.add(
-                    &subject,
-                    &Verdict::medium(format!("changes {name}, which changes what programs run")),
-                );
+                self.add(&subject, &Verdict::medium(format!("changes {name}, which changes what programs run")));
             }
         }
         for word in &cmd.words {
@@ -265,51 +226,22 @@ impl<'c> Engine<'c> {
                 self.script(sub, nesting);
             }
         }
-        let code_runner_input = cmd
-            .redirects
-            .iter()
-            .any(|r| r.heredoc.is_some() || r.op == "<<<");
+        let code_runner_input = cmd.redirects.iter().any(|r| r.heredoc.is_some() || r.op == "<<<");
         let mut leaves = Vec::new();
         if let Some(first) = cmd.words.first() {
             if first.text == "unset"
-                && let Some(var) = cmd
-                    .words
-                    .iter()
-                    .skip(1)
-                    .find(|w| HISTORY_VARIABLES.contains(&w.text.as_str()))
+                && let Some(var) = cmd.words.iter().skip(1).find(|w| HISTORY_VARIABLES.contains(&w.text.as_str()))
             {
-                self.add(
-                    &cmd.source,
-                    &Verdict::high(format!(
-                        "unsets {}, which switches off shell history",
-                        var.text
-                    )),
-                );
+                self.add(&cmd.source, &Verdict::high(format!("unsets {}, which switches off shell history", var.text)));
             }
             let mut entries = Vec::new();
             let mut codes = Vec::new();
-            self.invoke(
-                &cmd.words,
-                false,
-                functions,
-                nesting,
-                &mut entries,
-                &mut codes,
-                &mut leaves,
-            );
-            if let Some(leaf) = leaves
-                .last_mut()
-                .filter(|l| l.name == "cat" && cmd.words.len() == 1)
-            {
-                leaf.prints = cmd.redirects.iter().find_map(|r| {
-                    r.heredoc.clone().or_else(|| {
-                        if r.op == "<<<" {
-                            r.target.clone()
-                        } else {
-                            None
-                        }
-                    })
-                });
+            self.invoke(&cmd.words, false, functions, nesting, &mut entries, &mut codes, &mut leaves);
+            if let Some(leaf) = leaves.last_mut().filter(|l| l.name == "cat" && cmd.words.len() == 1) {
+                leaf.prints = cmd
+                    .redirects
+                    .iter()
+                    .find_map(|r| r.heredoc.clone().or_else(|| if r.op == "<<<" { r.target.clone() } else { None }));
             }
             if code_runner_input && let Some(leaf) = leaves.last() {
                 if rules::runs_code(&leaf.name) && rules::is_shell(&leaf.name) {
@@ -339,23 +271,14 @@ impl<'c> Engine<'c> {
         }
         let reader = leaves.last().map(|l| l.name.clone()).unwrap_or_default();
         if leaves.last().is_some_and(|l| l.sends_stdin) {
-            let sent = cmd
-                .redirects
-                .iter()
-                .find(|r| r.op == "<" && r.target.as_ref().is_some_and(|t| t.text != "/dev/null"));
+            let sent =
+                cmd.redirects.iter().find(|r| r.op == "<" && r.target.as_ref().is_some_and(|t| t.text != "/dev/null"));
             if let Some(file) = sent.and_then(|r| r.target.as_ref()) {
-                self.add(
-                    &cmd.source,
-                    &Verdict::high(format!("sends {} off the host", file.text)),
-                );
+                self.add(&cmd.source, &Verdict::high(format!("sends {} off the host", file.text)));
             }
         }
         for redirect in &cmd.redirects {
-            self.redirect(
-                redirect,
-                &cmd.source,
-                NOT_READERS.contains(&reader.as_str()),
-            );
+            self.redirect(redirect, &cmd.source, NOT_READERS.contains(&reader.as_str()));
         }
         leaves
     }
@@ -374,12 +297,9 @@ impl<'c> Engine<'c> {
     ) {
         let Some(first) = words.first() else { return };
         let argv: Vec<String> = words.iter().map(|w| w.text.clone()).collect();
-        let mut leaf = Leaf {
-            name: first.text.clone(),
-            ..Leaf::default()
-        };
-        let name = match self.program_name(first, functions) {
-            Ok(name) => name,
+        let mut leaf = Leaf { name: first.text.clone(), ..Leaf::default() };
+        let (name, extra) = match self.program_name(first) {
+            Ok(resolved) => resolved,
             Err(verdict) => {
                 self.commands.push(argv.clone());
                 entries.push(Entry { argv, verdict });
@@ -389,11 +309,7 @@ impl<'c> Engine<'c> {
         };
         leaf.name = name.clone();
         let args = &words[1..];
-        let inv = Invocation {
-            name: &name,
-            args,
-            bulk,
-        };
+        let inv = Invocation { name: &name, args, bulk };
         let outcome = if functions.contains(&name.as_str()) {
             Verdict::SAFE.into()
         } else {
@@ -402,7 +318,7 @@ impl<'c> Engine<'c> {
                 None => Verdict::medium(format!("unknown program {name} (effect unknown)")).into(),
             }
         };
-        let mut verdict = outcome.verdict.max(self.argument_checks(&inv));
+        let mut verdict = outcome.verdict.max(self.argument_checks(&inv)).max(extra);
         if nonascii(&first.text) {
             verdict = verdict.max(Verdict::medium(format!(
                 "the command name contains a non-ASCII character ({}) that may imitate another",
@@ -415,10 +331,7 @@ impl<'c> Engine<'c> {
                     .join(" ")
             )));
         }
-        entries.push(Entry {
-            argv: argv.clone(),
-            verdict,
-        });
+        entries.push(Entry { argv: argv.clone(), verdict });
         let mut runs_more = false;
         for nested in outcome.nested {
             match nested {
@@ -438,10 +351,8 @@ impl<'c> Engine<'c> {
         }
         if !runs_more {
             leaf.downloads = is_downloader(&name);
-            leaf.runs_stdin_code =
-                rules::runs_code(&name) && shells::reads_code_from_stdin(&name, args);
-            leaf.sends_stdin =
-                matches!(name.as_str(), "nc" | "ncat" | "netcat" | "socat" | "telnet");
+            leaf.runs_stdin_code = rules::runs_code(&name) && shells::reads_code_from_stdin(&name, args);
+            leaf.sends_stdin = matches!(name.as_str(), "nc" | "ncat" | "netcat" | "socat" | "telnet");
             if matches!(name.as_str(), "echo" | "printf") {
                 let text = args
                     .iter()
@@ -455,76 +366,51 @@ impl<'c> Engine<'c> {
         }
     }
 
-    /// Resolves the program a command word names, or says why it cannot be trusted.
-    fn program_name(&self, first: &Word, functions: &[&str]) -> Result<String, Verdict> {
-        if first.dynamic || first.glob {
+    /// Resolves the program a command word names, or says why it cannot be trusted. A name made at
+    /// run time is resolved when this script itself makes it plainly (`A=rm; $A …`, `` `echo rm` ``),
+    /// so the verdict on what it runs still counts, and is never Safe.
+    fn program_name(&self, first: &Word) -> Result<(String, Verdict), Verdict> {
+        let mut extra = Verdict::SAFE;
+        let text = if first.dynamic || first.glob {
             if word_downloads(first, &self.downloaded_vars) {
                 return Err(Verdict::high("runs a command downloaded from the network"));
             }
-            return Err(Verdict::medium("the command name is computed at run time"));
-        }
-        let text = first.text.as_str();
+            let unknown = Verdict::medium("the command name is computed at run time");
+            let resolved = self.resolve(first).ok_or(unknown)?;
+            extra = Verdict::medium(format!("the command name is computed at run time ({} is {resolved})", first.text));
+            resolved
+        } else {
+            first.text.clone()
+        };
         if text.is_empty() {
             return Err(Verdict::medium("an empty command name"));
         }
         if let Some((dir, base)) = text.rsplit_once('/') {
             if SYSTEM_BIN_DIRS.contains(&dir) && !base.is_empty() {
-                return Ok(base.to_owned());
+                return Ok((base.to_owned(), extra));
             }
-            return Err(Verdict::medium(format!(
-                "runs the local program {text} (effect unknown)"
-            )));
+            return Err(Verdict::medium(format!("runs the local program {text} (effect unknown)")));
         }
-        let _ = functions;
-        Ok(text.to_owned())
+        Ok((text, extra))
     }
 
-    /// Checks every program gets whatever its rule says: secrets read or printed, downloaded code.
-    fn argument_checks(&self, inv: &Invocation) -> Verdict {
-        let mut verdict = Verdict::SAFE;
-        if !NOT_READERS.contains(&inv.name) {
-            for word in inv.args {
-                let text = word.text.as_str();
-                let candidates = [
-                    Some(text),
-                    text.split_once('=').map(|(_, v)| v),
-                    text.strip_prefix('@'),
-                ];
-                if let Some(path) = candidates
-                    .into_iter()
-                    .flatten()
-                    .find(|c| !c.is_empty() && paths::secret(c))
-                {
-                    verdict = verdict.max(Verdict::high(format!(
-                        "reads a secret ({path}); its contents would be sent to the model provider"
-                    )));
-                }
-            }
+    /// The value of `$A` assigned literally earlier in this script, or the text of `` `echo rm` ``.
+    fn resolve(&self, word: &Word) -> Option<String> {
+        if word.subs.is_empty() {
+            let [var] = word.vars.as_slice() else { return None };
+            let plain = word.text == format!("${var}") || word.text == format!("${{{var}}}");
+            return plain.then(|| self.known_vars.get(var).cloned()).flatten();
         }
-        for var in inv.args.iter().flat_map(|w| w.vars.iter()) {
-            if paths::secret_variable(var) {
-                let printing = PRINTERS.contains(&inv.name);
-                verdict = verdict.max(if printing {
-                    Verdict::high(format!("prints the secret variable ${var}"))
-                } else {
-                    Verdict::medium(format!("uses the secret variable ${var}"))
-                });
-            }
-        }
-        if inv.name == "printenv"
-            && let Some(name) = inv.texts().find(|t| paths::secret_variable(t))
-        {
-            verdict = verdict.max(Verdict::high(format!("prints the secret variable {name}")));
-        }
-        if rules::runs_code(inv.name)
-            && inv
-                .args
-                .iter()
-                .any(|w| word_downloads(w, &self.downloaded_vars))
-        {
-            verdict = verdict.max(Verdict::high("runs code downloaded from the network"));
-        }
-        verdict
+        let [script] = word.subs.as_slice() else { return None };
+        let whole = (word.text.starts_with("$(") && word.text.ends_with(')'))
+            || (word.text.starts_with('`') && word.text.ends_with('`'));
+        let [command] = script.commands.as_slice() else { return None };
+        let (printer, args) = command.words.split_first()?;
+        let prints = matches!(printer.text.as_str(), "echo" | "printf") && !printer.dynamic;
+        let static_args = args.iter().all(|w| !w.dynamic && w.text != "-e");
+        (whole && prints && static_args && word.vars.is_empty())
+            .then(|| args.iter().filter(|w| w.text != "-n").map(|w| w.text.as_str()).collect::<Vec<_>>().join(" "))
+            .map(|text| text.trim().to_owned())
     }
 
     /// Shell code held in a string: parsed and assessed like the top level, one level deeper.
@@ -538,117 +424,11 @@ impl<'c> Engine<'c> {
             self.add(&code.text, &verdict);
         }
         if nesting >= MAX_NESTING {
-            self.add(
-                &code.text,
-                &Verdict::high("code nested too deeply to assess"),
-            );
+            self.add(&code.text, &Verdict::high("code nested too deeply to assess"));
             return;
         }
         let script = parse::parse(&code.text);
         self.script(&script, nesting + 1);
-    }
-
-    fn redirect(&mut self, redirect: &Redirect, subject: &str, metadata_reader: bool) {
-        let Some(target) = redirect.target.as_ref() else {
-            return;
-        };
-        for sub in &target.subs {
-            self.script(sub, 0);
-        }
-        if let Some(body) = &redirect.heredoc {
-            for sub in &body.subs {
-                self.script(sub, 0);
-            }
-        }
-        let op = redirect.op.as_str();
-        if op == "<<<" || op.starts_with("<<") {
-            return;
-        }
-        let text = target.text.as_str();
-        let subject = format!("{subject} ({op} {text})");
-        if text.starts_with("/dev/tcp/") || text.starts_with("/dev/udp/") {
-            self.add(
-                &subject,
-                &Verdict::high(
-                    "opens a network connection through /dev/tcp (reverse shell or exfiltration)",
-                ),
-            );
-            return;
-        }
-        // `>&2`, `2>&1`, `<&3`, `>&-`: duplicating descriptors writes nothing.
-        let is_fd = text == "-" || text.chars().all(|c| c.is_ascii_digit());
-        if (op.ends_with('&') || op.starts_with(">&") || op.starts_with("<&")) && is_fd {
-            return;
-        }
-        if redirect.is_input() {
-            if !metadata_reader && paths::secret(text) {
-                self.add(
-                    &subject,
-                    &Verdict::high(
-                        "reads a secret; its contents would be sent to the model provider",
-                    ),
-                );
-            }
-            return;
-        }
-        if matches!(
-            text,
-            "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty"
-        ) || text.starts_with("/dev/fd/")
-        {
-            return;
-        }
-        self.add(&subject, &super::programs::write_target(target, "writes"));
-    }
-
-    fn apply_user_rules(&mut self, cmd: &SimpleCommand, entries: &mut [Entry]) {
-        let config = self.config;
-        let full: Vec<String> = cmd.words.iter().map(|w| w.text.clone()).collect();
-        let deny = config
-            .denied(&full)
-            .or_else(|| entries.iter().find_map(|e| config.denied(&e.argv)));
-        if let Some(rule) = deny {
-            self.denied = true;
-            let verdict = Verdict {
-                risk: rule.risk.max(Risk::Medium),
-                reason: format!(
-                    "denied by your rule `{}`: {}",
-                    rule.pattern_text(),
-                    rule.reason
-                )
-                .into(),
-            };
-            self.add(&display(&full), &verdict);
-            return;
-        }
-        if let Some(rule) = config.allowed(&full) {
-            let exact = rule.names_exactly(&full);
-            for entry in entries.iter_mut() {
-                if entry.verdict.risk < Risk::High || exact {
-                    entry.verdict = allowed_verdict(rule);
-                }
-            }
-            return;
-        }
-        for entry in entries.iter_mut() {
-            if let Some(rule) = config.allowed(&entry.argv)
-                && (entry.verdict.risk < Risk::High || rule.names_exactly(&entry.argv))
-            {
-                entry.verdict = allowed_verdict(rule);
-            }
-        }
-    }
-}
-
-fn allowed_verdict(rule: &super::user_rules::UserRule) -> Verdict {
-    Verdict {
-        risk: rule.risk,
-        reason: format!(
-            "allowed by your rule `{}`: {}",
-            rule.pattern_text(),
-            rule.reason
-        )
-        .into(),
     }
 }
 
@@ -676,14 +456,8 @@ fn display(argv: &[String]) -> String {
     argv.iter()
         .map(|word| {
             let plain = !word.is_empty()
-                && word
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+~{}$()*?[]".contains(c));
-            if plain {
-                word.clone()
-            } else {
-                format!("'{}'", word.replace('\'', r"'\''"))
-            }
+                && word.chars().all(|c| c.is_ascii_alphanumeric() || "-_./=:,@%+~{}$()*?[]".contains(c));
+            if plain { word.clone() } else { format!("'{}'", word.replace('\'', r"'\''")) }
         })
         .collect::<Vec<_>>()
         .join(" ")
