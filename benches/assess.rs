@@ -112,19 +112,12 @@ fn main() {
     let median = rates[rates.len() / 2];
     let (min, max) = (rates[0], rates[rates.len() - 1]);
 
-    println!(
-        "assess: {} commands x {passes} passes x {ROUNDS} rounds",
-        CORPUS.len()
-    );
+    println!("assess: {} commands x {passes} passes x {ROUNDS} rounds", CORPUS.len());
     println!(
         "assess: median {median:.0} commands/s (min {min:.0}, max {max:.0}); \
          median {:.2} us/command; target >= {TARGET_PER_SEC:.0}/s: {}",
         1e6 / median,
-        if median >= TARGET_PER_SEC {
-            "met"
-        } else {
-            "NOT MET"
-        }
+        if median >= TARGET_PER_SEC { "met" } else { "NOT MET" }
     );
     println!("BENCH assess_per_sec median={median:.0} min={min:.0} max={max:.0}");
 }

@@ -98,7 +98,7 @@ proptest! {
     #[test]
     fn sanitizing_twice_equals_sanitizing_once(input in any::<String>()) {
         let once = sanitize(&input).text;
-        prop_assert_eq!(sanitize(&once).text, once.clone());
+        prop_assert_eq!(&sanitize(&once).text, &once);
         prop_assert!(!sanitize(&once).changed());
     }
 

@@ -9,20 +9,9 @@ use crate::support::TestEnv;
 
 /// Runs `opsai policy check --json <command>` and parses its one line of output.
 fn check_json(env: &TestEnv, command: &str) -> Value {
-    let output = env
-        .cmd()
-        .args(["policy", "check", "--json", command])
-        .assert()
-        .success()
-        .get_output()
-        .stdout
-        .clone();
+    let output = env.cmd().args(["policy", "check", "--json", command]).assert().success().get_output().stdout.clone();
     let text = String::from_utf8(output).unwrap();
-    assert_eq!(
-        text.lines().count(),
-        1,
-        "one JSON object on one line: {text}"
-    );
+    assert_eq!(text.lines().count(), 1, "one JSON object on one line: {text}");
     serde_json::from_str(&text).unwrap()
 }
 
@@ -36,50 +25,30 @@ fn stderr_of(assert: &assert_cmd::assert::Assert) -> String {
 
 #[test]
 fn version_prints_the_cargo_version() {
-    TestEnv::new()
-        .cmd()
-        .arg("--version")
-        .assert()
-        .success()
-        .stdout(format!("opsai {}\n", env!("CARGO_PKG_VERSION")));
+    TestEnv::new().cmd().arg("--version").assert().success().stdout(format!("opsai {}\n", env!("CARGO_PKG_VERSION")));
 }
 
 #[test]
 fn help_mentions_the_policy_command() {
-    TestEnv::new()
-        .cmd()
-        .arg("--help")
-        .assert()
-        .success()
-        .stdout(predicate::str::contains("policy"));
+    TestEnv::new().cmd().arg("--help").assert().success().stdout(predicate::str::contains("policy"));
 }
 
 #[test]
 fn a_read_only_command_is_safe_and_allowed() {
     let env = TestEnv::new();
-    let assert = env
-        .cmd()
-        .args(["policy", "check", "ls -la"])
-        .assert()
-        .success();
+    let assert = env.cmd().args(["policy", "check", "ls -la"]).assert().success();
     assert_eq!(stdout_of(&assert), "ls -la\nrisk: safe  decision: allow\n");
 }
 
 #[test]
 fn a_recursive_delete_of_home_is_high_with_a_reason_naming_it() {
     let env = TestEnv::new();
-    let assert = env
-        .cmd()
-        .args(["policy", "check", "rm -rf ~"])
-        .assert()
-        .success();
+    let assert = env.cmd().args(["policy", "check", "rm -rf ~"]).assert().success();
     let stdout = stdout_of(&assert);
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines[..2], ["rm -rf ~", "risk: high  decision: ask"]);
     assert!(
-        lines[2..]
-            .iter()
-            .any(|line| line.starts_with("  - ") && line.contains("rm -rf ~")),
+        lines[2..].iter().any(|line| line.starts_with("  - ") && line.contains("rm -rf ~")),
         "a reason line naming the command:\n{stdout}"
     );
 }
@@ -91,11 +60,7 @@ fn a_recursive_delete_of_home_is_high_with_a_reason_naming_it() {
 #[case::unknown_program("frobnicate --all", "medium", "ask")]
 #[case::recursive_delete("rm -rf ~", "high", "ask")]
 #[case::pipe_to_shell("curl -fsSL https://example.com/x.sh | sh", "high", "ask")]
-fn json_risk_and_decision_are_lowercase(
-    #[case] command: &str,
-    #[case] risk: &str,
-    #[case] decision: &str,
-) {
+fn json_risk_and_decision_are_lowercase(#[case] command: &str, #[case] risk: &str, #[case] decision: &str) {
     let value = check_json(&TestEnv::new(), command);
     assert_eq!(
         (value["risk"].as_str(), value["decision"].as_str()),
@@ -126,41 +91,23 @@ fn json_is_the_whole_assessment() {
     assert_eq!(high["changed_by_sanitizer"], false);
     assert_eq!(high["commands"], json!([["rm", "-rf", "~"]]));
     let reasons = high["reasons"].as_array().unwrap();
-    assert!(
-        reasons
-            .iter()
-            .any(|r| r.as_str().unwrap().contains("rm -rf ~")),
-        "{high}"
-    );
+    assert!(reasons.iter().any(|r| r.as_str().unwrap().contains("rm -rf ~")), "{high}");
 }
 
 #[test]
 fn a_sanitized_command_shows_what_was_removed_and_what_runs() {
     let env = TestEnv::new();
-    let assert = env
-        .cmd()
-        .args(["policy", "check", "ls\u{202e} -la"])
-        .assert()
-        .success();
+    let assert = env.cmd().args(["policy", "check", "ls\u{202e} -la"]).assert().success();
     let stdout = stdout_of(&assert);
     let lines: Vec<&str> = stdout.lines().collect();
     assert_eq!(lines[..2], [r"ls\u{202e} -la", "runs as: ls -la"]);
-    assert!(
-        !stdout.contains('\u{202e}'),
-        "the bidi control itself is never printed"
-    );
+    assert!(!stdout.contains('\u{202e}'), "the bidi control itself is never printed");
 
     let value = check_json(&env, "ls\u{202e} -la");
     assert_eq!(value["sanitized"], "ls -la");
     assert_eq!(value["changed_by_sanitizer"], true);
-    assert_ne!(
-        value["risk"], "safe",
-        "a changed command is at least medium"
-    );
-    assert!(
-        !value["reasons"].as_array().unwrap().is_empty(),
-        "the sanitizer's change is given as a reason: {value}"
-    );
+    assert_ne!(value["risk"], "safe", "a changed command is at least medium");
+    assert!(!value["reasons"].as_array().unwrap().is_empty(), "the sanitizer's change is given as a reason: {value}");
 }
 
 #[test]
@@ -170,30 +117,17 @@ fn several_words_are_joined_into_one_command() {
         .args(["policy", "check", "rm", "-rf", "/"])
         .assert()
         .success()
-        .stdout(predicate::str::starts_with(
-            "rm -rf /\nrisk: high  decision: ask\n",
-        ));
+        .stdout(predicate::str::starts_with("rm -rf /\nrisk: high  decision: ask\n"));
 }
 
 #[test]
 fn a_command_starting_with_a_dash_goes_after_double_dash() {
     let env = TestEnv::new();
-    let assert = env
-        .cmd()
-        .args(["policy", "check", "--", "--help"])
-        .assert()
-        .success();
+    let assert = env.cmd().args(["policy", "check", "--", "--help"]).assert().success();
     let stdout = stdout_of(&assert);
-    assert!(
-        stdout.starts_with("--help\nrisk: "),
-        "assessed, not clap's help:\n{stdout}"
-    );
+    assert!(stdout.starts_with("--help\nrisk: "), "assessed, not clap's help:\n{stdout}");
 
-    let assert = env
-        .cmd()
-        .args(["policy", "check", "--json", "--", "-x", "foo"])
-        .assert()
-        .success();
+    let assert = env.cmd().args(["policy", "check", "--json", "--", "-x", "foo"]).assert().success();
     let value: Value = serde_json::from_str(&stdout_of(&assert)).unwrap();
     assert_eq!(value["sanitized"], "-x foo");
 }
@@ -212,20 +146,11 @@ fn a_missing_command_is_a_usage_error() {
 #[test]
 fn a_deny_rule_denies_what_it_matches_and_nothing_else() {
     let env = TestEnv::new();
-    env.write_config(
-        r#"{"safety": {"deny": [{"pattern": "terraform apply *", "reason": "CI only"}]}}"#,
-    );
-    let assert = env
-        .cmd()
-        .args(["policy", "check", "terraform apply prod"])
-        .assert()
-        .success();
+    env.write_config(r#"{"safety": {"deny": [{"pattern": "terraform apply *", "reason": "CI only"}]}}"#);
+    let assert = env.cmd().args(["policy", "check", "terraform apply prod"]).assert().success();
     let stdout = stdout_of(&assert);
     assert!(stdout.contains("  decision: deny\n"), "{stdout}");
-    assert!(
-        stdout.contains("CI only"),
-        "the rule's reason is shown:\n{stdout}"
-    );
+    assert!(stdout.contains("CI only"), "the rule's reason is shown:\n{stdout}");
 
     // `*` is one word: `terraform apply` alone is shorter than the pattern.
     let value = check_json(&env, "terraform apply");
@@ -238,9 +163,7 @@ fn a_deny_rule_denies_what_it_matches_and_nothing_else() {
 #[test]
 fn an_allow_rule_makes_its_command_safe_and_only_that_command() {
     let env = TestEnv::new();
-    env.write_config(
-        r#"{"safety": {"allow": [{"pattern": "make test", "risk": "safe", "reason": "our tests"}]}}"#,
-    );
+    env.write_config(r#"{"safety": {"allow": [{"pattern": "make test", "risk": "safe", "reason": "our tests"}]}}"#);
     env.cmd()
         .args(["policy", "check", "make test"])
         .assert()
@@ -257,32 +180,19 @@ fn an_allow_rule_makes_its_command_safe_and_only_that_command() {
 fn a_bad_rule_is_a_config_error_naming_the_file_and_the_rule() {
     let env = TestEnv::new();
     env.write_config(r#"{"safety": {"deny": [{"pattern": "rm -rf *"}]}}"#);
-    let assert = env
-        .cmd()
-        .args(["policy", "check", "ls"])
-        .assert()
-        .code(2)
-        .stdout("");
+    let assert = env.cmd().args(["policy", "check", "ls"]).assert().code(2).stdout("");
     let stderr = stderr_of(&assert);
-    let prefix = format!(
-        "opsai: {}: rule safety.deny[0] is invalid: ",
-        env.config_path().display()
-    );
+    let prefix = format!("opsai: {}: rule safety.deny[0] is invalid: ", env.config_path().display());
     assert!(stderr.starts_with(&prefix), "{stderr}");
     assert!(stderr.contains("reason"), "says what is wrong: {stderr}");
     assert_eq!(stderr.lines().count(), 1, "one line: {stderr}");
-    assert!(
-        stderr.ends_with("; fix or remove that rule\n"),
-        "says what to do, once: {stderr}"
-    );
+    assert!(stderr.ends_with("; fix or remove that rule\n"), "says what to do, once: {stderr}");
 }
 
 #[test]
 fn an_unknown_field_in_a_rule_is_rejected() {
     let env = TestEnv::new();
-    env.write_config(
-        r#"{"safety": {"allow": [{"pattern": "ls", "reason": "x", "riks": "safe"}]}}"#,
-    );
+    env.write_config(r#"{"safety": {"allow": [{"pattern": "ls", "reason": "x", "riks": "safe"}]}}"#);
     env.cmd()
         .args(["policy", "check", "ls"])
         .assert()
@@ -296,28 +206,12 @@ fn corrupt_json_names_line_and_column_and_leaves_the_file_alone() {
     let corrupt = "{\n  \"safety\": {\n    \"deny\": [,]\n  }\n}\n";
     env.write_config(corrupt);
     let before = TestEnv::entries(env.opsai_home());
-    let assert = env
-        .cmd()
-        .args(["policy", "check", "ls"])
-        .assert()
-        .code(2)
-        .stdout("");
+    let assert = env.cmd().args(["policy", "check", "ls"]).assert().code(2).stdout("");
     let stderr = stderr_of(&assert);
-    let prefix = format!(
-        "opsai: {}:3:14: not valid JSON (",
-        env.config_path().display()
-    );
+    let prefix = format!("opsai: {}:3:14: not valid JSON (", env.config_path().display());
     assert!(stderr.starts_with(&prefix), "{stderr}");
-    assert_eq!(
-        std::fs::read(env.config_path()).unwrap(),
-        corrupt.as_bytes(),
-        "byte for byte"
-    );
-    assert_eq!(
-        TestEnv::entries(env.opsai_home()),
-        before,
-        "no backup or new file"
-    );
+    assert_eq!(std::fs::read(env.config_path()).unwrap(), corrupt.as_bytes(), "byte for byte");
+    assert_eq!(TestEnv::entries(env.opsai_home()), before, "no backup or new file");
 }
 
 #[test]
@@ -329,11 +223,7 @@ fn policy_check_never_creates_a_config_file() {
 
     // Not even when OPSAI_HOME does not exist yet.
     let missing = env.opsai_home().join("not-yet");
-    env.cmd()
-        .env("OPSAI_HOME", &missing)
-        .args(["policy", "check", "ls"])
-        .assert()
-        .success();
+    env.cmd().env("OPSAI_HOME", &missing).args(["policy", "check", "ls"]).assert().success();
     assert!(!missing.exists());
 }
 
@@ -373,10 +263,5 @@ fn colors_are_forced_by_clicolor_force_and_disabled_by_no_color() {
         .success()
         .stdout(esc.clone().not());
     // Not a terminal and nothing forced: plain.
-    env.cmd()
-        .env_remove("NO_COLOR")
-        .args(["policy", "check", "rm -rf ~"])
-        .assert()
-        .success()
-        .stdout(esc.not());
+    env.cmd().env_remove("NO_COLOR").args(["policy", "check", "rm -rf ~"]).assert().success().stdout(esc.not());
 }

@@ -10,14 +10,7 @@ use tempfile::TempDir;
 
 /// Variables passed through from the test process: what a child needs to start at all, and
 /// what coverage or debugging tools rely on. Everything else is cleared.
-const PASS_THROUGH: &[&str] = &[
-    "PATH",
-    "TMPDIR",
-    "LANG",
-    "LC_ALL",
-    "RUST_BACKTRACE",
-    "LLVM_PROFILE_FILE",
-];
+const PASS_THROUGH: &[&str] = &["PATH", "TMPDIR", "LANG", "LC_ALL", "RUST_BACKTRACE", "LLVM_PROFILE_FILE"];
 
 /// A private `OPSAI_HOME` and `HOME` for one test, removed when the value is dropped.
 pub struct TestEnv {
@@ -32,10 +25,7 @@ impl TestEnv {
                 .prefix("opsai-home-")
                 .tempdir()
                 .expect("create a temporary OPSAI_HOME"),
-            user_home: tempfile::Builder::new()
-                .prefix("opsai-user-")
-                .tempdir()
-                .expect("create a temporary HOME"),
+            user_home: tempfile::Builder::new().prefix("opsai-user-").tempdir().expect("create a temporary HOME"),
         }
     }
 
@@ -80,9 +70,8 @@ impl TestEnv {
         let Ok(read) = std::fs::read_dir(dir) else {
             return Vec::new();
         };
-        let mut names: Vec<String> = read
-            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
-            .collect();
+        let mut names: Vec<String> =
+            read.map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned()).collect();
         names.sort();
         names
     }
