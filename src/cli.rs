@@ -28,7 +28,8 @@ pub struct PolicyCheckArgs {
     /// Print the assessment as one JSON object.
     #[arg(long)]
     pub json: bool,
-    /// The command line to assess, exactly as it would be typed (quote it).
-    #[arg(required = true, num_args = 1.., value_name = "COMMAND")]
+    /// The command line to assess, exactly as it would be typed (quote it). Words after the first
+    /// are taken as part of it, so `opsai policy check rm -rf /` works unquoted.
+    #[arg(required = true, num_args = 1.., value_name = "COMMAND", trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
 }
