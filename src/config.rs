@@ -9,12 +9,12 @@ use crate::policy::{PolicyConfig, RuleError};
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
-    #[error("cannot read {path}: {source}")]
-    Read { path: PathBuf, source: std::io::Error },
+    #[error("cannot read {path}: {error}")]
+    Read { path: PathBuf, error: std::io::Error },
     #[error("{path}:{line}:{column}: not valid JSON ({message}); fix the file or move it away to start from defaults")]
     Syntax { path: PathBuf, line: usize, column: usize, message: String },
-    #[error("{path}: {source}; fix or remove that rule")]
-    Rule { path: PathBuf, source: RuleError },
+    #[error("{path}: {rule}; fix or remove that rule")]
+    Rule { path: PathBuf, rule: RuleError },
 }
 
 /// Reads the user's allow/deny rules. A missing file means no rules; the file is never written here.
@@ -24,8 +24,8 @@ pub fn load_policy(path: &Path) -> Result<PolicyConfig, ConfigError> {
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
             return Ok(PolicyConfig::default());
         }
-        Err(source) => {
-            return Err(ConfigError::Read { path: path.to_owned(), source });
+        Err(error) => {
+            return Err(ConfigError::Read { path: path.to_owned(), error });
         }
     };
     let value: serde_json::Value = serde_json::from_str(&text).map_err(|err| ConfigError::Syntax {
@@ -35,5 +35,5 @@ pub fn load_policy(path: &Path) -> Result<PolicyConfig, ConfigError> {
         message: err.to_string(),
     })?;
     let safety = value.get("safety").cloned().unwrap_or(serde_json::Value::Null);
-    PolicyConfig::from_json(&safety).map_err(|source| ConfigError::Rule { path: path.to_owned(), source })
+    PolicyConfig::from_json(&safety).map_err(|rule| ConfigError::Rule { path: path.to_owned(), rule })
 }

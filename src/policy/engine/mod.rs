@@ -333,6 +333,9 @@ impl<'c> Engine<'c> {
         }
         entries.push(Entry { argv: argv.clone(), verdict });
         let mut runs_more = false;
+        // A program that runs a code string (`bash -c`, `ssh host cmd`) is a wrapper too: `commands`
+        // lists what the string runs, not the wrapper.
+        let runs_code_string = outcome.nested.iter().any(|n| matches!(n, Nested::Code(_)));
         for nested in outcome.nested {
             match nested {
                 Nested::Exec { words: inner, bulk } => {
@@ -361,7 +364,9 @@ impl<'c> Engine<'c> {
                     .collect::<Vec<_>>();
                 leaf.prints = Some(super::programs::join_code(&text));
             }
-            self.commands.push(argv);
+            if !runs_code_string {
+                self.commands.push(argv);
+            }
             leaves.push(leaf);
         }
     }
