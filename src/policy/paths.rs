@@ -32,44 +32,15 @@ impl Sensitive {
 }
 
 const SYSTEM_DIRS: &[&str] = &[
-    "/etc",
-    "/boot",
-    "/usr",
-    "/bin",
-    "/sbin",
-    "/lib",
-    "/lib32",
-    "/lib64",
-    "/libx32",
-    "/opt",
-    "/root",
-    "/var/lib",
-    "/var/spool",
-    "/sys",
-    "/snap",
-    "/System",
-    "/Library",
+    "/etc", "/boot", "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/opt", "/root", "/var/lib",
+    "/var/spool", "/sys", "/snap", "/System", "/Library",
 ];
 const DEVICE_DIRS: &[&str] = &["/dev", "/proc", "/sys"];
 const HARMLESS_DEVICES: &[&str] =
     &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero", "/dev/random", "/dev/urandom"];
 const SHELL_RC: &[&str] = &[
-    ".bashrc",
-    ".bash_profile",
-    ".bash_login",
-    ".bash_logout",
-    ".profile",
-    ".zshrc",
-    ".zprofile",
-    ".zshenv",
-    ".zlogin",
-    ".zlogout",
-    ".kshrc",
-    ".cshrc",
-    ".tcshrc",
-    ".inputrc",
-    "config.fish",
-    ".envrc",
+    ".bashrc", ".bash_profile", ".bash_login", ".bash_logout", ".profile", ".zshrc", ".zprofile", ".zshenv", ".zlogin",
+    ".zlogout", ".kshrc", ".cshrc", ".tcshrc", ".inputrc", "config.fish", ".envrc",
 ];
 const HISTORY: &[&str] = &[".bash_history", ".zsh_history", ".history", "fish_history", ".python_history", ".lesshst"];
 
@@ -152,35 +123,16 @@ pub fn secret(raw: &str) -> bool {
         .any(|ext| lower.ends_with(ext))
         && !lower.ends_with(".pub.asc");
     let secret_file = [
-        ".env",
-        ".netrc",
-        "_netrc",
-        ".pgpass",
-        ".git-credentials",
-        ".npmrc",
-        ".pypirc",
-        ".my.cnf",
-        "credentials",
-        "credentials.json",
-        "credentials.db",
-        "access_tokens.db",
-        "secrets.yaml",
-        "secrets.yml",
-        "secrets.json",
-        "vault-token",
-        ".vault-token",
-        "shadow",
-        "gshadow",
-        "shadow-",
-        "master.key",
-        "htpasswd",
-        ".htpasswd",
+        ".env", ".netrc", "_netrc", ".pgpass", ".git-credentials", ".npmrc", ".pypirc", ".my.cnf", "credentials",
+        "credentials.json", "credentials.db", "access_tokens.db", "secrets.yaml", "secrets.yml", "secrets.json",
+        "vault-token", ".vault-token", "shadow", "gshadow", "shadow-", "master.key", "htpasswd", ".htpasswd",
     ]
     .contains(&lower.as_str())
         || (lower.starts_with(".env.") && !lower.ends_with(".example") && !lower.ends_with(".sample"));
     let secret_dir = ["~/.aws", "~/.gnupg", "~/.password-store", "~/.config/gcloud", "~/.azure", "/etc/ssl/private"]
         .iter()
         .any(|dir| under(&path, dir));
+    let process_environment = path.starts_with("/proc/") && base == "environ";
     let kube_or_docker = path == "~/.kube/config" || path == "~/.docker/config.json" || base == "kubeconfig";
     let ssh_private = under(&path, "~/.ssh")
         && !lower.ends_with(".pub")
@@ -188,7 +140,13 @@ pub fn secret(raw: &str) -> bool {
         && lower != "config"
         && lower != ".ssh"
         && lower != "authorized_keys";
-    private_key_name || key_extension || secret_file || secret_dir || kube_or_docker || ssh_private
+    process_environment
+        || private_key_name
+        || key_extension
+        || secret_file
+        || secret_dir
+        || kube_or_docker
+        || ssh_private
 }
 
 /// Environment variable names whose values are secrets.

@@ -66,7 +66,7 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
         &["declare", "local", "readonly", "typeset", "export", "unset", "getopts", "shift", "let", "tput", "clear"],
         ReadOnly,
     ),
-    (&["less", "more", "most", "zless", "zmore"], ReadOnly),
+    (&["less", "more", "most", "zless", "zmore"], Custom(text::pager)),
     (
         &["rg"],
         ReadOnlyUnless(&[
@@ -178,20 +178,8 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["sh", "bash", "zsh", "dash", "ksh", "mksh", "fish", "ash", "busybox", "csh", "tcsh"], Custom(shells::shell)),
     (
         &[
-            "python",
-            "python2",
-            "python3",
-            "perl",
-            "ruby",
-            "node",
-            "nodejs",
-            "php",
-            "lua",
-            "deno",
-            "bun",
-            "Rscript",
-            "osascript",
-            "pwsh",
+            "python", "python2", "python3", "perl", "ruby", "node", "nodejs", "php", "lua", "deno", "bun", "Rscript",
+            "osascript", "pwsh",
         ],
         Custom(shells::interpreter),
     ),

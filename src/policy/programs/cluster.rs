@@ -11,24 +11,8 @@ const DOCKER_GLOBAL: &[&str] =
 
 /// Management commands with a second word (`docker container ls`).
 const DOCKER_GROUPS: &[&str] = &[
-    "container",
-    "image",
-    "network",
-    "volume",
-    "system",
-    "context",
-    "builder",
-    "buildx",
-    "plugin",
-    "secret",
-    "service",
-    "stack",
-    "node",
-    "swarm",
-    "config",
-    "manifest",
-    "trust",
-    "compose",
+    "container", "image", "network", "volume", "system", "context", "builder", "buildx", "plugin", "secret", "service",
+    "stack", "node", "swarm", "config", "manifest", "trust", "compose",
 ];
 
 pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
@@ -51,25 +35,8 @@ pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return exec_in_container(&rest);
     }
     const SAFE: &[&str] = &[
-        "ps",
-        "ls",
-        "list",
-        "logs",
-        "inspect",
-        "images",
-        "version",
-        "info",
-        "stats",
-        "top",
-        "port",
-        "history",
-        "diff",
-        "events",
-        "search",
-        "df",
-        "show",
-        "--version",
-        "-v",
+        "ps", "ls", "list", "logs", "inspect", "images", "version", "info", "stats", "top", "port", "history", "diff",
+        "events", "search", "df", "show", "--version", "-v",
     ];
     if (sub == "rm" || sub == "remove" || sub == "rmi") && (rest.has_short('f') || rest.has_long("--force")) {
         return Verdict::high("force-removes containers or images").into();
@@ -216,18 +183,8 @@ pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return Verdict::SAFE.into();
     }
     const SAFE: &[&str] = &[
-        "get",
-        "describe",
-        "logs",
-        "top",
-        "explain",
-        "api-resources",
-        "api-versions",
-        "version",
-        "cluster-info",
-        "events",
-        "diff",
-        "wait",
+        "get", "describe", "logs", "top", "explain", "api-resources", "api-versions", "version", "cluster-info",
+        "events", "diff", "wait",
     ];
     const HIGH: &[(&[&str], &str)] = &[(&["delete", "drain"], "deletes or evicts cluster resources")];
     if sub == "replace" && rest.has_long("--force") || sub == "apply" && rest.has_long("--prune") {

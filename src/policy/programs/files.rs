@@ -193,13 +193,8 @@ pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 /// `tar`: listing is read-only, extracting and creating write, some options run programs.
 pub fn tar<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const RUNS: &[&str] = &[
-        "--to-command",
-        "--checkpoint-action",
-        "--use-compress-program",
-        "--info-script",
-        "--new-volume-script",
-        "--rsh-command",
-        "--rmt-command",
+        "--to-command", "--checkpoint-action", "--use-compress-program", "--info-script", "--new-volume-script",
+        "--rsh-command", "--rmt-command",
     ];
     if RUNS.iter().any(|opt| inv.has_long(opt)) || inv.has_word(&["-I", "-F"]) {
         return Verdict::medium("an option that runs another program").into();

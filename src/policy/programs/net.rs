@@ -216,3 +216,31 @@ pub fn sockets<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     Verdict::medium("opens a raw network connection").into()
 }
+
+/// The file a `curl`/`wget` invocation saves its download to, if any (`-o F`, `-O`, `wget URL`).
+pub fn download_target(name: &str, args: &[Word]) -> Option<String> {
+    let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
+    let url_name = || {
+        let url = texts.iter().find(|t| t.contains("://"))?;
+        let path = url.split(['?', '#']).next()?;
+        path.rsplit('/').next().filter(|base| !base.is_empty()).map(str::to_owned)
+    };
+    match name {
+        "curl" => {
+            let options = curl_options(&texts);
+            if let Some((_, out)) = options.iter().find(|(flag, _)| flag == "-o" || flag == "--output") {
+                return Some((*out).to_owned()).filter(|o| o != "-");
+            }
+            options.iter().any(|(flag, _)| flag == "-O" || flag == "--remote-name").then(url_name).flatten()
+        }
+        "wget" => {
+            let inv = Invocation { name, args, bulk: false };
+            match inv.value_of(Some('O'), "--output-document") {
+                Some("-") => None,
+                Some(out) => Some(out.to_owned()),
+                None => url_name(),
+            }
+        }
+        _ => None,
+    }
+}

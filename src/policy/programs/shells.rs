@@ -9,30 +9,9 @@ use crate::policy::word::Word;
 
 /// Environment variables that change which program runs or what it loads.
 pub const LOADER_VARIABLES: &[&str] = &[
-    "PATH",
-    "LD_PRELOAD",
-    "LD_LIBRARY_PATH",
-    "LD_AUDIT",
-    "DYLD_INSERT_LIBRARIES",
-    "DYLD_LIBRARY_PATH",
-    "BASH_ENV",
-    "ENV",
-    "PROMPT_COMMAND",
-    "IFS",
-    "PYTHONPATH",
-    "PYTHONSTARTUP",
-    "PERL5OPT",
-    "NODE_OPTIONS",
-    "RUBYOPT",
-    "LESSOPEN",
-    "LESSCLOSE",
-    "PAGER",
-    "GIT_PAGER",
-    "GIT_SSH_COMMAND",
-    "GIT_EXTERNAL_DIFF",
-    "EDITOR",
-    "VISUAL",
-    "SHELLOPTS",
+    "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "BASH_ENV",
+    "ENV", "PROMPT_COMMAND", "IFS", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "NODE_OPTIONS", "RUBYOPT", "LESSOPEN",
+    "LESSCLOSE", "PAGER", "GIT_PAGER", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "EDITOR", "VISUAL", "SHELLOPTS",
 ];
 
 /// Variables that, changed, switch off shell history.
@@ -172,26 +151,8 @@ pub fn sudo<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "pkexec" => &["--user"],
         "run0" => &["--user", "-u", "--group", "-g", "--chdir", "-D", "--setenv", "--property", "--unit", "--nice"],
         _ => &[
-            "-u",
-            "-g",
-            "-h",
-            "-p",
-            "-C",
-            "-D",
-            "-r",
-            "-t",
-            "-T",
-            "-U",
-            "--user",
-            "--group",
-            "--host",
-            "--prompt",
-            "--close-from",
-            "--chdir",
-            "--role",
-            "--type",
-            "--command-timeout",
-            "--other-user",
+            "-u", "-g", "-h", "-p", "-C", "-D", "-r", "-t", "-T", "-U", "--user", "--group", "--host", "--prompt",
+            "--close-from", "--chdir", "--role", "--type", "--command-timeout", "--other-user",
         ],
     };
     let start = skip_options(inv.args, with_value);
@@ -202,16 +163,7 @@ pub fn sudo<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     if rest.is_empty() {
         let listing = own.has_word(&[
-            "-l",
-            "-ll",
-            "--list",
-            "-v",
-            "--validate",
-            "-k",
-            "-K",
-            "--reset-timestamp",
-            "--remove-timestamp",
-            "-V",
+            "-l", "-ll", "--list", "-v", "--validate", "-k", "-K", "--reset-timestamp", "--remove-timestamp", "-V",
             "--version",
         ]);
         return if listing { Verdict::SAFE.into() } else { Verdict::medium("opens a root shell").into() };
@@ -275,20 +227,8 @@ pub fn wrapper<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             let options = skip_options(
                 args,
                 &[
-                    "-a",
-                    "-d",
-                    "-E",
-                    "-I",
-                    "-L",
-                    "-n",
-                    "-P",
-                    "-s",
-                    "--arg-file",
-                    "--delimiter",
-                    "--max-args",
-                    "--max-procs",
-                    "--max-chars",
-                    "--max-lines",
+                    "-a", "-d", "-E", "-I", "-L", "-n", "-P", "-s", "--arg-file", "--delimiter", "--max-args",
+                    "--max-procs", "--max-chars", "--max-lines",
                 ],
             );
             let rest = args.get(options..).unwrap_or(&[]);

@@ -200,62 +200,19 @@ fn critical_unit(unit: &str) -> Option<&'static str> {
 
 pub fn systemctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const WITH_VALUE: &[&str] = &[
-        "-H",
-        "--host",
-        "-M",
-        "--machine",
-        "-t",
-        "--type",
-        "-p",
-        "--property",
-        "-n",
-        "--lines",
-        "-o",
-        "--output",
-        "-s",
-        "--signal",
-        "--state",
-        "--root",
-        "--job-mode",
-        "--kill-whom",
-        "--what",
-        "--timestamp",
-        "--boot-loader-entry",
+        "-H", "--host", "-M", "--machine", "-t", "--type", "-p", "--property", "-n", "--lines", "-o", "--output", "-s",
+        "--signal", "--state", "--root", "--job-mode", "--kill-whom", "--what", "--timestamp", "--boot-loader-entry",
         "--message",
     ];
     const SAFE: &[&str] = &[
-        "status",
-        "show",
-        "cat",
-        "list-units",
-        "list-unit-files",
-        "list-sockets",
-        "list-timers",
-        "list-jobs",
-        "list-dependencies",
-        "list-machines",
-        "list-automounts",
-        "list-paths",
-        "is-active",
-        "is-enabled",
-        "is-failed",
-        "is-system-running",
-        "get-default",
-        "help",
-        "show-environment",
-        "--version",
+        "status", "show", "cat", "list-units", "list-unit-files", "list-sockets", "list-timers", "list-jobs",
+        "list-dependencies", "list-machines", "list-automounts", "list-paths", "is-active", "is-enabled", "is-failed",
+        "is-system-running", "get-default", "help", "show-environment", "--version",
     ];
     const HIGH: &[(&[&str], &str)] = &[
         (
             &[
-                "poweroff",
-                "reboot",
-                "halt",
-                "kexec",
-                "soft-reboot",
-                "suspend",
-                "hibernate",
-                "hybrid-sleep",
+                "poweroff", "reboot", "halt", "kexec", "soft-reboot", "suspend", "hibernate", "hybrid-sleep",
                 "suspend-then-hibernate",
             ],
             "restarts, stops or suspends the machine",
@@ -300,12 +257,7 @@ pub fn journalctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return Verdict::high("deletes journal logs").into();
     }
     if [
-        "--rotate",
-        "--flush",
-        "--sync",
-        "--relinquish-var",
-        "--smart-relinquish-var",
-        "--setup-keys",
+        "--rotate", "--flush", "--sync", "--relinquish-var", "--smart-relinquish-var", "--setup-keys",
         "--update-catalog",
     ]
     .iter()

@@ -272,6 +272,19 @@ fn blank_strings(program: &str) -> String {
     out
 }
 
+/// `less` and friends read, unless told to write a log file or to run a command at startup
+/// (`less '+!rm -rf ~' f` runs it through the shell).
+pub fn pager<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.has_short('o') || inv.has_short('O') || inv.has_long("--log-file") || inv.has_long("--LOG-FILE") {
+        return Verdict::medium("writes a log file").into();
+    }
+    let startup = inv.texts().filter_map(|t| t.strip_prefix('+')).any(|cmd| cmd.contains(['!', '|', 's', 'o']));
+    if startup {
+        return Verdict::medium("runs a pager command at startup (can run programs or write files)").into();
+    }
+    Verdict::SAFE.into()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
