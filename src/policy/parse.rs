@@ -152,7 +152,7 @@ impl<'a> Walker<'a> {
             "test_command" => {
                 let mut cmd = SimpleCommand { source: self.text(node).to_owned(), ..SimpleCommand::default() };
                 let mut test = Word::literal("[[");
-                self.collect_subs_into(node, &mut test);
+                self.collect_subs(node, &mut test);
                 cmd.words.push(test);
                 self.script.commands.push(cmd);
             }
@@ -203,7 +203,7 @@ impl<'a> Walker<'a> {
             | "regex" => {
                 // Values of `for`/`case`/conditions: data, but their substitutions still run.
                 let mut holder = Word::default();
-                self.collect_subs_into(node, &mut holder);
+                self.collect_subs(node, &mut holder);
                 self.adopt_subs(holder);
             }
             other => {
@@ -238,17 +238,6 @@ impl<'a> Walker<'a> {
         );
         self.script.redirects.extend(sub.redirects);
         self.script.errors.extend(sub.errors);
-    }
-
-    fn collect_subs_into(&mut self, node: Node, holder: &mut Word) {
-        let mut cursor = node.walk();
-        let children: Vec<Node> = node.named_children(&mut cursor).collect();
-        for child in children {
-            match child.kind() {
-                "command_substitution" | "process_substitution" => holder.subs.push(self.script_of(child)),
-                _ => self.collect_subs_into(child, holder),
-            }
-        }
     }
 
     fn command(&mut self, node: Node) {
@@ -400,7 +389,7 @@ impl<'a> Walker<'a> {
                 "file_descriptor" | "heredoc_start" | "heredoc_end" => {}
                 "heredoc_body" => {
                     let mut body = Word { text: self.text(child).to_owned(), quoted: true, ..Word::default() };
-                    self.collect_subs_into(child, &mut body);
+                    self.collect_subs(child, &mut body);
                     body.dynamic = !body.subs.is_empty();
                     heredoc = Some(body);
                 }

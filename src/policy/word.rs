@@ -118,7 +118,7 @@ impl Walker<'_> {
     }
 
     /// Finds substitutions nested anywhere under `node` (inside `${x:-$(id)}`, arithmetic, …).
-    fn collect_subs(&mut self, node: Node, word: &mut Word) {
+    pub(super) fn collect_subs(&mut self, node: Node, word: &mut Word) {
         let mut cursor = node.walk();
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
