@@ -6,6 +6,10 @@ pub mod app;
 pub mod cli;
 /// `$OPSAI_HOME/config.json`: reading it, with errors that name the file, line and column.
 pub mod config;
+/// The execution seam: run an approved command in a PTY with bounded capture.
+pub mod exec;
+/// The model seam: `ChatModel` and the OpenAI-compatible streaming client.
+pub mod llm;
 /// The command risk policy: sanitize, parse with a real bash grammar, classify, apply user rules.
 /// Pure and deterministic; never prints.
 pub mod policy;

@@ -78,3 +78,170 @@ pub struct Assessment {
     /// The argv of every simple command found, after unquoting and unwrapping, in source order.
     pub commands: Vec<Vec<String>>,
 }
+
+/// A tool call from the model, after stream assembly or text-form repair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The arguments exactly as the model sent them, parsed; a string when they were not valid JSON.
+    pub arguments: serde_json::Value,
+}
+
+/// One chat-completions message (seed 003 §2.2): system, user, assistant (+ tool calls), tool.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCall>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_call_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl ChatMessage {
+    pub fn system(content: impl Into<String>) -> Self {
+        Self { role: Role::System, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+    }
+    pub fn user(content: impl Into<String>) -> Self {
+        Self { role: Role::User, content: content.into(), tool_calls: Vec::new(), tool_call_id: None }
+    }
+    pub fn assistant(content: impl Into<String>, tool_calls: Vec<ToolCall>) -> Self {
+        Self { role: Role::Assistant, content: content.into(), tool_calls, tool_call_id: None }
+    }
+    pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        Self { role: Role::Tool, content: content.into(), tool_calls: Vec::new(), tool_call_id: Some(call_id.into()) }
+    }
+}
+
+/// A tool the model may call: name, description and JSON-schema parameters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: serde_json::Value,
+}
+
+/// Token counts reported by the provider, when it reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt_tokens: u64,
+    pub completion_tokens: u64,
+}
+
+/// A command the agent wants to run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandRequest {
+    pub call_id: String,
+    /// Exactly what runs: the sanitized command the user was shown.
+    pub command: String,
+    pub cwd: std::path::PathBuf,
+    pub timeout: std::time::Duration,
+    /// The model's stated reason, shown at approval.
+    pub why: Option<String>,
+}
+
+/// The human's answer to an approval request. `Denied` is the default, so a dropped prompt fails closed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum Approval {
+    Approved,
+    ApprovedForSession,
+    Edited(String),
+    #[default]
+    Denied,
+    Abort,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObservationStatus {
+    Ran,
+    DeniedByPolicy,
+    DeniedByUser,
+    InvalidArguments,
+    TimedOut,
+    Interrupted,
+}
+
+/// What the model learns from one tool call. Every tool call gets exactly one.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Observation {
+    pub call_id: String,
+    pub status: ObservationStatus,
+    pub exit_code: Option<i32>,
+    /// Bounded, ANSI-stripped, secret-redacted text for the model.
+    pub text: String,
+    pub truncated_bytes: u64,
+    pub duration_ms: u64,
+}
+
+/// Everything the UI sees of a turn; also the `--json` line format (`{"type": "tool_call", …}`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// Streamed reasoning or text before a tool call.
+    Thought {
+        text: String,
+    },
+    ToolCall {
+        id: String,
+        tool: String,
+        args: serde_json::Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        command: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        risk: Option<Risk>,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        reasons: Vec<String>,
+    },
+    /// How a tool call was decided: `auto`, `approved`, `approved_for_session`, `edited`, `denied`,
+    /// `refused` (policy or no terminal), `dry_run`, `abort`.
+    Approval {
+        id: String,
+        decision: String,
+        command: String,
+    },
+    /// Live command output.
+    Output {
+        id: String,
+        chunk: String,
+    },
+    ToolResult {
+        id: String,
+        status: ObservationStatus,
+        exit_code: Option<i32>,
+        output: String,
+        truncated_bytes: u64,
+        duration_ms: u64,
+    },
+    /// Streamed answer text.
+    Answer {
+        text: String,
+    },
+    Error {
+        message: String,
+    },
+    Done {
+        iterations: u32,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        usage: Option<Usage>,
+    },
+}
+
+/// How a turn ended.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TurnOutcome {
+    Answer(String),
+    Proposed { command: String, assessment: Assessment },
+    Aborted,
+    StepLimit,
+}

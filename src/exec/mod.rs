@@ -1,0 +1,49 @@
+//! The execution seam: an `Executor` runs one approved command and reports what happened.
+//! `output` holds the pure parts (ANSI stripping, bounded capture, observation text). Never prints:
+//! live output goes to the `on_output` callback, which the UI renders.
+
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use thiserror::Error;
+use tokio_util::sync::CancellationToken;
+
+use crate::protocol::CommandRequest;
+
+/// What a command did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExecResult {
+    /// The exit status; 128+n when killed by signal n.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// Cancelled through the token (Ctrl-C).
+    pub interrupted: bool,
+    /// Bounded, ANSI-stripped, CRLF-normalized capture (not yet redacted).
+    pub output: String,
+    /// Bytes dropped between the kept head and tail.
+    pub truncated_bytes: u64,
+    pub duration: Duration,
+}
+
+/// Where live output chunks go (already decoded as UTF-8, lossy; raw terminal bytes for display).
+pub type OutputSink<'a> = &'a mut (dyn FnMut(&[u8]) + Send);
+
+pub trait Executor: Send + Sync {
+    /// Runs `request.command` through `bash -c` in `request.cwd`. Cancelling `cancel` interrupts it.
+    fn run<'a>(
+        &'a self,
+        request: &'a CommandRequest,
+        on_output: OutputSink<'a>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<ExecResult, ExecError>>;
+}
+
+#[derive(Debug, Error)]
+pub enum ExecError {
+    #[error("cannot start the command: {0}")]
+    Spawn(String),
+    #[error("cannot open a terminal for the command: {0}")]
+    Pty(String),
+    #[error("the working directory {0} does not exist")]
+    NoSuchDirectory(String),
+}
