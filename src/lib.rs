@@ -4,6 +4,8 @@
 pub mod app;
 /// The command-line contract (DESIGN §3) as clap types.
 pub mod cli;
+/// The environment the model is told about: OS, shell, cwd, user, git, tools present.
+pub mod context;
 /// `$OPSAI_HOME/config.json`: reading it, with errors that name the file, line and column.
 pub mod config;
 /// The execution seam: run an approved command in a PTY with bounded capture.
@@ -15,5 +17,9 @@ pub mod llm;
 pub mod policy;
 /// The plain data types that cross module boundaries (DESIGN §2).
 pub mod protocol;
+/// Secret detection and redaction: applied before anything leaves the machine or is stored.
+pub mod redact;
+/// Persistent stores: the append-only audit log.
+pub mod store;
 /// Terminal rendering of results; the only place besides `main` that writes to the user.
 pub mod ui;

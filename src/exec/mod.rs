@@ -2,6 +2,8 @@
 //! `output` holds the pure parts (ANSI stripping, bounded capture, observation text). Never prints:
 //! live output goes to the `on_output` callback, which the UI renders.
 
+pub mod output;
+
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;

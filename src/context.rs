@@ -1,0 +1,1 @@
+//! EnvContext (being written).

@@ -1,0 +1,1 @@
+//! Secret detection and redaction (being written).

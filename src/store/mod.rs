@@ -1,0 +1,1 @@
+//! Stores: the audit log (being written).
