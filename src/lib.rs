@@ -2,6 +2,8 @@
 
 /// The composition root: paths, config and the glue from a parsed CLI to the modules that act.
 pub mod app;
+/// Who says yes before a command above Safe runs: terminal, scripted (tests) or nobody.
+pub mod approval;
 /// The command-line contract (DESIGN §3) as clap types.
 pub mod cli;
 /// The environment the model is told about: OS, shell, cwd, user, git, tools present.

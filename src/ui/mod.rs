@@ -2,4 +2,5 @@
 //! stream (anstream strips them for `NO_COLOR` and non-terminals).
 
 pub mod policy_view;
+pub mod render;
 pub mod style;

@@ -1,0 +1,259 @@
+//! The ReAct loop (DESIGN §5): task → model → tool calls → observations → model → … → answer.
+//!
+//! `run_turn` only emits `AgentEvent`s and answers through the seams it is given (model, executor,
+//! approver, audit); it never prints. Every tool call gets exactly one observation, linked by its id.
+
+pub mod history;
+pub mod prompt;
+
+use std::sync::Mutex;
+
+use thiserror::Error;
+use tokio_util::sync::CancellationToken;
+
+use crate::llm::{ChatModel, ChatRequest, LlmError, ModelDelta};
+use crate::protocol::{AgentEvent, ChatMessage, ObservationStatus, TurnOutcome, Usage};
+use crate::tools::{Registry, RunState, Services, ToolContext, ToolEffect, invalid_arguments};
+
+/// Characters of history kept before the oldest observations are shortened.
+const HISTORY_BUDGET_CHARS: usize = 60_000;
+/// The same failing call this many times in a row ends the turn.
+const REPEATED_FAILURES: u32 = 3;
+
+/// Ctrl-C routing: interrupts the running command if there is one, else cancels the turn.
+#[derive(Debug, Default)]
+pub struct Interrupts {
+    pub turn: CancellationToken,
+    command: Mutex<Option<CancellationToken>>,
+}
+
+impl Interrupts {
+    /// Called on Ctrl-C.
+    pub fn interrupt(&self) {
+        let running = self.command.lock().ok().and_then(|mut slot| slot.take());
+        match running {
+            Some(token) => token.cancel(),
+            None => self.turn.cancel(),
+        }
+    }
+
+    pub fn command_started(&self) -> CancellationToken {
+        let token = self.turn.child_token();
+        if let Ok(mut slot) = self.command.lock() {
+            *slot = Some(token.clone());
+        }
+        token
+    }
+
+    pub fn command_finished(&self) {
+        if let Ok(mut slot) = self.command.lock() {
+            *slot = None;
+        }
+    }
+}
+
+#[derive(Debug, Error)]
+pub enum AgentError {
+    #[error(transparent)]
+    Model(#[from] LlmError),
+}
+
+/// Settings for the loop itself.
+#[derive(Debug, Clone)]
+pub struct LoopSettings {
+    pub model: String,
+    pub max_iterations: u32,
+    pub max_tokens: Option<u32>,
+    /// L3: the rendered environment context.
+    pub environment: String,
+}
+
+pub struct Agent<'a> {
+    pub model: &'a dyn ChatModel,
+    pub services: Services<'a>,
+    pub tools: Registry,
+    pub settings: LoopSettings,
+    pub state: RunState,
+}
+
+/// Where events go.
+pub type EventSink<'e> = &'e mut (dyn FnMut(AgentEvent) + Send);
+
+impl Agent<'_> {
+    /// Runs one user request to its end. `history` holds earlier turns (without the system prompt)
+    /// and receives this turn's messages.
+    pub async fn run_turn(
+        &mut self,
+        history: &mut Vec<ChatMessage>,
+        task: &str,
+        events: EventSink<'_>,
+    ) -> Result<TurnOutcome, AgentError> {
+        let turn_start = history.len();
+        history.push(ChatMessage::user(task));
+        let mut usage: Option<Usage> = None;
+        let mut failures: (Option<String>, u32) = (None, 0);
+        let mut commands_run: Vec<String> = Vec::new();
+        for iteration in 1..=self.settings.max_iterations {
+            history::fit(history, turn_start, HISTORY_BUDGET_CHARS);
+            let reply = match self.ask_model(history, turn_start, events).await {
+                Ok(Some(reply)) => reply,
+                Ok(None) => {
+                    events(AgentEvent::Done { iterations: iteration, usage });
+                    return Ok(TurnOutcome::Aborted);
+                }
+                Err(err) => {
+                    events(AgentEvent::Error { message: err.to_string() });
+                    return Err(err.into());
+                }
+            };
+            if let Some(add) = reply.usage {
+                let total = usage.get_or_insert_with(Usage::default);
+                total.prompt_tokens += add.prompt_tokens;
+                total.completion_tokens += add.completion_tokens;
+            }
+            if reply.tool_calls.is_empty() {
+                events(AgentEvent::Answer { text: reply.content.clone() });
+                history.push(ChatMessage::assistant(reply.content.clone(), Vec::new()));
+                events(AgentEvent::Done { iterations: iteration, usage });
+                return Ok(TurnOutcome::Answer(reply.content));
+            }
+            if !reply.content.trim().is_empty() {
+                events(AgentEvent::Thought { text: reply.content.clone() });
+            }
+            history.push(ChatMessage::assistant(reply.content.clone(), reply.tool_calls.clone()));
+            for (index, call) in reply.tool_calls.iter().enumerate() {
+                let effect = match self.tools.get(&call.name) {
+                    None => {
+                        let names = self.tools.names().join(", ");
+                        events(AgentEvent::ToolCall {
+                            id: call.id.clone(),
+                            tool: call.name.clone(),
+                            args: call.arguments.clone(),
+                            command: None,
+                            risk: None,
+                            reasons: Vec::new(),
+                        });
+                        ToolEffect::Observe(invalid_arguments(
+                            &call.id,
+                            format!("unknown tool `{}`; the tools are: {names}", call.name),
+                        ))
+                    }
+                    Some(tool) => {
+                        let ctx = ToolContext { services: &self.services, state: &mut self.state, events, input: task };
+                        tool.call(&call.id, &call.arguments, ctx).await
+                    }
+                };
+                match effect {
+                    ToolEffect::Observe(observation) => {
+                        let failed = observation.status != ObservationStatus::Ran || observation.exit_code != Some(0);
+                        if matches!(observation.status, ObservationStatus::InvalidArguments) {
+                            events(AgentEvent::ToolResult {
+                                id: call.id.clone(),
+                                status: observation.status,
+                                exit_code: None,
+                                output: observation.text.clone(),
+                                truncated_bytes: 0,
+                                duration_ms: 0,
+                            });
+                        }
+                        if observation.status == ObservationStatus::Ran {
+                            commands_run.push(call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("").into());
+                        }
+                        history.push(ChatMessage::tool(call.id.clone(), observation.text));
+                        let signature = format!("{}{}", call.name, call.arguments);
+                        failures = match (failed, failures) {
+                            (false, _) => (None, 0),
+                            (true, (Some(last), count)) if last == signature => (Some(last), count + 1),
+                            (true, _) => (Some(signature), 1),
+                        };
+                    }
+                    ToolEffect::Propose { command, assessment, .. } => {
+                        // Remaining calls of this reply still need an observation each.
+                        close_remaining(history, &reply.tool_calls[index + 1..], "skipped: a command was proposed");
+                        events(AgentEvent::Done { iterations: iteration, usage });
+                        return Ok(TurnOutcome::Proposed { command, assessment });
+                    }
+                    ToolEffect::Abort => {
+                        history.push(ChatMessage::tool(call.id.clone(), "aborted by the user"));
+                        close_remaining(history, &reply.tool_calls[index + 1..], "skipped: the user aborted the turn");
+                        events(AgentEvent::Done { iterations: iteration, usage });
+                        return Ok(TurnOutcome::Aborted);
+                    }
+                }
+                if self.services.interrupts.turn.is_cancelled() {
+                    close_remaining(history, &reply.tool_calls[index + 1..], "skipped: interrupted");
+                    events(AgentEvent::Done { iterations: iteration, usage });
+                    return Ok(TurnOutcome::Aborted);
+                }
+            }
+            if failures.1 >= REPEATED_FAILURES {
+                let text = format!(
+                    "I stopped: the same call failed {REPEATED_FAILURES} times in a row ({}). \
+                     Check the last error above, adjust the request, and try again.",
+                    failures.0.as_deref().unwrap_or("")
+                );
+                events(AgentEvent::Answer { text: text.clone() });
+                history.push(ChatMessage::assistant(text.clone(), Vec::new()));
+                events(AgentEvent::Done { iterations: iteration, usage });
+                return Ok(TurnOutcome::Answer(text));
+            }
+        }
+        let summary = if commands_run.is_empty() {
+            format!("Stopped after {} steps without a final answer; no command ran.", self.settings.max_iterations)
+        } else {
+            format!(
+                "Stopped after {} steps without a final answer. Commands that ran: {}",
+                self.settings.max_iterations,
+                commands_run.join("; ")
+            )
+        };
+        events(AgentEvent::Error { message: summary });
+        events(AgentEvent::Done { iterations: self.settings.max_iterations, usage });
+        Ok(TurnOutcome::StepLimit)
+    }
+
+    /// One model request, streamed; `None` when the turn was cancelled. A context-length error
+    /// shortens older observations and retries once.
+    async fn ask_model(
+        &self,
+        history: &mut [ChatMessage],
+        turn_start: usize,
+        events: EventSink<'_>,
+    ) -> Result<Option<crate::llm::ModelReply>, LlmError> {
+        let mut retried = false;
+        loop {
+            let mut messages = vec![ChatMessage::system(prompt::system_prompt(&self.settings.environment))];
+            messages.extend(history.iter().cloned());
+            let request = ChatRequest {
+                model: self.settings.model.clone(),
+                messages,
+                tools: self.tools.specs(),
+                max_tokens: self.settings.max_tokens,
+            };
+            let mut on_delta = |delta: ModelDelta| {
+                if let ModelDelta::Reasoning(text) = delta {
+                    events(AgentEvent::Thought { text });
+                }
+            };
+            let cancel = self.services.interrupts.turn.clone();
+            let result = tokio::select! {
+                result = self.model.complete(&request, &mut on_delta) => result,
+                () = cancel.cancelled() => return Ok(None),
+            };
+            match result {
+                Err(LlmError::ContextTooLong) if !retried => {
+                    retried = true;
+                    history::fit(history, turn_start, HISTORY_BUDGET_CHARS / 4);
+                }
+                Err(LlmError::Cancelled) => return Ok(None),
+                other => return other.map(Some),
+            }
+        }
+    }
+}
+
+fn close_remaining(history: &mut Vec<ChatMessage>, calls: &[crate::protocol::ToolCall], why: &str) {
+    for call in calls {
+        history.push(ChatMessage::tool(call.id.clone(), why));
+    }
+}

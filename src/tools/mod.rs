@@ -1,0 +1,133 @@
+//! Tools the model may call, behind one trait, and the registry that offers them. Every call ends
+//! in exactly one effect: an observation for the model, a proposed command, or an abort.
+
+pub mod propose;
+pub mod run_command;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::Value;
+
+use crate::approval::Approver;
+use crate::exec::Executor;
+use crate::policy::PolicyConfig;
+use crate::protocol::{AgentEvent, Assessment, Observation, ObservationStatus, ToolSpec};
+use crate::redact::Redactor;
+use crate::store::audit::AuditLog;
+
+/// What a tool call produced.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolEffect {
+    Observe(Observation),
+    /// `propose_command`: the turn ends with this command for the user's own Enter.
+    Propose { command: String, explanation: String, assessment: Assessment },
+    /// The user chose to abort the whole turn.
+    Abort,
+}
+
+/// How commands are approved in this run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunMode {
+    /// Safe commands run without asking (`safety.auto_approve_safe`).
+    pub auto_approve_safe: bool,
+    /// `-y` / `/yes on`: Medium is approved up front; High still asks.
+    pub approve_medium: bool,
+    /// Plan only: nothing is executed.
+    pub dry_run: bool,
+}
+
+/// The services a tool may use, shared by every call of a turn.
+pub struct Services<'a> {
+    pub executor: &'a dyn Executor,
+    pub approver: &'a dyn Approver,
+    pub audit: &'a AuditLog,
+    pub redactor: &'a Redactor,
+    pub policy: &'a PolicyConfig,
+    pub mode: RunMode,
+    pub session: String,
+    pub exec_timeout: Duration,
+    pub interrupts: &'a crate::agent::Interrupts,
+}
+
+/// Per-run state tools read and change.
+#[derive(Debug, Default)]
+pub struct RunState {
+    pub cwd: PathBuf,
+    /// "Always this session" grants: parsed program + subcommand (`git commit`).
+    pub grants: HashSet<String>,
+    /// A command above Safe was refused because no terminal could ask: the run exits 3.
+    pub refused_without_terminal: bool,
+}
+
+pub struct ToolContext<'a, 'b> {
+    pub services: &'b Services<'a>,
+    pub state: &'b mut RunState,
+    pub events: &'b mut (dyn FnMut(AgentEvent) + Send),
+    /// The user's request, for the audit log.
+    pub input: &'b str,
+}
+
+pub trait Tool: Send + Sync {
+    fn spec(&self) -> ToolSpec;
+    fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect>;
+}
+
+/// The tools offered in one mode.
+pub struct Registry {
+    tools: Vec<Box<dyn Tool>>,
+}
+
+impl Registry {
+    /// The agent's tools: run commands.
+    pub fn agent() -> Self {
+        Self { tools: vec![Box::new(run_command::RunCommand)] }
+    }
+
+    /// The widget's tools: safe probes, then a proposal.
+    pub fn widget() -> Self {
+        Self { tools: vec![Box::new(run_command::RunCommand), Box::new(propose::ProposeCommand)] }
+    }
+
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.iter().map(|tool| tool.spec()).collect()
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.specs().into_iter().map(|spec| spec.name).collect()
+    }
+
+    pub fn get(&self, name: &str) -> Option<&dyn Tool> {
+        self.tools.iter().find(|tool| tool.spec().name == name).map(|tool| tool.as_ref())
+    }
+}
+
+/// An observation for a call the agent could not even attempt.
+pub fn invalid_arguments(id: &str, message: impl Into<String>) -> Observation {
+    Observation {
+        call_id: id.to_owned(),
+        status: ObservationStatus::InvalidArguments,
+        exit_code: None,
+        text: format!("[ERROR]: {}", message.into()),
+        truncated_bytes: 0,
+        duration_ms: 0,
+    }
+}
+
+/// A required string argument, or an explanation of what is wrong for the model.
+pub fn string_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, String> {
+    match args.get(name) {
+        Some(Value::String(text)) if !text.trim().is_empty() => Ok(text),
+        Some(Value::String(_)) => Err(format!("`{name}` is empty")),
+        Some(other) => Err(format!("`{name}` must be a string, got {other}")),
+        None if !args.is_object() => Err(format!("arguments must be a JSON object with `{name}`, got {args}")),
+        None => Err(format!("missing required argument `{name}`")),
+    }
+}
+
+/// An optional string argument.
+pub fn optional_string(args: &Value, name: &str) -> Option<String> {
+    args.get(name).and_then(Value::as_str).map(str::to_owned).filter(|s| !s.trim().is_empty())
+}

@@ -1,0 +1,308 @@
+//! `run_command`: sanitize → assess → approve → run in a PTY → bounded, redacted observation →
+//! one audit line. What runs is exactly the sanitized command the user was shown.
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::{RunState, Services, Tool, ToolContext, ToolEffect, invalid_arguments, optional_string, string_arg};
+use crate::approval::ApprovalRequest;
+use crate::exec::output::observation_text;
+use crate::policy::{self, sanitize};
+use crate::protocol::{
+    AgentEvent, Approval, Assessment, CommandRequest, Decision, Observation, ObservationStatus, Risk, ToolSpec,
+};
+use crate::store::audit::{AuditRecord, Confirmed};
+
+pub struct RunCommand;
+
+/// How a command came to be allowed, for the audit log and the `approval` event.
+enum Allowed {
+    Auto,
+    Yes,
+    Session,
+}
+
+impl Tool for RunCommand {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "run_command".into(),
+            description: "Run one bash command line on the user's machine and return its exit code and output. \
+                          opsai checks its risk and asks the user before anything that is not read-only."
+                .into(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command line to run with bash."},
+                    "cwd": {"type": "string", "description": "Working directory (default: the current one)."},
+                    "why": {"type": "string", "description": "A few words on why this command is needed."}
+                },
+                "required": ["command"]
+            }),
+        }
+    }
+
+    fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect> {
+        Box::pin(run(id, args, ctx))
+    }
+}
+
+async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
+    let ToolContext { services, state, events, input } = ctx;
+    let command = match string_arg(args, "command") {
+        Ok(command) => command.to_owned(),
+        Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
+    };
+    let why = optional_string(args, "why");
+    let cwd = match optional_string(args, "cwd") {
+        Some(dir) => resolve(&state.cwd, &dir),
+        None => state.cwd.clone(),
+    };
+    let mut assessment = policy::assess(&command, services.policy);
+    events(AgentEvent::ToolCall {
+        id: id.to_owned(),
+        tool: "run_command".into(),
+        args: args.clone(),
+        command: Some(assessment.sanitized.clone()),
+        risk: Some(assessment.risk),
+        reasons: assessment.reasons.clone(),
+    });
+    let audit = |assessment: &Assessment, confirmed: Confirmed, exit: Option<i32>, output: &str| AuditRecord {
+        session: services.session.clone(),
+        input: input.to_owned(),
+        tool: "shell.run_command".into(),
+        command: assessment.sanitized.clone(),
+        risk: assessment.risk,
+        confirmed,
+        exit,
+        output: output.to_owned(),
+    };
+    let mut typed = command.clone();
+    let allowed = loop {
+        match decide(services, state, &assessment, &typed, why.as_deref()) {
+            Verdict::Run(allowed) => break allowed,
+            Verdict::Refuse { decision, status, message } => {
+                events(AgentEvent::Approval { id: id.into(), decision: decision.into(), command: assessment.sanitized.clone() });
+                let confirmed = if decision == "dry_run" { Confirmed::DryRun } else { Confirmed::No };
+                let record = audit(&assessment, confirmed, None, &message);
+                // The audit line is written before the model hears back; a failing log is reported to it.
+                let message = match services.audit.append(&record) {
+                    Ok(()) => message,
+                    Err(err) => format!("{message}\n[ERROR]: {err}"),
+                };
+                events(AgentEvent::ToolResult {
+                    id: id.into(),
+                    status,
+                    exit_code: None,
+                    output: message.clone(),
+                    truncated_bytes: 0,
+                    duration_ms: 0,
+                });
+                return ToolEffect::Observe(Observation {
+                    call_id: id.into(),
+                    status,
+                    exit_code: None,
+                    text: message,
+                    truncated_bytes: 0,
+                    duration_ms: 0,
+                });
+            }
+            Verdict::Abort => {
+                events(AgentEvent::Approval { id: id.into(), decision: "abort".into(), command: assessment.sanitized.clone() });
+                let _ = services.audit.append(&audit(&assessment, Confirmed::No, None, "aborted by the user"));
+                return ToolEffect::Abort;
+            }
+            Verdict::Edited(new) => {
+                typed = new;
+                assessment = policy::assess(&typed, services.policy);
+                events(AgentEvent::ToolCall {
+                    id: id.to_owned(),
+                    tool: "run_command".into(),
+                    args: json!({"command": typed}),
+                    command: Some(assessment.sanitized.clone()),
+                    risk: Some(assessment.risk),
+                    reasons: assessment.reasons.clone(),
+                });
+            }
+        }
+    };
+    let decision = match allowed {
+        Allowed::Auto => "auto",
+        Allowed::Yes => "approved",
+        Allowed::Session => "approved_for_session",
+    };
+    events(AgentEvent::Approval { id: id.into(), decision: decision.into(), command: assessment.sanitized.clone() });
+    let request = CommandRequest {
+        call_id: id.into(),
+        command: assessment.sanitized.clone(),
+        cwd,
+        timeout: services.exec_timeout,
+        why,
+    };
+    let started = Instant::now();
+    let token = services.interrupts.command_started();
+    let result = {
+        let mut on_output = |chunk: &[u8]| {
+            events(AgentEvent::Output { id: id.into(), chunk: String::from_utf8_lossy(chunk).into_owned() });
+        };
+        services.executor.run(&request, &mut on_output, token).await
+    };
+    services.interrupts.command_finished();
+    let confirmed = match allowed {
+        Allowed::Auto => Confirmed::Auto,
+        Allowed::Yes | Allowed::Session => Confirmed::Yes,
+    };
+    let observation = match result {
+        Ok(result) => {
+            let output = services.redactor.redact(&result.output);
+            let status = if result.timed_out {
+                ObservationStatus::TimedOut
+            } else if result.interrupted {
+                ObservationStatus::Interrupted
+            } else {
+                ObservationStatus::Ran
+            };
+            let _ = services.audit.append(&audit(&assessment, confirmed, result.exit_code, &output));
+            Observation {
+                call_id: id.into(),
+                status,
+                exit_code: result.exit_code,
+                text: observation_text(&result, &output),
+                truncated_bytes: result.truncated_bytes,
+                duration_ms: u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX),
+            }
+        }
+        Err(err) => {
+            let message = format!("[ERROR]: {err}");
+            let _ = services.audit.append(&audit(&assessment, confirmed, None, &message));
+            Observation {
+                call_id: id.into(),
+                status: ObservationStatus::Ran,
+                exit_code: None,
+                text: message,
+                truncated_bytes: 0,
+                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            }
+        }
+    };
+    events(AgentEvent::ToolResult {
+        id: id.into(),
+        status: observation.status,
+        exit_code: observation.exit_code,
+        output: observation.text.clone(),
+        truncated_bytes: observation.truncated_bytes,
+        duration_ms: observation.duration_ms,
+    });
+    ToolEffect::Observe(observation)
+}
+
+enum Verdict {
+    Run(Allowed),
+    Refuse { decision: &'static str, status: ObservationStatus, message: String },
+    Abort,
+    Edited(String),
+}
+
+/// The approval rules (invariant 2): nothing above Safe without a human yes; with no terminal it is
+/// refused; High always asks; a deny rule and an unwritable audit log refuse outright.
+fn decide(services: &Services, state: &mut RunState, assessment: &Assessment, typed: &str, why: Option<&str>) -> Verdict {
+    let risk = assessment.risk;
+    if assessment.decision == Decision::Deny {
+        return Verdict::Refuse {
+            decision: "refused",
+            status: ObservationStatus::DeniedByPolicy,
+            message: format!("refused by the user's policy: {}", assessment.reasons.join("; ")),
+        };
+    }
+    if services.mode.dry_run {
+        return Verdict::Refuse {
+            decision: "dry_run",
+            status: ObservationStatus::DeniedByPolicy,
+            message: format!("dry run: not executed (risk {risk})"),
+        };
+    }
+    if risk > Risk::Safe
+        && let Err(err) = services.audit.check_writable()
+    {
+        return Verdict::Refuse {
+            decision: "refused",
+            status: ObservationStatus::DeniedByPolicy,
+            message: format!("refused: the audit log cannot be written, so nothing above safe runs ({err})"),
+        };
+    }
+    let grant = grant_key(assessment);
+    if risk == Risk::Safe && services.mode.auto_approve_safe {
+        return Verdict::Run(Allowed::Auto);
+    }
+    if risk == Risk::Medium && services.mode.approve_medium {
+        return Verdict::Run(Allowed::Auto);
+    }
+    if risk == Risk::Medium && grant.as_ref().is_some_and(|g| state.grants.contains(g)) {
+        return Verdict::Run(Allowed::Session);
+    }
+    if !services.approver.interactive() {
+        state.refused_without_terminal = true;
+        return Verdict::Refuse {
+            decision: "refused",
+            status: ObservationStatus::DeniedByPolicy,
+            message: format!("refused: {risk} requires confirmation in a terminal"),
+        };
+    }
+    let clean = sanitize(typed);
+    let request = ApprovalRequest {
+        command: assessment.sanitized.clone(),
+        display: clean.changed().then_some(clean.display),
+        risk,
+        reasons: assessment.reasons.clone(),
+        why: why.map(str::to_owned),
+        grant: if risk == Risk::Medium { grant.clone() } else { None },
+    };
+    let answer = tokio::task::block_in_place(|| services.approver.ask(&request));
+    match answer {
+        Approval::Approved => Verdict::Run(Allowed::Yes),
+        Approval::ApprovedForSession if risk == Risk::Medium => {
+            if let Some(grant) = grant {
+                state.grants.insert(grant);
+            }
+            Verdict::Run(Allowed::Session)
+        }
+        Approval::ApprovedForSession => Verdict::Run(Allowed::Yes),
+        Approval::Edited(command) => Verdict::Edited(command),
+        Approval::Denied => Verdict::Refuse {
+            decision: "denied",
+            status: ObservationStatus::DeniedByUser,
+            message: "the user declined to run this command".into(),
+        },
+        Approval::Abort => Verdict::Abort,
+    }
+}
+
+/// Programs whose first word is a subcommand, so a grant names both (`git commit`, not all of git).
+const WITH_SUBCOMMANDS: &[&str] = &[
+    "git", "docker", "podman", "kubectl", "helm", "terraform", "systemctl", "apt", "apt-get", "dnf", "yum", "npm",
+    "yarn", "pnpm", "cargo", "go", "pip", "pip3", "brew", "make", "journalctl", "ip", "gh", "aws", "gcloud", "az",
+];
+
+/// What "always this session" allows: the program and, for programs with subcommands, the
+/// subcommand (`git commit`); only for a command line that is one simple command.
+pub fn grant_key(assessment: &Assessment) -> Option<String> {
+    let [argv] = assessment.commands.as_slice() else { return None };
+    let program = argv.first()?;
+    if !WITH_SUBCOMMANDS.contains(&program.as_str()) {
+        return Some(program.clone());
+    }
+    let sub = argv.iter().skip(1).find(|word| !word.starts_with('-'))?;
+    Some(format!("{program} {sub}"))
+}
+
+fn resolve(base: &Path, dir: &str) -> PathBuf {
+    let expanded = match dir.strip_prefix("~") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(dir),
+    };
+    if expanded.is_absolute() { expanded } else { base.join(expanded) }
+}

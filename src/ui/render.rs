@@ -1,0 +1,278 @@
+//! Renders `AgentEvent`s for a person (stderr, with the answer on stdout), as JSON lines (`--json`),
+//! or as the bare answer (`-q`). stdout is a protocol: only the answer or the JSON lines go there.
+
+use std::io::Write;
+
+use crate::protocol::{AgentEvent, ObservationStatus, Risk};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Style {
+    /// Progress on stderr, the answer on stdout.
+    Human { color: bool, spinner: bool },
+    /// Only the final answer, on stdout.
+    Quiet,
+    /// Every event as one JSON line on stdout.
+    Json,
+}
+
+pub struct Renderer<O: Write, E: Write> {
+    style: Style,
+    out: O,
+    err: E,
+    /// A "Thinking…" line is on screen and must be erased before anything else is written.
+    spinner_shown: bool,
+    /// The next live-output byte starts a line (so it gets the gutter).
+    at_line_start: bool,
+    /// Reasoning was streamed on the current line.
+    in_thought: bool,
+}
+
+const GUTTER: &str = "  │ ";
+
+impl<O: Write, E: Write> Renderer<O, E> {
+    pub fn new(style: Style, out: O, err: E) -> Self {
+        Self { style, out, err, spinner_shown: false, at_line_start: true, in_thought: false }
+    }
+
+    fn paint(&self, code: &str, text: &str) -> String {
+        match self.style {
+            Style::Human { color: true, .. } => format!("\x1b[{code}m{text}\x1b[0m"),
+            _ => text.to_owned(),
+        }
+    }
+
+    /// Shows "Thinking…" until the next event (only on a terminal).
+    pub fn waiting(&mut self) {
+        if let Style::Human { spinner: true, .. } = self.style
+            && !self.spinner_shown
+        {
+            let line = self.paint("2", "⠋ Thinking…");
+            let _ = write!(self.err, "{line}");
+            let _ = self.err.flush();
+            self.spinner_shown = true;
+        }
+    }
+
+    fn clear_spinner(&mut self) {
+        if self.spinner_shown {
+            let _ = write!(self.err, "\r\x1b[2K");
+            self.spinner_shown = false;
+        }
+    }
+
+    fn end_thought(&mut self) {
+        if self.in_thought {
+            let _ = writeln!(self.err);
+            self.in_thought = false;
+        }
+    }
+
+    pub fn handle(&mut self, event: &AgentEvent) -> std::io::Result<()> {
+        match self.style {
+            Style::Json => {
+                serde_json::to_writer(&mut self.out, event)?;
+                writeln!(self.out)?;
+                self.out.flush()
+            }
+            Style::Quiet => {
+                if let AgentEvent::Answer { text } = event {
+                    writeln!(self.out, "{}", text.trim_end())?;
+                    self.out.flush()?;
+                }
+                if let AgentEvent::Error { message } = event {
+                    writeln!(self.err, "opsai: {message}")?;
+                }
+                Ok(())
+            }
+            Style::Human { .. } => self.human(event),
+        }
+    }
+
+    fn human(&mut self, event: &AgentEvent) -> std::io::Result<()> {
+        self.clear_spinner();
+        if !matches!(event, AgentEvent::Thought { .. }) {
+            self.end_thought();
+        }
+        match event {
+            AgentEvent::Thought { text } => {
+                let text = self.paint("2", text);
+                write!(self.err, "{text}")?;
+                self.in_thought = !text.ends_with('\n');
+            }
+            AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
+                let shown = command.clone().unwrap_or_else(|| args.to_string());
+                let badge = match risk {
+                    Some(risk) => format!(" {}", self.badge(*risk)),
+                    None => String::new(),
+                };
+                let arrow = self.paint("1;36", "▶");
+                writeln!(self.err, "{arrow} {tool}{badge}  {shown}")?;
+                if risk.is_some_and(|r| r > Risk::Safe) {
+                    for reason in reasons {
+                        let line = self.paint("2", &format!("    - {reason}"));
+                        writeln!(self.err, "{line}")?;
+                    }
+                }
+            }
+            AgentEvent::Approval { .. } | AgentEvent::Done { .. } => {}
+            AgentEvent::Output { chunk, .. } => self.live(chunk)?,
+            AgentEvent::ToolResult { status, exit_code, output, duration_ms, .. } => {
+                if !self.at_line_start {
+                    writeln!(self.err)?;
+                    self.at_line_start = true;
+                }
+                let line = summary(*status, *exit_code, output, *duration_ms);
+                let code = match status {
+                    ObservationStatus::Ran if *exit_code == Some(0) => "32",
+                    ObservationStatus::Ran => "33",
+                    _ => "31",
+                };
+                let line = self.paint(code, &line);
+                writeln!(self.err, "  {line}")?;
+            }
+            AgentEvent::Answer { text } => {
+                writeln!(self.out, "{}", text.trim_end())?;
+                self.out.flush()?;
+            }
+            AgentEvent::Error { message } => {
+                let line = self.paint("31", &format!("opsai: {message}"));
+                writeln!(self.err, "{line}")?;
+            }
+        }
+        self.err.flush()
+    }
+
+    fn badge(&self, risk: Risk) -> String {
+        let code = match risk {
+            Risk::Safe => "1;32",
+            Risk::Medium => "1;33",
+            Risk::High => "1;31",
+        };
+        self.paint(code, &format!("[{}]", risk.as_str().to_ascii_uppercase()))
+    }
+
+    /// Live command output in an indented block with a gutter.
+    fn live(&mut self, chunk: &str) -> std::io::Result<()> {
+        let mut rest = chunk;
+        while !rest.is_empty() {
+            if self.at_line_start {
+                write!(self.err, "{GUTTER}")?;
+                self.at_line_start = false;
+            }
+            match rest.find('\n') {
+                Some(end) => {
+                    write!(self.err, "{}", &rest[..=end])?;
+                    self.at_line_start = true;
+                    rest = &rest[end + 1..];
+                }
+                None => {
+                    write!(self.err, "{rest}")?;
+                    rest = "";
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `✓ exit 0 · 1.2 KB · 35 ms`, or what stopped the command.
+pub fn summary(status: ObservationStatus, exit_code: Option<i32>, output: &str, duration_ms: u64) -> String {
+    let size = human_size(output.len());
+    match status {
+        ObservationStatus::Ran => {
+            let mark = if exit_code == Some(0) { "✓" } else { "✗" };
+            let code = exit_code.map_or("-".to_owned(), |c| c.to_string());
+            format!("{mark} exit {code} · {size} · {duration_ms} ms")
+        }
+        ObservationStatus::TimedOut => format!("✗ timed out after {duration_ms} ms · {size}"),
+        ObservationStatus::Interrupted => format!("✗ interrupted after {duration_ms} ms · {size}"),
+        ObservationStatus::DeniedByUser => "✗ declined".to_owned(),
+        ObservationStatus::DeniedByPolicy | ObservationStatus::InvalidArguments => {
+            format!("✗ {}", output.lines().next().unwrap_or("not run"))
+        }
+    }
+}
+
+fn human_size(bytes: usize) -> String {
+    if bytes < 1024 {
+        format!("{bytes} B")
+    } else if bytes < 1024 * 1024 {
+        format!("{:.1} KB", bytes as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", bytes as f64 / (1024.0 * 1024.0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(style: Style, events: &[AgentEvent]) -> (String, String) {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        {
+            let mut renderer = Renderer::new(style, &mut out, &mut err);
+            for event in events {
+                renderer.handle(event).unwrap();
+            }
+        }
+        (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+    }
+
+    fn sample() -> Vec<AgentEvent> {
+        vec![
+            AgentEvent::Thought { text: "Looking for big logs.".into() },
+            AgentEvent::ToolCall {
+                id: "call_1".into(),
+                tool: "run_command".into(),
+                args: serde_json::json!({"command": "du -sh /var/log"}),
+                command: Some("du -sh /var/log".into()),
+                risk: Some(Risk::Safe),
+                reasons: vec![],
+            },
+            AgentEvent::Output { id: "call_1".into(), chunk: "12M\t/var/log\n".into() },
+            AgentEvent::ToolResult {
+                id: "call_1".into(),
+                status: ObservationStatus::Ran,
+                exit_code: Some(0),
+                output: "12M\t/var/log\n".into(),
+                truncated_bytes: 0,
+                duration_ms: 35,
+            },
+            AgentEvent::Answer { text: "/var/log uses 12M.".into() },
+            AgentEvent::Done { iterations: 2, usage: None },
+        ]
+    }
+
+    #[test]
+    fn human_output_keeps_stdout_for_the_answer() {
+        let (out, err) = render(Style::Human { color: false, spinner: false }, &sample());
+        assert_eq!(out, "/var/log uses 12M.\n");
+        assert_eq!(
+            err,
+            "Looking for big logs.\n▶ run_command [SAFE]  du -sh /var/log\n  │ 12M\t/var/log\n  ✓ exit 0 · 13 B · 35 ms\n"
+        );
+    }
+
+    #[test]
+    fn quiet_prints_only_the_answer_and_json_prints_only_events() {
+        let (out, err) = render(Style::Quiet, &sample());
+        assert_eq!((out.as_str(), err.as_str()), ("/var/log uses 12M.\n", ""));
+        let (out, err) = render(Style::Json, &sample());
+        assert!(err.is_empty());
+        let lines: Vec<serde_json::Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+        assert_eq!(lines.len(), 6);
+        assert_eq!(lines[1]["type"], "tool_call");
+        assert_eq!(lines[1]["args"]["command"], "du -sh /var/log");
+        assert_eq!(lines[3]["status"], "ran");
+    }
+
+    #[test]
+    fn summaries_name_what_happened() {
+        assert_eq!(summary(ObservationStatus::Ran, Some(1), &"x".repeat(2048), 5), "✗ exit 1 · 2.0 KB · 5 ms");
+        assert_eq!(
+            summary(ObservationStatus::DeniedByPolicy, None, "refused: high requires confirmation in a terminal", 0),
+            "✗ refused: high requires confirmation in a terminal"
+        );
+    }
+}
