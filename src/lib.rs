@@ -2,6 +2,8 @@
 
 /// The composition root: paths, config and the glue from a parsed CLI to the modules that act.
 pub mod app;
+/// The ReAct loop: model, tool calls, observations, answer; emits `AgentEvent`s, never prints.
+pub mod agent;
 /// Who says yes before a command above Safe runs: terminal, scripted (tests) or nobody.
 pub mod approval;
 /// The command-line contract (DESIGN §3) as clap types.
@@ -23,5 +25,7 @@ pub mod protocol;
 pub mod redact;
 /// Persistent stores: the append-only audit log.
 pub mod store;
+/// The tools the model may call (`run_command`, `propose_command`) and their registry.
+pub mod tools;
 /// Terminal rendering of results; the only place besides `main` that writes to the user.
 pub mod ui;

@@ -45,7 +45,7 @@ mod tests {
             ChatMessage::user("follow-up"),
             ChatMessage::tool("call_3", long.clone()),
         ];
-        let shortened = fit(&mut messages, 4, 9000);
+        let shortened = fit(&mut messages, 4, 11_000);
         assert_eq!(shortened, 1);
         assert!(messages[2].content.contains("[older output shortened: 4700 chars dropped]"));
         assert_eq!(messages[3].content, long);

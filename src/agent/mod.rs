@@ -257,3 +257,6 @@ fn close_remaining(history: &mut Vec<ChatMessage>, calls: &[crate::protocol::Too
         history.push(ChatMessage::tool(call.id.clone(), why));
     }
 }
+
+#[cfg(test)]
+mod tests;

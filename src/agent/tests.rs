@@ -1,0 +1,325 @@
+//! The loop as a table of scenarios: a scripted model, a scripted executor, a scripted (or absent)
+//! approver, a real audit log in a temp dir. Each asserts on what the model was sent, what ran,
+//! what the user saw and what was audited.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use serde_json::json;
+use tokio_util::sync::CancellationToken;
+
+use super::{Agent, Interrupts, LoopSettings};
+use crate::approval::{Approver, NoApprover, ScriptedApprover};
+use crate::exec::{ExecError, ExecResult, Executor, OutputSink};
+use crate::llm::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelReply};
+use crate::policy::PolicyConfig;
+use crate::protocol::{AgentEvent, Approval, ChatMessage, CommandRequest, Role, ToolCall, TurnOutcome};
+use crate::redact::Redactor;
+use crate::store::audit::AuditLog;
+use crate::tools::{Registry, RunMode, RunState, Services};
+
+struct FakeModel {
+    replies: Mutex<Vec<Result<ModelReply, LlmError>>>,
+    requests: Mutex<Vec<ChatRequest>>,
+}
+
+impl FakeModel {
+    fn new(replies: Vec<Result<ModelReply, LlmError>>) -> Self {
+        Self { replies: Mutex::new(replies.into_iter().rev().collect()), requests: Mutex::new(Vec::new()) }
+    }
+    fn requests(&self) -> Vec<ChatRequest> {
+        self.requests.lock().unwrap().clone()
+    }
+}
+
+impl ChatModel for FakeModel {
+    fn complete<'a>(&'a self, request: &'a ChatRequest, _: DeltaSink<'a>) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
+        self.requests.lock().unwrap().push(request.clone());
+        let next = self.replies.lock().unwrap().pop().unwrap_or_else(|| Err(LlmError::Protocol("script ran out".into())));
+        Box::pin(async move { next })
+    }
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(async { Ok(vec![]) })
+    }
+}
+
+/// Runs nothing: records the command and prints what the script says for it.
+struct FakeExecutor {
+    ran: Mutex<Vec<String>>,
+    output: fn(&str) -> (i32, String),
+}
+
+impl Executor for FakeExecutor {
+    fn run<'a>(&'a self, request: &'a CommandRequest, on_output: OutputSink<'a>, _: CancellationToken) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
+        self.ran.lock().unwrap().push(request.command.clone());
+        let (exit_code, output) = (self.output)(&request.command);
+        on_output(output.as_bytes());
+        Box::pin(async move {
+            Ok(ExecResult { exit_code: Some(exit_code), timed_out: false, interrupted: false, output, truncated_bytes: 0, duration: Duration::from_millis(3) })
+        })
+    }
+}
+
+fn call(id: &str, command: &str) -> ModelReply {
+    ModelReply {
+        content: String::new(),
+        reasoning: String::new(),
+        tool_calls: vec![ToolCall { id: id.into(), name: "run_command".into(), arguments: json!({"command": command}) }],
+        usage: None,
+    }
+}
+
+fn answer(text: &str) -> ModelReply {
+    ModelReply { content: text.into(), ..ModelReply::default() }
+}
+
+struct Run {
+    outcome: TurnOutcome,
+    requests: Vec<ChatRequest>,
+    ran: Vec<String>,
+    events: Vec<AgentEvent>,
+    audit: String,
+    refused_without_terminal: bool,
+    history: Vec<ChatMessage>,
+}
+
+struct Scenario {
+    replies: Vec<Result<ModelReply, LlmError>>,
+    approver: Option<Vec<Approval>>,
+    mode: RunMode,
+    policy: PolicyConfig,
+    output: fn(&str) -> (i32, String),
+    max_iterations: u32,
+    env: Vec<(String, String)>,
+}
+
+impl Scenario {
+    fn new(replies: Vec<Result<ModelReply, LlmError>>) -> Self {
+        Self {
+            replies,
+            approver: Some(vec![]),
+            mode: RunMode { auto_approve_safe: true, approve_medium: false, dry_run: false },
+            policy: PolicyConfig::default(),
+            output: |command| (0, format!("ran {command}\n")),
+            max_iterations: 10,
+            env: vec![],
+        }
+    }
+
+    fn run(self, task: &str) -> Run {
+        let dir = tempfile::tempdir().unwrap();
+        let redactor = Arc::new(Redactor::new(self.env.clone()));
+        let audit = AuditLog::new(dir.path().join("audit.log"), 10, 90, redactor.clone());
+        let model = FakeModel::new(self.replies);
+        let executor = FakeExecutor { ran: Mutex::new(vec![]), output: self.output };
+        let scripted = self.approver.map(ScriptedApprover::new);
+        let approver: &dyn Approver = match &scripted {
+            Some(scripted) => scripted,
+            None => &NoApprover,
+        };
+        let interrupts = Interrupts::default();
+        let mut agent = Agent {
+            model: &model,
+            services: Services {
+                executor: &executor,
+                approver,
+                audit: &audit,
+                redactor: &redactor,
+                policy: &self.policy,
+                mode: self.mode,
+                session: "s1".into(),
+                exec_timeout: Duration::from_secs(5),
+                interrupts: &interrupts,
+            },
+            tools: Registry::agent(),
+            settings: LoopSettings {
+                model: "test-model".into(),
+                max_iterations: self.max_iterations,
+                max_tokens: None,
+                environment: "os: test".into(),
+            },
+            state: RunState { cwd: dir.path().to_owned(), ..RunState::default() },
+        };
+        let mut events = Vec::new();
+        let mut history = Vec::new();
+        let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
+        let outcome = runtime
+            .block_on(agent.run_turn(&mut history, task, &mut |event| events.push(event)))
+            .unwrap_or(TurnOutcome::Aborted);
+        let refused_without_terminal = agent.state.refused_without_terminal;
+        Run {
+            outcome,
+            requests: model.requests(),
+            ran: executor.ran.into_inner().unwrap(),
+            events,
+            audit: std::fs::read_to_string(dir.path().join("audit.log")).unwrap_or_default(),
+            refused_without_terminal,
+            history,
+        }
+    }
+}
+
+fn tool_messages(request: &ChatRequest) -> Vec<(String, String)> {
+    request
+        .messages
+        .iter()
+        .filter(|m| m.role == Role::Tool)
+        .map(|m| (m.tool_call_id.clone().unwrap_or_default(), m.content.clone()))
+        .collect()
+}
+
+#[test]
+fn one_command_then_answer_links_the_observation_to_its_call() {
+    let run = Scenario::new(vec![Ok(call("call_123", "ls -la")), Ok(answer("Two files."))]).run("what is here?");
+    assert_eq!(run.outcome, TurnOutcome::Answer("Two files.".into()));
+    assert_eq!(run.ran, vec!["ls -la"]);
+    assert_eq!(run.requests.len(), 2);
+    let first = &run.requests[0];
+    assert_eq!(first.messages[0].role, Role::System);
+    assert!(first.messages[0].content.starts_with("# Safety rules"));
+    assert_eq!(first.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["run_command"]);
+    let tools = tool_messages(&run.requests[1]);
+    assert_eq!(tools.len(), 1);
+    assert_eq!(tools[0].0, "call_123");
+    assert!(tools[0].1.contains("ran ls -la"), "{}", tools[0].1);
+    let assistant = run.requests[1].messages.iter().find(|m| m.role == Role::Assistant).unwrap();
+    assert_eq!(assistant.tool_calls[0].id, "call_123");
+    assert_eq!(run.audit.lines().count(), 1);
+    assert!(run.audit.contains("CMD: \"ls -la\" | RISK: safe | CONFIRMED: auto | EXIT: 0"), "{}", run.audit);
+    assert_eq!(run.history.len(), 4, "user, assistant+call, tool, answer");
+}
+
+#[test]
+fn no_terminal_refuses_above_safe_and_the_model_is_told() {
+    let mut scenario = Scenario::new(vec![Ok(call("c1", "touch notes.txt")), Ok(answer("I could not create it."))]);
+    scenario.approver = None;
+    let run = scenario.run("create notes.txt");
+    assert!(run.ran.is_empty());
+    assert!(run.refused_without_terminal);
+    assert_eq!(tool_messages(&run.requests[1])[0].1, "refused: medium requires confirmation in a terminal");
+    assert!(run.audit.contains("RISK: medium | CONFIRMED: no"), "{}", run.audit);
+}
+
+#[test]
+fn high_asks_even_with_yes_and_a_no_is_reported() {
+    let mut scenario = Scenario::new(vec![
+        Ok(call("c1", "rm -rf build")),
+        Ok(call("c2", "mkdir out")),
+        Ok(answer("ok")),
+    ]);
+    scenario.mode.approve_medium = true;
+    scenario.approver = Some(vec![Approval::Denied]);
+    let run = scenario.run("clean up");
+    assert_eq!(run.ran, vec!["mkdir out"], "-y approves medium, the high delete was declined");
+    assert_eq!(tool_messages(&run.requests[1])[0].1, "the user declined to run this command");
+    assert!(run.audit.contains("RISK: high | CONFIRMED: no"));
+    assert!(run.audit.contains("CMD: \"mkdir out\" | RISK: medium | CONFIRMED: auto"));
+}
+
+#[test]
+fn dry_run_executes_nothing() {
+    let mut scenario = Scenario::new(vec![Ok(call("c1", "ls")), Ok(call("c2", "rm notes.txt")), Ok(answer("planned"))]);
+    scenario.mode.dry_run = true;
+    let run = scenario.run("plan");
+    assert!(run.ran.is_empty());
+    assert_eq!(tool_messages(&run.requests[2])[1].1, "dry run: not executed (risk medium)");
+    assert_eq!(run.audit.matches("CONFIRMED: dry-run").count(), 2);
+}
+
+#[test]
+fn an_edited_command_is_assessed_again_and_runs_as_edited() {
+    let mut scenario = Scenario::new(vec![Ok(call("c1", "rm -rf build")), Ok(answer("done"))]);
+    scenario.approver = Some(vec![Approval::Edited("rm build/out.o".into()), Approval::Approved]);
+    let run = scenario.run("clean");
+    assert_eq!(run.ran, vec!["rm build/out.o"]);
+    let risks: Vec<_> = run
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            AgentEvent::ToolCall { risk, .. } => *risk,
+            _ => None,
+        })
+        .collect();
+    assert_eq!(risks, [crate::protocol::Risk::High, crate::protocol::Risk::Medium]);
+}
+
+#[test]
+fn a_session_grant_covers_the_same_program_and_subcommand_only() {
+    let mut scenario = Scenario::new(vec![
+        Ok(call("c1", "git commit -m one")),
+        Ok(call("c2", "git commit -m two")),
+        Ok(call("c3", "git push origin main")),
+        Ok(answer("pushed")),
+    ]);
+    scenario.approver = Some(vec![Approval::ApprovedForSession, Approval::Denied]);
+    let run = scenario.run("commit and push");
+    assert_eq!(run.ran, vec!["git commit -m one", "git commit -m two"]);
+}
+
+#[test]
+fn invalid_arguments_and_unknown_tools_are_observations_and_the_loop_goes_on() {
+    let bad_args = ModelReply {
+        tool_calls: vec![ToolCall { id: "c1".into(), name: "run_command".into(), arguments: json!({"cmd": "ls"}) }],
+        ..ModelReply::default()
+    };
+    let unknown = ModelReply {
+        tool_calls: vec![ToolCall { id: "c2".into(), name: "delete_everything".into(), arguments: json!({}) }],
+        ..ModelReply::default()
+    };
+    let run = Scenario::new(vec![Ok(bad_args), Ok(unknown), Ok(answer("sorry"))]).run("x");
+    assert_eq!(run.outcome, TurnOutcome::Answer("sorry".into()));
+    assert_eq!(tool_messages(&run.requests[1])[0].1, "[ERROR]: missing required argument `command`");
+    assert_eq!(tool_messages(&run.requests[2])[1].1, "[ERROR]: unknown tool `delete_everything`; the tools are: run_command");
+}
+
+#[test]
+fn the_step_limit_ends_the_turn() {
+    let mut scenario = Scenario::new((0..5).map(|i| Ok(call(&format!("c{i}"), &format!("echo {i}")))).collect());
+    scenario.max_iterations = 3;
+    let run = scenario.run("loop");
+    assert_eq!(run.outcome, TurnOutcome::StepLimit);
+    assert_eq!(run.ran.len(), 3);
+    assert!(run.events.iter().any(|e| matches!(e, AgentEvent::Error { message } if message.contains("Stopped after 3 steps"))));
+}
+
+#[test]
+fn the_same_failing_call_three_times_stops_the_turn() {
+    let mut scenario = Scenario::new((0..6).map(|i| Ok(call(&format!("c{i}"), "cat missing.txt"))).collect());
+    scenario.output = |_| (1, "cat: missing.txt: No such file or directory\n".into());
+    let run = scenario.run("read it");
+    assert_eq!(run.ran.len(), 3);
+    assert!(matches!(run.outcome, TurnOutcome::Answer(ref text) if text.contains("failed 3 times")));
+}
+
+#[test]
+fn secrets_in_output_never_reach_the_model_or_the_audit_log() {
+    let mut scenario = Scenario::new(vec![Ok(call("c1", "printenv DEPLOY_URL")), Ok(answer("done"))]);
+    scenario.env = vec![("DEPLOY_TOKEN".into(), "hunter2-very-secret".into())];
+    scenario.output = |_| (0, "token=hunter2-very-secret key ghp_abcdefghijklmnopqrstuvwxyz0123456789\n".into());
+    let run = scenario.run("show it");
+    let sent = serde_json::to_string(&run.requests.iter().map(|r| &r.messages).collect::<Vec<_>>()).unwrap();
+    assert!(!sent.contains("hunter2-very-secret"), "{sent}");
+    assert!(!sent.contains("ghp_abcdefghijklmnopqrstuvwxyz0123456789"));
+    assert!(!run.audit.contains("hunter2-very-secret"));
+    assert!(sent.contains("[REDACTED"));
+}
+
+#[test]
+fn a_deny_rule_refuses_and_abort_ends_the_turn() {
+    let mut scenario = Scenario::new(vec![Ok(call("c1", "terraform apply prod")), Ok(call("c2", "touch x")), Ok(answer("never"))]);
+    scenario.policy = PolicyConfig::from_json(&json!({"deny": [{"pattern": "terraform apply", "reason": "CI only"}]})).unwrap();
+    scenario.approver = Some(vec![Approval::Abort]);
+    let run = scenario.run("apply");
+    assert!(tool_messages(&run.requests[1])[0].1.starts_with("refused by the user's policy"));
+    assert_eq!(run.outcome, TurnOutcome::Aborted);
+    assert!(run.ran.is_empty());
+    assert_eq!(run.audit.lines().count(), 2, "the refusal and the abort are both audited");
+}
+
+#[test]
+fn context_too_long_is_retried_once_with_a_shorter_history() {
+    let run = Scenario::new(vec![Err(LlmError::ContextTooLong), Ok(answer("fine"))]).run("x");
+    assert_eq!(run.outcome, TurnOutcome::Answer("fine".into()));
+    assert_eq!(run.requests.len(), 2);
+}
