@@ -3,6 +3,8 @@
 
 use crate::protocol::{ChatMessage, Role};
 
+/// Ends every shortened observation, so it is never shortened twice.
+const SHORTENED_MARK: &str = " to save context]";
 /// What an observation is cut to when the budget is exceeded.
 const SHORTENED_CHARS: usize = 300;
 
@@ -15,7 +17,7 @@ pub fn fit(messages: &mut [ChatMessage], keep_from: usize, max_chars: usize) -> 
         if total <= max_chars {
             break;
         }
-        if message.role != Role::Tool {
+        if message.role != Role::Tool || message.content.ends_with(SHORTENED_MARK) {
             continue;
         }
         let length = message.content.chars().count();
@@ -23,7 +25,7 @@ pub fn fit(messages: &mut [ChatMessage], keep_from: usize, max_chars: usize) -> 
             continue;
         }
         let head: String = message.content.chars().take(SHORTENED_CHARS).collect();
-        message.content = format!("{head}\n... [older output shortened: {} chars dropped]", length - SHORTENED_CHARS);
+        message.content = format!("{head}\n... [{} chars of older output dropped{SHORTENED_MARK}", length - SHORTENED_CHARS);
         total -= length - message.content.chars().count();
         shortened += 1;
     }
@@ -47,7 +49,7 @@ mod tests {
         ];
         let shortened = fit(&mut messages, 4, 11_000);
         assert_eq!(shortened, 1);
-        assert!(messages[2].content.contains("[older output shortened: 4700 chars dropped]"));
+        assert!(messages[2].content.ends_with("[4700 chars of older output dropped to save context]"));
         assert_eq!(messages[3].content, long);
         assert_eq!(messages[5].content, long, "the current turn stays whole");
         assert_eq!(fit(&mut messages, 4, 100), 1, "only the older turn can shrink");
