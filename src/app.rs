@@ -1,12 +1,17 @@
 //! Composition root: where opsai's files live, and the glue from a parsed CLI to the modules that act.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::cli::{Cli, Command, PolicyCheckArgs, PolicyCommand};
+use crate::cli::{AuditArgs, Cli, Command, ConfigCommand, PolicyCheckArgs, PolicyCommand};
+use std::time::Duration;
+
+use crate::config::wizard::SetLlmOutcome;
 use crate::config::{self, ConfigError};
+use crate::llm::ChatModel;
+use crate::llm::openai::OpenAiClient;
 use crate::policy;
 use crate::ui::policy_view;
 
@@ -14,17 +19,20 @@ use crate::ui::policy_view;
 #[derive(Debug, Clone)]
 pub struct Paths {
     pub home: PathBuf,
+    /// The user's home directory, for `~` in configured paths.
+    pub user_home: Option<PathBuf>,
 }
 
 impl Paths {
     pub fn from_env() -> anyhow::Result<Self> {
+        let user_home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         if let Some(home) = std::env::var_os("OPSAI_HOME").filter(|h| !h.is_empty()) {
-            return Ok(Self { home: PathBuf::from(home) });
+            return Ok(Self { home: PathBuf::from(home), user_home });
         }
-        let user_home = std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
+        let base = user_home
+            .clone()
             .context("neither OPSAI_HOME nor HOME is set; set OPSAI_HOME to a directory opsai may use")?;
-        Ok(Self { home: PathBuf::from(user_home).join(".opsai") })
+        Ok(Self { home: base.join(".opsai"), user_home })
     }
 
     pub fn config_file(&self) -> PathBuf {
@@ -32,15 +40,27 @@ impl Paths {
     }
 }
 
+/// A run that ended with a specific exit code and nothing more to say.
+#[derive(Debug, thiserror::Error)]
+#[error("exit {0}")]
+pub struct Exit(pub u8);
+
 /// Runs one CLI invocation and returns its exit code.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Policy(PolicyCommand::Check(args))) => policy_check(&args),
-        None => {
+        Some(Command::Config(command)) => config_command(&command),
+        Some(Command::Audit(args)) => audit_command(&args),
+        None if cli.run.task.is_empty() => {
             let mut err = std::io::stderr();
-            writeln!(err, "opsai: the agent is not built yet; try `opsai policy check '<command>'`")?;
+            writeln!(
+                err,
+                "opsai: give a task, e.g. `opsai \"find log files over 100 MB under /var/log\"` \
+                 (the interactive REPL is not built yet); see `opsai --help`"
+            )?;
             Ok(2)
         }
+        None => crate::oneshot::run(&Paths::from_env()?, &cli.run),
     }
 }
 
@@ -60,8 +80,66 @@ fn policy_check(args: &PolicyCheckArgs) -> anyhow::Result<u8> {
     Ok(0)
 }
 
+fn config_command(command: &ConfigCommand) -> anyhow::Result<u8> {
+    let paths = Paths::from_env()?;
+    let mut out = std::io::stdout().lock();
+    match command {
+        ConfigCommand::Path => config::write_path(&paths.config_file(), &mut out)?,
+        ConfigCommand::Show => {
+            let (mut config, _) = config::Config::load_or_create(&paths.home)?;
+            config.apply_process_env()?;
+            config::show(&config, &paths.home, paths.user_home.as_deref(), &mut out, &mut std::io::stderr())?;
+        }
+        ConfigCommand::SetLlm => {
+            let connect = |llm: &config::LlmConfig| -> Result<Box<dyn ChatModel>, String> {
+                OpenAiClient::new(llm.base_url.clone(), llm.api_key.clone(), Duration::from_secs(llm.timeout))
+                    .map(|client| Box::new(client) as Box<dyn ChatModel>)
+                    .map_err(|err| err.to_string())
+            };
+            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+            let outcome = runtime.block_on(async {
+                tokio::select! {
+                    outcome = config::wizard::set_llm(&paths.home, &connect) => outcome.map(Some),
+                    _ = tokio::signal::ctrl_c() => Ok(None),
+                }
+            })?;
+            return Ok(match outcome {
+                Some(SetLlmOutcome::Saved { .. }) => 0,
+                Some(SetLlmOutcome::NotSaved) => 1,
+                Some(SetLlmOutcome::Cancelled) | None => 130,
+            });
+        }
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+fn audit_command(args: &AuditArgs) -> anyhow::Result<u8> {
+    let paths = Paths::from_env()?;
+    let (config, _) = config::Config::load_or_create(&paths.home)?;
+    let log = crate::oneshot::audit_log(&config, &paths);
+    let lines = match &args.grep {
+        Some(pattern) => log.grep(pattern, args.tail)?,
+        None => log.tail(args.tail)?,
+    };
+    let mut out = std::io::stdout().lock();
+    for line in lines {
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+/// True when a person is at the terminal (for colors, spinners and prompts on stderr).
+pub fn stderr_is_terminal() -> bool {
+    std::io::stderr().is_terminal()
+}
+
 /// Exit code for an error that reached the binary's edge (DESIGN §3).
 pub fn exit_code_for(err: &anyhow::Error) -> u8 {
+    if let Some(Exit(code)) = err.downcast_ref::<Exit>() {
+        return *code;
+    }
     if err.chain().any(|cause| cause.downcast_ref::<ConfigError>().is_some()) {
         return 2;
     }

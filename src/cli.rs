@@ -3,11 +3,42 @@
 use clap::{Args, Parser, Subcommand};
 
 /// opsai — turns intent into the right shell command, safely.
+///
+/// `opsai "find log files over 100 MB under /var/log"` plans, shows each command with its risk,
+/// asks before anything that is not read-only, runs it, and answers.
 #[derive(Debug, Parser)]
-#[command(name = "opsai", version, about, long_about = None)]
+#[command(name = "opsai", version, about, long_about = None, args_conflicts_with_subcommands = true)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    #[command(flatten)]
+    pub run: RunArgs,
+}
+
+/// Options of a one-shot agent run.
+#[derive(Debug, Args, Default, Clone)]
+pub struct RunArgs {
+    /// The task, in plain language (quote it, or give it as several words).
+    #[arg(value_name = "TASK", trailing_var_arg = true)]
+    pub task: Vec<String>,
+    /// Approve medium-risk commands without asking (high always asks; refused with no terminal).
+    #[arg(short = 'y', long)]
+    pub yes: bool,
+    /// Plan only: print each action and its risk, execute nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Print only the final answer.
+    #[arg(short, long, conflicts_with = "json")]
+    pub quiet: bool,
+    /// Print agent events as JSON lines on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// The model to use (overrides the config and OPSAI_MODEL).
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// The OpenAI-compatible endpoint (overrides the config and OPSAI_BASE_URL).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -15,6 +46,11 @@ pub enum Command {
     /// Inspect the command risk policy; nothing runs.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// Show or change the configuration ($OPSAI_HOME/config.json).
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Read the audit log: one line per action, approved or refused.
+    Audit(AuditArgs),
 }
 
 #[derive(Debug, Subcommand)]
@@ -32,4 +68,24 @@ pub struct PolicyCheckArgs {
     /// are taken as part of it, so `opsai policy check rm -rf /` works unquoted.
     #[arg(required = true, num_args = 1.., value_name = "COMMAND", trailing_var_arg = true, allow_hyphen_values = true)]
     pub command: Vec<String>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the configuration (the API key masked) and which values come from the environment.
+    Show,
+    /// Print the path of the configuration file.
+    Path,
+    /// Choose a model provider interactively, test the connection, and save.
+    SetLlm,
+}
+
+#[derive(Debug, Args)]
+pub struct AuditArgs {
+    /// Show the last N lines.
+    #[arg(long, value_name = "N", default_value_t = 20)]
+    pub tail: usize,
+    /// Show only lines containing PAT (searches rotated logs too).
+    #[arg(long, value_name = "PAT")]
+    pub grep: Option<String>,
 }

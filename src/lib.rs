@@ -1,21 +1,23 @@
 //! opsai: a terminal assistant that turns intent into the right shell command, safely.
 
-/// The composition root: paths, config and the glue from a parsed CLI to the modules that act.
-pub mod app;
 /// The ReAct loop: model, tool calls, observations, answer; emits `AgentEvent`s, never prints.
 pub mod agent;
+/// The composition root: paths, config and the glue from a parsed CLI to the modules that act.
+pub mod app;
 /// Who says yes before a command above Safe runs: terminal, scripted (tests) or nobody.
 pub mod approval;
 /// The command-line contract (DESIGN §3) as clap types.
 pub mod cli;
-/// The environment the model is told about: OS, shell, cwd, user, git, tools present.
-pub mod context;
 /// `$OPSAI_HOME/config.json`: reading it, with errors that name the file, line and column.
 pub mod config;
+/// The environment the model is told about: OS, shell, cwd, user, git, tools present.
+pub mod context;
 /// The execution seam: run an approved command in a PTY with bounded capture.
 pub mod exec;
 /// The model seam: `ChatModel` and the OpenAI-compatible streaming client.
 pub mod llm;
+/// `opsai <TASK>`: one agent turn from the command line.
+pub mod oneshot;
 /// The command risk policy: sanitize, parse with a real bash grammar, classify, apply user rules.
 /// Pure and deterministic; never prints.
 pub mod policy;

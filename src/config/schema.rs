@@ -1,0 +1,234 @@
+//! The typed schema of `config.json` (DESIGN §4). Every section and every field is optional: a
+//! missing one takes the default written beside it. Values are checked by [`Config::validate`],
+//! which names the offending key.
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::protocol::Risk;
+
+/// The model endpoint: any OpenAI-compatible `/v1` API.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LlmConfig {
+    #[serde(default = "default_base_url")]
+    pub base_url: String,
+    #[serde(default = "default_model")]
+    pub model: String,
+    /// `null`, a missing key and `""` all mean "no key" (Ollama needs none).
+    #[serde(default, deserialize_with = "empty_is_none")]
+    pub api_key: Option<String>,
+    /// Seconds to wait for the first byte of a reply and for each idle gap while it streams.
+    #[serde(default = "default_llm_timeout")]
+    pub timeout: u64,
+    /// Upper bound on the tokens of one reply.
+    #[serde(default = "default_max_tokens")]
+    pub max_tokens: u32,
+}
+
+fn default_base_url() -> String {
+    "http://localhost:11434/v1".to_owned()
+}
+fn default_model() -> String {
+    "qwen2.5:7b".to_owned()
+}
+fn default_llm_timeout() -> u64 {
+    60
+}
+fn default_max_tokens() -> u32 {
+    4096
+}
+
+/// Approval behaviour and the user's own policy rules.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SafetyConfig {
+    /// Safe commands run without a prompt when a terminal is attached.
+    #[serde(default = "yes")]
+    pub auto_approve_safe: bool,
+    /// The highest risk the one-shot CLI will run at all (with approval); above it is refused.
+    #[serde(default = "high")]
+    pub cli_max_risk: Risk,
+    /// The same for the interactive REPL.
+    #[serde(default = "high")]
+    pub tui_max_risk: Risk,
+    /// User allow rules, kept as written; `crate::policy::PolicyConfig::from_json` reads them.
+    #[serde(default)]
+    pub allow: Vec<serde_json::Value>,
+    /// User deny rules, kept as written.
+    #[serde(default)]
+    pub deny: Vec<serde_json::Value>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn high() -> Risk {
+    Risk::High
+}
+
+/// The append-only audit log (DESIGN §8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AuditConfig {
+    /// `null` means `$OPSAI_HOME/audit.log`; a leading `~/` is the user's home.
+    #[serde(default, deserialize_with = "empty_is_none")]
+    pub log_path: Option<String>,
+    /// The log is rotated when it grows past this size.
+    #[serde(default = "default_max_log_size_mb")]
+    pub max_log_size_mb: u64,
+    /// Rotated logs older than this are deleted.
+    #[serde(default = "default_retain_days")]
+    pub retain_days: u32,
+}
+
+fn default_max_log_size_mb() -> u64 {
+    10
+}
+fn default_retain_days() -> u32 {
+    90
+}
+
+/// The ReAct loop.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentConfig {
+    /// Model round trips per turn before it stops with a summary.
+    #[serde(default = "default_max_iterations")]
+    pub max_iterations: u32,
+}
+
+fn default_max_iterations() -> u32 {
+    10
+}
+
+/// Command execution (DESIGN §7).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ExecConfig {
+    /// Seconds before a command gets SIGTERM (then SIGKILL 2 s later).
+    #[serde(default = "default_exec_timeout")]
+    pub timeout_s: u64,
+    /// Characters kept from the start of a command's output for the model.
+    #[serde(default = "default_capture")]
+    pub capture_head: usize,
+    /// Characters kept from the end of a command's output for the model.
+    #[serde(default = "default_capture")]
+    pub capture_tail: usize,
+}
+
+fn default_exec_timeout() -> u64 {
+    30
+}
+fn default_capture() -> usize {
+    2000
+}
+
+/// The file tools (read/write/edit).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FilesConfig {
+    /// Directories the file tools may touch (`~/` allowed); empty leaves the choice to the tools.
+    #[serde(default)]
+    pub base_dirs: Vec<String>,
+    /// Larger files are not read or written whole.
+    #[serde(default = "default_max_size_mb")]
+    pub max_size_mb: u64,
+}
+
+fn default_max_size_mb() -> u64 {
+    10
+}
+
+impl Default for LlmConfig {
+    fn default() -> Self {
+        Self {
+            base_url: default_base_url(),
+            model: default_model(),
+            api_key: None,
+            timeout: default_llm_timeout(),
+            max_tokens: default_max_tokens(),
+        }
+    }
+}
+
+impl Default for SafetyConfig {
+    fn default() -> Self {
+        Self { auto_approve_safe: yes(), cli_max_risk: high(), tui_max_risk: high(), allow: vec![], deny: vec![] }
+    }
+}
+
+impl Default for AuditConfig {
+    fn default() -> Self {
+        Self { log_path: None, max_log_size_mb: default_max_log_size_mb(), retain_days: default_retain_days() }
+    }
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        Self { max_iterations: default_max_iterations() }
+    }
+}
+
+impl Default for ExecConfig {
+    fn default() -> Self {
+        Self { timeout_s: default_exec_timeout(), capture_head: default_capture(), capture_tail: default_capture() }
+    }
+}
+
+impl Default for FilesConfig {
+    fn default() -> Self {
+        Self { base_dirs: Vec::new(), max_size_mb: default_max_size_mb() }
+    }
+}
+
+fn empty_is_none<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<String>, D::Error> {
+    let value = Option::<String>::deserialize(deserializer)?;
+    Ok(value.filter(|text| !text.trim().is_empty()))
+}
+
+/// A config-relative path: `~` and `~/…` are under `user_home`, relative paths under `opsai_home`.
+pub fn expand_path(raw: &str, opsai_home: &Path, user_home: Option<&Path>) -> PathBuf {
+    match (raw.strip_prefix('~'), user_home) {
+        (Some(""), Some(home)) => home.to_owned(),
+        (Some(rest), Some(home)) if rest.starts_with('/') => home.join(rest.trim_start_matches('/')),
+        _ => opsai_home.join(raw),
+    }
+}
+
+/// The first problem with a value, as (key, message).
+pub(super) type Problem = (&'static str, String);
+
+fn at_least(key: &'static str, value: u64, min: u64) -> Result<(), Problem> {
+    if value < min { Err((key, format!("must be at least {min}, not {value}"))) } else { Ok(()) }
+}
+
+/// `http://` or `https://` followed by a host.
+pub fn check_base_url(url: &str) -> Result<(), String> {
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
+    match rest {
+        Some(rest) if !rest.is_empty() && !rest.starts_with('/') && !url.contains(char::is_whitespace) => Ok(()),
+        _ => Err(format!("`{url}` is not an http:// or https:// URL (for example http://localhost:11434/v1)")),
+    }
+}
+
+impl LlmConfig {
+    pub(super) fn validate(&self) -> Result<(), Problem> {
+        check_base_url(&self.base_url).map_err(|message| ("llm.base_url", message))?;
+        if self.model.trim().is_empty() {
+            return Err(("llm.model", "must name a model, such as qwen2.5:7b".to_owned()));
+        }
+        at_least("llm.timeout", self.timeout, 1)?;
+        at_least("llm.max_tokens", self.max_tokens.into(), 1)
+    }
+}
+
+pub(super) fn validate_sections(
+    llm: &LlmConfig,
+    audit: &AuditConfig,
+    agent: &AgentConfig,
+    exec: &ExecConfig,
+    files: &FilesConfig,
+) -> Result<(), Problem> {
+    llm.validate()?;
+    at_least("audit.max_log_size_mb", audit.max_log_size_mb, 1)?;
+    at_least("audit.retain_days", audit.retain_days.into(), 1)?;
+    at_least("agent.max_iterations", agent.max_iterations.into(), 1)?;
+    at_least("exec.timeout_s", exec.timeout_s, 1)?;
+    at_least("files.max_size_mb", files.max_size_mb, 1)
+}

@@ -1,1 +1,0 @@
-//! EnvContext (being written).

@@ -1,0 +1,283 @@
+//! The environment the model is told about (prompt layer L3; seed 000 §3): OS, kernel, arch,
+//! shell, cwd, user, host, home, git branch, which ops tools exist, Docker, and env the shell
+//! widget supplies.
+//!
+//! Collecting is fast by construction: files and a `PATH` scan only. The two slow facts run in
+//! threads: `git status` (dirty or not) and `docker info` (cached for a minute under
+//! `$OPSAI_HOME/cache/context.json`, refreshed in the background); [`EnvContext::collect`] waits
+//! for them at most [`ContextInput::probe_budget`] and leaves them unknown otherwise.
+//! [`EnvContext::start`] + [`PendingContext::finish`] split the two, so the probes can overlap
+//! with other start-up work.
+
+pub mod docker;
+pub mod probe;
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::Serialize;
+
+pub use docker::DockerStatus;
+pub use probe::{GitHead, GitInfo, TOOLS};
+
+/// How long [`EnvContext::collect`] waits for the slow probes by default.
+pub const DEFAULT_PROBE_BUDGET: Duration = Duration::from_millis(5);
+
+/// The process environment variables the context reads; nothing else is copied.
+const ENV_NAMES: &[&str] = &["SHELL", "USER", "LOGNAME", "HOME", "PATH", "HOSTNAME"];
+
+/// What collecting starts from, so tests need no process-wide state.
+#[derive(Debug, Clone)]
+pub struct ContextInput {
+    pub opsai_home: PathBuf,
+    pub cwd: PathBuf,
+    /// The variables of [`ENV_NAMES`] (only those are read).
+    pub env: HashMap<String, String>,
+    /// The user's shell as the widget reports it (`zsh 5.9`); else `$SHELL`.
+    pub shell: Option<String>,
+    /// Widget-supplied environment (`VIRTUAL_ENV`, `KUBECONFIG`, …); secret-looking names are
+    /// rendered as `[REDACTED]`.
+    pub extra: Vec<(String, String)>,
+    /// The longest the slow probes may delay [`EnvContext::collect`]; zero skips `git status`.
+    pub probe_budget: Duration,
+    /// Whether a stale Docker cache may be refreshed by a background `docker info`.
+    pub refresh_docker: bool,
+}
+
+impl ContextInput {
+    /// This process: its cwd (`$PWD` if the directory was deleted) and the few variables the
+    /// context reads; the default probe budget.
+    pub fn from_process(opsai_home: &Path) -> Self {
+        let env: HashMap<String, String> =
+            ENV_NAMES.iter().filter_map(|name| Some(((*name).to_owned(), std::env::var(name).ok()?))).collect();
+        let cwd = std::env::current_dir()
+            .ok()
+            .or_else(|| std::env::var_os("PWD").map(PathBuf::from))
+            .unwrap_or_else(|| PathBuf::from("."));
+        Self {
+            opsai_home: opsai_home.to_owned(),
+            cwd,
+            env,
+            shell: None,
+            extra: Vec::new(),
+            probe_budget: DEFAULT_PROBE_BUDGET,
+            refresh_docker: true,
+        }
+    }
+
+    fn var(&self, name: &str) -> Option<&str> {
+        self.env.get(name).map(String::as_str).filter(|value| !value.is_empty())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnvContext {
+    /// `Ubuntu 24.04.1 LTS`, `macOS 14.5`, or the OS family.
+    pub os: String,
+    /// `Linux 6.8.0-45-generic`; empty when unknown.
+    pub kernel: String,
+    pub arch: String,
+    pub shell: String,
+    pub cwd: PathBuf,
+    pub user: String,
+    pub hostname: String,
+    pub home: Option<PathBuf>,
+    pub git: Option<GitInfo>,
+    /// Each of [`TOOLS`] and whether it is on `PATH`.
+    pub tools: Vec<(String, bool)>,
+    pub docker: DockerStatus,
+    /// Widget-supplied environment, as given (secret values are hidden when rendered).
+    pub extra: Vec<(String, String)>,
+}
+
+impl EnvContext {
+    /// Collects the context, waiting for the slow probes at most `input.probe_budget`. No
+    /// subprocess runs on this thread. Same as `EnvContext::start(input).finish()`.
+    pub fn collect(input: &ContextInput) -> EnvContext {
+        Self::start(input).finish()
+    }
+
+    /// The fast part now, the slow probes started in the background: call this early (at process
+    /// start) and [`PendingContext::finish`] right before the first request, so the probes run
+    /// while opsai does other work.
+    pub fn start(input: &ContextInput) -> PendingContext {
+        let deadline = Instant::now() + input.probe_budget;
+        let path_var = input.var("PATH").unwrap_or("");
+        let git = probe::find_git(&input.cwd);
+        let dirty = match (&git, probe::find_on_path("git", path_var)) {
+            (Some(repo), Some(git_bin)) if !input.probe_budget.is_zero() => {
+                Some(spawn_git_dirty(git_bin, repo.root.clone()))
+            }
+            _ => None,
+        };
+        let tools =
+            TOOLS.iter().map(|tool| ((*tool).to_owned(), probe::find_on_path(tool, path_var).is_some())).collect();
+        let mut refreshing = None;
+        let docker = match probe::find_on_path("docker", path_var) {
+            None => DockerStatus::NotInstalled,
+            Some(bin) => {
+                let cache = docker::cache_path(&input.opsai_home);
+                docker::cached_status(&cache, unix_now(), || {
+                    if input.refresh_docker {
+                        refreshing = Some(docker::refresh_in_background(bin, cache.clone()));
+                    }
+                })
+            }
+        };
+        let (os, kernel) = probe::os_and_kernel();
+        let shell = input.shell.clone().or_else(|| input.var("SHELL").map(str::to_owned));
+        let context = EnvContext {
+            os,
+            kernel,
+            arch: std::env::consts::ARCH.to_owned(),
+            shell: shell.unwrap_or_else(|| "unknown".to_owned()),
+            cwd: input.cwd.clone(),
+            user: input.var("USER").or_else(|| input.var("LOGNAME")).unwrap_or("unknown").to_owned(),
+            hostname: probe::hostname(input.var("HOSTNAME")),
+            home: input.var("HOME").map(PathBuf::from),
+            git,
+            tools,
+            docker,
+            extra: input.extra.clone(),
+        };
+        PendingContext { context, deadline, dirty, docker: refreshing }
+    }
+
+    /// [`EnvContext::collect`] for this process: `ContextInput::from_process(opsai_home)`.
+    pub fn for_process(opsai_home: &Path) -> EnvContext {
+        Self::collect(&ContextInput::from_process(opsai_home))
+    }
+
+    /// Adds widget-supplied variables (later values for the same name win when rendered).
+    pub fn with_extra(mut self, extra: impl IntoIterator<Item = (String, String)>) -> Self {
+        self.extra.extend(extra);
+        self
+    }
+
+    /// The L3 prompt layer: a few compact lines. Secret-looking variables show `[REDACTED]`;
+    /// control characters are flattened so nothing here can fake a new prompt line.
+    pub fn render(&self) -> String {
+        let mut out = String::from("Current environment:\n");
+        let os = [self.os.as_str(), self.kernel.as_str(), self.arch.as_str()];
+        let os: Vec<&str> = os.into_iter().filter(|part| !part.is_empty()).collect();
+        line(&mut out, &format!("OS: {}", os.join(" · ")));
+        let mut who = format!("Shell: {} · User: {}", self.shell, self.user);
+        if !self.hostname.is_empty() {
+            who.push_str(&format!("@{}", self.hostname));
+        }
+        if let Some(home) = &self.home {
+            who.push_str(&format!(" · Home: {}", home.display()));
+        }
+        line(&mut out, &who);
+        let mut cwd = format!("Working directory: {}", self.cwd.display());
+        if let Some(git) = &self.git {
+            let head = match &git.head {
+                GitHead::Branch(name) => format!("branch {name}"),
+                GitHead::Detached(commit) => format!("detached at {commit}"),
+                GitHead::Unknown => "unknown HEAD".to_owned(),
+            };
+            let state = match git.dirty {
+                Some(true) => ", uncommitted changes",
+                Some(false) => ", clean",
+                None => "",
+            };
+            cwd.push_str(&format!(" (git repo at {}, {head}{state})", git.root.display()));
+        }
+        line(&mut out, &cwd);
+        let (present, absent): (Vec<_>, Vec<_>) = self.tools.iter().partition(|(_, found)| *found);
+        let names =
+            |tools: Vec<&(String, bool)>| tools.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(", ");
+        let mut tools =
+            format!("Tools: {}", if present.is_empty() { "none of the usual".to_owned() } else { names(present) });
+        if !absent.is_empty() {
+            tools.push_str(&format!(" (not installed: {})", names(absent)));
+        }
+        line(&mut out, &tools);
+        line(&mut out, &format!("Docker: {}", docker_text(&self.docker)));
+        if !self.extra.is_empty() {
+            let vars: Vec<String> =
+                self.extra.iter().map(|(name, value)| format!("{name}={}", shown_value(name, value))).collect();
+            line(&mut out, &format!("Shell environment: {}", vars.join(" ")));
+        }
+        out
+    }
+}
+
+/// A context whose slow probes may still be running; see [`EnvContext::start`].
+#[derive(Debug)]
+pub struct PendingContext {
+    context: EnvContext,
+    /// `start` + the probe budget: `finish` never waits past it.
+    deadline: Instant,
+    dirty: Option<Receiver<Option<bool>>>,
+    docker: Option<Receiver<DockerStatus>>,
+}
+
+impl PendingContext {
+    /// Takes what the probes have answered by the deadline; the rest stays unknown.
+    pub fn finish(self) -> EnvContext {
+        let mut context = self.context;
+        if let (Some(repo), Some(answer)) = (context.git.as_mut(), self.dirty) {
+            repo.dirty = wait_until(&answer, self.deadline).flatten();
+        }
+        if let (DockerStatus::Checking, Some(answer)) = (&context.docker, self.docker) {
+            context.docker = wait_until(&answer, self.deadline).unwrap_or(DockerStatus::Checking);
+        }
+        context
+    }
+}
+
+fn docker_text(status: &DockerStatus) -> String {
+    match status {
+        DockerStatus::NotInstalled => "not installed".to_owned(),
+        DockerStatus::Checking => "installed (daemon not checked yet)".to_owned(),
+        DockerStatus::Running { summary } => format!("daemon running, {summary}"),
+        DockerStatus::Unreachable { reason } => format!("installed, daemon not reachable: {reason}"),
+    }
+}
+
+/// `- text` with control characters turned into spaces and the length bounded.
+fn line(out: &mut String, text: &str) {
+    out.push_str("- ");
+    out.extend(text.chars().take(400).map(|c| if c.is_control() { ' ' } else { c }));
+    out.push('\n');
+}
+
+fn shown_value(name: &str, value: &str) -> String {
+    if is_secret_name(name) {
+        return "[REDACTED]".to_owned();
+    }
+    let short: String = value.chars().take(120).collect();
+    if short.len() < value.len() { format!("{short}…") } else { short }
+}
+
+/// Whether a variable's name says its value is a secret. One place, so it can defer to
+/// `crate::redact` once that lands.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    const MARKERS: &[&str] =
+        &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "AUTH", "SESSION", "COOKIE"];
+    MARKERS.iter().any(|marker| upper.contains(marker))
+        && !matches!(upper.as_str(), "KEYMAP" | "OPSAI_KEYMAP" | "SSH_AUTH_SOCK")
+}
+
+fn spawn_git_dirty(git: PathBuf, root: PathBuf) -> Receiver<Option<bool>> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new().name("git-status".to_owned()).spawn(move || {
+        let _ = sender.send(probe::git_dirty(&git, &root, Duration::from_secs(2)));
+    });
+    drop(spawned);
+    receiver
+}
+
+fn wait_until<T>(answer: &Receiver<T>, deadline: Instant) -> Option<T> {
+    answer.recv_timeout(deadline.saturating_duration_since(Instant::now())).ok()
+}
+
+pub(crate) fn unix_now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |elapsed| elapsed.as_secs())
+}

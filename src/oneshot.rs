@@ -1,0 +1,139 @@
+//! `opsai [OPTIONS] <TASK>...`: one agent turn from the command line, rendered on stderr with the
+//! answer on stdout (or JSON lines, or only the answer). Exit codes follow DESIGN §3.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::agent::{Agent, Interrupts, LoopSettings};
+use crate::app::Paths;
+use crate::approval::{Approver, NoApprover, TerminalApprover};
+use crate::cli::RunArgs;
+use crate::config::{Config, LlmField};
+use crate::context::EnvContext;
+use crate::exec::pty::PtyExecutor;
+use crate::llm::openai::OpenAiClient;
+use crate::protocol::TurnOutcome;
+use crate::redact::Redactor;
+use crate::store::audit::AuditLog;
+use crate::tools::{Registry, RunMode, RunState, Services};
+use crate::ui::render::{Renderer, Style};
+
+/// The audit log as configured.
+pub fn audit_log(config: &Config, paths: &Paths) -> AuditLog {
+    AuditLog::new(
+        config.audit_log_path(&paths.home, paths.user_home.as_deref()),
+        config.audit.max_log_size_mb,
+        u64::from(config.audit.retain_days),
+        Arc::new(Redactor::from_process_env()),
+    )
+}
+
+pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
+    let (mut config, _) = Config::load_or_create(&paths.home)?;
+    config.apply_process_env()?;
+    if let Some(model) = &args.model {
+        config.set_override(LlmField::Model, model.clone(), "--model");
+    }
+    if let Some(url) = &args.base_url {
+        config.set_override(LlmField::BaseUrl, url.trim_end_matches('/').to_owned(), "--base-url");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(turn(paths, args, config))
+}
+
+async fn turn(paths: &Paths, args: &RunArgs, config: Config) -> anyhow::Result<u8> {
+    let task = args.task.join(" ");
+    let redactor = Redactor::from_process_env();
+    let audit = audit_log(&config, paths);
+    let policy = config.policy()?;
+    let model = OpenAiClient::new(
+        config.llm.base_url.clone(),
+        config.llm.api_key.clone(),
+        Duration::from_secs(config.llm.timeout),
+    )?;
+    let executor = PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail);
+    let terminal = TerminalApprover::open();
+    let approver: &dyn Approver = match &terminal {
+        Some(terminal) => terminal,
+        None => &NoApprover,
+    };
+    let interrupts = Interrupts::default();
+    let context = EnvContext::for_process(&paths.home);
+    let mut agent = Agent {
+        model: &model,
+        services: Services {
+            executor: &executor,
+            approver,
+            audit: &audit,
+            redactor: &redactor,
+            policy: &policy,
+            mode: RunMode {
+                auto_approve_safe: config.safety.auto_approve_safe,
+                approve_medium: args.yes,
+                dry_run: args.dry_run,
+            },
+            session: format!("s{}", std::process::id()),
+            exec_timeout: Duration::from_secs(config.exec.timeout_s),
+            interrupts: &interrupts,
+        },
+        tools: Registry::agent(),
+        settings: LoopSettings {
+            model: config.llm.model.clone(),
+            max_iterations: config.agent.max_iterations,
+            max_tokens: Some(config.llm.max_tokens),
+            environment: redactor.redact(&context.render()),
+        },
+        state: RunState { cwd: std::env::current_dir()?, ..RunState::default() },
+    };
+    let style = if args.json {
+        Style::Json
+    } else if args.quiet {
+        Style::Quiet
+    } else {
+        let terminal = crate::app::stderr_is_terminal();
+        Style::Human { color: terminal && std::env::var_os("NO_COLOR").is_none(), spinner: terminal }
+    };
+    let renderer = std::sync::Mutex::new(Renderer::new(style, std::io::stdout(), std::io::stderr()));
+    let mut on_event = |event: crate::protocol::AgentEvent| {
+        if let Ok(mut renderer) = renderer.lock() {
+            let _ = renderer.handle(&event);
+            if matches!(event, crate::protocol::AgentEvent::ToolResult { .. }) {
+                renderer.waiting();
+            }
+        }
+    };
+    if let Ok(mut renderer) = renderer.lock() {
+        renderer.waiting();
+    }
+    let ctrl_c = {
+        let interrupts = &interrupts;
+        async move {
+            loop {
+                if tokio::signal::ctrl_c().await.is_err() {
+                    std::future::pending::<()>().await;
+                }
+                interrupts.interrupt();
+            }
+        }
+    };
+    let mut history = Vec::new();
+    let outcome = tokio::select! {
+        outcome = agent.run_turn(&mut history, &task, &mut on_event) => outcome,
+        () = ctrl_c => unreachable_turn(),
+    };
+    let refused = agent.state.refused_without_terminal;
+    Ok(match outcome {
+        Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) if refused => 3,
+        Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) => 0,
+        Ok(TurnOutcome::Aborted) if interrupts.turn.is_cancelled() => 130,
+        Ok(TurnOutcome::Aborted) => 1,
+        Ok(TurnOutcome::StepLimit) => 1,
+        // The error was already shown as an `error` event.
+        Err(_) => 1,
+    })
+}
+
+/// The Ctrl-C loop never finishes on its own.
+fn unreachable_turn() -> Result<TurnOutcome, crate::agent::AgentError> {
+    Ok(TurnOutcome::Aborted)
+}
