@@ -25,7 +25,8 @@ pub fn fit(messages: &mut [ChatMessage], keep_from: usize, max_chars: usize) -> 
             continue;
         }
         let head: String = message.content.chars().take(SHORTENED_CHARS).collect();
-        message.content = format!("{head}\n... [{} chars of older output dropped{SHORTENED_MARK}", length - SHORTENED_CHARS);
+        message.content =
+            format!("{head}\n... [{} chars of older output dropped{SHORTENED_MARK}", length - SHORTENED_CHARS);
         total -= length - message.content.chars().count();
         shortened += 1;
     }

@@ -157,7 +157,8 @@ impl Agent<'_> {
                             });
                         }
                         if observation.status == ObservationStatus::Ran {
-                            commands_run.push(call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("").into());
+                            commands_run
+                                .push(call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("").into());
                         }
                         history.push(ChatMessage::tool(call.id.clone(), observation.text));
                         let signature = format!("{}{}", call.name, call.arguments);

@@ -34,9 +34,14 @@ impl FakeModel {
 }
 
 impl ChatModel for FakeModel {
-    fn complete<'a>(&'a self, request: &'a ChatRequest, _: DeltaSink<'a>) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        _: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
         self.requests.lock().unwrap().push(request.clone());
-        let next = self.replies.lock().unwrap().pop().unwrap_or_else(|| Err(LlmError::Protocol("script ran out".into())));
+        let next =
+            self.replies.lock().unwrap().pop().unwrap_or_else(|| Err(LlmError::Protocol("script ran out".into())));
         Box::pin(async move { next })
     }
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
@@ -51,12 +56,24 @@ struct FakeExecutor {
 }
 
 impl Executor for FakeExecutor {
-    fn run<'a>(&'a self, request: &'a CommandRequest, on_output: OutputSink<'a>, _: CancellationToken) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
+    fn run<'a>(
+        &'a self,
+        request: &'a CommandRequest,
+        on_output: OutputSink<'a>,
+        _: CancellationToken,
+    ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
         self.ran.lock().unwrap().push(request.command.clone());
         let (exit_code, output) = (self.output)(&request.command);
         on_output(output.as_bytes());
         Box::pin(async move {
-            Ok(ExecResult { exit_code: Some(exit_code), timed_out: false, interrupted: false, output, truncated_bytes: 0, duration: Duration::from_millis(3) })
+            Ok(ExecResult {
+                exit_code: Some(exit_code),
+                timed_out: false,
+                interrupted: false,
+                output,
+                truncated_bytes: 0,
+                duration: Duration::from_millis(3),
+            })
         })
     }
 }
@@ -65,7 +82,11 @@ fn call(id: &str, command: &str) -> ModelReply {
     ModelReply {
         content: String::new(),
         reasoning: String::new(),
-        tool_calls: vec![ToolCall { id: id.into(), name: "run_command".into(), arguments: json!({"command": command}) }],
+        tool_calls: vec![ToolCall {
+            id: id.into(),
+            name: "run_command".into(),
+            arguments: json!({"command": command}),
+        }],
         usage: None,
     }
 }
@@ -203,11 +224,8 @@ fn no_terminal_refuses_above_safe_and_the_model_is_told() {
 
 #[test]
 fn high_asks_even_with_yes_and_a_no_is_reported() {
-    let mut scenario = Scenario::new(vec![
-        Ok(call("c1", "rm -rf build")),
-        Ok(call("c2", "mkdir out")),
-        Ok(answer("ok")),
-    ]);
+    let mut scenario =
+        Scenario::new(vec![Ok(call("c1", "rm -rf build")), Ok(call("c2", "mkdir out")), Ok(answer("ok"))]);
     scenario.mode.approve_medium = true;
     scenario.approver = Some(vec![Approval::Denied]);
     let run = scenario.run("clean up");
@@ -270,7 +288,10 @@ fn invalid_arguments_and_unknown_tools_are_observations_and_the_loop_goes_on() {
     let run = Scenario::new(vec![Ok(bad_args), Ok(unknown), Ok(answer("sorry"))]).run("x");
     assert_eq!(run.outcome, TurnOutcome::Answer("sorry".into()));
     assert_eq!(tool_messages(&run.requests[1])[0].1, "[ERROR]: missing required argument `command`");
-    assert_eq!(tool_messages(&run.requests[2])[1].1, "[ERROR]: unknown tool `delete_everything`; the tools are: run_command");
+    assert_eq!(
+        tool_messages(&run.requests[2])[1].1,
+        "[ERROR]: unknown tool `delete_everything`; the tools are: run_command"
+    );
 }
 
 #[test]
@@ -280,7 +301,11 @@ fn the_step_limit_ends_the_turn() {
     let run = scenario.run("loop");
     assert_eq!(run.outcome, TurnOutcome::StepLimit);
     assert_eq!(run.ran.len(), 3);
-    assert!(run.events.iter().any(|e| matches!(e, AgentEvent::Error { message } if message.contains("Stopped after 3 steps"))));
+    assert!(
+        run.events
+            .iter()
+            .any(|e| matches!(e, AgentEvent::Error { message } if message.contains("Stopped after 3 steps")))
+    );
 }
 
 #[test]
@@ -307,8 +332,10 @@ fn secrets_in_output_never_reach_the_model_or_the_audit_log() {
 
 #[test]
 fn a_deny_rule_refuses_and_abort_ends_the_turn() {
-    let mut scenario = Scenario::new(vec![Ok(call("c1", "terraform apply prod")), Ok(call("c2", "touch x")), Ok(answer("never"))]);
-    scenario.policy = PolicyConfig::from_json(&json!({"deny": [{"pattern": "terraform apply", "reason": "CI only"}]})).unwrap();
+    let mut scenario =
+        Scenario::new(vec![Ok(call("c1", "terraform apply prod")), Ok(call("c2", "touch x")), Ok(answer("never"))]);
+    scenario.policy =
+        PolicyConfig::from_json(&json!({"deny": [{"pattern": "terraform apply", "reason": "CI only"}]})).unwrap();
     scenario.approver = Some(vec![Approval::Abort]);
     let run = scenario.run("apply");
     assert!(tool_messages(&run.requests[1])[0].1.starts_with("refused by the user's policy"));

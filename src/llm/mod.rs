@@ -1,5 +1,26 @@
 //! The model seam: a `ChatModel` streams one chat-completions request and returns the assembled
 //! reply (text, reasoning and tool calls). Never prints.
+//!
+//! - `openai`: the OpenAI-compatible HTTP client (request, status handling, retries, timeouts);
+//! - `wire`: `ChatRequest` → the chat-completions JSON body;
+//! - `sse`: response bytes → SSE `data:` payloads, with an idle timeout;
+//! - `stream`: payloads → `ModelReply` and live `ModelDelta`s, for every provider's stream shape;
+//! - `text_calls`: tool calls that small models print as text instead of sending structured;
+//! - `classify`: HTTP statuses and provider error bodies → `LlmError`;
+//! - `retry`: which failures are retried, and how long to wait.
+
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod classify;
+pub mod openai;
+pub mod retry;
+mod sse;
+pub mod stream;
+pub mod text_calls;
+mod wire;
+
+pub use openai::OpenAiClient;
+pub use retry::RetryPolicy;
 
 use futures_util::future::BoxFuture;
 use thiserror::Error;
@@ -73,4 +94,13 @@ pub enum LlmError {
     Protocol(String),
     #[error("cancelled")]
     Cancelled,
+    #[error(
+        "the model endpoint {url} does not exist (HTTP 404); check llm.base_url with `opsai config show` \
+         (OpenAI-compatible endpoints usually end in /v1)"
+    )]
+    NotFound { url: String },
+    #[error("llm.base_url `{url}` is not a usable http(s) URL: {reason}; fix it with `opsai config set-llm`")]
+    InvalidUrl { url: String, reason: String },
+    #[error("could not set up the HTTP client: {0}")]
+    Client(String),
 }

@@ -23,7 +23,11 @@ use crate::store::audit::AuditLog;
 pub enum ToolEffect {
     Observe(Observation),
     /// `propose_command`: the turn ends with this command for the user's own Enter.
-    Propose { command: String, explanation: String, assessment: Assessment },
+    Propose {
+        command: String,
+        explanation: String,
+        assessment: Assessment,
+    },
     /// The user chose to abort the whole turn.
     Abort,
 }

@@ -84,7 +84,11 @@ async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
         match decide(services, state, &assessment, &typed, why.as_deref()) {
             Verdict::Run(allowed) => break allowed,
             Verdict::Refuse { decision, status, message } => {
-                events(AgentEvent::Approval { id: id.into(), decision: decision.into(), command: assessment.sanitized.clone() });
+                events(AgentEvent::Approval {
+                    id: id.into(),
+                    decision: decision.into(),
+                    command: assessment.sanitized.clone(),
+                });
                 let confirmed = if decision == "dry_run" { Confirmed::DryRun } else { Confirmed::No };
                 let record = audit(&assessment, confirmed, None, &message);
                 // The audit line is written before the model hears back; a failing log is reported to it.
@@ -110,7 +114,11 @@ async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
                 });
             }
             Verdict::Abort => {
-                events(AgentEvent::Approval { id: id.into(), decision: "abort".into(), command: assessment.sanitized.clone() });
+                events(AgentEvent::Approval {
+                    id: id.into(),
+                    decision: "abort".into(),
+                    command: assessment.sanitized.clone(),
+                });
                 let _ = services.audit.append(&audit(&assessment, Confirmed::No, None, "aborted by the user"));
                 return ToolEffect::Abort;
             }
@@ -207,7 +215,13 @@ enum Verdict {
 
 /// The approval rules (invariant 2): nothing above Safe without a human yes; with no terminal it is
 /// refused; High always asks; a deny rule and an unwritable audit log refuse outright.
-fn decide(services: &Services, state: &mut RunState, assessment: &Assessment, typed: &str, why: Option<&str>) -> Verdict {
+fn decide(
+    services: &Services,
+    state: &mut RunState,
+    assessment: &Assessment,
+    typed: &str,
+    why: Option<&str>,
+) -> Verdict {
     let risk = assessment.risk;
     if assessment.decision == Decision::Deny {
         return Verdict::Refuse {

@@ -1,3 +1,5 @@
 //! Integration suites, one module per user-facing area.
 
+mod config_cli;
+mod llm_client;
 mod policy_cli;

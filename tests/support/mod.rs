@@ -4,6 +4,8 @@
 //! child's `Command`, starting from a cleared environment so the developer's own `OPSAI_*`,
 //! `CLICOLOR_FORCE` or `~/.opsai` cannot leak into a test.
 
+pub mod mock_llm;
+
 use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;

@@ -1,0 +1,383 @@
+//! The client for any OpenAI-compatible endpoint (OpenAI, Ollama, vLLM, llama.cpp, DeepSeek,
+//! Gemini and Anthropic compatibility layers, OpenRouter, …).
+//!
+//! Why not async-openai (which issue 3 names): its typed stream decoding rejects chunks that real
+//! providers send — tool calls without `index`, arguments as an object, `reasoning` fields, usage
+//! chunks with empty `choices`, error objects mid-stream — and a reply it cannot decode is lost.
+//! The issue requires a self-parsed fallback for exactly those streams anyway, so the tolerant
+//! path is the only path: reqwest + eventsource-stream over `serde_json::Value` (`sse`, `stream`).
+//!
+//! One request: POST `{base_url}/chat/completions` with `stream: true` and
+//! `stream_options.include_usage`. Deltas go to the caller as they arrive; the assembled reply
+//! comes back, with tool calls recovered from the text when a small model printed them.
+//!
+//! - Timeouts: 5 s to connect; `timeout` for the response to start and for every idle gap in the
+//!   body (keep-alive comments count as activity), never for the whole stream.
+//! - Retries (`retry`): 429 and 500/502/503/504 and dropped connections, at most
+//!   `RetryPolicy::max_attempts`, only while no delta has been passed to the caller.
+//! - Compatibility: an endpoint that rejects `stream_options`, or a model that rejects `tools`, gets
+//!   the request again without them (remembered for this client); a JSON body instead of a stream
+//!   is accepted too.
+
+use std::net::IpAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::future::BoxFuture;
+use reqwest::header::{ACCEPT, CONTENT_TYPE};
+use serde_json::Value;
+use tokio::time::timeout;
+
+use super::classify::{self, Rejection};
+use super::retry::{self, RetryPolicy};
+use super::sse::{self, SseError};
+use super::stream::{ReplyAssembler, Step, StreamError};
+use super::wire::{self, BodyOptions};
+use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelReply, text_calls};
+
+/// How long establishing the TCP (and TLS) connection may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A streaming chat-completions client for one endpoint.
+pub struct OpenAiClient {
+    http: reqwest::Client,
+    base_url: String,
+    api_key: Option<String>,
+    timeout: Duration,
+    retry: RetryPolicy,
+    without_stream_options: AtomicBool,
+    without_tools: AtomicBool,
+}
+
+/// How one failed attempt should be followed up.
+#[derive(Debug)]
+struct Failure {
+    error: LlmError,
+    next: Next,
+    /// A delta reached the caller before the failure.
+    emitted: bool,
+}
+
+#[derive(Debug)]
+enum Next {
+    Stop,
+    Retry { after: Option<Duration> },
+    Without(Rejection),
+}
+
+impl Failure {
+    fn stop(error: LlmError) -> Self {
+        Self { error, next: Next::Stop, emitted: false }
+    }
+}
+
+impl OpenAiClient {
+    /// A client for `base_url` (e.g. `http://localhost:11434/v1`); `api_key` is sent as a bearer
+    /// token when present; `timeout` bounds the wait for the first byte and every idle gap.
+    pub fn new(base_url: impl Into<String>, api_key: Option<String>, timeout: Duration) -> Result<Self, LlmError> {
+        let base_url = base_url.into().trim().trim_end_matches('/').to_owned();
+        let invalid = |reason: String| LlmError::InvalidUrl { url: base_url.clone(), reason };
+        let parsed = reqwest::Url::parse(&base_url).map_err(|err| invalid(err.to_string()))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(invalid(format!("the scheme is `{}`, not http or https", parsed.scheme())));
+        }
+        let mut builder = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .tcp_nodelay(true)
+            .user_agent(concat!("opsai/", env!("CARGO_PKG_VERSION")));
+        if is_loopback(&parsed) {
+            // A local model never goes through the user's HTTP proxy.
+            builder = builder.no_proxy();
+        }
+        if parsed.scheme() == "http" {
+            // Plain HTTP needs no certificates; loading the system's roots costs 3–10 ms of startup.
+            builder = builder.tls_certs_only(Vec::<reqwest::Certificate>::new());
+        }
+        let http = builder.build().map_err(|err| LlmError::Client(sse::describe(&err)))?;
+        let api_key = api_key.map(|key| key.trim().to_owned()).filter(|key| !key.is_empty());
+        Ok(Self {
+            http,
+            base_url,
+            api_key,
+            timeout,
+            retry: RetryPolicy::default(),
+            without_stream_options: AtomicBool::new(false),
+            without_tools: AtomicBool::new(false),
+        })
+    }
+
+    /// Replaces the retry policy (tests use short waits).
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Self {
+        self.retry = retry;
+        self
+    }
+
+    /// The endpoint, without a trailing slash.
+    pub fn base_url(&self) -> &str {
+        &self.base_url
+    }
+
+    async fn complete_with_retries(
+        &self,
+        request: &ChatRequest,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<ModelReply, LlmError> {
+        let mut attempt = 1;
+        loop {
+            let options = BodyOptions {
+                stream_options: !self.without_stream_options.load(Ordering::Relaxed),
+                tools: !self.without_tools.load(Ordering::Relaxed),
+            };
+            let body = wire::chat_body(request, options);
+            let failure = match self.attempt(request, &body, &mut *on_delta).await {
+                Ok(reply) => return Ok(recover_text_calls(reply, request)),
+                Err(failure) => failure,
+            };
+            match failure.next {
+                Next::Without(Rejection::StreamOptions) if options.stream_options => {
+                    self.without_stream_options.store(true, Ordering::Relaxed);
+                }
+                Next::Without(Rejection::Tools) if options.tools => self.without_tools.store(true, Ordering::Relaxed),
+                Next::Retry { after } if !failure.emitted && attempt < self.retry.max_attempts => {
+                    tokio::time::sleep(self.retry.delay(attempt, after)).await;
+                    attempt += 1;
+                }
+                _ => return Err(with_attempts(failure.error, attempt)),
+            }
+        }
+    }
+
+    /// One request and its streamed reply.
+    async fn attempt(
+        &self,
+        request: &ChatRequest,
+        body: &Value,
+        on_delta: DeltaSink<'_>,
+    ) -> Result<ModelReply, Failure> {
+        let url = format!("{}/chat/completions", self.base_url);
+        let post = self.authorized(self.http.post(&url)).header(ACCEPT, "text/event-stream").json(body);
+        let response = self.send(post).await?;
+        if !response.status().is_success() {
+            return Err(self.status_failure(response, &request.model).await);
+        }
+        let is_json = response
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.contains("json"));
+        let mut assembler = ReplyAssembler::new();
+        if is_json {
+            // An endpoint that ignored `stream: true` and sent the whole reply.
+            let text = match timeout(self.timeout, response.text()).await {
+                Err(_) => return Err(Failure::stop(self.timed_out())),
+                Ok(Err(err)) => return Err(self.transport_failure(&err)),
+                Ok(Ok(text)) => text,
+            };
+            let pushed = assembler.push_data(&text, &mut *on_delta);
+            let reply = pushed.and_then(|_| assembler.finish());
+            return reply.map_err(|err| self.stream_failure(err, false, &request.model));
+        }
+        let mut events = sse::events(response.bytes_stream(), self.timeout);
+        while let Some(item) = events.next().await {
+            let emitted = assembler.has_emitted();
+            let event = match item {
+                Ok(event) => event,
+                Err(SseError::Idle) => return Err(Failure { emitted, ..Failure::stop(self.timed_out()) }),
+                Err(SseError::Transport { message, reset }) => {
+                    let error = LlmError::Protocol(format!("the connection broke mid-reply: {message}"));
+                    let next = if reset { Next::Retry { after: None } } else { Next::Stop };
+                    return Err(Failure { error, next, emitted });
+                }
+                Err(malformed @ SseError::Malformed(_)) => {
+                    return Err(Failure { emitted, ..Failure::stop(LlmError::Protocol(malformed.to_string())) });
+                }
+            };
+            let step = if event.event == "error" {
+                Err(StreamError::Provider(classify::error_text(&event.data)))
+            } else {
+                assembler.push_data(&event.data, &mut *on_delta)
+            };
+            match step {
+                Ok(Step::Done) => break,
+                Ok(Step::More) => {}
+                Err(err) => return Err(self.stream_failure(err, assembler.has_emitted(), &request.model)),
+            }
+        }
+        let emitted = assembler.has_emitted();
+        assembler.finish().map_err(|err| self.stream_failure(err, emitted, &request.model))
+    }
+
+    fn authorized(&self, builder: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.api_key {
+            Some(key) => builder.bearer_auth(key),
+            None => builder,
+        }
+    }
+
+    /// Sends a request and waits (at most `timeout`) for the response head.
+    async fn send(&self, builder: reqwest::RequestBuilder) -> Result<reqwest::Response, Failure> {
+        match timeout(self.timeout, builder.send()).await {
+            Err(_) => Err(Failure::stop(self.timed_out())),
+            Ok(Err(err)) => Err(self.transport_failure(&err)),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+
+    async fn status_failure(&self, response: reqwest::Response, model: &str) -> Failure {
+        let status = response.status().as_u16();
+        let after = retry::retry_after(response.headers());
+        let body = timeout(self.timeout, response.text()).await.ok().and_then(Result::ok).unwrap_or_default();
+        let rejection = classify::rejection(status, &body);
+        let error = match rejection {
+            Rejection::Transient if status == 429 => LlmError::RateLimited { attempts: 1 },
+            _ => classify::from_status(status, &body, &self.base_url, model),
+        };
+        let next = match rejection {
+            Rejection::Transient => Next::Retry { after },
+            Rejection::Fatal => Next::Stop,
+            other => Next::Without(other),
+        };
+        Failure { error, next, emitted: false }
+    }
+
+    fn transport_failure(&self, err: &reqwest::Error) -> Failure {
+        if err.is_connect() {
+            Failure::stop(LlmError::Connect { url: self.base_url.clone() })
+        } else if err.is_timeout() {
+            Failure::stop(self.timed_out())
+        } else if sse::is_reset(err) {
+            let error = LlmError::Protocol(format!("the connection was dropped: {}", sse::describe(err)));
+            Failure { error, next: Next::Retry { after: None }, emitted: false }
+        } else {
+            Failure::stop(LlmError::Protocol(sse::describe(err)))
+        }
+    }
+
+    fn stream_failure(&self, err: StreamError, emitted: bool, model: &str) -> Failure {
+        let (error, next) = match err {
+            StreamError::Provider(message) => {
+                (classify::from_stream_error(&message, &self.base_url, model), Next::Stop)
+            }
+            StreamError::Unreadable(first) => (
+                LlmError::Protocol(format!("the endpoint did not send a chat-completions stream: {first}")),
+                Next::Stop,
+            ),
+            StreamError::Empty => (
+                LlmError::Protocol("the endpoint closed the stream without sending a reply".to_owned()),
+                Next::Retry { after: None },
+            ),
+        };
+        Failure { error, next, emitted }
+    }
+
+    fn timed_out(&self) -> LlmError {
+        let seconds = u64::try_from(self.timeout.as_millis().div_ceil(1000)).unwrap_or(u64::MAX);
+        LlmError::Timeout { seconds: seconds.max(1) }
+    }
+
+    async fn models_with_retries(&self) -> Result<Vec<String>, LlmError> {
+        let mut attempt = 1;
+        loop {
+            let failure = match self.models_once().await {
+                Ok(models) => return Ok(models),
+                Err(failure) => failure,
+            };
+            match failure.next {
+                Next::Retry { after } if attempt < self.retry.max_attempts => {
+                    tokio::time::sleep(self.retry.delay(attempt, after)).await;
+                    attempt += 1;
+                }
+                _ => return Err(with_attempts(failure.error, attempt)),
+            }
+        }
+    }
+
+    async fn models_once(&self) -> Result<Vec<String>, Failure> {
+        let url = format!("{}/models", self.base_url);
+        let response = self.send(self.authorized(self.http.get(&url))).await?;
+        if !response.status().is_success() {
+            return Err(self.status_failure(response, "").await);
+        }
+        let text = match timeout(self.timeout, response.text()).await {
+            Err(_) => return Err(Failure::stop(self.timed_out())),
+            Ok(Err(err)) => return Err(self.transport_failure(&err)),
+            Ok(Ok(text)) => text,
+        };
+        model_names(&text).ok_or_else(|| {
+            let excerpt: String = text.chars().take(200).collect();
+            Failure::stop(LlmError::Protocol(format!("the model list could not be read: {excerpt}")))
+        })
+    }
+}
+
+impl ChatModel for OpenAiClient {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
+        Box::pin(self.complete_with_retries(request, on_delta))
+    }
+
+    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
+        Box::pin(self.models_with_retries())
+    }
+}
+
+impl std::fmt::Debug for OpenAiClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OpenAiClient")
+            .field("base_url", &self.base_url)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
+            .field("timeout", &self.timeout)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The final error after `attempts` attempts.
+fn with_attempts(error: LlmError, attempts: u32) -> LlmError {
+    match error {
+        LlmError::RateLimited { .. } => LlmError::RateLimited { attempts },
+        other => other,
+    }
+}
+
+/// When no structured call arrived, a call the model printed into its text (known tools only).
+fn recover_text_calls(mut reply: ModelReply, request: &ChatRequest) -> ModelReply {
+    if !reply.tool_calls.is_empty() || request.tools.is_empty() {
+        return reply;
+    }
+    let known: Vec<&str> = request.tools.iter().map(|tool| tool.name.as_str()).collect();
+    if let Some((call, prose)) = text_calls::recover(&reply.content, &known) {
+        reply.tool_calls.push(call);
+        reply.content = prose;
+    }
+    reply
+}
+
+/// Model names from `GET /models`: OpenAI's `{"data":[{"id"}]}`, Ollama's `{"models":[{"name"}]}`,
+/// or a plain array; sorted, without duplicates.
+fn model_names(body: &str) -> Option<Vec<String>> {
+    let value: Value = serde_json::from_str(body).ok()?;
+    let list = value.get("data").or_else(|| value.get("models")).unwrap_or(&value).as_array()?;
+    let mut names: Vec<String> = list
+        .iter()
+        .filter_map(|item| {
+            item.as_str().or_else(|| ["id", "name", "model"].iter().find_map(|key| item.get(*key)?.as_str()))
+        })
+        .map(str::to_owned)
+        .collect();
+    names.sort();
+    names.dedup();
+    Some(names)
+}
+
+fn is_loopback(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
+#[cfg(test)]
+mod tests;

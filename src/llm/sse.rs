@@ -1,0 +1,252 @@
+//! Response bytes → server-sent events, with a timeout on every idle gap.
+//!
+//! Framing is parsed by `eventsource-stream`, which already handles the variants providers send:
+//! CRLF or CR line endings, `data:` with or without a space, `:` comment and keep-alive lines, and
+//! events or lines (even UTF-8 characters) split across reads. Three gaps are closed here:
+//! - it drops an event that is not followed by a blank line when the body ends (some servers
+//!   close right after `data: [DONE]\n`), so the byte stream gets a final `\n\n`;
+//! - it panics on a leading byte-order mark (it slices one byte off a three-byte character), so
+//!   the BOM is removed from the bytes first;
+//! - it has no notion of time, so every read gets the idle timeout (keep-alive comments count as
+//!   activity).
+
+use std::error::Error;
+use std::io::ErrorKind;
+use std::time::Duration;
+
+use eventsource_stream::{EventStreamError, Eventsource};
+use futures_util::stream::{self, BoxStream};
+use futures_util::{Stream, StreamExt};
+
+/// Why the event stream stopped early.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum SseError {
+    /// Nothing arrived within the idle timeout.
+    Idle,
+    /// The connection failed; `reset` when it was dropped or reset (worth retrying if nothing
+    /// was shown yet).
+    Transport { message: String, reset: bool },
+    /// The body is not an event stream (invalid UTF-8).
+    Malformed(String),
+}
+
+/// One event: its type (`message` unless the server named it) and its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct SseEvent {
+    pub event: String,
+    pub data: String,
+}
+
+/// The events in `bytes`; an item that takes longer than `idle` to arrive ends the stream with
+/// [`SseError::Idle`].
+pub(crate) fn events<S, B, E>(bytes: S, idle: Duration) -> BoxStream<'static, Result<SseEvent, SseError>>
+where
+    S: Stream<Item = Result<B, E>> + Send + 'static,
+    B: AsRef<[u8]> + Send + 'static,
+    E: Error + Send + 'static,
+{
+    let timed = stream::unfold(Some(Box::pin(bytes)), move |state| async move {
+        let mut bytes = state?;
+        match tokio::time::timeout(idle, bytes.next()).await {
+            Err(_) => Some((Err(SseError::Idle), None)),
+            Ok(Some(Ok(chunk))) => Some((Ok(chunk.as_ref().to_vec()), Some(bytes))),
+            Ok(Some(Err(err))) => {
+                let failure = SseError::Transport { message: describe(&err), reset: is_reset(&err) };
+                Some((Err(failure), None))
+            }
+            Ok(None) => None,
+        }
+    });
+    let without_bom = stream::unfold((Box::pin(timed.fuse()), Some(Vec::new())), |(mut timed, mut head)| async move {
+        loop {
+            let Some(start) = head.as_mut() else {
+                let item = timed.next().await?;
+                return Some((item, (timed, None)));
+            };
+            match timed.next().await {
+                Some(Ok(chunk)) => {
+                    start.extend_from_slice(&chunk);
+                    if start.len() >= BOM.len() {
+                        let first = strip_bom(std::mem::take(start));
+                        return Some((Ok(first), (timed, None)));
+                    }
+                }
+                Some(Err(err)) => return Some((Err(err), (timed, None))),
+                None => {
+                    let first = strip_bom(std::mem::take(start));
+                    return Some((Ok(first), (timed, None)));
+                }
+            }
+        }
+    });
+    // Terminates an event the server left open when it closed the body.
+    let tail = stream::once(async { Ok::<_, SseError>(b"\n\n".to_vec()) });
+    without_bom
+        .chain(tail)
+        .eventsource()
+        .map(|item| match item {
+            Ok(event) => Ok(SseEvent { event: event.event, data: event.data }),
+            Err(EventStreamError::Transport(err)) => Err(err),
+            Err(EventStreamError::Utf8(err)) => Err(SseError::Malformed(err.to_string())),
+            Err(EventStreamError::Parser(err)) => Err(SseError::Malformed(err.to_string())),
+        })
+        .boxed()
+}
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+fn strip_bom(mut bytes: Vec<u8>) -> Vec<u8> {
+    if bytes.starts_with(BOM) {
+        bytes.drain(..BOM.len());
+    }
+    bytes
+}
+
+impl std::fmt::Display for SseError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SseError::Idle => f.write_str("no data within the timeout"),
+            SseError::Transport { message, .. } => f.write_str(message),
+            SseError::Malformed(message) => write!(f, "not an event stream: {message}"),
+        }
+    }
+}
+
+/// True when `err` (or its cause) is a dropped or reset connection.
+pub(crate) fn is_reset(err: &(dyn Error + 'static)) -> bool {
+    let mut current = Some(err);
+    while let Some(err) = current {
+        if let Some(io) = err.downcast_ref::<std::io::Error>()
+            && matches!(
+                io.kind(),
+                ErrorKind::ConnectionReset
+                    | ErrorKind::ConnectionAborted
+                    | ErrorKind::BrokenPipe
+                    | ErrorKind::UnexpectedEof
+            )
+        {
+            return true;
+        }
+        let text = err.to_string().to_ascii_lowercase();
+        if ["connection closed before message completed", "connection reset", "end of file before message"]
+            .iter()
+            .any(|needle| text.contains(needle))
+        {
+            return true;
+        }
+        current = err.source();
+    }
+    false
+}
+
+/// `err` and its causes, joined with `: `.
+pub(crate) fn describe(err: &(dyn Error + 'static)) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut current = Some(err);
+    while let Some(err) = current {
+        let text = err.to_string();
+        if !parts.iter().any(|part| part.contains(&text)) {
+            parts.push(text);
+        }
+        current = err.source();
+    }
+    parts.join(": ")
+}
+
+#[cfg(test)]
+mod tests {
+    use futures_util::TryStreamExt;
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    const IDLE: Duration = Duration::from_secs(5);
+
+    /// The data of every event in `chunks`, each chunk delivered as a separate read.
+    async fn data_of(chunks: &[&[u8]]) -> Vec<String> {
+        let owned: Vec<Result<Vec<u8>, std::io::Error>> = chunks.iter().map(|c| Ok(c.to_vec())).collect();
+        let events: Vec<SseEvent> = events(stream::iter(owned), IDLE).try_collect().await.unwrap();
+        events.into_iter().map(|event| event.data).collect()
+    }
+
+    #[tokio::test]
+    async fn plain_lf_framing() {
+        assert_eq!(data_of(&[b"data: {\"a\":1}\n\ndata: [DONE]\n\n"]).await, ["{\"a\":1}", "[DONE]"]);
+    }
+
+    #[tokio::test]
+    async fn crlf_no_space_comments_and_keep_alives() {
+        let body = b": OPENROUTER PROCESSING\r\n\r\ndata:{\"a\":1}\r\n\r\n:keep-alive\r\n\r\ndata: [DONE]\r\n\r\n";
+        assert_eq!(data_of(&[body]).await, ["{\"a\":1}", "[DONE]"]);
+    }
+
+    #[tokio::test]
+    async fn events_split_at_every_byte() {
+        let body = "data: {\"content\":\"héllo\"}\r\n\r\ndata: [DONE]\r\n\r\n".as_bytes();
+        let bytes: Vec<&[u8]> = body.chunks(1).collect();
+        assert_eq!(data_of(&bytes).await, ["{\"content\":\"héllo\"}", "[DONE]"]);
+    }
+
+    #[tokio::test]
+    async fn a_crlf_split_between_reads() {
+        assert_eq!(data_of(&[b"data: x\r", b"\n\r", b"\ndata: y\r\n\r\n"]).await, ["x", "y"]);
+    }
+
+    #[tokio::test]
+    async fn a_last_event_without_its_blank_line_is_kept() {
+        assert_eq!(data_of(&[b"data: a\n\ndata: [DONE]\n"]).await, ["a", "[DONE]"]);
+        assert_eq!(data_of(&[b"data: a\n\ndata: [DONE]"]).await, ["a", "[DONE]"]);
+    }
+
+    #[tokio::test]
+    async fn a_bom_split_across_reads() {
+        assert_eq!(data_of(&[b"\xEF", b"\xBB", b"\xBFdata: a\n\n"]).await, ["a"]);
+        assert_eq!(data_of(&[b"\xEF\xBB\xBF"]).await, Vec::<String>::new());
+        assert_eq!(data_of(&[]).await, Vec::<String>::new());
+    }
+
+    #[tokio::test]
+    async fn named_events_and_a_bom() {
+        let owned =
+            vec![Ok::<_, std::io::Error>("\u{feff}event: error\ndata: {\"error\":\"x\"}\n\n".as_bytes().to_vec())];
+        let got: Vec<SseEvent> = events(stream::iter(owned), IDLE).try_collect().await.unwrap();
+        assert_eq!(got, [SseEvent { event: "error".into(), data: "{\"error\":\"x\"}".into() }]);
+    }
+
+    #[tokio::test]
+    async fn an_idle_gap_ends_the_stream_with_idle() {
+        let first = stream::iter([Ok::<_, std::io::Error>(b"data: a\n\n".to_vec())]);
+        let stalled = first.chain(stream::pending());
+        let mut events = events(stalled, Duration::from_millis(50));
+        assert_eq!(events.next().await, Some(Ok(SseEvent { event: "message".into(), data: "a".into() })));
+        assert_eq!(events.next().await, Some(Err(SseError::Idle)));
+    }
+
+    #[tokio::test]
+    async fn a_reset_is_reported_as_such() {
+        let reset = std::io::Error::new(ErrorKind::ConnectionReset, "peer reset");
+        let mut events = events(stream::iter([Err::<Vec<u8>, _>(reset)]), IDLE);
+        let Some(Err(SseError::Transport { reset, message })) = events.next().await else { panic!("no error") };
+        assert!(reset && message.contains("peer reset"), "{message}");
+    }
+
+    #[test]
+    fn reset_detection_walks_the_causes() {
+        #[derive(Debug)]
+        struct Outer(std::io::Error);
+        impl std::fmt::Display for Outer {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("error decoding response body")
+            }
+        }
+        impl Error for Outer {
+            fn source(&self) -> Option<&(dyn Error + 'static)> {
+                Some(&self.0)
+            }
+        }
+        let eof = Outer(std::io::Error::new(ErrorKind::UnexpectedEof, "unexpected EOF during chunk size line"));
+        assert!(is_reset(&eof));
+        assert_eq!(describe(&eof), "error decoding response body: unexpected EOF during chunk size line");
+        assert!(!is_reset(&std::io::Error::new(ErrorKind::InvalidData, "bad")));
+    }
+}

@@ -1,0 +1,149 @@
+//! `ChatRequest` → the chat-completions JSON body (pure).
+//!
+//! Messages follow the tool protocol every OpenAI-compatible server understands: assistant
+//! messages carry `tool_calls` as `{id, type: "function", function: {name, arguments}}` with the
+//! arguments as a JSON *string*; tool results are `role: "tool"` messages with `tool_call_id`.
+
+use serde_json::{Map, Value, json};
+
+use super::ChatRequest;
+use crate::protocol::{ChatMessage, Role, ToolCall, ToolSpec};
+
+/// Which optional parts of the body the endpoint accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct BodyOptions {
+    /// `stream_options: {include_usage: true}` (rejected by some older servers).
+    pub stream_options: bool,
+    /// The `tools` list (rejected by models without tool support; calls then come as text).
+    pub tools: bool,
+}
+
+impl Default for BodyOptions {
+    fn default() -> Self {
+        Self { stream_options: true, tools: true }
+    }
+}
+
+/// The streamed chat-completions request body.
+pub(crate) fn chat_body(request: &ChatRequest, options: BodyOptions) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), Value::String(request.model.clone()));
+    body.insert("messages".into(), request.messages.iter().map(message).collect());
+    body.insert("stream".into(), Value::Bool(true));
+    if options.stream_options {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    if options.tools && !request.tools.is_empty() {
+        body.insert("tools".into(), request.tools.iter().map(tool).collect());
+    }
+    if let Some(max_tokens) = request.max_tokens {
+        body.insert("max_tokens".into(), max_tokens.into());
+    }
+    Value::Object(body)
+}
+
+fn message(message: &ChatMessage) -> Value {
+    let role = match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let mut out = Map::new();
+    out.insert("role".into(), role.into());
+    // An assistant turn that only calls tools has no content: `null`, as the API documents.
+    let content = if message.content.is_empty() && !message.tool_calls.is_empty() {
+        Value::Null
+    } else {
+        Value::String(message.content.clone())
+    };
+    out.insert("content".into(), content);
+    if !message.tool_calls.is_empty() {
+        out.insert("tool_calls".into(), message.tool_calls.iter().map(tool_call).collect());
+    }
+    if let Some(id) = &message.tool_call_id {
+        out.insert("tool_call_id".into(), Value::String(id.clone()));
+    }
+    Value::Object(out)
+}
+
+fn tool_call(call: &ToolCall) -> Value {
+    // Arguments that were not valid JSON were kept as a string: send that text back unchanged.
+    let arguments = match &call.arguments {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    };
+    json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}})
+}
+
+fn tool(spec: &ToolSpec) -> Value {
+    json!({"type": "function", "function": {
+        "name": spec.name, "description": spec.description, "parameters": spec.parameters}})
+}
+
+#[cfg(test)]
+mod tests {
+    use pretty_assertions::assert_eq;
+
+    use super::*;
+
+    fn request() -> ChatRequest {
+        let call = ToolCall { id: "call_7".into(), name: "run_command".into(), arguments: json!({"command": "ls"}) };
+        ChatRequest {
+            model: "qwen2.5:7b".into(),
+            messages: vec![
+                ChatMessage::system("rules"),
+                ChatMessage::user("list files"),
+                ChatMessage::assistant("", vec![call]),
+                ChatMessage::tool("call_7", "a.txt\n"),
+            ],
+            tools: vec![ToolSpec {
+                name: "run_command".into(),
+                description: "Run a shell command".into(),
+                parameters: json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+            }],
+            max_tokens: Some(512),
+        }
+    }
+
+    #[test]
+    fn the_full_body() {
+        let expected = json!({
+            "model": "qwen2.5:7b",
+            "messages": [
+                {"role": "system", "content": "rules"},
+                {"role": "user", "content": "list files"},
+                {"role": "assistant", "content": null, "tool_calls": [
+                    {"id": "call_7", "type": "function", "function": {"name": "run_command", "arguments": "{\"command\":\"ls\"}"}}]},
+                {"role": "tool", "content": "a.txt\n", "tool_call_id": "call_7"}
+            ],
+            "stream": true,
+            "stream_options": {"include_usage": true},
+            "tools": [{"type": "function", "function": {"name": "run_command", "description": "Run a shell command",
+                       "parameters": {"type": "object", "properties": {"command": {"type": "string"}}}}}],
+            "max_tokens": 512
+        });
+        assert_eq!(chat_body(&request(), BodyOptions::default()), expected);
+    }
+
+    #[test]
+    fn optional_parts_can_be_left_out() {
+        let mut request = request();
+        request.max_tokens = None;
+        let body = chat_body(&request, BodyOptions { stream_options: false, tools: false });
+        for key in ["stream_options", "tools", "max_tokens"] {
+            assert!(body.get(key).is_none(), "{key} in {body}");
+        }
+        request.tools.clear();
+        assert!(chat_body(&request, BodyOptions::default()).get("tools").is_none());
+    }
+
+    #[test]
+    fn string_arguments_and_assistant_text_are_sent_as_they_were() {
+        let call = ToolCall { id: "c".into(), name: "run_command".into(), arguments: Value::String("{bad".into()) };
+        let sent = message(&ChatMessage::assistant("Checking.", vec![call]));
+        assert_eq!(sent["content"], "Checking.");
+        assert_eq!(sent["tool_calls"][0]["function"]["arguments"], "{bad");
+        assert_eq!(message(&ChatMessage::assistant("", vec![]))["content"], "");
+    }
+}
