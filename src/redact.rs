@@ -1,1 +1,295 @@
-//! Secret detection and redaction (being written).
+//! Secret detection and redaction, applied to everything that leaves the machine or is stored: the
+//! environment context, observations, the audit log. Pure: reads no files, never prints.
+//!
+//! Two sources of knowledge: the *values* of environment variables whose names look secret
+//! ([`is_secret_name`]), learned when a [`Redactor`] is built, and the token shapes in
+//! [`patterns`] (provider API keys, JWTs, PEM private keys, `password=…`, `user:pass@` URLs).
+//! Every secret becomes `[REDACTED:<kind>]`: `[REDACTED:github]`, `[REDACTED:password]`,
+//! `[REDACTED:env:GITHUB_TOKEN]` (the variable's name is not secret and tells the model what was there).
+//!
+//! Redacting is idempotent: markers already in the text are left alone, so redacting twice (an
+//! observation that is later written to the audit log) gives the same text as once. The cost is linear
+//! in the text: each regex is a single pass, matches are merged once.
+
+mod patterns;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{HashMap, HashSet};
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::{Regex, RegexBuilder};
+
+/// Words in a variable's name that mark its value as secret.
+const SECRET_MARKERS: &[&str] =
+    &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "AUTH", "SESSION", "COOKIE"];
+
+/// Words that contain a marker but are not secret (`GIT_AUTHOR_NAME`, `XAUTHORITY`, `OPSAI_KEYMAP`).
+const BENIGN_WORDS: &[&str] = &[
+    "AUTHOR", "AUTHORS", "AUTHORITY", "XAUTHORITY", "KEYMAP", "KEYBOARD", "KEYTIMEOUT", "KEYRING", "LESSKEY",
+    "LESSKEYIN", "MONKEY",
+];
+
+/// Well-known variables whose names look secret but whose values are sockets, ids or desktop
+/// plumbing. (`GPG_AGENT_INFO` and `SSH_AGENT_PID` carry no marker word, so they are not secret either.)
+const NOT_SECRET: &[&str] = &[
+    "SSH_AUTH_SOCK", "SESSION_MANAGER", "DESKTOP_SESSION", "GDMSESSION", "TERM_SESSION_ID", "ZELLIJ_SESSION_NAME",
+    "TMUX_SESSION", "SCREEN_SESSION",
+];
+
+/// Prefixes of session-plumbing variables: `XDG_SESSION_ID`, `XDG_SESSION_TYPE`, `DBUS_SESSION_BUS_ADDRESS`.
+const NOT_SECRET_PREFIXES: &[&str] = &["XDG_SESSION_", "DBUS_SESSION_"];
+
+/// Learned values shorter than this are not redacted: too likely to occur by chance (`SESSION=1`).
+const MIN_VALUE_CHARS: usize = 6;
+
+/// Passes after the first, at most: each only replaces text outside markers, so this is a bound, not a budget.
+const MAX_EXTRA_PASSES: usize = 4;
+
+/// True when an environment variable with this name holds a secret: its name contains KEY, TOKEN,
+/// SECRET, PASSWORD, PASSWD, CREDENTIAL, PRIVATE, AUTH, SESSION or COOKIE (any case), outside the
+/// benign words and well-known non-secrets above. `HOME`, `PATH`, `KEYMAP`, `SSH_AUTH_SOCK`,
+/// `XDG_SESSION_TYPE` and `GIT_AUTHOR_NAME` are not secret; `GITHUB_TOKEN`, `APIKEY`,
+/// `AWS_SECRET_ACCESS_KEY` and `PGPASSWORD` are.
+pub fn is_secret_name(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    if NOT_SECRET.contains(&upper.as_str()) || NOT_SECRET_PREFIXES.iter().any(|prefix| upper.starts_with(prefix)) {
+        return false;
+    }
+    upper
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !BENIGN_WORDS.contains(word))
+        .any(|word| SECRET_MARKERS.iter().any(|marker| word.contains(marker)))
+}
+
+/// A marker already in the text: `[REDACTED:github]`. Only kinds this redactor emits are kept as
+/// they are, so a secret dressed up as a marker (`[REDACTED:ghp_…]`) is still found.
+static MARKER: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"\[REDACTED:([A-Za-z0-9_:.-]{1,80})\]").ok());
+
+/// Finds secrets in text and replaces them with `[REDACTED:<kind>]`. Cheap to share (`Arc`); `Send + Sync`.
+pub struct Redactor {
+    /// Learned secret values, longest first, each with the marker kind that replaces it.
+    values: Vec<(String, String)>,
+    /// One pass over the text for all learned values; `None` when there are none, or too many to compile.
+    values_regex: Option<Regex>,
+    /// Value → index in `values`, to name the variable a regex match came from.
+    by_value: HashMap<String, usize>,
+    /// The `env:NAME` kinds this redactor emits.
+    env_kinds: HashSet<String>,
+}
+
+impl std::fmt::Debug for Redactor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the values themselves.
+        f.debug_struct("Redactor").field("learned_values", &self.values.len()).finish()
+    }
+}
+
+impl Default for Redactor {
+    /// Token patterns only, no learned values.
+    fn default() -> Self {
+        Self::new(std::iter::empty())
+    }
+}
+
+impl Redactor {
+    /// Learns the values (at least 6 characters) of the secret-named variables in `env`; they are
+    /// redacted wherever they appear, as `[REDACTED:env:NAME]`.
+    pub fn new(env: impl IntoIterator<Item = (String, String)>) -> Self {
+        let mut learned: HashMap<String, String> = HashMap::new();
+        let mut env_kinds = HashSet::new();
+        for (name, value) in env {
+            if !is_secret_name(&name) || value.chars().count() < MIN_VALUE_CHARS {
+                continue;
+            }
+            let kind = env_kind(&name);
+            env_kinds.insert(kind.clone());
+            // Two variables with one value: the first name (in name order) wins, so output is stable.
+            match learned.get_mut(&value) {
+                Some(existing) if *existing <= kind => {}
+                Some(existing) => *existing = kind,
+                None => {
+                    learned.insert(value, kind);
+                }
+            }
+        }
+        let mut values: Vec<(String, String)> = learned.into_iter().collect();
+        values.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
+        let values_regex = if values.is_empty() {
+            None
+        } else {
+            let alternation: Vec<String> = values.iter().map(|(value, _)| regex::escape(value)).collect();
+            RegexBuilder::new(&alternation.join("|")).size_limit(64 << 20).build().ok()
+        };
+        let by_value = values.iter().enumerate().map(|(index, (value, _))| (value.clone(), index)).collect();
+        Self { values, values_regex, by_value, env_kinds }
+    }
+
+    /// A redactor that knows the secrets in this process's environment (non-UTF-8 variables are skipped).
+    pub fn from_process_env() -> Self {
+        Self::new(
+            std::env::vars_os().filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?))),
+        )
+    }
+
+    /// The text with every secret replaced by `[REDACTED:<kind>]`.
+    pub fn redact(&self, text: &str) -> String {
+        // A marker can complete a pattern's context (`…]Authorization: x` has a word boundary that
+        // `valueAuthorization: x` had not), so passes repeat until nothing changes; usually one pass
+        // finds nothing, or a second confirms the first.
+        let Some(mut current) = self.redact_once(text) else { return text.to_owned() };
+        for _ in 0..MAX_EXTRA_PASSES {
+            match self.redact_once(&current) {
+                Some(next) if next != current => current = next,
+                _ => break,
+            }
+        }
+        current
+    }
+
+    /// One pass; `None` when nothing was found.
+    fn redact_once(&self, text: &str) -> Option<String> {
+        if text.is_empty() {
+            return None;
+        }
+        let mut spans: Vec<Span> = Vec::new();
+        let lower = text.to_ascii_lowercase();
+        for (rank, pattern) in patterns::PATTERNS.iter().enumerate() {
+            pattern.find(text, &lower, &mut |range, kind| spans.push(Span { range, kind: kind.into(), rank }));
+        }
+        self.find_values(text, &mut spans);
+        if spans.is_empty() {
+            return None;
+        }
+        let kept = self.markers(text);
+        let spans = merge(clip(spans, &kept));
+        if spans.is_empty() {
+            return None;
+        }
+        let mut out = String::with_capacity(text.len() + spans.len() * 16);
+        let mut at = 0;
+        for span in &spans {
+            out.push_str(&text[at..span.range.start]);
+            out.push_str("[REDACTED:");
+            out.push_str(&span.kind);
+            out.push(']');
+            at = span.range.end;
+        }
+        out.push_str(&text[at..]);
+        Some(out)
+    }
+
+    /// The environment with the value of every secret-named variable replaced by its marker, and every
+    /// other value redacted like text (`DATABASE_URL=postgres://app:[REDACTED:url-password]@db/x`).
+    /// Empty values stay empty: that a variable is set but empty is not secret.
+    pub fn redact_env(&self, vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+        vars.into_iter()
+            .map(|(name, value)| {
+                let value = if value.is_empty() {
+                    value
+                } else if is_secret_name(&name) {
+                    format!("[REDACTED:{}]", env_kind(&name))
+                } else {
+                    self.redact(&value)
+                };
+                (name, value)
+            })
+            .collect()
+    }
+
+    fn find_values(&self, text: &str, spans: &mut Vec<Span>) {
+        let rank = usize::MAX;
+        if let Some(regex) = &self.values_regex {
+            for found in regex.find_iter(text) {
+                if let Some(&index) = self.by_value.get(found.as_str()) {
+                    spans.push(Span { range: found.range(), kind: self.values[index].1.clone(), rank });
+                }
+            }
+        } else {
+            // Too many values for one regex (never in practice): one pass per value.
+            for (value, kind) in &self.values {
+                for (start, _) in text.match_indices(value.as_str()) {
+                    spans.push(Span { range: start..start + value.len(), kind: kind.clone(), rank });
+                }
+            }
+        }
+    }
+
+    /// Markers in `text` that this redactor could have written, in order: they are left as they are.
+    fn markers(&self, text: &str) -> Vec<Range<usize>> {
+        let Some(marker) = MARKER.as_ref() else { return Vec::new() };
+        marker
+            .captures_iter(text)
+            .filter(|caps| caps.get(1).is_some_and(|kind| self.is_kind(kind.as_str())))
+            .filter_map(|caps| caps.get(0).map(|whole| whole.range()))
+            .collect()
+    }
+
+    fn is_kind(&self, kind: &str) -> bool {
+        kind == "env" || patterns::is_pattern_kind(kind) || self.env_kinds.contains(kind)
+    }
+}
+
+/// The environment with secret values replaced, learning the secrets from `vars` themselves (for the
+/// environment context a shell widget sends: a learned value also hides where another variable repeats it).
+pub fn redact_env(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
+    let vars: Vec<(String, String)> = vars.into_iter().collect();
+    Redactor::new(vars.iter().cloned()).redact_env(vars)
+}
+
+/// `env:NAME`, or plain `env` when the name has characters a marker should not carry.
+fn env_kind(name: &str) -> String {
+    let plain = !name.is_empty()
+        && name.len() <= 64
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if plain { format!("env:{name}") } else { "env".to_owned() }
+}
+
+/// One secret found in the text.
+#[derive(Debug, Clone)]
+struct Span {
+    range: Range<usize>,
+    kind: String,
+    /// Pattern order; learned values last.
+    rank: usize,
+}
+
+/// Removes the parts of each span that lie inside a kept marker; what is left of a span stays a secret.
+/// `kept` is sorted and disjoint, so this is a merge, not a product.
+fn clip(spans: Vec<Span>, kept: &[Range<usize>]) -> Vec<Span> {
+    if kept.is_empty() {
+        return spans;
+    }
+    let mut out = Vec::with_capacity(spans.len());
+    for span in spans {
+        let mut start = span.range.start;
+        let first = kept.partition_point(|marker| marker.end <= start);
+        for marker in kept[first..].iter().take_while(|marker| marker.start < span.range.end) {
+            if marker.start > start {
+                out.push(Span { range: start..marker.start, ..span.clone() });
+            }
+            start = start.max(marker.end);
+        }
+        if start < span.range.end {
+            out.push(Span { range: start..span.range.end, ..span });
+        }
+    }
+    out
+}
+
+/// Sorts spans and merges overlapping ones; the earliest (then longest, then highest-priority) names the kind.
+fn merge(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_by(|a, b| {
+        a.range.start.cmp(&b.range.start).then(b.range.end.cmp(&a.range.end)).then(a.rank.cmp(&b.rank))
+    });
+    let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.range.start < last.range.end => last.range.end = last.range.end.max(span.range.end),
+            _ => merged.push(span),
+        }
+    }
+    merged
+}

@@ -120,6 +120,8 @@ impl Agent<'_> {
             if !reply.content.trim().is_empty() {
                 events(AgentEvent::Thought { text: reply.content.clone() });
             }
+            let mut reply = reply;
+            unique_ids(&mut reply.tool_calls, &history[turn_start..]);
             history.push(ChatMessage::assistant(reply.content.clone(), reply.tool_calls.clone()));
             for (index, call) in reply.tool_calls.iter().enumerate() {
                 let effect = match self.tools.get(&call.name) {
@@ -250,6 +252,23 @@ impl Agent<'_> {
                 other => return other.map(Some),
             }
         }
+    }
+}
+
+/// Generated ids (`call_1`) repeat across replies; an observation must answer exactly one call, so
+/// a repeated id gets a suffix before it enters the history.
+fn unique_ids(calls: &mut [crate::protocol::ToolCall], earlier: &[ChatMessage]) {
+    let mut seen: std::collections::HashSet<String> =
+        earlier.iter().flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone())).collect();
+    for call in calls {
+        let mut id = call.id.clone();
+        let mut n = 2;
+        while id.is_empty() || seen.contains(&id) {
+            id = format!("{}_{n}", if call.id.is_empty() { "call" } else { &call.id });
+            n += 1;
+        }
+        seen.insert(id.clone());
+        call.id = id;
     }
 }
 

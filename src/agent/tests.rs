@@ -350,3 +350,14 @@ fn context_too_long_is_retried_once_with_a_shorter_history() {
     assert_eq!(run.outcome, TurnOutcome::Answer("fine".into()));
     assert_eq!(run.requests.len(), 2);
 }
+
+#[test]
+fn repeated_call_ids_are_made_unique_so_each_observation_answers_one_call() {
+    let run = Scenario::new(vec![Ok(call("call_1", "ls")), Ok(call("call_1", "pwd")), Ok(answer("ok"))]).run("x");
+    let last = run.requests.last().unwrap();
+    let ids: Vec<String> = tool_messages(last).into_iter().map(|(id, _)| id).collect();
+    assert_eq!(ids, ["call_1", "call_1_2"]);
+    let call_ids: Vec<String> =
+        last.messages.iter().flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone())).collect();
+    assert_eq!(call_ids, ids);
+}

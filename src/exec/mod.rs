@@ -3,6 +3,7 @@
 //! live output goes to the `on_output` callback, which the UI renders.
 
 pub mod output;
+pub mod pty;
 
 use std::time::Duration;
 
@@ -27,7 +28,8 @@ pub struct ExecResult {
     pub duration: Duration,
 }
 
-/// Where live output chunks go (already decoded as UTF-8, lossy; raw terminal bytes for display).
+/// Where live output chunks go: raw terminal bytes for display (escape sequences included); each
+/// chunk ends on a UTF-8 character boundary.
 pub type OutputSink<'a> = &'a mut (dyn FnMut(&[u8]) + Send);
 
 pub trait Executor: Send + Sync {

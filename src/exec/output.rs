@@ -1,1 +1,223 @@
-//! Output capture (being written).
+//! What the model sees of a command's output: a bounded, plain-text capture and the observation text.
+//!
+//! [`Capture`] takes the raw PTY bytes in chunks of any size and keeps the first `head` and the
+//! last `tail` characters of the cleaned text (escape sequences dropped, `\r\n` → `\n`, `\r` redraws
+//! applied; see `clean`), joined by `... [N bytes truncated] ...`. N counts the UTF-8 bytes of
+//! cleaned text that were dropped, so `kept + N` is the size of the whole cleaned output. Memory is
+//! O(head + tail + one line) whatever the output size.
+//!
+//! [`observation_text`] is seed 003 §2.3's tool content with a header line. A PTY merges stderr
+//! into stdout, so the body is the combined output as the terminal showed it; the `[ERROR]: `
+//! prefix marks the header instead whenever the command did not succeed (non-zero exit, killed by a
+//! signal, timed out, interrupted): `[ERROR]: exit 2 · 35 ms`. Empty output gives the header alone.
+
+mod clean;
+#[cfg(test)]
+mod tests;
+
+use std::time::Duration;
+
+use self::clean::Cleaner;
+use super::ExecResult;
+
+/// `exec.capture_head` when the config does not say.
+pub const DEFAULT_CAPTURE_HEAD: usize = 2000;
+/// `exec.capture_tail` when the config does not say.
+pub const DEFAULT_CAPTURE_TAIL: usize = 2000;
+
+/// A streaming, bounded capture of terminal output for the model.
+#[derive(Debug)]
+pub struct Capture {
+    cleaner: Cleaner,
+    kept: HeadTail,
+}
+
+/// The finished capture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Captured {
+    /// Head, truncation marker (when anything was dropped) and tail.
+    pub text: String,
+    /// Bytes of cleaned text dropped between head and tail.
+    pub truncated_bytes: u64,
+    /// Bytes of the whole cleaned output, kept or not.
+    pub total_bytes: u64,
+}
+
+impl Capture {
+    /// Keeps the first `head` and last `tail` characters.
+    pub fn new(head: usize, tail: usize) -> Self {
+        Self { cleaner: Cleaner::default(), kept: HeadTail::new(head, tail) }
+    }
+
+    /// Feeds the next raw chunk, of any size; a character split across chunks is reassembled.
+    pub fn push(&mut self, bytes: &[u8]) {
+        let kept = &mut self.kept;
+        self.cleaner.push(bytes, &mut |text| kept.push(text));
+    }
+
+    pub fn finish(mut self) -> Captured {
+        let kept = &mut self.kept;
+        self.cleaner.finish(&mut |text| kept.push(text));
+        self.kept.finish()
+    }
+}
+
+impl Default for Capture {
+    fn default() -> Self {
+        Self::new(DEFAULT_CAPTURE_HEAD, DEFAULT_CAPTURE_TAIL)
+    }
+}
+
+/// The cleaned text of a whole (small) output, unbounded: escapes dropped, redraws applied.
+pub fn clean_text(bytes: &[u8]) -> String {
+    let mut capture = Capture::new(usize::MAX, 0);
+    capture.push(bytes);
+    capture.finish().text
+}
+
+/// The first `head` characters, and a sliding window over the last `tail`: the window grows to
+/// twice `tail` (plus one line) and is then cut back to `tail` with one `drain`, so each character
+/// costs O(1) amortized and memory stays O(head + tail).
+#[derive(Debug)]
+struct HeadTail {
+    head: String,
+    head_left: usize,
+    tail: String,
+    tail_chars: usize,
+    tail_cap: usize,
+    truncated: u64,
+    total: u64,
+}
+
+impl HeadTail {
+    fn new(head: usize, tail: usize) -> Self {
+        Self {
+            head: String::new(),
+            head_left: head,
+            tail: String::new(),
+            tail_chars: 0,
+            tail_cap: tail,
+            truncated: 0,
+            total: 0,
+        }
+    }
+
+    fn push(&mut self, text: &str) {
+        self.total += text.len() as u64;
+        let mut rest = text;
+        if self.head_left > 0 {
+            let end = rest.char_indices().nth(self.head_left).map_or(rest.len(), |(i, _)| i);
+            let (head, tail) = rest.split_at(end);
+            self.head.push_str(head);
+            self.head_left -= char_count(head);
+            rest = tail;
+        }
+        if rest.is_empty() {
+            return;
+        }
+        self.tail.push_str(rest);
+        self.tail_chars += char_count(rest);
+        if self.tail_chars > self.tail_cap.saturating_mul(2).max(64) || self.tail_cap == 0 {
+            self.cut_tail();
+        }
+    }
+
+    /// Drops the window's oldest characters beyond `tail`.
+    fn cut_tail(&mut self) {
+        let excess = self.tail_chars.saturating_sub(self.tail_cap);
+        if excess == 0 {
+            return;
+        }
+        let ascii_prefix = self.tail.as_bytes().get(..excess).is_some_and(<[u8]>::is_ascii);
+        let end = if ascii_prefix {
+            excess
+        } else {
+            self.tail.char_indices().nth(excess).map_or(self.tail.len(), |(i, _)| i)
+        };
+        self.tail.drain(..end);
+        self.tail_chars -= excess;
+        self.truncated += end as u64;
+    }
+
+    fn finish(mut self) -> Captured {
+        self.cut_tail();
+        let mut text = self.head;
+        if self.truncated > 0 {
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(&format!("... [{} bytes truncated] ...\n", self.truncated));
+        }
+        text.push_str(&self.tail);
+        Captured { text, truncated_bytes: self.truncated, total_bytes: self.total }
+    }
+}
+
+fn char_count(text: &str) -> usize {
+    if text.is_ascii() { text.len() } else { text.chars().count() }
+}
+
+/// The tool message for the model: a header line, then the (redacted) output when there is any.
+pub fn observation_text(result: &ExecResult, redacted_output: &str) -> String {
+    let header = outcome_line(result);
+    if redacted_output.is_empty() { header } else { format!("{header}\n{redacted_output}") }
+}
+
+/// `exit 0 · 35 ms`; `[ERROR]: ` first when the command did not succeed, with the reason:
+/// `[ERROR]: timed out · exit 143 (killed by SIGTERM) · 2.0 s`.
+pub fn outcome_line(result: &ExecResult) -> String {
+    let mut parts = Vec::with_capacity(3);
+    if result.timed_out {
+        parts.push("timed out".to_owned());
+    }
+    if result.interrupted {
+        parts.push("interrupted by the user (Ctrl-C)".to_owned());
+    }
+    parts.push(match result.exit_code {
+        Some(code) => match signal_name(code) {
+            Some(name) => format!("exit {code} (killed by {name})"),
+            None => format!("exit {code}"),
+        },
+        None => "exit status unknown".to_owned(),
+    });
+    parts.push(format_duration(result.duration));
+    let line = parts.join(" · ");
+    let ok = result.exit_code == Some(0) && !result.timed_out && !result.interrupted;
+    if ok { line } else { format!("[ERROR]: {line}") }
+}
+
+/// The signal behind a shell exit status of 128+n, for the common signals.
+pub fn signal_name(exit_code: i32) -> Option<&'static str> {
+    Some(match exit_code.checked_sub(128)? {
+        1 => "SIGHUP",
+        2 => "SIGINT",
+        3 => "SIGQUIT",
+        4 => "SIGILL",
+        6 => "SIGABRT",
+        7 => "SIGBUS",
+        8 => "SIGFPE",
+        9 => "SIGKILL",
+        10 => "SIGUSR1",
+        11 => "SIGSEGV",
+        12 => "SIGUSR2",
+        13 => "SIGPIPE",
+        14 => "SIGALRM",
+        15 => "SIGTERM",
+        24 => "SIGXCPU",
+        25 => "SIGXFSZ",
+        _ => return None,
+    })
+}
+
+/// `35 ms`, `1.2 s`, `2 min 5 s`.
+pub fn format_duration(duration: Duration) -> String {
+    let ms = duration.as_millis();
+    if ms < 1000 {
+        format!("{ms} ms")
+    } else if ms < 60_000 {
+        format!("{:.1} s", duration.as_secs_f64())
+    } else {
+        let secs = duration.as_secs();
+        format!("{} min {} s", secs / 60, secs % 60)
+    }
+}

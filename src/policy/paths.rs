@@ -149,13 +149,9 @@ pub fn secret(raw: &str) -> bool {
         || ssh_private
 }
 
-/// Environment variable names whose values are secrets.
+/// Environment variable names whose values are secrets: one definition, shared with redaction.
 pub fn secret_variable(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE"]
-        .iter()
-        .any(|marker| upper.contains(marker))
-        && !matches!(upper.as_str(), "KEYMAP" | "SSH_AUTH_SOCK")
+    crate::redact::is_secret_name(name)
 }
 
 #[cfg(test)]
@@ -198,5 +194,8 @@ mod tests {
         assert!(secret_variable("AWS_SECRET_ACCESS_KEY"));
         assert!(secret_variable("GITHUB_TOKEN"));
         assert!(!secret_variable("HOME"));
+        for name in ["PATH", "KEYMAP", "SSH_AUTH_SOCK"] {
+            assert!(!secret_variable(name), "{name}");
+        }
     }
 }
