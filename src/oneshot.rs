@@ -52,7 +52,9 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config) -> anyhow::Result<u
         Duration::from_secs(config.llm.timeout),
     )?;
     let executor = PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail);
-    let terminal = TerminalApprover::open();
+    // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal: it can only take approvals away.
+    let forced_off = std::env::var_os("OPSAI_NONINTERACTIVE").is_some_and(|v| !v.is_empty() && v != "0");
+    let terminal = if forced_off { None } else { TerminalApprover::open() };
     let approver: &dyn Approver = match &terminal {
         Some(terminal) => terminal,
         None => &NoApprover,

@@ -1,0 +1,233 @@
+//! The one-shot agent end to end: the real binary, a real PTY for each command, a real audit log,
+//! and the mock LLM on 127.0.0.1. Each case asserts on what the model was sent as well as on what
+//! the user got. No terminal is attached, so only Safe (or `-y` Medium) commands can run.
+
+use std::time::{Duration, Instant};
+
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
+use crate::support::TestEnv;
+use crate::support::mock_llm::*;
+
+fn opsai(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
+    let mut cmd = env.cmd();
+    cmd.env("OPSAI_BASE_URL", mock.base_url()).env("OPSAI_NONINTERACTIVE", "1").timeout(Duration::from_secs(60));
+    cmd
+}
+
+fn audit(env: &TestEnv) -> String {
+    std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
+}
+
+fn run(command: &str) -> Value {
+    json!({"command": command, "why": "test"})
+}
+
+#[test]
+fn one_command_then_an_answer() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("call_123", "run_command", run("echo hello-from-pty")),
+        reply_text("It printed hello."),
+    ]);
+    opsai(&env, &mock).arg("say hello").assert().success().stdout("It printed hello.\n");
+    let second = &mock.chat_requests()[1];
+    second.assert_tool_calls_answered();
+    let observation = second.tool_result("call_123").unwrap();
+    assert!(observation.contains("hello-from-pty"), "{observation}");
+    let log = audit(&env);
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(log.contains("CMD: \"echo hello-from-pty\" | RISK: safe | CONFIRMED: auto | EXIT: 0"), "{log}");
+    let first = mock.chat_requests()[0].json();
+    assert_eq!(first["model"], "qwen2.5:7b");
+    assert!(first["messages"][0]["content"].as_str().unwrap().starts_with("# Safety rules"));
+}
+
+#[test]
+fn without_a_terminal_only_safe_runs_and_the_exit_code_is_3() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("touch created.txt")),
+        reply_text("I was not allowed to create it."),
+    ]);
+    opsai(&env, &mock).arg("create a file").assert().code(3).stdout("I was not allowed to create it.\n");
+    assert!(!env.user_home().join("created.txt").exists());
+    assert_eq!(
+        mock.chat_requests()[1].tool_result("c1").as_deref(),
+        Some("refused: medium requires confirmation in a terminal")
+    );
+    assert!(audit(&env).contains("RISK: medium | CONFIRMED: no"));
+}
+
+#[test]
+fn yes_approves_medium_but_high_is_still_refused_without_a_terminal() {
+    let env = TestEnv::new();
+    std::fs::create_dir(env.user_home().join("build")).unwrap();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("touch created.txt")),
+        reply_tool_call("c2", "run_command", run("rm -rf build")),
+        reply_text("Created the file; the delete needs your confirmation."),
+    ]);
+    opsai(&env, &mock).args(["-y", "tidy up"]).assert().code(3);
+    assert!(env.user_home().join("created.txt").exists(), "-y ran the medium command");
+    assert!(env.user_home().join("build").exists(), "the high delete did not run");
+    let log = audit(&env);
+    assert!(log.contains("CMD: \"touch created.txt\" | RISK: medium | CONFIRMED: auto | EXIT: 0"), "{log}");
+    assert!(log.contains("CMD: \"rm -rf build\" | RISK: high | CONFIRMED: no"), "{log}");
+}
+
+#[test]
+fn dry_run_executes_nothing_and_tells_the_model() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("echo should-not-run > out.txt")),
+        reply_text("Planned."),
+    ]);
+    opsai(&env, &mock).args(["--dry-run", "plan"]).assert().success();
+    assert!(!env.user_home().join("out.txt").exists());
+    assert_eq!(mock.chat_requests()[1].tool_result("c1").as_deref(), Some("dry run: not executed (risk medium)"));
+    assert!(audit(&env).contains("CONFIRMED: dry-run"));
+}
+
+#[test]
+fn secrets_in_the_environment_and_in_output_never_reach_the_model_or_the_audit_log() {
+    let env = TestEnv::new();
+    let secret = "s3cr3t-value-9f8e7d6c5b";
+    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run("env | grep DEPLOY")), reply_text("done")]);
+    // `echo $DEPLOY_TOKEN` would be refused as High (it prints a secret variable); `env` is read-only,
+    // so its output is where the value must be caught.
+    opsai(&env, &mock).env("DEPLOY_TOKEN", secret).arg("show it").assert().success();
+    mock.assert_never_sent(secret);
+    assert!(!audit(&env).contains(secret), "{}", audit(&env));
+    let observation = mock.chat_requests()[1].tool_result("c1").unwrap_or_default();
+    assert!(observation.contains("[REDACTED"), "{observation}");
+}
+
+#[test]
+fn json_prints_events_with_the_arguments_exactly_as_sent() {
+    let env = TestEnv::new();
+    let args = json!({"command": "echo hi", "why": "greet", "extra": [1, 2]});
+    let mock = MockLlm::start([reply_tool_call("c1", "run_command", args.clone()), reply_text("hi")]);
+    let output = opsai(&env, &mock).args(["--json", "greet"]).assert().success().get_output().stdout.clone();
+    let events: Vec<Value> =
+        String::from_utf8(output).unwrap().lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(kinds.first(), Some(&"tool_call"));
+    assert!(kinds.contains(&"tool_result") && kinds.contains(&"answer") && kinds.last() == Some(&"done"), "{kinds:?}");
+    assert_eq!(events[0]["args"], args);
+    assert_eq!(events[0]["risk"], "safe");
+}
+
+#[test]
+fn quiet_prints_only_the_answer() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run("echo noisy")), reply_text("answer only")]);
+    opsai(&env, &mock).args(["-q", "x"]).assert().success().stdout("answer only\n").stderr("");
+}
+
+#[test]
+fn a_small_model_writing_its_call_as_text_still_runs_the_command() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_text(
+            "<tool_call>{\"name\": \"run_command\", \"arguments\": {\"command\": \"echo from-text\"}}</tool_call>",
+        ),
+        reply_text("ok"),
+    ]);
+    opsai(&env, &mock).arg("x").assert().success().stdout("ok\n");
+    let second = &mock.chat_requests()[1];
+    second.assert_tool_calls_answered();
+    assert!(
+        second
+            .messages()
+            .iter()
+            .any(|m| m["role"] == "tool" && m["content"].as_str().unwrap_or("").contains("from-text"))
+    );
+}
+
+#[test]
+fn an_unreachable_endpoint_gives_the_friendly_message() {
+    let env = TestEnv::new();
+    let mut cmd = env.cmd();
+    cmd.env("OPSAI_BASE_URL", "http://127.0.0.1:9/v1").arg("x").timeout(Duration::from_secs(30));
+    cmd.assert().code(1).stderr(predicate::str::contains("cannot connect to the model at http://127.0.0.1:9/v1"));
+}
+
+#[test]
+fn rate_limited_then_success() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_rate_limited(Some(1)), reply_text("after the wait")]);
+    opsai(&env, &mock).arg("x").assert().success().stdout("after the wait\n");
+    assert_eq!(mock.chat_requests().len(), 2);
+}
+
+#[test]
+fn fifty_megabytes_of_output_give_a_bounded_observation() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("head -c 50000000 /dev/zero | base64")),
+        reply_text("lots of output"),
+    ]);
+    opsai(&env, &mock).args(["-q", "x"]).assert().success();
+    let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
+    assert!(observation.len() < 6000, "observation is {} bytes", observation.len());
+    assert!(observation.contains("bytes truncated]"), "{}", &observation[..200.min(observation.len())]);
+}
+
+#[test]
+fn seed_004_edit_a_script_and_verify_with_yes() {
+    let env = TestEnv::new();
+    let dir = env.user_home().join("test");
+    std::fs::create_dir(&dir).unwrap();
+    std::fs::write(dir.join("a.sh"), "echo 1\n").unwrap();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("bash ~/test/a.sh")),
+        reply_tool_call("c2", "run_command", run("sed -i 's/echo 1/echo 2/' ~/test/a.sh")),
+        reply_tool_call("c3", "run_command", run("bash ~/test/a.sh")),
+        reply_text("a.sh now prints 2."),
+    ]);
+    opsai(&env, &mock).args(["-y", "make ~/test/a.sh print 2 and check it"]).assert().success();
+    assert_eq!(std::fs::read_to_string(dir.join("a.sh")).unwrap(), "echo 2\n");
+    let last = &mock.chat_requests()[3];
+    assert!(last.tool_result("c1").unwrap().contains('1'));
+    assert!(last.tool_result("c3").unwrap().contains('2'));
+    assert_eq!(audit(&env).lines().count(), 3);
+}
+
+#[test]
+fn eight_processes_share_the_audit_log_without_losing_or_tearing_a_line() {
+    let env = TestEnv::new();
+    let mocks: Vec<MockLlm> = (0..8)
+        .map(|i| {
+            MockLlm::start([reply_tool_call("c1", "run_command", run(&format!("echo process-{i}"))), reply_text("ok")])
+        })
+        .collect();
+    let started = Instant::now();
+    let children: Vec<std::process::Child> = mocks
+        .iter()
+        .map(|mock| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_opsai"))
+                .env_clear()
+                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+                .env("OPSAI_HOME", env.opsai_home())
+                .env("HOME", env.user_home())
+                .env("OPSAI_BASE_URL", mock.base_url())
+                .env("OPSAI_NONINTERACTIVE", "1")
+                .args(["-q", "x"])
+                .stdout(std::process::Stdio::null())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for mut child in children {
+        assert!(child.wait().unwrap().success());
+    }
+    let log = audit(&env);
+    assert_eq!(log.lines().count(), 8, "{log}");
+    for i in 0..8 {
+        let line = log.lines().find(|l| l.contains(&format!("CMD: \"echo process-{i}\""))).unwrap();
+        assert!(line.starts_with('[') && line.contains("| EXIT: 0 | OUTPUT: "), "{line}");
+    }
+    assert!(started.elapsed() < Duration::from_secs(60));
+}
