@@ -4,3 +4,4 @@ mod config_cli;
 mod llm_client;
 mod policy_cli;
 mod agent_cli;
+mod agent_pty;

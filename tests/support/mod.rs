@@ -5,6 +5,7 @@
 //! `CLICOLOR_FORCE` or `~/.opsai` cannot leak into a test.
 
 pub mod mock_llm;
+pub mod pty;
 
 use std::path::{Path, PathBuf};
 

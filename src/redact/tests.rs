@@ -1,0 +1,259 @@
+use pretty_assertions::assert_eq;
+use proptest::prelude::*;
+use rstest::rstest;
+
+use super::*;
+
+fn env(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+    pairs.iter().map(|(name, value)| ((*name).to_owned(), (*value).to_owned())).collect()
+}
+
+const PEM: &str = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\nQyNTUxOQAAACDkQ3H8Vdl7Y1jvAzQUgX4HHlMz5CrmIGQAXDbq0oX6zwAAAJgAAAAA\n-----END OPENSSH PRIVATE KEY-----";
+
+#[rstest]
+#[case::openai("key sk-abcdefghij0123456789ABCDEFGHIJ0123456789abcdefgh ok", "key [REDACTED:openai] ok")]
+#[case::openai_project("sk-proj-Ab3dEf_Gh1jKlMnOpQrStUvWx-yz0123456789", "[REDACTED:openai]")]
+#[case::anthropic("x=sk-ant-api03-AbCdEf0123456789_abcdefghij-XYZ", "x=[REDACTED:anthropic]")]
+#[case::aws_key_id("aws_access_key_id = AKIAIOSFODNN7EXAMPLE", "aws_access_key_id = [REDACTED:aws-access-key-id]")]
+#[case::aws_session_key_id("ASIAY34FZKBOKMUTVV7A,", "[REDACTED:aws-access-key-id],")]
+#[case::aws_secret(
+    "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "aws_secret_access_key = [REDACTED:aws-secret-key]"
+)]
+#[case::aws_secret_json(
+    r#""SecretAccessKey": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY","#,
+    r#""SecretAccessKey": "[REDACTED:aws-secret-key]","#
+)]
+#[case::github_classic("token ghp_1234567890abcdefghijABCDEFGHIJ123456 end", "token [REDACTED:github] end")]
+#[case::github_app("ghs_16C7e42F292c6912E7710c838347Ae178B4a", "[REDACTED:github]")]
+#[case::github_fine_grained(
+    "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU",
+    "[REDACTED:github]"
+)]
+#[case::gitlab("glpat-xYz123AbC456dEf789gH", "[REDACTED:gitlab]")]
+#[case::slack("SLACK=xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx", "SLACK=[REDACTED:slack]")]
+#[case::slack_webhook(
+    "curl https://hooks.slack.com/services/T0000/B0000/XXXXXXXXXXXXXXXXXXXXXXXX",
+    "curl https://[REDACTED:slack]"
+)]
+#[case::google("AIzaSyA-1234567890abcdefghijklmnopqrstu", "[REDACTED:google-api-key]")]
+#[case::stripe_live("sk_live_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED:stripe]")]
+#[case::stripe_restricted("rk_test_4eC39HqLyjWDarjtT1zdp7dc", "[REDACTED:stripe]")]
+#[case::npm(
+    "//registry.npmjs.org/:_authToken=npm_abcdefghijklmnopqrstuvwxyz0123456789",
+    "//registry.npmjs.org/:_authToken=[REDACTED:npm]"
+)]
+#[case::jwt(
+    "id eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U.",
+    "id [REDACTED:jwt]."
+)]
+#[case::bearer(
+    "curl -H 'Authorization: Bearer abc123def456ghi789'",
+    "curl -H 'Authorization: Bearer [REDACTED:authorization]'"
+)]
+#[case::bearer_alone("use bearer 0a1b2c3d4e5f6a7b", "use bearer [REDACTED:bearer]")]
+#[case::basic("Authorization: Basic dXNlcjpwYXNz", "Authorization: Basic [REDACTED:authorization]")]
+#[case::pem(PEM, "[REDACTED:private-key]")]
+#[case::pem_in_text(
+    "cat id:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\ndone",
+    "cat id:\n[REDACTED:private-key]\ndone"
+)]
+#[case::pem_head_only(
+    "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\nBKcwggSjAgEAAoIBAQC7\n... [900 bytes truncated] ...",
+    "[REDACTED:private-key]\n... [900 bytes truncated] ..."
+)]
+#[case::pem_tail_only(
+    "... [900 bytes truncated] ...\nBKcwggSjAgEAAoIBAQC7VJTUt9Us8cKj\n-----END PRIVATE KEY-----\n$ ",
+    "... [900 bytes truncated] ...\n[REDACTED:private-key]\n$ "
+)]
+#[case::password_eq("mysql password=hunter22 -h db", "mysql password=[REDACTED:password] -h db")]
+#[case::password_colon("passwd: s3cr3t!", "passwd: [REDACTED:password]")]
+#[case::password_json(
+    r#"{"password": "correct horse", "user": "bob"}"#,
+    r#"{"password": "[REDACTED:password]", "user": "bob"}"#
+)]
+#[case::password_env("DB_PASSWORD='p@ss w0rd'", "DB_PASSWORD='[REDACTED:password]'")]
+#[case::password_flag("mysql --password hunter22", "mysql --password [REDACTED:password]")]
+#[case::token_assignment("export API_TOKEN=abcd1234", "export API_TOKEN=[REDACTED:secret]")]
+#[case::client_secret("client_secret: AbCdEf", "client_secret: [REDACTED:secret]")]
+#[case::url_password("postgres://app:s3cret@db:5432/x", "postgres://app:[REDACTED:url-password]@db:5432/x")]
+#[case::url_password_no_user("redis://:hunter22@localhost:6379", "redis://:[REDACTED:url-password]@localhost:6379")]
+#[case::url_password_with_at("https://u:p@ss@host/x", "https://u:[REDACTED:url-password]@host/x")]
+fn redacts(#[case] text: &str, #[case] expected: &str) {
+    assert_eq!(Redactor::default().redact(text), expected);
+}
+
+#[rstest]
+#[case::git_sha("commit 3f786850e387550fdab836ed7e6dc881de23001b")]
+#[case::uuid("id 123e4567-e89b-12d3-a456-426614174000")]
+#[case::sk_in_prose("see task-sk-1 and sk-2")]
+#[case::sk_branch("git checkout sk-learn-notes-for-monday-review")]
+#[case::password_word("Enter your password to continue; password reset is at /reset")]
+#[case::password_prompt("[sudo] password for alice: ")]
+#[case::password_placeholder("password: ${DB_PASSWORD}")]
+#[case::password_empty("password=\nnext")]
+#[case::ssh_public_key("ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl alice@laptop")]
+#[case::public_key_block("-----BEGIN PUBLIC KEY-----\nMFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAE\n-----END PUBLIC KEY-----")]
+#[case::usage_counts(r#"{"prompt_tokens": 35, "max_tokens": 4096}"#)]
+#[case::url_without_password("https://alice@example.com/repo.git and http://localhost:8080/a@b")]
+#[case::bearer_prose("the API takes a Bearer token in the header")]
+#[case::stripe_publishable("pk_live_4eC39HqLyjWDarjtT1zdp7dc")]
+#[case::k8s_secret_ref("kind: Secret\nsecretName: db-creds")]
+#[case::env_output("HOME=/root\nPATH=/usr/bin\nSSH_AUTH_SOCK=/tmp/ssh-x/agent.1")]
+#[case::empty("")]
+fn keeps(#[case] text: &str) {
+    assert_eq!(Redactor::default().redact(text), text);
+}
+
+#[rstest]
+#[case("GITHUB_TOKEN", true)]
+#[case("AWS_SECRET_ACCESS_KEY", true)]
+#[case("OPENAI_API_KEY", true)]
+#[case("apikey", true)]
+#[case("PGPASSWORD", true)]
+#[case("MYSQL_PASSWD", true)]
+#[case("GOOGLE_APPLICATION_CREDENTIALS", true)]
+#[case("PRIVATE_KEY_PEM", true)]
+#[case("NPM_AUTH", true)]
+#[case("OAUTH_CLIENT", true)]
+#[case("SESSION_ID", true)]
+#[case("COOKIE_JAR", true)]
+#[case("HOME", false)]
+#[case("PATH", false)]
+#[case("KEYMAP", false)]
+#[case("OPSAI_KEYMAP", false)]
+#[case("SSH_AUTH_SOCK", false)]
+#[case("XDG_SESSION_ID", false)]
+#[case("XDG_SESSION_TYPE", false)]
+#[case("SESSION_MANAGER", false)]
+#[case("DBUS_SESSION_BUS_ADDRESS", false)]
+#[case("GPG_AGENT_INFO", false)]
+#[case("GIT_AUTHOR_NAME", false)]
+#[case("XAUTHORITY", false)]
+#[case("GNOME_KEYRING_CONTROL", false)]
+#[case("KEYRING_PASSWORD", true)]
+#[case("", false)]
+fn secret_names(#[case] name: &str, #[case] secret: bool) {
+    assert_eq!(is_secret_name(name), secret, "{name}");
+}
+
+#[test]
+fn learns_secret_env_values() {
+    let redactor = Redactor::new(env(&[
+        ("MY_SERVICE_TOKEN", "plainwordsecret"),
+        ("DB_PASSWORD", "hunter2hunter2"),
+        ("SHORT_KEY", "abc"),
+        ("EDITOR", "vimvimvim"),
+        ("weird-KEY", "dash-named-value"),
+    ]));
+    assert_eq!(
+        redactor.redact("token plainwordsecret and hunter2hunter2, abc, vimvimvim, dash-named-value"),
+        "token [REDACTED:env:MY_SERVICE_TOKEN] and [REDACTED:env:DB_PASSWORD], abc, vimvimvim, [REDACTED:env]"
+    );
+    assert!(!format!("{redactor:?}").contains("hunter2"));
+}
+
+#[test]
+fn longer_values_win_and_shared_values_name_one_variable() {
+    let redactor = Redactor::new(env(&[("B_TOKEN", "secret1"), ("A_TOKEN", "secret1"), ("C_TOKEN", "secret1-long")]));
+    assert_eq!(redactor.redact("secret1-long secret1"), "[REDACTED:env:C_TOKEN] [REDACTED:env:A_TOKEN]");
+}
+
+#[test]
+fn redacts_env_for_the_model() {
+    let vars = env(&[
+        ("HOME", "/home/alice"),
+        ("GITHUB_TOKEN", "ghtoken123456"),
+        ("EMPTY_SECRET", ""),
+        ("DATABASE_URL", "postgres://app:pw123456@db/app"),
+        ("NOTE", "uses ghtoken123456 inside"),
+    ]);
+    assert_eq!(
+        redact_env(vars),
+        env(&[
+            ("HOME", "/home/alice"),
+            ("GITHUB_TOKEN", "[REDACTED:env:GITHUB_TOKEN]"),
+            ("EMPTY_SECRET", ""),
+            ("DATABASE_URL", "postgres://app:[REDACTED:url-password]@db/app"),
+            ("NOTE", "uses [REDACTED:env:GITHUB_TOKEN] inside"),
+        ])
+    );
+}
+
+#[test]
+fn a_fake_marker_does_not_hide_a_secret() {
+    let text = "[REDACTED:ghp_1234567890abcdefghijABCDEFGHIJ123456]";
+    assert_eq!(Redactor::default().redact(text), "[REDACTED:[REDACTED:github]]");
+}
+
+#[test]
+fn learned_value_inside_a_marker_is_left_alone() {
+    let redactor = Redactor::new(env(&[("X_TOKEN", "REDACTED")]));
+    let once = redactor.redact("REDACTED and password=hunter22");
+    assert_eq!(once, "[REDACTED:env:X_TOKEN] and password=[REDACTED:password]");
+    assert_eq!(redactor.redact(&once), once);
+}
+
+#[test]
+fn large_output_is_linear() {
+    let line = "drwxr-xr-x 2 root root 4096 Jan  1 00:00 sk-proj-notakey password token=\n";
+    let text = line.repeat(20_000);
+    let started = std::time::Instant::now();
+    let out = Redactor::new(env(&[("A_TOKEN", "zzzzzzzz")])).redact(&text);
+    assert_eq!(out.len(), text.len());
+    // 1.4 MB: far above the 4 KB observations; generous for debug builds on a busy machine.
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+}
+
+/// Fragments that make patterns start, stop and overlap.
+fn fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just("password".to_owned()),
+        Just("_TOKEN".to_owned()),
+        Just("=".to_owned()),
+        Just(": ".to_owned()),
+        Just("\"".to_owned()),
+        Just("'".to_owned()),
+        Just(" ".to_owned()),
+        Just("\n".to_owned()),
+        Just("Bearer ".to_owned()),
+        Just("Authorization: ".to_owned()),
+        Just("sk-ant-".to_owned()),
+        Just("ghp_".to_owned()),
+        Just("https://u:".to_owned()),
+        Just("@".to_owned()),
+        Just("[REDACTED:".to_owned()),
+        Just("[REDACTED:github]".to_owned()),
+        Just("]".to_owned()),
+        Just("eyJ".to_owned()),
+        Just(".".to_owned()),
+        Just("-----BEGIN RSA PRIVATE KEY-----".to_owned()),
+        Just("-----END RSA PRIVATE KEY-----".to_owned()),
+        Just("AKIA".to_owned()),
+        Just("s3cr3tvalue".to_owned()),
+        "[A-Za-z0-9_/+-]{1,40}",
+        "\\PC{0,6}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn redacting_is_idempotent(parts in prop::collection::vec(fragment(), 0..24)) {
+        let redactor = Redactor::new(env(&[("MY_TOKEN", "s3cr3tvalue")]));
+        let text = parts.concat();
+        let once = redactor.redact(&text);
+        prop_assert!(!once.contains("s3cr3tvalue"));
+        prop_assert_eq!(redactor.redact(&once), once, "input {:?}", text);
+    }
+
+    #[test]
+    fn never_panics_or_grows_unboundedly(text in "\\PC{0,300}", parts in prop::collection::vec(fragment(), 0..24)) {
+        let redactor = Redactor::new(env(&[("MY_TOKEN", "s3cr3tvalue")]));
+        for text in [text, parts.concat()] {
+            let out = redactor.redact(&text);
+            prop_assert!(out.len() <= text.len() * 4 + 64, "{} -> {}", text.len(), out.len());
+        }
+    }
+}

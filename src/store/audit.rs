@@ -1,0 +1,236 @@
+//! The append-only audit log (DESIGN §8): one line per action after its outcome, including refused,
+//! denied and dry-run actions:
+//!
+//! `[2026-11-22 10:30:15] SESSION: s12 | INPUT: "…" | TOOL: shell.run_command | CMD: "…" | RISK: high | CONFIRMED: yes | EXIT: 0 | OUTPUT: <first 100 chars>`
+//!
+//! - Every field is redacted; quoted fields escape `\` and `"`; every field escapes newlines, control,
+//!   bidi and zero-width characters (`\n`, `\u{1b}`), so a record is always exactly one line and the
+//!   log is safe to print on a terminal.
+//! - Each line is one `write(2)` on a file opened with `O_APPEND` (created `0600`, its directory `0700`),
+//!   so lines from several opsai processes never tear or interleave. Lines are never rewritten.
+//! - Over `max_size_mb`, the live file is renamed to `audit.log.YYYYMMDD-HHMMSS` (plus `.N` when that
+//!   exists) under an `flock` on `audit.log.lock`; rotated files older than `retain_days` (by their last
+//!   write) are deleted. `max_size_mb = 0` never rotates; `retain_days = 0` keeps rotated files forever.
+
+mod files;
+mod read;
+#[cfg(test)]
+mod tests;
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use jiff::civil::DateTime;
+use thiserror::Error;
+
+use crate::protocol::Risk;
+use crate::redact::Redactor;
+
+/// How an action was confirmed, as the log writes it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Confirmed {
+    /// A human approved it (once, for the session, or after editing).
+    Yes,
+    /// Not run: refused by the policy, by the human, or for lack of a terminal.
+    No,
+    /// Ran without a prompt (Safe with `auto_approve_safe`, or `-y` for Medium).
+    Auto,
+    /// `--dry-run`: shown, not run.
+    DryRun,
+}
+
+impl Confirmed {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Confirmed::Yes => "yes",
+            Confirmed::No => "no",
+            Confirmed::Auto => "auto",
+            Confirmed::DryRun => "dry-run",
+        }
+    }
+}
+
+impl std::fmt::Display for Confirmed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One action, after its outcome. Redaction happens when it is written, not here.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRecord {
+    pub session: String,
+    /// The user's request that led to the action.
+    pub input: String,
+    /// `shell.run_command`, …
+    pub tool: String,
+    /// The command exactly as it ran (or would have).
+    pub command: String,
+    pub risk: Risk,
+    pub confirmed: Confirmed,
+    /// `None` when the command did not run or was killed by a signal before reporting.
+    pub exit: Option<i32>,
+    /// The output, or why it did not run; only the first 100 characters are kept.
+    pub output: String,
+}
+
+#[derive(Debug, Error)]
+pub enum AuditError {
+    #[error(
+        "cannot create the audit log directory {path}: {error}; create it, or set audit.log_path to a writable location"
+    )]
+    CreateDir { path: PathBuf, error: std::io::Error },
+    #[error(
+        "cannot open the audit log {path} for appending: {error}; make it writable, or set audit.log_path to a writable file"
+    )]
+    Open { path: PathBuf, error: std::io::Error },
+    #[error("cannot write to the audit log {path}: {error}; free some disk space or make the file writable")]
+    Write { path: PathBuf, error: std::io::Error },
+    #[error("cannot lock {path} to rotate the audit log: {error}; make the log's directory writable")]
+    Lock { path: PathBuf, error: std::io::Error },
+    #[error(
+        "cannot rotate the audit log {path} to {to}: {error}; make the log's directory writable or move the file away"
+    )]
+    Rotate { path: PathBuf, to: PathBuf, error: std::io::Error },
+    #[error("cannot read the audit log {path}: {error}; check that it is readable")]
+    Read { path: PathBuf, error: std::io::Error },
+}
+
+/// Characters of OUTPUT kept per line.
+const OUTPUT_CHARS: usize = 100;
+/// Characters of INPUT and CMD kept per line; longer ones end with `…[+N chars]`.
+const FIELD_CHARS: usize = 4096;
+/// Characters of SESSION and TOOL kept per line.
+const NAME_CHARS: usize = 200;
+/// Bytes of output redacted before OUTPUT is cut: enough for any secret that starts in the first 100 characters.
+const OUTPUT_WINDOW: usize = 16 * 1024;
+
+/// The audit log at one path. Holds no open file: each append opens, writes one line and closes, so it
+/// always writes to the current live file whatever other processes rotate. `Send + Sync`.
+#[derive(Debug)]
+pub struct AuditLog {
+    path: PathBuf,
+    /// Rotate when the live file has at least this many bytes; 0 never rotates.
+    max_bytes: u64,
+    /// Rotated files whose last write is older than this are deleted; `None` keeps them.
+    retain: Option<Duration>,
+    redactor: Arc<Redactor>,
+    /// Old rotated files are pruned once per process (on the first append), and after each rotation.
+    pruned: AtomicBool,
+}
+
+impl AuditLog {
+    /// `audit.log_path`, `audit.max_log_size_mb`, `audit.retain_days`. Touches nothing on disk.
+    pub fn new(path: PathBuf, max_size_mb: u64, retain_days: u64, redactor: Arc<Redactor>) -> Self {
+        Self::with_max_bytes(path, max_size_mb.saturating_mul(1024 * 1024), retain_days, redactor)
+    }
+
+    /// Like [`AuditLog::new`] with the size limit in bytes (tests rotate after a few lines).
+    pub fn with_max_bytes(path: PathBuf, max_bytes: u64, retain_days: u64, redactor: Arc<Redactor>) -> Self {
+        let retain = (retain_days > 0).then(|| Duration::from_secs(retain_days.saturating_mul(24 * 60 * 60)));
+        Self { path, max_bytes, retain, redactor, pruned: AtomicBool::new(false) }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one line stamped with the local time now.
+    pub fn append(&self, record: &AuditRecord) -> Result<(), AuditError> {
+        self.append_at(record, jiff::Zoned::now().datetime())
+    }
+
+    /// Appends one line stamped `at` (also the rotated file's name, if this append rotates).
+    pub fn append_at(&self, record: &AuditRecord, at: DateTime) -> Result<(), AuditError> {
+        let line = self.format_line(record, at);
+        self.rotate_if_full(at)?;
+        let file = files::open_append(&self.path)?;
+        write_once(&file, line.as_bytes()).map_err(|error| AuditError::Write { path: self.path.clone(), error })?;
+        if !self.pruned.swap(true, Ordering::Relaxed) {
+            // Best effort: an old file that cannot be deleted must not stop the audit.
+            let _ = self.prune_rotated();
+        }
+        Ok(())
+    }
+
+    /// Opens the log for appending (creating it and its directory) without writing: when this fails,
+    /// nothing above Safe may run.
+    pub fn check_writable(&self) -> Result<(), AuditError> {
+        files::open_append(&self.path).map(drop)
+    }
+
+    /// One record as its line, newline included.
+    fn format_line(&self, record: &AuditRecord, at: DateTime) -> String {
+        let redact = |text: &str| self.redactor.redact(text);
+        let output_window = &record.output[..floor_char_boundary(&record.output, OUTPUT_WINDOW)];
+        let output: String = redact(output_window).chars().take(OUTPUT_CHARS).collect();
+        let exit = record.exit.map_or_else(|| "-".to_owned(), |code| code.to_string());
+        let mut line = String::with_capacity(256 + record.input.len() + record.command.len());
+        let _ = write!(line, "[{}] SESSION: ", at.strftime("%Y-%m-%d %H:%M:%S"));
+        escape_into(&mut line, &redact(&record.session), NAME_CHARS, false);
+        line.push_str(" | INPUT: \"");
+        escape_into(&mut line, &redact(&record.input), FIELD_CHARS, true);
+        line.push_str("\" | TOOL: ");
+        escape_into(&mut line, &redact(&record.tool), NAME_CHARS, false);
+        line.push_str(" | CMD: \"");
+        escape_into(&mut line, &redact(&record.command), FIELD_CHARS, true);
+        let _ = write!(line, "\" | RISK: {} | CONFIRMED: {} | EXIT: {exit} | OUTPUT: ", record.risk, record.confirmed);
+        escape_into(&mut line, &output, OUTPUT_CHARS, false);
+        line.push('\n');
+        line
+    }
+}
+
+/// The whole line in one `write(2)`: with `O_APPEND` the kernel places it at the end atomically.
+/// A short write (disk full, a signal) is finished with further writes rather than losing the rest.
+fn write_once(mut file: &std::fs::File, mut bytes: &[u8]) -> std::io::Result<()> {
+    while !bytes.is_empty() {
+        match file.write(bytes) {
+            Ok(0) => return Err(std::io::ErrorKind::WriteZero.into()),
+            Ok(written) => bytes = &bytes[written..],
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
+/// Appends `text` escaped so it stays on one line and cannot drive a terminal: `\` `\n` `\r` `\t`,
+/// `"` when `quoted`, other control, bidi and zero-width characters as `\u{…}`. Keeps at most `max`
+/// characters of `text`, then says how many were left out.
+fn escape_into(out: &mut String, text: &str, max: usize, quoted: bool) {
+    for (kept, c) in text.chars().enumerate() {
+        if kept == max {
+            let _ = write!(out, "…[+{} chars]", text.chars().count() - max);
+            return;
+        }
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' if quoted => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c.is_control() || is_invisible(c) => {
+                let _ = write!(out, "\\u{{{:x}}}", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+}
+
+/// Line and paragraph separators, bidi controls, zero-width characters and the BOM.
+fn is_invisible(c: char) -> bool {
+    matches!(c, '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+}
+
+/// The largest char boundary at or below `index`.
+fn floor_char_boundary(text: &str, index: usize) -> usize {
+    if index >= text.len() {
+        return text.len();
+    }
+    (0..=index).rev().find(|&i| text.is_char_boundary(i)).unwrap_or(0)
+}

@@ -1,0 +1,97 @@
+//! The one-shot agent on a real terminal: a person types `yes` to a High prompt, declines a Medium
+//! one, and presses Ctrl-C while a command runs or while the model is thinking.
+
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::support::TestEnv;
+use crate::support::mock_llm::*;
+use crate::support::pty::PtySession;
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn start(env: &TestEnv, mock: &MockLlm, args: &[&str]) -> PtySession {
+    let vars = vec![
+        ("PATH", std::env::var("PATH").unwrap_or_default()),
+        ("OPSAI_HOME", env.opsai_home().display().to_string()),
+        ("HOME", env.user_home().display().to_string()),
+        ("OPSAI_BASE_URL", mock.base_url()),
+        ("NO_COLOR", "1".to_owned()),
+    ];
+    PtySession::spawn(env!("CARGO_BIN_EXE_opsai"), args, &vars, env.user_home())
+}
+
+fn audit(env: &TestEnv) -> String {
+    std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
+}
+
+#[test]
+fn seed_000_cleanup_with_the_delete_confirmed_by_typing_yes() {
+    let env = TestEnv::new();
+    let logs = env.user_home().join("logs");
+    std::fs::create_dir_all(logs.join("old")).unwrap();
+    std::fs::write(logs.join("old/app.log.1"), "x".repeat(2048)).unwrap();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "du -sh logs/*", "why": "find what is big"})),
+        reply_tool_call("c2", "run_command", json!({"command": "ls -la logs/old", "why": "check before deleting"})),
+        reply_tool_call("c3", "run_command", json!({"command": "rm -rf logs/old", "why": "free the space"})),
+        reply_text("Deleted logs/old."),
+    ]);
+    let mut session = start(&env, &mock, &["clean up old logs"]);
+    session.expect("Type yes to run it", LIMIT);
+    assert!(session.screen().contains("[HIGH] rm -rf logs/old"), "{}", session.screen());
+    session.send("yes\r");
+    session.expect("Deleted logs/old.", LIMIT);
+    assert_eq!(session.wait(LIMIT), 0);
+    assert!(!logs.join("old").exists());
+    let log = audit(&env);
+    assert_eq!(log.lines().count(), 3, "{log}");
+    assert!(log.contains("CMD: \"rm -rf logs/old\" | RISK: high | CONFIRMED: yes | EXIT: 0"), "{log}");
+    mock.chat_requests()[3].assert_tool_calls_answered();
+}
+
+#[test]
+fn declining_tells_the_model_and_it_adapts() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "touch marker.txt"})),
+        reply_text("Understood, I did not create it."),
+    ]);
+    let mut session = start(&env, &mock, &["make a marker"]);
+    session.expect("[n] no", LIMIT);
+    session.send("n\r");
+    session.expect("Understood", LIMIT);
+    assert_eq!(session.wait(LIMIT), 0);
+    assert!(!env.user_home().join("marker.txt").exists());
+    assert_eq!(mock.chat_requests()[1].tool_result("c1").as_deref(), Some("the user declined to run this command"));
+}
+
+#[test]
+fn ctrl_c_interrupts_the_running_command_and_the_model_is_told() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "echo started; sleep 30; echo finished"})),
+        reply_text("The command was interrupted."),
+    ]);
+    let started = Instant::now();
+    let mut session = start(&env, &mock, &["wait a while"]);
+    session.expect("started", LIMIT);
+    session.send("\x03");
+    session.expect("The command was interrupted.", LIMIT);
+    assert_eq!(session.wait(LIMIT), 0);
+    assert!(started.elapsed() < Duration::from_secs(20), "the sleep was not interrupted");
+    let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
+    assert!(observation.contains("interrupted"), "{observation}");
+    assert!(!observation.contains("finished"));
+}
+
+#[test]
+fn ctrl_c_while_the_model_is_thinking_cancels_with_130() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_hang_before_head()]);
+    let mut session = start(&env, &mock, &["anything"]);
+    session.expect("Thinking", LIMIT);
+    session.send("\x03");
+    assert_eq!(session.wait(LIMIT), 130);
+}
