@@ -255,14 +255,9 @@ fn shown_value(name: &str, value: &str) -> String {
     if short.len() < value.len() { format!("{short}…") } else { short }
 }
 
-/// Whether a variable's name says its value is a secret. One place, so it can defer to
-/// `crate::redact` once that lands.
+/// One definition of "secret-looking variable name": the redactor's.
 pub fn is_secret_name(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    const MARKERS: &[&str] =
-        &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "AUTH", "SESSION", "COOKIE"];
-    MARKERS.iter().any(|marker| upper.contains(marker))
-        && !matches!(upper.as_str(), "KEYMAP" | "OPSAI_KEYMAP" | "SSH_AUTH_SOCK")
+    crate::redact::is_secret_name(name)
 }
 
 fn spawn_git_dirty(git: PathBuf, root: PathBuf) -> Receiver<Option<bool>> {
