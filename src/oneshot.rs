@@ -9,7 +9,7 @@ use crate::app::Paths;
 use crate::approval::{Approver, NoApprover, TerminalApprover};
 use crate::cli::RunArgs;
 use crate::config::{Config, LlmField};
-use crate::context::EnvContext;
+use crate::context::{ContextInput, EnvContext, PendingContext};
 use crate::exec::pty::PtyExecutor;
 use crate::llm::openai::OpenAiClient;
 use crate::protocol::TurnOutcome;
@@ -17,6 +17,10 @@ use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::tools::{Registry, RunMode, RunState, Services};
 use crate::ui::render::{Renderer, Style};
+
+/// How long the first request may wait for slow probes (`git status` in a big repository): the
+/// model is better served by an answer now than by knowing whether the tree is dirty.
+const PROBE_BUDGET: Duration = Duration::from_millis(1);
 
 /// The audit log as configured.
 pub fn audit_log(config: &Config, paths: &Paths) -> AuditLog {
@@ -29,6 +33,10 @@ pub fn audit_log(config: &Config, paths: &Paths) -> AuditLog {
 }
 
 pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
+    // The slow probes (git status) overlap the rest of start-up; they get a few ms at most.
+    let mut input = ContextInput::from_process(&paths.home);
+    input.probe_budget = PROBE_BUDGET;
+    let context = EnvContext::start(&input);
     let (mut config, _) = Config::load_or_create(&paths.home)?;
     config.apply_process_env()?;
     if let Some(model) = &args.model {
@@ -38,10 +46,10 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
         config.set_override(LlmField::BaseUrl, url.trim_end_matches('/').to_owned(), "--base-url");
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(turn(paths, args, config))
+    runtime.block_on(turn(paths, args, config, context))
 }
 
-async fn turn(paths: &Paths, args: &RunArgs, config: Config) -> anyhow::Result<u8> {
+async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingContext) -> anyhow::Result<u8> {
     let task = args.task.join(" ");
     let redactor = Redactor::from_process_env();
     let audit = audit_log(&config, paths);
@@ -60,7 +68,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config) -> anyhow::Result<u
         None => &NoApprover,
     };
     let interrupts = Interrupts::default();
-    let context = EnvContext::for_process(&paths.home);
+    let context = context.finish();
     let mut agent = Agent {
         model: &model,
         services: Services {
