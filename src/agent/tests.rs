@@ -357,7 +357,6 @@ fn repeated_call_ids_are_made_unique_so_each_observation_answers_one_call() {
     let last = run.requests.last().unwrap();
     let ids: Vec<String> = tool_messages(last).into_iter().map(|(id, _)| id).collect();
     assert_eq!(ids, ["call_1", "call_1_2"]);
-    let call_ids: Vec<String> =
-        last.messages.iter().flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone())).collect();
+    let call_ids: Vec<String> = last.messages.iter().flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone())).collect();
     assert_eq!(call_ids, ids);
 }

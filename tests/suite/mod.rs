@@ -1,7 +1,7 @@
 //! Integration suites, one module per user-facing area.
 
+mod agent_cli;
+mod agent_pty;
 mod config_cli;
 mod llm_client;
 mod policy_cli;
-mod agent_cli;
-mod agent_pty;
