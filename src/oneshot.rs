@@ -112,18 +112,18 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
             }
         }
     };
+    // Registered before anything is shown, so a Ctrl-C is never the default "kill" instead.
+    let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     if let Ok(mut renderer) = renderer.lock() {
         renderer.waiting();
     }
     let ctrl_c = {
         let interrupts = &interrupts;
         async move {
-            loop {
-                if tokio::signal::ctrl_c().await.is_err() {
-                    std::future::pending::<()>().await;
-                }
+            while sigint.recv().await.is_some() {
                 interrupts.interrupt();
             }
+            std::future::pending::<()>().await;
         }
     };
     let mut history = Vec::new();
