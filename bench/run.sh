@@ -38,6 +38,31 @@ read -r a_median a_min a_max < <(
 )
 [[ -n ${a_median:-} ]] || { echo "bench/run.sh: no BENCH line from the assess bench" >&2; exit 1; }
 
+echo "==> cargo bench --bench agent"
+cargo bench --locked --quiet --bench agent 2>&1 | tee "$WORK/agent.txt"
+read -r f_median f_min f_max < <(sed -n 's/^BENCH first_request_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\)$/\1 \2 \3/p' "$WORK/agent.txt")
+read -r s_median s_min s_max < <(sed -n 's/^BENCH step_overhead_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\)$/\1 \2 \3/p' "$WORK/agent.txt")
+[[ -n ${f_median:-} && -n ${s_median:-} ]] || { echo "bench/run.sh: no BENCH lines from the agent bench" >&2; exit 1; }
+
+echo "==> cargo bench --bench exec"
+EXEC_BENCH_RUNS=${EXEC_BENCH_RUNS:-3} cargo bench --locked --quiet --bench exec 2>&1 | tee "$WORK/exec.txt"
+read -r x_mb x_script x_ratio x_rss < <(sed -n 's/^BENCH exec_mb_s=\([0-9.]*\) script_mb_s=\([0-9.]*\) ratio=\([0-9.]*\) peak_rss_mb=\([0-9.]*\).*$/\1 \2 \3 \4/p' "$WORK/exec.txt")
+[[ -n ${x_mb:-} ]] || { echo "bench/run.sh: no BENCH line from the exec bench" >&2; exit 1; }
+
+# Peak RSS of the real opsai process through a whole turn whose command prints 200 MB.
+rss_kb=unavailable
+if [[ -x /usr/bin/time ]] && command -v python3 >/dev/null; then
+    echo "==> peak RSS of opsai running 'head -c 200M /dev/zero | base64'"
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    python3 bench/instant_llm.py "$port" "head -c 200M /dev/zero | base64" &
+    mock=$!
+    for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    rss_kb=$(OPSAI_BASE_URL="http://127.0.0.1:$port/v1" OPSAI_NONINTERACTIVE=1 \
+        /usr/bin/time -f %M "$BIN" -q "print a lot" 2>&1 >/dev/null | tail -1)
+    kill "$mock" 2>/dev/null || true
+fi
+rss_mb=$(awk -v k="$rss_kb" 'BEGIN { if (k ~ /^[0-9]+$/) printf "%.1f", k / 1024; else print "n/a" }')
+
 # --- process wall time ------------------------------------------------------------------------
 
 if ! command -v hyperfine >/dev/null 2>&1 && [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
@@ -91,6 +116,10 @@ verdict() { # VALUE OP TARGET
 }
 a_verdict=$(verdict "$a_median" ">=" "$ASSESS_TARGET")
 w_verdict=$(verdict "$w_median" "<=" "$WALL_TARGET_MS")
+f_verdict=$(verdict "$f_median" "<=" 10)
+s_verdict=$(verdict "$s_median" "<=" 2)
+x_verdict=$(verdict "$x_ratio" ">=" 0.8)
+r_verdict=$( [[ $rss_mb == n/a ]] && echo "not measured" || verdict "$rss_mb" "<=" 20)
 
 group() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; } # 1234567 -> 1,234,567
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
@@ -107,6 +136,10 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 |---|---|---|---|---|---|
 | \`policy::assess\` throughput, in process, ${corpus:-?} typical one-liners | $(group "$a_median") commands/s | $(group "$a_min") – $(group "$a_max") /s | — | ≥ $(group "$ASSESS_TARGET")/s | $a_verdict |
 | \`opsai policy check 'ls -la'\` wall time per process, $RUNS runs | $w_median ms | $w_min – $w_max ms | \`/bin/true\`: $t_median ms ($t_min – $t_max); opsai/true = ${ratio}× | ≤ $WALL_TARGET_MS ms | $w_verdict |
+| one-shot: process start → first request byte, instant mock (benches/agent.rs) | $f_median ms | $f_min – $f_max ms | — | ≤ 10 ms | $f_verdict |
+| agent overhead per step, instant model and executor (benches/agent.rs) | $s_median ms | $s_min – $s_max ms | — | ≤ 2 ms | $s_verdict |
+| PTY executor throughput, \`head -c 200M /dev/zero \| base64\` (benches/exec.rs) | $x_mb MB/s | — | \`script -qc\`: $x_script MB/s; ratio $x_ratio | ≥ 0.8× script | $x_verdict |
+| peak RSS of \`opsai\` through a turn whose command prints 200 MB (GNU time) | $rss_mb MB | — | — | ≤ 20 MB | $r_verdict |
 
 - Machine: $(nproc) cores, $(uname -m), ${cpu:-unknown CPU}, Linux $(uname -r)
 - Toolchain: $(rustc --version)

@@ -231,3 +231,46 @@ fn eight_processes_share_the_audit_log_without_losing_or_tearing_a_line() {
     }
     assert!(started.elapsed() < Duration::from_secs(60));
 }
+
+#[test]
+fn seed_003_report_pdf_find_then_size() {
+    let env = TestEnv::new();
+    let docs = env.user_home().join("documents");
+    std::fs::create_dir(&docs).unwrap();
+    std::fs::write(docs.join("report.pdf"), vec![b'%'; 2500]).unwrap();
+    let mock = MockLlm::start([
+        reply_tool_call("call_123", "run_command", run("find . -name report.pdf -type f")),
+        reply_tool_call("call_456", "run_command", run("ls -l ./documents/report.pdf")),
+        reply_text("report.pdf is in ./documents and is 2500 bytes."),
+    ]);
+    opsai(&env, &mock).arg("找找当前目录下有没有叫做 report.pdf 的文件，然后告诉我它的大小").assert().success();
+    let last = &mock.chat_requests()[2];
+    last.assert_tool_calls_answered();
+    assert!(last.tool_result("call_123").unwrap().contains("./documents/report.pdf"));
+    assert!(last.tool_result("call_456").unwrap().contains("2500"));
+    let first = mock.chat_requests()[0].json();
+    assert_eq!(first["messages"][1]["content"], "找找当前目录下有没有叫做 report.pdf 的文件，然后告诉我它的大小");
+}
+
+#[test]
+fn three_server_errors_end_with_a_clean_message() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_server_error(), reply_server_error(), reply_server_error()]);
+    opsai(&env, &mock)
+        .arg("x")
+        .assert()
+        .code(1)
+        .stdout("")
+        .stderr(predicate::str::contains("HTTP 500").and(predicate::str::contains("panicked").not()));
+    assert_eq!(mock.chat_requests().len(), 3);
+}
+
+#[test]
+fn a_hanging_model_times_out_with_a_message() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"timeout": 1}}"#);
+    let mock = MockLlm::start([reply_hang_before_head()]);
+    let started = Instant::now();
+    opsai(&env, &mock).arg("x").assert().code(1).stderr(predicate::str::contains("did not answer within 1 s"));
+    assert!(started.elapsed() < Duration::from_secs(15));
+}
