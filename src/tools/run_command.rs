@@ -164,7 +164,7 @@ async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
     };
     let observation = match result {
         Ok(result) => {
-            let output = services.redactor.redact(&result.output);
+            let output = scrub_cut_edges(&services.redactor.redact(&result.output));
             let status = if result.timed_out {
                 ObservationStatus::TimedOut
             } else if result.interrupted {
@@ -311,6 +311,35 @@ pub fn grant_key(assessment: &Assessment) -> Option<String> {
     Some(format!("{program} {sub}"))
 }
 
+/// The capture keeps a head and a tail; a secret cut in half at either edge no longer matches any
+/// pattern, so a long token touching the truncation marker is replaced whole.
+fn scrub_cut_edges(text: &str) -> String {
+    const MIN_TOKEN: usize = 12;
+    let Some(start) = text.find("\n... [") else { return text.to_owned() };
+    let Some(end) = text[start..].find(" bytes truncated] ...\n").map(|i| start + i + " bytes truncated] ...\n".len())
+    else {
+        return text.to_owned();
+    };
+    let (head, marker, tail) = (&text[..start], &text[start..end], &text[end..]);
+    let head_cut = head.rfind(char::is_whitespace).map_or(0, |i| i + 1);
+    let tail_cut = tail.find(char::is_whitespace).unwrap_or(tail.len());
+    let mut out = String::with_capacity(text.len());
+    out.push_str(&head[..head_cut]);
+    if head.len() - head_cut >= MIN_TOKEN {
+        out.push_str("[REDACTED:cut]");
+    } else {
+        out.push_str(&head[head_cut..]);
+    }
+    out.push_str(marker);
+    if tail_cut >= MIN_TOKEN {
+        out.push_str("[REDACTED:cut]");
+    } else {
+        out.push_str(&tail[..tail_cut]);
+    }
+    out.push_str(&tail[tail_cut..]);
+    out
+}
+
 fn resolve(base: &Path, dir: &str) -> PathBuf {
     let expanded = match dir.strip_prefix("~") {
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {
@@ -319,4 +348,21 @@ fn resolve(base: &Path, dir: &str) -> PathBuf {
         _ => PathBuf::from(dir),
     };
     if expanded.is_absolute() { expanded } else { base.join(expanded) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::scrub_cut_edges;
+
+    #[test]
+    fn tokens_cut_by_truncation_are_scrubbed() {
+        let text = "ok line\nkey ghp_abcdefghij\n... [100 bytes truncated] ...\nklmnopqrstuv0123 tail\nshort\n";
+        assert_eq!(
+            scrub_cut_edges(text),
+            "ok line\nkey [REDACTED:cut]\n... [100 bytes truncated] ...\n[REDACTED:cut] tail\nshort\n"
+        );
+        let plain = "a b\n... [5 bytes truncated] ...\nc d\n";
+        assert_eq!(scrub_cut_edges(plain), plain);
+        assert_eq!(scrub_cut_edges("no marker here"), "no marker here");
+    }
 }
