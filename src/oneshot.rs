@@ -45,7 +45,7 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     if let Some(url) = &args.base_url {
         config.set_override(LlmField::BaseUrl, url.trim_end_matches('/').to_owned(), "--base-url");
     }
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(turn(paths, args, config, context))
 }
 
