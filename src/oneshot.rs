@@ -126,10 +126,20 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
             std::future::pending::<()>().await;
         }
     };
+    let spinner = async {
+        let mut ticks = tokio::time::interval(Duration::from_millis(120));
+        loop {
+            ticks.tick().await;
+            if let Ok(mut renderer) = renderer.lock() {
+                renderer.tick();
+            }
+        }
+    };
     let mut history = Vec::new();
     let outcome = tokio::select! {
         outcome = agent.run_turn(&mut history, &task, &mut on_event) => outcome,
         () = ctrl_c => unreachable_turn(),
+        () = spinner => unreachable_turn(),
     };
     let refused = agent.state.refused_without_terminal;
     Ok(match outcome {
@@ -143,7 +153,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
     })
 }
 
-/// The Ctrl-C loop never finishes on its own.
+/// The Ctrl-C and spinner loops never finish on their own.
 fn unreachable_turn() -> Result<TurnOutcome, crate::agent::AgentError> {
     Ok(TurnOutcome::Aborted)
 }

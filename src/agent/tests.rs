@@ -113,6 +113,7 @@ struct Scenario {
     output: fn(&str) -> (i32, String),
     max_iterations: u32,
     env: Vec<(String, String)>,
+    audit_broken: bool,
 }
 
 impl Scenario {
@@ -125,13 +126,21 @@ impl Scenario {
             output: |command| (0, format!("ran {command}\n")),
             max_iterations: 10,
             env: vec![],
+            audit_broken: false,
         }
     }
 
     fn run(self, task: &str) -> Run {
         let dir = tempfile::tempdir().unwrap();
         let redactor = Arc::new(Redactor::new(self.env.clone()));
-        let audit = AuditLog::new(dir.path().join("audit.log"), 10, 90, redactor.clone());
+        let audit_path = if self.audit_broken {
+            // A regular file where the log's directory should be: the log cannot be written.
+            std::fs::write(dir.path().join("not-a-dir"), "").unwrap();
+            dir.path().join("not-a-dir/audit.log")
+        } else {
+            dir.path().join("audit.log")
+        };
+        let audit = AuditLog::new(audit_path, 10, 90, redactor.clone());
         let model = FakeModel::new(self.replies);
         let executor = FakeExecutor { ran: Mutex::new(vec![]), output: self.output };
         let scripted = self.approver.map(ScriptedApprover::new);
@@ -359,4 +368,15 @@ fn repeated_call_ids_are_made_unique_so_each_observation_answers_one_call() {
     assert_eq!(ids, ["call_1", "call_1_2"]);
     let call_ids: Vec<String> = last.messages.iter().flat_map(|m| m.tool_calls.iter().map(|c| c.id.clone())).collect();
     assert_eq!(call_ids, ids);
+}
+
+#[test]
+fn an_unwritable_audit_log_stops_everything_above_safe() {
+    let mut scenario = Scenario::new(vec![Ok(call("c1", "ls")), Ok(call("c2", "touch x")), Ok(answer("done"))]);
+    scenario.mode.approve_medium = true;
+    scenario.audit_broken = true;
+    let run = scenario.run("x");
+    assert_eq!(run.ran, vec!["ls"], "safe still runs; medium is refused even with -y");
+    let refusal = &tool_messages(&run.requests[2])[1].1;
+    assert!(refusal.starts_with("refused: the audit log cannot be written"), "{refusal}");
 }

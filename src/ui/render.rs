@@ -25,13 +25,17 @@ pub struct Renderer<O: Write, E: Write> {
     at_line_start: bool,
     /// Reasoning was streamed on the current line.
     in_thought: bool,
+    /// Which spinner frame is showing.
+    frame: usize,
 }
+
+const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
 const GUTTER: &str = "  │ ";
 
 impl<O: Write, E: Write> Renderer<O, E> {
     pub fn new(style: Style, out: O, err: E) -> Self {
-        Self { style, out, err, spinner_shown: false, at_line_start: true, in_thought: false }
+        Self { style, out, err, spinner_shown: false, at_line_start: true, in_thought: false, frame: 0 }
     }
 
     fn paint(&self, code: &str, text: &str) -> String {
@@ -46,11 +50,24 @@ impl<O: Write, E: Write> Renderer<O, E> {
         if let Style::Human { spinner: true, .. } = self.style
             && !self.spinner_shown
         {
-            let line = self.paint("2", "⠋ Thinking…");
-            let _ = write!(self.err, "{line}");
-            let _ = self.err.flush();
             self.spinner_shown = true;
+            self.draw_spinner();
         }
+    }
+
+    /// Advances the spinner, if one is showing (called on a timer).
+    pub fn tick(&mut self) {
+        if self.spinner_shown {
+            self.frame = (self.frame + 1) % FRAMES.len();
+            self.draw_spinner();
+        }
+    }
+
+    /// One write per frame: back to the line start, the frame, then the text.
+    fn draw_spinner(&mut self) {
+        let line = self.paint("2", &format!("{} Thinking…", FRAMES[self.frame]));
+        let _ = write!(self.err, "\r{line}");
+        let _ = self.err.flush();
     }
 
     fn clear_spinner(&mut self) {
@@ -265,6 +282,21 @@ mod tests {
         assert_eq!(lines[1]["type"], "tool_call");
         assert_eq!(lines[1]["args"]["command"], "du -sh /var/log");
         assert_eq!(lines[3]["status"], "ran");
+    }
+
+    #[test]
+    fn the_spinner_animates_in_place_and_is_erased_before_output() {
+        let mut out = Vec::new();
+        let mut err = Vec::new();
+        {
+            let mut renderer = Renderer::new(Style::Human { color: false, spinner: true }, &mut out, &mut err);
+            renderer.waiting();
+            renderer.tick();
+            renderer.handle(&AgentEvent::Answer { text: "hi".into() }).unwrap();
+            renderer.tick();
+        }
+        assert_eq!(String::from_utf8(err).unwrap(), "\r⠋ Thinking…\r⠙ Thinking…\r\x1b[2K");
+        assert_eq!(String::from_utf8(out).unwrap(), "hi\n");
     }
 
     #[test]
