@@ -304,6 +304,12 @@ const WITH_SUBCOMMANDS: &[&str] = &[
 pub fn grant_key(assessment: &Assessment) -> Option<String> {
     let [argv] = assessment.commands.as_slice() else { return None };
     let program = argv.first()?;
+    // `commands` looks through wrappers; a grant for `rm` must not cover `sudo rm`, so only a
+    // command line that starts with the program itself can be granted.
+    let first_word = assessment.sanitized.split_whitespace().next()?;
+    if first_word.rsplit('/').next() != Some(program.as_str()) {
+        return None;
+    }
     if !WITH_SUBCOMMANDS.contains(&program.as_str()) {
         return Some(program.clone());
     }
@@ -353,6 +359,18 @@ fn resolve(base: &Path, dir: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::scrub_cut_edges;
+
+    #[test]
+    fn grants_never_cover_a_wrapped_command() {
+        use super::grant_key;
+        use crate::policy::{PolicyConfig, assess};
+        let grant = |command: &str| grant_key(&assess(command, &PolicyConfig::default()));
+        assert_eq!(grant("git commit -m x").as_deref(), Some("git commit"));
+        assert_eq!(grant("rm notes.txt").as_deref(), Some("rm"));
+        assert_eq!(grant("sudo rm notes.txt"), None);
+        assert_eq!(grant("env X=1 git commit -m x"), None);
+        assert_eq!(grant("touch a && touch b"), None);
+    }
 
     #[test]
     fn tokens_cut_by_truncation_are_scrubbed() {
