@@ -50,9 +50,9 @@ const RUNS_PROGRAM: &str = "an option that runs another program";
 /// name(s) → rule. Read top to bottom: safe readers, then writers, then the dangerous.
 pub static PROGRAMS: &[(&[&str], Rule)] = &[
     // ── Read-only: files, text, search ─────────────────────────────────────────────────────
-    (&["ls", "dir", "vdir", "tree", "exa", "eza", "pwd", "stat", "file", "du", "df", "realpath", "readlink"], ReadOnly),
+    (&["ls", "dir", "vdir", "exa", "eza", "pwd", "stat", "file", "du", "df", "realpath", "readlink"], ReadOnly),
     (&["basename", "dirname", "pathchk", "cat", "tac", "head", "tail", "wc", "nl", "fold", "fmt", "column"], ReadOnly),
-    (&["paste", "join", "comm", "cut", "tr", "rev", "expand", "unexpand", "diff", "diff3", "cmp", "sdiff"], ReadOnly),
+    (&["paste", "join", "comm", "cut", "tr", "rev", "expand", "unexpand", "diff", "diff3", "cmp"], ReadOnly),
     (
         &["colordiff", "grep", "egrep", "fgrep", "zgrep", "zegrep", "zcat", "bzcat", "xzcat", "zstdcat", "zdiff"],
         ReadOnly,
@@ -67,6 +67,26 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
         ReadOnly,
     ),
     (&["less", "more", "most", "zless", "zmore"], Custom(text::pager)),
+    (
+        &["ss"],
+        ReadOnlyUnless(&[veto(Short('K'), Medium, "kills sockets"), veto(Long("--kill"), Medium, "kills sockets")]),
+    ),
+    (
+        &["arp"],
+        ReadOnlyUnless(&[
+            veto(Short('d'), Medium, "changes the ARP table"),
+            veto(Short('s'), Medium, "changes the ARP table"),
+            veto(Short('f'), Medium, "changes the ARP table"),
+        ]),
+    ),
+    (&["tree"], ReadOnlyUnless(&[veto(Short('o'), Medium, "writes its output to a file")])),
+    (
+        &["sdiff"],
+        ReadOnlyUnless(&[
+            veto(Short('o'), Medium, "writes a merged file"),
+            veto(Long("--output"), Medium, "writes a merged file"),
+        ]),
+    ),
     (&["hash"], ReadOnlyUnless(&[veto(Short('p'), Medium, "rebinds a command name to another program")])),
     (&["alias", "umask"], Fixed(Medium, "changes how later commands in this shell behave")),
     (
@@ -88,7 +108,7 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
         ]),
     ),
     (&["sort"], Custom(files::sort)),
-    (&["xxd"], ReadOnlyUnless(&[veto(Short('r'), Medium, "reverses a dump into a file")])),
+    (&["xxd"], Custom(files::uniq)),
     (
         &["yq"],
         ReadOnlyUnless(&[
@@ -107,7 +127,7 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["pidstat", "sar", "free", "uptime", "w", "who", "whoami", "id", "groups", "logname", "users", "last"], ReadOnly),
     (&["lastlog", "uname", "arch", "nproc", "lscpu", "lsmem", "lspci", "lsusb", "lsmod", "lsblk", "blkid"], ReadOnly),
     (&["findmnt", "lsns", "lsipc", "lslocks", "getconf", "getent", "hostid", "tty", "locale", "cal"], ReadOnly),
-    (&["printenv", "lsof", "ss", "netstat", "arp", "nslookup", "host", "dig", "drill", "whois"], ReadOnly),
+    (&["printenv", "lsof", "netstat", "nslookup", "host", "dig", "drill", "whois"], ReadOnly),
     (&["ping", "ping6", "traceroute", "traceroute6", "tracepath", "mtr", "sensors", "systemd-analyze"], ReadOnly),
     (&["nm", "objdump", "readelf", "size", "history"], Custom(system::read_only_with_history)),
     (

@@ -58,6 +58,7 @@ pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "sysctl"
             if inv.has_short('w')
                 || inv.has_short('p')
+                || inv.has_short('f')
                 || inv.has_long("--load")
                 || inv.has_long("--system")
                 || positionals.iter().any(|w| w.text.contains('=')) =>
@@ -88,7 +89,8 @@ fn date_sets_clock(inv: &Invocation) -> bool {
 pub fn mounts<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let listing = inv.args.is_empty()
         || inv.has_word(&["-l", "--list", "-s", "--summary", "--show", "-h", "--help", "-V", "--version"]);
-    if listing && inv.positionals().is_empty() {
+    let everything = inv.has_short('a') || inv.has_long("--all");
+    if listing && !everything && inv.positionals().is_empty() {
         return Verdict::SAFE.into();
     }
     match inv.name {
@@ -101,8 +103,10 @@ pub fn mounts<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// `ip`: `show`/`list`/`get` read; `down`, `flush` and deletions can cut this host off the network.
 pub fn ip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    let start =
-        skip_options(inv.args, &["-n", "-netns", "-b", "-batch", "-rc", "-rcvbuf", "-f", "-family", "-l", "-loops"]);
+    if inv.has_word(&["-b", "-batch", "-force"]) {
+        return Verdict::medium("runs ip commands from a file or stdin").into();
+    }
+    let start = skip_options(inv.args, &["-n", "-netns", "-rc", "-rcvbuf", "-f", "-family", "-l", "-loops"]);
     let rest: Vec<&str> = inv.args.get(start..).unwrap_or(&[]).iter().map(|w| w.text.as_str()).collect();
     let Some(object) = rest.first() else {
         return Verdict::SAFE.into();
@@ -272,7 +276,7 @@ pub fn crontab<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_short('r') {
         return Verdict::high("removes all cron jobs").into();
     }
-    if inv.has_short('l') {
+    if inv.has_short('l') && inv.positionals().is_empty() {
         return Verdict::SAFE.into();
     }
     Verdict::high("installs cron jobs (commands that run on a schedule)").into()

@@ -18,18 +18,8 @@ pub fn sed<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_short('f') || inv.has_long("--file") {
         return Verdict::medium("runs a sed script from a file").into();
     }
-    let scripts: Vec<&str> = if has_expression(inv) {
-        let texts: Vec<&str> = inv.texts().collect();
-        texts
-            .iter()
-            .enumerate()
-            .filter_map(|(i, t)| match *t {
-                "-e" | "--expression" => texts.get(i + 1).copied(),
-                t => t.strip_prefix("--expression="),
-            })
-            .collect()
-    } else {
-        inv.positionals().first().map(|w| w.text.as_str()).into_iter().collect()
+    let Some(scripts) = sed_scripts(inv) else {
+        return Verdict::medium("a sed option that could not be read").into();
     };
     for script in scripts {
         match sed_effect(script) {
@@ -44,6 +34,65 @@ pub fn sed<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         }
     }
     Verdict::SAFE.into()
+}
+
+/// The sed scripts of an invocation: `-e S`, `-eS`, `-ne S`, `--expression=S` (and its GNU
+/// abbreviations), else the first positional. `None` when an option is not understood.
+fn sed_scripts<'a>(inv: &Invocation<'a>) -> Option<Vec<&'a str>> {
+    const FLAGS: &str = "nEruszl";
+    let mut scripts = Vec::new();
+    let mut positional = None;
+    let mut i = 0;
+    while let Some(word) = inv.args.get(i) {
+        let text = word.text.as_str();
+        i += 1;
+        if text == "--" {
+            positional = positional.or(inv.args.get(i).map(|w| w.text.as_str()));
+            break;
+        }
+        if let Some(long) = text.strip_prefix("--") {
+            let (name, value) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
+            if name.len() >= 2 && "expression".starts_with(name) {
+                scripts.push(match value {
+                    Some(value) => value,
+                    None => {
+                        i += 1;
+                        inv.args.get(i - 1)?.text.as_str()
+                    }
+                });
+            } else if ![
+                "quiet", "silent", "posix", "debug", "sandbox", "null-data", "regexp-extended", "separate",
+                "unbuffered", "line-length",
+            ]
+            .iter()
+            .any(|known| name.len() >= 3 && known.starts_with(name))
+            {
+                return None;
+            }
+        } else if let Some(cluster) = text.strip_prefix('-').filter(|c| !c.is_empty()) {
+            for (offset, flag) in cluster.char_indices() {
+                if flag == 'e' {
+                    let rest = &cluster[offset + 1..];
+                    if rest.is_empty() {
+                        i += 1;
+                        scripts.push(inv.args.get(i - 1)?.text.as_str());
+                    } else {
+                        scripts.push(rest);
+                    }
+                    break;
+                }
+                if !FLAGS.contains(flag) {
+                    return None;
+                }
+            }
+        } else if positional.is_none() {
+            positional = Some(text);
+        }
+    }
+    if scripts.is_empty() {
+        scripts.extend(positional);
+    }
+    Some(scripts)
 }
 
 fn has_expression(inv: &Invocation) -> bool {
@@ -181,8 +230,12 @@ pub fn awk<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             continue;
         }
         match word.text.as_str() {
-            "-F" | "-v" | "-i" | "-l" | "--field-separator" | "--assign" => skip = true,
-            t if t.starts_with('-') && t.len() > 1 => {}
+            "-F" | "-v" | "--field-separator" | "--assign" => skip = true,
+            t if t.starts_with("-F") || t.starts_with("-v") => {}
+            "--" => {}
+            t if t.starts_with('-') && t.len() > 1 => {
+                return Verdict::medium(format!("an awk option that could not be read ({t})")).into();
+            }
             _ => {
                 program = Some(word.text.as_str());
                 break;
@@ -197,6 +250,19 @@ pub fn awk<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// What an awk program does beyond reading, if anything.
 fn awk_effect(program: &str) -> Option<&'static str> {
+    let raw: String = program.chars().filter(|c| !c.is_whitespace()).collect();
+    if raw.contains("system(") || raw.contains('@') || raw.contains("getline<") {
+        return Some("the awk program calls system(), an indirect function or reads files directly");
+    }
+    // A quote inside a regex (`/"/`) would hide the rest of the program from the string blanking.
+    let quotes = program
+        .chars()
+        .zip(std::iter::once(' ').chain(program.chars()))
+        .filter(|(c, before)| *c == '"' && *before != '\\')
+        .count();
+    if quotes % 2 == 1 {
+        return Some("the awk program could not be read (unbalanced quotes)");
+    }
     let code = blank_strings(program);
     let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
     if compact.contains("system(") {
