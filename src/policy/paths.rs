@@ -132,7 +132,31 @@ pub fn secret(raw: &str) -> bool {
     let secret_dir = ["~/.aws", "~/.gnupg", "~/.password-store", "~/.config/gcloud", "~/.azure", "/etc/ssl/private"]
         .iter()
         .any(|dir| under(&path, dir));
-    let process_environment = path.starts_with("/proc/") && base == "environ";
+    let process_environment = path.starts_with("/proc/") && matches!(base, "environ" | "mem" | "kcore");
+    let raw_memory_or_disk = matches!(path.as_str(), "/dev/mem" | "/dev/kmem" | "/dev/port")
+        || ["/dev/sd", "/dev/nvme", "/dev/vd", "/dev/xvd", "/dev/hd", "/dev/mmcblk", "/dev/dm-", "/dev/mapper/"]
+            .iter()
+            .any(|p| path.starts_with(p));
+    let host_keys = path.starts_with("/etc/ssh/ssh_host_") && !lower.ends_with(".pub");
+    // Any `.ssh` directory, not only the current user's: other users' and root's keys too.
+    let any_ssh = path.contains("/.ssh/")
+        && !lower.ends_with(".pub")
+        && !lower.starts_with("known_hosts")
+        && lower != "config"
+        && lower != "authorized_keys";
+    let more_credentials = path.starts_with("/var/run/secrets/")
+        || path.starts_with("/run/secrets/")
+        || path.starts_with("/etc/NetworkManager/system-connections/")
+        || path == "/etc/kubernetes/admin.conf"
+        || path.starts_with("~/.kube/config")
+        || matches!(
+            lower.as_str(),
+            "hosts.yml" | "credentials.toml" | "credentials.tfrc.json" | "rclone.conf" | ".s3cfg" | "token"
+        ) && (path.contains("/.config/")
+            || path.contains("/.cargo/")
+            || path.contains("/.terraform.d/")
+            || path.contains("serviceaccount")
+            || lower == ".s3cfg");
     let kube_or_docker = path == "~/.kube/config" || path == "~/.docker/config.json" || base == "kubeconfig";
     let ssh_private = under(&path, "~/.ssh")
         && !lower.ends_with(".pub")
@@ -141,12 +165,84 @@ pub fn secret(raw: &str) -> bool {
         && lower != ".ssh"
         && lower != "authorized_keys";
     process_environment
+        || raw_memory_or_disk
+        || host_keys
+        || any_ssh
+        || more_credentials
         || private_key_name
         || key_extension
         || secret_file
         || secret_dir
         || kube_or_docker
         || ssh_private
+}
+
+/// Known secret locations a glob in an argument could reach (`cat /etc/sha*`, `~/.ss*/id_*`).
+const SECRET_EXAMPLES: &[&str] = &[
+    "/etc/shadow",
+    "/etc/gshadow",
+    "/proc/self/environ",
+    "/proc/1/environ",
+    "/etc/ssh/ssh_host_rsa_key",
+    "/etc/ssh/ssh_host_ed25519_key",
+    "~/.ssh/id_rsa",
+    "~/.ssh/id_ed25519",
+    "~/.ssh/id_ecdsa",
+    "~/.aws/credentials",
+    "~/.kube/config",
+    "~/.docker/config.json",
+    "~/.netrc",
+    "~/.git-credentials",
+    "~/.pgpass",
+    ".env",
+    "/root/.ssh/id_rsa",
+    "/root/.ssh/id_ed25519",
+    "/etc/kubernetes/admin.conf",
+];
+
+/// True when a glob pattern could name a secret file.
+pub fn glob_may_reach_secret(raw: &str) -> bool {
+    if !raw.contains(['*', '?', '[']) {
+        return false;
+    }
+    let pattern = normalize(raw);
+    SECRET_EXAMPLES.iter().any(|secret| glob_matches(pattern.as_bytes(), secret.as_bytes()))
+}
+
+/// Shell-style matching of `*`, `?` and `[…]` (a class counts as "any one character"). Iterative
+/// with one backtrack point, so a pattern of many stars cannot blow up.
+fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
+    let (mut p, mut t) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while t < text.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, t));
+                p += 1;
+            }
+            Some(b'?') => {
+                p += 1;
+                t += 1;
+            }
+            Some(b'[') if pattern[p..].contains(&b']') => {
+                p += pattern[p..].iter().position(|c| *c == b']').unwrap_or(0) + 1;
+                t += 1;
+            }
+            Some(c) if *c == text[t] => {
+                p += 1;
+                t += 1;
+            }
+            _ => match star {
+                Some((star_p, star_t)) => {
+                    p = star_p + 1;
+                    t = star_t + 1;
+                    star = Some((star_p, star_t + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|c| *c == b'*')
 }
 
 /// Environment variable names whose values are secrets: one definition, shared with redaction.
@@ -181,6 +277,20 @@ mod tests {
         assert_eq!(sensitive("/var/log/syslog"), Some(Sensitive::Logs));
         assert_eq!(sensitive("./build"), None);
         assert_eq!(sensitive("/tmp/x"), None);
+    }
+
+    #[test]
+    fn globs_that_can_reach_secrets() {
+        for pattern in
+            ["/etc/sha*", "/etc/shado?", "~/.ss*/id_*", "/proc/self/envir?n", "/etc/ssh/ssh_host_*_key", ".e[n]v"]
+        {
+            assert!(glob_may_reach_secret(pattern), "{pattern}");
+        }
+        for pattern in ["/etc/*release", "*.log", "/var/log/*.gz", "src/**/*.rs"] {
+            assert!(!glob_may_reach_secret(pattern), "{pattern}");
+        }
+        let many_stars = format!("/{}x", "*".repeat(5000));
+        assert!(!glob_may_reach_secret(&many_stars), "bounded time even for thousands of stars");
     }
 
     #[test]

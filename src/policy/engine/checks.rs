@@ -28,7 +28,9 @@ impl Engine<'_> {
                     text.strip_prefix('@'),
                     text.split_once(':').map(|(_, v)| v),
                 ];
-                if let Some(path) = candidates.into_iter().flatten().find(|c| !c.is_empty() && paths::secret(c)) {
+                let reaches =
+                    |c: &&str| !c.is_empty() && (paths::secret(c) || (word.glob && paths::glob_may_reach_secret(c)));
+                if let Some(path) = candidates.into_iter().flatten().find(reaches) {
                     verdict = verdict.max(Verdict::high(format!(
                         "reads a secret ({path}); its contents would be sent to the model provider"
                     )));

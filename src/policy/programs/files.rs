@@ -196,7 +196,8 @@ pub fn tar<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "--to-command", "--checkpoint-action", "--use-compress-program", "--info-script", "--new-volume-script",
         "--rsh-command", "--rmt-command",
     ];
-    if RUNS.iter().any(|opt| inv.has_long(opt)) || inv.has_word(&["-I", "-F"]) {
+    let attached = inv.texts().any(|t| (t.starts_with("-I") || t.starts_with("-F")) && !t.starts_with("--"));
+    if RUNS.iter().any(|opt| inv.has_long(opt)) || attached || inv.has_long("--index-file") {
         return Verdict::medium("an option that runs another program").into();
     }
     // Old-style `tar xzf a.tgz`: the first word is a cluster of mode letters without a dash.

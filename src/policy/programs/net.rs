@@ -86,6 +86,10 @@ pub fn curl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                 write_target(&Word::literal(value), "writes")
             }
             "-K" | "--config" => Verdict::medium("reads its options from a file"),
+            "-H" | "--header" | "--proxy-header" | "--url-query" | "--variable" if value.contains('@') => {
+                Verdict::high("sends the contents of a file off the host")
+            }
+            "-w" | "--write-out" if value.contains("%output{") => Verdict::medium("writes a file (%output)"),
             _ => Verdict::SAFE,
         };
         verdict = verdict.max(next);
@@ -95,11 +99,15 @@ pub fn curl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 pub fn wget<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let mut verdict = common(inv).unwrap_or(Verdict::SAFE);
-    if inv.has_long("--post-file") || inv.has_long("--body-file") {
+    if inv.has_long("--post-file") || inv.has_long("--body-file") || inv.texts().any(|t| t.contains("post_file")) {
         return Verdict::high("uploads a file off the host").into();
     }
     if inv.has_long("--post-data") || inv.has_long("--method") || inv.has_long("--body-data") {
         verdict = verdict.max(Verdict::medium("sends data that can change remote state"));
+    }
+    let writes_or_runs = ["--use-askpass", "--config", "--save-cookies", "--rejected-log", "--warc-file", "--execute"];
+    if inv.has_short('e') || writes_or_runs.iter().any(|o| inv.has_long(o)) {
+        verdict = verdict.max(Verdict::medium("an option that runs a program, reads a config or writes a file"));
     }
     if inv.has_long("--spider") {
         return verdict.into();
