@@ -162,7 +162,6 @@ pub fn secret(raw: &str) -> bool {
         && !lower.ends_with(".pub")
         && !lower.starts_with("known_hosts")
         && lower != "config"
-        && lower != ".ssh"
         && lower != "authorized_keys";
     process_environment
         || raw_memory_or_disk
@@ -295,10 +294,15 @@ mod tests {
 
     #[test]
     fn recognizes_secrets() {
-        for path in ["~/.ssh/id_rsa", "/etc/shadow", "~/.aws/credentials", ".env", "server.key", "~/.kube/config"] {
+        // The directory itself counts: `grep -r . ~/.ssh` reads every key in it (ls and find are not readers).
+        for path in
+            ["~/.ssh", "~/.ssh/id_rsa", "/etc/shadow", "~/.aws/credentials", ".env", "server.key", "~/.kube/config"]
+        {
             assert!(secret(path), "{path}");
         }
-        for path in ["~/.ssh/id_rsa.pub", "~/.ssh/known_hosts", "/etc/passwd", ".env.example", "README.md", "~/.ssh"] {
+        for path in
+            ["~/.ssh/id_rsa.pub", "~/.ssh/known_hosts", "/etc/passwd", ".env.example", "README.md", "~/.ssh/config"]
+        {
             assert!(!secret(path), "{path}");
         }
         assert!(secret_variable("AWS_SECRET_ACCESS_KEY"));

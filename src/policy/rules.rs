@@ -50,14 +50,14 @@ const RUNS_PROGRAM: &str = "an option that runs another program";
 /// name(s) → rule. Read top to bottom: safe readers, then writers, then the dangerous.
 pub static PROGRAMS: &[(&[&str], Rule)] = &[
     // ── Read-only: files, text, search ─────────────────────────────────────────────────────
-    (&["ls", "dir", "vdir", "exa", "eza", "pwd", "stat", "file", "du", "df", "realpath", "readlink"], ReadOnly),
+    (&["ls", "dir", "vdir", "exa", "eza", "pwd", "stat", "du", "df", "realpath", "readlink"], ReadOnly),
     (&["basename", "dirname", "pathchk", "cat", "tac", "head", "tail", "wc", "nl", "fold", "fmt", "column"], ReadOnly),
     (&["paste", "join", "comm", "cut", "tr", "rev", "expand", "unexpand", "diff", "diff3", "cmp"], ReadOnly),
     (
         &["colordiff", "grep", "egrep", "fgrep", "zgrep", "zegrep", "zcat", "bzcat", "xzcat", "zstdcat", "zdiff"],
         ReadOnly,
     ),
-    (&["ag", "ack", "bat", "batcat", "jq", "gojq", "strings", "hexdump", "od", "base32", "base64", "basenc"], ReadOnly),
+    (&["ag", "ack", "jq", "gojq", "strings", "hexdump", "od", "base32", "base64", "basenc"], ReadOnly),
     (&["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum"], ReadOnly),
     (&["echo", "printf", "true", "false", "test", "[", "[[", ":", "seq", "yes", "sleep", "expr", "factor"], ReadOnly),
     (&["numfmt", "which", "type", "whereis", "whatis", "apropos", "locate", "plocate", "mlocate", "help"], ReadOnly),
@@ -87,6 +87,8 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
             veto(Long("--output"), Medium, "writes a merged file"),
         ]),
     ),
+    (&["bat", "batcat"], ReadOnlyUnless(&[veto(Long("--pager"), Medium, RUNS_PROGRAM)])),
+    (&["file"], ReadOnlyUnless(&[veto(Short('C'), Medium, "compiles a magic file (writes it)")])),
     (&["hash"], ReadOnlyUnless(&[veto(Short('p'), Medium, "rebinds a command name to another program")])),
     (&["alias", "umask"], Fixed(Medium, "changes how later commands in this shell behave")),
     (
@@ -94,6 +96,7 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
         ReadOnlyUnless(&[
             veto(Long("--pre"), Medium, RUNS_PROGRAM),
             veto(Short('z'), Medium, "--search-zip runs decompression programs"),
+            veto(Long("--hostname-bin"), Medium, RUNS_PROGRAM),
             veto(Long("--search-zip"), Medium, "--search-zip runs decompression programs"),
         ]),
     ),
@@ -105,6 +108,9 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
             veto(Short('H'), Medium, RUNS_PROGRAM),
             veto(Long("--html"), Medium, RUNS_PROGRAM),
             veto(Long("--preprocessor"), Medium, RUNS_PROGRAM),
+            veto(Short('C'), Medium, "reads a config file that can name a pager"),
+            veto(Long("--config-file"), Medium, "reads a config file that can name a pager"),
+            veto(Short('X'), Medium, RUNS_PROGRAM),
         ]),
     ),
     (&["sort"], Custom(files::sort)),

@@ -1013,6 +1013,14 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
 )]
 #[case::rt_raw_disk("head -c 4096 /dev/sda", High, "reads raw disk contents")]
 #[case::rt_proc_mem("cat /proc/self/mem", High, "reads process memory")]
+#[case::rt_grep_ssh_dir("grep -r . ~/.ssh", High, "reads every key in the directory")]
+#[case::rt_ls_ssh_dir_safe("ls -la ~/.ssh", Safe, "listing names reads no key")]
+#[case::rt_git_clean_interactive("git clean -idx", High, "interactive clean deletes untracked and ignored files")]
+#[case::rt_bat_pager("bat --pager id notes.txt", Medium, "runs the given pager")]
+#[case::rt_man_config("man -C evil.conf ls", Medium, "a config file can name the pager")]
+#[case::rt_less_keys("less -k keys notes.txt", Medium, "a lesskey file can run commands")]
+#[case::rt_file_compile("file -C -m magic", Medium, "writes a compiled magic file")]
+#[case::rt_git_fsck_lost_found("git fsck --lost-found", Medium, "writes into .git/lost-found")]
 fn table(#[case] command: &str, #[case] want: Risk, #[case] why: &str) {
     let got = assess(command, &PolicyConfig::default());
     assert_eq!(got.risk, want, "{command:?} should be {want:?} because {why}; got {got:#?}");

@@ -341,6 +341,9 @@ fn blank_strings(program: &str) -> String {
 /// `less` and friends read, unless told to write a log file or to run a command at startup
 /// (`less '+!rm -rf ~' f` runs it through the shell).
 pub fn pager<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.has_short('k') || inv.has_long("--lesskey-file") || inv.has_long("--lesskey-src") {
+        return Verdict::medium("reads a key file that can run commands").into();
+    }
     if inv.has_short('o') || inv.has_short('O') || inv.has_long("--log-file") || inv.has_long("--LOG-FILE") {
         return Verdict::medium("writes a log file").into();
     }

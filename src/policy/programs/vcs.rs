@@ -48,6 +48,9 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         if let Some((_, reason)) = READ_VETOES.iter().find(|(opt, _)| rest.has_long(opt)) {
             return Verdict::medium(*reason).into();
         }
+        if sub == "fsck" && rest.has_long("--lost-found") {
+            return Verdict::medium("writes recovered objects into .git/lost-found").into();
+        }
         if sub == "grep" && rest.has_short('O') {
             return Verdict::medium("runs a pager program").into();
         }
@@ -67,7 +70,9 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             }
         }
         "reset" if rest.has_long("--hard") => Verdict::high("reset --hard discards uncommitted changes"),
-        "clean" if !(has('n', "--dry-run")) && (has('f', "--force")) => Verdict::high("deletes untracked files"),
+        "clean" if !(has('n', "--dry-run")) && (has('f', "--force") || has('i', "--interactive")) => {
+            Verdict::high("deletes untracked files")
+        }
         "clean" => Verdict::SAFE,
         "checkout" | "switch" if has('f', "--force") || rest.has_long("--discard-changes") => {
             Verdict::high("discards uncommitted changes")
