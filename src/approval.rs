@@ -148,18 +148,9 @@ fn edited(input: &mut Box<dyn BufRead>, output: &mut Box<dyn Write>, command: &s
 
 /// The approval prompt, as shown (tested as text).
 pub fn prompt_text(request: &ApprovalRequest, color: bool) -> String {
-    let (on, off) = if color {
-        match request.risk {
-            Risk::Safe => ("\x1b[1;32m", "\x1b[0m"),
-            Risk::Medium => ("\x1b[1;33m", "\x1b[0m"),
-            Risk::High => ("\x1b[1;31m", "\x1b[0m"),
-        }
-    } else {
-        ("", "")
-    };
     let mut text = String::new();
-    let badge = request.risk.as_str().to_ascii_uppercase();
-    text.push_str(&format!("\n  {on}[{badge}]{off} {}\n", request.command));
+    let badge = crate::ui::style::badge(request.risk, color);
+    text.push_str(&format!("\n  {badge} {}\n", request.command));
     if let Some(display) = &request.display {
         text.push_str(&format!("  typed as: {display}\n"));
     }

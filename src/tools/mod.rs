@@ -75,6 +75,8 @@ pub struct ToolContext<'a, 'b> {
 }
 
 pub trait Tool: Send + Sync {
+    /// The name the model calls it by (the same as `spec().name`, without building the schema).
+    fn name(&self) -> &'static str;
     fn spec(&self) -> ToolSpec;
     fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect>;
 }
@@ -99,12 +101,12 @@ impl Registry {
         self.tools.iter().map(|tool| tool.spec()).collect()
     }
 
-    pub fn names(&self) -> Vec<String> {
-        self.specs().into_iter().map(|spec| spec.name).collect()
+    pub fn names(&self) -> Vec<&'static str> {
+        self.tools.iter().map(|tool| tool.name()).collect()
     }
 
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
-        self.tools.iter().find(|tool| tool.spec().name == name).map(|tool| tool.as_ref())
+        self.tools.iter().find(|tool| tool.name() == name).map(|tool| tool.as_ref())
     }
 }
 

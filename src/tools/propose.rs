@@ -11,9 +11,13 @@ use crate::protocol::ToolSpec;
 pub struct ProposeCommand;
 
 impl Tool for ProposeCommand {
+    fn name(&self) -> &'static str {
+        "propose_command"
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "propose_command".into(),
+            name: self.name().into(),
             description: "Propose the final shell command for the user to review and run themselves. \
                           Ends the turn; nothing is executed."
                 .into(),

@@ -26,9 +26,13 @@ enum Allowed {
 }
 
 impl Tool for RunCommand {
+    fn name(&self) -> &'static str {
+        "run_command"
+    }
+
     fn spec(&self) -> ToolSpec {
         ToolSpec {
-            name: "run_command".into(),
+            name: self.name().into(),
             description: "Run one bash command line on the user's machine and return its exit code and output. \
                           opsai checks its risk and asks the user before anything that is not read-only."
                 .into(),

@@ -4,6 +4,7 @@
 use std::io::Write;
 
 use crate::protocol::{AgentEvent, ObservationStatus, Risk};
+use crate::ui::style;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
@@ -38,11 +39,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
         Self { style, out, err, spinner_shown: false, at_line_start: true, in_thought: false, frame: 0 }
     }
 
-    fn paint(&self, code: &str, text: &str) -> String {
-        match self.style {
-            Style::Human { color: true, .. } => format!("\x1b[{code}m{text}\x1b[0m"),
-            _ => text.to_owned(),
-        }
+    fn color(&self) -> bool {
+        matches!(self.style, Style::Human { color: true, .. })
+    }
+
+    fn paint(&self, style: anstyle::Style, text: &str) -> String {
+        style::paint(style, text, self.color())
     }
 
     /// Shows "Thinking…" until the next event (only on a terminal).
@@ -65,7 +67,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     /// One write per frame: back to the line start, the frame, then the text.
     fn draw_spinner(&mut self) {
-        let line = self.paint("2", &format!("{} Thinking…", FRAMES[self.frame]));
+        let line = self.paint(style::dim(), &format!("{} Thinking…", FRAMES[self.frame]));
         let _ = write!(self.err, "\r{line}");
         let _ = self.err.flush();
     }
@@ -112,21 +114,21 @@ impl<O: Write, E: Write> Renderer<O, E> {
         }
         match event {
             AgentEvent::Thought { text } => {
-                let text = self.paint("2", text);
+                let text = self.paint(style::dim(), text);
                 write!(self.err, "{text}")?;
                 self.in_thought = !text.ends_with('\n');
             }
             AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
                 let shown = command.clone().unwrap_or_else(|| args.to_string());
                 let badge = match risk {
-                    Some(risk) => format!(" {}", self.badge(*risk)),
+                    Some(risk) => format!(" {}", style::badge(*risk, self.color())),
                     None => String::new(),
                 };
-                let arrow = self.paint("1;36", "▶");
+                let arrow = self.paint(style::action(), "▶");
                 writeln!(self.err, "{arrow} {tool}{badge}  {shown}")?;
                 if risk.is_some_and(|r| r > Risk::Safe) {
                     for reason in reasons {
-                        let line = self.paint("2", &format!("    - {reason}"));
+                        let line = self.paint(style::dim(), &format!("    - {reason}"));
                         writeln!(self.err, "{line}")?;
                     }
                 }
@@ -139,12 +141,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     self.at_line_start = true;
                 }
                 let line = summary(*status, *exit_code, output, *duration_ms);
-                let code = match status {
-                    ObservationStatus::Ran if *exit_code == Some(0) => "32",
-                    ObservationStatus::Ran => "33",
-                    _ => "31",
+                let tone = match status {
+                    ObservationStatus::Ran if *exit_code == Some(0) => style::success(),
+                    ObservationStatus::Ran => style::warning(),
+                    _ => style::failure(),
                 };
-                let line = self.paint(code, &line);
+                let line = self.paint(tone, &line);
                 writeln!(self.err, "  {line}")?;
             }
             AgentEvent::Answer { text } => {
@@ -152,20 +154,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 self.out.flush()?;
             }
             AgentEvent::Error { message } => {
-                let line = self.paint("31", &format!("opsai: {message}"));
+                let line = self.paint(style::failure(), &format!("opsai: {message}"));
                 writeln!(self.err, "{line}")?;
             }
         }
         self.err.flush()
-    }
-
-    fn badge(&self, risk: Risk) -> String {
-        let code = match risk {
-            Risk::Safe => "1;32",
-            Risk::Medium => "1;33",
-            Risk::High => "1;31",
-        };
-        self.paint(code, &format!("[{}]", risk.as_str().to_ascii_uppercase()))
     }
 
     /// Live command output in an indented block with a gutter.

@@ -20,3 +20,29 @@ pub fn removed() -> Style {
 pub fn dim() -> Style {
     Style::new().dimmed()
 }
+
+/// `text` in `style`, or plain when color is off.
+pub fn paint(style: Style, text: &str, color: bool) -> String {
+    if color { format!("{style}{text}{style:#}") } else { text.to_owned() }
+}
+
+/// `[HIGH]`, `[MEDIUM]`, `[SAFE]` in the risk's color: the one badge every view shows.
+pub fn badge(risk: Risk, color: bool) -> String {
+    paint(self::risk(risk), &format!("[{}]", risk.as_str().to_ascii_uppercase()), color)
+}
+
+pub fn success() -> Style {
+    AnsiColor::Green.on_default()
+}
+
+pub fn warning() -> Style {
+    AnsiColor::Yellow.on_default()
+}
+
+pub fn failure() -> Style {
+    AnsiColor::Red.on_default()
+}
+
+pub fn action() -> Style {
+    AnsiColor::Cyan.on_default().bold()
+}

@@ -290,7 +290,7 @@ impl<'c> Engine<'c> {
             }
         };
         let mut verdict = outcome.verdict.max(self.argument_checks(&inv)).max(extra);
-        if nonascii(&first.text) {
+        if !first.text.is_ascii() {
             verdict = verdict.max(Verdict::medium(format!(
                 "the command name contains a non-ASCII character ({}) that may imitate another",
                 first
@@ -433,10 +433,6 @@ fn script_downloads(script: &Script) -> bool {
 /// (`$((x))`, `let`, `test -v`, `printf -v`, `read`, `unset`, …), even from a quoted string.
 pub(super) fn has_subscript_substitution(text: &str) -> bool {
     text.contains("[$(") || text.contains("[`") || text.contains("[${") && text.contains("$(")
-}
-
-fn nonascii(text: &str) -> bool {
-    !text.is_ascii()
 }
 
 /// argv as a user would type it: words with spaces or quotes are single-quoted.

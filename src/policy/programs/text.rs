@@ -111,11 +111,6 @@ enum SedEffect {
 fn sed_effect(script: &str) -> SedEffect {
     let chars: Vec<char> = script.chars().collect();
     let mut i = 0;
-    let skip_line = |i: &mut usize| {
-        while *i < chars.len() && chars[*i] != '\n' {
-            *i += 1;
-        }
-    };
     while i < chars.len() {
         let c = chars[i];
         if c.is_whitespace() || c == ';' || c == '}' || c == '{' || c == '!' {
@@ -194,7 +189,6 @@ fn sed_effect(script: &str) -> SedEffect {
             }
             _ => return SedEffect::Unknown,
         }
-        let _ = skip_line;
     }
     SedEffect::None
 }
