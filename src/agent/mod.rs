@@ -95,7 +95,7 @@ impl Agent<'_> {
         let mut commands_run: Vec<String> = Vec::new();
         for iteration in 1..=self.settings.max_iterations {
             history::fit(history, turn_start, HISTORY_BUDGET_CHARS);
-            let reply = match self.ask_model(history, turn_start, events).await {
+            let mut reply = match self.ask_model(history, turn_start, events).await {
                 Ok(Some(reply)) => reply,
                 Ok(None) => {
                     events(AgentEvent::Done { iterations: iteration, usage });
@@ -120,7 +120,6 @@ impl Agent<'_> {
             if !reply.content.trim().is_empty() {
                 events(AgentEvent::Thought { text: reply.content.clone() });
             }
-            let mut reply = reply;
             unique_ids(&mut reply.tool_calls, &history[turn_start..]);
             history.push(ChatMessage::assistant(reply.content.clone(), reply.tool_calls.clone()));
             for (index, call) in reply.tool_calls.iter().enumerate() {

@@ -209,7 +209,7 @@ impl<'c> Engine<'c> {
                     .find_map(|r| r.heredoc.clone().or_else(|| if r.op == "<<<" { r.target.clone() } else { None }));
             }
             if code_runner_input && let Some(leaf) = leaves.last() {
-                if rules::runs_code(&leaf.name) && rules::is_shell(&leaf.name) {
+                if rules::is_shell(&leaf.name) {
                     for redirect in &cmd.redirects {
                         if let Some(body) = redirect.heredoc.as_ref().or(if redirect.op == "<<<" {
                             redirect.target.as_ref()
