@@ -16,7 +16,10 @@ use super::word::Word;
 const RESERVED: &[&str] = &["fi", "then", "else", "elif", "done", "do", "esac", "in", "}", "]]"];
 
 /// Nesting deeper than this is refused rather than walked (a stack-overflow guard).
-const MAX_DEPTH: usize = 48;
+const MAX_DEPTH: usize = 32;
+/// Bracket nesting deeper than this is refused before the grammar sees it: both the C parser and
+/// the walker recurse per level, and assess also runs on small-stack worker threads.
+const MAX_NESTING: usize = 64;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Script {
@@ -69,6 +72,9 @@ thread_local! {
 
 /// Parses `source`. Never fails: problems land in `Script::errors`.
 pub fn parse(source: &str) -> Script {
+    if nesting_depth(source) > MAX_NESTING {
+        return failed("nested too deeply to assess");
+    }
     PARSER.with(|cell| {
         let mut slot = cell.borrow_mut();
         if slot.is_none() {
@@ -91,6 +97,23 @@ pub fn parse(source: &str) -> Script {
         }
         walker.script
     })
+}
+
+/// The deepest bracket nesting in the raw text (`(`, `{`, `[`, backticks count as opening), an
+/// over-estimate that ignores quoting: it only has to bound the work, never to be exact.
+fn nesting_depth(source: &str) -> usize {
+    let (mut depth, mut deepest) = (0usize, 0usize);
+    for byte in source.bytes() {
+        match byte {
+            b'(' | b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b')' | b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    deepest
 }
 
 fn failed(why: &str) -> Script {

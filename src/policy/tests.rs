@@ -165,3 +165,21 @@ fn one_reason_per_part_names_the_part() {
         ]
     );
 }
+
+#[test]
+fn deep_inputs_fit_a_small_worker_stack() {
+    // The agent assesses on async worker threads; nesting is bounded before the C parser and the
+    // walker recurse, so even a debug build fits in a small stack.
+    let inputs = [
+        format!("echo {}x{}", "$(".repeat(60), ")".repeat(60)),
+        format!("{}ls{}", "(".repeat(63), ")".repeat(63)),
+        format!("echo {}", "[".repeat(5000)),
+        "bash -c \"bash -c 'bash -c \\\"ls\\\"'\"".to_owned(),
+    ];
+    let handle = std::thread::Builder::new()
+        .stack_size(1024 * 1024)
+        .spawn(move || inputs.iter().map(|input| assess(input, &PolicyConfig::default()).risk).collect::<Vec<_>>())
+        .unwrap();
+    let risks = handle.join().expect("assess must not overflow a 1 MiB stack");
+    assert_eq!(risks[2], Risk::High, "5000 brackets are refused before parsing");
+}
