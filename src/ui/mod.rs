@@ -1,6 +1,9 @@
 //! Rendering for the terminal. Writers take `impl Write` so colors are decided by the caller's
 //! stream (anstream strips them for `NO_COLOR` and non-terminals).
 
+pub mod markdown;
 pub mod policy_view;
 pub mod render;
+pub mod repl;
+pub mod sessions_view;
 pub mod style;

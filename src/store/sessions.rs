@@ -1,0 +1,1 @@
+//! Conversations and their messages in `$OPSAI_HOME/sessions.db` (SQLite, WAL).

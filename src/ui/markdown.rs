@@ -1,0 +1,1 @@
+//! Markdown answers rendered for the terminal.

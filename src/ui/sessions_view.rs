@@ -1,0 +1,1 @@
+//! `opsai sessions list|show` as text.
