@@ -120,6 +120,7 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
     let model = InstantModel { steps, calls: Default::default() };
     let mut agent = Agent {
         model: &model,
+        recorder: None,
         services: Services {
             executor: &InstantExecutor,
             approver: &NoApprover,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::Context;
 
-use crate::cli::{AuditArgs, Cli, Command, ConfigCommand, PolicyCheckArgs, PolicyCommand};
+use crate::cli::{AuditArgs, Cli, Command, ConfigCommand, PolicyCheckArgs, PolicyCommand, SessionsCommand};
 use std::time::Duration;
 
 use crate::config::wizard::SetLlmOutcome;
@@ -51,14 +51,13 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Policy(PolicyCommand::Check(args))) => policy_check(&args),
         Some(Command::Config(command)) => config_command(&command),
         Some(Command::Audit(args)) => audit_command(&args),
+        Some(Command::Sessions(command)) => sessions_command(&command),
         None if cli.run.task.is_empty() => {
-            let mut err = std::io::stderr();
-            writeln!(
-                err,
-                "opsai: give a task, e.g. `opsai \"find log files over 100 MB under /var/log\"` \
-                 (the interactive REPL is not built yet); see `opsai --help`"
-            )?;
-            Ok(2)
+            if cli.run.json || cli.run.quiet {
+                writeln!(std::io::stderr(), "opsai: --json and --quiet need a task: `opsai --json \"TASK\"`")?;
+                return Ok(2);
+            }
+            crate::ui::repl::run(&Paths::from_env()?, &cli.run)
         }
         None => crate::oneshot::run(&Paths::from_env()?, &cli.run),
     }
@@ -117,7 +116,8 @@ fn config_command(command: &ConfigCommand) -> anyhow::Result<u8> {
 fn audit_command(args: &AuditArgs) -> anyhow::Result<u8> {
     let paths = Paths::from_env()?;
     let (config, _) = config::Config::load_or_create(&paths.home)?;
-    let log = crate::oneshot::audit_log(&config, &paths);
+    let log =
+        crate::runner::audit_log(&config, &paths, std::sync::Arc::new(crate::redact::Redactor::from_process_env()));
     let lines = match &args.grep {
         Some(pattern) => log.grep(pattern, args.tail)?,
         None => log.tail(args.tail)?,
@@ -125,6 +125,44 @@ fn audit_command(args: &AuditArgs) -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
     for line in lines {
         writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    Ok(0)
+}
+
+fn sessions_command(command: &SessionsCommand) -> anyhow::Result<u8> {
+    use crate::store::sessions::SessionStore;
+    use crate::ui::sessions_view;
+    let paths = Paths::from_env()?;
+    let redactor = std::sync::Arc::new(crate::redact::Redactor::from_process_env());
+    let store = SessionStore::open(&paths.home.join("sessions.db"), redactor)?;
+    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut out = std::io::stdout().lock();
+    match command {
+        SessionsCommand::List { limit, json: true } => {
+            for session in store.list(*limit)? {
+                serde_json::to_writer(&mut out, &session)?;
+                writeln!(out)?;
+            }
+        }
+        SessionsCommand::List { limit, json: false } => {
+            let now = jiff::Timestamp::now().as_millisecond();
+            sessions_view::write_list(&mut out, &store.list(*limit)?, now, color)?;
+        }
+        SessionsCommand::Show { id } => {
+            let Some(summary) = store.get(*id)? else {
+                writeln!(std::io::stderr(), "opsai: no conversation #{id}; `opsai sessions list` shows the ids")?;
+                return Ok(1);
+            };
+            sessions_view::write_show(&mut out, &summary, &store.messages(*id)?, color)?;
+        }
+        SessionsCommand::Delete { id } => {
+            if !store.delete(*id)? {
+                writeln!(std::io::stderr(), "opsai: no conversation #{id}; `opsai sessions list` shows the ids")?;
+                return Ok(1);
+            }
+            writeln!(out, "deleted conversation #{id}")?;
+        }
     }
     out.flush()?;
     Ok(0)

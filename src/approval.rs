@@ -5,10 +5,13 @@
 //! everything (no terminal): a dropped or impossible prompt fails closed.
 
 use std::collections::VecDeque;
-use std::io::{BufRead, BufReader, IsTerminal, Write};
+mod keys;
+
+use std::io::{IsTerminal, Write};
 use std::sync::Mutex;
 
 use crate::protocol::{Approval, Risk};
+use keys::Answer;
 
 /// Everything the human needs to decide.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,6 +33,10 @@ pub trait Approver: Send + Sync {
     fn ask(&self, request: &ApprovalRequest) -> Approval;
     /// Whether a human can be asked at all; without one, only Safe commands run.
     fn interactive(&self) -> bool;
+    /// True once after an `Abort` that was a Ctrl-C (the turn is then interrupted, not just ended).
+    fn interrupted(&self) -> bool {
+        false
+    }
 }
 
 /// Refuses everything: there is no terminal to ask.
@@ -71,6 +78,8 @@ impl Approver for ScriptedApprover {
 /// Asks the human at the terminal.
 pub struct TerminalApprover {
     color: bool,
+    /// The last answer was Ctrl-C.
+    ctrl_c: std::sync::atomic::AtomicBool,
 }
 
 impl TerminalApprover {
@@ -78,37 +87,42 @@ impl TerminalApprover {
     pub fn open() -> Option<Self> {
         let has_tty = std::io::stdin().is_terminal() || std::fs::File::open("/dev/tty").is_ok();
         let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        has_tty.then_some(Self { color })
+        has_tty.then_some(Self { color, ctrl_c: std::sync::atomic::AtomicBool::new(false) })
     }
 
     fn prompt(&self, request: &ApprovalRequest) -> std::io::Result<Approval> {
-        let (mut input, mut output) = terminal()?;
+        let mut tty = Terminal::open()?;
+        let answer = self.answer_on(&mut tty, request);
+        if tty.interrupted {
+            self.ctrl_c.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        answer
+    }
+
+    fn answer_on(&self, tty: &mut Terminal, request: &ApprovalRequest) -> std::io::Result<Approval> {
         let text = prompt_text(request, self.color);
-        output.write_all(text.as_bytes())?;
-        output.flush()?;
+        tty.output.write_all(text.as_bytes())?;
+        tty.output.flush()?;
         loop {
-            let mut line = String::new();
-            if input.read_line(&mut line)? == 0 {
-                return Ok(Approval::Denied);
-            }
-            let answer = line.trim();
+            let Some(answer) = tty.answer()? else { return Ok(Approval::Abort) };
+            let answer = answer.trim();
             if request.risk == Risk::High {
                 return Ok(match answer {
                     "yes" => Approval::Approved,
                     "q" | "quit" | "abort" => Approval::Abort,
-                    "e" | "edit" => edited(&mut input, &mut output, &request.command)?,
+                    "e" | "edit" => tty.edited(&request.command)?,
                     _ => Approval::Denied,
                 });
             }
             match answer.to_ascii_lowercase().as_str() {
                 "y" | "yes" => return Ok(Approval::Approved),
                 "a" | "always" if request.grant.is_some() => return Ok(Approval::ApprovedForSession),
-                "e" | "edit" => return edited(&mut input, &mut output, &request.command),
+                "e" | "edit" => return tty.edited(&request.command),
                 "n" | "no" | "" => return Ok(Approval::Denied),
                 "q" | "quit" | "abort" => return Ok(Approval::Abort),
                 _ => {
-                    output.write_all(b"  answer y, a, e, n or q: ")?;
-                    output.flush()?;
+                    tty.output.write_all(b"  answer y, a, e, n or q: ")?;
+                    tty.output.flush()?;
                 }
             }
         }
@@ -122,28 +136,65 @@ impl Approver for TerminalApprover {
     fn interactive(&self) -> bool {
         true
     }
-}
-
-type TerminalIo = (Box<dyn BufRead>, Box<dyn Write>);
-
-/// Reads from stdin when it is a terminal, else from /dev/tty; writes to stderr or /dev/tty alike.
-fn terminal() -> std::io::Result<TerminalIo> {
-    if std::io::stdin().is_terminal() {
-        return Ok((Box::new(BufReader::new(std::io::stdin())), Box::new(std::io::stderr())));
+    fn interrupted(&self) -> bool {
+        self.ctrl_c.swap(false, std::sync::atomic::Ordering::SeqCst)
     }
-    let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty")?;
-    let writer = tty.try_clone()?;
-    Ok((Box::new(BufReader::new(tty)), Box::new(writer)))
 }
 
-fn edited(input: &mut Box<dyn BufRead>, output: &mut Box<dyn Write>, command: &str) -> std::io::Result<Approval> {
-    writeln!(output, "  current: {command}")?;
-    write!(output, "  new command (empty keeps it): ")?;
-    output.flush()?;
-    let mut line = String::new();
-    input.read_line(&mut line)?;
-    let line = line.trim_end_matches(['\n', '\r']);
-    Ok(if line.trim().is_empty() { Approval::Edited(command.to_owned()) } else { Approval::Edited(line.to_owned()) })
+/// The terminal the person answers on: stdin and stderr when stdin is a terminal, else /dev/tty.
+struct Terminal {
+    input: TerminalInput,
+    output: Box<dyn Write>,
+    /// The person pressed Ctrl-C.
+    interrupted: bool,
+    // Last, so it is dropped (the terminal restored) after everything else.
+    _raw: keys::RawMode,
+}
+
+enum TerminalInput {
+    Stdin(std::io::Stdin),
+    Tty(std::fs::File),
+}
+
+impl Terminal {
+    fn open() -> std::io::Result<Self> {
+        if std::io::stdin().is_terminal() {
+            let raw = keys::RawMode::enter(&std::io::stdin())?;
+            let (input, output) = (TerminalInput::Stdin(std::io::stdin()), Box::new(std::io::stderr()));
+            return Ok(Self { input, output, interrupted: false, _raw: raw });
+        }
+        let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty")?;
+        let raw = keys::RawMode::enter(&tty)?;
+        let writer = tty.try_clone()?;
+        Ok(Self { input: TerminalInput::Tty(tty), output: Box::new(writer), interrupted: false, _raw: raw })
+    }
+
+    /// One typed line; `None` for Ctrl-C.
+    fn answer(&mut self) -> std::io::Result<Option<String>> {
+        let answer = match &mut self.input {
+            TerminalInput::Stdin(stdin) => keys::edit(stdin, &mut self.output),
+            TerminalInput::Tty(tty) => keys::edit(tty, &mut self.output),
+        }?;
+        Ok(match answer {
+            Answer::Line(line) => Some(line),
+            Answer::End => Some(String::new()),
+            Answer::Interrupt => {
+                self.interrupted = true;
+                None
+            }
+        })
+    }
+
+    fn edited(&mut self, command: &str) -> std::io::Result<Approval> {
+        writeln!(self.output, "  current: {command}")?;
+        write!(self.output, "  new command (empty keeps it): ")?;
+        self.output.flush()?;
+        Ok(match self.answer()? {
+            None => Approval::Abort,
+            Some(line) if line.trim().is_empty() => Approval::Edited(command.to_owned()),
+            Some(line) => Approval::Edited(line),
+        })
+    }
 }
 
 /// The approval prompt, as shown (tested as text).

@@ -39,6 +39,12 @@ pub struct RunArgs {
     /// The OpenAI-compatible endpoint (overrides the config and OPSAI_BASE_URL).
     #[arg(long, value_name = "URL")]
     pub base_url: Option<String>,
+    /// Continue the last conversation in this directory (else the last one).
+    #[arg(short = 'c', long = "continue", conflicts_with = "session")]
+    pub continue_last: bool,
+    /// Continue the saved conversation with this id (see `opsai sessions list`).
+    #[arg(long, value_name = "ID")]
+    pub session: Option<i64>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -51,6 +57,32 @@ pub enum Command {
     Config(ConfigCommand),
     /// Read the audit log: one line per action, approved or refused.
     Audit(AuditArgs),
+    /// List, show or delete saved conversations.
+    #[command(subcommand)]
+    Sessions(SessionsCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SessionsCommand {
+    /// The saved conversations, newest first.
+    List {
+        /// How many to show.
+        #[arg(short = 'n', long, default_value_t = 50)]
+        limit: usize,
+        /// One JSON object per line.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A conversation's messages.
+    Show {
+        /// The id from `opsai sessions list`.
+        id: i64,
+    },
+    /// Delete a conversation and its messages.
+    Delete {
+        /// The id from `opsai sessions list`.
+        id: i64,
+    },
 }
 
 #[derive(Debug, Subcommand)]

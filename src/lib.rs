@@ -25,6 +25,8 @@ pub mod policy;
 pub mod protocol;
 /// Secret detection and redaction: applied before anything leaves the machine or is stored.
 pub mod redact;
+/// The seams a turn uses, built once, and the driver that runs a turn with rendering and Ctrl-C.
+pub mod runner;
 /// Persistent stores: the append-only audit log.
 pub mod store;
 /// The tools the model may call (`run_command`, `propose_command`) and their registry.

@@ -68,8 +68,16 @@ pub struct LoopSettings {
     pub environment: String,
 }
 
+/// Receives every message as it enters the conversation (the session store), so a crash or kill
+/// loses at most the message in flight.
+pub trait Recorder: Send + Sync {
+    fn record(&self, message: &ChatMessage);
+}
+
 pub struct Agent<'a> {
     pub model: &'a dyn ChatModel,
+    /// Where messages are persisted as they happen; `None` keeps the conversation in memory only.
+    pub recorder: Option<&'a dyn Recorder>,
     pub services: Services<'a>,
     pub tools: Registry,
     pub settings: LoopSettings,
@@ -89,7 +97,8 @@ impl Agent<'_> {
         events: EventSink<'_>,
     ) -> Result<TurnOutcome, AgentError> {
         let turn_start = history.len();
-        history.push(ChatMessage::user(task));
+        // A token pasted into the request is a secret too: it never leaves the machine (invariant 4).
+        self.push(history, ChatMessage::user(self.services.redactor.redact(task)));
         let mut usage: Option<Usage> = None;
         let mut failures: (Option<String>, u32) = (None, 0);
         let mut commands_run: Vec<String> = Vec::new();
@@ -113,7 +122,7 @@ impl Agent<'_> {
             }
             if reply.tool_calls.is_empty() {
                 events(AgentEvent::Answer { text: reply.content.clone() });
-                history.push(ChatMessage::assistant(reply.content.clone(), Vec::new()));
+                self.push(history, ChatMessage::assistant(reply.content.clone(), Vec::new()));
                 events(AgentEvent::Done { iterations: iteration, usage });
                 return Ok(TurnOutcome::Answer(reply.content));
             }
@@ -121,7 +130,7 @@ impl Agent<'_> {
                 events(AgentEvent::Thought { text: reply.content.clone() });
             }
             unique_ids(&mut reply.tool_calls, &history[turn_start..]);
-            history.push(ChatMessage::assistant(reply.content.clone(), reply.tool_calls.clone()));
+            self.push(history, ChatMessage::assistant(reply.content.clone(), reply.tool_calls.clone()));
             for (index, call) in reply.tool_calls.iter().enumerate() {
                 let effect = match self.tools.get(&call.name) {
                     None => {
@@ -161,7 +170,7 @@ impl Agent<'_> {
                             commands_run
                                 .push(call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("").into());
                         }
-                        history.push(ChatMessage::tool(call.id.clone(), observation.text));
+                        self.push(history, ChatMessage::tool(call.id.clone(), observation.text));
                         let signature = format!("{}{}", call.name, call.arguments);
                         failures = match (failed, failures) {
                             (false, _) => (None, 0),
@@ -171,19 +180,27 @@ impl Agent<'_> {
                     }
                     ToolEffect::Propose { command, assessment, .. } => {
                         // Remaining calls of this reply still need an observation each.
-                        close_remaining(history, &reply.tool_calls[index + 1..], "skipped: a command was proposed");
+                        self.close_remaining(
+                            history,
+                            &reply.tool_calls[index + 1..],
+                            "skipped: a command was proposed",
+                        );
                         events(AgentEvent::Done { iterations: iteration, usage });
                         return Ok(TurnOutcome::Proposed { command, assessment });
                     }
                     ToolEffect::Abort => {
-                        history.push(ChatMessage::tool(call.id.clone(), "aborted by the user"));
-                        close_remaining(history, &reply.tool_calls[index + 1..], "skipped: the user aborted the turn");
+                        self.push(history, ChatMessage::tool(call.id.clone(), "aborted by the user"));
+                        self.close_remaining(
+                            history,
+                            &reply.tool_calls[index + 1..],
+                            "skipped: the user aborted the turn",
+                        );
                         events(AgentEvent::Done { iterations: iteration, usage });
                         return Ok(TurnOutcome::Aborted);
                     }
                 }
                 if self.services.interrupts.turn.is_cancelled() {
-                    close_remaining(history, &reply.tool_calls[index + 1..], "skipped: interrupted");
+                    self.close_remaining(history, &reply.tool_calls[index + 1..], "skipped: interrupted");
                     events(AgentEvent::Done { iterations: iteration, usage });
                     return Ok(TurnOutcome::Aborted);
                 }
@@ -195,7 +212,7 @@ impl Agent<'_> {
                     failures.0.as_deref().unwrap_or("")
                 );
                 events(AgentEvent::Answer { text: text.clone() });
-                history.push(ChatMessage::assistant(text.clone(), Vec::new()));
+                self.push(history, ChatMessage::assistant(text.clone(), Vec::new()));
                 events(AgentEvent::Done { iterations: iteration, usage });
                 return Ok(TurnOutcome::Answer(text));
             }
@@ -212,6 +229,19 @@ impl Agent<'_> {
         events(AgentEvent::Error { message: summary });
         events(AgentEvent::Done { iterations: self.settings.max_iterations, usage });
         Ok(TurnOutcome::StepLimit)
+    }
+
+    fn push(&self, history: &mut Vec<ChatMessage>, message: ChatMessage) {
+        if let Some(recorder) = self.recorder {
+            recorder.record(&message);
+        }
+        history.push(message);
+    }
+
+    fn close_remaining(&self, history: &mut Vec<ChatMessage>, calls: &[crate::protocol::ToolCall], why: &str) {
+        for call in calls {
+            self.push(history, ChatMessage::tool(call.id.clone(), why));
+        }
     }
 
     /// One model request, streamed; `None` when the turn was cancelled. A context-length error
@@ -268,12 +298,6 @@ fn unique_ids(calls: &mut [crate::protocol::ToolCall], earlier: &[ChatMessage]) 
         }
         seen.insert(id.clone());
         call.id = id;
-    }
-}
-
-fn close_remaining(history: &mut Vec<ChatMessage>, calls: &[crate::protocol::ToolCall], why: &str) {
-    for call in calls {
-        history.push(ChatMessage::tool(call.id.clone(), why));
     }
 }
 

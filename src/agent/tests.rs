@@ -151,6 +151,7 @@ impl Scenario {
         let interrupts = Interrupts::default();
         let mut agent = Agent {
             model: &model,
+            recorder: None,
             services: Services {
                 executor: &executor,
                 approver,

@@ -1,1 +1,345 @@
-//! Conversations and their messages in `$OPSAI_HOME/sessions.db` (SQLite, WAL).
+//! Conversations and their messages in `$OPSAI_HOME/sessions.db` (SQLite, WAL), as in seed 002 §6
+//! without users (DESIGN §8).
+//!
+//! - Every message is stored as it happens: one short `BEGIN IMMEDIATE` transaction inserts it and
+//!   bumps its conversation's `message_count` and `updated_at`. With WAL and a 5 s busy timeout,
+//!   several opsai processes write at once without errors and without losing a message.
+//! - Everything stored is redacted first: message content, the title, and every string inside
+//!   tool-call arguments (which stay valid JSON).
+//! - The schema is versioned with `PRAGMA user_version`; each migration runs in its own
+//!   `BEGIN IMMEDIATE` transaction that re-reads the version, so processes opening a new file at
+//!   once migrate it exactly once. A file from a newer opsai is refused and left untouched.
+//! - A file that is not a database, or a damaged one, is an error that says what to do; it is never
+//!   overwritten, truncated or deleted.
+//!
+//! Calls block (SQLite on the calling thread): from async code, run them on a blocking thread.
+
+#[cfg(test)]
+mod concurrency_tests;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rusqlite::types::Type;
+use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
+use thiserror::Error;
+
+use crate::protocol::{ChatMessage, Role, ToolCall};
+use crate::redact::Redactor;
+
+pub type ConversationId = i64;
+
+/// One saved conversation, without its messages.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ConversationSummary {
+    pub id: ConversationId,
+    /// The first request, redacted, on one line, at most [`TITLE_CHARS`] characters.
+    pub title: String,
+    pub cwd: String,
+    pub host: String,
+    pub model: String,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    /// Unix milliseconds of the last message (or of creation).
+    pub updated_at: i64,
+    pub message_count: i64,
+}
+
+/// What [`SessionStore::create`] needs; the first request becomes the title (its message is appended
+/// separately, like every other).
+#[derive(Debug, Clone, Copy)]
+pub struct NewConversation<'a> {
+    pub first_request: &'a str,
+    pub cwd: &'a str,
+    pub host: &'a str,
+    pub model: &'a str,
+}
+
+#[derive(Debug, Error)]
+pub enum SessionError {
+    #[error("cannot create {path}: {error}; make its directory writable, or set OPSAI_HOME to a writable directory")]
+    Io { path: PathBuf, error: std::io::Error },
+    #[error(
+        "{path} is not a valid SQLite database (damaged, or some other file); opsai left it untouched. \
+         Move it aside (e.g. `mv '{path}' '{path}.broken'`) and opsai starts a new one; its conversations \
+         may be recoverable with `sqlite3 '{path}.broken' .recover`"
+    )]
+    Corrupt { path: PathBuf },
+    #[error(
+        "{path} is locked by another program (waited 5 s); close other opsai or sqlite3 processes using it \
+         and try again"
+    )]
+    Locked { path: PathBuf },
+    #[error(
+        "{path} has schema version {found}, newer than this opsai knows ({known}); opsai left it untouched. \
+         Upgrade opsai, or set OPSAI_HOME elsewhere to keep both"
+    )]
+    TooNew { path: PathBuf, found: i64, known: i64 },
+    #[error(
+        "cannot write to {path}: it or its directory is read-only; make both writable, or set OPSAI_HOME \
+         to a writable directory"
+    )]
+    ReadOnly { path: PathBuf },
+    #[error(
+        "cannot open {path}: check that the file and its directory exist and are readable and writable, \
+         or set OPSAI_HOME to a writable directory"
+    )]
+    CannotOpen { path: PathBuf },
+    #[error("no saved conversation with id {0}; `opsai sessions list` shows the saved ones")]
+    NotFound(ConversationId),
+    #[error("the sessions database failed: {0}; if this persists, move sessions.db aside to start a new one")]
+    Sqlite(#[from] rusqlite::Error),
+}
+
+/// Characters kept of the first request as a title, "…" included.
+pub const TITLE_CHARS: usize = 60;
+
+/// How long a call waits for another process's write to finish before giving up with `Locked`.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The conversations in one `sessions.db`. One connection behind a mutex: `Send + Sync`; open one
+/// store per process (several processes may share the file).
+pub struct SessionStore {
+    path: PathBuf,
+    connection: Mutex<Connection>,
+    redactor: Arc<Redactor>,
+}
+
+impl std::fmt::Debug for SessionStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionStore").field("path", &self.path).finish_non_exhaustive()
+    }
+}
+
+impl SessionStore {
+    /// Opens (creating the directory `0700` and the file `0600` when missing) and migrates the schema.
+    pub fn open(path: &Path, redactor: Arc<Redactor>) -> Result<Self, SessionError> {
+        Self::open_with_timeout(path, redactor, BUSY_TIMEOUT)
+    }
+
+    /// [`SessionStore::open`] with another busy timeout (tests of a locked file wait less).
+    fn open_with_timeout(path: &Path, redactor: Arc<Redactor>, busy: Duration) -> Result<Self, SessionError> {
+        let connection = schema::open(path, busy)?;
+        Ok(Self { path: path.to_owned(), connection: Mutex::new(connection), redactor })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// A new, empty conversation titled after the (redacted) first request.
+    pub fn create(&self, new: &NewConversation<'_>) -> Result<ConversationId, SessionError> {
+        let title = title_for(&self.redactor.redact(new.first_request));
+        let now = now_ms();
+        self.with_connection(|connection| {
+            connection
+                .prepare_cached(
+                    "INSERT INTO conversations (title, cwd, host, model, created_at, updated_at, message_count) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0)",
+                )?
+                .execute(params![title, new.cwd, new.host, new.model, now])?;
+            Ok(connection.last_insert_rowid())
+        })
+    }
+
+    /// Stores one message (redacted) at the end of conversation `id`.
+    pub fn append(&self, id: ConversationId, message: &ChatMessage) -> Result<(), SessionError> {
+        let content = self.redactor.redact(&message.content);
+        let tool_calls = if message.tool_calls.is_empty() {
+            None
+        } else {
+            let redacted: Vec<ToolCall> = message.tool_calls.iter().map(|call| self.redact_call(call)).collect();
+            let json = serde_json::to_string(&redacted);
+            Some(json.map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?)
+        };
+        let now = now_ms();
+        let conversation_exists = self.with_connection(|connection| {
+            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let bumped = transaction
+                .prepare_cached(
+                    "UPDATE conversations SET message_count = message_count + 1, updated_at = max(updated_at, ?2) \
+                     WHERE id = ?1",
+                )?
+                .execute(params![id, now])?;
+            if bumped == 0 {
+                return Ok(false);
+            }
+            transaction
+                .prepare_cached(
+                    "INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, created_at) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?
+                .execute(params![id, role_name(message.role), content, tool_calls, message.tool_call_id, now])?;
+            transaction.commit()?;
+            Ok(true)
+        })?;
+        if conversation_exists { Ok(()) } else { Err(SessionError::NotFound(id)) }
+    }
+
+    /// Every message of conversation `id`, oldest first.
+    pub fn messages(&self, id: ConversationId) -> Result<Vec<ChatMessage>, SessionError> {
+        let messages = self.with_connection(|connection| {
+            // One read transaction: the existence check and the rows come from the same snapshot.
+            let transaction = connection.transaction()?;
+            let exists =
+                transaction.prepare_cached("SELECT 1 FROM conversations WHERE id = ?1")?.exists(params![id])?;
+            if !exists {
+                return Ok(None);
+            }
+            let mut statement = transaction.prepare_cached(
+                "SELECT role, content, tool_calls, tool_call_id FROM messages WHERE conversation_id = ?1 ORDER BY id",
+            )?;
+            let messages = statement.query_map(params![id], message_from_row)?.collect::<Result<Vec<_>, _>>()?;
+            Ok(Some(messages))
+        })?;
+        messages.ok_or(SessionError::NotFound(id))
+    }
+
+    pub fn get(&self, id: ConversationId) -> Result<Option<ConversationSummary>, SessionError> {
+        self.with_connection(|connection| {
+            connection
+                .prepare_cached(&format!("SELECT {SUMMARY_COLUMNS} FROM conversations WHERE id = ?1"))?
+                .query_row(params![id], summary_from_row)
+                .optional()
+        })
+    }
+
+    /// At most `limit` conversations, the most recently updated first.
+    pub fn list(&self, limit: usize) -> Result<Vec<ConversationSummary>, SessionError> {
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.with_connection(|connection| {
+            connection
+                .prepare_cached(&format!(
+                    "SELECT {SUMMARY_COLUMNS} FROM conversations ORDER BY updated_at DESC, id DESC LIMIT ?1"
+                ))?
+                .query_map(params![limit], summary_from_row)?
+                .collect()
+        })
+    }
+
+    /// The most recently updated conversation in `cwd`; when there is none there (or no `cwd`), the
+    /// most recently updated of all.
+    pub fn last(&self, cwd: Option<&str>) -> Result<Option<ConversationSummary>, SessionError> {
+        if let Some(cwd) = cwd {
+            let in_cwd = self.with_connection(|connection| {
+                connection
+                    .prepare_cached(&format!(
+                        "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE cwd = ?1 \
+                         ORDER BY updated_at DESC, id DESC LIMIT 1"
+                    ))?
+                    .query_row(params![cwd], summary_from_row)
+                    .optional()
+            })?;
+            if in_cwd.is_some() {
+                return Ok(in_cwd);
+            }
+        }
+        Ok(self.list(1)?.into_iter().next())
+    }
+
+    /// Deletes conversation `id` and its messages; `false` when there was none.
+    pub fn delete(&self, id: ConversationId) -> Result<bool, SessionError> {
+        self.with_connection(|connection| {
+            let deleted = connection.prepare_cached("DELETE FROM conversations WHERE id = ?1")?.execute(params![id])?;
+            Ok(deleted > 0)
+        })
+    }
+
+    /// Records the model the conversation continues with.
+    pub fn set_model(&self, id: ConversationId, model: &str) -> Result<(), SessionError> {
+        let updated = self.with_connection(|connection| {
+            connection.prepare_cached("UPDATE conversations SET model = ?2 WHERE id = ?1")?.execute(params![id, model])
+        })?;
+        if updated == 0 { Err(SessionError::NotFound(id)) } else { Ok(()) }
+    }
+
+    /// Runs `work` on the connection; SQLite errors become the `SessionError` that says what to do.
+    fn with_connection<T>(&self, work: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, SessionError> {
+        // A panic while the lock was held cannot leave a transaction open (it rolls back on drop).
+        let mut connection = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
+        work(&mut connection).map_err(|error| schema::classify(&self.path, error))
+    }
+
+    fn redact_call(&self, call: &ToolCall) -> ToolCall {
+        ToolCall { id: call.id.clone(), name: call.name.clone(), arguments: self.redact_json(&call.arguments) }
+    }
+
+    /// `value` with every string in it redacted; keys, numbers and the shape are kept.
+    fn redact_json(&self, value: &serde_json::Value) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::String(text) => Value::String(self.redactor.redact(text)),
+            Value::Array(items) => Value::Array(items.iter().map(|item| self.redact_json(item)).collect()),
+            Value::Object(fields) => {
+                Value::Object(fields.iter().map(|(key, field)| (key.clone(), self.redact_json(field))).collect())
+            }
+            other => other.clone(),
+        }
+    }
+}
+
+/// The title for a conversation: the request on one line (each line break or other control character
+/// becomes a space), trimmed, cut on a character boundary to at most [`TITLE_CHARS`] characters with
+/// "…" as the last one when anything was cut.
+pub fn title_for(first_request: &str) -> String {
+    let one_line: String =
+        first_request.replace("\r\n", " ").chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let one_line = one_line.trim();
+    if one_line.chars().count() <= TITLE_CHARS {
+        return one_line.to_owned();
+    }
+    let mut title: String = one_line.chars().take(TITLE_CHARS - 1).collect();
+    title.truncate(title.trim_end().len());
+    title.push('…');
+    title
+}
+
+const SUMMARY_COLUMNS: &str = "id, title, cwd, host, model, created_at, updated_at, message_count";
+
+fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<ConversationSummary> {
+    Ok(ConversationSummary {
+        id: row.get(0)?,
+        title: row.get(1)?,
+        cwd: row.get(2)?,
+        host: row.get(3)?,
+        model: row.get(4)?,
+        created_at: row.get(5)?,
+        updated_at: row.get(6)?,
+        message_count: row.get(7)?,
+    })
+}
+
+fn message_from_row(row: &Row<'_>) -> rusqlite::Result<ChatMessage> {
+    let role: String = row.get(0)?;
+    let role = role_from_name(&role).ok_or_else(|| {
+        rusqlite::Error::FromSqlConversionFailure(0, Type::Text, format!("unknown message role {role:?}").into())
+    })?;
+    let tool_calls = match row.get_ref(2)?.as_str_or_null()? {
+        None => Vec::new(),
+        Some(json) => serde_json::from_str(json)
+            .map_err(|error| rusqlite::Error::FromSqlConversionFailure(2, Type::Text, Box::new(error)))?,
+    };
+    Ok(ChatMessage { role, content: row.get(1)?, tool_calls, tool_call_id: row.get(3)? })
+}
+
+fn role_name(role: Role) -> &'static str {
+    match role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    }
+}
+
+fn role_from_name(name: &str) -> Option<Role> {
+    [Role::System, Role::User, Role::Assistant, Role::Tool].into_iter().find(|role| role_name(*role) == name)
+}
+
+/// Unix milliseconds now (0 before 1970, which only a broken clock reports).
+fn now_ms() -> i64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+}

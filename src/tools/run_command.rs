@@ -293,7 +293,13 @@ fn decide(
             status: ObservationStatus::DeniedByUser,
             message: "the user declined to run this command".into(),
         },
-        Approval::Abort => Verdict::Abort,
+        Approval::Abort => {
+            // Ctrl-C at the prompt interrupts the turn like a Ctrl-C anywhere else (exit 130).
+            if services.approver.interrupted() {
+                services.interrupts.interrupt();
+            }
+            Verdict::Abort
+        }
     }
 }
 

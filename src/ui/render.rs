@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::protocol::{AgentEvent, ObservationStatus, Risk};
-use crate::ui::style;
+use crate::ui::{markdown, style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
@@ -28,6 +28,8 @@ pub struct Renderer<O: Write, E: Write> {
     in_thought: bool,
     /// Which spinner frame is showing.
     frame: usize,
+    /// Answers are rendered as Markdown wrapped to this width (the REPL); else printed as text.
+    markdown_width: Option<usize>,
 }
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -36,7 +38,22 @@ const GUTTER: &str = "  │ ";
 
 impl<O: Write, E: Write> Renderer<O, E> {
     pub fn new(style: Style, out: O, err: E) -> Self {
-        Self { style, out, err, spinner_shown: false, at_line_start: true, in_thought: false, frame: 0 }
+        Self {
+            style,
+            out,
+            err,
+            spinner_shown: false,
+            at_line_start: true,
+            in_thought: false,
+            frame: 0,
+            markdown_width: None,
+        }
+    }
+
+    /// Answers as Markdown for a terminal `width` columns wide (plain text when color is off).
+    pub fn with_markdown(mut self, width: usize) -> Self {
+        self.markdown_width = Some(width);
+        self
     }
 
     fn color(&self) -> bool {
@@ -150,7 +167,13 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 writeln!(self.err, "  {line}")?;
             }
             AgentEvent::Answer { text } => {
-                writeln!(self.out, "{}", text.trim_end())?;
+                // The model has read untrusted output: its answer never reaches the screen with
+                // control sequences in it, Markdown or not.
+                let shown = match self.markdown_width {
+                    Some(width) => markdown::render(text, width, self.color()),
+                    None => markdown::render(text, usize::MAX, false),
+                };
+                write!(self.out, "{shown}")?;
                 self.out.flush()?;
             }
             AgentEvent::Error { message } => {

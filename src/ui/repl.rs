@@ -1,1 +1,400 @@
-//! The `Agent >` REPL.
+//! The `Agent >` REPL: a conversation, not a single shot. Each line is a task for the agent (the
+//! conversation carries over), a slash command, a local `cd`, or `exit`. Turns run through the same
+//! driver as one-shot runs; each message is saved as it happens when the session store works.
+//!
+//! With no terminal on stdin (`printf 'task\n' | opsai`), lines are read plainly, one task each,
+//! and nothing is drawn but the turns themselves.
+
+mod commands;
+mod editor;
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use reedline::{Reedline, Signal};
+
+use crate::agent::{Agent, Interrupts};
+use crate::app::Paths;
+use crate::cli::RunArgs;
+use crate::context::{ContextInput, EnvContext};
+use crate::protocol::{ChatMessage, TurnOutcome};
+use crate::runner::conversation::{Conversation, Origin};
+use crate::runner::{self, Parts};
+use crate::store::sessions::{ConversationId, SessionStore};
+use crate::tools::{Registry, RunState};
+use crate::ui::render::{Renderer, Style};
+use crate::ui::{sessions_view, style};
+
+use commands::{Command, Line};
+use editor::AgentPrompt;
+
+/// How long the environment probes (git status) may delay the first prompt.
+const PROBE_BUDGET: Duration = Duration::from_millis(1);
+/// Sessions `/sessions` lists.
+const SESSIONS_SHOWN: usize = 20;
+
+/// Where lines come from: the line editor on a terminal, else plain stdin.
+enum Input {
+    Editor(Box<Reedline>),
+    Plain(std::io::StdinLock<'static>),
+}
+
+enum Read {
+    Line(String),
+    /// Ctrl-C at the prompt: the line was cleared.
+    Cleared,
+    /// Ctrl-D or the end of stdin.
+    End,
+}
+
+impl Input {
+    fn read(&mut self, prompt: &AgentPrompt) -> Read {
+        match self {
+            Input::Editor(editor) => match editor.read_line(prompt) {
+                Ok(Signal::Success(line)) => Read::Line(line),
+                Ok(Signal::CtrlC) => Read::Cleared,
+                Ok(Signal::CtrlD) => Read::End,
+                // An unknown signal or a terminal error: leaving beats spinning on a broken terminal.
+                Ok(_) | Err(_) => Read::End,
+            },
+            Input::Plain(stdin) => {
+                let mut line = String::new();
+                match stdin.read_line(&mut line) {
+                    Ok(0) | Err(_) => Read::End,
+                    Ok(_) => Read::Line(line),
+                }
+            }
+        }
+    }
+
+    /// Writes new history entries to the shared file; the reason when that failed.
+    fn sync(&mut self) -> Option<String> {
+        match self {
+            Input::Editor(editor) => editor.sync_history().err().map(|err| format!("history not saved: {err}")),
+            Input::Plain(_) => None,
+        }
+    }
+}
+
+/// What the REPL keeps between turns.
+struct Repl<'s> {
+    paths: &'s Paths,
+    parts: &'s Parts,
+    store: Option<&'s SessionStore>,
+    conversation: Conversation<'s>,
+    history: Vec<ChatMessage>,
+    prompt: AgentPrompt,
+    state: RunState,
+    environment: String,
+    hostname: String,
+    color: bool,
+    terminal: bool,
+}
+
+pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
+    let mut input = ContextInput::from_process(&paths.home);
+    input.probe_budget = PROBE_BUDGET;
+    let pending = EnvContext::start(&input);
+    let config = runner::load_config(paths, args)?;
+    let parts = Parts::build(paths, config)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    // Registered before the first prompt, so Ctrl-C during a turn never kills the REPL.
+    let mut sigint = {
+        let _entered = runtime.enter();
+        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?
+    };
+    let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+    let color = crate::app::stderr_is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let mut warnings = Vec::new();
+    let store = match SessionStore::open(&paths.home.join("sessions.db"), parts.redactor.clone()) {
+        Ok(store) => Some(store),
+        Err(err) => {
+            warnings.push(format!("conversations are not saved this time: {err}"));
+            None
+        }
+    };
+    let mut input = if terminal {
+        let (editor, warning) = editor::build(paths.home.join("history"), parts.redactor.clone(), color);
+        warnings.extend(warning);
+        Input::Editor(Box::new(editor))
+    } else {
+        Input::Plain(std::io::stdin().lock())
+    };
+    let cwd = std::env::current_dir()?;
+    let context = pending.finish();
+    let mut repl = Repl {
+        paths,
+        parts: &parts,
+        store: store.as_ref(),
+        conversation: Conversation::new(store.as_ref()),
+        history: Vec::new(),
+        prompt: AgentPrompt {
+            model: parts.config.llm.model.clone(),
+            cwd: display_dir(&cwd, paths.user_home.as_deref()),
+            approve_medium: args.yes,
+            dry_run: args.dry_run,
+        },
+        state: RunState { cwd, ..RunState::default() },
+        environment: context.render(),
+        hostname: context.hostname,
+        color,
+        terminal,
+    };
+    for warning in &warnings {
+        repl.warn(warning);
+    }
+    if terminal {
+        repl.banner();
+    }
+    if (args.session.is_some() || args.continue_last) && !repl.resume(args.session) {
+        return Ok(1);
+    }
+    loop {
+        let line = match input.read(&repl.prompt) {
+            Read::Line(line) => line,
+            Read::Cleared => continue,
+            Read::End => break,
+        };
+        if let Some(warning) = input.sync() {
+            repl.warn(&warning);
+        }
+        match commands::parse(&line) {
+            Line::Empty => {}
+            Line::Invalid(message) => repl.warn(&message),
+            Line::Command(Command::Exit) => break,
+            Line::Command(command) => repl.command(command),
+            Line::Task(task) => {
+                runtime.block_on(repl.turn(&task, &mut sigint));
+            }
+        }
+    }
+    Ok(0)
+}
+
+impl Repl<'_> {
+    fn err(&self) -> std::io::StderrLock<'static> {
+        std::io::stderr().lock()
+    }
+
+    fn say(&self, text: &str) {
+        let _ = writeln!(self.err(), "{}", text.trim_end());
+    }
+
+    fn note(&self, text: &str) {
+        let _ = writeln!(self.err(), "{}", style::paint(style::dim(), text.trim_end(), self.color));
+    }
+
+    fn warn(&self, text: &str) {
+        let _ = writeln!(self.err(), "{}", style::paint(style::warning(), &format!("opsai: {text}"), self.color));
+    }
+
+    fn banner(&self) {
+        let config = &self.parts.config;
+        self.note(&format!(
+            "opsai · {} at {} · /help for commands · Ctrl-D to leave",
+            config.llm.model, config.llm.base_url
+        ));
+    }
+
+    /// Continues a saved conversation (`None`: the last one in this directory, else the last one).
+    /// False when it was asked for and cannot be found.
+    fn resume(&mut self, id: Option<ConversationId>) -> bool {
+        if self.store.is_none() {
+            self.warn("cannot continue a conversation: the session store is not available");
+            return false;
+        }
+        let chosen = self.conversation.chosen(id, true, &self.state.cwd.to_string_lossy());
+        let id = match chosen {
+            Ok(Some(id)) => id,
+            Ok(None) => {
+                self.note("no saved conversation to continue; starting a new one");
+                return true;
+            }
+            Err(err) => {
+                self.warn(&err.to_string());
+                return false;
+            }
+        };
+        match self.conversation.resume(id) {
+            Ok((summary, messages)) => {
+                self.note(&format!(
+                    "continuing #{} “{}” ({} messages)",
+                    summary.id, summary.title, summary.message_count
+                ));
+                self.history = messages;
+                self.state.grants.clear();
+                true
+            }
+            Err(err) => {
+                self.warn(&err.to_string());
+                false
+            }
+        }
+    }
+
+    fn command(&mut self, command: Command) {
+        match command {
+            Command::Help => self.say(&commands::help()),
+            Command::New => {
+                self.conversation.reset();
+                self.history.clear();
+                self.state.grants.clear();
+                self.note("new conversation");
+            }
+            Command::Sessions => self.sessions(),
+            Command::Resume(id) => {
+                self.resume(Some(id));
+            }
+            Command::Model(None) => {
+                self.note(&format!("model: {} at {}", self.prompt.model, self.parts.config.llm.base_url))
+            }
+            Command::Model(Some(name)) => {
+                self.conversation.set_model(&name);
+                self.note(&format!("model: {name} (for this session; `opsai config set-llm` saves a default)"));
+                self.prompt.model = name;
+            }
+            Command::DryRun(value) => {
+                self.prompt.dry_run = value.unwrap_or(!self.prompt.dry_run);
+                let state = if self.prompt.dry_run { "on: commands are shown, not run" } else { "off" };
+                self.note(&format!("dry-run {state}"));
+            }
+            Command::Yes(value) => {
+                self.prompt.approve_medium = value.unwrap_or(!self.prompt.approve_medium);
+                let state = if self.prompt.approve_medium {
+                    "on: medium-risk commands run without asking in this session; high still asks"
+                } else {
+                    "off: medium-risk commands ask first"
+                };
+                self.note(&format!("yes {state}"));
+            }
+            Command::Cd(dir) => self.cd(&dir),
+            Command::Config => self.config(),
+            Command::Audit(lines) => self.audit(lines),
+            Command::Exit => {}
+        }
+    }
+
+    fn sessions(&self) {
+        let Some(store) = self.store else {
+            self.warn("the session store is not available");
+            return;
+        };
+        match store.list(SESSIONS_SHOWN) {
+            Ok(list) => {
+                let mut text = Vec::new();
+                let _ = sessions_view::write_list(&mut text, &list, now_ms(), self.color);
+                let _ = self.err().write_all(&text);
+            }
+            Err(err) => self.warn(&err.to_string()),
+        }
+    }
+
+    fn cd(&mut self, dir: &str) {
+        let target = resolve_dir(&self.state.cwd, dir, self.paths.user_home.as_deref());
+        match std::fs::canonicalize(&target) {
+            Ok(path) if path.is_dir() => {
+                // The process follows too, so relative paths everywhere mean the same directory.
+                let _ = std::env::set_current_dir(&path);
+                self.prompt.cwd = display_dir(&path, self.paths.user_home.as_deref());
+                let mut input = ContextInput::from_process(&self.paths.home);
+                input.cwd = path.clone();
+                input.probe_budget = PROBE_BUDGET;
+                self.environment = EnvContext::start(&input).finish().render();
+                self.state.cwd = path;
+                self.note(&format!("now in {}", self.prompt.cwd));
+            }
+            Ok(path) => self.warn(&format!("{} is not a directory", path.display())),
+            Err(err) => self.warn(&format!("cannot change to {}: {err}", target.display())),
+        }
+    }
+
+    fn config(&self) {
+        let mut text = Vec::new();
+        let home = &self.paths.home;
+        let _ =
+            crate::config::show(&self.parts.config, home, self.paths.user_home.as_deref(), &mut text, &mut Vec::new());
+        let _ = self.err().write_all(&text);
+    }
+
+    fn audit(&self, lines: usize) {
+        match self.parts.audit.tail(lines) {
+            Ok(found) if found.is_empty() => self.note("the audit log is empty"),
+            Ok(found) => self.say(&found.join("\n")),
+            Err(err) => self.warn(&err.to_string()),
+        }
+    }
+
+    async fn turn(&mut self, task: &str, sigint: &mut tokio::signal::unix::Signal) {
+        let origin = Origin {
+            cwd: self.state.cwd.to_string_lossy().into_owned(),
+            host: self.hostname.clone(),
+            model: self.prompt.model.clone(),
+        };
+        self.conversation.begin(task, &origin);
+        let interrupts = Interrupts::default();
+        let mode = self.parts.mode(self.prompt.approve_medium, self.prompt.dry_run);
+        let mut agent = Agent {
+            model: &self.parts.model,
+            recorder: Some(&self.conversation),
+            services: self.parts.services(mode, self.conversation.label(), &interrupts),
+            tools: Registry::agent(),
+            settings: self.parts.settings(&self.prompt.model, &self.environment),
+            state: std::mem::take(&mut self.state),
+        };
+        let width = dialoguer::console::Term::stdout().size_checked().map_or(80, |(_, cols)| usize::from(cols));
+        let style = Style::Human { color: self.color, spinner: self.terminal };
+        let renderer = Mutex::new(Renderer::new(style, std::io::stdout(), std::io::stderr()).with_markdown(width));
+        let outcome = runner::drive(&mut agent, &mut self.history, task, &renderer, sigint).await;
+        self.state = agent.state;
+        self.state.refused_without_terminal = false;
+        if matches!(outcome, Ok(TurnOutcome::Aborted)) && interrupts.turn.is_cancelled() {
+            self.note("interrupted; the conversation goes on");
+        }
+        if let Some(warning) = self.conversation.take_warning() {
+            self.warn(&warning);
+        }
+    }
+}
+
+/// `~`, `~/x`, absolute, or relative to the current directory.
+fn resolve_dir(cwd: &Path, dir: &str, user_home: Option<&Path>) -> PathBuf {
+    match (dir.strip_prefix('~'), user_home) {
+        (Some(""), Some(home)) => home.to_owned(),
+        (Some(rest), Some(home)) if rest.starts_with('/') => home.join(rest.trim_start_matches('/')),
+        _ => cwd.join(dir),
+    }
+}
+
+/// The directory with the home directory written as `~`.
+fn display_dir(dir: &Path, user_home: Option<&Path>) -> String {
+    match user_home.and_then(|home| dir.strip_prefix(home).ok()) {
+        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
+        Some(rest) => format!("~/{}", rest.display()),
+        None => dir.display().to_string(),
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn directories_resolve_like_a_shell_and_show_home_as_tilde() {
+        let home = Path::new("/home/ana");
+        assert_eq!(resolve_dir(Path::new("/srv"), "~", Some(home)), PathBuf::from("/home/ana"));
+        assert_eq!(resolve_dir(Path::new("/srv"), "~/src", Some(home)), PathBuf::from("/home/ana/src"));
+        assert_eq!(resolve_dir(Path::new("/srv"), "app", Some(home)), PathBuf::from("/srv/app"));
+        assert_eq!(resolve_dir(Path::new("/srv"), "/tmp", Some(home)), PathBuf::from("/tmp"));
+        assert_eq!(display_dir(Path::new("/home/ana/src"), Some(home)), "~/src");
+        assert_eq!(display_dir(Path::new("/home/ana"), Some(home)), "~");
+        assert_eq!(display_dir(Path::new("/home/anabel"), Some(home)), "/home/anabel");
+    }
+}

@@ -95,3 +95,16 @@ fn ctrl_c_while_the_model_is_thinking_cancels_with_130() {
     session.send("\x03");
     assert_eq!(session.wait(LIMIT), 130);
 }
+
+#[test]
+fn ctrl_c_at_the_approval_prompt_answers_at_once_and_exits_130() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("c1", "run_command", json!({"command": "touch never.txt"}))]);
+    let mut session = start(&env, &mock, &["make a file"]);
+    session.expect("[n] no", LIMIT);
+    // No Enter: the Ctrl-C alone ends the prompt and the run.
+    session.send("y\x03");
+    assert_eq!(session.wait(LIMIT), 130);
+    assert!(!env.user_home().join("never.txt").exists());
+    assert!(audit(&env).contains("CONFIRMED: no"), "{}", audit(&env));
+}

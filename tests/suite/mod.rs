@@ -5,3 +5,5 @@ mod agent_pty;
 mod config_cli;
 mod llm_client;
 mod policy_cli;
+mod repl_tmux;
+mod sessions_cli;

@@ -1,0 +1,144 @@
+//! Reads one answer at the approval prompt with the terminal's signal keys off ([`RawMode`]), so
+//! Ctrl-C is an answer ("stop") the moment it is pressed instead of a signal that waits for Enter.
+//! Echo and backspace are done here ([`edit`]); the terminal settings are restored on every path.
+
+use std::io::{Read, Write};
+use std::os::fd::{AsFd, OwnedFd};
+
+use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
+
+/// What the person typed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Answer {
+    Line(String),
+    /// Ctrl-C.
+    Interrupt,
+    /// Ctrl-D on an empty line, or the terminal went away.
+    End,
+}
+
+/// The terminal with its signal keys, line editing and echo off; put back as it was when dropped.
+pub struct RawMode {
+    fd: OwnedFd,
+    saved: Termios,
+}
+
+impl RawMode {
+    /// Errors when `input` is not a terminal. Entered before the prompt is drawn, so a key typed the
+    /// moment it appears is already read here, never turned into a signal by the terminal.
+    pub fn enter(input: &impl AsFd) -> std::io::Result<Self> {
+        // A duplicate of the descriptor, so the guard can hold it while `input` is read.
+        let fd = input.as_fd().try_clone_to_owned()?;
+        let saved = termios::tcgetattr(&fd).map_err(std::io::Error::from)?;
+        let mut raw = saved.clone();
+        raw.local_flags.remove(LocalFlags::ISIG | LocalFlags::ICANON | LocalFlags::ECHO | LocalFlags::IEXTEN);
+        raw.control_chars[SpecialCharacterIndices::VMIN as usize] = 1;
+        raw.control_chars[SpecialCharacterIndices::VTIME as usize] = 0;
+        termios::tcsetattr(&fd, SetArg::TCSANOW, &raw).map_err(std::io::Error::from)?;
+        Ok(Self { fd, saved })
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let _ = termios::tcsetattr(&self.fd, SetArg::TCSANOW, &self.saved);
+    }
+}
+
+/// The line editing itself, on any byte stream (tested without a terminal).
+pub fn edit(input: &mut impl Read, echo: &mut impl Write) -> std::io::Result<Answer> {
+    let mut line: Vec<u8> = Vec::new();
+    let mut byte = [0u8; 1];
+    // Inside an escape sequence (an arrow key): 1 after ESC, 2 inside `ESC [ … final`.
+    let mut escape = 0u8;
+    loop {
+        if input.read(&mut byte)? == 0 {
+            return Ok(Answer::End);
+        }
+        match (escape, byte[0]) {
+            (1, b'[' | b'O') => {
+                escape = 2;
+                continue;
+            }
+            (2, 0x40..=0x7e) | (1, _) => {
+                escape = 0;
+                continue;
+            }
+            (2, _) => continue,
+            _ => {}
+        }
+        match byte[0] {
+            0x1b => escape = 1,
+            0x03 => {
+                echo.write_all(b"^C\r\n")?;
+                echo.flush()?;
+                return Ok(Answer::Interrupt);
+            }
+            0x04 if line.is_empty() => {
+                echo.write_all(b"\r\n")?;
+                echo.flush()?;
+                return Ok(Answer::End);
+            }
+            b'\r' | b'\n' => {
+                echo.write_all(b"\r\n")?;
+                echo.flush()?;
+                return Ok(Answer::Line(String::from_utf8_lossy(&line).into_owned()));
+            }
+            0x7f | 0x08 => {
+                // One character back, however many bytes its UTF-8 takes.
+                while let Some(last) = line.pop() {
+                    if last & 0xC0 != 0x80 {
+                        break;
+                    }
+                }
+                echo.write_all(b"\x08 \x08")?;
+            }
+            0x15 => {
+                let chars = String::from_utf8_lossy(&line).chars().count();
+                line.clear();
+                echo.write_all("\x08 \x08".repeat(chars).as_bytes())?;
+            }
+            // Other controls are ignored, never echoed.
+            b if b < 0x20 => {}
+            b => {
+                line.push(b);
+                echo.write_all(&[b])?;
+            }
+        }
+        echo.flush()?;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn typed(bytes: &[u8]) -> (Answer, String) {
+        let mut echo = Vec::new();
+        let answer = edit(&mut &bytes[..], &mut echo).unwrap();
+        (answer, String::from_utf8_lossy(&echo).into_owned())
+    }
+
+    #[test]
+    fn a_line_with_backspaces_and_kill() {
+        assert_eq!(typed(b"yes\r").0, Answer::Line("yes".into()));
+        assert_eq!(typed(b"nox\x7f\x7f\x7fyes\n").0, Answer::Line("yes".into()));
+        assert_eq!(typed(b"whatever\x15y\r").0, Answer::Line("y".into()));
+        assert_eq!(typed("é\x7fy\r".as_bytes()).0, Answer::Line("y".into()));
+    }
+
+    #[test]
+    fn ctrl_c_and_ctrl_d_answer_at_once() {
+        assert_eq!(typed(b"ye\x03s\r"), (Answer::Interrupt, "ye^C\r\n".into()));
+        assert_eq!(typed(b"\x04").0, Answer::End);
+        assert_eq!(typed(b"y\x04\r").0, Answer::Line("y".into()), "Ctrl-D on a non-empty line is ignored");
+        assert_eq!(typed(b"").0, Answer::End);
+    }
+
+    #[test]
+    fn controls_are_not_echoed() {
+        let (answer, echo) = typed(b"\x1b[Ay\x1b[1;5D\r");
+        assert_eq!(answer, Answer::Line("y".into()));
+        assert!(!echo.contains('\x1b'), "{echo:?}");
+    }
+}

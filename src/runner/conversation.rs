@@ -1,0 +1,212 @@
+//! The saved side of the conversation the REPL is in: which stored conversation it is, and the
+//! recorder that writes each message as the agent produces it (when the session store works).
+
+use std::sync::Mutex;
+
+use crate::agent::Recorder;
+use crate::protocol::{ChatMessage, Role};
+use crate::store::sessions::{ConversationId, ConversationSummary, NewConversation, SessionError, SessionStore};
+
+/// Where a new conversation was started, for `opsai sessions list`.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    pub cwd: String,
+    pub host: String,
+    pub model: String,
+}
+
+pub struct Conversation<'s> {
+    store: Option<&'s SessionStore>,
+    pub id: Option<ConversationId>,
+    /// The first failure to save, reported once.
+    failure: Mutex<Option<String>>,
+    reported: bool,
+}
+
+impl<'s> Conversation<'s> {
+    pub fn new(store: Option<&'s SessionStore>) -> Self {
+        Self { store, id: None, failure: Mutex::new(None), reported: false }
+    }
+
+    /// Saves the conversation's row before its first turn, so the turn's messages have a home and
+    /// the audit log can name it.
+    pub fn begin(&mut self, first_request: &str, origin: &Origin) {
+        let (Some(store), None) = (self.store, self.id) else { return };
+        let new = NewConversation { first_request, cwd: &origin.cwd, host: &origin.host, model: &origin.model };
+        match store.create(&new) {
+            Ok(id) => self.id = Some(id),
+            Err(err) => self.failed(&err),
+        }
+    }
+
+    /// The audit log's SESSION field.
+    pub fn label(&self) -> String {
+        match self.id {
+            Some(id) => format!("c{id}"),
+            None => format!("s{}", std::process::id()),
+        }
+    }
+
+    /// The conversation `--session ID` or `--continue` asks for: the last one in `cwd`, else the
+    /// last one. `Ok(None)` when nothing was asked for or there is nothing to continue.
+    pub fn chosen(
+        &self,
+        session: Option<ConversationId>,
+        continue_last: bool,
+        cwd: &str,
+    ) -> Result<Option<ConversationId>, SessionError> {
+        match (session, continue_last, self.store) {
+            (None, false, _) => Ok(None),
+            (Some(id), _, _) => Ok(Some(id)),
+            (None, true, None) => Ok(None),
+            (None, true, Some(store)) => Ok(store.last(Some(cwd))?.map(|last| last.id)),
+        }
+    }
+
+    /// Continues a saved conversation: returns its messages, repaired, for the history the model sees.
+    pub fn resume(&mut self, id: ConversationId) -> Result<(ConversationSummary, Vec<ChatMessage>), SessionError> {
+        let store = self.store.ok_or(SessionError::NotFound(id))?;
+        let summary = store.get(id)?.ok_or(SessionError::NotFound(id))?;
+        let mut messages = store.messages(id)?;
+        repair(&mut messages);
+        self.id = Some(id);
+        Ok((summary, messages))
+    }
+
+    /// Starts over: the next task begins a new saved conversation.
+    pub fn reset(&mut self) {
+        self.id = None;
+    }
+
+    pub fn set_model(&self, model: &str) {
+        if let (Some(store), Some(id)) = (self.store, self.id)
+            && let Err(err) = store.set_model(id, model)
+        {
+            self.failed(&err);
+        }
+    }
+
+    fn failed(&self, err: &SessionError) {
+        if let Ok(mut failure) = self.failure.lock()
+            && failure.is_none()
+        {
+            *failure = Some(err.to_string());
+        }
+    }
+
+    /// A warning to show once, when saving failed.
+    pub fn take_warning(&mut self) -> Option<String> {
+        if self.reported {
+            return None;
+        }
+        let failure = self.failure.lock().ok()?.clone()?;
+        self.reported = true;
+        Some(format!("this conversation is no longer being saved: {failure}"))
+    }
+}
+
+impl Recorder for Conversation<'_> {
+    fn record(&self, message: &ChatMessage) {
+        let (Some(store), Some(id)) = (self.store, self.id) else { return };
+        // A write can wait up to the busy timeout for another opsai; the runtime's other tasks
+        // (Ctrl-C, the spinner) keep running meanwhile.
+        let append = || store.append(id, message);
+        let result = match tokio::runtime::Handle::try_current() {
+            Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
+                tokio::task::block_in_place(append)
+            }
+            _ => append(),
+        };
+        if let Err(err) = result {
+            self.failed(&err);
+        }
+    }
+}
+
+/// A conversation cut short by a crash or a kill can end with tool calls that never got a result;
+/// every chat API rejects that, so each missing result is filled in. System messages are dropped
+/// (the current system prompt is always sent).
+pub fn repair(messages: &mut Vec<ChatMessage>) {
+    messages.retain(|m| m.role != Role::System);
+    let mut repaired = Vec::with_capacity(messages.len());
+    let mut pending: Vec<String> = Vec::new();
+    for message in messages.drain(..) {
+        match message.role {
+            Role::Tool => {
+                let id = message.tool_call_id.clone().unwrap_or_default();
+                match pending.iter().position(|p| *p == id) {
+                    Some(at) => {
+                        pending.remove(at);
+                        repaired.push(message);
+                    }
+                    // A result without its call would be rejected too.
+                    None => continue,
+                }
+            }
+            _ => {
+                close(&mut repaired, &mut pending);
+                pending = message.tool_calls.iter().map(|c| c.id.clone()).collect();
+                repaired.push(message);
+            }
+        }
+    }
+    close(&mut repaired, &mut pending);
+    *messages = repaired;
+}
+
+fn close(messages: &mut Vec<ChatMessage>, pending: &mut Vec<String>) {
+    for id in pending.drain(..) {
+        messages.push(ChatMessage::tool(id, "[no result: opsai stopped before this command finished]"));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::ToolCall;
+
+    fn call(id: &str) -> ToolCall {
+        ToolCall { id: id.into(), name: "run_command".into(), arguments: serde_json::json!({"command": "ls"}) }
+    }
+
+    #[test]
+    fn repair_fills_missing_results_and_drops_orphans() {
+        let mut messages = vec![
+            ChatMessage::system("old system prompt"),
+            ChatMessage::user("list"),
+            ChatMessage::assistant("", vec![call("a"), call("b")]),
+            ChatMessage::tool("a", "file1"),
+            ChatMessage::tool("zzz", "orphan"),
+            ChatMessage::user("again"),
+            ChatMessage::assistant("", vec![call("c")]),
+        ];
+        repair(&mut messages);
+        let shape: Vec<(Role, Option<&str>)> = messages.iter().map(|m| (m.role, m.tool_call_id.as_deref())).collect();
+        assert_eq!(
+            shape,
+            [
+                (Role::User, None),
+                (Role::Assistant, None),
+                (Role::Tool, Some("a")),
+                (Role::Tool, Some("b")),
+                (Role::User, None),
+                (Role::Assistant, None),
+                (Role::Tool, Some("c")),
+            ]
+        );
+        assert!(messages[3].content.contains("opsai stopped"));
+    }
+
+    #[test]
+    fn a_whole_conversation_is_left_alone() {
+        let mut messages = vec![
+            ChatMessage::user("list"),
+            ChatMessage::assistant("", vec![call("a")]),
+            ChatMessage::tool("a", "file1"),
+            ChatMessage::assistant("one file", vec![]),
+        ];
+        let before = messages.clone();
+        repair(&mut messages);
+        assert_eq!(messages, before);
+    }
+}

@@ -1,0 +1,145 @@
+//! Saved conversations through the real binary: the REPL fed from a pipe, one-shot runs with
+//! `-c`/`--session`, `opsai sessions list|show|delete`, and a broken database.
+
+use serde_json::json;
+
+use crate::support::TestEnv;
+use crate::support::mock_llm::*;
+
+fn opsai(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
+    let mut cmd = env.cmd();
+    cmd.env("OPSAI_BASE_URL", mock.base_url()).env("OPSAI_NONINTERACTIVE", "1");
+    cmd
+}
+
+fn contents(request: &RecordedRequest) -> Vec<String> {
+    request.messages().iter().map(|m| m["content"].as_str().unwrap_or("").to_owned()).collect()
+}
+
+fn stdout(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// Every byte opsai keeps under `$OPSAI_HOME` (database, WAL, history, audit log), as text.
+fn everything_stored(env: &TestEnv) -> String {
+    let mut all = String::new();
+    for name in TestEnv::entries(env.opsai_home()) {
+        if let Ok(bytes) = std::fs::read(env.opsai_home().join(&name)) {
+            all.push_str(&String::from_utf8_lossy(&bytes));
+        }
+    }
+    all
+}
+
+#[test]
+fn piped_lines_are_one_conversation_saved_and_listed() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "echo from-the-first-turn"})),
+        reply_text("First answer."),
+        reply_text("Second answer."),
+    ]);
+    let out = opsai(&env, &mock).write_stdin("the first question\n\nthe second question\n").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "First answer.\nSecond answer.\n");
+    let second = &mock.chat_requests()[2];
+    let seen = contents(second);
+    assert!(seen.contains(&"the first question".to_owned()), "{seen:?}");
+    assert!(seen.iter().any(|c| c.contains("from-the-first-turn")), "{seen:?}");
+    assert_eq!(seen.last().unwrap(), "the second question");
+
+    let list = env.cmd().args(["sessions", "list"]).output().unwrap();
+    assert!(list.status.success(), "{}", stderr(&list));
+    let text = stdout(&list);
+    assert_eq!(text.lines().count(), 1, "{text}");
+    assert!(text.contains("the first question") && text.contains("6 msgs"), "{text}");
+
+    let json = env.cmd().args(["sessions", "list", "--json"]).output().unwrap();
+    let row: serde_json::Value = serde_json::from_str(stdout(&json).trim()).unwrap();
+    assert_eq!((row["id"].as_i64(), row["message_count"].as_i64()), (Some(1), Some(6)));
+    assert_eq!(row["title"], "the first question");
+
+    let show = env.cmd().args(["sessions", "show", "1"]).output().unwrap();
+    let text = stdout(&show);
+    for expected in ["the first question", "echo from-the-first-turn", "from-the-first-turn", "Second answer."] {
+        assert!(text.contains(expected), "{expected:?} missing from\n{text}");
+    }
+
+    let delete = env.cmd().args(["sessions", "delete", "1"]).output().unwrap();
+    assert_eq!(stdout(&delete), "deleted conversation #1\n");
+    let show = env.cmd().args(["sessions", "show", "1"]).output().unwrap();
+    assert_eq!(show.status.code(), Some(1));
+    assert!(stderr(&show).contains("no conversation #1"), "{}", stderr(&show));
+    let list = env.cmd().args(["sessions", "list"]).output().unwrap();
+    assert!(stdout(&list).contains("no saved conversations yet"), "{}", stdout(&list));
+}
+
+#[test]
+fn one_shot_runs_are_saved_and_continue_with_c_or_session() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("Alpha."), reply_text("Beta."), reply_text("Gamma.")]);
+    opsai(&env, &mock).arg("remember alpha").assert().success().stdout("Alpha.\n");
+    opsai(&env, &mock).args(["-c", "and now beta"]).assert().success().stdout("Beta.\n");
+    let seen = contents(&mock.chat_requests()[1]);
+    assert!(seen.contains(&"remember alpha".to_owned()) && seen.contains(&"Alpha.".to_owned()), "{seen:?}");
+    opsai(&env, &mock).args(["--session", "1", "gamma?"]).assert().success().stdout("Gamma.\n");
+    let seen = contents(&mock.chat_requests()[2]);
+    assert!(seen.contains(&"and now beta".to_owned()), "one conversation throughout: {seen:?}");
+
+    let missing = opsai(&env, &mock).args(["--session", "99", "anything"]).output().unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(stderr(&missing).contains("99"), "{}", stderr(&missing));
+    assert_eq!(mock.chat_requests().len(), 3, "nothing is sent for a conversation that does not exist");
+}
+
+#[test]
+fn secrets_typed_or_printed_never_reach_the_database_or_history() {
+    let env = TestEnv::new();
+    let token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "echo $DEPLOY_TOKEN"})),
+        reply_text("Printed it."),
+    ]);
+    let out = opsai(&env, &mock)
+        .env("DEPLOY_TOKEN", "s3cr3t-deploy-value-42")
+        .write_stdin(format!("use {token} to deploy\n"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let stored = everything_stored(&env);
+    assert!(stored.contains("to deploy"), "the conversation was saved");
+    assert!(!stored.contains(token) && !stored.contains("s3cr3t-deploy-value-42"), "a secret was stored");
+    mock.assert_never_sent(token);
+    mock.assert_never_sent("s3cr3t-deploy-value-42");
+}
+
+#[test]
+fn a_corrupt_database_is_reported_left_alone_and_the_repl_still_works() {
+    let env = TestEnv::new();
+    let garbage = b"this is not an SQLite database, and it is the user's file".repeat(100);
+    let db = env.opsai_home().join("sessions.db");
+    std::fs::write(&db, &garbage).unwrap();
+    let mock = MockLlm::start([reply_text("Still answering.")]);
+    let out = opsai(&env, &mock).write_stdin("hello\n").output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Still answering.\n");
+    assert!(stderr(&out).contains("conversations are not saved this time"), "{}", stderr(&out));
+    assert_eq!(std::fs::read(&db).unwrap(), garbage, "the file is never overwritten");
+
+    let list = env.cmd().args(["sessions", "list"]).output().unwrap();
+    assert_eq!(list.status.code(), Some(1));
+    assert!(stderr(&list).contains(&db.display().to_string()), "the message names the file: {}", stderr(&list));
+    assert_eq!(std::fs::read(&db).unwrap(), garbage);
+}
+
+#[test]
+fn json_and_quiet_need_a_task() {
+    let env = TestEnv::new();
+    let out = env.cmd().arg("--json").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("need a task"), "{}", stderr(&out));
+}
