@@ -49,6 +49,17 @@ EXEC_BENCH_RUNS=${EXEC_BENCH_RUNS:-3} cargo bench --locked --quiet --bench exec 
 read -r x_mb x_script x_ratio x_rss < <(sed -n 's/^BENCH exec_mb_s=\([0-9.]*\) script_mb_s=\([0-9.]*\) ratio=\([0-9.]*\) peak_rss_mb=\([0-9.]*\).*$/\1 \2 \3 \4/p' "$WORK/exec.txt")
 [[ -n ${x_mb:-} ]] || { echo "bench/run.sh: no BENCH line from the exec bench" >&2; exit 1; }
 
+echo "==> cargo bench --bench repl"
+cargo bench --locked --quiet --bench repl 2>&1 | tee "$WORK/repl.txt"
+read -r p_median p_min p_max p_base p_ratio < <(sed -n 's/^BENCH repl_ready_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\) baseline_median=\([0-9.]*\) ratio=\([0-9.]*\)$/\1 \2 \3 \4 \5/p' "$WORK/repl.txt")
+[[ -n ${p_median:-} ]] || { echo "bench/run.sh: no BENCH line from the repl bench" >&2; exit 1; }
+
+echo "==> cargo bench --bench sessions"
+mkdir -p "$WORK/sessions-home"
+SESSIONS_BENCH_KEEP=$WORK/sessions-home/sessions.db cargo bench --locked --quiet --bench sessions 2>&1 | tee "$WORK/sessions.txt"
+read -r q_median q_min q_max < <(sed -n 's/^BENCH sessions_list_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\)$/\1 \2 \3/p' "$WORK/sessions.txt")
+[[ -n ${q_median:-} ]] || { echo "bench/run.sh: no BENCH line from the sessions bench" >&2; exit 1; }
+
 # Peak RSS of the real opsai process through a whole turn whose command prints 200 MB.
 rss_kb=unavailable
 if [[ -x /usr/bin/time ]] && command -v python3 >/dev/null; then
@@ -82,11 +93,15 @@ if command -v hyperfine >/dev/null 2>&1; then
     hyperfine --warmup "$WARMUP" -N --runs "$RUNS" --style basic \
         --export-csv "$WORK/wall.csv" \
         "$BIN policy check 'ls -la'" "/bin/true"
+    hyperfine --warmup "$WARMUP" -N --runs "$RUNS" --style basic \
+        --export-csv "$WORK/sessions.csv" \
+        "env OPSAI_HOME=$WORK/sessions-home $BIN sessions list"
     # Columns: command,mean,stddev,median,user,system,min,max (seconds); read from the end so a
     # quoted command cannot shift them. Row 2 is opsai, row 3 /bin/true.
     row_ms() { awk -F, -v row="$1" 'NR == row { printf "%.3f %.3f %.3f\n", $(NF-4) * 1000, $(NF-1) * 1000, $NF * 1000 }' "$WORK/wall.csv"; }
     read -r w_median w_min w_max < <(row_ms 2)
     read -r t_median t_min t_max < <(row_ms 3)
+    read -r l_median l_min l_max < <(awk -F, 'NR == 2 { printf "%.3f %.3f %.3f\n", $(NF-4) * 1000, $(NF-1) * 1000, $NF * 1000 }' "$WORK/sessions.csv")
 else
     tool="bash loop timed with \$EPOCHREALTIME ($WARMUP warmup, $RUNS runs; hyperfine not available)"
     echo "==> $tool"
@@ -107,6 +122,7 @@ else
     }
     read -r w_median w_min w_max < <(time_runs opsai "$BIN" policy check 'ls -la')
     read -r t_median t_min t_max < <(time_runs true /bin/true)
+    read -r l_median l_min l_max < <(OPSAI_HOME=$WORK/sessions-home time_runs sessions "$BIN" sessions list)
 fi
 [[ -n ${w_median:-} && -n ${t_median:-} ]] || { echo "bench/run.sh: no wall-time results" >&2; exit 1; }
 
@@ -124,6 +140,8 @@ w_verdict=$(verdict "$w_median" "<=" "$WALL_TARGET_MS")
 f_verdict=$(verdict "$f_median" "<=" 10)
 s_verdict=$(verdict "$s_median" "<=" 2)
 x_verdict=$(verdict "$x_ratio" ">=" 0.8)
+p_verdict=$(verdict "$p_median" "<=" 50)
+l_verdict=$(verdict "$l_median" "<=" 20)
 r_verdict=$( [[ $rss_mb == n/a ]] && echo "not measured" || verdict "$rss_mb" "<=" 20)
 
 group() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; } # 1234567 -> 1,234,567
@@ -143,6 +161,8 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 | \`opsai policy check 'ls -la'\` wall time per process, $RUNS runs | $w_median ms | $w_min – $w_max ms | \`/bin/true\`: $t_median ms ($t_min – $t_max); opsai/true = ${ratio}× | ≤ $WALL_TARGET_MS ms | $w_verdict |
 | one-shot: process start → first request byte, instant mock (benches/agent.rs) | $f_median ms | $f_min – $f_max ms | — | ≤ 10 ms | $f_verdict |
 | agent overhead per step, instant model and executor (benches/agent.rs) | $s_median ms | $s_min – $s_max ms | — | ≤ 2 ms | $s_verdict |
+| REPL ready: process start → \`Agent >\` drawn on a PTY, 10,000-entry history (benches/repl.rs) | $p_median ms | $p_min – $p_max ms | \`/bin/sh\` printing the prompt: $p_base ms; ratio ${p_ratio}× | ≤ 50 ms | $p_verdict |
+| \`opsai sessions list\` wall time per process, 1,000 conversations × 10 messages, $RUNS runs | $l_median ms | $l_min – $l_max ms | \`/bin/true\`: $t_median ms; in process (open + list + print, benches/sessions.rs): $q_median ms | ≤ 20 ms | $l_verdict |
 | PTY executor throughput, \`head -c 200M /dev/zero \| base64\` (benches/exec.rs) | $x_mb MB/s | — | \`script -qc\`: $x_script MB/s; ratio $x_ratio | ≥ 0.8× script | $x_verdict |
 | peak RSS of \`opsai\` through a turn whose command prints 200 MB (GNU time) | $rss_mb MB | — | — | ≤ 20 MB | $r_verdict |
 

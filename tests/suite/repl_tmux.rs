@@ -319,3 +319,24 @@ fn markdown_on_a_color_terminal_and_multi_line_input_and_tab_completion() {
     term.press(&["C-d"]);
     assert_eq!(term.wait_exit(LIMIT), 0);
 }
+
+#[test]
+fn ctrl_c_while_the_model_thinks_cancels_the_turn_and_the_repl_goes_on() {
+    if !require("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_hang_before_head(), reply_text("Back again.")]);
+    let term = start(&env, &mock, &[]);
+    term.wait_for(PROMPT, LIMIT);
+    term.line("think forever");
+    term.wait_for("Thinking", LIMIT);
+    term.press(&["C-c"]);
+    let screen = wait_prompts(&term, 2);
+    assert!(screen.contains("interrupted; the conversation goes on"), "{screen}");
+    term.line("hello again");
+    let screen = wait_prompts(&term, 3);
+    assert!(screen.contains("Back again."), "{screen}");
+    term.press(&["C-d"]);
+    assert_eq!(term.wait_exit(LIMIT), 0);
+}

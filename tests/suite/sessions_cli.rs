@@ -143,3 +143,29 @@ fn json_and_quiet_need_a_task() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("need a task"), "{}", stderr(&out));
 }
+
+#[test]
+fn slash_commands_work_from_a_pipe_and_never_reach_the_model() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "echo audited"})),
+        reply_text("One."),
+        reply_text("Two."),
+    ]);
+    let script =
+        "/model other-model:3b\nfirst task\n/audit 5\n/new\nsecond task\n/model\n/config\n/dry-run\n/sessions\n";
+    let out = opsai(&env, &mock).write_stdin(script).output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "One.\nTwo.\n");
+    let err = stderr(&out);
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 3, "only the two tasks were sent");
+    assert_eq!(requests[0].json()["model"], "other-model:3b");
+    let second_task = contents(&requests[2]);
+    assert!(!second_task.contains(&"first task".to_owned()), "/new starts afresh: {second_task:?}");
+    assert!(err.contains("CMD: \"echo audited\""), "/audit shows the log: {err}");
+    assert!(err.contains("model: other-model:3b"), "/model shows the current one: {err}");
+    assert!(err.contains("base_url"), "/config shows the configuration: {err}");
+    assert!(err.contains("dry-run on"), "{err}");
+    assert!(err.contains("first task") && err.contains("second task"), "/sessions lists both: {err}");
+}

@@ -1,9 +1,9 @@
 //! The audit log's files: opening the live file for append, rotating it under a lock, finding and
 //! pruning rotated files.
 
-use std::fs::{DirBuilder, File, OpenOptions};
+use std::fs::{File, OpenOptions};
 use std::io::ErrorKind;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
@@ -15,15 +15,8 @@ use super::{AuditError, AuditLog};
 
 /// Opens `path` for appending, creating its directory (`0700`) and the file (`0600`) when missing.
 pub(super) fn open_append(path: &Path) -> Result<File, AuditError> {
-    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
-        DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|error| AuditError::CreateDir { path: dir.to_owned(), error })?;
-    }
+    crate::store::create_private_parent(path)
+        .map_err(|error| AuditError::CreateDir { path: path.parent().unwrap_or(path).to_owned(), error })?;
     OpenOptions::new()
         .append(true)
         .create(true)

@@ -1,9 +1,9 @@
 //! Opening `sessions.db`: the file (created `0600` in a `0700` directory, never replaced), the
 //! connection's settings, the schema migrations, and SQLite errors as [`SessionError`]s.
 
-use std::fs::{DirBuilder, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::ErrorKind;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -75,15 +75,8 @@ pub(super) fn classify(path: &Path, error: rusqlite::Error) -> SessionError {
 /// Creates the directory (`0700`) and an empty file (`0600`) when missing; an existing file is not
 /// opened here, let alone truncated.
 fn create_file(path: &Path) -> Result<(), SessionError> {
-    if let Some(dir) = path.parent().filter(|dir| !dir.as_os_str().is_empty())
-        && !dir.is_dir()
-    {
-        DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(dir)
-            .map_err(|error| SessionError::Io { path: dir.to_owned(), error })?;
-    }
+    crate::store::create_private_parent(path)
+        .map_err(|error| SessionError::Io { path: path.parent().unwrap_or(path).to_owned(), error })?;
     match OpenOptions::new().write(true).create_new(true).mode(0o600).open(path) {
         Ok(_) => Ok(()),
         Err(error) if error.kind() == ErrorKind::AlreadyExists => Ok(()),

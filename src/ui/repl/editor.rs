@@ -116,6 +116,11 @@ pub struct RedactingHistory {
 impl RedactingHistory {
     /// The history file, or an in-memory history and the reason when the file cannot be used.
     pub fn open(path: &Path, redactor: Arc<Redactor>) -> (Self, Option<String>) {
+        // Private like every file under $OPSAI_HOME (reedline would create it world-readable).
+        let _ = crate::store::create_private_parent(path).and_then(|()| {
+            use std::os::unix::fs::OpenOptionsExt;
+            std::fs::OpenOptions::new().append(true).create(true).mode(0o600).open(path).map(drop)
+        });
         match FileBackedHistory::with_file(HISTORY_ENTRIES, path.to_owned()) {
             Ok(inner) => (Self { inner, redactor }, None),
             Err(err) => {
@@ -229,6 +234,8 @@ mod tests {
         history.save(HistoryItem::from_command_line(format!("connect with {secret} please"))).unwrap();
         history.save(HistoryItem::from_command_line("token ghp_0123456789abcdefghijABCDEFGHIJ012345")).unwrap();
         history.sync().unwrap();
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         let file = std::fs::read_to_string(&path).unwrap();
         assert!(!file.contains(secret) && !file.contains("ghp_0123"), "{file}");
         assert!(file.contains("connect with [REDACTED"), "{file}");
