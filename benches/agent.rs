@@ -138,6 +138,7 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
             max_iterations: steps as u32 + 1,
             max_tokens: None,
             environment: "os: bench".into(),
+            prompt: Default::default(),
         },
         state: RunState { cwd: dir.to_owned(), ..RunState::default() },
     };

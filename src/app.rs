@@ -52,6 +52,9 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Config(command)) => config_command(&command),
         Some(Command::Audit(args)) => audit_command(&args),
         Some(Command::Sessions(command)) => sessions_command(&command),
+        Some(Command::Init(args)) => crate::init::run(&args),
+        Some(Command::Widget(args)) => crate::widget::run(&Paths::from_env()?, &args),
+        Some(Command::Completions(args)) => crate::init::completions(args.shell),
         None if cli.run.task.is_empty() => {
             if cli.run.json || cli.run.quiet {
                 writeln!(std::io::stderr(), "opsai: --json and --quiet need a task: `opsai --json \"TASK\"`")?;

@@ -60,6 +60,64 @@ pub enum Command {
     /// List, show or delete saved conversations.
     #[command(subcommand)]
     Sessions(SessionsCommand),
+    /// Print the Ctrl-G widget for a shell: `eval "$(opsai init zsh)"`, `opsai init fish | source`.
+    Init(InitArgs),
+    /// One widget request: print the replacement for the shell's line (the shell scripts call this).
+    Widget(WidgetArgs),
+    /// Print shell completions for opsai.
+    Completions(CompletionsArgs),
+}
+
+/// The shells with a Ctrl-G widget and completions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Shell {
+    Zsh,
+    Bash,
+    Fish,
+}
+
+#[derive(Debug, Args)]
+pub struct InitArgs {
+    /// The shell to print the widget for.
+    pub shell: Shell,
+    /// The key to bind, in the shell's notation (default Ctrl-G: zsh `^G`, bash `\C-g`, fish `\cg`).
+    #[arg(long, env = "OPSAI_WIDGET_KEY", value_name = "KEY")]
+    pub key: Option<String>,
+    /// Define the widget without binding a key (bind `opsai-widget` / `__opsai_widget` yourself).
+    #[arg(long)]
+    pub no_bind: bool,
+}
+
+/// What the widget sends; each also comes from its `OPSAI_*` variable (argv is visible in `ps`).
+#[derive(Debug, Args)]
+pub struct WidgetArgs {
+    /// The shell that called: zsh, bash or fish.
+    #[arg(long, env = "OPSAI_SHELL")]
+    pub shell: Option<String>,
+    /// The line being edited (prefer the OPSAI_BUFFER variable: argv is world-readable).
+    #[arg(long, env = "OPSAI_BUFFER", hide_env_values = true, allow_hyphen_values = true)]
+    pub buffer: Option<String>,
+    /// The cursor position in characters.
+    #[arg(long, env = "OPSAI_CURSOR")]
+    pub cursor: Option<usize>,
+    /// The exit status of the last command the shell ran.
+    #[arg(long, env = "OPSAI_LAST_STATUS")]
+    pub status: Option<i32>,
+    /// The shell's version (`5.9`).
+    #[arg(long, env = "OPSAI_SHELL_VERSION")]
+    pub shell_version: Option<String>,
+    /// The line editor's keymap (`emacs`, `viins`, `vicmd`, `insert`, `default`).
+    #[arg(long, env = "OPSAI_KEYMAP")]
+    pub keymap: Option<String>,
+    /// The model to use (overrides the config and OPSAI_MODEL).
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct CompletionsArgs {
+    /// The shell to print completions for.
+    pub shell: Shell,
 }
 
 #[derive(Debug, Subcommand)]

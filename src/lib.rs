@@ -14,6 +14,8 @@ pub mod config;
 pub mod context;
 /// The execution seam: run an approved command in a PTY with bounded capture.
 pub mod exec;
+/// `opsai init <shell>` (the Ctrl-G widget scripts) and `opsai completions <shell>`.
+pub mod init;
 /// The model seam: `ChatModel` and the OpenAI-compatible streaming client.
 pub mod llm;
 /// `opsai <TASK>`: one agent turn from the command line.
@@ -33,3 +35,5 @@ pub mod store;
 pub mod tools;
 /// Terminal rendering of results; the only place besides `main` that writes to the user.
 pub mod ui;
+/// `opsai widget`: one Ctrl-G request, answered with a command for the shell's line.
+pub mod widget;

@@ -107,6 +107,7 @@ impl Parts {
             max_iterations: self.config.agent.max_iterations,
             max_tokens: Some(self.config.llm.max_tokens),
             environment: self.redactor.redact(environment),
+            prompt: crate::agent::prompt::PromptMode::Agent,
         }
     }
 }

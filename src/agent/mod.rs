@@ -66,6 +66,8 @@ pub struct LoopSettings {
     pub max_tokens: Option<u32>,
     /// L3: the rendered environment context.
     pub environment: String,
+    /// L1/L2: the agent's or the widget's role.
+    pub prompt: prompt::PromptMode,
 }
 
 /// Receives every message as it enters the conversation (the session store), so a crash or kill
@@ -254,7 +256,8 @@ impl Agent<'_> {
     ) -> Result<Option<crate::llm::ModelReply>, LlmError> {
         let mut retried = false;
         loop {
-            let mut messages = vec![ChatMessage::system(prompt::system_prompt(&self.settings.environment))];
+            let mut messages =
+                vec![ChatMessage::system(prompt::system_prompt(self.settings.prompt, &self.settings.environment))];
             messages.extend(history.iter().cloned());
             let request = ChatRequest {
                 model: self.settings.model.clone(),

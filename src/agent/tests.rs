@@ -169,6 +169,7 @@ impl Scenario {
                 max_iterations: self.max_iterations,
                 max_tokens: None,
                 environment: "os: test".into(),
+                prompt: Default::default(),
             },
             state: RunState { cwd: dir.path().to_owned(), ..RunState::default() },
         };
