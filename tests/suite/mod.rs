@@ -3,7 +3,9 @@
 mod agent_cli;
 mod agent_pty;
 mod config_cli;
+mod init_cli;
 mod llm_client;
 mod policy_cli;
 mod repl_tmux;
 mod sessions_cli;
+mod widget_cli;

@@ -1,0 +1,1 @@
+//! `opsai widget` through the real binary.
