@@ -66,6 +66,22 @@ pub enum Command {
     Widget(WidgetArgs),
     /// Print shell completions for opsai.
     Completions(CompletionsArgs),
+    /// Explain piped output (`cmd | opsai explain [QUESTION]`), a command, or an ops object.
+    Explain(ExplainArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ExplainArgs {
+    /// With input piped in: a question that steers the explanation. Otherwise: the command or the
+    /// object (container, port, pid, file, service) to explain.
+    #[arg(value_name = "TEXT", trailing_var_arg = true, allow_hyphen_values = true)]
+    pub text: Vec<String>,
+    /// Print only the explanation.
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// The model to use (overrides the config and OPSAI_MODEL).
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
 }
 
 /// The shells with a Ctrl-G widget and completions.

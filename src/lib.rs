@@ -14,6 +14,8 @@ pub mod config;
 pub mod context;
 /// The execution seam: run an approved command in a PTY with bounded capture.
 pub mod exec;
+/// `opsai explain`: piped output, a command, or an ops object, explained.
+pub mod explain;
 /// `opsai init <shell>` (the Ctrl-G widget scripts) and `opsai completions <shell>`.
 pub mod init;
 /// The model seam: `ChatModel` and the OpenAI-compatible streaming client.

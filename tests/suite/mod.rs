@@ -3,6 +3,7 @@
 mod agent_cli;
 mod agent_pty;
 mod config_cli;
+mod explain_cli;
 mod init_cli;
 mod llm_client;
 mod policy_cli;

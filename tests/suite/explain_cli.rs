@@ -1,0 +1,1 @@
+//! `opsai explain` through the real binary.
