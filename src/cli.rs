@@ -96,7 +96,8 @@ pub enum Shell {
 pub struct InitArgs {
     /// The shell to print the widget for.
     pub shell: Shell,
-    /// The key to bind, in the shell's notation (default Ctrl-G: zsh `^G`, bash `\C-g`, fish `\cg`).
+    /// The key to bind (default Ctrl-G). Caret notation works in every shell (`^X^G`); the shell's
+    /// own notation works too (bash `\C-x\C-g`, fish `\cx\cg`).
     #[arg(long, env = "OPSAI_WIDGET_KEY", value_name = "KEY")]
     pub key: Option<String>,
     /// Define the widget without binding a key (bind `opsai-widget` / `__opsai_widget` yourself).
@@ -122,7 +123,8 @@ pub struct WidgetArgs {
     /// The shell's version (`5.9`).
     #[arg(long, env = "OPSAI_SHELL_VERSION")]
     pub shell_version: Option<String>,
-    /// The line editor's keymap (`emacs`, `viins`, `vicmd`, `insert`, `default`).
+    /// The line editor's keymap: zsh `emacs`/`viins`/`vicmd`, bash `emacs`/`vi`, fish
+    /// `emacs`/`default`/`insert`/`visual`.
     #[arg(long, env = "OPSAI_KEYMAP")]
     pub keymap: Option<String>,
     /// The model to use (overrides the config and OPSAI_MODEL).

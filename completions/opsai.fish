@@ -1,0 +1,112 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_opsai_global_optspecs
+    string join \n y/yes dry-run q/quiet json model= base-url= c/continue session= h/help V/version
+end
+
+function __fish_opsai_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_opsai_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_opsai_using_subcommand
+    set -l cmd (__fish_opsai_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c opsai -n "__fish_opsai_needs_command" -l model -d 'The model to use (overrides the config and OPSAI_MODEL)' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l base-url -d 'The OpenAI-compatible endpoint (overrides the config and OPSAI_BASE_URL)' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l session -d 'Continue the saved conversation with this id (see `opsai sessions list`)' -r
+complete -c opsai -n "__fish_opsai_needs_command" -s y -l yes -d 'Approve medium-risk commands without asking (high always asks; refused with no terminal)'
+complete -c opsai -n "__fish_opsai_needs_command" -l dry-run -d 'Plan only: print each action and its risk, execute nothing'
+complete -c opsai -n "__fish_opsai_needs_command" -s q -l quiet -d 'Print only the final answer'
+complete -c opsai -n "__fish_opsai_needs_command" -l json -d 'Print agent events as JSON lines on stdout'
+complete -c opsai -n "__fish_opsai_needs_command" -s c -l continue -d 'Continue the last conversation in this directory (else the last one)'
+complete -c opsai -n "__fish_opsai_needs_command" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_needs_command" -s V -l version -d 'Print version'
+complete -c opsai -n "__fish_opsai_needs_command" -a "policy" -d 'Inspect the command risk policy; nothing runs'
+complete -c opsai -n "__fish_opsai_needs_command" -a "config" -d 'Show or change the configuration ($OPSAI_HOME/config.json)'
+complete -c opsai -n "__fish_opsai_needs_command" -a "audit" -d 'Read the audit log: one line per action, approved or refused'
+complete -c opsai -n "__fish_opsai_needs_command" -a "sessions" -d 'List, show or delete saved conversations'
+complete -c opsai -n "__fish_opsai_needs_command" -a "init" -d 'Print the Ctrl-G widget for a shell: `eval "$(opsai init zsh)"`, `opsai init fish | source`'
+complete -c opsai -n "__fish_opsai_needs_command" -a "widget" -d 'One widget request: print the replacement for the shell\'s line (the shell scripts call this)'
+complete -c opsai -n "__fish_opsai_needs_command" -a "completions" -d 'Print shell completions for opsai'
+complete -c opsai -n "__fish_opsai_needs_command" -a "explain" -d 'Explain piped output (`cmd | opsai explain [QUESTION]`), a command, or an ops object'
+complete -c opsai -n "__fish_opsai_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c opsai -n "__fish_opsai_using_subcommand policy; and not __fish_seen_subcommand_from check help" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand policy; and not __fish_seen_subcommand_from check help" -f -a "check" -d 'Show how risky a shell command is and why (a command starting with `-` goes after `--`)'
+complete -c opsai -n "__fish_opsai_using_subcommand policy; and not __fish_seen_subcommand_from check help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c opsai -n "__fish_opsai_using_subcommand policy; and __fish_seen_subcommand_from check" -l json -d 'Print the assessment as one JSON object'
+complete -c opsai -n "__fish_opsai_using_subcommand policy; and __fish_seen_subcommand_from check" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "check" -d 'Show how risky a shell command is and why (a command starting with `-` goes after `--`)'
+complete -c opsai -n "__fish_opsai_using_subcommand policy; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and not __fish_seen_subcommand_from show path set-llm help" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and not __fish_seen_subcommand_from show path set-llm help" -f -a "show" -d 'Print the configuration (the API key masked) and which values come from the environment'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and not __fish_seen_subcommand_from show path set-llm help" -f -a "path" -d 'Print the path of the configuration file'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and not __fish_seen_subcommand_from show path set-llm help" -f -a "set-llm" -d 'Choose a model provider interactively, test the connection, and save'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and not __fish_seen_subcommand_from show path set-llm help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and __fish_seen_subcommand_from path" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and __fish_seen_subcommand_from set-llm" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "show" -d 'Print the configuration (the API key masked) and which values come from the environment'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "path" -d 'Print the path of the configuration file'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "set-llm" -d 'Choose a model provider interactively, test the connection, and save'
+complete -c opsai -n "__fish_opsai_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c opsai -n "__fish_opsai_using_subcommand audit" -l tail -d 'Show the last N lines' -r
+complete -c opsai -n "__fish_opsai_using_subcommand audit" -l grep -d 'Show only lines containing PAT (searches rotated logs too)' -r
+complete -c opsai -n "__fish_opsai_using_subcommand audit" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and not __fish_seen_subcommand_from list show delete help" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and not __fish_seen_subcommand_from list show delete help" -f -a "list" -d 'The saved conversations, newest first'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and not __fish_seen_subcommand_from list show delete help" -f -a "show" -d 'A conversation\'s messages'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and not __fish_seen_subcommand_from list show delete help" -f -a "delete" -d 'Delete a conversation and its messages'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and not __fish_seen_subcommand_from list show delete help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and __fish_seen_subcommand_from list" -s n -l limit -d 'How many to show' -r
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and __fish_seen_subcommand_from list" -l json -d 'One JSON object per line'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and __fish_seen_subcommand_from delete" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and __fish_seen_subcommand_from help" -f -a "list" -d 'The saved conversations, newest first'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and __fish_seen_subcommand_from help" -f -a "show" -d 'A conversation\'s messages'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and __fish_seen_subcommand_from help" -f -a "delete" -d 'Delete a conversation and its messages'
+complete -c opsai -n "__fish_opsai_using_subcommand sessions; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c opsai -n "__fish_opsai_using_subcommand init" -l key -d 'The key to bind (default Ctrl-G). Caret notation works in every shell (`^X^G`); the shell\'s own notation works too (bash `\\C-x\\C-g`, fish `\\cx\\cg`)' -r
+complete -c opsai -n "__fish_opsai_using_subcommand init" -l no-bind -d 'Define the widget without binding a key (bind `opsai-widget` / `__opsai_widget` yourself)'
+complete -c opsai -n "__fish_opsai_using_subcommand init" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand widget" -l shell -d 'The shell that called: zsh, bash or fish' -r
+complete -c opsai -n "__fish_opsai_using_subcommand widget" -l buffer -d 'The line being edited (prefer the OPSAI_BUFFER variable: argv is world-readable)' -r
+complete -c opsai -n "__fish_opsai_using_subcommand widget" -l cursor -d 'The cursor position in characters' -r
+complete -c opsai -n "__fish_opsai_using_subcommand widget" -l status -d 'The exit status of the last command the shell ran' -r
+complete -c opsai -n "__fish_opsai_using_subcommand widget" -l shell-version -d 'The shell\'s version (`5.9`)' -r
+complete -c opsai -n "__fish_opsai_using_subcommand widget" -l keymap -d 'The line editor\'s keymap: zsh `emacs`/`viins`/`vicmd`, bash `emacs`/`vi`, fish `emacs`/`default`/`insert`/`visual`' -r
+complete -c opsai -n "__fish_opsai_using_subcommand widget" -l model -d 'The model to use (overrides the config and OPSAI_MODEL)' -r
+complete -c opsai -n "__fish_opsai_using_subcommand widget" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand explain" -l model -d 'The model to use (overrides the config and OPSAI_MODEL)' -r
+complete -c opsai -n "__fish_opsai_using_subcommand explain" -s q -l quiet -d 'Print only the explanation'
+complete -c opsai -n "__fish_opsai_using_subcommand explain" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain help" -f -a "policy" -d 'Inspect the command risk policy; nothing runs'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain help" -f -a "config" -d 'Show or change the configuration ($OPSAI_HOME/config.json)'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain help" -f -a "audit" -d 'Read the audit log: one line per action, approved or refused'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain help" -f -a "sessions" -d 'List, show or delete saved conversations'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain help" -f -a "init" -d 'Print the Ctrl-G widget for a shell: `eval "$(opsai init zsh)"`, `opsai init fish | source`'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain help" -f -a "widget" -d 'One widget request: print the replacement for the shell\'s line (the shell scripts call this)'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain help" -f -a "completions" -d 'Print shell completions for opsai'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain help" -f -a "explain" -d 'Explain piped output (`cmd | opsai explain [QUESTION]`), a command, or an ops object'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Show how risky a shell command is and why (a command starting with `-` goes after `--`)'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the configuration (the API key masked) and which values come from the environment'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the path of the configuration file'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "set-llm" -d 'Choose a model provider interactively, test the connection, and save'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from sessions" -f -a "list" -d 'The saved conversations, newest first'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from sessions" -f -a "show" -d 'A conversation\'s messages'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from sessions" -f -a "delete" -d 'Delete a conversation and its messages'
