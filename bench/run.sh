@@ -60,6 +60,16 @@ SESSIONS_BENCH_KEEP=$WORK/sessions-home/sessions.db cargo bench --locked --quiet
 read -r q_median q_min q_max < <(sed -n 's/^BENCH sessions_list_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\)$/\1 \2 \3/p' "$WORK/sessions.txt")
 [[ -n ${q_median:-} ]] || { echo "bench/run.sh: no BENCH line from the sessions bench" >&2; exit 1; }
 
+echo "==> cargo bench --bench widget"
+cargo bench --locked --quiet --bench widget 2>&1 | tee "$WORK/widget.txt"
+read -r g_median g_min g_max g_curl g_ratio g_rss < <(sed -n 's/^BENCH widget_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\) curl_median=\([0-9.a-z]*\) ratio=\([0-9.a-z]*\) peak_rss_mb=\([0-9.a-zA-Z]*\)$/\1 \2 \3 \4 \5 \6/p' "$WORK/widget.txt")
+[[ -n ${g_median:-} ]] || { echo "bench/run.sh: no BENCH line from the widget bench" >&2; exit 1; }
+
+echo "==> cargo bench --bench explain"
+cargo bench --locked --quiet --bench explain 2>&1 | tee "$WORK/explain.txt"
+read -r e_rate e_rss e_mb < <(sed -n 's/^BENCH explain_read_mb_s=\([0-9.]*\) peak_rss_mb=\([0-9.]*\) input_mb=\([0-9.]*\)$/\1 \2 \3/p' "$WORK/explain.txt")
+[[ -n ${e_rate:-} ]] || { echo "bench/run.sh: no BENCH line from the explain bench" >&2; exit 1; }
+
 # Peak RSS of the real opsai process through a whole turn whose command prints 200 MB.
 rss_kb=unavailable
 if [[ -x /usr/bin/time ]] && command -v python3 >/dev/null; then
@@ -96,12 +106,17 @@ if command -v hyperfine >/dev/null 2>&1; then
     hyperfine --warmup "$WARMUP" -N --runs "$RUNS" --style basic \
         --export-csv "$WORK/sessions.csv" \
         "env OPSAI_HOME=$WORK/sessions-home $BIN sessions list"
+    hyperfine --warmup "$WARMUP" -N --runs "$RUNS" --style basic \
+        --export-csv "$WORK/init.csv" \
+        "$BIN init zsh" "$BIN --version"
     # Columns: command,mean,stddev,median,user,system,min,max (seconds); read from the end so a
     # quoted command cannot shift them. Row 2 is opsai, row 3 /bin/true.
     row_ms() { awk -F, -v row="$1" 'NR == row { printf "%.3f %.3f %.3f\n", $(NF-4) * 1000, $(NF-1) * 1000, $NF * 1000 }' "$WORK/wall.csv"; }
     read -r w_median w_min w_max < <(row_ms 2)
     read -r t_median t_min t_max < <(row_ms 3)
     read -r l_median l_min l_max < <(awk -F, 'NR == 2 { printf "%.3f %.3f %.3f\n", $(NF-4) * 1000, $(NF-1) * 1000, $NF * 1000 }' "$WORK/sessions.csv")
+    read -r i_median i_min i_max < <(awk -F, 'NR == 2 { printf "%.3f %.3f %.3f\n", $(NF-4) * 1000, $(NF-1) * 1000, $NF * 1000 }' "$WORK/init.csv")
+    read -r v_median v_min v_max < <(awk -F, 'NR == 3 { printf "%.3f %.3f %.3f\n", $(NF-4) * 1000, $(NF-1) * 1000, $NF * 1000 }' "$WORK/init.csv")
 else
     tool="bash loop timed with \$EPOCHREALTIME ($WARMUP warmup, $RUNS runs; hyperfine not available)"
     echo "==> $tool"
@@ -123,6 +138,8 @@ else
     read -r w_median w_min w_max < <(time_runs opsai "$BIN" policy check 'ls -la')
     read -r t_median t_min t_max < <(time_runs true /bin/true)
     read -r l_median l_min l_max < <(OPSAI_HOME=$WORK/sessions-home time_runs sessions "$BIN" sessions list)
+    read -r i_median i_min i_max < <(time_runs init "$BIN" init zsh)
+    read -r v_median v_min v_max < <(time_runs version "$BIN" --version)
 fi
 [[ -n ${w_median:-} && -n ${t_median:-} ]] || { echo "bench/run.sh: no wall-time results" >&2; exit 1; }
 
@@ -142,6 +159,14 @@ s_verdict=$(verdict "$s_median" "<=" 2)
 x_verdict=$(verdict "$x_ratio" ">=" 0.8)
 p_verdict=$(verdict "$p_median" "<=" 50)
 l_verdict=$(verdict "$l_median" "<=" 20)
+i_verdict=$(verdict "$i_median" "<=" 5)
+v_verdict=$(verdict "$v_median" "<=" 2)
+g_verdict=$( [[ $g_ratio == *[!0-9.]* || -z $g_ratio ]] && echo "no curl baseline" || verdict "$g_ratio" "<=" 1.5)
+gr_verdict=$( [[ $g_rss == *[!0-9.]* ]] && echo "not measured" || verdict "$g_rss" "<=" 12)
+e_verdict=$(verdict "$e_rate" ">=" 500)
+er_verdict=$(verdict "$e_rss" "<=" 30)
+size_mb=$(awk -v b="$(stat -c %s "$BIN")" 'BEGIN { printf "%.1f", b / 1048576 }')
+z_verdict=$(verdict "$size_mb" "<=" 15)
 r_verdict=$( [[ $rss_mb == n/a ]] && echo "not measured" || verdict "$rss_mb" "<=" 20)
 
 group() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; } # 1234567 -> 1,234,567
@@ -163,6 +188,13 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 | agent overhead per step, instant model and executor (benches/agent.rs) | $s_median ms | $s_min – $s_max ms | — | ≤ 2 ms | $s_verdict |
 | REPL ready: process start → \`Agent >\` drawn on a PTY, 10,000-entry history (benches/repl.rs) | $p_median ms | $p_min – $p_max ms | \`/bin/sh\` printing the prompt: $p_base ms; ratio ${p_ratio}× | ≤ 50 ms | $p_verdict |
 | \`opsai sessions list\` wall time per process, 1,000 conversations × 10 messages, $RUNS runs | $l_median ms | $l_min – $l_max ms | \`/bin/true\`: $t_median ms; in process (open + list + print, benches/sessions.rs): $q_median ms | ≤ 20 ms | $l_verdict |
+| \`opsai widget\` wall time per request, instant mock (benches/widget.rs) | $g_median ms | $g_min – $g_max ms | \`curl\` of the same request: $g_curl ms; ratio ${g_ratio}× | ≤ 1.5× curl | $g_verdict |
+| peak RSS of \`opsai widget\` | $g_rss MB | — | — | ≤ 12 MB | $gr_verdict |
+| \`opsai init zsh\` wall time per process, $RUNS runs | $i_median ms | $i_min – $i_max ms | — | ≤ 5 ms | $i_verdict |
+| \`opsai --version\` wall time per process, $RUNS runs | $v_median ms | $v_min – $v_max ms | \`/bin/true\`: $t_median ms | ≤ 2 ms | $v_verdict |
+| \`opsai explain\` read throughput, ${e_mb} MB piped in (benches/explain.rs) | $e_rate MB/s | — | — | ≥ 500 MB/s | $e_verdict |
+| peak RSS of \`opsai explain\` while reading it | $e_rss MB | — | — | ≤ 30 MB | $er_verdict |
+| release binary size | $size_mb MB | — | — | ≤ 15 MB | $z_verdict |
 | PTY executor throughput, \`head -c 200M /dev/zero \| base64\` (benches/exec.rs) | $x_mb MB/s | — | \`script -qc\`: $x_script MB/s; ratio $x_ratio | ≥ 0.8× script | $x_verdict |
 | peak RSS of \`opsai\` through a turn whose command prints 200 MB (GNU time) | $rss_mb MB | — | — | ≤ 20 MB | $r_verdict |
 

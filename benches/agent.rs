@@ -127,7 +127,7 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
             audit: &audit,
             redactor: &redactor,
             policy: &policy,
-            mode: RunMode { auto_approve_safe: true, approve_medium: false, dry_run: false },
+            mode: RunMode { auto_approve_safe: true, approve_medium: false, dry_run: false, probe_limit: None },
             session: "bench".into(),
             exec_timeout: Duration::from_secs(5),
             interrupts: &interrupts,

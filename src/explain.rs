@@ -1,8 +1,176 @@
-//! `opsai explain`: piped output, a command, or an ops object.
+//! `opsai explain`: piped output, a command, or (later) an ops object.
+//!
+//! - **Piped input** (stdin is not a terminal and not empty): read to EOF in bounded memory (`input`),
+//!   cut to its first and last part and cleaned (`excerpt`), redacted, and sent as untrusted data
+//!   between delimiters (`request`); TEXT is the user's question. The model may run read-only probes
+//!   through `run_command` under the normal approval rules (anything else is asked on `/dev/tty`, and
+//!   refused with no terminal).
+//! - **A command** (TEXT, no piped input, and `target` says it is one): its parts and local risk are
+//!   printed first (no model needed), then the model's explanation.
+//! - **An object** (a port, pid, file, container or service): not built yet; a message and exit 2.
+//!
+//! Progress goes to stderr as in a one-shot run; stdout gets only the explanation, with every
+//! command the model suggests shown after its risk badge (`answer`). Exit codes as one-shot (DESIGN §3).
 
+mod answer;
+mod excerpt;
+mod input;
+mod request;
+mod target;
+
+use std::io::{IsTerminal, Write};
+use std::os::fd::AsFd;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use anyhow::Context as _;
+
+use crate::agent::prompt::PromptMode;
+use crate::agent::{Agent, Interrupts};
 use crate::app::Paths;
-use crate::cli::ExplainArgs;
+use crate::cli::{ExplainArgs, RunArgs};
+use crate::context::{ContextInput, EnvContext};
+use crate::policy::PolicyConfig;
+use crate::protocol::TurnOutcome;
+use crate::runner::{self, Parts};
+use crate::tools::{Registry, RunState};
+use crate::ui::render::{Renderer, Style};
 
-pub fn run(_paths: &Paths, _args: &ExplainArgs) -> anyhow::Result<u8> {
-    anyhow::bail!("opsai explain is being built")
+use answer::{command_view, render as render_answer};
+use excerpt::{DEFAULT_KEEP_CHARS, excerpt};
+use input::{RawInput, read_bounded};
+
+/// Raw bytes kept from each end of piped input, from which the excerpt's lines are chosen.
+pub const RAW_WINDOW: usize = 256 * 1024;
+
+/// How long the first request may wait for slow environment probes (as in one-shot runs).
+const PROBE_BUDGET: Duration = Duration::from_millis(1);
+
+/// What the audit log and the session label call these turns.
+const SESSION_LABEL: &str = "explain";
+
+pub fn run(paths: &Paths, args: &ExplainArgs) -> anyhow::Result<u8> {
+    let text = args.text.join(" ");
+    match read_piped().context("reading the piped input")? {
+        Some(raw) => explain_piped(paths, args, &raw, &text),
+        None if text.trim().is_empty() => {
+            say("nothing to explain: pipe output into it (`journalctl -u nginx | opsai explain`) or give a \
+                 command (`opsai explain 'tar -xzvf a.tgz'`)");
+            Ok(2)
+        }
+        None => explain_argument(paths, args, text.trim()),
+    }
+}
+
+/// Stdin read to its end when it is not a terminal; `None` for a terminal or an empty input.
+fn read_piped() -> std::io::Result<Option<RawInput>> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(None);
+    }
+    // A closed stdin is no input.
+    let Ok(fd) = stdin.as_fd().try_clone_to_owned() else { return Ok(None) };
+    let mut file = std::fs::File::from(fd);
+    input::widen_pipe(&file);
+    let raw = read_bounded(&mut file, RAW_WINDOW)?;
+    Ok((!raw.is_empty()).then_some(raw))
+}
+
+fn explain_piped(paths: &Paths, args: &ExplainArgs, raw: &RawInput, question: &str) -> anyhow::Result<u8> {
+    let kept = excerpt(raw, DEFAULT_KEEP_CHARS);
+    let task = request::piped(&kept, question, &request::nonce());
+    explain_turn(paths, args, |_| Ok(task))
+}
+
+fn explain_argument(paths: &Paths, args: &ExplainArgs, text: &str) -> anyhow::Result<u8> {
+    let assessment = crate::policy::assess(text, &PolicyConfig::default());
+    let exists = |path: &str| std::path::Path::new(path).exists();
+    let lookup = target::Lookup { is_program: &target::is_known_program, exists: &exists };
+    match target::classify(text, &assessment, &lookup) {
+        target::Target::Object(kind) => {
+            say(&format!(
+                "`{text}` looks like {}: explaining ops objects is not built yet. `opsai explain` explains \
+                 piped output (`CMD | opsai explain [QUESTION]`) and commands (`opsai explain 'tar -xzvf a.tgz'`)",
+                kind.as_str()
+            ));
+            Ok(2)
+        }
+        target::Target::Command => explain_turn(paths, args, |policy| {
+            // The local part needs no model: it is on screen even if the model is unreachable.
+            let assessment = crate::policy::assess(text, policy);
+            let mut out = std::io::stdout().lock();
+            write!(out, "{}", command_view(text, &assessment, stdout_color()))?;
+            writeln!(out)?;
+            out.flush()?;
+            Ok(request::command(&assessment))
+        }),
+    }
+}
+
+/// One agent turn in explain mode. `prepare` gets the user's policy and returns the user message
+/// (printing anything that must come first).
+fn explain_turn(
+    paths: &Paths,
+    args: &ExplainArgs,
+    prepare: impl FnOnce(&PolicyConfig) -> anyhow::Result<String>,
+) -> anyhow::Result<u8> {
+    let mut input = ContextInput::from_process(&paths.home);
+    input.probe_budget = PROBE_BUDGET;
+    let context = EnvContext::start(&input);
+    let run_args = RunArgs { model: args.model.clone(), ..RunArgs::default() };
+    let config = runner::load_config(paths, &run_args)?;
+    let task = prepare(&config.policy()?)?;
+    let parts = Parts::build(paths, config)?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    runtime.block_on(async {
+        let interrupts = Interrupts::default();
+        let context = context.finish();
+        let mut settings = parts.settings(&parts.config.llm.model, &context.render());
+        settings.prompt = PromptMode::Explain;
+        let mut agent = Agent {
+            model: &parts.model,
+            recorder: None,
+            services: parts.services(parts.mode(false, false), SESSION_LABEL.into(), &interrupts),
+            tools: Registry::agent(),
+            settings,
+            state: RunState { cwd: std::env::current_dir()?, ..RunState::default() },
+        };
+        let style = if args.quiet {
+            Style::Quiet
+        } else {
+            let terminal = crate::app::stderr_is_terminal();
+            Style::Human { color: terminal && std::env::var_os("NO_COLOR").is_none(), spinner: terminal }
+        };
+        // The answer is printed below, with risk badges: the renderer shows only the progress.
+        let renderer = Mutex::new(Renderer::new(style, std::io::sink(), std::io::stderr()));
+        let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let mut history = Vec::new();
+        let outcome = runner::drive(&mut agent, &mut history, &task, &renderer, &mut sigint).await;
+        let refused = agent.state.refused_without_terminal;
+        drop(agent);
+        if let Ok(TurnOutcome::Answer(text)) = &outcome {
+            let width = dialoguer::console::Term::stdout().size_checked().map_or(80, |(_, cols)| usize::from(cols));
+            let shown = render_answer(text, &parts.policy, stdout_color(), width);
+            let mut out = std::io::stdout().lock();
+            out.write_all(shown.as_bytes())?;
+            out.flush()?;
+        }
+        Ok(match outcome {
+            Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) if refused => 3,
+            Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) => 0,
+            Ok(TurnOutcome::Aborted) if interrupts.turn.is_cancelled() => 130,
+            Ok(TurnOutcome::Aborted) | Ok(TurnOutcome::StepLimit) => 1,
+            // The error was already shown as an `error` event.
+            Err(_) => 1,
+        })
+    })
+}
+
+/// Markdown and badges in color only on a color terminal.
+fn stdout_color() -> bool {
+    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+}
+
+fn say(text: &str) {
+    let _ = writeln!(std::io::stderr(), "opsai: {text}");
 }

@@ -97,7 +97,7 @@ impl Parts {
 
     /// The run mode the configuration and these flags give.
     pub fn mode(&self, approve_medium: bool, dry_run: bool) -> RunMode {
-        RunMode { auto_approve_safe: self.config.safety.auto_approve_safe, approve_medium, dry_run }
+        RunMode { auto_approve_safe: self.config.safety.auto_approve_safe, approve_medium, dry_run, probe_limit: None }
     }
 
     /// Loop settings for `model`, with the environment context (redacted: it leaves the machine).

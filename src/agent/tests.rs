@@ -121,7 +121,7 @@ impl Scenario {
         Self {
             replies,
             approver: Some(vec![]),
-            mode: RunMode { auto_approve_safe: true, approve_medium: false, dry_run: false },
+            mode: RunMode { auto_approve_safe: true, approve_medium: false, dry_run: false, probe_limit: None },
             policy: PolicyConfig::default(),
             output: |command| (0, format!("ran {command}\n")),
             max_iterations: 10,

@@ -41,6 +41,8 @@ pub enum Confirmed {
     Auto,
     /// `--dry-run`: shown, not run.
     DryRun,
+    /// The widget's proposal: put on the shell's line, not run; it runs only if the user presses Enter.
+    Proposed,
 }
 
 impl Confirmed {
@@ -50,6 +52,7 @@ impl Confirmed {
             Confirmed::No => "no",
             Confirmed::Auto => "auto",
             Confirmed::DryRun => "dry-run",
+            Confirmed::Proposed => "proposed",
         }
     }
 }

@@ -41,6 +41,9 @@ pub struct RunMode {
     pub approve_medium: bool,
     /// Plan only: nothing is executed.
     pub dry_run: bool,
+    /// The Ctrl-G widget: only Safe commands run (without asking), at most this many per turn; any
+    /// other command, and any past the limit, is refused with an observation. Nobody is ever asked.
+    pub probe_limit: Option<u32>,
 }
 
 /// The services a tool may use, shared by every call of a turn.
@@ -64,6 +67,8 @@ pub struct RunState {
     pub grants: HashSet<String>,
     /// A command above Safe was refused because no terminal could ask: the run exits 3.
     pub refused_without_terminal: bool,
+    /// Commands run under `RunMode::probe_limit` so far.
+    pub probes_run: u32,
 }
 
 pub struct ToolContext<'a, 'b> {

@@ -234,6 +234,9 @@ fn decide(
             message: format!("refused by the user's policy: {}", assessment.reasons.join("; ")),
         };
     }
+    if let Some(limit) = services.mode.probe_limit {
+        return probe_verdict(services, state, assessment, limit);
+    }
     if services.mode.dry_run {
         return Verdict::Refuse {
             decision: "dry_run",
@@ -301,6 +304,33 @@ fn decide(
             Verdict::Abort
         }
     }
+}
+
+/// The widget's rule: Safe probes run without asking, at most `limit` per turn; anything else is
+/// refused with an observation that tells the model to propose the command instead.
+fn probe_verdict(services: &Services, state: &mut RunState, assessment: &Assessment, limit: u32) -> Verdict {
+    let refuse =
+        |message: String| Verdict::Refuse { decision: "refused", status: ObservationStatus::DeniedByPolicy, message };
+    if assessment.risk > Risk::Safe {
+        return refuse(format!(
+            "refused: only read-only probes run here and this command is {} ({}); do not run it, \
+             propose it with propose_command instead",
+            assessment.risk,
+            assessment.reasons.join("; ")
+        ));
+    }
+    if !services.mode.auto_approve_safe {
+        return refuse(
+            "refused: the user's settings (safety.auto_approve_safe = false) let nothing run without asking; \
+             propose the command with propose_command instead"
+                .to_owned(),
+        );
+    }
+    if state.probes_run >= limit {
+        return refuse(format!("refused: the limit of {limit} probes is reached; call propose_command now"));
+    }
+    state.probes_run += 1;
+    Verdict::Run(Allowed::Auto)
 }
 
 /// Programs whose first word is a subcommand, so a grant names both (`git commit`, not all of git).

@@ -3,6 +3,7 @@
 //! that survives spaces and quotes. `widget_tmux` drives the widgets themselves.
 
 mod harness;
+mod widget_e2e;
 mod widget_tmux;
 
 use std::path::{Path, PathBuf};

@@ -331,6 +331,8 @@ fn ctrl_c_while_the_model_thinks_cancels_the_turn_and_the_repl_goes_on() {
     term.wait_for(PROMPT, LIMIT);
     term.line("think forever");
     term.wait_for("Thinking", LIMIT);
+    // The request must have arrived, or the hang would be served to the next one.
+    term.wait_until(LIMIT, "the request", |_| !mock.chat_requests().is_empty());
     term.press(&["C-c"]);
     let screen = wait_prompts(&term, 2);
     assert!(screen.contains("interrupted; the conversation goes on"), "{screen}");

@@ -235,7 +235,7 @@ impl ShellTerm {
     pub fn wait_line_and(&self, text: &str, also: &str) -> String {
         let want = format!("{}{text}", self.sh.prompt());
         self.term.wait_until(LIMIT, &format!("{want:?} and {also:?}"), |screen| {
-            screen.lines().any(|line| line.ends_with(&want)) && screen.contains(also)
+            screen.lines().any(|line| line.trim_end().ends_with(&want)) && screen.contains(also)
         })
     }
 
@@ -243,7 +243,12 @@ impl ShellTerm {
     pub fn wait_line(&self, text: &str) -> String {
         let want = format!("{}{text}", self.sh.prompt());
         self.term.wait_until(LIMIT, &want, |screen| {
-            screen.lines().rev().find(|line| !line.trim().is_empty()).is_some_and(|line| line.ends_with(&want))
+            // Trailing blanks are where a spinner was erased; they are not part of the line.
+            screen
+                .lines()
+                .rev()
+                .find(|line| !line.trim().is_empty())
+                .is_some_and(|line| line.trim_end().ends_with(&want))
         })
     }
 

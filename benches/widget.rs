@@ -1,0 +1,218 @@
+//! The widget's cost (`cargo bench --bench widget`), against an instant model:
+//!
+//! 1. wall time of the real `opsai widget` process (spawn → exit, stdout read), answering a
+//!    one-line request with history on stdin, against a mock HTTP server on 127.0.0.1 that replies
+//!    at once with a `propose_command` tool call; and, in the same run, `curl -s` posting the very
+//!    request body opsai sent to the same mock (target: opsai ≤ 1.5× curl; without curl the
+//!    baseline is skipped with a note);
+//! 2. peak RSS of `opsai widget` (target ≤ 12 MB), through `/usr/bin/time -f %M` (skipped with a
+//!    note when it is missing);
+//! 3. `OpenAiClient::new` in a fresh process for an `http://` and an `https://` endpoint: TLS
+//!    roots must only be loaded for https.
+//!
+//! Medians of many runs (opsai and curl alternate, so drift hits both); the last line is
+//! machine-readable for `bench/run.sh`. Without `--bench` (as `cargo test --all-targets` runs it) it
+//! does one quick pass and exits.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Command, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// The mock's reply: a streamed `propose_command` call.
+const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\
+\"type\":\"function\",\"function\":{\"name\":\"propose_command\",\"arguments\":\"{\\\"command\\\":\\\"ls -lS\\\"}\"}}]}}]}\n\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n\
+data: [DONE]\n\n";
+
+const HISTORY: &str = "\t cd ~/src/app\n\t git status\n\t cargo build --release\n\t ls -la target/release\n";
+
+/// The first request's body, once it arrived.
+type FirstBody = Arc<Mutex<Option<Vec<u8>>>>;
+
+/// Runs on 127.0.0.1, answers every request at once, and keeps the first request's body.
+fn start_mock() -> Option<(String, FirstBody)> {
+    let listener = TcpListener::bind("127.0.0.1:0").ok()?;
+    let url = format!("http://{}/v1", listener.local_addr().ok()?);
+    let first_body = Arc::new(Mutex::new(None));
+    let keep = first_body.clone();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let body = serve(stream);
+            if let (Some(body), Ok(mut slot)) = (body, keep.lock())
+                && slot.is_none()
+            {
+                *slot = Some(body);
+            }
+        }
+    });
+    Some((url, first_body))
+}
+
+/// Reads one request (head and `content-length` body), answers, closes.
+fn serve(stream: TcpStream) -> Option<Vec<u8>> {
+    let _ = stream.set_nodelay(true);
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut length = 0usize;
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':')
+            && name.eq_ignore_ascii_case("content-length")
+        {
+            length = value.trim().parse().ok()?;
+        }
+    }
+    let mut body = vec![0u8; length];
+    reader.read_exact(&mut body).ok()?;
+    let mut stream = stream;
+    stream.write_all(ANSWER).ok()?;
+    Some(body)
+}
+
+fn widget_command(url: &str, home: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opsai"));
+    cmd.arg("widget")
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("OPSAI_HOME", home)
+        .env("HOME", home)
+        .env("OPSAI_BASE_URL", url)
+        .env("OPSAI_BUFFER", "list files by size")
+        .env("OPSAI_CURSOR", "18")
+        .env("OPSAI_SHELL", "zsh")
+        .env("OPSAI_SHELL_VERSION", "5.9")
+        .env("OPSAI_LAST_STATUS", "0")
+        .env("OPSAI_KEYMAP", "emacs")
+        .current_dir(home);
+    cmd
+}
+
+/// Milliseconds for one `opsai widget` process, and whether it printed the proposal.
+fn widget_ms(url: &str, home: &std::path::Path) -> Option<f64> {
+    let started = Instant::now();
+    let mut child =
+        widget_command(url, home).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().ok()?;
+    child.stdin.take()?.write_all(HISTORY.as_bytes()).ok()?;
+    let mut out = String::new();
+    child.stdout.take()?.read_to_string(&mut out).ok()?;
+    let status = child.wait().ok()?;
+    let elapsed = started.elapsed().as_secs_f64() * 1000.0;
+    (status.success() && out == "ls -lS").then_some(elapsed)
+}
+
+/// Milliseconds for one `curl -s` posting `body` to the same endpoint.
+fn curl_ms(url: &str, body_file: &std::path::Path) -> Option<f64> {
+    let started = Instant::now();
+    let status = Command::new("curl")
+        .args(["-s", "-o", "/dev/null", "-X", "POST", "-H", "Content-Type: application/json"])
+        .args(["-H", "Accept: text/event-stream", "-H", "Expect:", "--data-binary"])
+        .arg(format!("@{}", body_file.display()))
+        .arg(format!("{url}/chat/completions"))
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .ok()?;
+    let elapsed = started.elapsed().as_secs_f64() * 1000.0;
+    status.success().then_some(elapsed)
+}
+
+/// Peak RSS in MB of one `opsai widget` run, through `/usr/bin/time -f %M` (kilobytes).
+fn peak_rss_mb(url: &str, home: &std::path::Path) -> Option<f64> {
+    let inner = widget_command(url, home);
+    let mut cmd = Command::new("/usr/bin/time");
+    cmd.args(["-f", "%M"]).arg(inner.get_program()).args(inner.get_args()).env_clear().current_dir(home);
+    for (key, value) in inner.get_envs() {
+        if let Some(value) = value {
+            cmd.env(key, value);
+        }
+    }
+    let output = cmd.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped()).output().ok()?;
+    let text = String::from_utf8_lossy(&output.stderr);
+    let kb: f64 = text.lines().last()?.trim().parse().ok()?;
+    Some(kb / 1024.0)
+}
+
+/// Microseconds of `OpenAiClient::new` in a fresh process (this bench, run again in a child).
+fn client_setup_us(url: &str) -> Option<f64> {
+    let output = Command::new(std::env::current_exe().ok()?).env("OPSAI_BENCH_CLIENT_URL", url).output().ok()?;
+    String::from_utf8_lossy(&output.stdout).trim().parse().ok()
+}
+
+fn median(values: &mut [f64]) -> f64 {
+    values.sort_by(|a, b| a.total_cmp(b));
+    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
+}
+
+fn min_max(values: &[f64]) -> (f64, f64) {
+    (values.iter().copied().fold(f64::INFINITY, f64::min), values.iter().copied().fold(0.0, f64::max))
+}
+
+fn main() {
+    if let Ok(url) = std::env::var("OPSAI_BENCH_CLIENT_URL") {
+        let started = Instant::now();
+        let client = opsai::llm::OpenAiClient::new(url, None, Duration::from_secs(5));
+        let elapsed = started.elapsed().as_secs_f64() * 1e6;
+        if client.is_ok() {
+            println!("{elapsed:.0}");
+        }
+        return;
+    }
+    let full = std::env::args().any(|a| a == "--bench");
+    let runs = if full { 40 } else { 1 };
+    let Ok(home) = tempfile::tempdir() else { return };
+    let Some((url, first_body)) = start_mock() else { return };
+    // The first run creates config.json and captures the request body for curl.
+    if widget_ms(&url, home.path()).is_none() {
+        println!("opsai widget failed against the mock; no figures");
+        return;
+    }
+    let body = first_body.lock().ok().and_then(|slot| slot.clone()).unwrap_or_default();
+    let body_file = home.path().join("request.json");
+    let have_curl = std::fs::write(&body_file, &body).is_ok() && curl_ms(&url, &body_file).is_some();
+    let mut widget = Vec::new();
+    let mut curl = Vec::new();
+    for _ in 0..runs {
+        widget.extend(widget_ms(&url, home.path()));
+        if have_curl {
+            curl.extend(curl_ms(&url, &body_file));
+        }
+    }
+    let rss_runs = if full { 5 } else { 1 };
+    let rss = (0..rss_runs).filter_map(|_| peak_rss_mb(&url, home.path())).fold(f64::NAN, f64::max);
+    let (setup_http, setup_https) =
+        (client_setup_us("http://127.0.0.1:9/v1"), client_setup_us("https://example.invalid/v1"));
+    let (widget_min, widget_max) = min_max(&widget);
+    let widget_median = median(&mut widget);
+    let curl_median = median(&mut curl);
+    let ratio = widget_median / curl_median;
+    println!(
+        "opsai widget process: median {widget_median:.2} ms (min {widget_min:.2}, max {widget_max:.2}, {} runs, request body {} bytes)",
+        widget.len(),
+        body.len()
+    );
+    if have_curl {
+        println!("curl -s of the same request: median {curl_median:.2} ms; ratio {ratio:.2} (target <= 1.5)");
+    } else {
+        println!("curl not found or failed: no baseline");
+    }
+    if rss.is_nan() {
+        println!("peak RSS: /usr/bin/time not found, not measured");
+    } else {
+        println!("peak RSS: {rss:.1} MB (target <= 12)");
+    }
+    let show = |us: Option<f64>| us.map_or_else(|| "n/a".to_owned(), |us| format!("{us:.0}"));
+    println!("OpenAiClient::new in a fresh process: http {} us, https {} us", show(setup_http), show(setup_https));
+    println!(
+        "BENCH widget_ms median={widget_median:.2} min={widget_min:.2} max={widget_max:.2} curl_median={curl_median:.2} \
+         ratio={ratio:.2} peak_rss_mb={rss:.1}"
+    );
+}

@@ -1,0 +1,282 @@
+//! One widget turn: the agent loop in widget mode with the spinner, Ctrl-C/Esc and signals
+//! cancelling it, then the shell's response from how it ended (the proposal assessed, audited and
+//! checked against the user's deny rules; a plain answer read as a command or a message).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::answer::{self, Answer};
+use super::log::WidgetLog;
+use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
+use crate::agent::prompt::PromptMode;
+use crate::agent::{Agent, AgentError, Interrupts, LoopSettings};
+use crate::approval::NoApprover;
+use crate::config::Config;
+use crate::exec::pty::PtyExecutor;
+use crate::llm::openai::OpenAiClient;
+use crate::policy::{self, PolicyConfig};
+use crate::protocol::{AgentEvent, Assessment, Decision, Risk, TurnOutcome};
+use crate::redact::Redactor;
+use crate::store::audit::{AuditLog, AuditRecord, Confirmed};
+use crate::tools::{Registry, RunMode, RunState, Services};
+
+/// After a cancel, how long the turn may take to stop its probe before the widget exits anyway.
+const CANCEL_GRACE: Duration = Duration::from_secs(1);
+
+/// One widget turn with everything it needs.
+pub(super) struct Turn<'a> {
+    pub config: &'a Config,
+    pub policy: &'a PolicyConfig,
+    pub model: &'a OpenAiClient,
+    pub audit: AuditLog,
+    pub redactor: &'a Redactor,
+    pub log: &'a WidgetLog,
+    /// The user message, redacted.
+    pub task: String,
+    /// The environment layer, redacted.
+    pub environment: String,
+}
+
+/// How the agent turn ended.
+enum Ended {
+    Turn(Result<TurnOutcome, AgentError>),
+    Cancelled,
+}
+
+impl Turn<'_> {
+    pub async fn converse(self) -> Response {
+        // Handlers first: from here on SIGINT/SIGTERM/SIGHUP cancel instead of killing the process,
+        // so the terminal is always restored.
+        let mut signals = Signals::register();
+        // Raw mode without a key reader would leave Ctrl-C dead: then no terminal at all (the
+        // signal keys stay on and SIGINT cancels).
+        let (tty, mut keys) = match tty::Tty::open().map(|tty| (tty.keys(), tty)) {
+            Some((Ok(keys), tty)) => (Some(tty), Some(keys)),
+            _ => (None, None),
+        };
+        let spinner = Mutex::new(tty.as_ref().and_then(tty::Tty::spinner));
+        let width = tty.as_ref().and_then(tty::Tty::width);
+        let show = |text: &str| {
+            if let Ok(mut spinner) = spinner.lock()
+                && let Some(spinner) = spinner.as_mut()
+            {
+                spinner.show(text);
+            }
+        };
+        show("opsai");
+        let ended = self.agent_turn(&mut signals, keys.as_mut(), &spinner, &show).await;
+        if let Ok(mut spinner) = spinner.lock()
+            && let Some(spinner) = spinner.as_mut()
+        {
+            spinner.erase();
+        }
+        let (response, warning) = self.respond_to(ended, width.map_or(MESSAGE_CHARS, |w| w.saturating_sub(1)));
+        if let (Some(tty), Some(warning)) = (&tty, warning) {
+            tty.warn(&warning);
+        }
+        // The key thread stops reading before the terminal gets its line editing back.
+        drop(keys);
+        drop(tty);
+        response
+    }
+
+    async fn agent_turn(
+        &self,
+        signals: &mut Signals,
+        keys: Option<&mut tty::Keys>,
+        spinner: &Mutex<Option<tty::Spinner>>,
+        show: &(dyn Fn(&str) + Sync),
+    ) -> Ended {
+        let interrupts = Interrupts::default();
+        let executor = PtyExecutor::new().with_capture(self.config.exec.capture_head, self.config.exec.capture_tail);
+        let services = Services {
+            executor: &executor,
+            approver: &NoApprover,
+            audit: &self.audit,
+            redactor: self.redactor,
+            policy: self.policy,
+            mode: RunMode {
+                auto_approve_safe: self.config.safety.auto_approve_safe,
+                approve_medium: false,
+                dry_run: false,
+                probe_limit: Some(PROBE_LIMIT),
+            },
+            session: SESSION.to_owned(),
+            exec_timeout: PROBE_TIMEOUT.min(Duration::from_secs(self.config.exec.timeout_s)),
+            interrupts: &interrupts,
+        };
+        let cwd = std::env::current_dir()
+            .ok()
+            .or_else(|| std::env::var_os("PWD").map(Into::into))
+            .unwrap_or_else(|| ".".into());
+        let mut agent = Agent {
+            model: self.model,
+            recorder: None,
+            services,
+            tools: Registry::widget(),
+            settings: LoopSettings {
+                model: self.config.llm.model.clone(),
+                max_iterations: MAX_ITERATIONS.min(self.config.agent.max_iterations.max(1)),
+                max_tokens: Some(self.config.llm.max_tokens),
+                environment: self.environment.clone(),
+                prompt: PromptMode::Widget,
+            },
+            state: RunState { cwd, ..RunState::default() },
+        };
+        let mut on_event = |event: AgentEvent| match event {
+            // Only a probe that will run is worth showing; a refused one is answered at once.
+            AgentEvent::ToolCall { tool, command: Some(command), risk: Some(Risk::Safe), .. }
+                if tool == "run_command" =>
+            {
+                show(&command);
+            }
+            AgentEvent::ToolResult { .. } => show("opsai"),
+            _ => {}
+        };
+        let mut history = Vec::new();
+        let turn = agent.run_turn(&mut history, &self.task, &mut on_event);
+        tokio::pin!(turn);
+        let spin = async {
+            let mut ticks = tokio::time::interval(tty::FRAME_INTERVAL);
+            ticks.tick().await;
+            loop {
+                ticks.tick().await;
+                if let Ok(mut spinner) = spinner.lock()
+                    && let Some(spinner) = spinner.as_mut()
+                {
+                    spinner.tick();
+                }
+            }
+        };
+        let cancel = async {
+            match keys {
+                Some(keys) => tokio::select! {
+                    () = keys.cancelled() => "a key",
+                    name = signals.any() => name,
+                },
+                None => signals.any().await,
+            }
+        };
+        let why = tokio::select! {
+            outcome = &mut turn => return Ended::Turn(outcome),
+            why = cancel => why,
+            () = spin => "the spinner",
+        };
+        self.log.write(&format!("cancelled by {why}"));
+        interrupts.turn.cancel();
+        // Let a running probe be stopped (its process group killed) before the process exits.
+        let _ = tokio::time::timeout(CANCEL_GRACE, &mut turn).await;
+        Ended::Cancelled
+    }
+
+    /// The shell's response and the warning to show, from how the turn ended.
+    fn respond_to(&self, ended: Ended, width: usize) -> (Response, Option<String>) {
+        let outcome = match ended {
+            Ended::Cancelled => return (Response::Cancelled, None),
+            Ended::Turn(Err(AgentError::Model(err))) => {
+                return (Response::Fail(answer::message_line(&format!("opsai: {err}"), width), 1), None);
+            }
+            Ended::Turn(Ok(outcome)) => outcome,
+        };
+        let assessment = match outcome {
+            TurnOutcome::Proposed { assessment, .. } => assessment,
+            TurnOutcome::Answer(text) => match answer::classify(&text, is_program) {
+                Answer::Command(command) => policy::assess(&command, self.policy),
+                Answer::Prose(text) if text.trim().is_empty() => {
+                    return (Response::Fail("opsai: the model gave an empty answer".to_owned(), 1), None);
+                }
+                Answer::Prose(text) => {
+                    return (Response::Fail(answer::message_line(&format!("opsai: {text}"), width), 1), None);
+                }
+            },
+            TurnOutcome::Aborted => {
+                return (
+                    Response::Fail("opsai: the request stopped before a command was proposed".to_owned(), 1),
+                    None,
+                );
+            }
+            TurnOutcome::StepLimit => {
+                let message = "opsai: the model did not propose a command; try rewording the request";
+                return (Response::Fail(message.to_owned(), 1), None);
+            }
+        };
+        self.proposal(assessment, width)
+    }
+
+    /// A proposed command: audited, refused when the user's policy denies it, else the new buffer.
+    fn proposal(&self, assessment: Assessment, width: usize) -> (Response, Option<String>) {
+        let command = assessment.sanitized.trim_end().to_owned();
+        if command.trim().is_empty() {
+            return (Response::Fail("opsai: the model proposed an empty command".to_owned(), 1), None);
+        }
+        let denied = assessment.decision == Decision::Deny;
+        let record = AuditRecord {
+            session: SESSION.to_owned(),
+            input: self.task.clone(),
+            tool: "widget.propose_command".to_owned(),
+            command: command.clone(),
+            risk: assessment.risk,
+            confirmed: if denied { Confirmed::No } else { Confirmed::Proposed },
+            exit: None,
+            output: if denied {
+                format!("refused by the user's policy: {}", assessment.reasons.join("; "))
+            } else {
+                "put on the shell's line; runs only if the user presses Enter".to_owned()
+            },
+        };
+        if let Err(err) = self.audit.append(&record) {
+            self.log.write(&format!("audit: {err}"));
+        }
+        if denied {
+            let message = format!("opsai: your policy denies `{command}`: {}", assessment.reasons.join("; "));
+            return (Response::Fail(answer::message_line(&message, width), 3), None);
+        }
+        let warning = if assessment.risk > Risk::Safe { answer::warning_line(&assessment, width) } else { None };
+        (Response::Replace(command), warning)
+    }
+}
+
+/// Whether `word` names a program: one the policy knows, or one on `PATH`.
+fn is_program(word: &str) -> bool {
+    if policy::PROGRAMS.iter().any(|(names, _)| names.contains(&word)) {
+        return true;
+    }
+    let path = std::env::var("PATH").unwrap_or_default();
+    !word.contains('/') && crate::context::probe::find_on_path(word, &path).is_some()
+}
+
+/// SIGINT, SIGTERM and SIGHUP, each cancelling the request like Ctrl-C.
+struct Signals {
+    interrupt: Option<tokio::signal::unix::Signal>,
+    terminate: Option<tokio::signal::unix::Signal>,
+    hangup: Option<tokio::signal::unix::Signal>,
+}
+
+impl Signals {
+    fn register() -> Self {
+        use tokio::signal::unix::{SignalKind, signal};
+        Self {
+            interrupt: signal(SignalKind::interrupt()).ok(),
+            terminate: signal(SignalKind::terminate()).ok(),
+            hangup: signal(SignalKind::hangup()).ok(),
+        }
+    }
+
+    /// Resolves with the signal's name when one arrives.
+    async fn any(&mut self) -> &'static str {
+        async fn next(signal: &mut Option<tokio::signal::unix::Signal>) {
+            let received = match signal {
+                Some(signal) => signal.recv().await.is_some(),
+                None => false,
+            };
+            if !received {
+                std::future::pending::<()>().await;
+            }
+        }
+        tokio::select! {
+            () = next(&mut self.interrupt) => "SIGINT",
+            () = next(&mut self.terminate) => "SIGTERM",
+            () = next(&mut self.hangup) => "SIGHUP",
+        }
+    }
+}
