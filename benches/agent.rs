@@ -27,6 +27,9 @@ use opsai::redact::Redactor;
 use opsai::store::audit::AuditLog;
 use opsai::tools::{Registry, RunMode, RunState, Services};
 
+mod support;
+use support::{median, spread};
+
 const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n\
 data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n\n";
 
@@ -151,21 +154,14 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0 / (steps as f64 + 1.0)
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let Ok(dir) = tempfile::tempdir() else { return };
     let (spawns, turns) = if full { (40, 30) } else { (1, 1) };
     let mut first: Vec<f64> = (0..spawns).filter_map(|_| first_request_ms(dir.path())).collect();
     let mut steps: Vec<f64> = (0..turns).map(|_| overhead_per_step_ms(dir.path(), 10)).collect();
-    let (first_min, first_max) =
-        (first.iter().copied().fold(f64::INFINITY, f64::min), first.iter().copied().fold(0.0, f64::max));
-    let (step_min, step_max) =
-        (steps.iter().copied().fold(f64::INFINITY, f64::min), steps.iter().copied().fold(0.0, f64::max));
+    let (first_min, first_max) = spread(&first);
+    let (step_min, step_max) = spread(&steps);
     let first_median = median(&mut first);
     let step_median = median(&mut steps);
     println!(

@@ -17,6 +17,9 @@ use std::net::{TcpListener, TcpStream};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+mod support;
+use support::{median, spread};
+
 const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n\
 data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"ok\"}}]}\n\ndata: [DONE]\n\n";
 
@@ -183,11 +186,6 @@ fn find_child_named(parent: u32, name: &str) -> Option<u32> {
         .find(|pid| std::fs::read_to_string(format!("/proc/{pid}/comm")).is_ok_and(|comm| comm.trim() == name))
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
 fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let Ok(dir) = tempfile::tempdir() else { return };
@@ -198,8 +196,7 @@ fn main() {
     let mut rates: Vec<f64> = results.iter().map(|r| r.input_bytes as f64 / 1e6 / r.read_s).collect();
     let mut peaks: Vec<f64> = results.iter().filter_map(|r| r.peak_rss_kb).map(|kb| kb as f64 / 1024.0).collect();
     let input_mb = results.first().map_or(0.0, |r| r.input_bytes as f64 / 1e6);
-    let (rate_min, rate_max) =
-        (rates.iter().copied().fold(f64::INFINITY, f64::min), rates.iter().copied().fold(0.0, f64::max));
+    let (rate_min, rate_max) = spread(&rates);
     let peak_max = peaks.iter().copied().fold(0.0, f64::max);
     let rate = median(&mut rates);
     let peak = median(&mut peaks);

@@ -11,6 +11,9 @@ use std::time::{Duration, Instant};
 
 use portable_pty::{CommandBuilder, PtySize, native_pty_system};
 
+mod support;
+use support::{median, spread};
+
 const HISTORY_ENTRIES: usize = 10_000;
 
 /// Milliseconds from spawn until `needle` has been drawn, or `None` when it never was.
@@ -64,15 +67,6 @@ fn until_prompt(program: &str, args: &[&str], env: &[(&str, &str)], needle: &str
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
     haystack.windows(needle.len()).any(|w| w == needle)
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-fn spread(values: &[f64]) -> (f64, f64) {
-    (values.iter().copied().fold(f64::INFINITY, f64::min), values.iter().copied().fold(0.0, f64::max))
 }
 
 fn main() {

@@ -20,6 +20,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+mod support;
+use support::{median, spread};
+
 /// The mock's reply: a streamed `propose_command` call.
 const ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n\
 data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\":[{\"index\":0,\"id\":\"c1\",\
@@ -147,15 +150,6 @@ fn client_setup_us(url: &str) -> Option<f64> {
     String::from_utf8_lossy(&output.stdout).trim().parse().ok()
 }
 
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(|a, b| a.total_cmp(b));
-    values.get(values.len() / 2).copied().unwrap_or(f64::NAN)
-}
-
-fn min_max(values: &[f64]) -> (f64, f64) {
-    (values.iter().copied().fold(f64::INFINITY, f64::min), values.iter().copied().fold(0.0, f64::max))
-}
-
 fn main() {
     if let Ok(url) = std::env::var("OPSAI_BENCH_CLIENT_URL") {
         let started = Instant::now();
@@ -190,7 +184,7 @@ fn main() {
     let rss = (0..rss_runs).filter_map(|_| peak_rss_mb(&url, home.path())).fold(f64::NAN, f64::max);
     let (setup_http, setup_https) =
         (client_setup_us("http://127.0.0.1:9/v1"), client_setup_us("https://example.invalid/v1"));
-    let (widget_min, widget_max) = min_max(&widget);
+    let (widget_min, widget_max) = spread(&widget);
     let widget_median = median(&mut widget);
     let curl_median = median(&mut curl);
     let ratio = widget_median / curl_median;
