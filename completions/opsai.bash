@@ -19,6 +19,9 @@ _opsai() {
             opsai,audit)
                 cmd="opsai__subcmd__audit"
                 ;;
+            opsai,cache)
+                cmd="opsai__subcmd__cache"
+                ;;
             opsai,completions)
                 cmd="opsai__subcmd__completions"
                 ;;
@@ -42,6 +45,24 @@ _opsai() {
                 ;;
             opsai,widget)
                 cmd="opsai__subcmd__widget"
+                ;;
+            opsai__subcmd__cache,clear)
+                cmd="opsai__subcmd__cache__subcmd__clear"
+                ;;
+            opsai__subcmd__cache,help)
+                cmd="opsai__subcmd__cache__subcmd__help"
+                ;;
+            opsai__subcmd__cache,list)
+                cmd="opsai__subcmd__cache__subcmd__list"
+                ;;
+            opsai__subcmd__cache__subcmd__help,clear)
+                cmd="opsai__subcmd__cache__subcmd__help__subcmd__clear"
+                ;;
+            opsai__subcmd__cache__subcmd__help,help)
+                cmd="opsai__subcmd__cache__subcmd__help__subcmd__help"
+                ;;
+            opsai__subcmd__cache__subcmd__help,list)
+                cmd="opsai__subcmd__cache__subcmd__help__subcmd__list"
                 ;;
             opsai__subcmd__config,help)
                 cmd="opsai__subcmd__config__subcmd__help"
@@ -70,6 +91,9 @@ _opsai() {
             opsai__subcmd__help,audit)
                 cmd="opsai__subcmd__help__subcmd__audit"
                 ;;
+            opsai__subcmd__help,cache)
+                cmd="opsai__subcmd__help__subcmd__cache"
+                ;;
             opsai__subcmd__help,completions)
                 cmd="opsai__subcmd__help__subcmd__completions"
                 ;;
@@ -93,6 +117,12 @@ _opsai() {
                 ;;
             opsai__subcmd__help,widget)
                 cmd="opsai__subcmd__help__subcmd__widget"
+                ;;
+            opsai__subcmd__help__subcmd__cache,clear)
+                cmd="opsai__subcmd__help__subcmd__cache__subcmd__clear"
+                ;;
+            opsai__subcmd__help__subcmd__cache,list)
+                cmd="opsai__subcmd__help__subcmd__cache__subcmd__list"
                 ;;
             opsai__subcmd__help__subcmd__config,path)
                 cmd="opsai__subcmd__help__subcmd__config__subcmd__path"
@@ -158,7 +188,7 @@ _opsai() {
 
     case "${cmd}" in
         opsai)
-            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --help --version policy config audit sessions init widget completions explain help"
+            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --help --version policy config audit sessions init widget completions explain cache help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -198,6 +228,104 @@ _opsai() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__cache)
+            opts="-h --help list clear help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__cache__subcmd__clear)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__cache__subcmd__help)
+            opts="list clear help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__cache__subcmd__help__subcmd__clear)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__cache__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__cache__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__cache__subcmd__list)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
                 *)
                     COMPREPLY=()
                     ;;
@@ -364,7 +492,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help)
-            opts="policy config audit sessions init widget completions explain help"
+            opts="policy config audit sessions init widget completions explain cache help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -380,6 +508,48 @@ _opsai() {
         opsai__subcmd__help__subcmd__audit)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__cache)
+            opts="list clear"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__cache__subcmd__clear)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__cache__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

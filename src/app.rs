@@ -56,6 +56,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Widget(args)) => crate::widget::run(&Paths::from_env()?, &args),
         Some(Command::Completions(args)) => crate::init::completions(args.shell),
         Some(Command::Explain(args)) => crate::explain::run(&Paths::from_env()?, &args),
+        Some(Command::Cache(command)) => crate::analyze::cache_command(&Paths::from_env()?, &command),
         None if cli.run.task.is_empty() => {
             if cli.run.json || cli.run.quiet {
                 writeln!(std::io::stderr(), "opsai: --json and --quiet need a task: `opsai --json \"TASK\"`")?;

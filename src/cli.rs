@@ -68,6 +68,17 @@ pub enum Command {
     Completions(CompletionsArgs),
     /// Explain piped output (`cmd | opsai explain [QUESTION]`), a command, or an ops object.
     Explain(ExplainArgs),
+    /// The cache of generated analyze templates ($OPSAI_HOME/cache/analyze_templates.json).
+    #[command(subcommand)]
+    Cache(CacheCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum CacheCommand {
+    /// The cached templates: type, commands, when created, how often used.
+    List,
+    /// Delete the cached templates (built-in templates are not affected).
+    Clear,
 }
 
 #[derive(Debug, Args)]

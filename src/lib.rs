@@ -2,6 +2,8 @@
 
 /// The ReAct loop: model, tool calls, observations, answer; emits `AgentEvent`s, never prints.
 pub mod agent;
+/// Ops-object analysis (seed 001): target detection, templates, the template cache.
+pub mod analyze;
 /// The composition root: paths, config and the glue from a parsed CLI to the modules that act.
 pub mod app;
 /// Who says yes before a command above Safe runs: terminal, scripted (tests) or nobody.

@@ -2,6 +2,7 @@
 
 mod agent_cli;
 mod agent_pty;
+mod analyze_cli;
 mod config_cli;
 mod explain_cli;
 mod init_cli;

@@ -1,0 +1,1 @@
+//! Ops-object analysis and the template cache through the real binary.
