@@ -7,7 +7,8 @@
 //!   refused with no terminal).
 //! - **A command** (TEXT, no piped input, and `target` says it is one): its parts and local risk are
 //!   printed first (no model needed), then the model's explanation.
-//! - **An object** (a port, pid, file, container or service): not built yet; a message and exit 2.
+//! - **An object** (a port, pid, file, container or service): analyzed by `crate::analyze` (read-only
+//!   commands from its template), and the model summarises the report.
 //!
 //! Progress goes to stderr as in a one-shot run; stdout gets only the explanation, with every
 //! command the model suggests shown after its risk badge (`answer`). Exit codes as one-shot (DESIGN §3).
@@ -88,12 +89,17 @@ fn explain_argument(paths: &Paths, args: &ExplainArgs, text: &str) -> anyhow::Re
     let lookup = target::Lookup { is_program: &target::is_known_program, exists: &exists };
     match target::classify(text, &assessment, &lookup) {
         target::Target::Object(kind) => {
-            say(&format!(
-                "`{text}` looks like {}: explaining ops objects is not built yet. `opsai explain` explains \
-                 piped output (`CMD | opsai explain [QUESTION]`) and commands (`opsai explain 'tar -xzvf a.tgz'`)",
-                kind.as_str()
-            ));
-            Ok(2)
+            use crate::analyze::explain::{Hint, object_request};
+            let hint = match kind {
+                target::ObjectKind::Port => Hint::Port,
+                target::ObjectKind::Pid => Hint::Pid,
+                target::ObjectKind::File => Hint::File,
+                target::ObjectKind::Name => Hint::Name,
+            };
+            if !args.quiet {
+                say(&format!("looking into `{text}` as {}", kind.as_str()));
+            }
+            explain_turn(paths, args, |_| object_request(paths, text, hint, args.model.clone()))
         }
         target::Target::Command => explain_turn(paths, args, |policy| {
             // The local part needs no model: it is on screen even if the model is unreachable.
@@ -131,7 +137,7 @@ fn explain_turn(
             model: &parts.model,
             recorder: None,
             services: parts.services(parts.mode(false, false), SESSION_LABEL.into(), &interrupts),
-            tools: Registry::agent(),
+            tools: Registry::explain(),
             settings,
             state: RunState { cwd: std::env::current_dir()?, ..RunState::default() },
         };

@@ -210,7 +210,10 @@ fn one_command_then_answer_links_the_observation_to_its_call() {
     let first = &run.requests[0];
     assert_eq!(first.messages[0].role, Role::System);
     assert!(first.messages[0].content.starts_with("# Safety rules"));
-    assert_eq!(first.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(), ["run_command"]);
+    assert_eq!(
+        first.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+        ["run_command", "analyze", "find", "grep", "wget", "ps", "ss", "lsof"]
+    );
     let tools = tool_messages(&run.requests[1]);
     assert_eq!(tools.len(), 1);
     assert_eq!(tools[0].0, "call_123");
@@ -301,7 +304,7 @@ fn invalid_arguments_and_unknown_tools_are_observations_and_the_loop_goes_on() {
     assert_eq!(tool_messages(&run.requests[1])[0].1, "[ERROR]: missing required argument `command`");
     assert_eq!(
         tool_messages(&run.requests[2])[1].1,
-        "[ERROR]: unknown tool `delete_everything`; the tools are: run_command"
+        "[ERROR]: unknown tool `delete_everything`; the tools are: run_command, analyze, find, grep, wget, ps, ss, lsof"
     );
 }
 

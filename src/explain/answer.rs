@@ -2,6 +2,7 @@
 //! model needed) and the model's explanation, where every suggested command (each ```sh block)
 //! is shown with the risk opsai's own policy gives it. Nothing shown here runs.
 
+use crate::policy::quote_word as quote;
 use crate::policy::{self, PolicyConfig, sanitize};
 use crate::protocol::{Assessment, Decision, Risk};
 use crate::ui::{markdown, style};
@@ -151,14 +152,6 @@ pub fn command_view(input: &str, assessment: &Assessment, color: bool) -> String
         out.push('\n');
     }
     out
-}
-
-/// `word` as one shell word: bare when it needs no quoting, else in single quotes.
-fn quote(word: &str) -> String {
-    let plain = !word.is_empty()
-        && word.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
-        && !word.starts_with('=');
-    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
 }
 
 #[cfg(test)]

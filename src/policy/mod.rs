@@ -19,6 +19,8 @@ mod user_rules;
 mod verdict;
 mod word;
 
+pub use word::quote as quote_word;
+
 #[cfg(test)]
 mod table_tests;
 #[cfg(test)]

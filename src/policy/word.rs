@@ -238,6 +238,15 @@ fn decode_ansi_c(raw: &str, out: &mut String) {
     }
 }
 
+/// `word` as one shell word that is never code: bare when it needs no quoting, else in single
+/// quotes (`'` written as `'\''`). The inverse of what this module parses.
+pub fn quote(word: &str) -> String {
+    let plain = !word.is_empty()
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
+        && !word.starts_with('=');
+    if plain { word.to_owned() } else { format!("'{}'", word.replace('\'', r"'\''")) }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -3,9 +3,11 @@
 //!
 //! - [`audit`]: the append-only audit log, one redacted line per action, rotated by size and pruned by age.
 //! - [`sessions`]: conversations and messages in SQLite, written as they happen, shared by processes.
+//! - [`templates`]: the analyze-template cache (seed 001), atomic saves, a corrupt file moved aside.
 
 pub mod audit;
 pub mod sessions;
+pub mod templates;
 
 /// Creates `path`'s directory, private to the user (`0700`), when it is missing. Stores hold
 /// conversations and commands, so nothing under `$OPSAI_HOME` is readable by others.

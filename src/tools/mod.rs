@@ -1,8 +1,10 @@
 //! Tools the model may call, behind one trait, and the registry that offers them. Every call ends
 //! in exactly one effect: an observation for the model, a proposed command, or an abort.
 
+pub mod analyze;
 pub mod propose;
 pub mod run_command;
+pub mod structured;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -92,8 +94,16 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The agent's tools: run commands.
+    /// The agent's tools: run commands, analyze an ops object, and the structured tools.
     pub fn agent() -> Self {
+        let mut tools: Vec<Box<dyn Tool>> = vec![Box::new(run_command::RunCommand), Box::new(analyze::Analyze)];
+        tools.extend(structured::Structured::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>));
+        Self { tools }
+    }
+
+    /// `opsai explain`'s tools: probes through `run_command` only. The input is untrusted text, so
+    /// nothing it could talk the model into is offered beyond the normal approval path.
+    pub fn explain() -> Self {
         Self { tools: vec![Box::new(run_command::RunCommand)] }
     }
 

@@ -53,7 +53,7 @@ impl Tool for RunCommand {
     }
 }
 
-async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
+pub(super) async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
     let ToolContext { services, state, events, input } = ctx;
     let command = match string_arg(args, "command") {
         Ok(command) => command.to_owned(),

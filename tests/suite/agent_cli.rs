@@ -274,3 +274,26 @@ fn a_hanging_model_times_out_with_a_message() {
     opsai(&env, &mock).arg("x").assert().code(1).stderr(predicate::str::contains("did not answer within 1 s"));
     assert!(started.elapsed() < Duration::from_secs(15));
 }
+
+#[test]
+fn structured_tools_build_their_own_command_and_a_value_never_becomes_code() {
+    let env = TestEnv::new();
+    std::fs::write(env.user_home().join("app.log"), "ok\nERROR disk full\nok\n").unwrap();
+    let mock = MockLlm::start([
+        reply_tool_call("g1", "grep", json!({"pattern": "error", "file": "app.log", "ignore_case": true})),
+        reply_tool_call("g2", "grep", json!({"pattern": "x'; touch pwned; echo '", "file": "app.log"})),
+        reply_tool_call("f1", "find", json!({"name": "*.log", "maxdepth": 1})),
+        reply_text("One error: disk full."),
+    ]);
+    opsai(&env, &mock).arg("any errors in app.log?").assert().success().stdout("One error: disk full.\n");
+    let last = &mock.chat_requests()[3];
+    assert!(last.tool_result("g1").unwrap().contains("ERROR disk full"), "{:?}", last.tool_result("g1"));
+    assert!(last.tool_result("f1").unwrap().contains("app.log"), "{:?}", last.tool_result("f1"));
+    assert!(!env.user_home().join("pwned").exists(), "the pattern stayed a pattern");
+    let log = audit(&env);
+    assert!(log.contains(r#"CMD: "grep -i -e error -- app.log""#), "{log}");
+    let names = mock.chat_requests()[0].tool_names();
+    for tool in ["run_command", "find", "grep", "wget", "ps", "ss", "lsof"] {
+        assert!(names.iter().any(|n| n == tool), "{tool} offered: {names:?}");
+    }
+}

@@ -1,1 +1,245 @@
 //! Ops-object analysis and the template cache through the real binary.
+
+use std::time::Duration;
+
+use predicates::prelude::*;
+
+use crate::support::TestEnv;
+
+fn cache_file(env: &TestEnv) -> std::path::PathBuf {
+    env.opsai_home().join("cache").join("analyze_templates.json")
+}
+
+const CACHED: &str = r#"{
+  "redis": {"commands": ["redis-cli -h {name} info"], "created_at": "2026-11-22T10:00:00Z", "hit_count": 15}
+}"#;
+
+#[test]
+fn cache_list_shows_types_commands_and_hits_then_clear_empties_it() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(cache_file(&env).parent().unwrap()).unwrap();
+    std::fs::write(cache_file(&env), CACHED).unwrap();
+    env.cmd()
+        .args(["cache", "list"])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("redis").and(predicate::str::contains("used 15 times")))
+        .stdout(predicate::str::contains("redis-cli -h {name} info"));
+    env.cmd()
+        .args(["cache", "clear"])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("cleared 1 cached template"));
+    env.cmd().args(["cache", "list"]).timeout(Duration::from_secs(30)).assert().success().stdout("");
+    let saved: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(cache_file(&env)).unwrap()).unwrap();
+    assert_eq!(saved, serde_json::json!({}));
+}
+
+#[test]
+fn corrupt_cache_warns_is_moved_aside_and_is_not_fatal() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(cache_file(&env).parent().unwrap()).unwrap();
+    std::fs::write(cache_file(&env), "{\"redis\": [oops").unwrap();
+    env.cmd()
+        .args(["cache", "list"])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("corrupt"));
+    let aside = cache_file(&env).with_extension("json.corrupt");
+    assert_eq!(std::fs::read_to_string(aside).unwrap(), "{\"redis\": [oops");
+    env.cmd().args(["cache", "clear"]).timeout(Duration::from_secs(30)).assert().success();
+    assert!(cache_file(&env).exists());
+}
+
+use serde_json::json;
+
+use crate::support::mock_llm::*;
+
+/// A directory of fake `docker`, `systemctl`, `ss`, `lsof` scripts that print canned output and
+/// append their argv (one line per call, words separated by `|`) to `argv.log` beside them.
+struct FakeBin {
+    dir: tempfile::TempDir,
+}
+
+impl FakeBin {
+    fn new() -> Self {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::Builder::new().prefix("opsai-fakebin-").tempdir().unwrap();
+        let log = dir.path().join("argv.log");
+        let scripts = [
+            (
+                "docker",
+                r#"case "$1" in
+  ps) printf 'compoder-mongo\nweb\n' ;;
+  inspect) printf '[{"Name": "/%s", "Config": {"Image": "mongo:5.0.18"}, "State": {"Status": "running"}}]\n' "$2" ;;
+  logs) printf 'Waiting for connections on port 27017\n' ;;
+  *) exit 1 ;;
+esac"#,
+            ),
+            ("systemctl", "exit 1"),
+            ("ss", "printf 'LISTEN 0 4096 *:8080 users:((\"nginx\",pid=42))\\n'"),
+            ("lsof", "printf 'nginx 42 root 6u IPv4 TCP *:8080 (LISTEN)\\n'"),
+        ];
+        for (name, body) in scripts {
+            let path = dir.path().join(name);
+            let script = format!(
+                "#!/bin/sh\n{{ printf '%s' {name}; for a in \"$@\"; do printf '|%s' \"$a\"; done; echo; }} >> '{}'\n{body}\n",
+                log.display()
+            );
+            std::fs::write(&path, script).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        }
+        Self { dir }
+    }
+
+    fn path_var(&self) -> String {
+        format!("{}:{}", self.dir.path().display(), std::env::var("PATH").unwrap_or_default())
+    }
+
+    fn calls(&self) -> Vec<String> {
+        std::fs::read_to_string(self.dir.path().join("argv.log"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+fn opsai(env: &TestEnv, mock: &MockLlm, bin: &FakeBin) -> assert_cmd::Command {
+    let mut cmd = env.cmd();
+    cmd.env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_NONINTERACTIVE", "1")
+        .env("PATH", bin.path_var())
+        .timeout(Duration::from_secs(120));
+    cmd
+}
+
+fn all_text(mock: &MockLlm) -> String {
+    mock.chat_requests().iter().map(|r| r.body.clone()).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn explain_a_container_runs_the_builtin_template_and_prints_the_summary() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let mock = MockLlm::start([reply_text("A MongoDB 5.0.18 database, running, listening on 27017.")]);
+    opsai(&env, &mock, &bin)
+        .args(["explain", "compoder-mongo"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("A MongoDB 5.0.18 database"));
+    let calls = bin.calls();
+    assert!(calls.contains(&"docker|inspect|compoder-mongo".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"docker|logs|--tail|20|compoder-mongo".to_owned()), "{calls:?}");
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 1, "one summary request, no template generation");
+    let sent = all_text(&mock);
+    assert!(sent.contains("mongo:5.0.18"), "inspect output reaches the model");
+    assert!(sent.contains("Waiting for connections on port 27017"), "logs reach the model");
+    let audit = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default();
+    assert!(audit.contains("TOOL: analyze") && audit.contains("docker logs --tail 20"), "{audit}");
+}
+
+#[test]
+fn an_injected_target_name_stays_one_argument() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let evil = "x'; touch pwned; '";
+    let mock = MockLlm::start([
+        reply_tool_call("call_1", "analyze", json!({"target": evil, "type": "container"})),
+        reply_text("nothing there"),
+    ]);
+    opsai(&env, &mock, &bin).args(["what is this container", "x"]).assert().success();
+    assert!(!env.user_home().join("pwned").exists());
+    let calls = bin.calls();
+    assert!(calls.contains(&format!("docker|inspect|{evil}")), "{calls:?}");
+    mock.chat_requests()[1].assert_tool_calls_answered();
+}
+
+#[test]
+fn a_generated_type_is_validated_cached_and_reused() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let generated = json!({
+        "target": "cache-1", "type": "redis",
+        "commands": ["docker inspect {name}", "docker exec {name} redis-cli flushall"]
+    });
+    let mock = MockLlm::start([
+        reply_tool_call("call_1", "analyze", json!({"target": "cache-1", "type": "redis"})),
+        reply_tool_call("call_2", "analyze", generated),
+        reply_text("A Redis 7.2.4 server."),
+    ]);
+    opsai(&env, &mock, &bin).args(["what is cache-1"]).assert().success().stdout(predicate::str::contains("Redis"));
+    let requests = mock.chat_requests();
+    let asked = requests[1].tool_result("call_1").unwrap();
+    assert!(asked.contains("No template for type `redis`"), "{asked}");
+    let observed = requests[2].tool_result("call_2").unwrap();
+    assert!(observed.contains("\"Name\": \"/cache-1\""), "{observed}");
+    assert!(observed.contains("not read-only: dropped"), "{observed}");
+    let cache: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(cache_file(&env)).unwrap()).unwrap();
+    assert_eq!(cache["redis"]["commands"], json!(["docker inspect {name}"]));
+    assert_eq!(cache["redis"]["hit_count"], 0);
+
+    // Second run: the cached template is used without any generation round trip.
+    let again = MockLlm::start([
+        reply_tool_call("call_1", "analyze", json!({"target": "cache-2", "type": "redis"})),
+        reply_text("Redis again."),
+    ]);
+    opsai(&env, &again, &bin).args(["what is cache-2"]).assert().success();
+    let observed = again.chat_requests()[1].tool_result("call_1").unwrap();
+    assert!(observed.contains("\"Name\": \"/cache-2\""), "{observed}");
+    let cache: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(cache_file(&env)).unwrap()).unwrap();
+    assert_eq!(cache["redis"]["hit_count"], 1);
+    assert!(!bin.calls().iter().any(|c| c.contains("flushall")));
+}
+
+#[test]
+fn the_agent_analyzes_a_container_through_the_tool() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let mock = MockLlm::start([
+        reply_tool_call("call_1", "analyze", json!({"target": "compoder-mongo", "type": "container"})),
+        reply_text("这是一个 MongoDB 5.0.18 数据库服务"),
+    ]);
+    opsai(&env, &mock, &bin).args(["这个 docker 服务是干嘛的"]).assert().success();
+    let observed = mock.chat_requests()[1].tool_result("call_1").unwrap();
+    assert!(observed.contains("$ docker inspect 'compoder-mongo'") && observed.contains("mongo:5.0.18"), "{observed}");
+    assert!(observed.contains("$ docker logs --tail 20 'compoder-mongo'"), "{observed}");
+}
+
+#[test]
+fn explain_a_port_runs_ss_and_lsof_with_the_port() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let mock = MockLlm::start([reply_text("nginx listens on 8080.")]);
+    opsai(&env, &mock, &bin)
+        .args(["explain", ":8080"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nginx listens on 8080."));
+    let calls = bin.calls();
+    assert!(calls.contains(&"lsof|-nP|-i|:8080".to_owned()), "{calls:?}");
+    assert!(calls.iter().any(|c| c.starts_with("ss|-ltnup|sport = :8080")), "{calls:?}");
+    let sent = all_text(&mock);
+    assert!(sent.contains("users:((\\\"nginx\\\",pid=42))"), "{sent}");
+}
+
+#[test]
+fn an_unknown_name_is_left_to_the_model_to_type_or_ask() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let mock = MockLlm::start([reply_text("What is `frobnicator`: a container, a service, or something else?")]);
+    opsai(&env, &mock, &bin)
+        .args(["explain", "frobnicator"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("What is `frobnicator`"));
+    let calls = bin.calls();
+    assert!(calls.contains(&"docker|ps|-a|--format|{{.Names}}".to_owned()), "{calls:?}");
+    assert!(calls.iter().any(|c| c.starts_with("systemctl|")), "{calls:?}");
+    assert!(!calls.iter().any(|c| c.contains("inspect")), "{calls:?}");
+    assert!(all_text(&mock).contains("ask the user what `frobnicator` is"));
+}

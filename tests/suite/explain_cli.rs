@@ -280,21 +280,6 @@ fn an_unreachable_model_still_shows_the_local_part() {
 }
 
 #[test]
-fn an_object_is_not_explained_yet() {
-    let env = TestEnv::new();
-    let mock = MockLlm::start([]);
-    for object in ["compoder-mongo", ":8080", "1234", "what is nginx"] {
-        opsai(&env, &mock)
-            .args(["explain", object])
-            .assert()
-            .code(2)
-            .stdout("")
-            .stderr(predicate::str::contains("explaining ops objects is not built yet"));
-    }
-    assert!(mock.requests().is_empty());
-}
-
-#[test]
 fn a_writer_that_stops_early_or_a_slow_writer_is_read_to_the_end() {
     let env = TestEnv::new();
     let mock = MockLlm::start([reply_text("ok")]);

@@ -1,0 +1,208 @@
+//! Running an analysis: the planned commands run concurrently through an [`Executor`], each with a
+//! timeout; output is bounded and ANSI-stripped by the executor and redacted here; each run is
+//! audited (`TOOL: analyze`). Failures are skipped and listed as missing information.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use crate::exec::Executor;
+use crate::protocol::{CommandRequest, Risk};
+use crate::redact::Redactor;
+use crate::store::audit::{AuditLog, AuditRecord, Confirmed};
+
+/// Each analysis command gets at most this long.
+pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What an analysis run needs.
+pub struct Collector<'a> {
+    pub executor: &'a dyn Executor,
+    pub redactor: &'a Redactor,
+    pub audit: &'a AuditLog,
+    pub session: String,
+    /// The user's request, for the audit log.
+    pub input: String,
+    pub cwd: PathBuf,
+    pub timeout: Duration,
+    pub cancel: CancellationToken,
+}
+
+/// One command's result.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Section {
+    pub command: String,
+    pub output: String,
+}
+
+/// The collected facts and what could not be collected.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Report {
+    pub sections: Vec<Section>,
+    /// `docker logs --tail 20 'x' (timed out)`, …
+    pub missing: Vec<String>,
+}
+
+impl Report {
+    /// The report as text for the model: each command with its output, then the missing ones.
+    pub fn text(&self, target: &str, kind: &str) -> String {
+        let mut text = format!("Analysis of {kind} `{target}`:\n");
+        for section in &self.sections {
+            text.push_str(&format!("\n$ {}\n{}\n", section.command, section.output.trim_end()));
+        }
+        if self.sections.is_empty() {
+            text.push_str("\n(no command produced information)\n");
+        }
+        if !self.missing.is_empty() {
+            text.push_str("\nmissing information:\n");
+            for missing in &self.missing {
+                text.push_str(&format!("- {missing}\n"));
+            }
+        }
+        text
+    }
+}
+
+impl Collector<'_> {
+    /// Runs one command; `Ok(output)` when it exited 0, else why it failed (output included if any).
+    pub async fn run_one(&self, command: &str) -> Result<String, String> {
+        let request = CommandRequest {
+            call_id: "analyze".into(),
+            command: command.to_owned(),
+            cwd: self.cwd.clone(),
+            timeout: self.timeout,
+            why: Some("analyze".into()),
+        };
+        let mut sink = |_: &[u8]| {};
+        let result = self.executor.run(&request, &mut sink, self.cancel.child_token()).await;
+        let (exit, outcome) = match result {
+            Ok(result) => {
+                let output = self.redactor.redact(&result.output);
+                let outcome = if result.timed_out {
+                    Err("timed out".to_owned())
+                } else if result.interrupted {
+                    Err("interrupted".to_owned())
+                } else if result.exit_code == Some(0) {
+                    Ok(output)
+                } else {
+                    let first = output.lines().find(|l| !l.trim().is_empty()).unwrap_or("").trim();
+                    let code = result.exit_code.map_or("killed".to_owned(), |c| format!("exit {c}"));
+                    Err(if first.is_empty() { code } else { format!("{code}: {}", cut(first, 160)) })
+                };
+                (result.exit_code, outcome)
+            }
+            Err(error) => (None, Err(error.to_string())),
+        };
+        let record = AuditRecord {
+            session: self.session.clone(),
+            input: self.input.clone(),
+            tool: "analyze".into(),
+            command: command.to_owned(),
+            risk: Risk::Safe,
+            confirmed: Confirmed::Auto,
+            exit,
+            output: match &outcome {
+                Ok(output) => output.clone(),
+                Err(why) => why.clone(),
+            },
+        };
+        // A failing audit log is named in the report rather than hiding the analysis.
+        match self.audit.append(&record) {
+            Ok(()) => outcome,
+            Err(error) => outcome.map(|output| format!("{output}\n[ERROR]: {error}")),
+        }
+    }
+
+    /// Runs `commands` concurrently; `dropped` (not Safe) are listed as missing first.
+    pub async fn run_all(&self, commands: &[String], dropped: &[String]) -> Report {
+        let results = futures_util::future::join_all(commands.iter().map(|c| self.run_one(c))).await;
+        let mut report = Report { missing: dropped.to_vec(), ..Report::default() };
+        for (command, result) in commands.iter().zip(results) {
+            match result {
+                Ok(output) => report.sections.push(Section { command: command.clone(), output }),
+                Err(why) => report.missing.push(format!("{command} ({why})")),
+            }
+        }
+        report
+    }
+}
+
+fn cut(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use futures_util::future::BoxFuture;
+
+    use super::*;
+    use crate::exec::{ExecError, ExecResult, OutputSink};
+
+    /// Answers by command: `slow` times out, `fail` exits 1, `boom` cannot start, anything else prints.
+    struct Canned;
+
+    impl Executor for Canned {
+        fn run<'a>(
+            &'a self,
+            request: &'a CommandRequest,
+            _on_output: OutputSink<'a>,
+            _cancel: CancellationToken,
+        ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
+            Box::pin(async move {
+                let mut result = ExecResult {
+                    exit_code: Some(0),
+                    timed_out: false,
+                    interrupted: false,
+                    output: format!("out of {} TOKEN=hunter2secret\n", request.command),
+                    truncated_bytes: 0,
+                    duration: Duration::from_millis(1),
+                };
+                match request.command.as_str() {
+                    "slow" => result.timed_out = true,
+                    "fail" => {
+                        result.exit_code = Some(1);
+                        result.output = "no such container\n".into();
+                    }
+                    "boom" => return Err(ExecError::Spawn("no bash".into())),
+                    _ => {}
+                }
+                Ok(result)
+            })
+        }
+    }
+
+    #[tokio::test]
+    async fn failures_are_listed_as_missing_and_output_is_redacted_and_audited() {
+        let dir = std::env::temp_dir().join(format!("opsai-collect-{}", rand::random::<u64>()));
+        let redactor = Arc::new(Redactor::new([("TOKEN".to_owned(), "hunter2secret".to_owned())]));
+        let audit = AuditLog::new(dir.join("audit.log"), 10, 30, redactor.clone());
+        let collector = Collector {
+            executor: &Canned,
+            redactor: &redactor,
+            audit: &audit,
+            session: "s1".into(),
+            input: "what is x".into(),
+            cwd: std::env::temp_dir(),
+            timeout: COMMAND_TIMEOUT,
+            cancel: CancellationToken::new(),
+        };
+        let commands: Vec<String> = ["ok", "slow", "fail", "boom"].map(String::from).to_vec();
+        let report = collector.run_all(&commands, &["rm x (not read-only: high)".to_owned()]).await;
+        assert_eq!(report.sections.len(), 1);
+        assert!(!report.sections[0].output.contains("hunter2secret"));
+        assert_eq!(report.missing[0], "rm x (not read-only: high)");
+        assert_eq!(report.missing[1], "slow (timed out)");
+        assert_eq!(report.missing[2], "fail (exit 1: no such container)");
+        assert!(report.missing[3].starts_with("boom (cannot start"));
+        let text = report.text("x", "container");
+        assert!(text.contains("$ ok\nout of ok") && text.contains("missing information:\n- rm x"));
+        let log = std::fs::read_to_string(dir.join("audit.log")).unwrap();
+        assert_eq!(log.lines().count(), 4);
+        assert!(log.contains("TOOL: analyze") && !log.contains("hunter2secret"));
+    }
+}
