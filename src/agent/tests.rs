@@ -212,7 +212,10 @@ fn one_command_then_answer_links_the_observation_to_its_call() {
     assert!(first.messages[0].content.starts_with("# Safety rules"));
     assert_eq!(
         first.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
-        ["run_command", "analyze", "find", "grep", "wget", "ps", "ss", "lsof"]
+        [
+            "run_command", "analyze", "find", "grep", "wget", "ps", "ss", "lsof", "list_containers",
+            "inspect_container", "container_logs", "restart_container"
+        ]
     );
     let tools = tool_messages(&run.requests[1]);
     assert_eq!(tools.len(), 1);
@@ -304,7 +307,7 @@ fn invalid_arguments_and_unknown_tools_are_observations_and_the_loop_goes_on() {
     assert_eq!(tool_messages(&run.requests[1])[0].1, "[ERROR]: missing required argument `command`");
     assert_eq!(
         tool_messages(&run.requests[2])[1].1,
-        "[ERROR]: unknown tool `delete_everything`; the tools are: run_command, analyze, find, grep, wget, ps, ss, lsof"
+        "[ERROR]: unknown tool `delete_everything`; the tools are: run_command, analyze, find, grep, wget, ps, ss, lsof, list_containers, inspect_container, container_logs, restart_container"
     );
 }
 

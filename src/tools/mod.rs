@@ -2,6 +2,7 @@
 //! in exactly one effect: an observation for the model, a proposed command, or an abort.
 
 pub mod analyze;
+pub mod containers;
 pub mod propose;
 pub mod run_command;
 pub mod structured;
@@ -94,10 +95,11 @@ pub struct Registry {
 }
 
 impl Registry {
-    /// The agent's tools: run commands, analyze an ops object, and the structured tools.
+    /// The agent's tools: run commands, analyze an ops object, the structured and the container tools.
     pub fn agent() -> Self {
         let mut tools: Vec<Box<dyn Tool>> = vec![Box::new(run_command::RunCommand), Box::new(analyze::Analyze)];
         tools.extend(structured::Structured::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>));
+        tools.extend(containers::Container::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>));
         Self { tools }
     }
 

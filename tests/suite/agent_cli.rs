@@ -297,3 +297,38 @@ fn structured_tools_build_their_own_command_and_a_value_never_becomes_code() {
         assert!(names.iter().any(|n| n == tool), "{tool} offered: {names:?}");
     }
 }
+
+#[test]
+fn container_tools_run_docker_safely_and_no_docker_is_an_observation() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let bin = env.user_home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let argv_log = env.user_home().join("docker-argv");
+    let docker = bin.join("docker");
+    std::fs::write(&docker, format!("#!/bin/sh\necho \"$*\" >> '{}'\necho 'mongod started'\n", argv_log.display()))
+        .unwrap();
+    std::fs::set_permissions(&docker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mock = MockLlm::start([
+        reply_tool_call("l1", "container_logs", json!({"name": "compoder-mongo", "tail": 20})),
+        reply_tool_call("r1", "restart_container", json!({"name": "compoder-mongo"})),
+        reply_text("Logs look fine; I could not restart it without you."),
+    ]);
+    let out = opsai(&env, &mock).env("PATH", &path).arg("check the mongo container").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "the Medium restart is refused without a terminal");
+    let last = &mock.chat_requests()[2];
+    assert!(last.tool_result("l1").unwrap().contains("mongod started"));
+    assert!(last.tool_result("r1").unwrap().contains("refused"), "{:?}", last.tool_result("r1"));
+    let calls = std::fs::read_to_string(&argv_log).unwrap();
+    assert!(calls.lines().any(|l| l == "logs --tail 20 compoder-mongo"), "{calls}");
+    assert!(!calls.lines().any(|l| l.starts_with("restart")), "restart never ran: {calls}");
+
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("l1", "list_containers", json!({})), reply_text("No docker here.")]);
+    let empty = env.user_home().join("empty-path");
+    std::fs::create_dir_all(&empty).unwrap();
+    opsai(&env, &mock).env("PATH", &empty).arg("list containers").assert().success();
+    let result = mock.chat_requests()[1].tool_result("l1").unwrap();
+    assert!(result.contains("docker is not available"), "{result}");
+}

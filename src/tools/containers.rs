@@ -1,0 +1,172 @@
+//! Container tools (seed 000's container worker): `list_containers`, `inspect_container`,
+//! `container_logs`, `restart_container`, through the docker CLI. Like the structured tools, opsai
+//! builds the command line itself (a container name must look like one, so it can never be an option
+//! or code) and runs it through `run_command`'s path, so the policy rates it (restart is Medium and
+//! asks) and it is audited. No docker on this machine is an observation for the model, not an error.
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::{Tool, ToolContext, ToolEffect, invalid_arguments, run_command};
+use crate::policy::quote_word;
+use crate::protocol::ToolSpec;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Container {
+    List,
+    Inspect,
+    Logs,
+    Restart,
+}
+
+impl Container {
+    pub const ALL: [Container; 4] = [Container::List, Container::Inspect, Container::Logs, Container::Restart];
+}
+
+/// Lines of logs when the model does not say.
+const DEFAULT_TAIL: u64 = 50;
+/// The most log lines one call may ask for.
+const MAX_TAIL: u64 = 2000;
+
+impl Tool for Container {
+    fn name(&self) -> &'static str {
+        match self {
+            Container::List => "list_containers",
+            Container::Inspect => "inspect_container",
+            Container::Logs => "container_logs",
+            Container::Restart => "restart_container",
+        }
+    }
+
+    fn spec(&self) -> ToolSpec {
+        let name = json!({"type": "string", "description": "The container's name or id."});
+        let (description, parameters) = match self {
+            Container::List => (
+                "List Docker containers: name, image, status and ports.",
+                json!({"type": "object", "properties": {
+                    "all": {"type": "boolean", "description": "Include stopped containers."}
+                }, "required": []}),
+            ),
+            Container::Inspect => (
+                "Show a container's full configuration and state (docker inspect).",
+                json!({"type": "object", "properties": {"name": name}, "required": ["name"]}),
+            ),
+            Container::Logs => (
+                "Show the last lines of a container's logs.",
+                json!({"type": "object", "properties": {
+                    "name": name,
+                    "tail": {"type": "integer", "description": "How many lines from the end (default 50)."}
+                }, "required": ["name"]}),
+            ),
+            Container::Restart => (
+                "Restart a container (changes the system: the user is asked first).",
+                json!({"type": "object", "properties": {"name": name}, "required": ["name"]}),
+            ),
+        };
+        ToolSpec { name: self.name().into(), description: description.into(), parameters }
+    }
+
+    fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect> {
+        Box::pin(async move {
+            if !docker_available() {
+                return ToolEffect::Observe(invalid_arguments(
+                    id,
+                    "docker is not available on this machine (no `docker` on PATH); say so, or use other tools",
+                ));
+            }
+            let argv = match build(*self, args) {
+                Ok(argv) => argv,
+                Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
+            };
+            let command = argv.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ");
+            let delegated = json!({"command": command, "why": format!("the {} tool", self.name())});
+            run_command::run(id, &delegated, ctx).await
+        })
+    }
+}
+
+/// The docker argv for one call.
+pub fn build(tool: Container, args: &Value) -> Result<Vec<String>, String> {
+    let mut argv: Vec<String> = vec!["docker".into()];
+    match tool {
+        Container::List => {
+            argv.push("ps".into());
+            if args.get("all").and_then(Value::as_bool).unwrap_or(false) {
+                argv.push("-a".into());
+            }
+            argv.extend(["--format".into(), "{{.Names}}\t{{.Image}}\t{{.Status}}\t{{.Ports}}".into()]);
+        }
+        Container::Inspect => argv.extend(["inspect".into(), container_name(args)?]),
+        Container::Logs => {
+            let tail = match args.get("tail") {
+                None | Some(Value::Null) => DEFAULT_TAIL,
+                Some(value) => value
+                    .as_u64()
+                    .filter(|&n| (1..=MAX_TAIL).contains(&n))
+                    .ok_or(format!("`tail` must be a number from 1 to {MAX_TAIL}, got {value}"))?,
+            };
+            argv.extend(["logs".into(), "--tail".into(), tail.to_string(), container_name(args)?]);
+        }
+        Container::Restart => argv.extend(["restart".into(), container_name(args)?]),
+    }
+    Ok(argv)
+}
+
+/// Docker's own rule for names (`[a-zA-Z0-9][a-zA-Z0-9_.-]*`), which ids also follow.
+fn container_name(args: &Value) -> Result<String, String> {
+    let name = args.get("name").and_then(Value::as_str).unwrap_or("").trim();
+    let valid = name.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+        && name.len() <= 128;
+    if valid { Ok(name.to_owned()) } else { Err(format!("`name` must be a container name or id, got {name:?}")) }
+}
+
+fn docker_available() -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path).any(|dir| {
+        std::fs::metadata(dir.join("docker")).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::{PolicyConfig, assess};
+    use crate::protocol::Risk;
+
+    fn line(tool: Container, args: Value) -> String {
+        build(tool, &args).unwrap().iter().map(|w| quote_word(w)).collect::<Vec<_>>().join(" ")
+    }
+
+    #[test]
+    fn commands_and_their_risk() {
+        let policy = PolicyConfig::default();
+        let cases = [
+            (
+                Container::List,
+                json!({"all": true}),
+                "docker ps -a --format '{{.Names}}\t{{.Image}}\t{{.Status}}\t{{.Ports}}'",
+                Risk::Safe,
+            ),
+            (Container::Inspect, json!({"name": "compoder-mongo"}), "docker inspect compoder-mongo", Risk::Safe),
+            (Container::Logs, json!({"name": "web.1", "tail": 20}), "docker logs --tail 20 web.1", Risk::Safe),
+            (Container::Logs, json!({"name": "web"}), "docker logs --tail 50 web", Risk::Safe),
+            (Container::Restart, json!({"name": "web"}), "docker restart web", Risk::Medium),
+        ];
+        for (tool, args, expected, risk) in cases {
+            let text = line(tool, args);
+            assert_eq!(text, expected);
+            assert_eq!(assess(&text, &policy).risk, risk, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_name_is_never_an_option_or_code() {
+        for bad in ["-f", "--all", "web; reboot", "$(id)", "", "a b", "../x"] {
+            assert!(build(Container::Restart, &json!({"name": bad})).is_err(), "{bad:?}");
+        }
+        assert!(build(Container::Logs, &json!({"name": "web", "tail": 0})).is_err());
+        assert!(build(Container::Logs, &json!({"name": "web", "tail": "all"})).is_err());
+    }
+}
