@@ -122,11 +122,8 @@ fn container_name(args: &Value) -> Result<String, String> {
 }
 
 fn docker_available() -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    let path = std::env::var_os("PATH").unwrap_or_default();
-    std::env::split_paths(&path).any(|dir| {
-        std::fs::metadata(dir.join("docker")).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-    })
+    let path = std::env::var("PATH").unwrap_or_default();
+    crate::context::probe::find_on_path("docker", &path).is_some()
 }
 
 #[cfg(test)]
