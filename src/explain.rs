@@ -25,6 +25,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use tokio_util::sync::CancellationToken;
 
 use crate::agent::prompt::PromptMode;
 use crate::agent::{Agent, Interrupts};
@@ -80,7 +81,7 @@ fn read_piped() -> std::io::Result<Option<RawInput>> {
 fn explain_piped(paths: &Paths, args: &ExplainArgs, raw: &RawInput, question: &str) -> anyhow::Result<u8> {
     let kept = excerpt(raw, DEFAULT_KEEP_CHARS);
     let task = request::piped(&kept, question, &request::nonce());
-    explain_turn(paths, args, |_| Ok(task))
+    explain_turn(paths, args, async |_: &Parts| Ok(task))
 }
 
 fn explain_argument(paths: &Paths, args: &ExplainArgs, text: &str) -> anyhow::Result<u8> {
@@ -99,11 +100,13 @@ fn explain_argument(paths: &Paths, args: &ExplainArgs, text: &str) -> anyhow::Re
             if !args.quiet {
                 say(&format!("looking into `{text}` as {}", kind.as_str()));
             }
-            explain_turn(paths, args, |_| object_request(paths, text, hint, args.model.clone()))
+            explain_turn(paths, args, async |parts: &Parts| {
+                object_request(paths, parts, SESSION_LABEL, text, hint, CancellationToken::new()).await
+            })
         }
-        target::Target::Command => explain_turn(paths, args, |policy| {
+        target::Target::Command => explain_turn(paths, args, async |parts: &Parts| {
             // The local part needs no model: it is on screen even if the model is unreachable.
-            let assessment = crate::policy::assess(text, policy);
+            let assessment = crate::policy::assess(text, &parts.policy);
             let mut out = std::io::stdout().lock();
             write!(out, "{}", command_view(text, &assessment, stdout_color()))?;
             writeln!(out)?;
@@ -113,22 +116,22 @@ fn explain_argument(paths: &Paths, args: &ExplainArgs, text: &str) -> anyhow::Re
     }
 }
 
-/// One agent turn in explain mode. `prepare` gets the user's policy and returns the user message
-/// (printing anything that must come first).
+/// One agent turn in explain mode. `prepare` returns the user message (printing anything that must
+/// come first, running an object's template).
 fn explain_turn(
     paths: &Paths,
     args: &ExplainArgs,
-    prepare: impl FnOnce(&PolicyConfig) -> anyhow::Result<String>,
+    prepare: impl AsyncFnOnce(&Parts) -> anyhow::Result<String>,
 ) -> anyhow::Result<u8> {
     let mut input = ContextInput::from_process(&paths.home);
     input.probe_budget = PROBE_BUDGET;
     let context = EnvContext::start(&input);
     let run_args = RunArgs { model: args.model.clone(), ..RunArgs::default() };
     let config = runner::load_config(paths, &run_args)?;
-    let task = prepare(&config.policy()?)?;
     let parts = Parts::build(paths, config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async {
+        let task = prepare(&parts).await?;
         let interrupts = Interrupts::default();
         let context = context.finish();
         let mut settings = parts.settings(&parts.config.llm.model, &context.render());

@@ -11,6 +11,7 @@ use std::sync::Mutex;
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
+use crate::analyze::generate::ModelRef;
 use crate::llm::{ChatModel, ChatRequest, LlmError, ModelDelta};
 use crate::protocol::{AgentEvent, ChatMessage, ObservationStatus, TurnOutcome, Usage};
 use crate::tools::{Registry, RunState, Services, ToolContext, ToolEffect, invalid_arguments};
@@ -151,7 +152,14 @@ impl Agent<'_> {
                         ))
                     }
                     Some(tool) => {
-                        let ctx = ToolContext { services: &self.services, state: &mut self.state, events, input: task };
+                        let model = ModelRef { client: self.model, name: &self.settings.model };
+                        let ctx = ToolContext {
+                            services: &self.services,
+                            state: &mut self.state,
+                            events,
+                            input: task,
+                            model,
+                        };
                         tool.call(&call.id, &call.arguments, ctx).await
                     }
                 };

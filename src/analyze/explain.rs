@@ -4,17 +4,14 @@
 //! with a random code; missing information and cache warnings go to stderr.
 
 use std::io::Write;
-use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
 
 use super::collect::{COMMAND_TIMEOUT, Collector};
+use super::generate::ModelRef;
 use super::object::{Analysis, analyze, detect};
 use crate::app::Paths;
-use crate::cli::RunArgs;
-use crate::exec::pty::PtyExecutor;
-use crate::redact::Redactor;
-use crate::runner;
+use crate::runner::Parts;
 
 /// What explain's classifier said the text is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,62 +22,62 @@ pub enum Hint {
     Name,
 }
 
-/// The user message for explaining `text` as an object.
-pub fn object_request(paths: &Paths, text: &str, hint: Hint, model: Option<String>) -> anyhow::Result<String> {
-    let config = runner::load_config(paths, &RunArgs { model, ..RunArgs::default() })?;
-    let policy = config.policy()?;
-    let redactor = Arc::new(Redactor::from_process_env());
-    let audit = runner::audit_log(&config, paths, redactor.clone());
-    let executor = PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail);
+/// The user message for explaining `text` as an object, after running its template.
+pub async fn object_request(
+    paths: &Paths,
+    parts: &Parts,
+    session: &str,
+    text: &str,
+    hint: Hint,
+    cancel: CancellationToken,
+) -> anyhow::Result<String> {
     let collector = Collector {
-        executor: &executor,
-        redactor: &redactor,
-        audit: &audit,
-        session: "explain".into(),
+        executor: &parts.executor,
+        redactor: &parts.redactor,
+        audit: &parts.audit,
+        session: session.to_owned(),
         input: format!("explain {text}"),
         cwd: std::env::current_dir()?,
         timeout: COMMAND_TIMEOUT,
-        cancel: CancellationToken::new(),
+        cancel,
     };
     let target = match hint {
         // `:8080` or `port 8080` (any case).
         Hint::Port => text.split_whitespace().last().unwrap_or("").trim_start_matches(':').to_owned(),
         _ => text.trim().to_owned(),
     };
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(async {
-        let kind = match hint {
-            Hint::Port => Some("port"),
-            Hint::Pid => Some("process"),
-            Hint::File => Some("file"),
-            Hint::Name => detect(&collector, &target).await,
-        };
-        let Some(kind) = kind else {
-            return Ok(unknown(&target));
-        };
-        let cache = crate::store::templates::default_path(&paths.home);
-        match analyze(&collector, &cache, &policy, &target, kind, None).await {
-            Analysis::Done { report, warnings } => {
-                let mut stderr = std::io::stderr();
-                for warning in &warnings {
-                    let _ = writeln!(stderr, "opsai: warning: {warning}");
-                }
-                for missing in &report.missing {
-                    let _ = writeln!(stderr, "opsai: missing: {missing}");
-                }
-                Ok(summary_request(&target, kind, &report.text(&target, kind)))
+    let kind = match hint {
+        Hint::Port => Some("port"),
+        Hint::Pid => Some("process"),
+        Hint::File => Some("file"),
+        Hint::Name => detect(&collector, &target).await,
+    };
+    let Some(kind) = kind else {
+        return Ok(unknown(&target));
+    };
+    let cache = crate::store::templates::default_path(&paths.home);
+    let model = ModelRef { client: &parts.model, name: &parts.config.llm.model };
+    match analyze(&collector, &cache, &parts.policy, &target, kind, Some(model)).await {
+        Analysis::Done { report, warnings } => {
+            let mut stderr = std::io::stderr();
+            for warning in &warnings {
+                let _ = writeln!(stderr, "opsai: warning: {warning}");
             }
-            Analysis::NeedsTemplate { .. } => Ok(unknown(&target)),
+            for missing in &report.missing {
+                let _ = writeln!(stderr, "opsai: missing: {missing}");
+            }
+            Ok(summary_request(&target, kind, &report.text(&target, kind)))
         }
-    })
+        // Built-in types always have a template; this is a cache that cannot be read and no model.
+        Analysis::NoTemplate { reason, .. } => anyhow::bail!("cannot analyze `{target}`: {reason}"),
+    }
 }
 
 fn unknown(target: &str) -> String {
     format!(
         "The user ran `opsai explain {target}`. `{target}` is not a command, a port, a pid, an existing \
          file, a docker container or a systemd unit on this machine. If its type is clear (for example a \
-         process name, a package, a kubernetes object), call the analyze tool with that `type` (and \
-         `commands` for a type without a template); otherwise ask the user what `{target}` is, in a plain \
+         process name, a package, a kubernetes object), call the analyze tool with that `type`; otherwise ask the user what `{target}` is, in a plain \
          answer."
     )
 }

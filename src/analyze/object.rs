@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::collect::{Collector, Report};
+use super::generate::{ModelRef, generate};
 use super::templates::{builtin, plan};
 use crate::policy::PolicyConfig;
 use crate::store::templates::TemplateCache;
@@ -70,63 +71,92 @@ pub enum Analysis {
         report: Report,
         warnings: Vec<String>,
     },
-    /// No built-in or cached template, and no commands given: the model must supply them.
-    NeedsTemplate {
+    /// No built-in or cached template, and none could be generated: why.
+    NoTemplate {
+        reason: String,
         warnings: Vec<String>,
     },
 }
 
-/// Analyzes `target` as `kind`. `generated` are the model's commands for a type with no template;
-/// they are validated and cached. A cached template's `hit_count` goes up on each use.
+/// Where a type's commands came from.
+enum Source {
+    Cached(Vec<String>),
+    Missing,
+}
+
+/// Analyzes `target` as `kind`. The template is the cached one (its `hit_count` goes up), else the
+/// built-in one, else one `model` generates (validated: only commands Safe with a dummy target are
+/// kept). Built-in and generated templates are cached on first use, so `opsai cache list` shows
+/// every type used and a user may edit one; every command is assessed again after substitution.
 pub async fn analyze(
     collector: &Collector<'_>,
     cache_path: &Path,
     policy: &PolicyConfig,
     target: &str,
     kind: &str,
-    generated: Option<&[String]>,
+    model: Option<ModelRef<'_>>,
 ) -> Analysis {
     let kind = normalize(kind);
     let mut warnings = Vec::new();
     let mut dropped = Vec::new();
-    let template: Vec<String> = match builtin(&kind) {
-        Some(commands) => commands.iter().map(|c| (*c).to_owned()).collect(),
-        None => {
-            let mut cache = match TemplateCache::load(cache_path) {
-                Ok((cache, warning)) => {
-                    warnings.extend(warning);
-                    Some(cache)
-                }
-                Err(error) => {
-                    warnings.push(error.to_string());
-                    None
+    let looked_up = TemplateCache::update(cache_path, |cache| {
+        if let Some(template) = cache.get(&kind) {
+            let commands = template.commands.clone();
+            cache.record_hit(&kind);
+            return (Source::Cached(commands), true);
+        }
+        match builtin(&kind) {
+            Some(commands) => {
+                let commands: Vec<String> = commands.iter().map(|c| (*c).to_owned()).collect();
+                cache.insert(&kind, commands.clone());
+                (Source::Cached(commands), true)
+            }
+            None => (Source::Missing, false),
+        }
+    });
+    let source = match looked_up {
+        Ok((source, warning)) => {
+            warnings.extend(warning);
+            source
+        }
+        // An unusable cache never stops an analysis: the built-in template still works.
+        Err(error) => {
+            warnings.push(error.to_string());
+            builtin(&kind).map_or(Source::Missing, |c| Source::Cached(c.iter().map(|c| (*c).to_owned()).collect()))
+        }
+    };
+    let template = match source {
+        Source::Cached(commands) => commands,
+        Source::Missing => {
+            let Some(model) = model else {
+                let reason = format!("no template for type `{kind}` and no model to generate one");
+                return Analysis::NoTemplate { reason, warnings };
+            };
+            let generated = tokio::select! {
+                generated = generate(model, &kind) => generated,
+                () = collector.cancel.cancelled() => {
+                    return Analysis::NoTemplate { reason: "interrupted".into(), warnings };
                 }
             };
-            let cached = cache.as_mut().and_then(|cache| {
-                let commands = cache.get(&kind)?.commands.clone();
-                cache.record_hit(&kind);
-                Some(commands)
-            });
-            match (cached, generated) {
-                (Some(commands), _) => {
-                    if let Some(Err(error)) = cache.as_ref().map(TemplateCache::save) {
-                        warnings.push(error.to_string());
-                    }
-                    commands
-                }
-                (None, Some(generated)) => {
-                    let (kept, rejected) = validate(generated, policy);
-                    dropped.extend(rejected);
-                    if let Some(cache) = cache.as_mut().filter(|_| !kept.is_empty()) {
-                        cache.insert(&kind, kept.clone());
-                        if let Err(error) = cache.save() {
-                            warnings.push(error.to_string());
-                        }
-                    }
-                    kept
-                }
-                (None, None) => return Analysis::NeedsTemplate { warnings },
+            let generated = match generated {
+                Ok(generated) => generated,
+                Err(error) => return Analysis::NoTemplate { reason: error.to_string(), warnings },
+            };
+            let (kept, rejected) = validate(&generated, policy);
+            dropped.extend(rejected);
+            if kept.is_empty() {
+                let reason =
+                    format!("none of the model's commands for type `{kind}` is read-only: {}", dropped.join("; "));
+                return Analysis::NoTemplate { reason, warnings };
             }
+            let stored = TemplateCache::update(cache_path, |cache| {
+                cache.insert(&kind, kept.clone());
+                ((), true)
+            });
+            if let Err(error) = stored {
+                warnings.push(error.to_string());
+            }
+            kept
         }
     };
     let planned = plan(&template, target, policy);

@@ -70,6 +70,33 @@ impl TemplateCache {
         }
     }
 
+    /// Loads, changes and saves the cache under an exclusive lock on `<file>.lock`, so two opsai
+    /// processes counting hits at once both count. `change` says whether anything changed (no write
+    /// otherwise). The warning is the corrupt-file one from [`TemplateCache::load`].
+    pub fn update<T>(
+        path: &Path,
+        change: impl FnOnce(&mut TemplateCache) -> (T, bool),
+    ) -> Result<(T, Option<String>), TemplateError> {
+        let lock_path = sidecar(path, ".lock");
+        let write_error = |error| TemplateError::Write { path: lock_path.clone(), error };
+        super::create_private_parent(path).map_err(write_error)?;
+        let lock = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(write_error)?;
+        lock.lock().map_err(write_error)?;
+        let (mut cache, warning) = Self::load(path)?;
+        let (value, changed) = change(&mut cache);
+        if changed {
+            cache.save()?;
+        }
+        // The lock is released when `lock` is closed.
+        drop(lock);
+        Ok((value, warning))
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -121,8 +148,12 @@ impl TemplateCache {
 }
 
 fn corrupt_path(path: &Path) -> PathBuf {
+    sidecar(path, ".corrupt")
+}
+
+fn sidecar(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
-    name.push(".corrupt");
+    name.push(suffix);
     PathBuf::from(name)
 }
 
@@ -172,6 +203,32 @@ mod tests {
         // No temp files left behind.
         let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(names.len(), 1);
+    }
+
+    #[test]
+    fn concurrent_updates_from_many_threads_lose_no_hit() {
+        let home = temp_home();
+        let path = default_path(&home);
+        TemplateCache::update(&path, |cache| {
+            cache.insert("redis", vec!["redis-cli info".into()]);
+            ((), true)
+        })
+        .unwrap();
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let path = path.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..10 {
+                        TemplateCache::update(&path, |cache| ((), cache.record_hit("redis"))).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for thread in threads {
+            thread.join().unwrap();
+        }
+        let (cache, _) = TemplateCache::load(&path).unwrap();
+        assert_eq!(cache.get("redis").unwrap().hit_count, 80);
     }
 
     #[test]

@@ -80,6 +80,8 @@ pub struct ToolContext<'a, 'b> {
     pub events: &'b mut (dyn FnMut(AgentEvent) + Send),
     /// The user's request, for the audit log.
     pub input: &'b str,
+    /// The turn's model, for a tool's own side request (analyze's template generation).
+    pub model: crate::analyze::generate::ModelRef<'b>,
 }
 
 pub trait Tool: Send + Sync {
@@ -103,10 +105,11 @@ impl Registry {
         Self { tools }
     }
 
-    /// `opsai explain`'s tools: probes through `run_command` only. The input is untrusted text, so
-    /// nothing it could talk the model into is offered beyond the normal approval path.
+    /// `opsai explain`'s tools: probes through `run_command`, and `analyze` (which runs only Safe
+    /// commands). The input is untrusted text, so nothing it could talk the model into is offered
+    /// beyond the normal approval path.
     pub fn explain() -> Self {
-        Self { tools: vec![Box::new(run_command::RunCommand)] }
+        Self { tools: vec![Box::new(run_command::RunCommand), Box::new(analyze::Analyze)] }
     }
 
     /// The widget's tools: safe probes, then a proposal.

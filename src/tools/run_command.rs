@@ -54,7 +54,7 @@ impl Tool for RunCommand {
 }
 
 pub(super) async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
-    let ToolContext { services, state, events, input } = ctx;
+    let ToolContext { services, state, events, input, .. } = ctx;
     let command = match string_arg(args, "command") {
         Ok(command) => command.to_owned(),
         Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),

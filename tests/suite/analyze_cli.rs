@@ -159,41 +159,113 @@ fn an_injected_target_name_stays_one_argument() {
     mock.chat_requests()[1].assert_tool_calls_answered();
 }
 
+/// Requests without tools: analyze's template generation (the agent's own requests offer tools).
+fn generation_requests(mock: &MockLlm) -> Vec<RecordedRequest> {
+    mock.chat_requests().into_iter().filter(|r| r.json()["tools"].as_array().is_none_or(Vec::is_empty)).collect()
+}
+
+fn cached(env: &TestEnv) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(cache_file(env)).unwrap()).unwrap()
+}
+
 #[test]
 fn a_generated_type_is_validated_cached_and_reused() {
     let env = TestEnv::new();
     let bin = FakeBin::new();
-    let generated = json!({
-        "target": "cache-1", "type": "redis",
-        "commands": ["docker inspect {name}", "docker exec {name} redis-cli flushall"]
-    });
     let mock = MockLlm::start([
         reply_tool_call("call_1", "analyze", json!({"target": "cache-1", "type": "redis"})),
-        reply_tool_call("call_2", "analyze", generated),
+        // The generation request's reply: one read-only command, one that is not.
+        reply_text("```json\n[\"docker inspect {name}\", \"docker exec {name} redis-cli flushall\"]\n```"),
         reply_text("A Redis 7.2.4 server."),
     ]);
     opsai(&env, &mock, &bin).args(["what is cache-1"]).assert().success().stdout(predicate::str::contains("Redis"));
+    let generation = generation_requests(&mock);
+    assert_eq!(generation.len(), 1, "one template-generation request");
+    assert!(generation[0].body.contains("Object type: redis"), "{}", generation[0].body);
     let requests = mock.chat_requests();
-    let asked = requests[1].tool_result("call_1").unwrap();
-    assert!(asked.contains("No template for type `redis`"), "{asked}");
-    let observed = requests[2].tool_result("call_2").unwrap();
-    assert!(observed.contains("\"Name\": \"/cache-1\""), "{observed}");
+    let observed = requests[2].tool_result("call_1").unwrap();
+    assert!(
+        observed.contains("$ docker inspect 'cache-1'") && observed.contains("\"Name\": \"/cache-1\""),
+        "{observed}"
+    );
     assert!(observed.contains("not read-only: dropped"), "{observed}");
-    let cache: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(cache_file(&env)).unwrap()).unwrap();
-    assert_eq!(cache["redis"]["commands"], json!(["docker inspect {name}"]));
-    assert_eq!(cache["redis"]["hit_count"], 0);
+    assert_eq!(cached(&env)["redis"]["commands"], json!(["docker inspect {name}"]));
+    assert_eq!(cached(&env)["redis"]["hit_count"], 0);
 
-    // Second run: the cached template is used without any generation round trip.
+    // Second run: the cached template is used without any generation request.
     let again = MockLlm::start([
-        reply_tool_call("call_1", "analyze", json!({"target": "cache-2", "type": "redis"})),
+        reply_tool_call("call_1", "analyze", json!({"target": "cache-2", "type": "Redis"})),
         reply_text("Redis again."),
     ]);
     opsai(&env, &again, &bin).args(["what is cache-2"]).assert().success();
+    assert!(generation_requests(&again).is_empty());
     let observed = again.chat_requests()[1].tool_result("call_1").unwrap();
     assert!(observed.contains("\"Name\": \"/cache-2\""), "{observed}");
-    let cache: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(cache_file(&env)).unwrap()).unwrap();
-    assert_eq!(cache["redis"]["hit_count"], 1);
+    assert_eq!(cached(&env)["redis"]["hit_count"], 1);
     assert!(!bin.calls().iter().any(|c| c.contains("flushall")));
+}
+
+#[test]
+fn a_generation_that_fails_or_holds_nothing_safe_is_an_observation_not_a_crash() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let mock = MockLlm::start([
+        reply_tool_call("call_1", "analyze", json!({"target": "q1", "type": "rabbitmq"})),
+        reply_text(r#"["docker rm -f {name}", "docker exec {name} rabbitmqctl stop_app"]"#),
+        reply_tool_call("call_2", "analyze", json!({"target": "q1", "type": "kafka"})),
+        reply_text("I am not sure."),
+        reply_text("Could not tell."),
+    ]);
+    opsai(&env, &mock, &bin)
+        .args(["what are q1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("Could not tell"));
+    let requests = mock.chat_requests();
+    let unsafe_only = requests[2].tool_result("call_1").unwrap();
+    assert!(unsafe_only.contains("none of the model's commands for type `rabbitmq` is read-only"), "{unsafe_only}");
+    let empty = requests[4].tool_result("call_2").unwrap();
+    assert!(empty.contains("template held no command"), "{empty}");
+    assert!(bin.calls().iter().all(|c| !c.contains("|rm|") && !c.contains("stop_app")), "{:?}", bin.calls());
+    let cache = std::fs::read_to_string(cache_file(&env)).unwrap_or_default();
+    assert!(!cache.contains("rabbitmq") && !cache.contains("kafka"), "{cache}");
+}
+
+#[test]
+fn seed_001_dialogue_lists_then_analyzes_and_the_second_time_counts_a_hit() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let mock = MockLlm::start([
+        reply_tool_call("call_1", "run_command", json!({"command": "docker ps"})),
+        reply_text("You have two containers: compoder-mongo and web."),
+        reply_tool_call("call_2", "analyze", json!({"target": "compoder-mongo", "type": "docker"})),
+        reply_text("这是一个 MongoDB 5.0.18 数据库服务，通过 27017 端口提供数据库连接服务。"),
+    ]);
+    opsai(&env, &mock, &bin)
+        .write_stdin("我有哪些 docker 服务\n这个 docker 服务是干嘛的\n")
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("MongoDB 5.0.18"));
+    let calls = bin.calls();
+    assert!(calls.contains(&"docker|ps".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"docker|inspect|compoder-mongo".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"docker|logs|--tail|20|compoder-mongo".to_owned()), "{calls:?}");
+    let requests = mock.chat_requests();
+    // The second question reaches the model with the first turn's docker ps output in the history.
+    assert!(requests[2].body.contains("compoder-mongo") && requests[2].body.contains("这个 docker 服务是干嘛的"));
+    let observed = requests[3].tool_result("call_2").unwrap();
+    assert!(observed.contains("mongo:5.0.18") && observed.contains("Waiting for connections"), "{observed}");
+    assert!(generation_requests(&mock).is_empty(), "a built-in template needs no generation");
+    assert_eq!(cached(&env)["container"]["hit_count"], 0);
+
+    let again = MockLlm::start([
+        reply_tool_call("call_1", "analyze", json!({"target": "compoder-mongo", "type": "container"})),
+        reply_text("MongoDB again."),
+    ]);
+    opsai(&env, &again, &bin).args(["这个 docker 服务是干嘛的"]).assert().success();
+    assert!(generation_requests(&again).is_empty());
+    assert_eq!(again.chat_requests().len(), 2);
+    assert_eq!(cached(&env)["container"]["hit_count"], 1);
 }
 
 #[test]
@@ -242,4 +314,25 @@ fn an_unknown_name_is_left_to_the_model_to_type_or_ask() {
     assert!(calls.iter().any(|c| c.starts_with("systemctl|")), "{calls:?}");
     assert!(!calls.iter().any(|c| c.contains("inspect")), "{calls:?}");
     assert!(all_text(&mock).contains("ask the user what `frobnicator` is"));
+}
+
+#[test]
+fn explain_of_an_unknown_name_lets_the_model_type_it_and_generate_a_template() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let mock = MockLlm::start([
+        reply_tool_call("call_1", "analyze", json!({"target": "orders-queue", "type": "rabbitmq queue"})),
+        reply_text(r#"["docker inspect {name}"]"#),
+        reply_text("orders-queue is a RabbitMQ queue container."),
+    ]);
+    opsai(&env, &mock, &bin)
+        .args(["explain", "orders-queue"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("RabbitMQ queue container"));
+    let requests = mock.chat_requests();
+    assert!(requests[0].tool_names().contains(&"analyze".to_owned()), "{:?}", requests[0].tool_names());
+    assert_eq!(generation_requests(&mock).len(), 1);
+    assert!(bin.calls().contains(&"docker|inspect|orders-queue".to_owned()), "{:?}", bin.calls());
+    assert_eq!(cached(&env)["rabbitmq queue"]["commands"], json!(["docker inspect {name}"]));
 }

@@ -136,7 +136,7 @@ fn the_question_steers_and_a_safe_probe_may_run() {
     assert!(message.ends_with("The user's question: why does it restart"), "{message}");
     let system = content(&messages(&mock, 0)[0]).to_owned();
     assert!(system.contains("opsai's explainer"), "{system}");
-    assert_eq!(mock.chat_requests()[0].tool_names(), vec!["run_command"]);
+    assert_eq!(mock.chat_requests()[0].tool_names(), vec!["run_command", "analyze"]);
     let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
     assert!(observation.contains("probe-ran"), "{observation}");
 }
