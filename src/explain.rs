@@ -72,10 +72,39 @@ fn read_piped() -> std::io::Result<Option<RawInput>> {
     }
     // A closed stdin is no input.
     let Ok(fd) = stdin.as_fd().try_clone_to_owned() else { return Ok(None) };
-    let mut file = std::fs::File::from(fd);
+    let file = std::fs::File::from(fd);
     input::widen_pipe(&file);
-    let raw = read_bounded(&mut file, RAW_WINDOW)?;
+    let raw = read_until_eof(file)?;
     Ok((!raw.is_empty()).then_some(raw))
+}
+
+/// Reads on a thread while the main thread watches Ctrl-C. In `kubectl logs -f pod | opsai explain`
+/// one Ctrl-C ends the writer too (same process group), so its pipe reaches EOF and what was read is
+/// explained; a second Ctrl-C (a writer that ignores it) quits with 130.
+fn read_until_eof(mut file: std::fs::File) -> std::io::Result<RawInput> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let (done, mut read) = tokio::sync::oneshot::channel();
+        std::thread::spawn(move || {
+            let _ = done.send(read_bounded(&mut file, RAW_WINDOW));
+        });
+        let mut pressed = false;
+        loop {
+            tokio::select! {
+                result = &mut read => {
+                    return result.unwrap_or_else(|_| Err(std::io::Error::other("the reading thread stopped")));
+                }
+                _ = sigint.recv() => {
+                    if pressed {
+                        std::process::exit(130);
+                    }
+                    pressed = true;
+                    say("Ctrl-C: explaining what was read once the input ends (Ctrl-C again to quit)");
+                }
+            }
+        }
+    })
 }
 
 fn explain_piped(paths: &Paths, args: &ExplainArgs, raw: &RawInput, question: &str) -> anyhow::Result<u8> {

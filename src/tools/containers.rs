@@ -7,7 +7,8 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{Tool, ToolContext, ToolEffect, invalid_arguments, run_command};
+use super::run_command::{self, Caller};
+use super::{Tool, ToolContext, ToolEffect, invalid_arguments};
 use crate::policy::quote_word;
 use crate::protocol::ToolSpec;
 
@@ -80,7 +81,7 @@ impl Tool for Container {
             };
             let command = argv.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ");
             let delegated = json!({"command": command, "why": format!("the {} tool", self.name())});
-            run_command::run(id, &delegated, ctx).await
+            run_command::run(Caller { tool: self.name(), worker: "docker" }, id, &delegated, ctx).await
         })
     }
 }

@@ -49,11 +49,24 @@ impl Tool for RunCommand {
     }
 
     fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect> {
-        Box::pin(run(id, args, ctx))
+        Box::pin(run(Caller::RUN_COMMAND, id, args, ctx))
     }
 }
 
-pub(super) async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
+/// The tool a command line comes from: its name in events, and in the audit log's TOOL field
+/// (`worker.action`, as seed 000's log has it).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Caller<'n> {
+    pub tool: &'n str,
+    pub worker: &'n str,
+}
+
+impl Caller<'_> {
+    pub const RUN_COMMAND: Caller<'static> = Caller { tool: "run_command", worker: "shell" };
+}
+
+/// Runs `args.command` through the policy, the approval and the executor, on behalf of `caller`.
+pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
     let ToolContext { services, state, events, input, .. } = ctx;
     let command = match string_arg(args, "command") {
         Ok(command) => command.to_owned(),
@@ -67,7 +80,7 @@ pub(super) async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> Too
     let mut assessment = policy::assess(&command, services.policy);
     events(AgentEvent::ToolCall {
         id: id.to_owned(),
-        tool: "run_command".into(),
+        tool: caller.tool.into(),
         args: args.clone(),
         command: Some(assessment.sanitized.clone()),
         risk: Some(assessment.risk),
@@ -76,7 +89,7 @@ pub(super) async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> Too
     let audit = |assessment: &Assessment, confirmed: Confirmed, exit: Option<i32>, output: &str| AuditRecord {
         session: services.session.clone(),
         input: input.to_owned(),
-        tool: "shell.run_command".into(),
+        tool: format!("{}.{}", caller.worker, caller.tool),
         command: assessment.sanitized.clone(),
         risk: assessment.risk,
         confirmed,
@@ -131,7 +144,7 @@ pub(super) async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> Too
                 assessment = policy::assess(&typed, services.policy);
                 events(AgentEvent::ToolCall {
                     id: id.to_owned(),
-                    tool: "run_command".into(),
+                    tool: caller.tool.into(),
                     args: json!({"command": typed}),
                     command: Some(assessment.sanitized.clone()),
                     risk: Some(assessment.risk),

@@ -7,7 +7,7 @@
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::run_command;
+use super::run_command::{self, Caller};
 use super::{Tool, ToolContext, ToolEffect, invalid_arguments};
 use crate::policy::quote_word;
 use crate::protocol::ToolSpec;
@@ -108,7 +108,7 @@ impl Tool for Structured {
             let command = argv.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ");
             let why = format!("the {} tool", self.name());
             let delegated = json!({"command": command, "why": why});
-            run_command::run(id, &delegated, ctx).await
+            run_command::run(Caller { tool: self.name(), worker: "shell" }, id, &delegated, ctx).await
         })
     }
 }

@@ -291,7 +291,7 @@ fn structured_tools_build_their_own_command_and_a_value_never_becomes_code() {
     assert!(last.tool_result("f1").unwrap().contains("app.log"), "{:?}", last.tool_result("f1"));
     assert!(!env.user_home().join("pwned").exists(), "the pattern stayed a pattern");
     let log = audit(&env);
-    assert!(log.contains(r#"CMD: "grep -i -e error -- app.log""#), "{log}");
+    assert!(log.contains(r#"TOOL: shell.grep | CMD: "grep -i -e error -- app.log""#), "{log}");
     let names = mock.chat_requests()[0].tool_names();
     for tool in ["run_command", "find", "grep", "wget", "ps", "ss", "lsof"] {
         assert!(names.iter().any(|n| n == tool), "{tool} offered: {names:?}");
@@ -323,6 +323,8 @@ fn container_tools_run_docker_safely_and_no_docker_is_an_observation() {
     let calls = std::fs::read_to_string(&argv_log).unwrap();
     assert!(calls.lines().any(|l| l == "logs --tail 20 compoder-mongo"), "{calls}");
     assert!(!calls.lines().any(|l| l.starts_with("restart")), "restart never ran: {calls}");
+    let log = audit(&env);
+    assert!(log.contains("TOOL: docker.container_logs") && log.contains("TOOL: docker.restart_container"), "{log}");
 
     let env = TestEnv::new();
     let mock = MockLlm::start([reply_tool_call("l1", "list_containers", json!({})), reply_text("No docker here.")]);

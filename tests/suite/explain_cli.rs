@@ -301,3 +301,79 @@ fn a_writer_that_stops_early_or_a_slow_writer_is_read_to_the_end() {
     let (input, _) = fenced_input(&mock);
     assert_eq!(input.lines().count(), 5);
 }
+
+/// Waits until `pid` has a SIGINT handler installed (`SigCgt` in /proc): the signal that opsai is
+/// reading its input and watching Ctrl-C.
+fn wait_for_sigint_handler(pid: u32) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+        let caught = status
+            .lines()
+            .find_map(|line| line.strip_prefix("SigCgt:"))
+            .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
+            .unwrap_or(0);
+        if caught & (1 << (nix::sys::signal::Signal::SIGINT as u64 - 1)) != 0 {
+            return;
+        }
+        assert!(std::time::Instant::now() < deadline, "opsai never installed its Ctrl-C handler: {status}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn interrupt(child: &Child) {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+}
+
+#[test]
+fn ctrl_c_on_a_follow_stream_explains_what_was_read_and_a_second_one_quits() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("The stream shows three requests.")]);
+    let mut child = opsai_std(&env, &mock)
+        .arg("explain")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"GET /a 200\nGET /b 200\nGET /c 500\n").unwrap();
+    wait_for_sigint_handler(child.id());
+    // The Ctrl-C reaches the whole pipeline: opsai says it goes on, then the writer (this test) ends.
+    interrupt(&child);
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut said).unwrap();
+    assert!(said.contains("Ctrl-C: explaining what was read"), "{said}");
+    drop(stdin);
+    let output = child.wait_with_output().unwrap();
+    assert!(output.status.success(), "{:?}", output.status);
+    assert_eq!(String::from_utf8_lossy(&output.stdout), "The stream shows three requests.\n");
+    let (input, _) = fenced_input(&mock);
+    assert_eq!(input, "GET /a 200\nGET /b 200\nGET /c 500");
+
+    // A writer that ignores Ctrl-C: the second one quits at once, with 130 and no request sent.
+    let idle = MockLlm::start([reply_text("never")]);
+    let mut child = opsai_std(&env, &idle)
+        .arg("explain")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"tick\n").unwrap();
+    wait_for_sigint_handler(child.id());
+    interrupt(&child);
+    // Two signals sent at once can arrive as one: the second is sent once the first was seen.
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    std::io::BufRead::read_line(&mut stderr, &mut said).unwrap();
+    assert!(said.contains("Ctrl-C"), "{said}");
+    interrupt(&child);
+    let output = child.wait_with_output().unwrap();
+    drop(stdin);
+    assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
+    assert!(idle.chat_requests().is_empty());
+}
