@@ -121,6 +121,9 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
     let policy = PolicyConfig::default();
     let interrupts = Interrupts::default();
     let model = InstantModel { steps, calls: Default::default() };
+    let backups = opsai::store::backups::Backups::new(dir.join("backups"));
+    let files_config = opsai::config::FilesConfig::default();
+    let kube_config = opsai::config::KubeConfig::default();
     let mut agent = Agent {
         model: &model,
         recorder: None,
@@ -134,6 +137,11 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
             session: "bench".into(),
             exec_timeout: Duration::from_secs(5),
             interrupts: &interrupts,
+            files: &opsai::exec::fs::LocalFs,
+            backups: &backups,
+            files_config: &files_config,
+            kube_config: &kube_config,
+            host: None,
         },
         tools: Registry::agent(),
         settings: LoopSettings {

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_opsai_global_optspecs
-    string join \n y/yes dry-run q/quiet json model= base-url= c/continue session= h/help V/version
+    string join \n y/yes dry-run q/quiet json model= base-url= c/continue session= ssh-host= h/help V/version
 end
 
 function __fish_opsai_needs_command
@@ -27,6 +27,7 @@ end
 complete -c opsai -n "__fish_opsai_needs_command" -l model -d 'The model to use (overrides the config and OPSAI_MODEL)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l base-url -d 'The OpenAI-compatible endpoint (overrides the config and OPSAI_BASE_URL)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l session -d 'Continue the saved conversation with this id (see `opsai sessions list`)' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l ssh-host -d 'Run commands and file tools on this host through the system ssh (`~/.ssh/config` applies)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -s y -l yes -d 'Approve medium-risk commands without asking (high always asks; refused with no terminal)'
 complete -c opsai -n "__fish_opsai_needs_command" -l dry-run -d 'Plan only: print each action and its risk, execute nothing'
 complete -c opsai -n "__fish_opsai_needs_command" -s q -l quiet -d 'Print only the final answer'
@@ -43,6 +44,7 @@ complete -c opsai -n "__fish_opsai_needs_command" -a "widget" -d 'One widget req
 complete -c opsai -n "__fish_opsai_needs_command" -a "completions" -d 'Print shell completions for opsai'
 complete -c opsai -n "__fish_opsai_needs_command" -a "explain" -d 'Explain piped output (`cmd | opsai explain [QUESTION]`), a command, or an ops object'
 complete -c opsai -n "__fish_opsai_needs_command" -a "cache" -d 'The cache of generated analyze templates ($OPSAI_HOME/cache/analyze_templates.json)'
+complete -c opsai -n "__fish_opsai_needs_command" -a "undo" -d 'Restore the file the last write_file/edit_file changed, from its backup'
 complete -c opsai -n "__fish_opsai_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c opsai -n "__fish_opsai_using_subcommand policy; and not __fish_seen_subcommand_from check help" -s h -l help -d 'Print help'
 complete -c opsai -n "__fish_opsai_using_subcommand policy; and not __fish_seen_subcommand_from check help" -f -a "check" -d 'Show how risky a shell command is and why (a command starting with `-` goes after `--`)'
@@ -104,16 +106,19 @@ complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subco
 complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "list" -d 'The cached templates: type, commands, when created, how often used'
 complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "clear" -d 'Delete the cached templates (built-in templates are not affected)'
 complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache help" -f -a "policy" -d 'Inspect the command risk policy; nothing runs'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache help" -f -a "config" -d 'Show or change the configuration ($OPSAI_HOME/config.json)'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache help" -f -a "audit" -d 'Read the audit log: one line per action, approved or refused'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache help" -f -a "sessions" -d 'List, show or delete saved conversations'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache help" -f -a "init" -d 'Print the Ctrl-G widget for a shell: `eval "$(opsai init zsh)"`, `opsai init fish | source`'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache help" -f -a "widget" -d 'One widget request: print the replacement for the shell\'s line (the shell scripts call this)'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache help" -f -a "completions" -d 'Print shell completions for opsai'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache help" -f -a "explain" -d 'Explain piped output (`cmd | opsai explain [QUESTION]`), a command, or an ops object'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache help" -f -a "cache" -d 'The cache of generated analyze templates ($OPSAI_HOME/cache/analyze_templates.json)'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c opsai -n "__fish_opsai_using_subcommand undo" -l session -d 'Undo the last change of this session (the SESSION field of the audit log, `c12`) instead of the most recent change of any session' -r
+complete -c opsai -n "__fish_opsai_using_subcommand undo" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "policy" -d 'Inspect the command risk policy; nothing runs'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "config" -d 'Show or change the configuration ($OPSAI_HOME/config.json)'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "audit" -d 'Read the audit log: one line per action, approved or refused'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "sessions" -d 'List, show or delete saved conversations'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "init" -d 'Print the Ctrl-G widget for a shell: `eval "$(opsai init zsh)"`, `opsai init fish | source`'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "widget" -d 'One widget request: print the replacement for the shell\'s line (the shell scripts call this)'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "completions" -d 'Print shell completions for opsai'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "explain" -d 'Explain piped output (`cmd | opsai explain [QUESTION]`), a command, or an ops object'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "cache" -d 'The cache of generated analyze templates ($OPSAI_HOME/cache/analyze_templates.json)'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "undo" -d 'Restore the file the last write_file/edit_file changed, from its backup'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from policy" -f -a "check" -d 'Show how risky a shell command is and why (a command starting with `-` goes after `--`)'
 complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "show" -d 'Print the configuration (the API key masked) and which values come from the environment'
 complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from config" -f -a "path" -d 'Print the path of the configuration file'

@@ -45,6 +45,9 @@ pub struct RunArgs {
     /// Continue the saved conversation with this id (see `opsai sessions list`).
     #[arg(long, value_name = "ID")]
     pub session: Option<i64>,
+    /// Run commands and file tools on this host through the system ssh (`~/.ssh/config` applies).
+    #[arg(long, value_name = "HOST")]
+    pub ssh_host: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -71,6 +74,16 @@ pub enum Command {
     /// The cache of generated analyze templates ($OPSAI_HOME/cache/analyze_templates.json).
     #[command(subcommand)]
     Cache(CacheCommand),
+    /// Restore the file the last write_file/edit_file changed, from its backup.
+    Undo(UndoArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UndoArgs {
+    /// Undo the last change of this session (the SESSION field of the audit log, `c12`) instead of
+    /// the most recent change of any session.
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]

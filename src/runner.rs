@@ -16,12 +16,15 @@ use crate::app::Paths;
 use crate::approval::{Approver, NoApprover, TerminalApprover};
 use crate::cli::RunArgs;
 use crate::config::{Config, LlmField};
+use crate::exec::Executor;
+use crate::exec::fs::{FileSystem, LocalFs};
 use crate::exec::pty::PtyExecutor;
 use crate::llm::openai::OpenAiClient;
 use crate::policy::PolicyConfig;
 use crate::protocol::{AgentEvent, ChatMessage, TurnOutcome};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
+use crate::store::backups::Backups;
 use crate::tools::{RunMode, Services};
 use crate::ui::render::Renderer;
 
@@ -55,7 +58,13 @@ pub struct Parts {
     pub audit: AuditLog,
     pub policy: PolicyConfig,
     pub model: OpenAiClient,
-    pub executor: PtyExecutor,
+    /// Runs commands here, or on `host` through ssh.
+    pub executor: Box<dyn Executor>,
+    /// Files here, or on `host` through ssh.
+    pub files: Box<dyn FileSystem>,
+    pub backups: Backups,
+    /// `--ssh-host`/`/host`: where commands and files are; `None` is this machine.
+    pub host: Option<String>,
     pub approver: Box<dyn Approver>,
 }
 
@@ -69,7 +78,8 @@ impl Parts {
             config.llm.api_key.clone(),
             Duration::from_secs(config.llm.timeout),
         )?;
-        let executor = PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail);
+        let executor = Box::new(PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail));
+        let backups = Backups::new(paths.home.join("backups"));
         // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal: it can only take approvals away.
         let forced_off = std::env::var_os("OPSAI_NONINTERACTIVE").is_some_and(|v| !v.is_empty() && v != "0");
         let terminal = if forced_off { None } else { TerminalApprover::open() };
@@ -77,13 +87,24 @@ impl Parts {
             Some(terminal) => Box::new(terminal),
             None => Box::new(NoApprover),
         };
-        Ok(Self { config, redactor, audit, policy, model, executor, approver })
+        Ok(Self {
+            config,
+            redactor,
+            audit,
+            policy,
+            model,
+            executor,
+            files: Box::new(LocalFs),
+            backups,
+            host: None,
+            approver,
+        })
     }
 
     /// The services of one turn; `interrupts` is fresh per turn (a cancelled turn stays cancelled).
     pub fn services<'a>(&'a self, mode: RunMode, session: String, interrupts: &'a Interrupts) -> Services<'a> {
         Services {
-            executor: &self.executor,
+            executor: self.executor.as_ref(),
             approver: self.approver.as_ref(),
             audit: &self.audit,
             redactor: &self.redactor,
@@ -92,6 +113,11 @@ impl Parts {
             session,
             exec_timeout: Duration::from_secs(self.config.exec.timeout_s),
             interrupts,
+            files: self.files.as_ref(),
+            backups: &self.backups,
+            files_config: &self.config.files,
+            kube_config: &self.config.kube,
+            host: self.host.as_deref(),
         }
     }
 

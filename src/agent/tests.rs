@@ -149,6 +149,9 @@ impl Scenario {
             None => &NoApprover,
         };
         let interrupts = Interrupts::default();
+        let backups = crate::store::backups::Backups::new(dir.path().join("backups"));
+        let files_config = crate::config::FilesConfig::default();
+        let kube_config = crate::config::KubeConfig::default();
         let mut agent = Agent {
             model: &model,
             recorder: None,
@@ -162,6 +165,11 @@ impl Scenario {
                 session: "s1".into(),
                 exec_timeout: Duration::from_secs(5),
                 interrupts: &interrupts,
+                files: &crate::exec::fs::LocalFs,
+                backups: &backups,
+                files_config: &files_config,
+                kube_config: &kube_config,
+                host: None,
             },
             tools: Registry::agent(),
             settings: LoopSettings {

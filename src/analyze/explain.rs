@@ -32,7 +32,7 @@ pub async fn object_request(
     cancel: CancellationToken,
 ) -> anyhow::Result<String> {
     let collector = Collector {
-        executor: &parts.executor,
+        executor: parts.executor.as_ref(),
         redactor: &parts.redactor,
         audit: &parts.audit,
         session: session.to_owned(),

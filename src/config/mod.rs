@@ -21,7 +21,7 @@ use thiserror::Error;
 use crate::policy::{PolicyConfig, RuleError};
 
 pub use schema::{
-    AgentConfig, AuditConfig, ExecConfig, FilesConfig, LlmConfig, SafetyConfig, check_base_url, expand_path,
+    AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SafetyConfig, check_base_url, expand_path,
 };
 pub use show::{mask_key, show, write_path};
 
@@ -99,6 +99,7 @@ pub struct Config {
     pub agent: AgentConfig,
     pub exec: ExecConfig,
     pub files: FilesConfig,
+    pub kube: KubeConfig,
     #[serde(skip)]
     raw: Map<String, Value>,
     #[serde(skip)]
@@ -148,6 +149,7 @@ impl Config {
             agent: file::section(&raw, "agent").map_err(|(k, m)| invalid(&k, m))?,
             exec: file::section(&raw, "exec").map_err(|(k, m)| invalid(&k, m))?,
             files: file::section(&raw, "files").map_err(|(k, m)| invalid(&k, m))?,
+            kube: file::section(&raw, "kube").map_err(|(k, m)| invalid(&k, m))?,
             raw,
             overrides: Vec::new(),
         };

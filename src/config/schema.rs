@@ -123,16 +123,64 @@ fn default_capture() -> usize {
 /// The file tools (read/write/edit).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FilesConfig {
-    /// Directories the file tools may touch (`~/` allowed); empty leaves the choice to the tools.
+    /// Directories `write_file`/`edit_file` may change (`~/` allowed); empty means the home directory
+    /// and the working directory.
     #[serde(default)]
     pub base_dirs: Vec<String>,
     /// Larger files are not read or written whole.
     #[serde(default = "default_max_size_mb")]
     pub max_size_mb: u64,
+    /// Path prefixes no file tool touches, checked after symlinks are resolved.
+    #[serde(default = "default_forbidden")]
+    pub forbidden: Vec<String>,
+    /// File name extensions `write_file`/`edit_file` may change (with the dot); empty allows any.
+    #[serde(default = "default_write_extensions")]
+    pub write_extensions: Vec<String>,
 }
 
 fn default_max_size_mb() -> u64 {
     10
+}
+fn default_forbidden() -> Vec<String> {
+    ["/etc", "/sys", "/proc", "/dev", "/boot"].map(String::from).to_vec()
+}
+fn default_write_extensions() -> Vec<String> {
+    // Seed 004 §安全考虑's allowlist.
+    [".sh", ".py", ".js", ".txt", ".md", ".json", ".yaml", ".yml", ".conf", ".cfg"].map(String::from).to_vec()
+}
+
+/// The read-only Kubernetes tools (seed 002 §5): what they refuse before kubectl runs.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KubeConfig {
+    /// kubectl verbs never run (`scale`, `delete`, `exec`, …).
+    #[serde(default = "default_kube_actions")]
+    pub forbidden_actions: Vec<String>,
+    /// Namespaces never looked into.
+    #[serde(default = "default_kube_namespaces")]
+    pub forbidden_namespaces: Vec<String>,
+    /// Resource kinds never read (`secret`).
+    #[serde(default = "default_kube_resources")]
+    pub forbidden_resources: Vec<String>,
+}
+
+fn default_kube_actions() -> Vec<String> {
+    ["scale", "restart", "delete", "exec", "cordon", "uncordon", "drain", "set image"].map(String::from).to_vec()
+}
+fn default_kube_namespaces() -> Vec<String> {
+    ["kube-system", "kube-public", "kube-node-lease"].map(String::from).to_vec()
+}
+fn default_kube_resources() -> Vec<String> {
+    ["secret"].map(String::from).to_vec()
+}
+
+impl Default for KubeConfig {
+    fn default() -> Self {
+        Self {
+            forbidden_actions: default_kube_actions(),
+            forbidden_namespaces: default_kube_namespaces(),
+            forbidden_resources: default_kube_resources(),
+        }
+    }
 }
 
 impl Default for LlmConfig {
@@ -173,7 +221,12 @@ impl Default for ExecConfig {
 
 impl Default for FilesConfig {
     fn default() -> Self {
-        Self { base_dirs: Vec::new(), max_size_mb: default_max_size_mb() }
+        Self {
+            base_dirs: Vec::new(),
+            max_size_mb: default_max_size_mb(),
+            forbidden: default_forbidden(),
+            write_extensions: default_write_extensions(),
+        }
     }
 }
 

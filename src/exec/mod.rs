@@ -2,6 +2,7 @@
 //! `output` holds the pure parts (ANSI stripping, bounded capture, observation text). Never prints:
 //! live output goes to the `on_output` callback, which the UI renders.
 
+pub mod fs;
 pub mod output;
 pub mod pty;
 

@@ -3,6 +3,8 @@
 
 pub mod analyze;
 pub mod containers;
+pub mod files;
+pub mod kube;
 pub mod propose;
 pub mod run_command;
 pub mod structured;
@@ -60,6 +62,16 @@ pub struct Services<'a> {
     pub session: String,
     pub exec_timeout: Duration,
     pub interrupts: &'a crate::agent::Interrupts,
+    /// Files on the machine commands run on (this one, or the SSH host).
+    pub files: &'a dyn crate::exec::fs::FileSystem,
+    /// Where the file tools keep the previous content of what they change.
+    pub backups: &'a crate::store::backups::Backups,
+    /// The file tools' limits and allowed places (`files.*`).
+    pub files_config: &'a crate::config::FilesConfig,
+    /// The Kubernetes tools' refusals (`kube.*`).
+    pub kube_config: &'a crate::config::KubeConfig,
+    /// `--ssh-host`/`/host`: commands and files are on this host; `None` is this machine.
+    pub host: Option<&'a str>,
 }
 
 /// Per-run state tools read and change.
@@ -102,6 +114,8 @@ impl Registry {
         let mut tools: Vec<Box<dyn Tool>> = vec![Box::new(run_command::RunCommand), Box::new(analyze::Analyze)];
         tools.extend(structured::Structured::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>));
         tools.extend(containers::Container::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>));
+        tools.extend(files::tools());
+        tools.extend(kube::tools());
         Self { tools }
     }
 

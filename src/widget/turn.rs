@@ -30,6 +30,8 @@ pub(super) struct Turn<'a> {
     pub model: &'a OpenAiClient,
     pub audit: AuditLog,
     pub redactor: &'a Redactor,
+    /// The widget offers no file tool; the store is there because every turn has one.
+    pub backups: crate::store::backups::Backups,
     pub log: &'a WidgetLog,
     /// The user message, redacted.
     pub task: String,
@@ -104,6 +106,11 @@ impl Turn<'_> {
             session: SESSION.to_owned(),
             exec_timeout: PROBE_TIMEOUT.min(Duration::from_secs(self.config.exec.timeout_s)),
             interrupts: &interrupts,
+            files: &crate::exec::fs::LocalFs,
+            backups: &self.backups,
+            files_config: &self.config.files,
+            kube_config: &self.config.kube,
+            host: None,
         };
         let cwd = std::env::current_dir()
             .ok()
