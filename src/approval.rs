@@ -26,6 +26,10 @@ pub struct ApprovalRequest {
     pub why: Option<String>,
     /// What "always this session" would allow (`git commit`), offered for Medium only.
     pub grant: Option<String>,
+    /// `--ssh-host`: the host it runs on, shown as "on HOST".
+    pub host: Option<String>,
+    /// More to see before deciding, shown under the command (a file tool's unified diff).
+    pub detail: Option<String>,
 }
 
 pub trait Approver: Send + Sync {
@@ -201,7 +205,15 @@ impl Terminal {
 pub fn prompt_text(request: &ApprovalRequest, color: bool) -> String {
     let mut text = String::new();
     let badge = crate::ui::style::badge(request.risk, color);
-    text.push_str(&format!("\n  {badge} {}\n", request.command));
+    match &request.host {
+        Some(host) => text.push_str(&format!("\n  {badge} on {host}: {}\n", request.command)),
+        None => text.push_str(&format!("\n  {badge} {}\n", request.command)),
+    }
+    if let Some(detail) = request.detail.as_deref().filter(|d| !d.is_empty()) {
+        for line in detail.lines() {
+            text.push_str(&format!("    {line}\n"));
+        }
+    }
     if let Some(display) = &request.display {
         text.push_str(&format!("  typed as: {display}\n"));
     }
@@ -235,7 +247,21 @@ mod tests {
             reasons: vec!["git commit -m wip: git commit changes the repository".into()],
             why: Some("save the work".into()),
             grant: (risk == Risk::Medium).then(|| "git commit".into()),
+            host: None,
+            detail: None,
         }
+    }
+
+    #[test]
+    fn the_host_and_the_detail_are_shown() {
+        let mut asked = request(Risk::Medium);
+        asked.host = Some("db-1".into());
+        asked.detail = Some("--- a\n+++ b\n-echo 1\n+echo 2".into());
+        let text = prompt_text(&asked, false);
+        assert!(
+            text.starts_with("\n  [MEDIUM] on db-1: git commit -m wip\n    --- a\n    +++ b\n    -echo 1\n"),
+            "{text}"
+        );
     }
 
     #[test]

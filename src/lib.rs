@@ -37,9 +37,9 @@ pub mod runner;
 pub mod store;
 /// The tools the model may call (`run_command`, `propose_command`) and their registry.
 pub mod tools;
-/// `opsai undo`: restore the file the last file-tool change replaced.
-pub mod undo;
 /// Terminal rendering of results; the only place besides `main` that writes to the user.
 pub mod ui;
+/// `opsai undo`: restore the file the last file-tool change replaced.
+pub mod undo;
 /// `opsai widget`: one Ctrl-G request, answered with a command for the shell's line.
 pub mod widget;

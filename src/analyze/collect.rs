@@ -26,6 +26,8 @@ pub struct Collector<'a> {
     pub cwd: PathBuf,
     pub timeout: Duration,
     pub cancel: CancellationToken,
+    /// `--ssh-host`: where the executor runs commands, for the audit log.
+    pub host: Option<String>,
 }
 
 /// One command's result.
@@ -105,6 +107,7 @@ impl Collector<'_> {
                 Ok(output) => output.clone(),
                 Err(why) => why.clone(),
             },
+            host: self.host.clone(),
         };
         // A failing audit log is named in the report rather than hiding the analysis.
         match self.audit.append(&record) {
@@ -190,6 +193,7 @@ mod tests {
             cwd: std::env::temp_dir(),
             timeout: COMMAND_TIMEOUT,
             cancel: CancellationToken::new(),
+            host: None,
         };
         let commands: Vec<String> = ["ok", "slow", "fail", "boom"].map(String::from).to_vec();
         let report = collector.run_all(&commands, &["rm x (not read-only: high)".to_owned()]).await;

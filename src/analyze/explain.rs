@@ -40,6 +40,7 @@ pub async fn object_request(
         cwd: std::env::current_dir()?,
         timeout: COMMAND_TIMEOUT,
         cancel,
+        host: parts.host.clone(),
     };
     let target = match hint {
         // `:8080` or `port 8080` (any case).

@@ -79,6 +79,8 @@ pub struct AuditRecord {
     pub exit: Option<i32>,
     /// The output, or why it did not run; only the first 100 characters are kept.
     pub output: String,
+    /// `--ssh-host`: the host it ran on (a `HOST:` field); `None` is this machine (no field).
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Error)]
@@ -179,6 +181,10 @@ impl AuditLog {
         escape_into(&mut line, &redact(&record.input), FIELD_CHARS, true);
         line.push_str("\" | TOOL: ");
         escape_into(&mut line, &redact(&record.tool), NAME_CHARS, false);
+        if let Some(host) = &record.host {
+            line.push_str(" | HOST: ");
+            escape_into(&mut line, &redact(host), NAME_CHARS, false);
+        }
         line.push_str(" | CMD: \"");
         escape_into(&mut line, &redact(&record.command), FIELD_CHARS, true);
         let _ = write!(line, "\" | RISK: {} | CONFIRMED: {} | EXIT: {exit} | OUTPUT: ", record.risk, record.confirmed);

@@ -72,6 +72,7 @@ async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
             cwd: state.cwd.clone(),
             timeout: COMMAND_TIMEOUT.min(services.exec_timeout),
             cancel: services.interrupts.turn.child_token(),
+            host: services.host.map(str::to_owned),
         };
         let kind = match optional_string(args, "type") {
             Some(kind) => Some(kind),

@@ -90,6 +90,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         session: services.session.clone(),
         input: input.to_owned(),
         tool: format!("{}.{}", caller.worker, caller.tool),
+        host: services.host.map(str::to_owned),
         command: assessment.sanitized.clone(),
         risk: assessment.risk,
         confirmed,
@@ -292,6 +293,8 @@ fn decide(
         reasons: assessment.reasons.clone(),
         why: why.map(str::to_owned),
         grant: if risk == Risk::Medium { grant.clone() } else { None },
+        host: services.host.map(str::to_owned),
+        detail: None,
     };
     let answer = tokio::task::block_in_place(|| services.approver.ask(&request));
     match answer {

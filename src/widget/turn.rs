@@ -221,6 +221,7 @@ impl Turn<'_> {
             session: SESSION.to_owned(),
             input: self.task.clone(),
             tool: "widget.propose_command".to_owned(),
+            host: None,
             command: command.clone(),
             risk: assessment.risk,
             confirmed: if denied { Confirmed::No } else { Confirmed::Proposed },

@@ -20,7 +20,17 @@ fn record(command: &str, output: &str) -> AuditRecord {
         confirmed: Confirmed::Yes,
         exit: Some(0),
         output: output.into(),
+        host: None,
     }
+}
+
+#[test]
+fn a_remote_action_names_its_host() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = AuditLog::new(dir.path().join("audit.log"), 10, 90, Arc::new(Redactor::new([])));
+    log.append(&AuditRecord { host: Some("db-1".into()), ..record("uptime", "up 3 days") }).unwrap();
+    let line = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
+    assert!(line.contains("| TOOL: shell.run_command | HOST: db-1 | CMD: \"uptime\""), "{line}");
 }
 
 fn at() -> DateTime {
