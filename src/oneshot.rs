@@ -31,10 +31,25 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
 
 async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingContext) -> anyhow::Result<u8> {
     let task = args.task.join(" ");
-    let parts = Parts::build(paths, config)?;
+    let mut parts = Parts::build(paths, config)?;
     let interrupts = Interrupts::default();
-    let context = context.finish();
-    let cwd = std::env::current_dir()?;
+    let mut context = context.finish();
+    let mut cwd = std::env::current_dir()?;
+    let mut environment = context.render();
+    if let Some(host) = &args.ssh_host {
+        match parts.set_host(paths, Some(host)).await {
+            Ok(Some(remote)) => {
+                environment = runner::remote_environment(host, &remote);
+                cwd = remote.cwd.clone();
+                context = remote;
+            }
+            Ok(None) => {}
+            Err(err) => {
+                warn_user(&err.to_string());
+                return Ok(1);
+            }
+        }
+    }
     let store = match SessionStore::open(&paths.home.join("sessions.db"), parts.redactor.clone()) {
         Ok(store) => Some(store),
         Err(err) => {
@@ -65,7 +80,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
         recorder: Some(&conversation),
         services: parts.services(parts.mode(args.yes, args.dry_run), conversation.label(), &interrupts),
         tools: Registry::agent(),
-        settings: parts.settings(&parts.config.llm.model, &context.render()),
+        settings: parts.settings(&parts.config.llm.model, &environment),
         state: RunState { cwd, ..RunState::default() },
     };
     let style = if args.json {

@@ -18,7 +18,9 @@ use crate::cli::RunArgs;
 use crate::config::{Config, LlmField};
 use crate::exec::Executor;
 use crate::exec::fs::{FileSystem, LocalFs};
+use crate::context::EnvContext;
 use crate::exec::pty::PtyExecutor;
+use crate::exec::ssh::{SshError, SshExecutor, SshFs, SshTransport};
 use crate::llm::openai::OpenAiClient;
 use crate::policy::PolicyConfig;
 use crate::protocol::{AgentEvent, ChatMessage, TurnOutcome};
@@ -48,6 +50,14 @@ pub fn audit_log(config: &Config, paths: &Paths, redactor: Arc<Redactor>) -> Aud
         config.audit.max_log_size_mb,
         u64::from(config.audit.retain_days),
         redactor,
+    )
+}
+
+/// The prompt's environment layer for a host reached through ssh.
+pub fn remote_environment(host: &str, context: &EnvContext) -> String {
+    format!(
+        "{}- Remote: every command and file tool runs on `{host}` over ssh, not on the user's own machine\n",
+        context.render()
     )
 }
 
@@ -99,6 +109,31 @@ impl Parts {
             host: None,
             approver,
         })
+    }
+
+    /// Moves commands and files to `host` through ssh (`None`: back to this machine). Starts the
+    /// master connection and collects the host's environment in one round trip; returns it for
+    /// the prompt (its working directory is the remote login directory).
+    pub async fn set_host(&mut self, paths: &Paths, host: Option<&str>) -> Result<Option<EnvContext>, SshError> {
+        let local = PtyExecutor::new().with_capture(self.config.exec.capture_head, self.config.exec.capture_tail);
+        let Some(host) = host else {
+            self.executor = Box::new(local);
+            self.files = Box::new(LocalFs);
+            self.host = None;
+            return Ok(None);
+        };
+        let ssh = &self.config.ssh;
+        let transport = SshTransport::new(host, &paths.home.join("ssh"), ssh.control_persist_s, ssh.options.clone())?;
+        transport.connect().await?;
+        let output = transport
+            .call(&crate::context::remote::script(), None)
+            .await
+            .map_err(|error| SshError::Connect { host: host.to_owned(), message: error.to_string() })?;
+        let context = crate::context::remote::parse(&String::from_utf8_lossy(&output.stdout));
+        self.executor = Box::new(SshExecutor::new(transport.clone(), local));
+        self.files = Box::new(SshFs::new(transport, context.home.clone()));
+        self.host = Some(host.to_owned());
+        Ok(Some(context))
     }
 
     /// The services of one turn; `interrupts` is fresh per turn (a cancelled turn stays cancelled).

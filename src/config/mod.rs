@@ -21,7 +21,7 @@ use thiserror::Error;
 use crate::policy::{PolicyConfig, RuleError};
 
 pub use schema::{
-    AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SafetyConfig, check_base_url, expand_path,
+    AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SshConfig, SafetyConfig, check_base_url, expand_path,
 };
 pub use show::{mask_key, show, write_path};
 
@@ -100,6 +100,7 @@ pub struct Config {
     pub exec: ExecConfig,
     pub files: FilesConfig,
     pub kube: KubeConfig,
+    pub ssh: SshConfig,
     #[serde(skip)]
     raw: Map<String, Value>,
     #[serde(skip)]
@@ -150,6 +151,7 @@ impl Config {
             exec: file::section(&raw, "exec").map_err(|(k, m)| invalid(&k, m))?,
             files: file::section(&raw, "files").map_err(|(k, m)| invalid(&k, m))?,
             kube: file::section(&raw, "kube").map_err(|(k, m)| invalid(&k, m))?,
+            ssh: file::section(&raw, "ssh").map_err(|(k, m)| invalid(&k, m))?,
             raw,
             overrides: Vec::new(),
         };

@@ -149,6 +149,27 @@ fn default_write_extensions() -> Vec<String> {
     [".sh", ".py", ".js", ".txt", ".md", ".json", ".yaml", ".yml", ".conf", ".cfg"].map(String::from).to_vec()
 }
 
+/// `--ssh-host` (DESIGN §7): the system ssh client with a shared master connection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SshConfig {
+    /// Seconds the master connection stays up after the last use (`ControlPersist`).
+    #[serde(default = "default_control_persist")]
+    pub control_persist_s: u64,
+    /// Extra ssh options, appended to opsai's own (`["-F", "/path/ssh_config"]`, `["-J", "bastion"]`).
+    #[serde(default)]
+    pub options: Vec<String>,
+}
+
+fn default_control_persist() -> u64 {
+    600
+}
+
+impl Default for SshConfig {
+    fn default() -> Self {
+        Self { control_persist_s: default_control_persist(), options: Vec::new() }
+    }
+}
+
 /// The read-only Kubernetes tools (seed 002 §5): what they refuse before kubectl runs.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KubeConfig {

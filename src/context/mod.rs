@@ -11,6 +11,7 @@
 
 pub mod docker;
 pub mod probe;
+pub mod remote;
 #[cfg(test)]
 mod tests;
 

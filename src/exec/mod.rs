@@ -5,6 +5,7 @@
 pub mod fs;
 pub mod output;
 pub mod pty;
+pub mod ssh;
 
 use std::time::Duration;
 

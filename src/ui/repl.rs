@@ -81,7 +81,7 @@ impl Input {
 /// What the REPL keeps between turns.
 struct Repl<'s> {
     paths: &'s Paths,
-    parts: &'s Parts,
+    parts: &'s mut Parts,
     store: Option<&'s SessionStore>,
     conversation: Conversation<'s>,
     history: Vec<ChatMessage>,
@@ -98,7 +98,7 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     input.probe_budget = PROBE_BUDGET;
     let pending = EnvContext::start(&input);
     let config = runner::load_config(paths, args)?;
-    let parts = Parts::build(paths, config)?;
+    let mut parts = Parts::build(paths, config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     // Registered before the first prompt, so Ctrl-C during a turn never kills the REPL.
     let mut sigint = {
@@ -124,14 +124,15 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     };
     let cwd = std::env::current_dir()?;
     let context = pending.finish();
+    let model = parts.config.llm.model.clone();
     let mut repl = Repl {
         paths,
-        parts: &parts,
+        parts: &mut parts,
         store: store.as_ref(),
         conversation: Conversation::new(store.as_ref()),
         history: Vec::new(),
         prompt: AgentPrompt {
-            model: parts.config.llm.model.clone(),
+            model,
             cwd: display_dir(&cwd, paths.user_home.as_deref()),
             approve_medium: args.yes,
             dry_run: args.dry_run,
@@ -147,6 +148,11 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     }
     if terminal {
         repl.banner();
+    }
+    if let Some(host) = &args.ssh_host
+        && !runtime.block_on(repl.host(Some(Some(host.clone()))))
+    {
+        return Ok(1);
     }
     if (args.session.is_some() || args.continue_last) && !repl.resume(args.session) {
         return Ok(1);
@@ -164,6 +170,9 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
             Line::Empty => {}
             Line::Invalid(message) => repl.warn(&message),
             Line::Command(Command::Exit) => break,
+            Line::Command(Command::Host(host)) => {
+                runtime.block_on(repl.host(host));
+            }
             Line::Command(command) => repl.command(command),
             Line::Task(task) => {
                 runtime.block_on(repl.turn(&task, &mut sigint));
@@ -270,6 +279,8 @@ impl Repl<'_> {
                 self.note(&format!("yes {state}"));
             }
             Command::Cd(dir) => self.cd(&dir),
+            // Needs the runtime: handled by the loop.
+            Command::Host(_) => {}
             Command::Config => self.config(),
             Command::Audit(lines) => self.audit(lines),
             Command::Exit => {}
@@ -291,7 +302,52 @@ impl Repl<'_> {
         }
     }
 
+    /// `/host`: show where commands run, or move them to a host (`Some(Some)`) or back here.
+    /// False when the host cannot be reached (nothing changed then).
+    async fn host(&mut self, host: Option<Option<String>>) -> bool {
+        let Some(host) = host else {
+            match &self.parts.host {
+                Some(host) => self.note(&format!("commands and file tools run on {host} over ssh (`/host local` to come back)")),
+                None => self.note("commands run on this machine (`/host HOST` to use ssh)"),
+            }
+            return true;
+        };
+        match self.parts.set_host(self.paths, host.as_deref()).await {
+            Ok(Some(remote)) => {
+                let name = host.unwrap_or_default();
+                self.environment = runner::remote_environment(&name, &remote);
+                self.prompt.cwd = format!("{name}:{}", remote.cwd.display());
+                self.state.cwd = remote.cwd;
+                self.note(&format!("commands and file tools now run on {name} over ssh"));
+                true
+            }
+            Ok(None) => {
+                let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+                let mut input = ContextInput::from_process(&self.paths.home);
+                input.cwd = cwd.clone();
+                input.probe_budget = PROBE_BUDGET;
+                self.environment = EnvContext::start(&input).finish().render();
+                self.prompt.cwd = display_dir(&cwd, self.paths.user_home.as_deref());
+                self.state.cwd = cwd;
+                self.note("commands run on this machine again");
+                true
+            }
+            Err(err) => {
+                self.warn(&err.to_string());
+                false
+            }
+        }
+    }
+
     fn cd(&mut self, dir: &str) {
+        if let Some(host) = &self.parts.host {
+            // The directory is on the host: it is checked when the next command runs there.
+            let target = resolve_dir(&self.state.cwd, dir, self.parts.files.home().as_deref());
+            self.prompt.cwd = format!("{host}:{}", target.display());
+            self.state.cwd = target;
+            self.note(&format!("now in {}", self.prompt.cwd));
+            return;
+        }
         let target = resolve_dir(&self.state.cwd, dir, self.paths.user_home.as_deref());
         match std::fs::canonicalize(&target) {
             Ok(path) if path.is_dir() => {

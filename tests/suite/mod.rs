@@ -10,4 +10,5 @@ mod llm_client;
 mod policy_cli;
 mod repl_tmux;
 mod sessions_cli;
+mod ssh_cli;
 mod widget_cli;

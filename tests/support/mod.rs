@@ -6,6 +6,7 @@
 
 pub mod mock_llm;
 pub mod pty;
+pub mod sshd;
 pub mod tmux;
 
 use std::path::{Path, PathBuf};

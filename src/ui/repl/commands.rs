@@ -12,6 +12,8 @@ pub enum Command {
     DryRun(Option<bool>),
     Yes(Option<bool>),
     Cd(String),
+    /// `/host HOST` (`Some`), `/host local` (`None`); `/host` alone shows where commands run.
+    Host(Option<Option<String>>),
     Config,
     Audit(usize),
     Exit,
@@ -37,6 +39,7 @@ pub const SLASH_COMMANDS: &[(&str, &str)] = &[
     ("/dry-run", "[on|off]  plan only: show each command and its risk, run nothing"),
     ("/yes", "[on|off]  approve medium-risk commands for this session (high always asks)"),
     ("/cd", "DIR  change the working directory (a bare `cd DIR` works too)"),
+    ("/host", "[HOST|local]  run commands and file tools on HOST over ssh, or here again"),
     ("/config", "show the configuration"),
     ("/audit", "[N]  the last N audit-log lines (default 10)"),
     ("/exit", "leave (also `exit`, `quit`, Ctrl-D)"),
@@ -138,6 +141,12 @@ fn slash(rest: &str) -> Line {
             let dir = rest[name.len()..].trim();
             Command::Cd(if dir.is_empty() { "~".to_owned() } else { dir.to_owned() })
         }
+        "host" => match (arg, args.len()) {
+            (None, _) => Command::Host(None),
+            (Some("local"), 1) => Command::Host(Some(None)),
+            (Some(host), 1) => Command::Host(Some(Some(host.to_owned()))),
+            _ => return too_many("/host [HOST|local]"),
+        },
         "config" => Command::Config,
         "audit" => match arg.map(str::parse::<usize>) {
             None => Command::Audit(DEFAULT_AUDIT_LINES),
@@ -219,6 +228,9 @@ mod tests {
         assert_eq!(command("/model"), Command::Model(None));
         assert_eq!(command("/model llama3.1:8b"), Command::Model(Some("llama3.1:8b".into())));
         assert_eq!(command("/yes"), Command::Yes(None));
+        assert_eq!(command("/host"), Command::Host(None));
+        assert_eq!(command("/host local"), Command::Host(Some(None)));
+        assert_eq!(command("/host db-1"), Command::Host(Some(Some("db-1".into()))));
         assert_eq!(command("/yes on"), Command::Yes(Some(true)));
         assert_eq!(command("/dry-run off"), Command::DryRun(Some(false)));
         assert_eq!(command("/audit"), Command::Audit(10));

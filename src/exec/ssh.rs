@@ -1,0 +1,343 @@
+//! `--ssh-host`: commands and files on another host through the system `ssh` (DESIGN §7).
+//!
+//! - The system client is used as is, so `~/.ssh/config`, the agent, `known_hosts` and every
+//!   host-key check apply; opsai never passes an option that weakens them (`ssh.options` from the
+//!   config are the user's own, appended).
+//! - Multiplexing: [`SshTransport::connect`] starts one master connection (`ControlMaster=yes`,
+//!   `ControlPersist`) whose socket lives under `$OPSAI_HOME/ssh/`; every later call says
+//!   `ControlMaster=no`, so a call never becomes a master itself (a master forked from a command
+//!   would hold its terminal open), and falls back to a direct connection when the master is gone.
+//! - [`SshExecutor`] runs a command as `ssh -tt HOST -- 'cd DIR && exec env … bash -c CMD'` inside
+//!   the local [`PtyExecutor`]: live output, bounded capture, the exit status (ssh returns the
+//!   remote one), and timeouts and Ctrl-C end the local ssh, which hangs up the remote terminal
+//!   and so ends the remote command.
+//! - [`SshFs`] implements the file seam with plain (no terminal) ssh calls: `realpath`, `stat`,
+//!   `head -c`, and writes to a temp file next to the target followed by `mv`.
+
+use std::io;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use thiserror::Error;
+use tokio::io::AsyncWriteExt;
+use tokio_util::sync::CancellationToken;
+
+use super::fs::{FileMeta, FileSystem};
+use super::pty::PtyExecutor;
+use super::{ExecError, ExecResult, Executor, OutputSink};
+use crate::policy::quote_word;
+use crate::protocol::CommandRequest;
+
+/// How long a plain (file or probe) ssh call may take.
+const CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Error)]
+pub enum SshError {
+    #[error("`{0}` is not a host name ssh accepts (no spaces, must not start with `-`)")]
+    BadHost(String),
+    #[error("cannot create {path}: {error}")]
+    ControlDir { path: PathBuf, error: io::Error },
+    #[error("cannot start ssh: {0}; install the OpenSSH client")]
+    Spawn(io::Error),
+    #[error("cannot connect to {host} with ssh: {message}")]
+    Connect { host: String, message: String },
+}
+
+/// One host reached through the system ssh, with a shared master connection.
+#[derive(Debug, Clone)]
+pub struct SshTransport {
+    host: String,
+    control_path: PathBuf,
+    persist_s: u64,
+    /// `ssh.options` from the config, after opsai's own.
+    extra: Vec<String>,
+}
+
+impl SshTransport {
+    /// `control_dir` is `$OPSAI_HOME/ssh` (created 0700).
+    pub fn new(host: &str, control_dir: &Path, persist_s: u64, extra: Vec<String>) -> Result<Self, SshError> {
+        if host.is_empty() || host.starts_with('-') || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
+            return Err(SshError::BadHost(host.to_owned()));
+        }
+        crate::store::create_private_parent(&control_dir.join("x"))
+            .map_err(|error| SshError::ControlDir { path: control_dir.to_owned(), error })?;
+        // `%C` is a hash of host, port and user: short enough for a socket path, distinct per target.
+        let control_path = control_dir.join("%C");
+        Ok(Self { host: host.to_owned(), control_path, persist_s, extra })
+    }
+
+    pub fn host(&self) -> &str {
+        &self.host
+    }
+
+    /// The options every call shares; `master` only for the one that starts the master.
+    fn options(&self, master: bool) -> Vec<String> {
+        let mut options = vec![
+            "-o".to_owned(),
+            format!("ControlPath={}", self.control_path.display()),
+            "-o".to_owned(),
+            if master { "ControlMaster=yes".to_owned() } else { "ControlMaster=no".to_owned() },
+            // "Connection to HOST closed." is INFO; errors still show.
+            "-o".to_owned(),
+            "LogLevel=ERROR".to_owned(),
+        ];
+        if master {
+            options.extend(["-o".to_owned(), format!("ControlPersist={}", self.persist_s)]);
+        }
+        options.extend(self.extra.iter().cloned());
+        options
+    }
+
+    /// Starts the master connection in the background (authentication prompts, if any, appear on
+    /// the terminal: ssh asks on /dev/tty). An already running master is reused.
+    pub async fn connect(&self) -> Result<(), SshError> {
+        if self.check().await {
+            return Ok(());
+        }
+        let mut command = tokio::process::Command::new("ssh");
+        command.args(self.options(true)).args(["-f", "-N", "--", &self.host]);
+        // The forked master keeps the descriptors it was given: never one of ours that a reader
+        // waits on for EOF.
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
+        let output = tokio::time::timeout(CALL_TIMEOUT, async {
+            let child = command.spawn().map_err(SshError::Spawn)?;
+            child.wait_with_output().await.map_err(SshError::Spawn)
+        })
+        .await
+        .map_err(|_| SshError::Connect { host: self.host.clone(), message: "timed out".into() })??;
+        if output.status.success() {
+            Ok(())
+        } else {
+            let message = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+            let message = if message.is_empty() { format!("ssh exited with {}", output.status) } else { message };
+            Err(SshError::Connect { host: self.host.clone(), message })
+        }
+    }
+
+    /// Whether a master connection is up.
+    pub async fn check(&self) -> bool {
+        let mut command = tokio::process::Command::new("ssh");
+        command.args(self.options(false)).args(["-O", "check", "--", &self.host]);
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        matches!(tokio::time::timeout(CALL_TIMEOUT, command.status()).await, Ok(Ok(status)) if status.success())
+    }
+
+    /// Ends the master connection (for tests and `/host local`).
+    pub async fn disconnect(&self) {
+        let mut command = tokio::process::Command::new("ssh");
+        command.args(self.options(false)).args(["-O", "exit", "--", &self.host]);
+        command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
+        let _ = tokio::time::timeout(CALL_TIMEOUT, command.status()).await;
+    }
+
+    /// The local command line that runs `remote` (a shell line for the remote login shell) with a
+    /// terminal: what the PTY executor runs.
+    pub fn terminal_command(&self, remote: &str) -> String {
+        let mut words = vec!["ssh".to_owned(), "-tt".to_owned()];
+        words.extend(self.options(false));
+        words.extend(["--".to_owned(), self.host.clone(), remote.to_owned()]);
+        words.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ")
+    }
+
+    /// Runs `remote` without a terminal, `input` on its stdin; the exit status and both outputs.
+    pub async fn call(&self, remote: &str, input: Option<&[u8]>) -> io::Result<std::process::Output> {
+        let mut command = tokio::process::Command::new("ssh");
+        command.args(self.options(false)).args(["-T", "--", &self.host, remote]);
+        command.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() });
+        command.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        let run = async {
+            let mut child = command.spawn()?;
+            if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+                stdin.write_all(input).await?;
+                stdin.shutdown().await?;
+                drop(stdin);
+            }
+            child.wait_with_output().await
+        };
+        tokio::time::timeout(CALL_TIMEOUT, run)
+            .await
+            .map_err(|_| io::Error::new(io::ErrorKind::TimedOut, format!("ssh to {} timed out", self.host)))?
+    }
+}
+
+/// The remote shell line for one command: in `cwd`, with the same pager settings as local runs.
+pub fn remote_line(cwd: &Path, command: &str) -> String {
+    let cwd = cwd.to_string_lossy();
+    format!(
+        "cd {} && exec env PAGER=cat GIT_PAGER=cat GIT_TERMINAL_PROMPT=0 bash -c {}",
+        quote_word(&cwd),
+        quote_word(command)
+    )
+}
+
+/// Runs commands on the host: `ssh -tt` inside the local PTY executor.
+pub struct SshExecutor {
+    transport: SshTransport,
+    local: PtyExecutor,
+}
+
+impl SshExecutor {
+    pub fn new(transport: SshTransport, local: PtyExecutor) -> Self {
+        Self { transport, local }
+    }
+}
+
+/// A directory that exists here, for the local ssh process (the remote directory is in the line).
+fn local_dir() -> &'static Path {
+    static DIR: OnceLock<PathBuf> = OnceLock::new();
+    DIR.get_or_init(|| std::env::current_dir().ok().filter(|d| d.is_dir()).unwrap_or_else(|| PathBuf::from("/")))
+}
+
+impl Executor for SshExecutor {
+    fn run<'a>(
+        &'a self,
+        request: &'a CommandRequest,
+        on_output: OutputSink<'a>,
+        cancel: CancellationToken,
+    ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
+        Box::pin(async move {
+            let local = CommandRequest {
+                command: self.transport.terminal_command(&remote_line(&request.cwd, &request.command)),
+                cwd: local_dir().to_owned(),
+                ..request.clone()
+            };
+            self.local.run(&local, on_output, cancel).await
+        })
+    }
+}
+
+/// The host's files, through plain ssh calls.
+pub struct SshFs {
+    transport: SshTransport,
+    home: Option<PathBuf>,
+}
+
+impl SshFs {
+    pub fn new(transport: SshTransport, home: Option<PathBuf>) -> Self {
+        Self { transport, home }
+    }
+
+    async fn run(&self, remote: &str, input: Option<&[u8]>) -> io::Result<Vec<u8>> {
+        let output = self.transport.call(remote, input).await?;
+        if output.status.success() {
+            return Ok(output.stdout);
+        }
+        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        let kind = if stderr.contains("No such file") { io::ErrorKind::NotFound } else { io::ErrorKind::Other };
+        Err(io::Error::new(kind, format!("on {}: {}", self.transport.host(), stderr)))
+    }
+}
+
+fn path_word(path: &Path) -> String {
+    quote_word(&path.to_string_lossy())
+}
+
+impl FileSystem for SshFs {
+    fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>> {
+        Box::pin(async move {
+            // -m: symlinks in the existing part are resolved; a new file's name is appended.
+            let out = self.run(&format!("realpath -m -- {}", path_word(path)), None).await?;
+            let text = String::from_utf8_lossy(&out).trim_end_matches('\n').to_owned();
+            Ok(PathBuf::from(text))
+        })
+    }
+
+    fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Option<FileMeta>>> {
+        Box::pin(async move {
+            let word = path_word(path);
+            let line = format!("if [ -e {word} ]; then stat -L -c '%s %a %u %g %F' -- {word}; fi");
+            let out = self.run(&line, None).await?;
+            let text = String::from_utf8_lossy(&out).trim().to_owned();
+            if text.is_empty() {
+                return Ok(None);
+            }
+            parse_stat(&text).map(Some).ok_or_else(|| io::Error::other(format!("unexpected stat output: {text}")))
+        })
+    }
+
+    fn read<'a>(&'a self, path: &'a Path, limit: u64) -> BoxFuture<'a, io::Result<Vec<u8>>> {
+        Box::pin(async move {
+            let line = format!("head -c {} -- {}", limit.saturating_add(1), path_word(path));
+            let bytes = self.run(&line, None).await?;
+            if bytes.len() as u64 > limit {
+                return Err(io::Error::other(format!("{} is larger than {limit} bytes", path.display())));
+            }
+            Ok(bytes)
+        })
+    }
+
+    fn replace<'a>(&'a self, path: &'a Path, content: &'a [u8]) -> BoxFuture<'a, io::Result<()>> {
+        Box::pin(async move {
+            let word = path_word(path);
+            // A temp file in the same directory, then one rename: the file is old or new, never half.
+            let line = format!(
+                "t=$(mktemp {word}.opsai.XXXXXX) || exit 1; \
+                 if [ -e {word} ]; then chmod --reference={word} \"$t\" 2>/dev/null; \
+                 chown --reference={word} \"$t\" 2>/dev/null; else chmod 644 \"$t\"; fi; \
+                 cat > \"$t\" && sync \"$t\" 2>/dev/null; mv -f -- \"$t\" {word} || {{ rm -f -- \"$t\"; exit 1; }}"
+            );
+            self.run(&line, Some(content)).await.map(drop)
+        })
+    }
+
+    fn home(&self) -> Option<PathBuf> {
+        self.home.clone()
+    }
+}
+
+/// `size mode uid gid type…` from `stat -c '%s %a %u %g %F'`.
+fn parse_stat(text: &str) -> Option<FileMeta> {
+    let mut words = text.split_whitespace();
+    let size = words.next()?.parse().ok()?;
+    let mode = u32::from_str_radix(words.next()?, 8).ok()?;
+    let uid = words.next()?.parse().ok()?;
+    let gid = words.next()?.parse().ok()?;
+    let kind: Vec<&str> = words.collect();
+    Some(FileMeta { size, mode, uid, gid, is_file: kind.join(" ") == "regular file" || kind.join(" ") == "regular empty file" })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn transport() -> SshTransport {
+        let dir = std::env::temp_dir().join(format!("opsai-ssh-{}", rand::random::<u64>()));
+        SshTransport::new("db-1", &dir, 600, vec!["-F".into(), "/tmp/x config".into()]).unwrap()
+    }
+
+    #[test]
+    fn host_names_that_could_be_options_are_refused() {
+        let dir = std::env::temp_dir();
+        for bad in ["", "-oProxyCommand=touch x", "a b", "a\nb"] {
+            assert!(SshTransport::new(bad, &dir, 600, vec![]).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_terminal_command_quotes_every_word_and_never_weakens_host_keys() {
+        let line = transport().terminal_command(&remote_line(Path::new("/srv/my app"), "echo 'hi' && ls"));
+        assert!(line.starts_with("ssh -tt -o 'ControlPath="), "{line}");
+        assert!(line.contains("-o ControlMaster=no") && line.contains("-F '/tmp/x config' -- db-1 "), "{line}");
+        assert!(!line.contains("StrictHostKeyChecking"), "{line}");
+        let assessment = crate::policy::assess(&line, &crate::policy::PolicyConfig::default());
+        // The remote line is one argument of ssh.
+        assert_eq!(assessment.commands.len(), 1, "{:?}", assessment.commands);
+        assert_eq!(
+            assessment.commands[0].last().map(String::as_str),
+            Some("cd '/srv/my app' && exec env PAGER=cat GIT_PAGER=cat GIT_TERMINAL_PROMPT=0 bash -c 'echo '\\''hi'\\'' && ls'")
+        );
+    }
+
+    #[test]
+    fn stat_output_is_parsed() {
+        assert_eq!(
+            parse_stat("12 755 1000 1000 regular file"),
+            Some(FileMeta { size: 12, mode: 0o755, uid: 1000, gid: 1000, is_file: true })
+        );
+        assert!(!parse_stat("4096 700 0 0 directory").unwrap().is_file);
+        assert!(parse_stat("garbage").is_none());
+    }
+}

@@ -1,0 +1,127 @@
+//! `--ssh-host` against a real sshd on 127.0.0.1 (keys generated per test, host key pinned, strict
+//! checking on): commands with live output and exit codes, timeouts that end the remote command,
+//! the remote environment in the prompt, the audit `HOST:` field, and multiplexing.
+
+use std::time::{Duration, Instant};
+
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
+use crate::support::TestEnv;
+use crate::support::mock_llm::*;
+use crate::support::sshd::{HOST, Sshd, require};
+
+fn opsai(env: &TestEnv, mock: &MockLlm, sshd: &Sshd, extra_config: &str) -> assert_cmd::Command {
+    std::fs::write(env.config_path(), sshd.opsai_config(extra_config)).unwrap();
+    let mut cmd = env.cmd();
+    cmd.env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_NONINTERACTIVE", "1")
+        .args(["--ssh-host", HOST])
+        .timeout(Duration::from_secs(90));
+    cmd
+}
+
+fn run(command: &str) -> Value {
+    json!({"command": command, "why": "test"})
+}
+
+fn audit(env: &TestEnv) -> String {
+    std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
+}
+
+/// Ends the master connection opsai left for reuse, so the test leaves no process behind.
+fn disconnect(env: &TestEnv, sshd: &Sshd) {
+    let control = env.opsai_home().join("ssh").join("%C");
+    let _ = std::process::Command::new("ssh")
+        .arg("-F")
+        .arg(sshd.client_config())
+        .arg("-o")
+        .arg(format!("ControlPath={}", control.display()))
+        .args(["-O", "exit", HOST])
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
+#[test]
+fn a_command_runs_on_the_host_with_its_output_exit_code_and_audit_host() {
+    if !require() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("echo \"via $SSH_CONNECTION\"; ls /no-such-dir-opsai")),
+        reply_text("It ran remotely."),
+    ]);
+    opsai(&env, &mock, &sshd, "")
+        .arg("where am I")
+        .assert()
+        .success()
+        .stdout("It ran remotely.\n")
+        // Live output is shown while it runs.
+        .stderr(predicate::str::contains("via 127.0.0.1"));
+    let requests = mock.chat_requests();
+    let system = requests[0].messages()[0]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(system.contains(&format!("runs on `{HOST}` over ssh")), "{system}");
+    let observation = requests[1].tool_result("c1").unwrap();
+    assert!(observation.contains("via 127.0.0.1"), "the command ran over ssh: {observation}");
+    assert!(observation.contains("exit code: 2") || observation.contains("exit 2"), "{observation}");
+    let log = audit(&env);
+    assert!(log.contains(&format!("| TOOL: shell.run_command | HOST: {HOST} | CMD:")), "{log}");
+    assert!(log.contains("EXIT: 2"), "{log}");
+    // The master connection stays for the next run.
+    let sockets: Vec<_> = std::fs::read_dir(env.opsai_home().join("ssh")).unwrap().collect();
+    assert_eq!(sockets.len(), 1, "one control socket");
+    disconnect(&env, &sshd);
+}
+
+#[test]
+fn a_timeout_ends_the_remote_command() {
+    if !require() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    let marker = format!("{}.{}", 40 + rand::random::<u16>() % 1000, rand::random::<u16>() % 1000);
+    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&format!("sleep {marker}"))), reply_text("done")]);
+    opsai(&env, &mock, &sshd, r#", "exec": {"timeout_s": 2}"#).arg("wait").assert().success();
+    let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
+    assert!(observation.contains("timed out"), "{observation}");
+    // The remote sleep goes away with the hung-up terminal.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let found = std::process::Command::new("pgrep").args(["-f", &format!("sleep {marker}")]).output().unwrap();
+        if !found.status.success() {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the remote `sleep {marker}` is still running");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    disconnect(&env, &sshd);
+}
+
+#[test]
+fn an_unreachable_host_is_a_clear_error() {
+    if !require() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("never")]);
+    std::fs::write(env.config_path(), sshd.opsai_config("")).unwrap();
+    env.cmd()
+        .env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_NONINTERACTIVE", "1")
+        .args(["--ssh-host", "no-such-host.invalid", "hello"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains("cannot connect to no-such-host.invalid with ssh"));
+    assert!(mock.chat_requests().is_empty());
+    env.cmd()
+        .args(["--ssh-host", "-oProxyCommand=touch /tmp/pwned", "hello"])
+        .timeout(Duration::from_secs(30))
+        .assert()
+        .failure();
+    assert!(!std::path::Path::new("/tmp/pwned").exists());
+}

@@ -1,0 +1,113 @@
+//! A real OpenSSH server on 127.0.0.1 for one test: host and user keys generated in a temp dir,
+//! a client config naming it `opsai-test` (with its host key pinned in a known_hosts file, strict
+//! checking on), and the server stopped when the value is dropped.
+
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const HOST: &str = "opsai-test";
+const SSHD: &str = "/usr/sbin/sshd";
+
+/// Whether sshd and ssh are installed. Under `CI=true` a missing one fails loudly; elsewhere the
+/// test is skipped with the reason printed.
+pub fn require() -> bool {
+    let found = Path::new(SSHD).exists() && super::tmux::require("ssh") && super::tmux::require("ssh-keygen");
+    if !found {
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "sshd is required under CI=true (.ci/run installs openssh-server)");
+        eprintln!("skipped: {SSHD} is not installed");
+    }
+    found
+}
+
+pub struct Sshd {
+    dir: tempfile::TempDir,
+    child: Child,
+    pub port: u16,
+}
+
+fn keygen(path: &Path) {
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .stdin(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "ssh-keygen failed");
+}
+
+impl Sshd {
+    pub fn start() -> Sshd {
+        let dir = tempfile::Builder::new().prefix("opsai-sshd-").tempdir().unwrap();
+        let d = dir.path();
+        keygen(&d.join("host_key"));
+        keygen(&d.join("user_key"));
+        std::fs::copy(d.join("user_key.pub"), d.join("authorized_keys")).unwrap();
+        // Privilege separation needs this directory (it is created by the service unit normally).
+        let _ = std::fs::create_dir_all("/run/sshd");
+        let port = {
+            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nAuthorizedKeysFile {keys}\nPidFile {pid}\n\
+             StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
+             PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\nMaxSessions 50\n\
+             MaxStartups 50\n",
+            host_key = d.join("host_key").display(),
+            keys = d.join("authorized_keys").display(),
+            pid = d.join("sshd.pid").display(),
+        );
+        std::fs::write(d.join("sshd_config"), config).unwrap();
+        let host_pub = std::fs::read_to_string(d.join("host_key.pub")).unwrap();
+        let key_type_and_key: Vec<&str> = host_pub.split_whitespace().take(2).collect();
+        std::fs::write(d.join("known_hosts"), format!("[127.0.0.1]:{port} {}\n", key_type_and_key.join(" "))).unwrap();
+        let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+        let client = format!(
+            "Host {HOST}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {key}\n  IdentitiesOnly yes\n  \
+             UserKnownHostsFile {known}\n  StrictHostKeyChecking yes\n  BatchMode yes\n",
+            user = user.trim(),
+            key = d.join("user_key").display(),
+            known = d.join("known_hosts").display(),
+        );
+        std::fs::write(d.join("ssh_config"), client).unwrap();
+        let child = Command::new(SSHD)
+            .args(["-D", "-e", "-f"])
+            .arg(d.join("sshd_config"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(d.join("sshd.log")).unwrap())
+            .spawn()
+            .unwrap();
+        let sshd = Sshd { dir, child, port };
+        // Ready when it accepts connections.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "sshd did not start: {}", sshd.log());
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        sshd
+    }
+
+    /// The client config to pass with `-F`.
+    pub fn client_config(&self) -> PathBuf {
+        self.dir.path().join("ssh_config")
+    }
+
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
+    }
+
+    /// `$OPSAI_HOME/config.json` content that makes opsai use this server's client config.
+    pub fn opsai_config(&self, extra: &str) -> String {
+        format!("{{\"ssh\": {{\"options\": [\"-F\", \"{}\"]}}{extra}}}", self.client_config().display())
+    }
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
