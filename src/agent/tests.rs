@@ -222,7 +222,9 @@ fn one_command_then_answer_links_the_observation_to_its_call() {
         first.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
         [
             "run_command", "analyze", "find", "grep", "wget", "ps", "ss", "lsof", "list_containers",
-            "inspect_container", "container_logs", "restart_container"
+            "inspect_container", "container_logs", "restart_container", "read_file", "write_file", "edit_file",
+            "list_pods", "get_pod_logs", "describe_pod", "get_deployment_status", "get_events", "get_configmap",
+            "get_node_status"
         ]
     );
     let tools = tool_messages(&run.requests[1]);
@@ -315,7 +317,7 @@ fn invalid_arguments_and_unknown_tools_are_observations_and_the_loop_goes_on() {
     assert_eq!(tool_messages(&run.requests[1])[0].1, "[ERROR]: missing required argument `command`");
     assert_eq!(
         tool_messages(&run.requests[2])[1].1,
-        "[ERROR]: unknown tool `delete_everything`; the tools are: run_command, analyze, find, grep, wget, ps, ss, lsof, list_containers, inspect_container, container_logs, restart_container"
+        "[ERROR]: unknown tool `delete_everything`; the tools are: run_command, analyze, find, grep, wget, ps, ss, lsof, list_containers, inspect_container, container_logs, restart_container, read_file, write_file, edit_file, list_pods, get_pod_logs, describe_pod, get_deployment_status, get_events, get_configmap, get_node_status"
     );
 }
 

@@ -21,7 +21,8 @@ use thiserror::Error;
 use crate::policy::{PolicyConfig, RuleError};
 
 pub use schema::{
-    AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SshConfig, SafetyConfig, check_base_url, expand_path,
+    AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SafetyConfig, SshConfig, check_base_url,
+    expand_path,
 };
 pub use show::{mask_key, show, write_path};
 

@@ -7,7 +7,7 @@
 //!   `ControlPersist`) whose socket lives under `$OPSAI_HOME/ssh/`; every later call says
 //!   `ControlMaster=no`, so a call never becomes a master itself (a master forked from a command
 //!   would hold its terminal open), and falls back to a direct connection when the master is gone.
-//! - [`SshExecutor`] runs a command as `ssh -tt HOST -- 'cd DIR && exec env … bash -c CMD'` inside
+//! - [`SshExecutor`] runs a command as `ssh -tt HOST -- 'cd DIR && env … bash --norc -c CMD'` inside
 //!   the local [`PtyExecutor`]: live output, bounded capture, the exit status (ssh returns the
 //!   remote one), and timeouts and Ctrl-C end the local ssh, which hangs up the remote terminal
 //!   and so ends the remote command.
@@ -163,15 +163,20 @@ impl SshTransport {
     }
 }
 
-/// The remote shell line for one command: in `cwd`, with the same pager settings as local runs.
+/// The remote shell line for one command: in `cwd`, with the same pager settings as local runs,
+/// through bash (`sh` on a host without it). `--norc`: the login shell has already read the rc
+/// files, and a bash started by sshd's shell reads `~/.bashrc` again otherwise (Debian's build
+/// does when `SSH_CLIENT` is set), which costs a heavy rc (pyenv, nvm) on every command.
 pub fn remote_line(cwd: &Path, command: &str) -> String {
-    let cwd = cwd.to_string_lossy();
+    let cwd = quote_word(&cwd.to_string_lossy());
+    let command = quote_word(command);
     format!(
-        "cd {} && exec env PAGER=cat GIT_PAGER=cat GIT_TERMINAL_PROMPT=0 bash -c {}",
-        quote_word(&cwd),
-        quote_word(command)
+        "cd {cwd} && if command -v bash >/dev/null 2>&1; then env {ENV} bash --norc -c {command}; \
+         else env {ENV} sh -c {command}; fi"
     )
 }
+
+const ENV: &str = "PAGER=cat GIT_PAGER=cat GIT_TERMINAL_PROMPT=0";
 
 /// Runs commands on the host: `ssh -tt` inside the local PTY executor.
 pub struct SshExecutor {
@@ -296,7 +301,13 @@ fn parse_stat(text: &str) -> Option<FileMeta> {
     let uid = words.next()?.parse().ok()?;
     let gid = words.next()?.parse().ok()?;
     let kind: Vec<&str> = words.collect();
-    Some(FileMeta { size, mode, uid, gid, is_file: kind.join(" ") == "regular file" || kind.join(" ") == "regular empty file" })
+    Some(FileMeta {
+        size,
+        mode,
+        uid,
+        gid,
+        is_file: kind.join(" ") == "regular file" || kind.join(" ") == "regular empty file",
+    })
 }
 
 #[cfg(test)]
@@ -319,16 +330,26 @@ mod tests {
     #[test]
     fn the_terminal_command_quotes_every_word_and_never_weakens_host_keys() {
         let line = transport().terminal_command(&remote_line(Path::new("/srv/my app"), "echo 'hi' && ls"));
-        assert!(line.starts_with("ssh -tt -o 'ControlPath="), "{line}");
+        assert!(line.starts_with("ssh -tt -o ControlPath="), "{line}");
         assert!(line.contains("-o ControlMaster=no") && line.contains("-F '/tmp/x config' -- db-1 "), "{line}");
         assert!(!line.contains("StrictHostKeyChecking"), "{line}");
-        let assessment = crate::policy::assess(&line, &crate::policy::PolicyConfig::default());
-        // The remote line is one argument of ssh.
-        assert_eq!(assessment.commands.len(), 1, "{:?}", assessment.commands);
-        assert_eq!(
-            assessment.commands[0].last().map(String::as_str),
-            Some("cd '/srv/my app' && exec env PAGER=cat GIT_PAGER=cat GIT_TERMINAL_PROMPT=0 bash -c 'echo '\\''hi'\\'' && ls'")
-        );
+        // A shell sees the remote line as ssh's last argument, unchanged.
+        let remote = remote_line(Path::new("/srv/my app"), "echo 'hi' && ls");
+        let last = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!("ssh() {{ for a; do last=$a; done; printf %s \"$last\"; }}; {line}"))
+            .output()
+            .unwrap();
+        assert_eq!(String::from_utf8_lossy(&last.stdout), remote);
+        assert!(remote.starts_with("cd '/srv/my app' && if command -v bash"), "{remote}");
+        // The remote line itself runs the command as one word in any POSIX shell.
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(remote_line(Path::new("/"), "printf '%s|' one 'two words'; exit 3"))
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3));
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "one|two words|");
     }
 
     #[test]

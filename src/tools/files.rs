@@ -1,8 +1,284 @@
 //! The file tools (seed 004): `read_file`, `write_file`, `edit_file`.
+//!
+//! Every call: arguments checked → path resolved and checked (`paths`) → risk from the command
+//! policy → approval (writes are at least Medium and show a unified diff) → for writes, the old
+//! content backed up (`store::backups`) BEFORE the file is replaced atomically (`FileSystem::replace`)
+//! → one audit line (`TOOL: file.read_file`, …) → one observation. Text work is in `text`.
 
-use super::Tool;
+mod paths;
+mod read;
+mod text;
+mod write;
+
+use serde_json::Value;
+
+use super::{RunState, Services, Tool, ToolContext, ToolEffect};
+use crate::approval::ApprovalRequest;
+use crate::protocol::{AgentEvent, Approval, Observation, ObservationStatus, Risk};
+use crate::store::audit::{AuditRecord, Confirmed};
 
 /// The file tools, in the order they are offered.
 pub fn tools() -> Vec<Box<dyn Tool>> {
-    Vec::new()
+    vec![Box::new(read::ReadFile), Box::new(write::WriteFile), Box::new(write::EditFile)]
 }
+
+/// The audit log's worker for these tools: `file.read_file`.
+const WORKER: &str = "file";
+/// Diff lines shown in an approval prompt or as live output; the rest is counted.
+const SHOWN_DIFF_LINES: usize = 120;
+
+/// One call in progress: who it is, for the events, the audit line and the observation.
+struct Call<'c> {
+    id: &'c str,
+    tool: &'static str,
+    ctx: ToolContext<'c, 'c>,
+    /// What the user sees and the audit log records: `edit_file ~/test/a.sh`.
+    summary: String,
+    risk: Risk,
+}
+
+/// How the change came to be allowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Allowed {
+    /// No one was asked (Safe, or `-y` for Medium).
+    Auto,
+    /// A person said yes.
+    Asked,
+}
+
+enum Verdict {
+    Go(Allowed),
+    Refuse { decision: &'static str, status: ObservationStatus, message: String },
+    Abort,
+}
+
+impl<'c> Call<'c> {
+    fn new(id: &'c str, tool: &'static str, ctx: ToolContext<'c, 'c>, summary: String, risk: Risk) -> Self {
+        Self { id, tool, ctx, summary, risk }
+    }
+
+    /// The `tool_call` event: the summary stands in for the command, so a 5 MB `content` is not drawn.
+    fn announce(&mut self, args: &Value, reasons: &[String]) {
+        let event = AgentEvent::ToolCall {
+            id: self.id.to_owned(),
+            tool: self.tool.into(),
+            args: args.clone(),
+            command: Some(self.summary.clone()),
+            risk: Some(self.risk),
+            reasons: reasons.to_vec(),
+        };
+        (self.ctx.events)(event);
+    }
+
+    /// Live text under the tool call (the diff of a change nobody was asked about).
+    fn show(&mut self, text: &str) {
+        let clean = crate::policy::sanitize(text);
+        let mut text = if clean.changed() { clean.display } else { clean.text };
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        (self.ctx.events)(AgentEvent::Output { id: self.id.to_owned(), chunk: text });
+    }
+
+    /// Asks when the rules say so. The same rules as `run_command`: dry run and no terminal refuse,
+    /// `-y` covers Medium, High always asks; no "always" grant for file changes.
+    fn decide(&mut self, reasons: &[String], detail: Option<String>) -> Verdict {
+        let services = self.ctx.services;
+        let risk = self.risk;
+        let refuse = |message: String| Verdict::Refuse {
+            decision: "refused",
+            status: ObservationStatus::DeniedByPolicy,
+            message,
+        };
+        if services.mode.dry_run {
+            return Verdict::Refuse {
+                decision: "dry_run",
+                status: ObservationStatus::DeniedByPolicy,
+                message: format!("dry run: not done (risk {risk})"),
+            };
+        }
+        if services.mode.probe_limit.is_some() && risk > Risk::Safe {
+            return refuse(format!("refused: only read-only probes run here and this is {risk}"));
+        }
+        if risk > Risk::Safe
+            && let Err(err) = services.audit.check_writable()
+        {
+            return refuse(format!("refused: the audit log cannot be written, so nothing above safe runs ({err})"));
+        }
+        if (risk == Risk::Safe && services.mode.auto_approve_safe)
+            || (risk == Risk::Medium && services.mode.approve_medium)
+        {
+            return Verdict::Go(Allowed::Auto);
+        }
+        if !services.approver.interactive() {
+            self.ctx.state.refused_without_terminal = true;
+            return refuse(format!("refused: {risk} requires confirmation in a terminal"));
+        }
+        let request = ApprovalRequest {
+            command: self.summary.clone(),
+            display: None,
+            risk,
+            reasons: reasons.to_vec(),
+            why: None,
+            grant: None,
+            host: services.host.map(str::to_owned),
+            detail,
+        };
+        match tokio::task::block_in_place(|| services.approver.ask(&request)) {
+            Approval::Approved | Approval::ApprovedForSession => Verdict::Go(Allowed::Asked),
+            Approval::Denied => Verdict::Refuse {
+                decision: "denied",
+                status: ObservationStatus::DeniedByUser,
+                message: "the user declined this change".into(),
+            },
+            Approval::Edited(text) => Verdict::Refuse {
+                decision: "denied",
+                status: ObservationStatus::DeniedByUser,
+                message: format!("the user declined this change and wrote instead: {text}"),
+            },
+            Approval::Abort => {
+                if services.approver.interrupted() {
+                    services.interrupts.interrupt();
+                }
+                Verdict::Abort
+            }
+        }
+    }
+
+    fn approval_event(&mut self, decision: &str) {
+        let event =
+            AgentEvent::Approval { id: self.id.into(), decision: decision.into(), command: self.summary.clone() };
+        (self.ctx.events)(event);
+    }
+
+    /// The audit line, then the `tool_result` event and the observation. A failing audit log is
+    /// reported to the model, as for commands.
+    fn finish(
+        &mut self,
+        status: ObservationStatus,
+        exit: Option<i32>,
+        confirmed: Confirmed,
+        text: String,
+    ) -> ToolEffect {
+        let services = self.ctx.services;
+        let first_line = text.lines().next().unwrap_or("").to_owned();
+        let record = AuditRecord {
+            session: services.session.clone(),
+            input: self.ctx.input.to_owned(),
+            tool: format!("{WORKER}.{}", self.tool),
+            host: services.host.map(str::to_owned),
+            command: self.summary.clone(),
+            risk: self.risk,
+            confirmed,
+            exit,
+            output: first_line,
+        };
+        let text = match services.audit.append(&record) {
+            Ok(()) => text,
+            Err(err) => format!("{text}\n[ERROR]: {err}"),
+        };
+        (self.ctx.events)(AgentEvent::ToolResult {
+            id: self.id.into(),
+            status,
+            exit_code: exit,
+            output: text.clone(),
+            truncated_bytes: 0,
+            duration_ms: 0,
+        });
+        ToolEffect::Observe(Observation {
+            call_id: self.id.into(),
+            status,
+            exit_code: exit,
+            text,
+            truncated_bytes: 0,
+            duration_ms: 0,
+        })
+    }
+
+    /// A refusal or failure before anything was done.
+    fn refuse(&mut self, status: ObservationStatus, decision: &str, message: String) -> ToolEffect {
+        self.approval_event(decision);
+        let confirmed = if decision == "dry_run" { Confirmed::DryRun } else { Confirmed::No };
+        self.finish(status, None, confirmed, message)
+    }
+
+    /// An I/O failure while doing what was allowed.
+    fn failed(&mut self, confirmed: Confirmed, message: String) -> ToolEffect {
+        self.finish(ObservationStatus::Ran, None, confirmed, format!("[ERROR]: {message}"))
+    }
+
+    /// Runs the approval and reports a refusal; `Ok` says how it was allowed.
+    fn approve(&mut self, reasons: &[String], detail: Option<String>) -> Result<Allowed, Box<ToolEffect>> {
+        match self.decide(reasons, detail) {
+            Verdict::Go(allowed) => {
+                self.approval_event(if allowed == Allowed::Auto { "auto" } else { "approved" });
+                Ok(allowed)
+            }
+            Verdict::Refuse { decision, status, message } => Err(Box::new(self.refuse(status, decision, message))),
+            Verdict::Abort => {
+                self.approval_event("abort");
+                let _ = self.finish(ObservationStatus::DeniedByUser, None, Confirmed::No, "aborted by the user".into());
+                Err(Box::new(ToolEffect::Abort))
+            }
+        }
+    }
+}
+
+impl Allowed {
+    fn confirmed(self) -> Confirmed {
+        match self {
+            Allowed::Auto => Confirmed::Auto,
+            Allowed::Asked => Confirmed::Yes,
+        }
+    }
+}
+
+/// The path checks for this call's machine, rules and working directory.
+fn guard<'g>(services: &'g Services, state: &'g RunState) -> paths::Guard<'g> {
+    paths::Guard { fs: services.files, config: services.files_config, policy: services.policy, cwd: &state.cwd }
+}
+
+/// `files.max_size_mb` in bytes.
+fn size_limit(services: &Services) -> u64 {
+    services.files_config.max_size_mb.saturating_mul(1024 * 1024)
+}
+
+/// An optional non-negative integer argument; models send `"3"` as often as `3`.
+fn optional_count(args: &Value, name: &str) -> Result<Option<usize>, String> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_u64()
+            .and_then(|n| usize::try_from(n).ok())
+            .map(Some)
+            .ok_or_else(|| format!("`{name}` must be a whole number ≥ 0, got {n}")),
+        Some(Value::String(s)) if s.trim().is_empty() => Ok(None),
+        Some(Value::String(s)) => {
+            s.trim().parse().map(Some).map_err(|_| format!("`{name}` must be a whole number, got \"{s}\""))
+        }
+        Some(other) => Err(format!("`{name}` must be a whole number, got {other}")),
+    }
+}
+
+/// An optional boolean argument (`true`, `"true"`).
+fn optional_bool(args: &Value, name: &str) -> Result<bool, String> {
+    match args.get(name) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("true") => Ok(true),
+        Some(Value::String(s)) if s.eq_ignore_ascii_case("false") || s.is_empty() => Ok(false),
+        Some(other) => Err(format!("`{name}` must be true or false, got {other}")),
+    }
+}
+
+/// A string argument that may be empty (file content, a replacement).
+fn text_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, String> {
+    match args.get(name) {
+        Some(Value::String(text)) => Ok(text),
+        Some(other) => Err(format!("`{name}` must be a string, got {other}")),
+        None => Err(format!("missing required argument `{name}`")),
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,8 +1,206 @@
-//! Read-only Kubernetes tools (seed 002 §4.4–§5) through kubectl.
+//! Read-only Kubernetes tools (seed 002 §4.4–§5) through kubectl: `list_pods`, `get_pod_logs`,
+//! `describe_pod`, `get_deployment_status`, `get_events`, `get_configmap`, `get_node_status`.
+//!
+//! opsai builds the argv itself from checked values (`values`), judges it against the `kube.*`
+//! blacklist before anything runs (`blacklist`), and hands the quoted command line to
+//! `run_command`'s path, so the policy rates it, the executor (PTY or SSH) runs it with a 30 s limit,
+//! and the output reaching the model is bounded and redacted, with one audit line per call.
 
-use super::Tool;
+mod blacklist;
+mod plan;
+#[cfg(test)]
+mod tests;
+mod values;
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+
+use super::run_command::{self, Caller};
+use super::{Tool, ToolContext, ToolEffect, invalid_arguments};
+use crate::policy::{self, quote_word};
+use crate::protocol::{AgentEvent, Observation, ObservationStatus, ToolSpec};
+use crate::store::audit::{AuditRecord, Confirmed};
+
+pub use plan::{Plan, Scope, TIMEOUT_S, build};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kube {
+    ListPods,
+    PodLogs,
+    DescribePod,
+    DeploymentStatus,
+    Events,
+    ConfigMap,
+    NodeStatus,
+}
+
+impl Kube {
+    pub const ALL: [Kube; 7] = [
+        Kube::ListPods,
+        Kube::PodLogs,
+        Kube::DescribePod,
+        Kube::DeploymentStatus,
+        Kube::Events,
+        Kube::ConfigMap,
+        Kube::NodeStatus,
+    ];
+}
 
 /// The Kubernetes tools, in the order they are offered.
 pub fn tools() -> Vec<Box<dyn Tool>> {
-    Vec::new()
+    Kube::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>).collect()
+}
+
+/// Told to the model with every tool, so it does not try what will be refused.
+const READ_ONLY: &str = "Read-only (kubectl). Refused: Secrets, the kube-system, kube-public and kube-node-lease \
+                         namespaces (or as configured), and any change to the cluster.";
+
+impl Tool for Kube {
+    fn name(&self) -> &'static str {
+        match self {
+            Kube::ListPods => "list_pods",
+            Kube::PodLogs => "get_pod_logs",
+            Kube::DescribePod => "describe_pod",
+            Kube::DeploymentStatus => "get_deployment_status",
+            Kube::Events => "get_events",
+            Kube::ConfigMap => "get_configmap",
+            Kube::NodeStatus => "get_node_status",
+        }
+    }
+
+    fn spec(&self) -> ToolSpec {
+        let namespace = json!({"type": "string", "description": "The namespace (default \"default\")."});
+        let any_namespace = json!({"type": "string",
+            "description": "The namespace (default \"default\"); \"all\" for every namespace opsai may read."});
+        let name = |what: &str| json!({"type": "string", "description": what});
+        let (description, parameters) = match self {
+            Kube::ListPods => (
+                "List Kubernetes pods with their status, restarts, age, IP and node.",
+                json!({"type": "object", "properties": {
+                    "namespace": any_namespace,
+                    "selector": {"type": "string", "description": "Label selector, e.g. app=web."}
+                }, "required": []}),
+            ),
+            Kube::PodLogs => (
+                "Show the last lines of a pod's logs.",
+                json!({"type": "object", "properties": {
+                    "name": name("The pod's name."),
+                    "namespace": namespace,
+                    "container": name("The container, when the pod has several."),
+                    "tail": {"type": "integer", "description": "Lines from the end (default 100, at most 1000)."},
+                    "previous": {"type": "boolean", "description": "The previous (crashed) container's logs."}
+                }, "required": ["name"]}),
+            ),
+            Kube::DescribePod => (
+                "Describe a pod (kubectl describe pod): containers, state, conditions, recent events.",
+                json!({"type": "object", "properties": {"name": name("The pod's name."), "namespace": namespace},
+                    "required": ["name"]}),
+            ),
+            Kube::DeploymentStatus => (
+                "Deployments' status: without a name, every deployment's ready/up-to-date/available replicas; \
+                 with a name, that deployment described (conditions, replica sets, events).",
+                json!({"type": "object", "properties": {
+                    "name": name("One deployment's name (optional)."),
+                    "namespace": any_namespace
+                }, "required": []}),
+            ),
+            Kube::Events => (
+                "Cluster events, oldest first, optionally only those about one object.",
+                json!({"type": "object", "properties": {
+                    "namespace": any_namespace,
+                    "for_object": name("Only events about this object: kind/name (pod/web-1) or a name."),
+                    "field_selector": name("A field selector, e.g. type=Warning or involvedObject.name=web-1.")
+                }, "required": []}),
+            ),
+            Kube::ConfigMap => (
+                "Show a ConfigMap's data (YAML). Secrets cannot be read.",
+                json!({"type": "object", "properties": {"name": name("The ConfigMap's name."), "namespace": namespace},
+                    "required": ["name"]}),
+            ),
+            Kube::NodeStatus => (
+                "Nodes' status: without a name, every node (status, roles, version, IPs); with a name, that \
+                 node's conditions, capacity and taints.",
+                json!({"type": "object", "properties": {"name": name("One node's name (optional).")}, "required": []}),
+            ),
+        };
+        ToolSpec { name: self.name().into(), description: format!("{description} {READ_ONLY}"), parameters }
+    }
+
+    fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect> {
+        Box::pin(async move {
+            let config = ctx.services.kube_config;
+            let plan = match build(*self, args, config) {
+                Ok(plan) => plan,
+                Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
+            };
+            let command = plan.argv.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ");
+            if let Some(reason) = blacklist::refusal(*self, &plan, config) {
+                return refuse(*self, id, args, &command, &reason, ctx);
+            }
+            // Over SSH kubectl runs on the host, whose PATH only the host knows.
+            if ctx.services.host.is_none() && !kubectl_available() {
+                return ToolEffect::Observe(invalid_arguments(
+                    id,
+                    "kubectl is not available on this machine (no `kubectl` on PATH); tell the user, or use other tools",
+                ));
+            }
+            let delegated =
+                json!({"command": command, "why": format!("the {} tool", self.name()), "timeout_s": TIMEOUT_S});
+            run_command::run(Caller { tool: self.name(), worker: "kube" }, id, &delegated, ctx).await
+        })
+    }
+}
+
+/// A blacklisted call: shown and audited like a policy refusal (CONFIRMED: no), never run.
+fn refuse(tool: Kube, id: &str, args: &Value, command: &str, reason: &str, ctx: ToolContext<'_, '_>) -> ToolEffect {
+    let ToolContext { services, events, input, .. } = ctx;
+    let assessment = policy::assess(command, services.policy);
+    let message = format!("no permission: {reason}");
+    events(AgentEvent::ToolCall {
+        id: id.into(),
+        tool: tool.name().into(),
+        args: args.clone(),
+        command: Some(assessment.sanitized.clone()),
+        risk: Some(assessment.risk),
+        reasons: vec![message.clone()],
+    });
+    events(AgentEvent::Approval { id: id.into(), decision: "refused".into(), command: assessment.sanitized.clone() });
+    let record = AuditRecord {
+        session: services.session.clone(),
+        input: input.to_owned(),
+        tool: format!("kube.{}", tool.name()),
+        host: services.host.map(str::to_owned),
+        command: assessment.sanitized.clone(),
+        risk: assessment.risk,
+        confirmed: Confirmed::No,
+        exit: None,
+        output: message.clone(),
+    };
+    // As in run_command: the line is written before the model hears back, and a failing log is reported.
+    let text = match services.audit.append(&record) {
+        Ok(()) => message,
+        Err(err) => format!("{message}\n[ERROR]: {err}"),
+    };
+    let status = ObservationStatus::DeniedByPolicy;
+    events(AgentEvent::ToolResult {
+        id: id.into(),
+        status,
+        exit_code: None,
+        output: text.clone(),
+        truncated_bytes: 0,
+        duration_ms: 0,
+    });
+    ToolEffect::Observe(Observation {
+        call_id: id.into(),
+        status,
+        exit_code: None,
+        text,
+        truncated_bytes: 0,
+        duration_ms: 0,
+    })
+}
+
+fn kubectl_available() -> bool {
+    let path = std::env::var("PATH").unwrap_or_default();
+    crate::context::probe::find_on_path("kubectl", &path).is_some()
 }

@@ -2,7 +2,7 @@
 //! one audit line. What runs is exactly the sanitized command the user was shown.
 
 use std::path::{Path, PathBuf};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -73,6 +73,12 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
     };
     let why = optional_string(args, "why");
+    // A tool may ask for a shorter limit than `exec.timeout_s` (the Kubernetes tools: 30 s), never a longer one.
+    let timeout = args
+        .get("timeout_s")
+        .and_then(Value::as_u64)
+        .filter(|&seconds| seconds > 0)
+        .map_or(services.exec_timeout, |seconds| Duration::from_secs(seconds).min(services.exec_timeout));
     let cwd = match optional_string(args, "cwd") {
         Some(dir) => resolve(&state.cwd, &dir),
         None => state.cwd.clone(),
@@ -160,13 +166,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         Allowed::Session => "approved_for_session",
     };
     events(AgentEvent::Approval { id: id.into(), decision: decision.into(), command: assessment.sanitized.clone() });
-    let request = CommandRequest {
-        call_id: id.into(),
-        command: assessment.sanitized.clone(),
-        cwd,
-        timeout: services.exec_timeout,
-        why,
-    };
+    let request = CommandRequest { call_id: id.into(), command: assessment.sanitized.clone(), cwd, timeout, why };
     let started = Instant::now();
     let token = services.interrupts.command_started();
     let result = {

@@ -283,6 +283,13 @@ impl Repl<'_> {
             Command::Host(_) => {}
             Command::Config => self.config(),
             Command::Audit(lines) => self.audit(lines),
+            Command::Undo => {
+                let session = self.conversation.label();
+                match crate::undo::undo_last(&self.parts.backups, Some(&session), &crate::exec::fs::LocalFs) {
+                    Ok(done) => self.note(&done.to_string()),
+                    Err(err) => self.warn(&err.to_string()),
+                }
+            }
             Command::Exit => {}
         }
     }
@@ -307,7 +314,9 @@ impl Repl<'_> {
     async fn host(&mut self, host: Option<Option<String>>) -> bool {
         let Some(host) = host else {
             match &self.parts.host {
-                Some(host) => self.note(&format!("commands and file tools run on {host} over ssh (`/host local` to come back)")),
+                Some(host) => {
+                    self.note(&format!("commands and file tools run on {host} over ssh (`/host local` to come back)"))
+                }
                 None => self.note("commands run on this machine (`/host HOST` to use ssh)"),
             }
             return true;

@@ -83,7 +83,8 @@ fn a_timeout_ends_the_remote_command() {
     let sshd = Sshd::start();
     let env = TestEnv::new();
     let marker = format!("{}.{}", 40 + rand::random::<u16>() % 1000, rand::random::<u16>() % 1000);
-    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&format!("sleep {marker}"))), reply_text("done")]);
+    let mock =
+        MockLlm::start([reply_tool_call("c1", "run_command", run(&format!("sleep {marker}"))), reply_text("done")]);
     opsai(&env, &mock, &sshd, r#", "exec": {"timeout_s": 2}"#).arg("wait").assert().success();
     let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
     assert!(observation.contains("timed out"), "{observation}");
@@ -124,4 +125,50 @@ fn an_unreachable_host_is_a_clear_error() {
         .assert()
         .failure();
     assert!(!std::path::Path::new("/tmp/pwned").exists());
+}
+
+#[test]
+fn files_on_the_host_are_read_and_replaced_atomically_keeping_the_mode() {
+    use opsai::exec::fs::FileSystem;
+    use opsai::exec::ssh::{SshFs, SshTransport};
+    use std::os::unix::fs::PermissionsExt;
+    if !require() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("a.sh");
+    std::fs::write(&script, "echo 1\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o750)).unwrap();
+    std::os::unix::fs::symlink(&script, dir.path().join("link.sh")).unwrap();
+    let options = vec!["-F".to_owned(), sshd.client_config().display().to_string()];
+    let transport = SshTransport::new(HOST, &env.opsai_home().join("ssh"), 5, options).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    runtime.block_on(async {
+        transport.connect().await.unwrap();
+        assert!(transport.check().await, "the master connection is up");
+        let fs = SshFs::new(transport.clone(), None);
+        let real = std::fs::canonicalize(&script).unwrap();
+        assert_eq!(fs.canonicalize(&dir.path().join("link.sh")).await.unwrap(), real, "symlinks resolved");
+        let new = fs.canonicalize(&dir.path().join("new.txt")).await.unwrap();
+        assert_eq!(new, std::fs::canonicalize(dir.path()).unwrap().join("new.txt"));
+        let meta = fs.metadata(&real).await.unwrap().unwrap();
+        assert_eq!((meta.size, meta.mode, meta.is_file), (7, 0o750, true));
+        assert!(fs.metadata(&new).await.unwrap().is_none());
+        assert_eq!(fs.read(&real, 100).await.unwrap(), b"echo 1\n");
+        assert!(fs.read(&real, 3).await.is_err(), "over the limit");
+        fs.replace(&real, b"echo 2\n").await.unwrap();
+        assert_eq!(std::fs::read_to_string(&script).unwrap(), "echo 2\n");
+        assert_eq!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o750, "mode kept");
+        fs.replace(&new, b"fresh\n").await.unwrap();
+        assert_eq!(std::fs::read_to_string(&new).unwrap(), "fresh\n");
+        let names: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains(".opsai.")), "no temp file left: {names:?}");
+        assert!(fs.read(&dir.path().join("missing"), 10).await.unwrap_err().kind() == std::io::ErrorKind::NotFound);
+        transport.disconnect().await;
+    });
 }

@@ -1,6 +1,9 @@
 //! A real OpenSSH server on 127.0.0.1 for one test: host and user keys generated in a temp dir,
 //! a client config naming it `opsai-test` (with its host key pinned in a known_hosts file, strict
-//! checking on), and the server stopped when the value is dropped.
+//! checking on), and the server stopped when the value is dropped. Standalone (std and tempfile
+//! only), so `benches/ssh.rs` includes the same file.
+
+#![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -13,9 +16,15 @@ const SSHD: &str = "/usr/sbin/sshd";
 /// Whether sshd and ssh are installed. Under `CI=true` a missing one fails loudly; elsewhere the
 /// test is skipped with the reason printed.
 pub fn require() -> bool {
-    let found = Path::new(SSHD).exists() && super::tmux::require("ssh") && super::tmux::require("ssh-keygen");
+    let on_path = |program: &str| {
+        Command::new("sh").args(["-c", &format!("command -v {program}")]).output().is_ok_and(|out| out.status.success())
+    };
+    let found = Path::new(SSHD).exists() && on_path("ssh") && on_path("ssh-keygen");
     if !found {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "sshd is required under CI=true (.ci/run installs openssh-server)");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "sshd is required under CI=true (.ci/run installs openssh-server)"
+        );
         eprintln!("skipped: {SSHD} is not installed");
     }
     found

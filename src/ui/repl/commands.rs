@@ -16,6 +16,7 @@ pub enum Command {
     Host(Option<Option<String>>),
     Config,
     Audit(usize),
+    Undo,
     Exit,
 }
 
@@ -42,6 +43,7 @@ pub const SLASH_COMMANDS: &[(&str, &str)] = &[
     ("/host", "[HOST|local]  run commands and file tools on HOST over ssh, or here again"),
     ("/config", "show the configuration"),
     ("/audit", "[N]  the last N audit-log lines (default 10)"),
+    ("/undo", "restore the file this session's last write_file/edit_file changed"),
     ("/exit", "leave (also `exit`, `quit`, Ctrl-D)"),
 ];
 
@@ -153,6 +155,8 @@ fn slash(rest: &str) -> Line {
             Some(Ok(n)) if args.len() == 1 && n > 0 => Command::Audit(n),
             _ => return too_many("/audit [N]  (a positive number of lines)"),
         },
+        "undo" if args.is_empty() => Command::Undo,
+        "undo" => return too_many("/undo  (it takes no arguments; run it again to go further back)"),
         "exit" | "quit" | "q" => Command::Exit,
         other => return Line::Invalid(format!("unknown command `/{other}`; /help lists them")),
     };
@@ -239,6 +243,7 @@ mod tests {
         assert_eq!(command("/sessions"), Command::Sessions);
         assert_eq!(command("/config"), Command::Config);
         assert_eq!(command("/help"), Command::Help);
+        assert_eq!(command("/undo"), Command::Undo);
     }
 
     #[test]
@@ -247,6 +252,10 @@ mod tests {
         assert_eq!(parse("/resume abc"), Line::Invalid("usage: /resume ID  (the ids are in /sessions)".into()));
         assert_eq!(parse("/yes maybe"), Line::Invalid("usage: /yes [on|off]".into()));
         assert_eq!(parse("/audit 0"), Line::Invalid("usage: /audit [N]  (a positive number of lines)".into()));
+        assert_eq!(
+            parse("/undo all"),
+            Line::Invalid("usage: /undo  (it takes no arguments; run it again to go further back)".into())
+        );
         assert_eq!(parse("/frobnicate"), Line::Invalid("unknown command `/frobnicate`; /help lists them".into()));
     }
 
