@@ -42,6 +42,9 @@ pub trait FileSystem: Send + Sync {
     /// at any moment leaves the old or the new file, never a mix.
     fn replace<'a>(&'a self, path: &'a Path, content: &'a [u8]) -> BoxFuture<'a, io::Result<()>>;
 
+    /// Removes the file; nothing there is not an error (undo of a change that created it).
+    fn remove<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>>;
+
     /// The user's home directory on that machine.
     fn home(&self) -> Option<PathBuf>;
 }
@@ -248,6 +251,14 @@ impl FileSystem for LocalFs {
     fn replace<'a>(&'a self, path: &'a Path, content: &'a [u8]) -> BoxFuture<'a, io::Result<()>> {
         let (path, content) = (path.to_owned(), content.to_vec());
         Box::pin(blocking(move || Self::replace_now(&path, &content)))
+    }
+
+    fn remove<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
+        let path = path.to_owned();
+        Box::pin(blocking(move || match std::fs::remove_file(&path) {
+            Err(error) if error.kind() != io::ErrorKind::NotFound => Err(error),
+            _ => Ok(()),
+        }))
     }
 
     fn home(&self) -> Option<PathBuf> {

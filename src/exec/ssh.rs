@@ -288,6 +288,10 @@ impl FileSystem for SshFs {
         })
     }
 
+    fn remove<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
+        Box::pin(async move { self.run(&format!("rm -f -- {}", path_word(path)), None).await.map(drop) })
+    }
+
     fn home(&self) -> Option<PathBuf> {
         self.home.clone()
     }

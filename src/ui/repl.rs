@@ -173,6 +173,7 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
             Line::Command(Command::Host(host)) => {
                 runtime.block_on(repl.host(host));
             }
+            Line::Command(Command::Undo) => runtime.block_on(repl.undo()),
             Line::Command(command) => repl.command(command),
             Line::Task(task) => {
                 runtime.block_on(repl.turn(&task, &mut sigint));
@@ -283,13 +284,8 @@ impl Repl<'_> {
             Command::Host(_) => {}
             Command::Config => self.config(),
             Command::Audit(lines) => self.audit(lines),
-            Command::Undo => {
-                let session = self.conversation.label();
-                match crate::undo::undo_last(&self.parts.backups, Some(&session), &crate::exec::fs::LocalFs) {
-                    Ok(done) => self.note(&done.to_string()),
-                    Err(err) => self.warn(&err.to_string()),
-                }
-            }
+            // Needs the runtime (the file may be on an SSH host): handled by the loop.
+            Command::Undo => {}
             Command::Exit => {}
         }
     }
@@ -305,6 +301,17 @@ impl Repl<'_> {
                 let _ = sessions_view::write_list(&mut text, &list, now_ms(), self.color);
                 let _ = self.err().write_all(&text);
             }
+            Err(err) => self.warn(&err.to_string()),
+        }
+    }
+
+    /// `/undo`: the last change of this conversation, on the machine commands now run on.
+    async fn undo(&self) {
+        let session = self.conversation.label();
+        let parts = &*self.parts;
+        match crate::undo::undo_last(&parts.backups, Some(&session), parts.files.as_ref(), parts.host.as_deref()).await
+        {
+            Ok(done) => self.note(&done.to_string()),
             Err(err) => self.warn(&err.to_string()),
         }
     }

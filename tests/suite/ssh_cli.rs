@@ -172,3 +172,52 @@ fn files_on_the_host_are_read_and_replaced_atomically_keeping_the_mode() {
         transport.disconnect().await;
     });
 }
+
+#[test]
+fn a_remote_edit_keeps_a_local_backup_is_audited_with_the_host_and_undo_restores_it_there() {
+    if !require() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let script = std::fs::canonicalize(dir.path()).unwrap().join("a.sh");
+    std::fs::write(&script, "echo 1\n").unwrap();
+    let edit = json!({"path": script.display().to_string(), "search": "echo 1", "replace": "echo 2"});
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "edit_file", edit),
+        reply_tool_call("c2", "run_command", run(&format!("bash {}", script.display()))),
+        reply_text("It prints 2 now."),
+    ]);
+    // A REPL fed from a pipe: one task, then /undo in the same conversation, on the same host.
+    opsai(&env, &mock, &sshd, r#", "files": {"base_dirs": ["/tmp"]}"#)
+        .arg("-y")
+        .write_stdin("make a.sh print 2\n/undo\n")
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!("restored {}", script.display())));
+    let observation = mock.chat_requests()[2].tool_result("c2").unwrap();
+    assert!(observation.contains('2'), "the edited script ran on the host: {observation}");
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), "echo 1\n", "undone on the host");
+    let log = audit(&env);
+    assert!(log.contains(&format!("TOOL: file.edit_file | HOST: {HOST} |")), "{log}");
+    // The backup is on this machine, under the host's name.
+    let backups = walk(&env.opsai_home().join("backups"));
+    let saved: Vec<_> = backups.iter().filter(|p| p.ends_with("a.sh") && p.to_string_lossy().contains(HOST)).collect();
+    assert_eq!(saved.len(), 1, "{backups:?}");
+    assert_eq!(std::fs::read_to_string(saved[0]).unwrap(), "echo 1\n");
+    disconnect(&env, &sshd);
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(walk(&path));
+        } else {
+            found.push(path);
+        }
+    }
+    found
+}

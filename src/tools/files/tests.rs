@@ -38,6 +38,9 @@ impl FileSystem for HomeFs {
     fn replace<'a>(&'a self, path: &'a Path, content: &'a [u8]) -> BoxFuture<'a, std::io::Result<()>> {
         LocalFs.replace(path, content)
     }
+    fn remove<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, std::io::Result<()>> {
+        LocalFs.remove(path)
+    }
     fn home(&self) -> Option<PathBuf> {
         Some(self.0.clone())
     }
@@ -332,7 +335,8 @@ fn a_created_file_is_removed_by_undo() {
     let h = Harness::new().yes();
     let out = h.call("write_file", json!({"path": "new.md", "content": "# hi\n"}));
     assert!(out.text.starts_with("created ~/new.md (5 bytes, 1 line); /undo"), "{}", out.text);
-    let done = crate::undo::undo_last(&h.backups(), Some("c7"), &LocalFs).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+    let done = runtime.block_on(crate::undo::undo_last(&h.backups(), Some("c7"), &LocalFs, None)).unwrap();
     assert!(matches!(done, crate::undo::Undone::Removed { .. }), "{done:?}");
     assert!(!h.home.join("new.md").exists());
 }
