@@ -70,6 +70,11 @@ cargo bench --locked --quiet --bench explain 2>&1 | tee "$WORK/explain.txt"
 read -r e_rate e_rss e_mb < <(sed -n 's/^BENCH explain_read_mb_s=\([0-9.]*\) peak_rss_mb=\([0-9.]*\) input_mb=\([0-9.]*\)$/\1 \2 \3/p' "$WORK/explain.txt")
 [[ -n ${e_rate:-} ]] || { echo "bench/run.sh: no BENCH line from the explain bench" >&2; exit 1; }
 
+echo "==> cargo bench --bench ssh"
+cargo bench --locked --quiet --bench ssh 2>&1 | tee "$WORK/ssh.txt"
+read -r h_mux h_direct h_local h_floor h_over < <(sed -n 's/^BENCH ssh_mux_ms=\([0-9.-]*\) ssh_direct_ms=\([0-9.-]*\) local_ms=\([0-9.-]*\) floor_ms=\([0-9.-]*\) overhead_ms=\([0-9.-]*\)$/\1 \2 \3 \4 \5/p' "$WORK/ssh.txt")
+: "${h_mux:=n/a}" "${h_direct:=n/a}" "${h_local:=n/a}" "${h_floor:=n/a}" "${h_over:=n/a}"
+
 # Peak RSS of the real opsai process through a whole turn whose command prints 200 MB.
 rss_kb=unavailable
 if [[ -x /usr/bin/time ]] && command -v python3 >/dev/null; then
@@ -167,6 +172,7 @@ e_verdict=$(verdict "$e_rate" ">=" 500)
 er_verdict=$(verdict "$e_rss" "<=" 30)
 size_mb=$(awk -v b="$(stat -c %s "$BIN")" 'BEGIN { printf "%.1f", b / 1048576 }')
 z_verdict=$(verdict "$size_mb" "<=" 15)
+h_verdict=$( [[ $h_over == n/a ]] && echo "no sshd" || verdict "$h_over" "<=" 20)
 r_verdict=$( [[ $rss_mb == n/a ]] && echo "not measured" || verdict "$rss_mb" "<=" 20)
 
 group() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; } # 1234567 -> 1,234,567
@@ -194,6 +200,7 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 | \`opsai --version\` wall time per process, $RUNS runs | $v_median ms | $v_min – $v_max ms | \`/bin/true\`: $t_median ms | ≤ 2 ms | $v_verdict |
 | \`opsai explain\` read throughput, ${e_mb} MB piped in (benches/explain.rs) | $e_rate MB/s | — | — | ≥ 500 MB/s | $e_verdict |
 | peak RSS of \`opsai explain\` while reading it | $e_rss MB | — | — | ≤ 30 MB | $er_verdict |
+| \`--ssh-host\`: one command (\`true\`) over ssh to a loopback sshd, shared connection (benches/ssh.rs) | $h_mux ms | — | new connection per command: $h_direct ms; bare \`ssh -tt HOST true\` in the same PTY (sshd + the login shell's rc files): $h_floor ms; local PTY: $h_local ms | opsai's own overhead ≤ 20 ms: $h_over ms | $h_verdict |
 | release binary size | $size_mb MB | — | — | ≤ 15 MB | $z_verdict |
 | PTY executor throughput, \`head -c 200M /dev/zero \| base64\` (benches/exec.rs) | $x_mb MB/s | — | \`script -qc\`: $x_script MB/s; ratio $x_ratio | ≥ 0.8× script | $x_verdict |
 | peak RSS of \`opsai\` through a turn whose command prints 200 MB (GNU time) | $rss_mb MB | — | — | ≤ 20 MB | $r_verdict |
