@@ -221,3 +221,37 @@ fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     }
     found
 }
+
+#[test]
+fn host_in_the_repl_moves_commands_to_the_host_and_back() {
+    if !require() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("echo \"[$SSH_CONNECTION]\"")),
+        reply_text("remote"),
+        reply_tool_call("c2", "run_command", run("echo \"[$SSH_CONNECTION]\"")),
+        reply_text("local"),
+    ]);
+    std::fs::write(env.config_path(), sshd.opsai_config("")).unwrap();
+    env.cmd()
+        .env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_NONINTERACTIVE", "1")
+        .timeout(Duration::from_secs(90))
+        .write_stdin(format!("/host\n/host {HOST}\nwhere am I\n/host local\nand now\n"))
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("commands run on this machine (`/host HOST` to use ssh)"))
+        .stderr(predicate::str::contains(format!("commands and file tools now run on {HOST} over ssh")))
+        .stderr(predicate::str::contains("commands run on this machine again"));
+    let requests = mock.chat_requests();
+    let remote = requests[1].tool_result("c1").unwrap();
+    assert!(remote.contains("[127.0.0.1 "), "{remote}");
+    let local = requests[3].tool_result("c2").unwrap();
+    assert!(local.contains("[]"), "{local}");
+    let system = |i: usize| requests[i].messages()[0]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(system(0).contains("over ssh") && !system(2).contains("over ssh"));
+    disconnect(&env, &sshd);
+}
