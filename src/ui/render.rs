@@ -30,6 +30,8 @@ pub struct Renderer<O: Write, E: Write> {
     frame: usize,
     /// Answers are rendered as Markdown wrapped to this width (the REPL); else printed as text.
     markdown_width: Option<usize>,
+    /// Live output is untrusted: only text, colors and progress-bar controls reach the terminal.
+    live_filter: super::live::LiveFilter,
 }
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
@@ -44,6 +46,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             err,
             spinner_shown: false,
             at_line_start: true,
+            live_filter: super::live::LiveFilter::new(),
             in_thought: false,
             frame: 0,
             markdown_width: None,
@@ -136,6 +139,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 self.in_thought = !text.ends_with('\n');
             }
             AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
+                self.live_filter = super::live::LiveFilter::new();
                 let shown = command.clone().unwrap_or_else(|| args.to_string());
                 let badge = match risk {
                     Some(risk) => format!(" {}", style::badge(*risk, self.color())),
@@ -186,7 +190,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     /// Live command output in an indented block with a gutter.
     fn live(&mut self, chunk: &str) -> std::io::Result<()> {
-        let mut rest = chunk;
+        let shown = self.live_filter.feed(chunk);
+        let mut rest = shown.as_str();
         while !rest.is_empty() {
             if self.at_line_start {
                 write!(self.err, "{GUTTER}")?;
