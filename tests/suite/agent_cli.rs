@@ -207,11 +207,7 @@ fn eight_processes_share_the_audit_log_without_losing_or_tearing_a_line() {
     let children: Vec<std::process::Child> = mocks
         .iter()
         .map(|mock| {
-            std::process::Command::new(env!("CARGO_BIN_EXE_opsai"))
-                .env_clear()
-                .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-                .env("OPSAI_HOME", env.opsai_home())
-                .env("HOME", env.user_home())
+            env.std_cmd()
                 .env("OPSAI_BASE_URL", mock.base_url())
                 .env("OPSAI_NONINTERACTIVE", "1")
                 .args(["-q", "x"])

@@ -12,14 +12,7 @@ use crate::support::pty::PtySession;
 const LIMIT: Duration = Duration::from_secs(30);
 
 fn start(env: &TestEnv, mock: &MockLlm, args: &[&str]) -> PtySession {
-    let vars = vec![
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("OPSAI_HOME", env.opsai_home().display().to_string()),
-        ("HOME", env.user_home().display().to_string()),
-        ("OPSAI_BASE_URL", mock.base_url()),
-        ("NO_COLOR", "1".to_owned()),
-    ];
-    PtySession::spawn(env!("CARGO_BIN_EXE_opsai"), args, &vars, env.user_home())
+    PtySession::spawn(env!("CARGO_BIN_EXE_opsai"), args, &env.terminal_vars(&mock.base_url()), env.user_home())
 }
 
 fn audit(env: &TestEnv) -> String {

@@ -23,16 +23,8 @@ fn opsai(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
 
 /// The same child as [`opsai`], as a `std` command, so its stdin can be any `Stdio`.
 fn opsai_std(env: &TestEnv, mock: &MockLlm) -> Command {
-    let template = opsai(env, mock);
-    let mut cmd = Command::new(template.get_program());
-    cmd.env_clear();
-    for (name, value) in template.get_envs() {
-        match value {
-            Some(value) => cmd.env(name, value),
-            None => cmd.env_remove(name),
-        };
-    }
-    cmd.current_dir(env.user_home());
+    let mut cmd = env.std_cmd();
+    cmd.env("OPSAI_BASE_URL", mock.base_url()).env("OPSAI_NONINTERACTIVE", "1");
     cmd
 }
 
@@ -326,11 +318,10 @@ fn interrupt(child: &Child) {
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
 }
 
-#[test]
-fn ctrl_c_on_a_follow_stream_explains_what_was_read_and_a_second_one_quits() {
-    let env = TestEnv::new();
-    let mock = MockLlm::start([reply_text("The stream shows three requests.")]);
-    let mut child = opsai_std(&env, &mock)
+/// `opsai explain` reading `input` from a pipe this test holds open; returns once opsai watches
+/// Ctrl-C and has been sent one, with the first line it wrote to stderr about it.
+fn explain_then_ctrl_c(env: &TestEnv, mock: &MockLlm, input: &[u8]) -> (Child, std::process::ChildStdin, String) {
+    let mut child = opsai_std(env, mock)
         .arg("explain")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -338,13 +329,21 @@ fn ctrl_c_on_a_follow_stream_explains_what_was_read_and_a_second_one_quits() {
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"GET /a 200\nGET /b 200\nGET /c 500\n").unwrap();
+    stdin.write_all(input).unwrap();
     wait_for_sigint_handler(child.id());
-    // The Ctrl-C reaches the whole pipeline: opsai says it goes on, then the writer (this test) ends.
     interrupt(&child);
     let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
     let mut said = String::new();
     std::io::BufRead::read_line(&mut stderr, &mut said).unwrap();
+    (child, stdin, said)
+}
+
+#[test]
+fn ctrl_c_on_a_follow_stream_explains_what_was_read_and_a_second_one_quits() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("The stream shows three requests.")]);
+    // The Ctrl-C reaches the whole pipeline: opsai says it goes on, then the writer (this test) ends.
+    let (child, stdin, said) = explain_then_ctrl_c(&env, &mock, b"GET /a 200\nGET /b 200\nGET /c 500\n");
     assert!(said.contains("Ctrl-C: explaining what was read"), "{said}");
     drop(stdin);
     let output = child.wait_with_output().unwrap();
@@ -354,22 +353,9 @@ fn ctrl_c_on_a_follow_stream_explains_what_was_read_and_a_second_one_quits() {
     assert_eq!(input, "GET /a 200\nGET /b 200\nGET /c 500");
 
     // A writer that ignores Ctrl-C: the second one quits at once, with 130 and no request sent.
+    // (Two signals sent at once can arrive as one: the second is sent once the first was seen.)
     let idle = MockLlm::start([reply_text("never")]);
-    let mut child = opsai_std(&env, &idle)
-        .arg("explain")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"tick\n").unwrap();
-    wait_for_sigint_handler(child.id());
-    interrupt(&child);
-    // Two signals sent at once can arrive as one: the second is sent once the first was seen.
-    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-    let mut said = String::new();
-    std::io::BufRead::read_line(&mut stderr, &mut said).unwrap();
+    let (child, stdin, said) = explain_then_ctrl_c(&env, &idle, b"tick\n");
     assert!(said.contains("Ctrl-C"), "{said}");
     interrupt(&child);
     let output = child.wait_with_output().unwrap();

@@ -123,14 +123,9 @@ fn leftovers(dir: &Path, keep: &str) -> Vec<String> {
 
 /// Starts `opsai -y` writing `content` to `~/data/big.txt`, with no terminal.
 fn spawn_big_write(env: &TestEnv, mock: &MockLlm) -> std::process::Child {
-    std::process::Command::new(env!("CARGO_BIN_EXE_opsai"))
-        .env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .env("OPSAI_HOME", env.opsai_home())
-        .env("HOME", env.user_home())
+    env.std_cmd()
         .env("OPSAI_BASE_URL", mock.base_url())
         .env("OPSAI_NONINTERACTIVE", "1")
-        .current_dir(env.user_home())
         .args(["-y", "-q", "write the big file"])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
@@ -212,14 +207,7 @@ fn the_repl_shows_the_diff_in_the_prompt_and_undo_restores() {
         reply_tool_call("c1", "edit_file", json!({"path": "test/a.sh", "search": "echo 1", "replace": "echo 2"})),
         reply_text("Changed it."),
     ]);
-    let vars = vec![
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("OPSAI_HOME", env.opsai_home().display().to_string()),
-        ("HOME", env.user_home().display().to_string()),
-        ("OPSAI_BASE_URL", mock.base_url()),
-        ("NO_COLOR", "1".to_owned()),
-    ];
-    let term = Tmux::start(env!("CARGO_BIN_EXE_opsai"), &[], &vars, env.user_home());
+    let term = Tmux::start(env!("CARGO_BIN_EXE_opsai"), &[], &env.terminal_vars(&mock.base_url()), env.user_home());
     term.wait_for("Agent > ", LIMIT);
     term.line("make a.sh print 2");
     let screen = term.wait_for("[y] run once", LIMIT);

@@ -14,13 +14,8 @@ const LIMIT: Duration = Duration::from_secs(30);
 const PROMPT: &str = "Agent > ";
 
 fn start_in(env: &TestEnv, mock: &MockLlm, args: &[&str], path: &str) -> Tmux {
-    let vars = vec![
-        ("PATH", path.to_owned()),
-        ("OPSAI_HOME", env.opsai_home().display().to_string()),
-        ("HOME", env.user_home().display().to_string()),
-        ("OPSAI_BASE_URL", mock.base_url()),
-        ("NO_COLOR", "1".to_owned()),
-    ];
+    let mut vars = env.terminal_vars(&mock.base_url());
+    vars[0].1 = path.to_owned();
     Tmux::start(env!("CARGO_BIN_EXE_opsai"), args, &vars, env.user_home())
 }
 

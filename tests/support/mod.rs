@@ -51,7 +51,13 @@ impl TestEnv {
     /// The `opsai` binary with a clean environment: `OPSAI_HOME` and `HOME` pointing at this
     /// test's directories and `NO_COLOR=1`. Remove or override variables on the result.
     pub fn cmd(&self) -> assert_cmd::Command {
-        let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_opsai"));
+        assert_cmd::Command::from_std(self.std_cmd())
+    }
+
+    /// The same child as [`TestEnv::cmd`] as a `std` command, so its stdio can be anything and it
+    /// can be signalled or killed while it runs.
+    pub fn std_cmd(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_opsai"));
         cmd.env_clear();
         for name in PASS_THROUGH {
             if let Some(value) = std::env::var_os(name) {
@@ -63,6 +69,17 @@ impl TestEnv {
             .env("NO_COLOR", "1")
             .current_dir(self.user_home());
         cmd
+    }
+
+    /// The whole environment a terminal test (tmux, PTY) starts opsai with, talking to `base_url`.
+    pub fn terminal_vars(&self, base_url: &str) -> Vec<(&'static str, String)> {
+        vec![
+            ("PATH", std::env::var("PATH").unwrap_or_default()),
+            ("OPSAI_HOME", self.opsai_home().display().to_string()),
+            ("HOME", self.user_home().display().to_string()),
+            ("OPSAI_BASE_URL", base_url.to_owned()),
+            ("NO_COLOR", "1".to_owned()),
+        ]
     }
 
     /// Writes `$OPSAI_HOME/config.json` verbatim (no reformatting, so tests can compare bytes).
