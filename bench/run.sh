@@ -64,6 +64,8 @@ echo "==> cargo bench --bench widget"
 cargo bench --locked --quiet --bench widget 2>&1 | tee "$WORK/widget.txt"
 read -r g_median g_min g_max g_curl g_ratio g_rss < <(sed -n 's/^BENCH widget_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\) curl_median=\([0-9.a-z]*\) ratio=\([0-9.a-z]*\) peak_rss_mb=\([0-9.a-zA-Z]*\)$/\1 \2 \3 \4 \5 \6/p' "$WORK/widget.txt")
 [[ -n ${g_median:-} ]] || { echo "bench/run.sh: no BENCH line from the widget bench" >&2; exit 1; }
+read -r o_median o_min o_max o_curl o_ratio o_rss < <(sed -n 's/^BENCH oneshot_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\) curl_median=\([0-9.a-z]*\) ratio=\([0-9.a-z]*\) peak_rss_mb=\([0-9.a-zA-Z]*\)$/\1 \2 \3 \4 \5 \6/p' "$WORK/widget.txt")
+: "${o_median:=n/a}" "${o_min:=n/a}" "${o_max:=n/a}" "${o_curl:=n/a}" "${o_ratio:=n/a}" "${o_rss:=n/a}"
 
 echo "==> cargo bench --bench explain"
 cargo bench --locked --quiet --bench explain 2>&1 | tee "$WORK/explain.txt"
@@ -167,6 +169,8 @@ l_verdict=$(verdict "$l_median" "<=" 20)
 i_verdict=$(verdict "$i_median" "<=" 5)
 v_verdict=$(verdict "$v_median" "<=" 2)
 g_verdict=$( [[ $g_ratio == *[!0-9.]* || -z $g_ratio ]] && echo "no curl baseline" || verdict "$g_ratio" "<=" 1.5)
+o_verdict=$( [[ $o_ratio == *[!0-9.]* || -z $o_ratio ]] && echo "not measured" || verdict "$o_ratio" "<=" 1.5)
+or_verdict=$( [[ $o_rss == *[!0-9.]* ]] && echo "not measured" || verdict "$o_rss" "<=" 12)
 gr_verdict=$( [[ $g_rss == *[!0-9.]* ]] && echo "not measured" || verdict "$g_rss" "<=" 12)
 e_verdict=$(verdict "$e_rate" ">=" 500)
 er_verdict=$(verdict "$e_rss" "<=" 30)
@@ -196,6 +200,8 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 | \`opsai sessions list\` wall time per process, 1,000 conversations × 10 messages, $RUNS runs | $l_median ms | $l_min – $l_max ms | \`/bin/true\`: $t_median ms; in process (open + list + print, benches/sessions.rs): $q_median ms | ≤ 20 ms | $l_verdict |
 | \`opsai widget\` wall time per request, instant mock (benches/widget.rs) | $g_median ms | $g_min – $g_max ms | \`curl\` of the same request: $g_curl ms; ratio ${g_ratio}× | ≤ 1.5× curl | $g_verdict |
 | peak RSS of \`opsai widget\` | $g_rss MB | — | — | ≤ 12 MB | $gr_verdict |
+| one-shot \`opsai -q TASK\` wall time per process, instant mock answering text (benches/widget.rs) | $o_median ms | $o_min – $o_max ms | \`curl\` of the same request: $o_curl ms; ratio ${o_ratio}× | ≤ 1.5× curl | $o_verdict |
+| peak RSS of the one-shot \`opsai -q TASK\` | $o_rss MB | — | — | ≤ 12 MB | $or_verdict |
 | \`opsai init zsh\` wall time per process, $RUNS runs | $i_median ms | $i_min – $i_max ms | — | ≤ 5 ms | $i_verdict |
 | \`opsai --version\` wall time per process, $RUNS runs | $v_median ms | $v_min – $v_max ms | \`/bin/true\`: $t_median ms | ≤ 2 ms | $v_verdict |
 | \`opsai explain\` read throughput, ${e_mb} MB piped in (benches/explain.rs) | $e_rate MB/s | — | — | ≥ 500 MB/s | $e_verdict |

@@ -7,7 +7,9 @@
 //!    baseline is skipped with a note);
 //! 2. peak RSS of `opsai widget` (target ≤ 12 MB), through `/usr/bin/time -f %M` (skipped with a
 //!    note when it is missing);
-//! 3. `OpenAiClient::new` in a fresh process for an `http://` and an `https://` endpoint: TLS
+//! 3. the same two figures for a one-shot run, `opsai -q TASK`, against a mock that answers with
+//!    text at once (the whole turn: config, context, request, stream, answer, saved conversation);
+//! 4. `OpenAiClient::new` in a fresh process for an `http://` and an `https://` endpoint: TLS
 //!    roots must only be loaded for https.
 //!
 //! Medians of many runs (opsai and curl alternate, so drift hits both); the last line is
@@ -30,20 +32,26 @@ data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"tool_calls\
 data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"tool_calls\"}]}\n\n\
 data: [DONE]\n\n";
 
+/// The one-shot mock's reply: a streamed plain answer.
+const TEXT_ANSWER: &[u8] = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\nconnection: close\r\n\r\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"Files listed.\"}}]}\n\n\
+data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n\
+data: [DONE]\n\n";
+
 const HISTORY: &str = "\t cd ~/src/app\n\t git status\n\t cargo build --release\n\t ls -la target/release\n";
 
 /// The first request's body, once it arrived.
 type FirstBody = Arc<Mutex<Option<Vec<u8>>>>;
 
 /// Runs on 127.0.0.1, answers every request at once, and keeps the first request's body.
-fn start_mock() -> Option<(String, FirstBody)> {
+fn start_mock(answer: &'static [u8]) -> Option<(String, FirstBody)> {
     let listener = TcpListener::bind("127.0.0.1:0").ok()?;
     let url = format!("http://{}/v1", listener.local_addr().ok()?);
     let first_body = Arc::new(Mutex::new(None));
     let keep = first_body.clone();
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let body = serve(stream);
+            let body = serve(stream, answer);
             if let (Some(body), Ok(mut slot)) = (body, keep.lock())
                 && slot.is_none()
             {
@@ -55,7 +63,7 @@ fn start_mock() -> Option<(String, FirstBody)> {
 }
 
 /// Reads one request (head and `content-length` body), answers, closes.
-fn serve(stream: TcpStream) -> Option<Vec<u8>> {
+fn serve(stream: TcpStream, answer: &[u8]) -> Option<Vec<u8>> {
     let _ = stream.set_nodelay(true);
     let mut reader = BufReader::new(stream.try_clone().ok()?);
     let mut length = 0usize;
@@ -77,7 +85,7 @@ fn serve(stream: TcpStream) -> Option<Vec<u8>> {
     let mut body = vec![0u8; length];
     reader.read_exact(&mut body).ok()?;
     let mut stream = stream;
-    stream.write_all(ANSWER).ok()?;
+    stream.write_all(answer).ok()?;
     Some(body)
 }
 
@@ -97,6 +105,28 @@ fn widget_command(url: &str, home: &std::path::Path) -> Command {
         .env("OPSAI_KEYMAP", "emacs")
         .current_dir(home);
     cmd
+}
+
+/// `opsai -q TASK` with no terminal, against `url`.
+fn oneshot_command(url: &str, home: &std::path::Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_opsai"));
+    cmd.args(["-q", "list files by size"])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("OPSAI_HOME", home)
+        .env("HOME", home)
+        .env("OPSAI_BASE_URL", url)
+        .env("NO_COLOR", "1")
+        .current_dir(home);
+    cmd
+}
+
+/// Milliseconds for one one-shot process, when it printed the answer.
+fn oneshot_ms(url: &str, home: &std::path::Path) -> Option<f64> {
+    let started = Instant::now();
+    let output = oneshot_command(url, home).stdin(Stdio::null()).stderr(Stdio::null()).output().ok()?;
+    let elapsed = started.elapsed().as_secs_f64() * 1000.0;
+    (output.status.success() && output.stdout == b"Files listed.\n").then_some(elapsed)
 }
 
 /// Milliseconds for one `opsai widget` process, and whether it printed the proposal.
@@ -128,9 +158,8 @@ fn curl_ms(url: &str, body_file: &std::path::Path) -> Option<f64> {
     status.success().then_some(elapsed)
 }
 
-/// Peak RSS in MB of one `opsai widget` run, through `/usr/bin/time -f %M` (kilobytes).
-fn peak_rss_mb(url: &str, home: &std::path::Path) -> Option<f64> {
-    let inner = widget_command(url, home);
+/// Peak RSS in MB of one run of `inner`, through `/usr/bin/time -f %M` (kilobytes).
+fn peak_rss_mb(inner: Command, home: &std::path::Path) -> Option<f64> {
     let mut cmd = Command::new("/usr/bin/time");
     cmd.args(["-f", "%M"]).arg(inner.get_program()).args(inner.get_args()).env_clear().current_dir(home);
     for (key, value) in inner.get_envs() {
@@ -150,6 +179,25 @@ fn client_setup_us(url: &str) -> Option<f64> {
     String::from_utf8_lossy(&output.stdout).trim().parse().ok()
 }
 
+/// One-shot times, curl times for its first request, and its peak RSS; `None` when it failed.
+fn measure_oneshot(runs: usize, rss_runs: usize) -> Option<(Vec<f64>, Vec<f64>, f64)> {
+    let home = tempfile::tempdir().ok()?;
+    let (url, first_body) = start_mock(TEXT_ANSWER)?;
+    oneshot_ms(&url, home.path())?;
+    let body = first_body.lock().ok().and_then(|slot| slot.clone())?;
+    let body_file = home.path().join("request.json");
+    std::fs::write(&body_file, &body).ok()?;
+    let (mut times, mut curl) = (Vec::new(), Vec::new());
+    for _ in 0..runs {
+        times.extend(oneshot_ms(&url, home.path()));
+        curl.extend(curl_ms(&url, &body_file));
+    }
+    let rss = (0..rss_runs)
+        .filter_map(|_| peak_rss_mb(oneshot_command(&url, home.path()), home.path()))
+        .fold(f64::NAN, f64::max);
+    Some((times, curl, rss))
+}
+
 fn main() {
     if let Ok(url) = std::env::var("OPSAI_BENCH_CLIENT_URL") {
         let started = Instant::now();
@@ -163,7 +211,7 @@ fn main() {
     let full = std::env::args().any(|a| a == "--bench");
     let runs = if full { 40 } else { 1 };
     let Ok(home) = tempfile::tempdir() else { return };
-    let Some((url, first_body)) = start_mock() else { return };
+    let Some((url, first_body)) = start_mock(ANSWER) else { return };
     // The first run creates config.json and captures the request body for curl.
     if widget_ms(&url, home.path()).is_none() {
         println!("opsai widget failed against the mock; no figures");
@@ -181,7 +229,10 @@ fn main() {
         }
     }
     let rss_runs = if full { 5 } else { 1 };
-    let rss = (0..rss_runs).filter_map(|_| peak_rss_mb(&url, home.path())).fold(f64::NAN, f64::max);
+    let rss = (0..rss_runs)
+        .filter_map(|_| peak_rss_mb(widget_command(&url, home.path()), home.path()))
+        .fold(f64::NAN, f64::max);
+    let oneshot = measure_oneshot(runs, rss_runs);
     let (setup_http, setup_https) =
         (client_setup_us("http://127.0.0.1:9/v1"), client_setup_us("https://example.invalid/v1"));
     let (widget_min, widget_max) = spread(&widget);
@@ -205,6 +256,20 @@ fn main() {
     }
     let show = |us: Option<f64>| us.map_or_else(|| "n/a".to_owned(), |us| format!("{us:.0}"));
     println!("OpenAiClient::new in a fresh process: http {} us, https {} us", show(setup_http), show(setup_https));
+    if let Some((mut times, mut curl, rss)) = oneshot {
+        let (min, max) = spread(&times);
+        let (median_ms, curl_median) = (median(&mut times), median(&mut curl));
+        println!(
+            "opsai -q one-shot process: median {median_ms:.2} ms (min {min:.2}, max {max:.2}); curl of its request \
+             {curl_median:.2} ms; ratio {:.2} (target <= 1.5); peak RSS {rss:.1} MB (target <= 12)",
+            median_ms / curl_median
+        );
+        println!(
+            "BENCH oneshot_ms median={median_ms:.2} min={min:.2} max={max:.2} curl_median={curl_median:.2} \
+             ratio={:.2} peak_rss_mb={rss:.1}",
+            median_ms / curl_median
+        );
+    }
     println!(
         "BENCH widget_ms median={widget_median:.2} min={widget_min:.2} max={widget_max:.2} curl_median={curl_median:.2} \
          ratio={ratio:.2} peak_rss_mb={rss:.1}"
