@@ -114,7 +114,7 @@ impl Agent<'_> {
                     return Ok(TurnOutcome::Aborted);
                 }
                 Err(err) => {
-                    events(AgentEvent::Error { message: err.to_string() });
+                    events(AgentEvent::Error { message: with_advice(&err) });
                     return Err(err.into());
                 }
             };
@@ -221,10 +221,12 @@ impl Agent<'_> {
                      Check the last error above, adjust the request, and try again.",
                     failures.0.as_deref().unwrap_or("")
                 );
-                events(AgentEvent::Answer { text: text.clone() });
-                self.push(history, ChatMessage::assistant(text.clone(), Vec::new()));
+                // The task failed (exit 1): an error, not an answer; kept in the history so a
+                // follow-up knows why the turn ended.
+                events(AgentEvent::Error { message: text.clone() });
+                self.push(history, ChatMessage::assistant(text, Vec::new()));
                 events(AgentEvent::Done { iterations: iteration, usage });
-                return Ok(TurnOutcome::Answer(text));
+                return Ok(TurnOutcome::StepLimit);
             }
         }
         let summary = if commands_run.is_empty() {
@@ -236,7 +238,11 @@ impl Agent<'_> {
                 commands_run.join("; ")
             )
         };
-        events(AgentEvent::Error { message: summary });
+        let advice = format!(
+            " Raise agent.max_iterations (now {}) in config.json, or ask for a smaller step.",
+            self.settings.max_iterations
+        );
+        events(AgentEvent::Error { message: summary + &advice });
         events(AgentEvent::Done { iterations: self.settings.max_iterations, usage });
         Ok(TurnOutcome::StepLimit)
     }
@@ -293,6 +299,23 @@ impl Agent<'_> {
             }
         }
     }
+}
+
+/// A model failure as the user sees it: what happened and, where the error does not say it
+/// already, what to do.
+fn with_advice(err: &LlmError) -> String {
+    let advice = match err {
+        LlmError::Timeout { .. } => {
+            "check that the model server is up and not overloaded, or raise llm.timeout in config.json"
+        }
+        LlmError::RateLimited { .. } => "wait a minute and try again, or use another model (--model, --base-url)",
+        LlmError::Http { status: 500..=599, .. } => {
+            "the endpoint may be overloaded or restarting: try again shortly, or check its logs"
+        }
+        LlmError::Protocol(_) => "try again; if it keeps happening, check the endpoint with `opsai config show`",
+        _ => return err.to_string(),
+    };
+    format!("{err}; {advice}")
 }
 
 /// Generated ids (`call_1`) repeat across replies; an observation must answer exactly one call, so

@@ -341,7 +341,10 @@ fn the_same_failing_call_three_times_stops_the_turn() {
     scenario.output = |_| (1, "cat: missing.txt: No such file or directory\n".into());
     let run = scenario.run("read it");
     assert_eq!(run.ran.len(), 3);
-    assert!(matches!(run.outcome, TurnOutcome::Answer(ref text) if text.contains("failed 3 times")));
+    assert_eq!(run.outcome, TurnOutcome::StepLimit);
+    assert!(
+        run.events.iter().any(|e| matches!(e, AgentEvent::Error { message } if message.contains("failed 3 times")))
+    );
 }
 
 #[test]

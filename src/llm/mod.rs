@@ -104,3 +104,26 @@ pub enum LlmError {
     #[error("could not set up the HTTP client: {0}")]
     Client(String),
 }
+
+/// Fuzzing entry (`fuzz/`; not an API): the response body read as `chunks`, through the SSE
+/// framing and the reply assembler exactly as a streamed reply is (no HTTP, no text-call
+/// recovery). A failure is returned as its message.
+#[doc(hidden)]
+pub async fn assemble_sse_for_fuzzing(chunks: Vec<Vec<u8>>, on_delta: DeltaSink<'_>) -> Result<ModelReply, String> {
+    use futures_util::StreamExt;
+
+    let bytes = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
+    let mut events = sse::events(bytes, std::time::Duration::from_secs(3600));
+    let mut assembler = stream::ReplyAssembler::new();
+    while let Some(event) = events.next().await {
+        let event = event.map_err(|err| err.to_string())?;
+        if event.event == "error" {
+            return Err(classify::error_text(&event.data));
+        }
+        let step = assembler.push_data(&event.data, &mut *on_delta).map_err(|err| format!("{err:?}"))?;
+        if step == stream::Step::Done {
+            break;
+        }
+    }
+    assembler.finish().map_err(|err| format!("{err:?}"))
+}

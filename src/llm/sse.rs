@@ -83,6 +83,7 @@ where
     let tail = stream::once(async { Ok::<_, SseError>(b"\n\n".to_vec()) });
     without_bom
         .chain(tail)
+        .scan(LossyUtf8::default(), |utf8, item| std::future::ready(Some(item.map(|chunk| utf8.push(&chunk)))))
         .eventsource()
         .map(|item| match item {
             Ok(event) => Ok(SseEvent { event: event.event, data: event.data }),
@@ -94,6 +95,34 @@ where
 }
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+/// Invalid UTF-8 becomes U+FFFD (as `String::from_utf8_lossy` does), so a provider's stray byte
+/// costs one character instead of the whole reply; a character split across reads is kept whole
+/// (and one left incomplete at the end becomes U+FFFD when the final `\n\n` arrives).
+#[derive(Default)]
+struct LossyUtf8 {
+    pending: Vec<u8>,
+}
+
+impl LossyUtf8 {
+    fn push(&mut self, chunk: &[u8]) -> Vec<u8> {
+        let bytes = [std::mem::take(&mut self.pending).as_slice(), chunk].concat();
+        let mut out = Vec::with_capacity(bytes.len());
+        let mut rest = bytes.as_slice();
+        while let Err(err) = std::str::from_utf8(rest) {
+            let (valid, after) = rest.split_at(err.valid_up_to());
+            out.extend_from_slice(valid);
+            let Some(invalid) = err.error_len() else {
+                self.pending = after.to_vec();
+                return out;
+            };
+            out.extend_from_slice("\u{FFFD}".as_bytes());
+            rest = &after[invalid..];
+        }
+        out.extend_from_slice(rest);
+        out
+    }
+}
 
 fn strip_bom(mut bytes: Vec<u8>) -> Vec<u8> {
     if bytes.starts_with(BOM) {
@@ -196,6 +225,12 @@ mod tests {
     async fn a_last_event_without_its_blank_line_is_kept() {
         assert_eq!(data_of(&[b"data: a\n\ndata: [DONE]\n"]).await, ["a", "[DONE]"]);
         assert_eq!(data_of(&[b"data: a\n\ndata: [DONE]"]).await, ["a", "[DONE]"]);
+    }
+
+    #[tokio::test]
+    async fn invalid_utf8_becomes_replacement_characters() {
+        assert_eq!(data_of(&[b"data: caf\xE9 \xFF!\n\n"]).await, ["caf\u{FFFD} \u{FFFD}!"]);
+        assert_eq!(data_of(&[b"data: h\xC3", b"\xA9\n\ndata: cut \xE2\x82"]).await, ["h\u{e9}", "cut \u{FFFD}"]);
     }
 
     #[tokio::test]

@@ -105,6 +105,8 @@ pub enum AuditError {
     Read { path: PathBuf, error: std::io::Error },
 }
 
+/// Free bytes the log's file system must have before anything above Safe runs (a line is rarely over a few KB).
+const MIN_FREE: u64 = 64 * 1024;
 /// Characters of OUTPUT kept per line.
 const OUTPUT_CHARS: usize = 100;
 /// Characters of INPUT and CMD kept per line; longer ones end with `…[+N chars]`.
@@ -165,7 +167,17 @@ impl AuditLog {
     /// Opens the log for appending (creating it and its directory) without writing: when this fails,
     /// nothing above Safe may run.
     pub fn check_writable(&self) -> Result<(), AuditError> {
-        files::open_append(&self.path).map(drop)
+        let file = files::open_append(&self.path)?;
+        // Opening succeeds on a full disk, where the line written after the command would fail.
+        #[allow(clippy::unnecessary_cast, reason = "fsblkcnt_t and c_ulong are 32-bit on some platforms")]
+        let full = nix::sys::statvfs::fstatvfs(&file).is_ok_and(|stats| {
+            (stats.blocks_available() as u64).saturating_mul(stats.fragment_size() as u64) < MIN_FREE
+        });
+        if full {
+            let error = std::io::Error::from_raw_os_error(nix::errno::Errno::ENOSPC as i32);
+            return Err(AuditError::Write { path: self.path.clone(), error });
+        }
+        Ok(())
     }
 
     /// One record as its line, newline included.

@@ -190,12 +190,19 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
             } else {
                 ObservationStatus::Ran
             };
-            let _ = services.audit.append(&audit(&assessment, confirmed, result.exit_code, &output));
+            let mut text = observation_text(&result, &output);
+            if let Err(err) = services.audit.append(&audit(&assessment, confirmed, result.exit_code, &output)) {
+                // Safe commands run without the check in `decide`, and a disk can fill while a command
+                // runs: a missing line is said, to the model and to the user.
+                let message = format!("no audit line was written for this command: {err}");
+                events(AgentEvent::Error { message: message.clone() });
+                text.push_str(&format!("\n[ERROR]: {message}"));
+            }
             Observation {
                 call_id: id.into(),
                 status,
                 exit_code: result.exit_code,
-                text: observation_text(&result, &output),
+                text,
                 truncated_bytes: result.truncated_bytes,
                 duration_ms: u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX),
             }

@@ -25,7 +25,7 @@ mod replies;
 use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 pub use replies::*;
 use serde_json::Value;
@@ -48,6 +48,8 @@ pub struct MockLlm {
 struct Shared {
     script: Mutex<VecDeque<Reply>>,
     requests: Mutex<Vec<RecordedRequest>>,
+    /// When each request in `requests` was fully read, in the same order.
+    arrivals: Mutex<Vec<Instant>>,
 }
 
 /// One request as the server received it.
@@ -98,6 +100,12 @@ impl MockLlm {
     /// Every request so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.requests.lock().expect("requests lock").clone()
+    }
+
+    /// When each request so far was fully read (before it was answered), in arrival order: the
+    /// gaps between them are the client's waits (backoff, `Retry-After`).
+    pub fn arrival_times(&self) -> Vec<Instant> {
+        self.shared.arrivals.lock().expect("arrivals lock").clone()
     }
 
     /// The `POST …/chat/completions` requests so far.
@@ -201,6 +209,7 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
     let number = {
         let mut requests = shared.requests.lock().expect("requests lock");
         requests.push(request.clone());
+        shared.arrivals.lock().expect("arrivals lock").push(Instant::now());
         requests.len()
     };
     let next = shared.script.lock().expect("script lock").pop_front();
