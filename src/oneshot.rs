@@ -19,9 +19,6 @@ use crate::ui::render::{Renderer, Style};
 /// model is better served by an answer now than by knowing whether the tree is dirty.
 const PROBE_BUDGET: Duration = Duration::from_millis(1);
 
-/// After SIGTERM/SIGHUP, how long the turn may take to end before opsai exits anyway.
-const STOP_GRACE: Duration = Duration::from_secs(8);
-
 pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     // The slow probes (git status) overlap the rest of start-up; they get a few ms at most.
     let mut input = ContextInput::from_process(&paths.home);
@@ -97,36 +94,18 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
     let renderer = std::sync::Mutex::new(Renderer::new(style, std::io::stdout(), std::io::stderr()));
     // Registered before anything is shown, so a Ctrl-C is never the default "kill" instead.
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    // SIGTERM/SIGHUP end the turn like Ctrl-C does (the running command's group is ended and its
-    // audit line and observation are written) instead of killing opsai mid-command; exit 128+n.
-    // A task of its own, so a blocking approval prompt does not stop it from acting.
-    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
-    let mut hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())?;
-    let stopped_by = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(0));
-    let watcher = tokio::spawn({
-        let (turn, stopped_by) = (interrupts.turn.clone(), stopped_by.clone());
-        async move {
-            let code = tokio::select! {
-                _ = terminate.recv() => 143,
-                _ = hangup.recv() => 129,
-            };
-            stopped_by.store(code, std::sync::atomic::Ordering::SeqCst);
-            turn.cancel();
-            // The prompt does not see the cancellation; a command is SIGKILLed within 4 s.
-            tokio::time::sleep(STOP_GRACE).await;
-            std::process::exit(i32::from(code));
-        }
-    });
+    // SIGTERM/SIGHUP end the turn like Ctrl-C does (see `runner::stop`); exit 128+n.
+    let stop = runner::stop::Stop::install()?;
+    stop.during(interrupts.turn.clone());
     let outcome = runner::drive(&mut agent, &mut history, &task, &renderer, &mut sigint).await;
-    watcher.abort();
+    stop.idle();
     let refused = agent.state.refused_without_terminal;
     drop(agent);
     if let Some(warning) = conversation.take_warning() {
         warn_user(&warning);
     }
-    match stopped_by.load(std::sync::atomic::Ordering::SeqCst) {
-        0 => {}
-        code => return Ok(code),
+    if let Some(code) = stop.code() {
+        return Ok(code);
     }
     Ok(match outcome {
         Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) if refused => 3,

@@ -3,6 +3,7 @@
 //! One-shot runs and the REPL share both, so a turn behaves the same wherever it starts.
 
 pub mod conversation;
+pub mod stop;
 
 use std::io::Write;
 use std::sync::{Arc, Mutex};

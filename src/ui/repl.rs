@@ -101,9 +101,11 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     let mut parts = Parts::build(paths, config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     // Registered before the first prompt, so Ctrl-C during a turn never kills the REPL.
-    let mut sigint = {
+    let (mut sigint, stop) = {
         let _entered = runtime.enter();
-        tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?
+        // SIGTERM/SIGHUP: a running turn ends as with Ctrl-C and its command's audit line is
+        // written; at the prompt opsai leaves at once, terminal restored (`runner::stop`).
+        (tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?, runner::stop::Stop::install()?)
     };
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let color = crate::app::stderr_is_terminal() && std::env::var_os("NO_COLOR").is_none();
@@ -176,7 +178,10 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
             Line::Command(Command::Undo) => runtime.block_on(repl.undo()),
             Line::Command(command) => repl.command(command),
             Line::Task(task) => {
-                runtime.block_on(repl.turn(&task, &mut sigint));
+                runtime.block_on(repl.turn(&task, &mut sigint, &stop));
+                if let Some(code) = stop.code() {
+                    return Ok(code);
+                }
             }
         }
     }
@@ -398,7 +403,7 @@ impl Repl<'_> {
         }
     }
 
-    async fn turn(&mut self, task: &str, sigint: &mut tokio::signal::unix::Signal) {
+    async fn turn(&mut self, task: &str, sigint: &mut tokio::signal::unix::Signal, stop: &runner::stop::Stop) {
         let origin = Origin {
             cwd: self.state.cwd.to_string_lossy().into_owned(),
             host: self.hostname.clone(),
@@ -418,7 +423,9 @@ impl Repl<'_> {
         let width = dialoguer::console::Term::stdout().size_checked().map_or(80, |(_, cols)| usize::from(cols));
         let style = Style::Human { color: self.color, spinner: self.terminal };
         let renderer = Mutex::new(Renderer::new(style, std::io::stdout(), std::io::stderr()).with_markdown(width));
+        stop.during(interrupts.turn.clone());
         let outcome = runner::drive(&mut agent, &mut self.history, task, &renderer, sigint).await;
+        stop.idle();
         self.state = agent.state;
         self.state.refused_without_terminal = false;
         if matches!(outcome, Ok(TurnOutcome::Aborted)) && interrupts.turn.is_cancelled() {

@@ -349,8 +349,6 @@ fn sighup_while_a_command_runs_ends_it_logs_it_and_exits_129() {
 }
 
 #[test]
-#[ignore = "bug: the REPL (src/ui/repl.rs) handles only SIGINT; SIGTERM kills it mid-command, so the command's \
-            audit line is never written (and a child ignoring SIGHUP would outlive it)"]
 fn sigterm_to_the_repl_while_a_command_runs_ends_it_and_logs_it() {
     let env = TestEnv::new();
     let sleep = marked_sleep();
