@@ -9,9 +9,5 @@ fuzz_target!(|s: &str| {
     let once = sanitize(s).text;
     let twice = sanitize(&once);
     assert_eq!(twice.text, once);
-    assert!(
-        !twice.changed(),
-        "a second pass removed {:?}",
-        twice.removed
-    );
+    assert!(!twice.changed(), "a second pass removed {:?}", twice.removed);
 });

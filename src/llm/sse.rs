@@ -79,9 +79,13 @@ where
             }
         }
     });
+    // eventsource-stream strips a BOM from its first chunk by slicing one *byte* off, which panics
+    // on the 3-byte U+FEFF; a comment line first means it never looks, so a second BOM (or one that
+    // arrives after an empty read) is just an unknown field name, as the SSE spec says.
+    let head = stream::once(async { Ok::<_, SseError>(b":\n".to_vec()) });
     // Terminates an event the server left open when it closed the body.
     let tail = stream::once(async { Ok::<_, SseError>(b"\n\n".to_vec()) });
-    without_bom
+    head.chain(without_bom)
         .chain(tail)
         .scan(LossyUtf8::default(), |utf8, item| std::future::ready(Some(item.map(|chunk| utf8.push(&chunk)))))
         .eventsource()
@@ -238,6 +242,14 @@ mod tests {
         assert_eq!(data_of(&[b"\xEF", b"\xBB", b"\xBFdata: a\n\n"]).await, ["a"]);
         assert_eq!(data_of(&[b"\xEF\xBB\xBF"]).await, Vec::<String>::new());
         assert_eq!(data_of(&[]).await, Vec::<String>::new());
+    }
+
+    /// Found by the `sse` fuzz target: a second BOM reached eventsource-stream, which panicked.
+    #[tokio::test]
+    async fn a_second_bom_is_data_not_a_panic() {
+        assert_eq!(data_of(&[b"\xEF\xBB\xBF\xEF\xBB\xBF"]).await, Vec::<String>::new());
+        assert_eq!(data_of(&[b"\xEF\xBB\xBF", b"\xEF\xBB\xBFdata: a\n\ndata: b\n\n"]).await, ["b"]);
+        assert_eq!(data_of(&[b"\xEF\xBB\xBF\xEF\xBB\xBFdata: a\n\n", b"data: b\n\n"]).await, ["b"]);
     }
 
     #[tokio::test]
