@@ -107,12 +107,7 @@ impl LocalFs {
     pub fn read_now(path: &Path, limit: u64) -> io::Result<Vec<u8>> {
         let context = |err: io::Error| io::Error::new(err.kind(), format!("cannot read {}: {err}", path.display()));
         let file = File::open(path).map_err(context)?;
-        let too_large = |size: u64| {
-            io::Error::new(
-                io::ErrorKind::FileTooLarge,
-                format!("{} is {size} bytes, over the limit of {limit} bytes (files.max_size_mb)", path.display()),
-            )
-        };
+        let too_large = |size: u64| too_large(path, size, limit);
         let size = file.metadata().map_err(context)?.len();
         if size > limit {
             return Err(too_large(size));
@@ -163,6 +158,43 @@ impl LocalFs {
             )
         })
     }
+}
+
+/// The refusal of a file over the read limit, the same on this machine and on an SSH host.
+pub fn too_large(path: &Path, size: u64, limit: u64) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::FileTooLarge,
+        format!("{} is {size} bytes, over the limit of {limit} bytes (files.max_size_mb)", path.display()),
+    )
+}
+
+/// POSIX `cksum` of `data` (CRC-32, polynomial 0x04C11DB7, the length appended), as the command
+/// prints it without a file name: `CRC SIZE`. Every POSIX host has `cksum`, so a remote write can
+/// check what arrived, and the backup journal records what a change wrote.
+pub fn cksum(data: &[u8]) -> String {
+    const TABLE: [u32; 256] = {
+        let mut table = [0u32; 256];
+        let mut i = 0;
+        while i < 256 {
+            let mut crc = (i as u32) << 24;
+            let mut bit = 0;
+            while bit < 8 {
+                crc = if crc & 0x8000_0000 != 0 { (crc << 1) ^ 0x04C1_1DB7 } else { crc << 1 };
+                bit += 1;
+            }
+            table[i] = crc;
+            i += 1;
+        }
+        table
+    };
+    let step = |crc: u32, byte: u8| (crc << 8) ^ TABLE[usize::from((crc >> 24) as u8 ^ byte)];
+    let mut crc = data.iter().fold(0u32, |crc, &byte| step(crc, byte));
+    let mut len = data.len() as u64;
+    while len != 0 {
+        crc = step(crc, len as u8);
+        len >>= 8;
+    }
+    format!("{} {}", !crc, data.len())
 }
 
 /// A new temp file in `dir`, never an existing one (`create_new`), `0o644` minus the umask.
@@ -308,6 +340,20 @@ mod tests {
         let err = LocalFs::read_now(&path, 99).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::FileTooLarge);
         assert!(err.to_string().contains("over the limit of 99 bytes"), "{err}");
+    }
+
+    #[test]
+    fn cksum_matches_the_posix_command() {
+        for data in [&b""[..], b"a", b"echo 1\n", &[0xffu8; 300][..], &vec![7u8; 70_000][..]] {
+            let mut child = std::process::Command::new("cksum")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child.stdin.take().unwrap().write_all(data).unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(cksum(data), String::from_utf8_lossy(&out.stdout).trim(), "{} bytes", data.len());
+        }
     }
 
     #[test]

@@ -11,8 +11,7 @@
 //!   the local [`PtyExecutor`]: live output, bounded capture, the exit status (ssh returns the
 //!   remote one), and timeouts and Ctrl-C end the local ssh, which hangs up the remote terminal
 //!   and so ends the remote command.
-//! - [`SshFs`] implements the file seam with plain (no terminal) ssh calls: `realpath`, `stat`,
-//!   `head -c`, and writes to a temp file next to the target followed by `mv`.
+//! - [`SshFs`] (`ssh/files.rs`) implements the file seam with plain (no terminal) ssh calls.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -25,11 +24,13 @@ use thiserror::Error;
 use tokio::io::AsyncWriteExt;
 use tokio_util::sync::CancellationToken;
 
-use super::fs::{FileMeta, FileSystem};
 use super::pty::PtyExecutor;
 use super::{ExecError, ExecResult, Executor, OutputSink};
 use crate::policy::quote_word;
 use crate::protocol::CommandRequest;
+
+mod files;
+pub use files::SshFs;
 
 /// How long a plain (file or probe) ssh call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -150,12 +151,21 @@ impl SshTransport {
         command.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
         let run = async {
             let mut child = command.spawn()?;
-            if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
+            // Written while the outputs are read (a remote side that fills its stdout before
+            // reading stdin would otherwise stall both); a remote side that stops reading early
+            // (it failed) is reported by its exit status and stderr, not as a broken pipe here.
+            let stdin = child.stdin.take();
+            let feed = async move {
+                let (Some(input), Some(mut stdin)) = (input, stdin) else { return Ok(()) };
                 stdin.write_all(input).await?;
-                stdin.shutdown().await?;
-                drop(stdin);
+                stdin.shutdown().await
+            };
+            let (fed, output) = tokio::join!(feed, child.wait_with_output());
+            let output = output?;
+            match fed {
+                Err(error) if output.status.success() => Err(error),
+                _ => Ok(output),
             }
-            child.wait_with_output().await
         };
         tokio::time::timeout(CALL_TIMEOUT, run)
             .await
@@ -214,106 +224,6 @@ impl Executor for SshExecutor {
     }
 }
 
-/// The host's files, through plain ssh calls.
-pub struct SshFs {
-    transport: SshTransport,
-    home: Option<PathBuf>,
-}
-
-impl SshFs {
-    pub fn new(transport: SshTransport, home: Option<PathBuf>) -> Self {
-        Self { transport, home }
-    }
-
-    async fn run(&self, remote: &str, input: Option<&[u8]>) -> io::Result<Vec<u8>> {
-        let output = self.transport.call(remote, input).await?;
-        if output.status.success() {
-            return Ok(output.stdout);
-        }
-        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
-        let kind = if stderr.contains("No such file") { io::ErrorKind::NotFound } else { io::ErrorKind::Other };
-        Err(io::Error::new(kind, format!("on {}: {}", self.transport.host(), stderr)))
-    }
-}
-
-fn path_word(path: &Path) -> String {
-    quote_word(&path.to_string_lossy())
-}
-
-impl FileSystem for SshFs {
-    fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>> {
-        Box::pin(async move {
-            // -m: symlinks in the existing part are resolved; a new file's name is appended.
-            let out = self.run(&format!("realpath -m -- {}", path_word(path)), None).await?;
-            let text = String::from_utf8_lossy(&out).trim_end_matches('\n').to_owned();
-            Ok(PathBuf::from(text))
-        })
-    }
-
-    fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<Option<FileMeta>>> {
-        Box::pin(async move {
-            let word = path_word(path);
-            let line = format!("if [ -e {word} ]; then stat -L -c '%s %a %u %g %F' -- {word}; fi");
-            let out = self.run(&line, None).await?;
-            let text = String::from_utf8_lossy(&out).trim().to_owned();
-            if text.is_empty() {
-                return Ok(None);
-            }
-            parse_stat(&text).map(Some).ok_or_else(|| io::Error::other(format!("unexpected stat output: {text}")))
-        })
-    }
-
-    fn read<'a>(&'a self, path: &'a Path, limit: u64) -> BoxFuture<'a, io::Result<Vec<u8>>> {
-        Box::pin(async move {
-            let line = format!("head -c {} -- {}", limit.saturating_add(1), path_word(path));
-            let bytes = self.run(&line, None).await?;
-            if bytes.len() as u64 > limit {
-                return Err(io::Error::other(format!("{} is larger than {limit} bytes", path.display())));
-            }
-            Ok(bytes)
-        })
-    }
-
-    fn replace<'a>(&'a self, path: &'a Path, content: &'a [u8]) -> BoxFuture<'a, io::Result<()>> {
-        Box::pin(async move {
-            let word = path_word(path);
-            // A temp file in the same directory, then one rename: the file is old or new, never half.
-            let line = format!(
-                "t=$(mktemp {word}.opsai.XXXXXX) || exit 1; \
-                 if [ -e {word} ]; then chmod --reference={word} \"$t\" 2>/dev/null; \
-                 chown --reference={word} \"$t\" 2>/dev/null; else chmod 644 \"$t\"; fi; \
-                 cat > \"$t\" && sync \"$t\" 2>/dev/null; mv -f -- \"$t\" {word} || {{ rm -f -- \"$t\"; exit 1; }}"
-            );
-            self.run(&line, Some(content)).await.map(drop)
-        })
-    }
-
-    fn remove<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
-        Box::pin(async move { self.run(&format!("rm -f -- {}", path_word(path)), None).await.map(drop) })
-    }
-
-    fn home(&self) -> Option<PathBuf> {
-        self.home.clone()
-    }
-}
-
-/// `size mode uid gid type…` from `stat -c '%s %a %u %g %F'`.
-fn parse_stat(text: &str) -> Option<FileMeta> {
-    let mut words = text.split_whitespace();
-    let size = words.next()?.parse().ok()?;
-    let mode = u32::from_str_radix(words.next()?, 8).ok()?;
-    let uid = words.next()?.parse().ok()?;
-    let gid = words.next()?.parse().ok()?;
-    let kind: Vec<&str> = words.collect();
-    Some(FileMeta {
-        size,
-        mode,
-        uid,
-        gid,
-        is_file: kind.join(" ") == "regular file" || kind.join(" ") == "regular empty file",
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -354,15 +264,5 @@ mod tests {
             .unwrap();
         assert_eq!(out.status.code(), Some(3));
         assert_eq!(String::from_utf8_lossy(&out.stdout), "one|two words|");
-    }
-
-    #[test]
-    fn stat_output_is_parsed() {
-        assert_eq!(
-            parse_stat("12 755 1000 1000 regular file"),
-            Some(FileMeta { size: 12, mode: 0o755, uid: 1000, gid: 1000, is_file: true })
-        );
-        assert!(!parse_stat("4096 700 0 0 directory").unwrap().is_file);
-        assert!(parse_stat("garbage").is_none());
     }
 }

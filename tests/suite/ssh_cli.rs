@@ -131,7 +131,7 @@ fn an_unreachable_host_is_a_clear_error() {
 fn files_on_the_host_are_read_and_replaced_atomically_keeping_the_mode() {
     use opsai::exec::fs::FileSystem;
     use opsai::exec::ssh::{SshFs, SshTransport};
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
     if !require() {
         return;
     }
@@ -157,7 +157,10 @@ fn files_on_the_host_are_read_and_replaced_atomically_keeping_the_mode() {
         assert_eq!((meta.size, meta.mode, meta.is_file), (7, 0o750, true));
         assert!(fs.metadata(&new).await.unwrap().is_none());
         assert_eq!(fs.read(&real, 100).await.unwrap(), b"echo 1\n");
-        assert!(fs.read(&real, 3).await.is_err(), "over the limit");
+        // Over the limit: the same refusal as on this machine.
+        let err = fs.read(&real, 3).await.unwrap_err();
+        assert_eq!(err.kind(), std::io::ErrorKind::FileTooLarge, "{err}");
+        assert_eq!(err.to_string(), opsai::exec::fs::LocalFs::read_now(&real, 3).unwrap_err().to_string());
         fs.replace(&real, b"echo 2\n").await.unwrap();
         assert_eq!(std::fs::read_to_string(&script).unwrap(), "echo 2\n");
         assert_eq!(std::fs::metadata(&script).unwrap().permissions().mode() & 0o777, 0o750, "mode kept");
@@ -169,6 +172,17 @@ fn files_on_the_host_are_read_and_replaced_atomically_keeping_the_mode() {
             .collect();
         assert!(names.iter().all(|n| !n.contains(".opsai.")), "no temp file left: {names:?}");
         assert!(fs.read(&dir.path().join("missing"), 10).await.unwrap_err().kind() == std::io::ErrorKind::NotFound);
+        if is_root() {
+            // Another user's set-uid file keeps its owner and all its mode bits (chown, then chmod).
+            let theirs = real.with_file_name("theirs.sh");
+            std::fs::write(&theirs, "echo 1\n").unwrap();
+            std::os::unix::fs::chown(&theirs, Some(4242), Some(4343)).unwrap();
+            std::fs::set_permissions(&theirs, std::fs::Permissions::from_mode(0o4750)).unwrap();
+            fs.replace(&theirs, b"echo 2\n").await.unwrap();
+            let meta = std::fs::metadata(&theirs).unwrap();
+            assert_eq!(std::fs::read_to_string(&theirs).unwrap(), "echo 2\n");
+            assert_eq!((meta.uid(), meta.gid(), meta.mode() & 0o7777), (4242, 4343, 0o4750), "owner and mode kept");
+        }
         transport.disconnect().await;
     });
 }
@@ -206,6 +220,121 @@ fn a_remote_edit_keeps_a_local_backup_is_audited_with_the_host_and_undo_restores
     let saved: Vec<_> = backups.iter().filter(|p| p.ends_with("a.sh") && p.to_string_lossy().contains(HOST)).collect();
     assert_eq!(saved.len(), 1, "{backups:?}");
     assert_eq!(std::fs::read_to_string(saved[0]).unwrap(), "echo 1\n");
+    disconnect(&env, &sshd);
+}
+
+#[test]
+fn opsai_undo_restores_a_one_shot_remote_edit_on_its_host_refusing_later_changes_without_force() {
+    if !require() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let script = std::fs::canonicalize(dir.path()).unwrap().join("a.sh");
+    std::fs::write(&script, "echo 1\n").unwrap();
+    let edit = json!({"path": script.display().to_string(), "search": "echo 1", "replace": "echo 2"});
+    let mock = MockLlm::start([reply_tool_call("c1", "edit_file", edit), reply_text("It prints 2 now.")]);
+    opsai(&env, &mock, &sshd, r#", "files": {"base_dirs": ["/tmp"]}"#)
+        .args(["-y", "make a.sh print 2"])
+        .assert()
+        .success();
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), "echo 2\n");
+    // The master connection is gone: `opsai undo` reaches the recorded host on its own.
+    disconnect(&env, &sshd);
+    // Changed on the host after opsai wrote it: refused, with what to do.
+    std::fs::write(&script, "echo 2 # tuned by hand\n").unwrap();
+    let undo = || {
+        let mut cmd = env.cmd();
+        cmd.arg("undo").timeout(Duration::from_secs(60));
+        cmd
+    };
+    undo()
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(format!("{} on {HOST} changed after opsai wrote it", script.display())))
+        .stderr(predicate::str::contains("--force`"));
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), "echo 2 # tuned by hand\n");
+    std::fs::write(&script, "echo 2\n").unwrap();
+    undo()
+        .assert()
+        .success()
+        .stdout(predicate::str::starts_with(format!("restored {} on {HOST} (changed at ", script.display())));
+    assert_eq!(std::fs::read_to_string(&script).unwrap(), "echo 1\n", "restored on the host");
+    let log = audit(&env);
+    let undo_lines: Vec<&str> = log.lines().filter(|line| line.contains("| TOOL: file.undo |")).collect();
+    assert_eq!(undo_lines.len(), 2, "{log}");
+    assert!(
+        undo_lines
+            .iter()
+            .all(|line| line.contains(&format!("INPUT: \"opsai undo\" | TOOL: file.undo | HOST: {HOST} |")))
+    );
+    assert!(undo_lines[0].contains("CONFIRMED: no") && undo_lines[1].contains("CONFIRMED: yes | EXIT: 0"), "{log}");
+    undo().assert().code(1).stderr(predicate::str::contains("nothing to undo"));
+    disconnect(&env, &sshd);
+}
+
+fn is_root() -> bool {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0)
+}
+
+#[test]
+fn kill_9_during_a_remote_write_leaves_the_old_or_the_new_file_and_no_temp() {
+    if !require() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let dir = std::fs::canonicalize(dir.path()).unwrap();
+    let path = dir.join("big.txt");
+    // ~2.5 MB each, in lines, so a torn file would show a mix of a- and b-lines (or a short file).
+    let line = |tag: char, i: usize| format!("{tag}-line {i:06} {}\n", tag.to_string().repeat(56));
+    let old: String = (0..35_000).map(|i| line('a', i)).collect();
+    let new: String = (0..35_000).map(|i| line('b', i)).collect();
+    let temps = || TestEnv::entries(&dir).into_iter().filter(|name| name.contains(".opsai.")).collect::<Vec<_>>();
+    let (mut kept_old, mut got_new) = (0, 0);
+    for round in 0..8u64 {
+        std::fs::write(&path, &old).unwrap();
+        let mock = MockLlm::start([
+            reply_tool_call("c1", "write_file", json!({"path": path.display().to_string(), "content": new})),
+            reply_text("written"),
+        ]);
+        std::fs::write(env.config_path(), sshd.opsai_config(r#", "files": {"base_dirs": ["/tmp"]}"#)).unwrap();
+        let mut child = env
+            .std_cmd()
+            .env("OPSAI_BASE_URL", mock.base_url())
+            .env("OPSAI_NONINTERACTIVE", "1")
+            .args(["--ssh-host", HOST, "-y", "-q", "write the big file"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        // Once the remote temp file exists, 0–35 ms into the transfer.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while temps().is_empty() && Instant::now() < deadline && child.try_wait().unwrap().is_none() {
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        std::thread::sleep(Duration::from_millis(round * 5));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        // The remote side sees its stdin end, finds the copy short, and removes it.
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while !temps().is_empty() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert_eq!(temps(), Vec::<String>::new(), "round {round}: a temp file was left");
+        let now = std::fs::read(&path).unwrap();
+        assert!(now == old.as_bytes() || now == new.as_bytes(), "round {round}: a mix of {} bytes", now.len());
+        if now == old.as_bytes() {
+            kept_old += 1;
+        } else {
+            got_new += 1;
+        }
+    }
+    eprintln!("killed with the old content kept {kept_old} times, after the rename {got_new} times");
+    assert!(kept_old > 0, "no kill landed mid-transfer");
     disconnect(&env, &sshd);
 }
 
