@@ -1,4 +1,4 @@
-//! `opsai explain`: piped output, a command, or (later) an ops object.
+//! `opsai explain`: piped output, a command, or an ops object.
 //!
 //! - **Piped input** (stdin is not a terminal and not empty): read to EOF in bounded memory (`input`),
 //!   cut to its first and last part and cleaned (`excerpt`), redacted, and sent as untrusted data
@@ -8,7 +8,11 @@
 //! - **A command** (TEXT, no piped input, and `target` says it is one): its parts and local risk are
 //!   printed first (no model needed), then the model's explanation.
 //! - **An object** (a port, pid, file, container or service): analyzed by `crate::analyze` (read-only
-//!   commands from its template), and the model summarises the report.
+//!   commands from its template), and the model summarises the report. A bare word that is also a
+//!   program (`nginx`, `sshd`) is an object when a container or systemd unit has that name, else a
+//!   command (`target` documents the heuristic).
+//! - **Ctrl-C** is watched from before the first probe: it cancels the probes (their process groups
+//!   end) and opsai exits 130 once they have, leaving no child behind.
 //!
 //! Progress goes to stderr as in a one-shot run; stdout gets only the explanation, with every
 //! command the model suggests shown after its risk badge (`answer`). Exit codes as one-shot (DESIGN §3).
@@ -110,47 +114,50 @@ fn read_until_eof(mut file: std::fs::File) -> std::io::Result<RawInput> {
 fn explain_piped(paths: &Paths, args: &ExplainArgs, raw: &RawInput, question: &str) -> anyhow::Result<u8> {
     let kept = excerpt(raw, DEFAULT_KEEP_CHARS);
     let task = request::piped(&kept, question, &request::nonce());
-    explain_turn(paths, args, async |_: &Parts| Ok(task))
+    explain_turn(paths, args, async |_: &Parts, _| Ok(task))
 }
 
 fn explain_argument(paths: &Paths, args: &ExplainArgs, text: &str) -> anyhow::Result<u8> {
+    use crate::analyze::explain::{IfUnknown, object_request};
     let assessment = crate::policy::assess(text, &PolicyConfig::default());
     let exists = |path: &str| std::path::Path::new(path).exists();
     let lookup = target::Lookup { is_program: &target::is_known_program, exists: &exists };
+    let quiet = args.quiet;
     match target::classify(text, &assessment, &lookup) {
-        target::Target::Object(kind) => {
-            use crate::analyze::explain::{Hint, object_request};
-            let hint = match kind {
-                target::ObjectKind::Port => Hint::Port,
-                target::ObjectKind::Pid => Hint::Pid,
-                target::ObjectKind::File => Hint::File,
-                target::ObjectKind::Name => Hint::Name,
-            };
-            if !args.quiet {
-                say(&format!("looking into `{text}` as {}", kind.as_str()));
-            }
-            explain_turn(paths, args, async |parts: &Parts| {
-                object_request(paths, parts, SESSION_LABEL, text, hint, CancellationToken::new()).await
+        target::Target::Object(_) => explain_turn(paths, args, async |parts: &Parts, cancel| {
+            let request = object_request(paths, parts, SESSION_LABEL, text, IfUnknown::Ask, quiet, cancel).await?;
+            request.ok_or_else(|| anyhow::anyhow!("nothing to analyze in `{text}`"))
+        }),
+        target::Target::CommandOrObject => {
+            explain_turn(paths, args, async |parts: &Parts, cancel| {
+                match object_request(paths, parts, SESSION_LABEL, text, IfUnknown::Command, quiet, cancel).await? {
+                    Some(request) => Ok(request),
+                    None => explain_command(text, parts),
+                }
             })
         }
-        target::Target::Command => explain_turn(paths, args, async |parts: &Parts| {
-            // The local part needs no model: it is on screen even if the model is unreachable.
-            let assessment = crate::policy::assess(text, &parts.policy);
-            let mut out = std::io::stdout().lock();
-            write!(out, "{}", command_view(text, &assessment, stdout_color()))?;
-            writeln!(out)?;
-            out.flush()?;
-            Ok(request::command(&assessment))
-        }),
+        target::Target::Command => explain_turn(paths, args, async |parts: &Parts, _| explain_command(text, parts)),
     }
 }
 
+/// Prints the command's parts and local risk (no model needed: it is on screen even if the model is
+/// unreachable) and returns the request for the model's explanation.
+fn explain_command(text: &str, parts: &Parts) -> anyhow::Result<String> {
+    let assessment = crate::policy::assess(text, &parts.policy);
+    let mut out = std::io::stdout().lock();
+    write!(out, "{}", command_view(text, &assessment, stdout_color()))?;
+    writeln!(out)?;
+    out.flush()?;
+    Ok(request::command(&assessment))
+}
+
 /// One agent turn in explain mode. `prepare` returns the user message (printing anything that must
-/// come first, running an object's template).
+/// come first, running an object's template); Ctrl-C while it runs cancels its token, waits for the
+/// probes to end, and exits 130.
 fn explain_turn(
     paths: &Paths,
     args: &ExplainArgs,
-    prepare: impl AsyncFnOnce(&Parts) -> anyhow::Result<String>,
+    prepare: impl AsyncFnOnce(&Parts, CancellationToken) -> anyhow::Result<String>,
 ) -> anyhow::Result<u8> {
     let mut input = ContextInput::from_process(&paths.home);
     input.probe_budget = PROBE_BUDGET;
@@ -160,7 +167,23 @@ fn explain_turn(
     let parts = Parts::build(paths, config)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async {
-        let task = prepare(&parts).await?;
+        // Installed before any probe runs, so Ctrl-C never kills opsai with probes still running.
+        let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+        let cancel = CancellationToken::new();
+        let task = {
+            let work = prepare(&parts, cancel.clone());
+            tokio::pin!(work);
+            tokio::select! {
+                task = &mut work => task?,
+                _ = sigint.recv() => {
+                    cancel.cancel();
+                    say("Ctrl-C: stopping the probes");
+                    // The executor ends each probe's process group; opsai exits once they are gone.
+                    let _ = work.await;
+                    return Ok(130);
+                }
+            }
+        };
         let interrupts = Interrupts::default();
         let context = context.finish();
         let mut settings = parts.settings(&parts.config.llm.model, &context.render());

@@ -1,7 +1,7 @@
-//! `opsai explain <object>`: the object's type settled (explain's classifier for ports, pids and
-//! files; `docker ps -a` and systemd for names), its template run, and the user message for the one
-//! model turn that summarises the report. The collected output is untrusted data between delimiters
-//! with a random code; missing information and cache warnings go to stderr.
+//! `opsai explain <object>`: the object's type settled by [`identify`] (the same detection as the
+//! `analyze` tool: port, pid, existing path, container, systemd unit), its template run, and the user
+//! message for the one model turn that summarises the report. The collected output is untrusted data
+//! between delimiters with a random code; missing information and cache warnings go to stderr.
 
 use std::io::Write;
 
@@ -9,28 +9,31 @@ use tokio_util::sync::CancellationToken;
 
 use super::collect::{COMMAND_TIMEOUT, Collector};
 use super::generate::ModelRef;
-use super::object::{Analysis, analyze, detect};
+use super::object::{Analysis, analyze, identify};
 use crate::app::Paths;
 use crate::runner::Parts;
 
-/// What explain's classifier said the text is.
+/// What to do when `text` is none of the types [`identify`] knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Hint {
-    Port,
-    Pid,
-    File,
-    Name,
+pub enum IfUnknown {
+    /// Ask the model to type it from the conversation, or to ask the user.
+    Ask,
+    /// `text` is also a program name: explain it as a command (the caller's `None`).
+    Command,
 }
 
-/// The user message for explaining `text` as an object, after running its template.
+/// The user message for explaining `text` as an object, after running its template; `None` when
+/// nothing was found and `if_unknown` is [`IfUnknown::Command`]. Unless `quiet`, says on stderr
+/// what the object was taken for.
 pub async fn object_request(
     paths: &Paths,
     parts: &Parts,
     session: &str,
     text: &str,
-    hint: Hint,
+    if_unknown: IfUnknown,
+    quiet: bool,
     cancel: CancellationToken,
-) -> anyhow::Result<String> {
+) -> anyhow::Result<Option<String>> {
     let collector = Collector {
         executor: parts.executor.as_ref(),
         redactor: &parts.redactor,
@@ -42,20 +45,20 @@ pub async fn object_request(
         cancel,
         host: parts.host.clone(),
     };
-    let target = match hint {
-        // `:8080` or `port 8080` (any case).
-        Hint::Port => text.split_whitespace().last().unwrap_or("").trim_start_matches(':').to_owned(),
-        _ => text.trim().to_owned(),
+    let Some(found) = identify(&collector, parts.files.as_ref(), text).await else {
+        return Ok(match if_unknown {
+            IfUnknown::Ask => Some(unknown(text.trim())),
+            IfUnknown::Command => None,
+        });
     };
-    let kind = match hint {
-        Hint::Port => Some("port"),
-        Hint::Pid => Some("process"),
-        Hint::File => Some("file"),
-        Hint::Name => detect(&collector, &target).await,
-    };
-    let Some(kind) = kind else {
-        return Ok(unknown(&target));
-    };
+    let (kind, target) = (found.kind, found.target);
+    if collector.cancel.is_cancelled() {
+        anyhow::bail!("interrupted");
+    }
+    if !quiet {
+        let also = if if_unknown == IfUnknown::Command { " (it is also a command name)" } else { "" };
+        let _ = writeln!(std::io::stderr(), "opsai: looking into `{target}` as a {kind}{also}");
+    }
     let cache = crate::store::templates::default_path(&paths.home);
     let model = ModelRef { client: &parts.model, name: &parts.config.llm.model };
     match analyze(&collector, &cache, &parts.policy, &target, kind, Some(model)).await {
@@ -67,7 +70,14 @@ pub async fn object_request(
             for missing in &report.missing {
                 let _ = writeln!(stderr, "opsai: missing: {missing}");
             }
-            Ok(summary_request(&target, kind, &report.text(&target, kind)))
+            let mut request = summary_request(&target, kind, &report.text(&target, kind));
+            if if_unknown == IfUnknown::Command {
+                request.push_str(&format!(
+                    " `{target}` is also the name of a program on this machine: say in one sentence what \
+                     that program is too."
+                ));
+            }
+            Ok(Some(request))
         }
         // Built-in types always have a template; this is a cache that cannot be read and no model.
         Analysis::NoTemplate { reason, .. } => anyhow::bail!("cannot analyze `{target}`: {reason}"),

@@ -9,11 +9,56 @@ use super::templates::{builtin, plan};
 use crate::policy::PolicyConfig;
 use crate::store::templates::TemplateCache;
 
-/// The value substituted when a generated template is validated.
-const DUMMY_TARGET: &str = "example";
+/// The target substituted when a generated or cached template is validated: every character that
+/// could end a quoted word, expand or start a new command. Each placeholder must come back from the
+/// policy's parse inside one argument, whole.
+pub const DUMMY_TARGET: &str = r#"opsai 'x"$(id)\`;y"#;
 
 /// The types with a built-in template.
 pub const BUILTIN_TYPES: &[&str] = &["container", "port", "process", "file", "service"];
+
+/// A target's type as detected by [`identify`], and the target itself (`8080` for `port 8080`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Identified {
+    pub kind: &'static str,
+    pub target: String,
+}
+
+/// What the text says by its form alone: `:8080` or `port 8080` → a port; a bare number → a process.
+pub fn literal(text: &str) -> Option<Identified> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let is_number = |word: &str| !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit());
+    let found = |kind, target: &str| Some(Identified { kind, target: target.to_owned() });
+    match words.as_slice() {
+        [word] if word.strip_prefix(':').is_some_and(is_number) => found("port", &word[1..]),
+        [port, number] if port.eq_ignore_ascii_case("port") && is_number(number) => found("port", number),
+        [word] if is_number(word) => found("process", word),
+        _ => None,
+    }
+}
+
+/// The one detection `opsai explain <target>` and the `analyze` tool (without `type`) share, in
+/// order: a port or a pid by form ([`literal`]); one word naming a path that exists on the machine
+/// the commands run on (`files`, relative to the collector's cwd) → `file`; then [`detect`]'s
+/// container and systemd unit. `None`: the type is for the model or the user to say.
+pub async fn identify(
+    collector: &Collector<'_>,
+    files: &dyn crate::exec::fs::FileSystem,
+    text: &str,
+) -> Option<Identified> {
+    let text = text.trim();
+    if let Some(found) = literal(text) {
+        return Some(found);
+    }
+    if !text.is_empty() && !text.contains(char::is_whitespace) {
+        let path = collector.cwd.join(text);
+        if matches!(files.metadata(&path).await, Ok(Some(_))) {
+            return Some(Identified { kind: "file", target: text.to_owned() });
+        }
+    }
+    let kind = detect(collector, text).await?;
+    Some(Identified { kind, target: text.to_owned() })
+}
 
 /// A container name `docker ps -a` lists → `container`; a unit systemd knows → `service`.
 pub async fn detect(collector: &Collector<'_>, name: &str) -> Option<&'static str> {
@@ -50,19 +95,39 @@ pub fn normalize(kind: &str) -> String {
     }
 }
 
-/// The commands of a generated template that are Safe with a dummy target, and the dropped ones.
+/// The commands of a generated or cached template that are Safe with the hostile [`DUMMY_TARGET`]
+/// and keep it one literal argument per placeholder in the policy's parse; and the dropped ones.
 pub fn validate(commands: &[String], policy: &PolicyConfig) -> (Vec<String>, Vec<String>) {
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
     for command in commands {
-        let checked = plan(std::slice::from_ref(command), DUMMY_TARGET, policy);
-        if checked.dropped.is_empty() && !command.trim().is_empty() {
-            kept.push(command.clone());
-        } else {
-            dropped.push(format!("{command} (generated command is not read-only: dropped)"));
+        match check(command, policy) {
+            Ok(()) => kept.push(command.clone()),
+            Err(why) => dropped.push(format!("{command} ({why}: dropped)")),
         }
     }
     (kept, dropped)
+}
+
+fn check(command: &str, policy: &PolicyConfig) -> Result<(), String> {
+    if command.trim().is_empty() {
+        return Err("empty".into());
+    }
+    let checked = plan(&[command.to_owned()], DUMMY_TARGET, policy);
+    if let Some(why) = checked.dropped.first() {
+        return Err(if why.contains("cannot take a target safely") {
+            "a placeholder is not a plain shell word".into()
+        } else {
+            "not read-only".into()
+        });
+    }
+    let concrete = checked.commands.first().ok_or("not read-only")?;
+    let parsed = crate::policy::assess(concrete, policy);
+    let whole: usize = parsed.commands.iter().flatten().map(|word| word.matches(DUMMY_TARGET).count()).sum();
+    if whole != super::templates::placeholder_count(command) {
+        return Err("the target would not stay one literal argument".into());
+    }
+    Ok(())
 }
 
 /// The result of [`analyze`].
@@ -126,7 +191,12 @@ pub async fn analyze(
         }
     };
     let template = match source {
-        Source::Cached(commands) => commands,
+        // A cached template may have been edited by hand: it is checked like a generated one.
+        Source::Cached(commands) => {
+            let (kept, rejected) = validate(&commands, policy);
+            dropped.extend(rejected);
+            kept
+        }
         Source::Missing => {
             let Some(model) = model else {
                 let reason = format!("no template for type `{kind}` and no model to generate one");
@@ -176,6 +246,39 @@ mod tests {
         let (kept, dropped) = validate(&commands, &PolicyConfig::default());
         assert_eq!(kept, ["docker inspect {name}"]);
         assert_eq!(dropped.len(), 3);
+    }
+
+    #[test]
+    fn a_hostile_dummy_must_stay_one_literal_argument() {
+        let commands: Vec<String> = [
+            "journalctl -u \"{name}\" -n 20",
+            "systemctl status '{name}'",
+            "sh -c {name}",
+            "bash -c {name}",
+            "ls -l /proc/{pid}/cwd",
+            "lsof -nP -i :{port}",
+        ]
+        .map(String::from)
+        .to_vec();
+        let (kept, dropped) = validate(&commands, &PolicyConfig::default());
+        assert_eq!(kept, ["ls -l /proc/{pid}/cwd", "lsof -nP -i :{port}"], "{dropped:?}");
+        assert!(dropped[0].contains("not a plain shell word"), "{dropped:?}");
+        for builtin in BUILTIN_TYPES {
+            let commands: Vec<String> =
+                super::super::templates::builtin(builtin).unwrap().iter().map(|c| (*c).to_owned()).collect();
+            assert_eq!(validate(&commands, &PolicyConfig::default()).0, commands, "{builtin}");
+        }
+    }
+
+    #[test]
+    fn ports_and_pids_are_told_by_their_form() {
+        let found = |kind, target: &str| Some(Identified { kind, target: target.to_owned() });
+        assert_eq!(literal(":8080"), found("port", "8080"));
+        assert_eq!(literal("Port 443"), found("port", "443"));
+        assert_eq!(literal(" 1234 "), found("process", "1234"));
+        assert_eq!(literal("nginx"), None);
+        assert_eq!(literal("port x"), None);
+        assert_eq!(literal(":"), None);
     }
 
     #[test]

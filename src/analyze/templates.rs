@@ -1,18 +1,26 @@
 //! Built-in analysis templates and placeholder substitution.
 //!
-//! A template is a list of commands with `{name}`, `{port}`, `{pid}` and `{path}` placeholders. The
-//! target is substituted as one shell word (single-quoted), so a target named `x; rm -rf /` stays an
-//! argument. Each substituted command is assessed by the policy; anything not Safe is dropped and
-//! reported, never run.
+//! A template is a list of commands with `{name}`, `{port}`, `{pid}` and `{path}` placeholders. A
+//! placeholder may only stand in an unquoted word whose other characters are plain literals
+//! (letters, digits, `/ . _ : - = , @ % +`): `docker inspect {name}`, `lsof -i :{port}`,
+//! `/proc/{pid}/cwd`. The target is substituted single-quoted there, so the word is provably one
+//! literal argument whatever the target holds (`x; rm -rf /`, `$(id)`, quotes, backslashes). A
+//! placeholder inside single or double quotes, after a backslash, or next to any other shell
+//! character (`$`, `{`, `*`, `~`, …) makes the command unusable: it is dropped and reported, never
+//! run. Each substituted command is assessed by the policy too; anything not Safe is dropped.
 
 use crate::policy::{PolicyConfig, assess};
 use crate::protocol::Risk;
+
+/// The placeholders a template may hold.
+pub const PLACEHOLDERS: [&str; 4] = ["{name}", "{port}", "{pid}", "{path}"];
 
 /// The built-in template for `kind`, if any (`container`, `port`, `process`, `file`, `service`).
 pub fn builtin(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
         "container" | "docker" => &["docker inspect {name}", "docker logs --tail 20 {name}"],
-        "port" => &["ss -ltnup 'sport = :{port}'", "lsof -nP -i :{port}"],
+        // ss reads its filter from the remaining words: no quotes needed around `sport = :PORT`.
+        "port" => &["ss -ltnup sport = :{port}", "lsof -nP -i :{port}"],
         "process" | "pid" => &["ps -o pid,ppid,user,etime,stat,cmd -p {pid}", "ls -l /proc/{pid}/cwd"],
         "file" => &["file {path}", "ls -la {path}", "stat {path}"],
         "service" => &["systemctl status {name} --no-pager", "journalctl -u {name} -n 20 --no-pager"],
@@ -25,33 +33,88 @@ pub fn quote(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
-/// `command` with every placeholder replaced by the quoted target. A placeholder already inside single
-/// quotes in the template (`'sport = :{port}'`) gets the target's quoted form spliced in by closing
-/// and reopening the quotes, so the result is still one word.
-pub fn substitute(command: &str, target: &str) -> String {
+/// Why a template command cannot take a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unsafe(pub String);
+
+/// Characters that may share an unquoted word with a placeholder: none of them quotes, expands,
+/// globs, escapes or ends the word.
+fn plain(c: char) -> bool {
+    c.is_ascii_alphanumeric() || "/._:-=,@%+".contains(c)
+}
+
+/// `command` with every placeholder replaced by the single-quoted target, or why it cannot be: a
+/// placeholder must sit in an unquoted word made of plain characters only (see the module doc).
+pub fn substitute(command: &str, target: &str) -> Result<String, Unsafe> {
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Quote {
+        None,
+        Single,
+        Double,
+    }
+    if command.contains("<<") && placeholder_count(command) > 0 {
+        // A here-document's body is expanded even where quotes would be literal.
+        return Err(Unsafe("a placeholder in a command with a here-document".into()));
+    }
     let mut out = String::with_capacity(command.len() + target.len());
-    let mut in_single = false;
+    let mut quote_state = Quote::None;
+    let mut escaped = false;
     let mut rest = command;
     while let Some(c) = rest.chars().next() {
-        let placeholder = ["{name}", "{port}", "{pid}", "{path}"].into_iter().find(|p| rest.starts_with(p));
-        if let Some(placeholder) = placeholder {
-            if in_single {
-                out.push('\'');
-                out.push_str(&quote(target));
-                out.push('\'');
+        if let Some(placeholder) = PLACEHOLDERS.into_iter().find(|p| rest.starts_with(p)) {
+            let why = if escaped {
+                Some("after a backslash")
             } else {
-                out.push_str(&quote(target));
+                match quote_state {
+                    Quote::Single => Some("inside single quotes"),
+                    Quote::Double => Some("inside double quotes"),
+                    Quote::None => None,
+                }
+            };
+            if let Some(why) = why {
+                return Err(Unsafe(format!("placeholder {placeholder} {why}")));
             }
+            let start = command.len() - rest.len();
+            let end = start + placeholder.len();
+            if !in_plain_word(command, start, end) {
+                return Err(Unsafe(format!(
+                    "placeholder {placeholder} is not a plain word (only letters, digits and / . _ : - = , @ % + may touch it)"
+                )));
+            }
+            out.push_str(&quote(target));
             rest = &rest[placeholder.len()..];
             continue;
         }
-        if c == '\'' {
-            in_single = !in_single;
+        match (quote_state, c) {
+            _ if escaped => escaped = false,
+            (Quote::None | Quote::Double, '\\') => escaped = true,
+            (Quote::None, '\'') => quote_state = Quote::Single,
+            (Quote::Single, '\'') => quote_state = Quote::None,
+            (Quote::None, '"') => quote_state = Quote::Double,
+            (Quote::Double, '"') => quote_state = Quote::None,
+            _ => {}
         }
         out.push(c);
         rest = &rest[c.len_utf8()..];
     }
-    out
+    Ok(out)
+}
+
+/// Whether the placeholder at `start..end` lies in a word (ended by whitespace or the line's ends)
+/// whose other characters are plain or other placeholders.
+fn in_plain_word(command: &str, start: usize, end: usize) -> bool {
+    let word_start = command[..start].rfind(char::is_whitespace).map_or(0, |at| at + 1);
+    let word_end = command[end..].find(char::is_whitespace).map_or(command.len(), |at| end + at);
+    let mut word = command[word_start..word_end].to_owned();
+    for placeholder in PLACEHOLDERS {
+        word = word.replace(placeholder, "");
+    }
+    word.chars().all(plain)
+}
+
+/// How many placeholders `command` holds.
+pub fn placeholder_count(command: &str) -> usize {
+    PLACEHOLDERS.iter().map(|p| command.matches(p).count()).sum()
 }
 
 /// The commands to run for `target`, and the ones dropped with why.
@@ -65,7 +128,13 @@ pub struct Plan {
 pub fn plan(template: &[String], target: &str, policy: &PolicyConfig) -> Plan {
     let mut plan = Plan::default();
     for command in template {
-        let concrete = substitute(command, target);
+        let concrete = match substitute(command, target) {
+            Ok(concrete) => concrete,
+            Err(Unsafe(why)) => {
+                plan.dropped.push(format!("{command} (cannot take a target safely: {why})"));
+                continue;
+            }
+        };
         let assessment = assess(&concrete, policy);
         if assessment.risk == Risk::Safe && !assessment.changed_by_sanitizer {
             plan.commands.push(concrete);
@@ -75,7 +144,6 @@ pub fn plan(template: &[String], target: &str, policy: &PolicyConfig) -> Plan {
     }
     plan
 }
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -102,14 +170,42 @@ mod tests {
     #[test]
     fn injection_stays_one_argument() {
         let evil = "x; rm -rf /";
-        assert_eq!(substitute("docker inspect {name}", evil), "docker inspect 'x; rm -rf /'");
-        let quoted = substitute("docker inspect {name}", "x'; touch pwned; '");
-        let assessment = assess(&quoted, &PolicyConfig::default());
-        assert_eq!(assessment.commands.len(), 1, "{quoted}");
-        assert_eq!(assessment.commands[0][2], "x'; touch pwned; '");
-        let inside = substitute("ss -ltn 'sport = :{port}'", "1'; touch pwned; '");
-        let assessment = assess(&inside, &PolicyConfig::default());
-        assert_eq!(assessment.commands.len(), 1, "{inside}");
+        assert_eq!(substitute("docker inspect {name}", evil).unwrap(), "docker inspect 'x; rm -rf /'");
+        for target in ["x'; touch pwned; '", "a$(id)", "a\"`id`\\'b", "1 ; id"] {
+            for (template, at) in [("docker inspect {name}", 2), ("lsof -nP -i :{port}", 3), ("ls /proc/{pid}/cwd", 1)]
+            {
+                let quoted = substitute(template, target).unwrap();
+                let assessment = assess(&quoted, &PolicyConfig::default());
+                assert_eq!(assessment.commands.len(), 1, "{quoted}");
+                assert!(assessment.commands[0][at].contains(target), "{quoted}: {:?}", assessment.commands);
+            }
+        }
+    }
+
+    #[test]
+    fn a_placeholder_in_quotes_after_a_backslash_or_beside_shell_characters_is_refused() {
+        for template in [
+            "journalctl -u \"{name}\"",
+            "journalctl -u \"x {name} y\"",
+            "ss -ltn 'sport = :{port}'",
+            "echo \\{name}",
+            "echo $HOME{name}",
+            "echo ${name}",
+            "ls ~{name}",
+            "ls *{name}",
+            "echo $(cat {name})",
+            "cat <<EOF\n{name}\nEOF",
+        ] {
+            assert!(substitute(template, "a$(id)").is_err(), "{template}");
+            let plan = plan(&owned(&[template]), "a$(id)", &PolicyConfig::default());
+            assert!(plan.commands.is_empty(), "{template}: {:?}", plan.commands);
+            assert!(plan.dropped[0].contains("cannot take a target safely"), "{:?}", plan.dropped);
+        }
+        // Quotes elsewhere in the command are fine.
+        assert_eq!(
+            substitute("docker ps --format '{{.Names}}' --filter name={name}", "a$(id)").unwrap(),
+            "docker ps --format '{{.Names}}' --filter name='a$(id)'"
+        );
     }
 
     #[test]

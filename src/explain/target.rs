@@ -1,13 +1,17 @@
 //! `opsai explain TEXT` without piped input: is TEXT a command to explain, or an ops object
 //! (a port, a pid, a file, a container, a service)?
 //!
-//! The heuristic, in order:
-//! 1. `:8080`, `port 8080` → a port; a bare number → a pid.
+//! The heuristic, in order (also in the README):
+//! 1. `:8080`, `port 8080` → a port; a bare number → a pid (`crate::analyze::object::literal`).
 //! 2. One word naming a path that exists → a file (`./deploy.sh`, `/etc/nginx/nginx.conf`).
 //! 3. Shell syntax (`|`, `&&`, `;`, a redirection, `$(…)`, backticks) or several simple commands → a command.
-//! 4. The first program word is one the policy knows, a shell builtin or keyword, or an executable
-//!    on `PATH` → a command (`tar -xzvf a.tgz`, `ls`).
-//! 5. Anything else → an object: a container or service name (`compoder-mongo`), or a question in
+//! 4. One bare word (letters, digits, `_ . - @ :`) that is also a known program (`nginx`, `sshd`) →
+//!    [`Target::CommandOrObject`]: the caller asks `docker ps -a` and systemd, and explains the
+//!    container or unit of that name if there is one (noting it is also a program), else the command.
+//!    Only this case costs a lookup; two quick probes, both through the audited executor.
+//! 5. The first program word is one the policy knows, a shell builtin or keyword, or an executable
+//!    on `PATH` → a command (`tar -xzvf a.tgz`, `nginx -t`).
+//! 6. Anything else → an object: a container or service name (`compoder-mongo`), or a question in
 //!    words (`what is nginx`).
 
 use crate::protocol::Assessment;
@@ -16,6 +20,8 @@ use crate::protocol::Assessment;
 pub enum Target {
     Command,
     Object(ObjectKind),
+    /// A bare word that is a program name but may also name a container or a unit (step 4).
+    CommandOrObject,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -25,17 +31,6 @@ pub enum ObjectKind {
     File,
     /// A name (container, service, …) or a question in words.
     Name,
-}
-
-impl ObjectKind {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ObjectKind::Port => "a port",
-            ObjectKind::Pid => "a process id",
-            ObjectKind::File => "a file",
-            ObjectKind::Name => "a name (container, service, …) or a question",
-        }
-    }
 }
 
 /// What the machine knows, behind closures so the heuristic is testable.
@@ -57,15 +52,15 @@ const BUILTINS: &[&str] = &[
 pub fn classify(text: &str, assessment: &Assessment, lookup: &Lookup<'_>) -> Target {
     let text = text.trim();
     let words: Vec<&str> = text.split_whitespace().collect();
-    let is_number = |word: &str| !word.is_empty() && word.bytes().all(|b| b.is_ascii_digit());
-    match words.as_slice() {
-        [word] if word.strip_prefix(':').is_some_and(is_number) => return Target::Object(ObjectKind::Port),
-        [port, number] if port.eq_ignore_ascii_case("port") && is_number(number) => {
-            return Target::Object(ObjectKind::Port);
-        }
-        [word] if is_number(word) => return Target::Object(ObjectKind::Pid),
-        [word] if (lookup.exists)(word) => return Target::Object(ObjectKind::File),
-        _ => {}
+    match crate::analyze::object::literal(text) {
+        Some(found) if found.kind == "port" => return Target::Object(ObjectKind::Port),
+        Some(_) => return Target::Object(ObjectKind::Pid),
+        None => {}
+    }
+    if let [word] = words.as_slice()
+        && (lookup.exists)(word)
+    {
+        return Target::Object(ObjectKind::File);
     }
     if has_shell_syntax(text) || assessment.commands.len() > 1 {
         return Target::Command;
@@ -73,7 +68,21 @@ pub fn classify(text: &str, assessment: &Assessment, lookup: &Lookup<'_>) -> Tar
     let program = assessment.commands.first().and_then(|argv| argv.first()).map(String::as_str);
     let first_word = words.first().copied().unwrap_or("");
     let known = |word: &str| BUILTINS.contains(&word) || (lookup.is_program)(word);
+    if let [word] = words.as_slice()
+        && is_bare_name(word)
+        && (lookup.is_program)(word)
+    {
+        return Target::CommandOrObject;
+    }
     if program.is_some_and(known) || known(first_word) { Target::Command } else { Target::Object(ObjectKind::Name) }
+}
+
+/// A word that could be a container or unit name: letters, digits and `_ . - @ :`, starting with
+/// a letter or digit (`nginx`, `web.1`, `getty@tty1`). Builtins and keywords are never one.
+fn is_bare_name(word: &str) -> bool {
+    word.chars().next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && word.chars().all(|c| c.is_ascii_alphanumeric() || "_.-@:".contains(c))
+        && !BUILTINS.contains(&word)
 }
 
 /// Operators outside quotes: `|`, `&`, `;`, `<`, `>`, `$(`, backticks.
@@ -126,7 +135,9 @@ mod tests {
         let cases = [
             ("find . -name \"*.log\" -mtime +7 -delete", Target::Command),
             ("tar -xzvf a.tgz", Target::Command),
-            ("ls", Target::Command),
+            ("ls", Target::CommandOrObject),
+            ("nginx", Target::CommandOrObject),
+            ("cd", Target::Command),
             ("nginx -t", Target::Command),
             ("sudo tar -xzf a.tgz", Target::Command),
             ("cd /tmp", Target::Command),

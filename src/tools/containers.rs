@@ -2,7 +2,9 @@
 //! `container_logs`, `restart_container`, through the docker CLI. Like the structured tools, opsai
 //! builds the command line itself (a container name must look like one, so it can never be an option
 //! or code) and runs it through `run_command`'s path, so the policy rates it (restart is Medium and
-//! asks) and it is audited. No docker on this machine is an observation for the model, not an error.
+//! asks) and it is audited. No docker where the commands run is an observation for the model, not an
+//! error: on this machine a missing `docker` on PATH answers at once; on an `--ssh-host`, and for
+//! any run that ends with exit 127 or "command not found", the result of the run itself says so.
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -10,7 +12,7 @@ use serde_json::{Value, json};
 use super::run_command::{self, Caller};
 use super::{Tool, ToolContext, ToolEffect, invalid_arguments};
 use crate::policy::quote_word;
-use crate::protocol::ToolSpec;
+use crate::protocol::{Observation, ObservationStatus, ToolSpec};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Container {
@@ -69,7 +71,9 @@ impl Tool for Container {
 
     fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect> {
         Box::pin(async move {
-            if !docker_available() {
+            let host = ctx.services.host.map(str::to_owned);
+            // The local fast path: remote commands are judged by their own result below.
+            if host.is_none() && !docker_available() {
                 return ToolEffect::Observe(invalid_arguments(
                     id,
                     "docker is not available on this machine (no `docker` on PATH); say so, or use other tools",
@@ -81,7 +85,10 @@ impl Tool for Container {
             };
             let command = argv.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ");
             let delegated = json!({"command": command, "why": format!("the {} tool", self.name())});
-            run_command::run(Caller { tool: self.name(), worker: "docker" }, id, &delegated, ctx).await
+            match run_command::run(Caller { tool: self.name(), worker: "docker" }, id, &delegated, ctx).await {
+                ToolEffect::Observe(observation) => ToolEffect::Observe(docker_missing(observation, host.as_deref())),
+                other => other,
+            }
         })
     }
 }
@@ -122,6 +129,29 @@ fn container_name(args: &Value) -> Result<String, String> {
     if valid { Ok(name.to_owned()) } else { Err(format!("`name` must be a container name or id, got {name:?}")) }
 }
 
+/// A run that shows the shell found no `docker` (exit 127, or "command not found") becomes the
+/// observation that docker is not available on the host the command ran on.
+fn docker_missing(observation: Observation, host: Option<&str>) -> Observation {
+    let not_found = |text: &str| {
+        let text = text.to_ascii_lowercase();
+        text.contains("docker: command not found") || text.contains("docker: not found")
+    };
+    if observation.status != ObservationStatus::Ran
+        || !(observation.exit_code == Some(127) || not_found(&observation.text))
+    {
+        return observation;
+    }
+    let place = host.map_or("this machine".to_owned(), |host| format!("`{host}`"));
+    Observation {
+        text: format!(
+            "docker is not available on {place} (the shell there has no `docker` command: {}); say so, or use \
+             other tools",
+            observation.text.trim()
+        ),
+        ..observation
+    }
+}
+
 fn docker_available() -> bool {
     let path = std::env::var("PATH").unwrap_or_default();
     crate::context::probe::find_on_path("docker", &path).is_some()
@@ -157,6 +187,25 @@ mod tests {
             assert_eq!(text, expected);
             assert_eq!(assess(&text, &policy).risk, risk, "{text}");
         }
+    }
+
+    #[test]
+    fn exit_127_or_command_not_found_means_docker_is_missing_on_that_host() {
+        let ran = |exit_code, text: &str| Observation {
+            call_id: "c".into(),
+            status: ObservationStatus::Ran,
+            exit_code,
+            text: text.into(),
+            truncated_bytes: 0,
+            duration_ms: 1,
+        };
+        let missing = docker_missing(ran(Some(127), "bash: line 1: docker: command not found"), Some("db1"));
+        assert!(missing.text.starts_with("docker is not available on `db1`"), "{}", missing.text);
+        assert_eq!(missing.exit_code, Some(127));
+        let local = docker_missing(ran(Some(1), "sh: 1: docker: not found"), None);
+        assert!(local.text.starts_with("docker is not available on this machine"), "{}", local.text);
+        let daemon = ran(Some(1), "Cannot connect to the Docker daemon at unix:///var/run/docker.sock");
+        assert_eq!(docker_missing(daemon.clone(), Some("db1")), daemon);
     }
 
     #[test]

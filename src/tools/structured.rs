@@ -69,7 +69,8 @@ impl Tool for Structured {
                 }, "required": ["url"]}),
             ),
             Structured::Ps => (
-                "List running processes, optionally filtered by user, process name or PID.",
+                "List running processes, optionally filtered by user, process name or PID. On macOS a `name` is \
+                 matched with pgrep, which also honours `user` but cannot be combined with `pid` or `options`.",
                 json!({"type": "object", "properties": {
                     "user": {"type": "string", "description": "Only this user's processes."},
                     "name": {"type": "string", "description": "Only processes with this name."},
@@ -160,6 +161,22 @@ pub fn build(tool: Structured, args: &Value, macos: bool) -> Result<Vec<String>,
             }
             argv.extend(["--".into(), url]);
         }
+        Structured::Ps if macos && text("name")?.is_some() => {
+            // macOS ps has no -C: pgrep matches the name (as the seed's grep filter did) and takes
+            // `user` as -u; it cannot also filter by pid or take ps options, so those are refused
+            // rather than silently dropped.
+            let name = required("name")?;
+            if text("pid")?.is_some() || !options(args)?.is_empty() {
+                return Err("on macOS `name` is matched with pgrep, which cannot also apply `pid` or ps `options`: \
+                            call ps with `name` (and `user`) alone, or with `pid`/`options` and no `name`"
+                    .into());
+            }
+            argv = vec!["pgrep".into(), "-il".into()];
+            if let Some(user) = text("user")? {
+                argv.extend(["-u".into(), name_word("user", &user)?]);
+            }
+            argv.extend(["--".into(), name]);
+        }
         Structured::Ps => {
             argv.extend(options(args)?);
             if let Some(user) = text("user")? {
@@ -172,10 +189,6 @@ pub fn build(tool: Structured, args: &Value, macos: bool) -> Result<Vec<String>,
                 argv.extend(["-p".into(), pid]);
             }
             if let Some(name) = text("name")? {
-                if macos {
-                    // macOS ps has no -C: pgrep matches the name the way the seed's grep filter did.
-                    return Ok(vec!["pgrep".into(), "-il".into(), "--".into(), name]);
-                }
                 argv.extend(["-C".into(), name_word("name", &name)?]);
             }
             if argv.len() == 1 {

@@ -66,6 +66,11 @@ struct FakeBin {
 
 impl FakeBin {
     fn new() -> Self {
+        Self::with(&[])
+    }
+
+    /// The default scripts, with `overrides` (name, body) replacing or adding some.
+    fn with(overrides: &[(&str, &str)]) -> Self {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::Builder::new().prefix("opsai-fakebin-").tempdir().unwrap();
         let log = dir.path().join("argv.log");
@@ -82,7 +87,11 @@ esac"#,
             ("systemctl", "exit 1"),
             ("ss", "printf 'LISTEN 0 4096 *:8080 users:((\"nginx\",pid=42))\\n'"),
             ("lsof", "printf 'nginx 42 root 6u IPv4 TCP *:8080 (LISTEN)\\n'"),
+            ("journalctl", "printf -- '-- No entries --\\n'"),
         ];
+        let mut scripts: Vec<(&str, &str)> =
+            scripts.into_iter().filter(|(name, _)| !overrides.iter().any(|(o, _)| o == name)).collect();
+        scripts.extend_from_slice(overrides);
         for (name, body) in scripts {
             let path = dir.path().join(name);
             let script = format!(
@@ -294,7 +303,7 @@ fn explain_a_port_runs_ss_and_lsof_with_the_port() {
         .stdout(predicate::str::contains("nginx listens on 8080."));
     let calls = bin.calls();
     assert!(calls.contains(&"lsof|-nP|-i|:8080".to_owned()), "{calls:?}");
-    assert!(calls.iter().any(|c| c.starts_with("ss|-ltnup|sport = :8080")), "{calls:?}");
+    assert!(calls.contains(&"ss|-ltnup|sport|=|:8080".to_owned()), "{calls:?}");
     let sent = all_text(&mock);
     assert!(sent.contains("users:((\\\"nginx\\\",pid=42))"), "{sent}");
 }
@@ -335,4 +344,232 @@ fn explain_of_an_unknown_name_lets_the_model_type_it_and_generate_a_template() {
     assert_eq!(generation_requests(&mock).len(), 1);
     assert!(bin.calls().contains(&"docker|inspect|orders-queue".to_owned()), "{:?}", bin.calls());
     assert_eq!(cached(&env)["rabbitmq queue"]["commands"], json!(["docker inspect {name}"]));
+}
+
+/// `docker ps` lists `nginx`, and `nginx` and `sshd` are programs on PATH; systemd knows `sshd`.
+fn bin_with_named_objects() -> FakeBin {
+    FakeBin::with(&[
+        (
+            "docker",
+            r#"case "$1" in
+  ps) printf 'nginx\n' ;;
+  inspect) printf '[{"Name": "/%s", "Config": {"Image": "nginx:1.25"}}]\n' "$2" ;;
+  logs) printf 'start worker processes\n' ;;
+  *) exit 1 ;;
+esac"#,
+        ),
+        (
+            "systemctl",
+            r#"case "$1" in
+  list-units) printf 'sshd.service loaded active running OpenBSD Secure Shell server\n' ;;
+  status) printf 'sshd.service - OpenBSD Secure Shell server\n   Active: active (running)\n' ;;
+  *) exit 1 ;;
+esac"#,
+        ),
+        ("nginx", "exit 0"),
+        ("sshd", "exit 0"),
+    ])
+}
+
+#[test]
+fn a_program_name_that_is_also_a_container_or_a_unit_is_explained_as_the_object() {
+    let env = TestEnv::new();
+    let bin = bin_with_named_objects();
+    let mock = MockLlm::start([reply_text("nginx is a container running nginx:1.25.")]);
+    opsai(&env, &mock, &bin)
+        .args(["explain", "nginx"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nginx is a container"))
+        .stderr(predicate::str::contains("looking into `nginx` as a container (it is also a command name)"));
+    assert!(bin.calls().contains(&"docker|inspect|nginx".to_owned()), "{:?}", bin.calls());
+    assert!(all_text(&mock).contains("nginx:1.25") && all_text(&mock).contains("also the name of a program"));
+
+    // A systemd unit: detected as a service, its status and journal collected.
+    let mock = MockLlm::start([reply_text("sshd is the OpenSSH server, running.")]);
+    opsai(&env, &mock, &bin)
+        .args(["explain", "sshd"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("OpenSSH server"))
+        .stderr(predicate::str::contains("as a service"));
+    let calls = bin.calls();
+    assert!(calls.contains(&"systemctl|status|sshd|--no-pager".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"journalctl|-u|sshd|-n|20|--no-pager".to_owned()), "{calls:?}");
+    assert!(all_text(&mock).contains("Active: active (running)"));
+
+    // A program with no container or unit of its name is still a command.
+    let mock = MockLlm::start([reply_text("ls lists a directory.")]);
+    opsai(&env, &mock, &bin)
+        .args(["explain", "ls"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("ls lists a directory."));
+    assert!(all_text(&mock).contains("Explain this shell command"));
+}
+
+#[test]
+fn explain_a_pid_and_an_existing_path_end_to_end() {
+    let env = TestEnv::new();
+    let bin = FakeBin::with(&[("ps", "printf '4242 1 root 01:02 Ss /usr/bin/frobd --serve\\n'")]);
+    let mock = MockLlm::start([reply_text("4242 is frobd.")]);
+    opsai(&env, &mock, &bin).args(["explain", "4242"]).assert().success().stdout("4242 is frobd.\n");
+    assert!(bin.calls().contains(&"ps|-o|pid,ppid,user,etime,stat,cmd|-p|4242".to_owned()), "{:?}", bin.calls());
+    let sent = all_text(&mock);
+    assert!(sent.contains("Analysis of process `4242`") && sent.contains("/usr/bin/frobd --serve"), "{sent}");
+
+    std::fs::write(env.user_home().join("notes.txt"), "remember the milk\n").unwrap();
+    let mock = MockLlm::start([reply_text("A small text file.")]);
+    opsai(&env, &mock, &bin).args(["explain", "notes.txt"]).assert().success().stdout("A small text file.\n");
+    let sent = all_text(&mock);
+    assert!(sent.contains("Analysis of file `notes.txt`") && sent.contains("$ ls -la 'notes.txt'"), "{sent}");
+    assert!(sent.contains("notes.txt: ASCII text") || sent.contains("Size: 18"), "{sent}");
+}
+
+#[test]
+fn an_analysis_carries_on_past_a_corrupt_cache() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    std::fs::create_dir_all(cache_file(&env).parent().unwrap()).unwrap();
+    std::fs::write(cache_file(&env), "{\"container\": [oops").unwrap();
+    let mock = MockLlm::start([reply_text("A MongoDB database.")]);
+    opsai(&env, &mock, &bin)
+        .args(["explain", "compoder-mongo"])
+        .assert()
+        .success()
+        .stdout("A MongoDB database.\n")
+        .stderr(predicate::str::contains("warning: the template cache").and(predicate::str::contains("corrupt")));
+    assert_eq!(
+        std::fs::read_to_string(cache_file(&env).with_extension("json.corrupt")).unwrap(),
+        "{\"container\": [oops"
+    );
+    assert!(bin.calls().contains(&"docker|inspect|compoder-mongo".to_owned()), "{:?}", bin.calls());
+    assert!(all_text(&mock).contains("mongo:5.0.18"));
+    assert_eq!(cached(&env)["container"]["commands"], json!(["docker inspect {name}", "docker logs --tail 20 {name}"]));
+}
+
+#[test]
+fn hostile_cached_and_generated_templates_cannot_expand_a_hostile_target() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    std::fs::create_dir_all(cache_file(&env).parent().unwrap()).unwrap();
+    let hostile = r#"{"redis": {"commands": ["journalctl -u \"{name}\" -n 5", "docker inspect {name}"],
+                      "created_at": "2026-11-22T10:00:00Z", "hit_count": 1}}"#;
+    std::fs::write(cache_file(&env), hostile).unwrap();
+    let mock = MockLlm::start([
+        reply_tool_call("call_1", "analyze", json!({"target": "x$(echo INJECTED)", "type": "redis"})),
+        reply_tool_call("call_2", "analyze", json!({"target": "y$(echo INJECTED)", "type": "memcached"})),
+        // The generation request's reply for memcached: the same placeholder in double quotes.
+        reply_text(r#"["journalctl -u \"{name}\" -n 5", "docker inspect {name}"]"#),
+        reply_text("done"),
+    ]);
+    opsai(&env, &mock, &bin).args(["what are these"]).assert().success();
+    let calls = bin.calls();
+    assert!(!calls.iter().any(|c| c.starts_with("journalctl") || c.contains("xINJECTED") || c.contains("yINJECTED")));
+    assert!(calls.contains(&"docker|inspect|x$(echo INJECTED)".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"docker|inspect|y$(echo INJECTED)".to_owned()), "{calls:?}");
+    let requests = mock.chat_requests();
+    let cached_run = requests[1].tool_result("call_1").unwrap();
+    assert!(
+        cached_run.contains("journalctl -u \"{name}\" -n 5 (a placeholder is not a plain shell word"),
+        "{cached_run}"
+    );
+    assert_eq!(cached(&env)["memcached"]["commands"], json!(["docker inspect {name}"]));
+}
+
+#[test]
+fn a_completed_analysis_is_a_success_so_repeating_it_is_not_a_failure_loop() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let call = |id: &str| reply_tool_call(id, "analyze", json!({"target": "compoder-mongo", "type": "container"}));
+    let mock = MockLlm::start([call("call_1"), call("call_2"), call("call_3"), reply_text("MongoDB, running.")]);
+    opsai(&env, &mock, &bin)
+        .args(["what is compoder-mongo"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("MongoDB, running."))
+        .stderr(predicate::str::contains("exit -").not().and(predicate::str::contains("failed 3 times").not()));
+    assert_eq!(mock.chat_requests().len(), 4);
+}
+
+#[test]
+fn the_analyze_tool_without_a_type_detects_ports_pids_and_paths_too() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    std::fs::write(env.user_home().join("app.conf"), "listen 8080;\n").unwrap();
+    let mock = MockLlm::start([
+        reply_tool_call("call_1", "analyze", json!({"target": ":8080"})),
+        reply_tool_call("call_2", "analyze", json!({"target": "app.conf"})),
+        reply_text("done"),
+    ]);
+    opsai(&env, &mock, &bin).args(["what is on 8080 and what is app.conf"]).assert().success();
+    let requests = mock.chat_requests();
+    let port = requests[1].tool_result("call_1").unwrap();
+    assert!(port.starts_with("Analysis of port `8080`") && port.contains("users:((\"nginx\",pid=42))"), "{port}");
+    let file = requests[2].tool_result("call_2").unwrap();
+    assert!(file.starts_with("Analysis of file `app.conf`") && file.contains("$ stat 'app.conf'"), "{file}");
+    assert!(bin.calls().contains(&"lsof|-nP|-i|:8080".to_owned()), "{:?}", bin.calls());
+}
+
+#[test]
+fn the_structured_ss_and_lsof_tools_run_the_exact_argv() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    let mock = MockLlm::start([
+        reply_tool_call("call_1", "ss", json!({"port": 8080, "protocol": "tcp", "options": ["-l", "-n"]})),
+        reply_tool_call("call_2", "lsof", json!({"port": "8080", "user": "root", "path": "-weird name; id"})),
+        reply_text("nginx holds 8080."),
+    ]);
+    opsai(&env, &mock, &bin).args(["who holds 8080"]).assert().success().stdout("nginx holds 8080.\n");
+    let calls = bin.calls();
+    assert!(calls.contains(&"ss|-l|-n|-t|( sport = :8080 or dport = :8080 )".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"lsof|-nP|-i:8080|-u|root|--|-weird name; id".to_owned()), "{calls:?}");
+    let requests = mock.chat_requests();
+    assert!(requests[1].tool_result("call_1").unwrap().contains("users:((\"nginx\",pid=42))"));
+    assert!(requests[2].tool_result("call_2").unwrap().contains("nginx 42 root"));
+}
+
+#[test]
+fn docker_missing_where_the_commands_run_is_an_observation() {
+    let env = TestEnv::new();
+    // A shell with no docker answers 127: the run's own result decides, not a look at PATH.
+    let bin = FakeBin::with(&[("docker", "echo 'sh: 1: docker: not found' >&2; exit 127")]);
+    let mock = MockLlm::start([reply_tool_call("call_1", "list_containers", json!({})), reply_text("No docker here.")]);
+    opsai(&env, &mock, &bin).args(["list my containers"]).assert().success();
+    let observed = mock.chat_requests()[1].tool_result("call_1").unwrap();
+    assert!(observed.contains("docker is not available on this machine"), "{observed}");
+}
+
+#[test]
+fn over_ssh_docker_is_looked_for_on_the_host_not_here() {
+    use crate::support::sshd::{HOST, Sshd, require};
+    if !require() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    std::fs::write(env.config_path(), sshd.opsai_config("")).unwrap();
+    let mock = MockLlm::start([reply_tool_call("call_1", "list_containers", json!({})), reply_text("listed")]);
+    // No docker on this side's PATH: before, that alone answered "not available on this machine".
+    let local_bin = tempfile::tempdir().unwrap();
+    env.cmd()
+        .env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_NONINTERACTIVE", "1")
+        .env("PATH", format!("{}:/usr/bin:/bin", local_bin.path().display()))
+        .args(["--ssh-host", HOST, "list my containers"])
+        .timeout(Duration::from_secs(90))
+        .assert()
+        .success();
+    let observed = mock.chat_requests()[1].tool_result("call_1").unwrap();
+    assert!(!observed.contains("not available on this machine"), "{observed}");
+    let audit = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default();
+    assert!(audit.contains("docker ps") && audit.contains(&format!("HOST: {HOST}")), "{audit}");
+    let control = env.opsai_home().join("ssh").join("%C");
+    let _ = std::process::Command::new("ssh")
+        .arg("-F")
+        .arg(sshd.client_config())
+        .arg("-o")
+        .arg(format!("ControlPath={}", control.display()))
+        .args(["-O", "exit", HOST])
+        .output();
 }

@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use crate::support::TestEnv;
 use crate::support::mock_llm::*;
+use crate::support::pty::PtySession;
 
 const EXPLANATION: &str = "Nginx cannot reach its upstream.";
 
@@ -362,4 +363,55 @@ fn ctrl_c_on_a_follow_stream_explains_what_was_read_and_a_second_one_quits() {
     drop(stdin);
     assert_eq!(output.status.code(), Some(130), "{}", String::from_utf8_lossy(&output.stderr));
     assert!(idle.chat_requests().is_empty());
+}
+
+/// Whether process `pid` is gone (or only a zombie waiting for init).
+fn gone(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => true,
+        Ok(stat) => stat.rsplit(')').next().is_some_and(|rest| rest.trim_start().starts_with('Z')),
+    }
+}
+
+#[test]
+fn ctrl_c_during_object_probes_ends_them_and_exits_130() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("never")]);
+    let bin = tempfile::tempdir().unwrap();
+    let pid_file = bin.path().join("docker.pid");
+    // A `docker ps -a` that hangs: the probe opsai is running when Ctrl-C comes.
+    let script = format!(
+        "#!/bin/sh\n[ \"$1\" = ps ] || exit 1\necho $$ > '{}.tmp'; mv '{0}.tmp' '{0}'\nexec sleep 60\n",
+        pid_file.display()
+    );
+    std::fs::write(bin.path().join("docker"), script).unwrap();
+    std::fs::set_permissions(bin.path().join("docker"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut vars = env.terminal_vars(&mock.base_url());
+    for (name, value) in &mut vars {
+        if *name == "PATH" {
+            *value = format!("{}:{value}", bin.path().display());
+        }
+    }
+    let mut term = PtySession::spawn(env!("CARGO_BIN_EXE_opsai"), &["explain", "frobnicator"], &vars, env.user_home());
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while !pid_file.exists() {
+        assert!(std::time::Instant::now() < deadline, "the probe never started: {}", term.screen());
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let probe: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
+    assert!(!gone(probe));
+    term.send("\x03");
+    assert_eq!(term.wait(Duration::from_secs(20)), 130, "{}", term.screen());
+    assert!(term.screen().contains("Ctrl-C: stopping the probes"), "{}", term.screen());
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !gone(probe) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the probe {probe} was left running: {}",
+            std::fs::read_to_string(format!("/proc/{probe}/status")).unwrap_or_default()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(mock.chat_requests().is_empty(), "nothing was sent to the model");
 }

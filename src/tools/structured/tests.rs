@@ -68,6 +68,19 @@ fn ps_filters_and_options() {
 }
 
 #[test]
+fn macos_ps_by_name_honours_user_and_refuses_pid_or_options() {
+    let mac = |args| build(Structured::Ps, &args, true);
+    assert_eq!(mac(json!({"name": "nginx", "user": "www"})).unwrap(), ["pgrep", "-il", "-u", "www", "--", "nginx"]);
+    for args in [json!({"name": "nginx", "pid": "12"}), json!({"name": "nginx", "options": ["-f"]})] {
+        let refused = mac(args.clone()).unwrap_err();
+        assert!(refused.contains("cannot also apply `pid` or ps `options`"), "{args}: {refused}");
+    }
+    assert!(mac(json!({"name": "nginx", "user": "-e"})).is_err());
+    // Without a name, macOS ps takes the filters as ps.
+    assert_eq!(mac(json!({"pid": "12", "user": "www"})).unwrap(), ["ps", "-u", "www", "-p", "12"]);
+}
+
+#[test]
 fn ss_port_filter_and_the_macos_fallback() {
     assert_eq!(
         line(Structured::Ss, json!({"port": 8080, "protocol": "tcp", "options": ["-l", "-n"]})),
