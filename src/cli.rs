@@ -84,6 +84,9 @@ pub struct UndoArgs {
     /// the most recent change of any session.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
+    /// Restore even when the file changed after opsai wrote it (those later changes are lost).
+    #[arg(long)]
+    pub force: bool,
 }
 
 #[derive(Debug, Subcommand)]

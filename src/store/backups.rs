@@ -9,12 +9,13 @@
 //! `write` on an `O_APPEND` descriptor and fsynced before the file itself is replaced:
 //!
 //! ```text
-//! {"event":"change","id":"c12/20260122T103015.123456Z","session":"c12","host":null,"path":"/home/ana/test/a.sh","backup":"c12/20260122T103015.123456Z/home/ana/test/a.sh","existed":true,"created_at":"2026-01-22T10:30:15.123456Z"}
+//! {"event":"change","id":"c12/20260122T103015.123456Z","session":"c12","host":null,"path":"/home/ana/test/a.sh","backup":"c12/20260122T103015.123456Z/home/ana/test/a.sh","existed":true,"written":"2242701514 7","created_at":"2026-01-22T10:30:15.123456Z"}
 //! {"event":"undone","id":"c12/20260122T103015.123456Z","created_at":"2026-01-22T10:31:02.5Z"}
 //! ```
 //!
 //! `backup` is relative to the backups directory and `null` when the file did not exist (undo then
-//! removes it). The last change is the last `change` line with no `undone` line for its id, so undo
+//! removes it). `written` is the POSIX `cksum` (`CRC SIZE`) of the content the change wrote: undo
+//! compares the file with it and refuses to overwrite later edits. The last change is the last `change` line with no `undone` line for its id, so undo
 //! twice walks back two changes. Lines that do not parse (a torn last line after a crash) are skipped.
 
 use std::collections::HashSet;
@@ -48,6 +49,8 @@ pub struct BackupEntry {
     pub path: PathBuf,
     /// The previous content; `None` when the file did not exist before the change.
     pub backup: Option<PathBuf>,
+    /// `cksum` of what the change wrote; `None` in lines from before it was recorded.
+    pub written: Option<String>,
     pub created_at: Timestamp,
 }
 
@@ -78,6 +81,8 @@ enum Line {
         path: PathBuf,
         backup: Option<PathBuf>,
         existed: bool,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        written: Option<String>,
         /// RFC 3339, UTC.
         created_at: String,
     },
@@ -101,13 +106,15 @@ impl Backups {
     }
 
     /// Keeps `previous` (the content before the change; `None`: the file does not exist yet) and
-    /// records the change. Call it before replacing the file: when it fails, do not write.
+    /// records the change, with the `cksum` of `written`, the content about to be written. Call it
+    /// before replacing the file: when it fails, do not write.
     pub fn save(
         &self,
         session: &str,
         host: Option<&str>,
         path: &Path,
         previous: Option<&[u8]>,
+        written: &[u8],
     ) -> Result<BackupEntry, BackupError> {
         check_name("session", session)?;
         if let Some(host) = host {
@@ -140,6 +147,7 @@ impl Backups {
             path: path.to_owned(),
             backup: backup.clone(),
             existed: previous.is_some(),
+            written: Some(crate::exec::fs::cksum(written)),
             created_at: created_at.to_string(),
         };
         self.append(&line)?;
@@ -149,6 +157,7 @@ impl Backups {
             host: host.map(str::to_owned),
             path: path.to_owned(),
             backup: backup.map(|within| self.root.join(within)),
+            written: Some(crate::exec::fs::cksum(written)),
             created_at,
         })
     }
@@ -166,10 +175,10 @@ impl Backups {
         for line in BufReader::new(file).lines() {
             let line = line.map_err(|error| BackupError::Read { path: path.clone(), error })?;
             match serde_json::from_str::<Line>(&line) {
-                Ok(Line::Change { id, session, host, path, backup, created_at, .. }) => {
+                Ok(Line::Change { id, session, host, path, backup, written, created_at, .. }) => {
                     let Ok(created_at) = created_at.parse::<Timestamp>() else { continue };
                     let backup = backup.map(|within| self.root.join(within));
-                    changes.push(BackupEntry { id, session, host, path, backup, created_at });
+                    changes.push(BackupEntry { id, session, host, path, backup, written, created_at });
                 }
                 Ok(Line::Undone { id, .. }) => {
                     undone.insert(id);
@@ -253,7 +262,7 @@ mod tests {
     fn layout_is_session_timestamp_path_and_private() {
         let dir = tempfile::tempdir().unwrap();
         let backups = Backups::new(dir.path().join("backups"));
-        let entry = backups.save("c12", None, Path::new("/home/ana/test/a.sh"), Some(b"echo 1\n")).unwrap();
+        let entry = backups.save("c12", None, Path::new("/home/ana/test/a.sh"), Some(b"echo 1\n"), b"new").unwrap();
         let file = entry.backup.clone().unwrap();
         let within = file.strip_prefix(backups.root()).unwrap();
         let parts: Vec<_> = within.iter().map(|p| p.to_string_lossy().into_owned()).collect();
@@ -265,7 +274,7 @@ mod tests {
         assert_eq!(mode(file.parent().unwrap()), 0o700);
         assert_eq!(mode(&backups.root().join("c12")), 0o700);
         assert_eq!(mode(&backups.journal()), 0o600);
-        let remote = backups.save("c12", Some("db-1"), Path::new("/etc/app.conf"), Some(b"x")).unwrap();
+        let remote = backups.save("c12", Some("db-1"), Path::new("/etc/app.conf"), Some(b"x"), b"new").unwrap();
         assert!(remote.backup.unwrap().ends_with("db-1/etc/app.conf"));
         assert_ne!(remote.id, entry.id, "two changes never share a directory");
     }
@@ -274,7 +283,7 @@ mod tests {
     fn journal_lines_say_what_to_restore() {
         let dir = tempfile::tempdir().unwrap();
         let backups = Backups::new(dir.path().to_owned());
-        backups.save("c1", None, Path::new("/tmp/new.txt"), None).unwrap();
+        backups.save("c1", None, Path::new("/tmp/new.txt"), None, b"new").unwrap();
         let journal = std::fs::read_to_string(backups.journal()).unwrap();
         let line: serde_json::Value = serde_json::from_str(journal.trim()).unwrap();
         assert_eq!(line["event"], "change");
@@ -283,6 +292,7 @@ mod tests {
         assert_eq!(line["existed"], false);
         assert!(line["backup"].is_null());
         assert!(line["host"].is_null());
+        assert_eq!(line["written"], crate::exec::fs::cksum(b"new"), "what the change wrote");
         assert!(line["created_at"].as_str().unwrap().ends_with('Z'));
     }
 
@@ -291,9 +301,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let backups = Backups::new(dir.path().to_owned());
         assert_eq!(backups.last(None).unwrap(), None);
-        let first = backups.save("c1", None, Path::new("/a"), Some(b"1")).unwrap();
-        let second = backups.save("c1", None, Path::new("/b"), Some(b"2")).unwrap();
-        let other = backups.save("c2", None, Path::new("/c"), None).unwrap();
+        let first = backups.save("c1", None, Path::new("/a"), Some(b"1"), b"new").unwrap();
+        let second = backups.save("c1", None, Path::new("/b"), Some(b"2"), b"new").unwrap();
+        let other = backups.save("c2", None, Path::new("/c"), None, b"new").unwrap();
         assert_eq!(backups.last(None).unwrap().as_ref(), Some(&other));
         assert_eq!(backups.last(Some("c1")).unwrap().as_ref(), Some(&second));
         backups.mark_undone(&second).unwrap();
@@ -312,9 +322,15 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let backups = Backups::new(dir.path().to_owned());
         for session in ["", "..", "a/b"] {
-            assert!(matches!(backups.save(session, None, Path::new("/x"), None), Err(BackupError::Name { .. })));
+            assert!(matches!(
+                backups.save(session, None, Path::new("/x"), None, b"new"),
+                Err(BackupError::Name { .. })
+            ));
         }
-        assert!(matches!(backups.save("c1", Some("../h"), Path::new("/x"), None), Err(BackupError::Name { .. })));
-        assert!(matches!(backups.save("c1", None, Path::new("x"), None), Err(BackupError::Relative(_))));
+        assert!(matches!(
+            backups.save("c1", Some("../h"), Path::new("/x"), None, b"new"),
+            Err(BackupError::Name { .. })
+        ));
+        assert!(matches!(backups.save("c1", None, Path::new("x"), None, b"new"), Err(BackupError::Relative(_))));
     }
 }

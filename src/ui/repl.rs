@@ -310,12 +310,20 @@ impl Repl<'_> {
         }
     }
 
-    /// `/undo`: the last change of this conversation, on the machine commands now run on.
+    /// `/undo`: the last change of this conversation, on the machine it was made on (this one or
+    /// an SSH host, whichever commands run on now).
     async fn undo(&self) {
         let session = self.conversation.label();
         let parts = &*self.parts;
-        match crate::undo::undo_last(&parts.backups, Some(&session), parts.files.as_ref(), parts.host.as_deref()).await
-        {
+        let undo = crate::undo::Undo {
+            backups: &parts.backups,
+            audit: &parts.audit,
+            ssh: &parts.config.ssh,
+            control_dir: self.paths.home.join("ssh"),
+            force: false,
+            input: "/undo",
+        };
+        match undo.last(Some(&session), parts.files.as_ref(), parts.host.as_deref()).await {
             Ok(done) => self.note(&done.to_string()),
             Err(err) => self.warn(&err.to_string()),
         }

@@ -336,7 +336,18 @@ fn a_created_file_is_removed_by_undo() {
     let out = h.call("write_file", json!({"path": "new.md", "content": "# hi\n"}));
     assert!(out.text.starts_with("created ~/new.md (5 bytes, 1 line); /undo"), "{}", out.text);
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-    let done = runtime.block_on(crate::undo::undo_last(&h.backups(), Some("c7"), &LocalFs, None)).unwrap();
+    let audit = AuditLog::new(h.opsai.join("audit.log"), 10, 90, Arc::new(Redactor::new(Vec::new())));
+    let ssh = crate::config::SshConfig { control_persist_s: 5, options: Vec::new() };
+    let backups = h.backups();
+    let undo = crate::undo::Undo {
+        backups: &backups,
+        audit: &audit,
+        ssh: &ssh,
+        control_dir: h.opsai.join("ssh"),
+        force: false,
+        input: "/undo",
+    };
+    let done = runtime.block_on(undo.last(Some("c7"), &LocalFs, None)).unwrap();
     assert!(matches!(done, crate::undo::Undone::Removed { .. }), "{done:?}");
     assert!(!h.home.join("new.md").exists());
 }

@@ -227,8 +227,11 @@ async fn apply<'c>(
     // The backup first: a change that cannot be undone is not made.
     let (backups, session, host, path) =
         (services.backups.clone(), services.session.clone(), services.host.map(str::to_owned), target.path.clone());
-    let saved =
-        tokio::task::spawn_blocking(move || backups.save(&session, host.as_deref(), &path, previous.as_deref())).await;
+    let written = new.clone().into_bytes();
+    let saved = tokio::task::spawn_blocking(move || {
+        backups.save(&session, host.as_deref(), &path, previous.as_deref(), &written)
+    })
+    .await;
     let entry = match saved {
         Ok(Ok(entry)) => entry,
         Ok(Err(err)) => return call.failed(confirmed, format!("{err}; nothing was written")),
