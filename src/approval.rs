@@ -8,10 +8,12 @@ use std::collections::VecDeque;
 mod keys;
 
 use std::io::{IsTerminal, Write};
+use std::os::fd::AsFd;
 use std::sync::Mutex;
 
 use crate::protocol::{Approval, Risk};
 use keys::Answer;
+pub use keys::stop_prompts;
 
 /// Everything the human needs to decide.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -176,8 +178,8 @@ impl Terminal {
     /// One typed line; `None` for Ctrl-C.
     fn answer(&mut self) -> std::io::Result<Option<String>> {
         let answer = match &mut self.input {
-            TerminalInput::Stdin(stdin) => keys::edit(stdin, &mut self.output),
-            TerminalInput::Tty(tty) => keys::edit(tty, &mut self.output),
+            TerminalInput::Stdin(stdin) => keys::edit(&mut keys::Keys(stdin.as_fd()), &mut self.output),
+            TerminalInput::Tty(tty) => keys::edit(&mut keys::Keys(tty.as_fd()), &mut self.output),
         }?;
         Ok(match answer {
             Answer::Line(line) => Some(line),

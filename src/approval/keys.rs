@@ -3,7 +3,8 @@
 //! Echo and backspace are done here ([`edit`]); the terminal settings are restored on every path.
 
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, OwnedFd};
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use nix::sys::termios::{self, LocalFlags, SetArg, SpecialCharacterIndices, Termios};
 
@@ -42,6 +43,37 @@ impl RawMode {
 impl Drop for RawMode {
     fn drop(&mut self) {
         let _ = termios::tcsetattr(&self.fd, SetArg::TCSANOW, &self.saved);
+    }
+}
+
+/// Set once opsai must stop (SIGTERM/SIGHUP): an open prompt then reads a Ctrl-C.
+static STOPPING: AtomicBool = AtomicBool::new(false);
+
+/// Makes every open and later approval prompt answer as if Ctrl-C were pressed (`runner::stop`), so
+/// the refusal is audited and the turn ends instead of waiting for a key that will not come.
+pub fn stop_prompts() {
+    STOPPING.store(true, Ordering::SeqCst);
+}
+
+/// The terminal read one `read(2)` at a time (no buffering, so a poll sees every pending byte),
+/// checking every 100 ms whether opsai must stop.
+pub struct Keys<'a>(pub BorrowedFd<'a>);
+
+impl Read for Keys<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        loop {
+            if STOPPING.load(Ordering::SeqCst) && !buf.is_empty() {
+                buf[0] = 0x03;
+                return Ok(1);
+            }
+            let mut fds = [PollFd::new(self.0, PollFlags::POLLIN)];
+            match poll(&mut fds, PollTimeout::from(100u16)) {
+                Ok(0) | Err(nix::errno::Errno::EINTR) => continue,
+                Ok(_) => return nix::unistd::read(self.0, buf).map_err(std::io::Error::from),
+                Err(err) => return Err(err.into()),
+            }
+        }
     }
 }
 

@@ -3,7 +3,14 @@
 //! SIGTERM and SIGKILL, and its audit line and the conversation are written before opsai exits
 //! with 128+n. With no turn running (the REPL waiting at its prompt), or when a turn does not end
 //! within [`GRACE`] (an approval prompt blocked on a read), the terminal's settings from the start
-//! are put back and opsai exits at once.
+//! are put back and opsai exits at once. Either way one line on stderr says which signal stopped
+//! opsai and with which exit code.
+//!
+//! Nothing stored is lost when the grace runs out: every message is written to the sessions
+//! database as the agent produces it (each in its own transaction), so only the result of a tool
+//! call that never finished is missing, and `conversation::repair` fills that in on resume. An
+//! approval prompt is not such a case: [`crate::approval::stop_prompts`] answers it like a Ctrl-C,
+//! so its `CONFIRMED: no` audit line is written and the turn ends well within the grace.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -36,13 +43,25 @@ impl Stop {
                 _ = hangup.recv() => 129,
             };
             watcher.code.store(code, Ordering::SeqCst);
+            let name = if code == 143 { "SIGTERM" } else { "SIGHUP" };
             let turn = watcher.turn.lock().ok().and_then(|turn| turn.clone());
+            let had_turn = turn.is_some();
             if let Some(turn) = turn {
+                say(&format!("opsai: {name} received: stopping the turn and its command (exit {code})"));
+                crate::approval::stop_prompts();
                 turn.cancel();
                 tokio::time::sleep(GRACE).await;
             }
             if let Some((fd, settings)) = &terminal {
                 let _ = nix::sys::termios::tcsetattr(fd, nix::sys::termios::SetArg::TCSANOW, settings);
+            }
+            if had_turn {
+                say(&format!(
+                    "opsai: the turn did not end within {} s of {name}; exiting (exit {code})",
+                    GRACE.as_secs()
+                ));
+            } else {
+                say(&format!("opsai: {name} received: exiting (exit {code})"));
             }
             std::process::exit(i32::from(code));
         });
@@ -70,6 +89,14 @@ impl Stop {
             code => Some(code),
         }
     }
+}
+
+/// One line on stderr, from the first column (a spinner or a raw-mode prompt may be on the line).
+fn say(line: &str) {
+    use std::io::{IsTerminal, Write};
+    let mut err = std::io::stderr().lock();
+    let _ = if err.is_terminal() { write!(err, "\r\x1b[2K{line}\r\n") } else { writeln!(err, "{line}") };
+    let _ = err.flush();
 }
 
 /// The controlling terminal's settings now, to restore when a signal ends opsai mid-prompt.

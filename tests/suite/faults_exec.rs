@@ -24,6 +24,8 @@ use serde_json::{Value, json};
 use crate::support::TestEnv;
 use crate::support::mock_llm::*;
 
+mod signals;
+
 /// Generous: the suite runs on loaded two-core machines.
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -38,8 +40,8 @@ fn opsai(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
 }
 
 /// `opsai` as a plain child process (for signals and memory readings); stdin is a pipe for the
-/// REPL (no arguments), else empty.
-fn spawn(env: &TestEnv, mock: &MockLlm, args: &[&str]) -> Child {
+/// REPL (no arguments), else empty; stderr is read as it comes (see [`Running`]).
+fn spawn(env: &TestEnv, mock: &MockLlm, args: &[&str]) -> Running {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_opsai"));
     cmd.env_clear();
     for name in ["PATH", "TMPDIR", "LANG", "LC_ALL"] {
@@ -56,8 +58,47 @@ fn spawn(env: &TestEnv, mock: &MockLlm, args: &[&str]) -> Child {
         .args(args)
         .stdin(if args.is_empty() { Stdio::piped() } else { Stdio::null() })
         .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    cmd.spawn().expect("spawn opsai")
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn opsai");
+    let mut pipe = child.stderr.take().unwrap();
+    // Drained on its own thread (1 GB of live output must not block opsai); the first and the
+    // last 64 KB are kept, which hold every message.
+    let stderr = std::thread::spawn(move || {
+        const KEEP: usize = 64 * 1024;
+        let (mut head, mut tail) = (Vec::new(), std::collections::VecDeque::<u8>::new());
+        let mut buf = [0u8; 65536];
+        while let Ok(n) = pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let room = KEEP.saturating_sub(head.len()).min(n);
+            head.extend_from_slice(&buf[..room]);
+            tail.extend(&buf[room..n]);
+            while tail.len() > KEEP {
+                tail.pop_front();
+            }
+        }
+        head.extend(tail);
+        String::from_utf8_lossy(&head).into_owned()
+    });
+    Running { child, stderr: Some(stderr) }
+}
+
+/// A spawned `opsai` and the reader of its stderr.
+struct Running {
+    child: Child,
+    stderr: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Running {
+    fn id(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Its stderr up to its exit (head and tail); call after it exited.
+    fn stderr(&mut self) -> String {
+        self.stderr.take().map(|reader| reader.join().unwrap()).unwrap_or_default()
+    }
 }
 
 fn stderr_of(output: &std::process::Output) -> String {
@@ -68,10 +109,15 @@ fn audit(env: &TestEnv) -> String {
     std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
 }
 
+/// `1000.<n>`, a number no other process has in its command line.
+fn marker() -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(1);
+    format!("1000.{}{:03}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+}
+
 /// A `sleep` long enough to outlive any test, with a duration no other process uses.
 fn marked_sleep() -> String {
-    static NEXT: AtomicUsize = AtomicUsize::new(1);
-    format!("sleep 1000.{}{:03}", std::process::id(), NEXT.fetch_add(1, Ordering::Relaxed))
+    format!("sleep {}", marker())
 }
 
 /// Live (not zombie) processes whose command line contains `marker`.
@@ -119,14 +165,14 @@ fn assert_no_leftovers(marker: &str) {
 }
 
 /// Waits for `child` to exit within `limit` (killing it and panicking otherwise).
-fn wait_exit(child: &mut Child, limit: Duration) -> ExitStatus {
+fn wait_exit(run: &mut Running, limit: Duration) -> ExitStatus {
     let deadline = Instant::now() + limit;
     loop {
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = run.child.try_wait().unwrap() {
             return status;
         }
         if Instant::now() > deadline {
-            let _ = child.kill();
+            let _ = run.child.kill();
             panic!("opsai did not exit within {limit:?}");
         }
         std::thread::sleep(Duration::from_millis(20));
@@ -167,6 +213,10 @@ fn a_child_ignoring_sigterm_is_killed_at_the_timeout_and_the_model_is_told() {
     let log = audit(&env);
     assert_eq!(log.lines().count(), 1, "{log}");
     assert!(log.contains("RISK: medium | CONFIRMED: auto | EXIT: 137"), "{log}");
+    let stored = stored_messages(&env);
+    let roles: Vec<&str> = stored.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "every message stored");
+    assert!(stored[2].1.contains("timed out") && stored[3].1 == "It hung.", "{stored:?}");
 }
 
 #[test]
@@ -233,7 +283,7 @@ fn a_gigabyte_on_one_line_keeps_memory_bounded_and_the_observation_short() {
         if let Some(kb) = peak_rss_kb(pid) {
             peak = peak.max(kb);
         }
-        if let Some(status) = child.try_wait().unwrap() {
+        if let Some(status) = child.child.try_wait().unwrap() {
             break status;
         }
         assert!(Instant::now() < deadline, "1 GB took more than 10 minutes");
@@ -241,9 +291,13 @@ fn a_gigabyte_on_one_line_keeps_memory_bounded_and_the_observation_short() {
     };
     eprintln!("1 GB through opsai in {:?}, peak RSS {peak} kB", started.elapsed());
     let mut stdout = String::new();
-    child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    child.child.stdout.take().unwrap().read_to_string(&mut stdout).unwrap();
+    let err = child.stderr();
     assert!(status.success(), "{status:?}");
     assert_eq!(stdout, "A lot of a.\n");
+    // The user is told how it ended and how much there was (the live block is cut at the gutter).
+    assert!(err.contains("  ✓ exit 0 · "), "the summary line: {}", &err[err.len().saturating_sub(500)..]);
+    assert!(err.ends_with(" ms\n"), "nothing after the summary: {:?}", &err[err.len().saturating_sub(500)..]);
     assert!(peak > 0 && peak < 100 * 1024, "opsai's peak RSS was {peak} kB");
     let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
     assert!(observation.len() < 6000, "observation is {} bytes", observation.len());
@@ -253,6 +307,11 @@ fn a_gigabyte_on_one_line_keeps_memory_bounded_and_the_observation_short() {
     let log = audit(&env);
     assert_eq!(log.lines().count(), 1, "{log}");
     assert!(log.contains("| EXIT: 0 | OUTPUT: "), "{log}");
+    let stored = stored_messages(&env);
+    let roles: Vec<&str> = stored.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "every message stored");
+    assert!(stored[2].1.len() < 6000 && stored[2].1.contains("bytes truncated]"), "the stored result is the short one");
+    assert_eq!(stored[3].1, "A lot of a.");
 }
 
 #[test]
@@ -270,15 +329,21 @@ fn output_without_a_trailing_newline_is_kept_whole_and_the_next_line_starts_clea
     assert_eq!(shown, ["  │ no-newline-here"], "{err}");
     assert!(err.contains("no-newline-here\n  ✓ exit 0"), "the summary starts on its own line: {err}");
     assert!(audit(&env).contains("| EXIT: 0 | OUTPUT: no-newline-here\n"), "{}", audit(&env));
+    let stored = stored_messages(&env);
+    let roles: Vec<&str> = stored.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "every message stored");
+    assert!(stored[2].1.ends_with("\nno-newline-here"), "{stored:?}");
 }
 
 #[test]
 fn commands_reading_stdin_end_at_the_timeout_and_say_so() {
     let env = TestEnv::new();
     env.write_config(r#"{"exec": {"timeout_s": 2}}"#);
+    // Markers in the command lines: `read` runs inside the shell, `cat` as its own process.
+    let (first, second) = (marker().replace('.', "_"), marker());
     let mock = MockLlm::start([
-        reply_tool_call("c1", "run_command", run("read x; echo got $x")),
-        reply_tool_call("c2", "run_command", run("cat")),
+        reply_tool_call("c1", "run_command", run(&format!("read x m{first}; echo got $x"))),
+        reply_tool_call("c2", "run_command", run(&format!("cat - {second}"))),
         reply_text("Both waited for input."),
     ]);
     let started = Instant::now();
@@ -286,146 +351,18 @@ fn commands_reading_stdin_end_at_the_timeout_and_say_so() {
     let out = opsai(&env, &mock).arg("read").write_stdin("typed-by-nobody\n").output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(started.elapsed() < Duration::from_secs(40), "{:?}", started.elapsed());
+    assert_no_leftovers(&first);
+    assert_no_leftovers(&second);
     let last = &mock.chat_requests()[2];
     for id in ["c1", "c2"] {
         let observation = last.tool_result(id).unwrap();
         assert!(observation.contains("timed out"), "{id}: {observation}");
         assert!(!observation.contains("typed-by-nobody") && !observation.contains("got"), "{id}: {observation}");
     }
+    let err = stderr_of(&out);
+    assert_eq!(err.matches("✗ timed out after ").count(), 2, "the user is told: {err}");
     assert_eq!(audit(&env).lines().count(), 2, "{}", audit(&env));
     assert!(audit(&env).lines().all(|l| l.contains("| EXIT: 143 |")), "{}", audit(&env));
-}
-
-// ---------------------------------------------------------------------------------------------
-// Process side
-// ---------------------------------------------------------------------------------------------
-
-/// Starts a one-shot run whose first command is a marked `sleep`, and waits until it runs.
-fn start_sleeping(env: &TestEnv, mock: &MockLlm, sleep: &str) -> Child {
-    let child = spawn(env, mock, &["wait for it"]);
-    wait_for("the first model request", LIMIT, || !mock.chat_requests().is_empty());
-    wait_for("the command to start", LIMIT, || !marked(sleep).is_empty());
-    child
-}
-
-fn signal(child: &Child, signal: nix::sys::signal::Signal) {
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(child.id() as i32), signal).unwrap();
-}
-
-/// What a signal while a command runs must leave: the command ended, its audit line, the task and
-/// the interrupted call stored, no second model request.
-fn assert_stopped_cleanly(env: &TestEnv, mock: &MockLlm, sleep: &str, status: ExitStatus, expected: i32) {
-    assert_no_leftovers(sleep);
-    assert_eq!(status.code(), Some(expected), "exit status {status:?} (signal {:?})", status.signal());
-    assert_eq!(mock.chat_requests().len(), 1, "no model request after the signal");
-    let log = audit(env);
-    assert_eq!(log.lines().count(), 1, "{log}");
-    assert!(log.contains(&format!("CMD: \"{sleep}\" | RISK: safe | CONFIRMED: auto")), "{log}");
-    let stored = stored_messages(env);
-    assert_eq!(stored.first().map(|(role, content)| (role.as_str(), content.as_str())), Some(("user", "wait for it")));
-    assert!(stored.iter().any(|(role, content)| role == "tool" && content.contains("interrupted")), "{stored:?}");
-}
-
-#[test]
-fn sigterm_while_a_command_runs_ends_it_logs_it_and_exits_143() {
-    let env = TestEnv::new();
-    let sleep = marked_sleep();
-    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&sleep)), reply_text("never asked")]);
-    let mut child = start_sleeping(&env, &mock, &sleep);
-    signal(&child, nix::sys::signal::Signal::SIGTERM);
-    let status = wait_exit(&mut child, LIMIT);
-    assert_stopped_cleanly(&env, &mock, &sleep, status, 143);
-}
-
-#[test]
-fn sighup_while_a_command_runs_ends_it_logs_it_and_exits_129() {
-    let env = TestEnv::new();
-    let sleep = marked_sleep();
-    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&sleep)), reply_text("never asked")]);
-    let mut child = start_sleeping(&env, &mock, &sleep);
-    signal(&child, nix::sys::signal::Signal::SIGHUP);
-    let status = wait_exit(&mut child, LIMIT);
-    assert_stopped_cleanly(&env, &mock, &sleep, status, 129);
-}
-
-#[test]
-fn sigterm_to_the_repl_while_a_command_runs_ends_it_and_logs_it() {
-    let env = TestEnv::new();
-    let sleep = marked_sleep();
-    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&sleep)), reply_text("never asked")]);
-    let mut child = spawn(&env, &mock, &[]);
-    let mut stdin = child.stdin.take().unwrap();
-    std::io::Write::write_all(&mut stdin, b"wait for it\n").unwrap();
-    wait_for("the first model request", LIMIT, || !mock.chat_requests().is_empty());
-    wait_for("the command to start", LIMIT, || !marked(&sleep).is_empty());
-    signal(&child, nix::sys::signal::Signal::SIGTERM);
-    let status = wait_exit(&mut child, LIMIT);
-    drop(stdin);
-    assert_stopped_cleanly(&env, &mock, &sleep, status, 143);
-}
-
-#[test]
-fn sigterm_at_an_approval_prompt_on_a_terminal_exits_143_and_runs_nothing() {
-    let env = TestEnv::new();
-    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run("touch never.txt"))]);
-    let task = format!("approve-me-{}", marked_sleep().replace(' ', "-"));
-    let vars = vec![
-        ("PATH", std::env::var("PATH").unwrap_or_default()),
-        ("OPSAI_HOME", env.opsai_home().display().to_string()),
-        ("HOME", env.user_home().display().to_string()),
-        ("OPSAI_BASE_URL", mock.base_url()),
-        ("NO_COLOR", "1".to_owned()),
-    ];
-    let mut session =
-        crate::support::pty::PtySession::spawn(env!("CARGO_BIN_EXE_opsai"), &[&task], &vars, env.user_home());
-    session.expect("[n] no", LIMIT);
-    let pids = marked(&task);
-    assert_eq!(pids.len(), 1, "{pids:?}");
-    nix::sys::signal::kill(nix::unistd::Pid::from_raw(pids[0] as i32), nix::sys::signal::SIGTERM).unwrap();
-    assert_eq!(session.wait(LIMIT), 143, "{}", session.screen());
-    assert!(!env.user_home().join("never.txt").exists());
-    assert_eq!(mock.chat_requests().len(), 1);
-    let stored = stored_messages(&env);
-    assert_eq!(stored.first().map(|(_, content)| content.as_str()), Some(task.as_str()));
-}
-
-#[test]
-fn sigint_without_a_terminal_while_a_command_runs_interrupts_only_the_command() {
-    let env = TestEnv::new();
-    let sleep = marked_sleep();
-    let mock =
-        MockLlm::start([reply_tool_call("c1", "run_command", run(&sleep)), reply_text("The wait was interrupted.")]);
-    let mut child = start_sleeping(&env, &mock, &sleep);
-    signal(&child, nix::sys::signal::Signal::SIGINT);
-    let status = wait_exit(&mut child, LIMIT);
-    assert_no_leftovers(&sleep);
-    assert_eq!(status.code(), Some(0), "the turn goes on after the command: {status:?}");
-    let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
-    assert!(observation.contains("interrupted"), "{observation}");
-    assert!(audit(&env).contains(&format!("CMD: \"{sleep}\" | RISK: safe | CONFIRMED: auto | EXIT: 130")));
-    let stored = stored_messages(&env);
-    let roles: Vec<&str> = stored.iter().map(|(role, _)| role.as_str()).collect();
-    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{stored:?}");
-}
-
-#[test]
-fn signals_without_a_terminal_while_the_model_thinks_end_the_run() {
-    for (signal_sent, expected) in [
-        (nix::sys::signal::Signal::SIGINT, 130),
-        (nix::sys::signal::Signal::SIGTERM, 143),
-        (nix::sys::signal::Signal::SIGHUP, 129),
-    ] {
-        let env = TestEnv::new();
-        let mock = MockLlm::start([reply_hang_before_head()]);
-        let mut child = spawn(&env, &mock, &["wait for it"]);
-        wait_for("the first model request", LIMIT, || !mock.chat_requests().is_empty());
-        signal(&child, signal_sent);
-        let status = wait_exit(&mut child, LIMIT);
-        assert_eq!(status.code(), Some(expected), "{signal_sent}: {status:?}");
-        assert_eq!(audit(&env), "", "{signal_sent}: nothing ran");
-        let stored = stored_messages(&env);
-        assert_eq!(stored, [("user".to_owned(), "wait for it".to_owned())], "{signal_sent}: the task is kept");
-    }
 }
 
 // ---------------------------------------------------------------------------------------------
