@@ -230,6 +230,14 @@ pub enum AgentEvent {
     Error {
         message: String,
     },
+    /// The model endpoint failed in a way that is retried (429, 5xx, a dropped connection): what
+    /// happened, and that attempt `attempt` of `max_attempts` follows in `wait_ms`.
+    Retry {
+        reason: String,
+        wait_ms: u64,
+        attempt: u32,
+        max_attempts: u32,
+    },
     Done {
         iterations: u32,
         #[serde(default, skip_serializing_if = "Option::is_none")]

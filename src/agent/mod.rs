@@ -279,10 +279,15 @@ impl Agent<'_> {
                 tools: self.tools.specs(),
                 max_tokens: self.settings.max_tokens,
             };
-            let mut on_delta = |delta: ModelDelta| {
-                if let ModelDelta::Reasoning(text) = delta {
-                    events(AgentEvent::Thought { text });
-                }
+            let mut on_delta = |delta: ModelDelta| match delta {
+                ModelDelta::Reasoning(text) => events(AgentEvent::Thought { text }),
+                ModelDelta::Retry { reason, wait, attempt, max_attempts } => events(AgentEvent::Retry {
+                    reason,
+                    wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                    attempt,
+                    max_attempts,
+                }),
+                ModelDelta::Content(_) => {}
             };
             let cancel = self.services.interrupts.turn.clone();
             let result = tokio::select! {

@@ -43,6 +43,9 @@ pub enum ModelDelta {
     Reasoning(String),
     /// Ordinary content deltas.
     Content(String),
+    /// An attempt failed and is retried: `reason` (`is busy (429)`, `failed with HTTP 503`), then attempt
+    /// `attempt` of `max_attempts` after `wait`. Sent before the wait, so it is never silent.
+    Retry { reason: String, wait: std::time::Duration, attempt: u32, max_attempts: u32 },
 }
 
 /// The whole reply once the stream ended.

@@ -14,7 +14,8 @@
 //! - Timeouts: 5 s to connect; `timeout` for the response to start and for every idle gap in the
 //!   body (keep-alive comments count as activity), never for the whole stream.
 //! - Retries (`retry`): 429 and 500/502/503/504 and dropped connections, at most
-//!   `RetryPolicy::max_attempts`, only while no delta has been passed to the caller.
+//!   `RetryPolicy::max_attempts`, only while no delta has been passed to the caller. Each wait is
+//!   announced first with a `ModelDelta::Retry` (the caller shows it), so it is never silent.
 //! - Compatibility: an endpoint that rejects `stream_options`, or a model that rejects `tools`, gets
 //!   the request again without them (remembered for this client); a JSON body instead of a stream
 //!   is accepted too.
@@ -34,7 +35,7 @@ use super::retry::{self, RetryPolicy};
 use super::sse::{self, SseError};
 use super::stream::{ReplyAssembler, Step, StreamError};
 use super::wire::{self, BodyOptions};
-use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelReply, text_calls};
+use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, text_calls};
 
 /// How long establishing the TCP (and TLS) connection may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -140,8 +141,15 @@ impl OpenAiClient {
                 }
                 Next::Without(Rejection::Tools) if options.tools => self.without_tools.store(true, Ordering::Relaxed),
                 Next::Retry { after } if !failure.emitted && attempt < self.retry.max_attempts => {
-                    tokio::time::sleep(self.retry.delay(attempt, after)).await;
+                    let wait = self.retry.delay(attempt, after);
                     attempt += 1;
+                    on_delta(ModelDelta::Retry {
+                        reason: retry::reason(&failure.error),
+                        wait,
+                        attempt,
+                        max_attempts: self.retry.max_attempts,
+                    });
+                    tokio::time::sleep(wait).await;
                 }
                 _ => return Err(with_attempts(failure.error, attempt)),
             }

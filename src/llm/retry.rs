@@ -3,7 +3,8 @@
 //! Retried: 429 (honouring `Retry-After` / `retry-after-ms`, capped), 500/502/503/504 and
 //! connections that broke before the reply started. Never retried: anything after a delta was
 //! passed to the caller (the user has seen it), timeouts (waiting again would double the wait),
-//! refused connections (nothing is listening), and every other status.
+//! refused connections (nothing is listening), and every other status. Each retry is announced
+//! ([`reason`] says what happened) before its wait.
 
 use std::time::Duration;
 
@@ -48,6 +49,18 @@ impl RetryPolicy {
         let backoff = self.initial_backoff.saturating_mul(1 << doublings).min(self.max_backoff);
         let half = backoff / 2;
         half + half.mul_f64(jitter.clamp(0.0, 1.0))
+    }
+}
+
+/// What the endpoint did, for the retry notice ("the model endpoint {reason}"): `is busy (429)`,
+/// `failed with HTTP 503`, `dropped the connection`, `sent an empty reply`.
+pub(crate) fn reason(error: &super::LlmError) -> String {
+    match error {
+        super::LlmError::RateLimited { .. } => "is busy (429)".to_owned(),
+        super::LlmError::Http { status, .. } => format!("failed with HTTP {status}"),
+        super::LlmError::Protocol(message) if message.contains("closed the stream") => "sent an empty reply".to_owned(),
+        super::LlmError::Protocol(_) => "dropped the connection".to_owned(),
+        other => format!("failed: {other}"),
     }
 }
 
@@ -105,6 +118,15 @@ mod tests {
         let p = policy();
         assert_eq!(p.delay_with_jitter(1, Some(Duration::from_secs(2)), 0.3), Duration::from_secs(2));
         assert_eq!(p.delay_with_jitter(1, Some(Duration::from_secs(600)), 0.3), Duration::from_secs(5));
+    }
+
+    #[test]
+    fn reasons_are_short() {
+        use super::super::LlmError;
+        assert_eq!(reason(&LlmError::RateLimited { attempts: 1 }), "is busy (429)");
+        assert_eq!(reason(&LlmError::Http { status: 503, body: "loading".into() }), "failed with HTTP 503");
+        let dropped = LlmError::Protocol("the connection was dropped: reset".into());
+        assert_eq!(reason(&dropped), "dropped the connection");
     }
 
     #[test]

@@ -121,6 +121,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 if let AgentEvent::Error { message } = event {
                     writeln!(self.err, "opsai: {message}")?;
                 }
+                if let AgentEvent::Retry { .. } = event
+                    && let Some(line) = retry_line(event)
+                {
+                    writeln!(self.err, "{line}")?;
+                }
                 Ok(())
             }
             Style::Human { .. } => self.human(event),
@@ -184,6 +189,14 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 let line = self.paint(style::failure(), &format!("opsai: {message}"));
                 writeln!(self.err, "{line}")?;
             }
+            AgentEvent::Retry { .. } => {
+                if let Some(line) = retry_line(event) {
+                    let line = self.paint(style::warning(), &line);
+                    writeln!(self.err, "{line}")?;
+                }
+                // Still waiting for the model.
+                self.waiting();
+            }
         }
         self.err.flush()
     }
@@ -211,6 +224,19 @@ impl<O: Write, E: Write> Renderer<O, E> {
         }
         Ok(())
     }
+}
+
+/// `opsai: the model endpoint is busy (429); retrying in 3 s (attempt 2/3)`.
+fn retry_line(event: &AgentEvent) -> Option<String> {
+    let AgentEvent::Retry { reason, wait_ms, attempt, max_attempts } = event else { return None };
+    let wait = if wait_ms % 1000 == 0 || *wait_ms >= 10_000 {
+        format!("{} s", wait_ms.div_ceil(1000))
+    } else {
+        format!("{:.1} s", *wait_ms as f64 / 1000.0)
+    };
+    // The reason comes from the model's endpoint side: printable text only.
+    let reason: String = reason.chars().filter(|c| !c.is_control()).collect();
+    Some(format!("opsai: the model endpoint {reason}; retrying in {wait} (attempt {attempt}/{max_attempts})"))
 }
 
 /// `✓ exit 0 · 1.2 KB · 35 ms`, or what stopped the command.
@@ -318,6 +344,26 @@ mod tests {
         }
         assert_eq!(String::from_utf8(err).unwrap(), "\r⠋ Thinking…\r⠙ Thinking…\r\x1b[2K");
         assert_eq!(String::from_utf8(out).unwrap(), "hi\n");
+    }
+
+    #[test]
+    fn a_retry_is_a_notice_on_stderr_and_a_json_line_on_stdout() {
+        let retry = AgentEvent::Retry { reason: "is busy (429)".into(), wait_ms: 3000, attempt: 2, max_attempts: 3 };
+        let expected = "opsai: the model endpoint is busy (429); retrying in 3 s (attempt 2/3)\n";
+        for style in [Style::Human { color: false, spinner: false }, Style::Quiet] {
+            assert_eq!(render(style, std::slice::from_ref(&retry)), (String::new(), expected.to_owned()));
+        }
+        let short =
+            AgentEvent::Retry { reason: "failed with HTTP 503".into(), wait_ms: 437, attempt: 3, max_attempts: 3 };
+        let (_, err) = render(Style::Quiet, &[short]);
+        assert_eq!(err, "opsai: the model endpoint failed with HTTP 503; retrying in 0.4 s (attempt 3/3)\n");
+        let (out, err) = render(Style::Json, &[retry]);
+        assert!(err.is_empty());
+        let line: serde_json::Value = serde_json::from_str(out.trim_end()).unwrap();
+        assert_eq!(
+            line,
+            serde_json::json!({"type": "retry", "reason": "is busy (429)", "wait_ms": 3000, "attempt": 2, "max_attempts": 3})
+        );
     }
 
     #[test]

@@ -117,7 +117,13 @@ fn invalid_json_arguments_get_an_observation_and_the_model_recovers() {
         reply_tool_call("c2", "run_command", run("echo fixed-call")),
         reply_text("Recovered with a valid call."),
     ]);
-    opsai(&env, &mock).arg("bad json").assert().success().stdout("Recovered with a valid call.\n");
+    let out = opsai(&env, &mock).arg("bad json").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Recovered with a valid call.\n");
+    // The user is told that the call was unusable and was not run, before the model's next try.
+    let err = stderr(&out);
+    let told = err.find("✗ [ERROR]: arguments must be a JSON object").unwrap_or_else(|| panic!("not told: {err}"));
+    assert!(told < err.find("▶ run_command [SAFE]  echo fixed-call").unwrap(), "{err}");
     assert!(!target.exists(), "nothing from the invalid call ran");
     let second = &mock.chat_requests()[1];
     second.assert_tool_calls_answered();
