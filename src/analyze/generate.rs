@@ -30,7 +30,9 @@ const SYSTEM: &str = "You write inspection templates for opsai, a terminal assis
     a short list of read-only shell commands that together show what an object of one type is and what \
     state it is in (identity, version, configuration, status, recent log lines). Write the target as a \
     placeholder: {name} for a name, {port} for a port, {pid} for a process id, {path} for a path; opsai \
-    substitutes it shell-quoted, so never quote a placeholder yourself. Never write a command that \
+    substitutes it shell-quoted, so never quote a placeholder yourself: write it as a whole word or joined \
+    only to letters, digits and / . _ : - = , @ % + (`lsof -i :{port}`, `/proc/{pid}/status`); a placeholder \
+    inside quotes or next to any other character makes the command unusable. Never write a command that \
     changes anything, asks for input, follows output forever (-f, watch) or prints secrets. Reply with a \
     JSON array of 2 to 4 command strings and nothing else.";
 
