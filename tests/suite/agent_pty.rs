@@ -1,5 +1,6 @@
 //! The one-shot agent on a real terminal: a person types `yes` to a High prompt, declines a Medium
-//! one, and presses Ctrl-C while a command runs or while the model is thinking.
+//! one, and presses Ctrl-C while a command runs, while the model is thinking or answering, and at
+//! the approval prompt.
 
 use std::time::{Duration, Instant};
 
@@ -60,23 +61,94 @@ fn declining_tells_the_model_and_it_adapts() {
     assert_eq!(mock.chat_requests()[1].tool_result("c1").as_deref(), Some("the user declined to run this command"));
 }
 
+/// Every stored message as `(role, content)`, oldest first.
+fn stored_messages(env: &TestEnv) -> Vec<(String, String)> {
+    let db = rusqlite::Connection::open_with_flags(
+        env.opsai_home().join("sessions.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .unwrap();
+    let mut statement = db.prepare("SELECT role, content FROM messages ORDER BY id").unwrap();
+    statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
+}
+
+/// Live (not zombie) processes whose command line contains `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
+    entries
+        .filter_map(Result::ok)
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+            String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(marker) && !state.starts_with('Z')
+        })
+        .collect()
+}
+
 #[test]
 fn ctrl_c_interrupts_the_running_command_and_the_model_is_told() {
     let env = TestEnv::new();
+    // A duration no other process uses, to find the `sleep` in /proc.
+    let sleep = format!("sleep 1000.{}7", std::process::id());
+    let command = format!("echo started; {sleep}; echo finished");
     let mock = MockLlm::start([
-        reply_tool_call("c1", "run_command", json!({"command": "echo started; sleep 30; echo finished"})),
+        reply_tool_call("c1", "run_command", json!({"command": command})),
         reply_text("The command was interrupted."),
     ]);
     let started = Instant::now();
     let mut session = start(&env, &mock, &["wait a while"]);
-    session.expect("started", LIMIT);
+    // Its output, not its display in the `▶` line.
+    session.expect("│ started", LIMIT);
+    let deadline = Instant::now() + LIMIT;
+    while processes_with(&sleep).is_empty() {
+        assert!(Instant::now() < deadline, "the command never ran: {}", session.screen());
+        std::thread::sleep(Duration::from_millis(20));
+    }
     session.send("\x03");
     session.expect("The command was interrupted.", LIMIT);
     assert_eq!(session.wait(LIMIT), 0);
     assert!(started.elapsed() < Duration::from_secs(20), "the sleep was not interrupted");
+    // Gone at once; the poll only absorbs the kernel's reaping.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_with(&sleep).is_empty() {
+        assert!(Instant::now() < deadline, "left behind: {:?}", processes_with(&sleep));
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(session.screen().contains("✗ interrupted after "), "{}", session.screen());
     let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
     assert!(observation.contains("interrupted"), "{observation}");
     assert!(!observation.contains("finished"));
+    let log = audit(&env);
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(log.contains(&format!("CMD: \"{command}\" | RISK: safe | CONFIRMED: auto | EXIT: 130")), "{log}");
+    let stored = stored_messages(&env);
+    let roles: Vec<&str> = stored.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool", "assistant"], "{stored:?}");
+    assert!(stored[2].1.contains("interrupted") && stored[2].1.contains("started"), "{stored:?}");
+    assert_eq!(stored[3].1, "The command was interrupted.");
+}
+
+#[test]
+fn ctrl_c_while_the_answer_streams_cancels_with_130_and_shows_no_half_answer() {
+    let env = TestEnv::new();
+    // Reasoning first (shown at once, so the test knows the stream is flowing), then half an
+    // answer, then nothing: the Ctrl-C lands in the middle of the answer.
+    let mock = MockLlm::start([reply_sse_events(&[
+        chunk(json!({"role": "assistant", "reasoning_content": "Working it out."}), None),
+        chunk(json!({"content": "The first half of the ans"}), None),
+    ])
+    .then_hang()]);
+    let mut session = start(&env, &mock, &["explain something"]);
+    session.expect("Working it out.", LIMIT);
+    session.send("\x03");
+    assert_eq!(session.wait(LIMIT), 130, "{}", session.screen());
+    // A cut answer is never presented as the answer; the task stays stored for --continue.
+    assert!(!session.screen().contains("The first half"), "{}", session.screen());
+    assert_eq!(stored_messages(&env), [("user".to_owned(), "explain something".to_owned())]);
+    assert_eq!(mock.chat_requests().len(), 1);
+    assert_eq!(audit(&env), "");
 }
 
 #[test]
