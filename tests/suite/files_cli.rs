@@ -49,7 +49,11 @@ fn seed_004_read_edit_verify_then_opsai_undo_restores() {
     opsai(&env, &mock)
         .args(["-y", "执行用户目录下的test目录下 a.sh,如果输出为1那修改脚本让它输出为2"])
         .assert()
-        .success();
+        .success()
+        // The diff is shown even though -y approved it.
+        .stderr(predicates::str::contains("│ --- ~/test/a.sh"))
+        .stderr(predicates::str::contains("│ -echo 1\n"))
+        .stderr(predicates::str::contains("│ +echo 2\n"));
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo 2\n");
     let last = &mock.chat_requests()[4];
     last.assert_tool_calls_answered();
@@ -194,6 +198,57 @@ fn kill_9_during_a_large_write_leaves_the_old_or_the_new_file_never_a_mix() {
     opsai(&env, &mock).args(["-y", "write the big file"]).assert().success();
     assert!(std::fs::read(&path).unwrap() == new.as_bytes());
     assert_eq!(leftovers(&dir, "big.txt"), Vec::<String>::new(), "a completed write cleans up after killed ones");
+}
+
+/// Waits until the approval prompt has been shown `n` times; the screen.
+fn wait_for_prompt(term: &Tmux, n: usize) -> String {
+    term.wait_until(LIMIT, &format!("approval prompt #{n}"), |screen| screen.matches("[y] run once").count() >= n)
+}
+
+#[test]
+fn seed_004_in_the_repl_run_read_edit_with_the_diff_run_again_then_opsai_undo() {
+    if !require("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let path = script(&env);
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("bash ~/test/a.sh")),
+        reply_tool_call("c2", "read_file", json!({"path": "~/test/a.sh"})),
+        reply_tool_call("c3", "edit_file", json!({"path": "~/test/a.sh", "search": "echo 1", "replace": "echo 2"})),
+        reply_tool_call("c4", "run_command", run("bash ~/test/a.sh")),
+        reply_text("a.sh printed 1; it now prints 2."),
+    ]);
+    let term = Tmux::start(env!("CARGO_BIN_EXE_opsai"), &[], &env.terminal_vars(&mock.base_url()), env.user_home());
+    term.wait_for("Agent > ", LIMIT);
+    term.line("执行用户目录下的test目录下 a.sh,如果输出为1那修改脚本让它输出为2");
+    let screen = wait_for_prompt(&term, 1);
+    assert!(screen.contains("bash ~/test/a.sh"), "{screen}");
+    term.line("y");
+    // The read is Safe (no prompt); the edit shows its diff in the prompt.
+    let screen = wait_for_prompt(&term, 2);
+    assert!(screen.contains("[MEDIUM] edit_file ~/test/a.sh"), "{screen}");
+    assert!(screen.contains("    -echo 1") && screen.contains("    +echo 2"), "{screen}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo 1\n", "nothing written before the answer");
+    term.line("y");
+    wait_for_prompt(&term, 3);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo 2\n");
+    term.line("y");
+    term.wait_for("it now prints 2.", LIMIT);
+    let last = &mock.chat_requests()[4];
+    last.assert_tool_calls_answered();
+    assert!(last.tool_result("c1").unwrap().contains('1'), "the first run printed 1");
+    assert!(last.tool_result("c2").unwrap().contains("echo 1"));
+    assert!(last.tool_result("c3").unwrap().starts_with("edited ~/test/a.sh: 1 occurrence replaced"));
+    let second = last.tool_result("c4").unwrap();
+    assert!(second.contains('2') && !second.contains("\n1\n"), "the second run printed 2: {second}");
+    term.line("exit");
+    assert_eq!(term.wait_exit(LIMIT), 0);
+    // The CLI undoes the REPL's change.
+    let out = env.cmd().arg("undo").assert().success().get_output().stdout.clone();
+    assert!(String::from_utf8_lossy(&out).starts_with(&format!("restored {} (changed at ", path.display())));
+    let ran = std::process::Command::new("bash").arg(&path).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&ran.stdout), "1\n");
 }
 
 #[test]

@@ -274,6 +274,36 @@ fn opsai_undo_restores_a_one_shot_remote_edit_on_its_host_refusing_later_changes
     disconnect(&env, &sshd);
 }
 
+#[test]
+fn the_approval_prompt_names_the_host_before_the_answer() {
+    if !require() || !crate::support::tmux::require("tmux") {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    let marker = env.user_home().join(format!("ran-{}", rand::random::<u32>()));
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run(&format!("touch {} && echo touched", marker.display()))),
+        reply_text("Done on the host."),
+    ]);
+    std::fs::write(env.config_path(), sshd.opsai_config("")).unwrap();
+    let term = crate::support::tmux::Tmux::start(
+        env!("CARGO_BIN_EXE_opsai"),
+        &["--ssh-host", HOST, "touch the marker"],
+        &env.terminal_vars(&mock.base_url()),
+        env.user_home(),
+    );
+    let limit = Duration::from_secs(60);
+    let screen = term.wait_for("[y] run once", limit);
+    assert!(screen.contains(&format!("] on {HOST}: touch {}", marker.display())), "{screen}");
+    assert!(!marker.exists(), "nothing ran before the answer");
+    term.line("y");
+    term.wait_for("Done on the host.", limit);
+    assert_eq!(term.wait_exit(limit), 0);
+    assert!(marker.exists(), "it ran after the answer");
+    disconnect(&env, &sshd);
+}
+
 fn is_root() -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::metadata("/proc/self").is_ok_and(|meta| meta.uid() == 0)
