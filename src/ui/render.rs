@@ -32,7 +32,15 @@ pub struct Renderer<O: Write, E: Write> {
     markdown_width: Option<usize>,
     /// Live output is untrusted: only text, colors and progress-bar controls reach the terminal.
     live_filter: super::live::LiveFilter,
+    /// A `\r` in live output: the next text redraws the line (see [`Renderer::live`]).
+    pending_cr: bool,
+    /// Characters on the current live line, after the gutter.
+    line_chars: usize,
 }
+
+/// A live line this long is no longer redrawn by a `\r` but continued on a new line, as the model's
+/// capture does (`exec::output::clean::LINE_CAP`): what the model is given stays on screen.
+const LINE_CAP: usize = 4096;
 
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 
@@ -47,6 +55,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
             spinner_shown: false,
             at_line_start: true,
             live_filter: super::live::LiveFilter::new(),
+            pending_cr: false,
+            line_chars: 0,
             in_thought: false,
             frame: 0,
             markdown_width: None,
@@ -139,12 +149,16 @@ impl<O: Write, E: Write> Renderer<O, E> {
         }
         match event {
             AgentEvent::Thought { text } => {
-                let text = self.paint(style::dim(), text);
+                // Model text, which may repeat untrusted output: no escape, control, bidi or
+                // zero-width character reaches the screen.
+                let text = self.paint(style::dim(), &crate::policy::sanitize(text).text);
                 write!(self.err, "{text}")?;
                 self.in_thought = !text.ends_with('\n');
             }
             AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
                 self.live_filter = super::live::LiveFilter::new();
+                self.pending_cr = false;
+                self.line_chars = 0;
                 let shown = command.clone().unwrap_or_else(|| args.to_string());
                 let badge = match risk {
                     Some(risk) => format!(" {}", style::badge(*risk, self.color())),
@@ -202,27 +216,89 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 
     /// Live command output in an indented block with a gutter.
+    ///
+    /// What the screen must guarantee for untrusted output: every line the model is given is on
+    /// screen, and no line shows a mix of old and new text that neither wrote. So a redraw (`\r`
+    /// then text, or `ESC [ 2 K`) erases the whole row and redraws the gutter before the new text,
+    /// exactly as the model's capture replaces the line; a line past [`LINE_CAP`] continues on a new
+    /// row instead (the capture keeps it too); `ESC [ 1 K` is dropped and a backspace never reaches
+    /// into the gutter.
     fn live(&mut self, chunk: &str) -> std::io::Result<()> {
         let shown = self.live_filter.feed(chunk);
-        let mut rest = shown.as_str();
-        while !rest.is_empty() {
-            if self.at_line_start {
-                write!(self.err, "{GUTTER}")?;
-                self.at_line_start = false;
-            }
-            match rest.find('\n') {
-                Some(end) => {
-                    write!(self.err, "{}", &rest[..=end])?;
+        let mut out = String::with_capacity(shown.len() + 16);
+        let mut chars = shown.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '\r' => self.pending_cr = true,
+                '\n' => {
+                    if self.at_line_start {
+                        out.push_str(GUTTER);
+                    }
+                    out.push('\n');
                     self.at_line_start = true;
-                    rest = &rest[end + 1..];
+                    self.pending_cr = false;
+                    self.line_chars = 0;
                 }
-                None => {
-                    write!(self.err, "{rest}")?;
-                    rest = "";
+                '\x1b' => {
+                    // The filter passes only whole `ESC [ params m|K` sequences.
+                    let mut params = String::new();
+                    let final_byte = chars.by_ref().skip(1).find(|c| {
+                        let end = !(c.is_ascii_digit() || *c == ';');
+                        if !end {
+                            params.push(*c);
+                        }
+                        end
+                    });
+                    match (final_byte, params.as_str()) {
+                        (Some('m'), _) => {
+                            out.push_str("\x1b[");
+                            out.push_str(&params);
+                            out.push('m');
+                        }
+                        (Some('K'), "2") => {
+                            self.pending_cr = false;
+                            self.redraw(&mut out);
+                        }
+                        (Some('K'), "" | "0") if !self.pending_cr => out.push_str("\x1b[K"),
+                        _ => {}
+                    }
+                }
+                '\x08' => {
+                    if !self.pending_cr && self.line_chars > 0 {
+                        out.push('\x08');
+                        self.line_chars -= 1;
+                    }
+                }
+                c => {
+                    if self.pending_cr {
+                        self.pending_cr = false;
+                        self.redraw(&mut out);
+                    }
+                    if self.at_line_start {
+                        out.push_str(GUTTER);
+                        self.at_line_start = false;
+                    }
+                    out.push(c);
+                    self.line_chars += 1;
                 }
             }
         }
-        Ok(())
+        write!(self.err, "{out}")
+    }
+
+    /// The current live line is replaced: its row is erased and the next text starts after a
+    /// fresh gutter (or, past [`LINE_CAP`], on a new row).
+    fn redraw(&mut self, out: &mut String) {
+        if self.at_line_start {
+            return;
+        }
+        if self.line_chars >= LINE_CAP {
+            out.push('\n');
+        } else {
+            out.push_str("\r\x1b[K");
+        }
+        self.at_line_start = true;
+        self.line_chars = 0;
     }
 }
 
@@ -364,6 +440,43 @@ mod tests {
             line,
             serde_json::json!({"type": "retry", "reason": "is busy (429)", "wait_ms": 3000, "attempt": 2, "max_attempts": 3})
         );
+    }
+
+    fn live(chunks: &[&str]) -> String {
+        let mut events = vec![AgentEvent::ToolCall {
+            id: "c".into(),
+            tool: "run_command".into(),
+            args: serde_json::json!({}),
+            command: Some("x".into()),
+            risk: None,
+            reasons: vec![],
+        }];
+        events.extend(chunks.iter().map(|chunk| AgentEvent::Output { id: "c".into(), chunk: (*chunk).into() }));
+        let (_, err) = render(Style::Human { color: false, spinner: false }, &events);
+        err.strip_prefix("▶ run_command  x\n").unwrap().to_owned()
+    }
+
+    #[test]
+    fn a_carriage_return_redraws_the_whole_line_and_never_mixes_old_and_new_text() {
+        // A progress bar: each state replaces the last; the gutter stays.
+        assert_eq!(live(&[" 10%\r 50%", "\r100%\n"]), "  │  10%\r\x1b[K  │  50%\r\x1b[K  │ 100%\n");
+        // Hostile: a short text over a long one leaves nothing of the long one, as for the model.
+        assert_eq!(live(&["rm -rf ~ is running\rok\n"]), "  │ rm -rf ~ is running\r\x1b[K  │ ok\n");
+        // `\r\n` is a newline; a `\r` at the end redraws nothing.
+        assert_eq!(live(&["a\r\nb\r"]), "  │ a\n  │ b");
+        // Erase-the-line redraws the gutter; erase-to-the-start is dropped; backspace stops at the gutter.
+        assert_eq!(live(&["abc\x1b[2Kd\x1b[1Ke\x08\x08\x08f\n"]), "  │ abc\r\x1b[K  │ de\x08\x08f\n");
+        // Past the capture's line limit the model keeps the line, so the screen does too.
+        let long = "x".repeat(LINE_CAP);
+        assert_eq!(live(&[&long, "\rok"]), format!("  │ {long}\n  │ ok"));
+    }
+
+    #[test]
+    fn thoughts_are_shown_without_escapes_or_invisible_characters() {
+        let thought = AgentEvent::Thought { text: "Plan\x1b]52;c;cm0=\x07\x1b[2J\u{202e}\u{200b}\rdone\n".into() };
+        let (_, err) = render(Style::Human { color: false, spinner: false }, &[thought]);
+        assert!(!err.contains('\x1b') && !err.contains('\r') && !err.contains('\u{202e}'), "{err:?}");
+        assert!(err.starts_with("Plan") && err.contains("done"), "{err:?}");
     }
 
     #[test]
