@@ -4,7 +4,8 @@
 //! characters that make text read differently from what it is. [`LiveFilter`] keeps what progress
 //! bars and colored tools need — text, `\n`, `\r`, `\t`, backspace, SGR colors (`ESC [ … m`) and
 //! erase-in-line (`ESC [ K`) — and drops everything else. It is stateful: a sequence may be split
-//! across chunks.
+//! across chunks. What a kept `\r` may do on screen is the renderer's rule (`Renderer::live`): it
+//! wipes the whole row first, so a redraw can replace a line but never hide part of it.
 
 /// Longest CSI parameter string kept; longer ones are dropped whole (no legitimate SGR needs more).
 const MAX_PARAMS: usize = 64;
