@@ -1,7 +1,8 @@
 //! A real OpenSSH server on 127.0.0.1 for one test: host and user keys generated in a temp dir,
 //! a client config naming it `opsai-test` (with its host key pinned in a known_hosts file, strict
-//! checking on), and the server stopped when the value is dropped. Standalone (std and tempfile
-//! only), so `benches/ssh.rs` includes the same file.
+//! checking on), and the server stopped when the value is dropped. Configured as a server
+//! normally is for this: no PAM, no DNS lookups of the client, no motd or last-login line.
+//! Standalone (std and tempfile only), so `benches/ssh.rs` includes the same file.
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
@@ -48,6 +49,11 @@ fn keygen(path: &Path) {
 
 impl Sshd {
     pub fn start() -> Sshd {
+        Self::start_with("")
+    }
+
+    /// With `extra` lines appended to the server's config (the benchmark's `SetEnv`).
+    pub fn start_with(extra: &str) -> Sshd {
         let dir = tempfile::Builder::new().prefix("opsai-sshd-").tempdir().unwrap();
         let d = dir.path();
         keygen(&d.join("host_key"));
@@ -63,7 +69,7 @@ impl Sshd {
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nAuthorizedKeysFile {keys}\nPidFile {pid}\n\
              StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
              PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\nMaxSessions 50\n\
-             MaxStartups 50\n",
+             MaxStartups 50\nUseDNS no\nPrintMotd no\nPrintLastLog no\n{extra}",
             host_key = d.join("host_key").display(),
             keys = d.join("authorized_keys").display(),
             pid = d.join("sshd.pid").display(),
