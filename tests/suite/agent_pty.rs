@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use crate::support::TestEnv;
+use crate::support::inspect::{processes_with, stored_messages};
 use crate::support::mock_llm::*;
 use crate::support::pty::PtySession;
 
@@ -59,32 +60,6 @@ fn declining_tells_the_model_and_it_adapts() {
     assert_eq!(session.wait(LIMIT), 0);
     assert!(!env.user_home().join("marker.txt").exists());
     assert_eq!(mock.chat_requests()[1].tool_result("c1").as_deref(), Some("the user declined to run this command"));
-}
-
-/// Every stored message as `(role, content)`, oldest first.
-fn stored_messages(env: &TestEnv) -> Vec<(String, String)> {
-    let db = rusqlite::Connection::open_with_flags(
-        env.opsai_home().join("sessions.db"),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .unwrap();
-    let mut statement = db.prepare("SELECT role, content FROM messages ORDER BY id").unwrap();
-    statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
-}
-
-/// Live (not zombie) processes whose command line contains `marker`.
-fn processes_with(marker: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(marker) && !state.starts_with('Z')
-        })
-        .collect()
 }
 
 #[test]

@@ -564,12 +564,5 @@ fn over_ssh_docker_is_looked_for_on_the_host_not_here() {
     assert!(!observed.contains("not available on this machine"), "{observed}");
     let audit = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default();
     assert!(audit.contains("docker ps") && audit.contains(&format!("HOST: {HOST}")), "{audit}");
-    let control = env.opsai_home().join("ssh").join("%C");
-    let _ = std::process::Command::new("ssh")
-        .arg("-F")
-        .arg(sshd.client_config())
-        .arg("-o")
-        .arg(format!("ControlPath={}", control.display()))
-        .args(["-O", "exit", HOST])
-        .output();
+    sshd.disconnect(env.opsai_home());
 }

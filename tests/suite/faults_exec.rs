@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
+use crate::support::inspect::{processes_with, stored_messages};
 use crate::support::mock_llm::*;
 
 mod signals;
@@ -120,24 +121,6 @@ fn marked_sleep() -> String {
     format!("sleep {}", marker())
 }
 
-/// Live (not zombie) processes whose command line contains `marker`.
-fn marked(marker: &str) -> Vec<u32> {
-    let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
-    entries
-        .filter_map(Result::ok)
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(marker)
-        })
-        .filter(|pid| {
-            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.is_empty() && !state.starts_with('Z')
-        })
-        .collect()
-}
-
 /// Waits until `condition` holds; panics with `what` after `limit`.
 fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + limit;
@@ -150,7 +133,7 @@ fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
 fn assert_no_leftovers(marker: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
-        let left = marked(marker);
+        let left = processes_with(marker);
         if left.is_empty() {
             return;
         }
@@ -177,17 +160,6 @@ fn wait_exit(run: &mut Running, limit: Duration) -> ExitStatus {
         }
         std::thread::sleep(Duration::from_millis(20));
     }
-}
-
-/// Every stored message as `(role, content)`, oldest first.
-fn stored_messages(env: &TestEnv) -> Vec<(String, String)> {
-    let db = rusqlite::Connection::open_with_flags(
-        env.opsai_home().join("sessions.db"),
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
-    )
-    .unwrap();
-    let mut statement = db.prepare("SELECT role, content FROM messages ORDER BY id").unwrap();
-    statement.query_map([], |row| Ok((row.get(0)?, row.get(1)?))).unwrap().map(Result::unwrap).collect()
 }
 
 // ---------------------------------------------------------------------------------------------

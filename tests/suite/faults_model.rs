@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
+use crate::support::inspect::processes_with;
 use crate::support::mock_llm::*;
 
 mod huge;
@@ -49,25 +50,6 @@ fn run(command: &str) -> Value {
 /// unique to the test), so a process left behind can be found.
 fn with_background_sleep(marker: &str) -> String {
     format!("sleep {marker} & echo started-{marker}")
-}
-
-/// Pids of live processes whose command line contains `needle` (zombies and this test excluded).
-fn processes_with(needle: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    let Ok(entries) = std::fs::read_dir("/proc") else { return found };
-    for entry in entries.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) else { continue };
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else { continue };
-        let cmdline = String::from_utf8_lossy(&cmdline).replace('\0', " ");
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .ok()
-            .and_then(|stat| stat.rsplit_once(')').map(|(_, rest)| rest.trim_start().starts_with('Z')))
-            .unwrap_or(false);
-        if cmdline.contains(needle) && !zombie && pid != std::process::id() {
-            found.push(pid);
-        }
-    }
-    found
 }
 
 /// Nothing started by the run is still alive. The PTY executor kills the whole process group when

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
+use crate::support::killed_rewrites::KilledRewrites;
 use crate::support::mock_llm::*;
 use crate::support::tmux::{Tmux, require};
 
@@ -152,15 +153,11 @@ fn kill_9_during_a_large_write_leaves_the_old_or_the_new_file_never_a_mix() {
     let dir = std::fs::canonicalize(env.user_home()).unwrap().join("data");
     std::fs::create_dir(&dir).unwrap();
     let path = dir.join("big.txt");
-    // ~2.5 MB each, in lines, so a torn file would show a mix of a- and b-lines (or a short file).
-    let line = |tag: char, i: usize| format!("{tag}-line {i:06} {}\n", tag.to_string().repeat(56));
-    let old: String = (0..35_000).map(|i| line('a', i)).collect();
-    let new: String = (0..35_000).map(|i| line('b', i)).collect();
-    let (mut kept_old, mut got_new) = (0, 0);
+    let mut rewrites = KilledRewrites::of_big_files();
     for round in 0..16u32 {
-        std::fs::write(&path, &old).unwrap();
+        std::fs::write(&path, &rewrites.old).unwrap();
         let mock = MockLlm::start([
-            reply_tool_call("c1", "write_file", json!({"path": "data/big.txt", "content": new})),
+            reply_tool_call("c1", "write_file", json!({"path": "data/big.txt", "content": rewrites.new})),
             reply_text("written"),
         ]);
         let mut child = spawn_big_write(&env, &mock);
@@ -177,27 +174,28 @@ fn kill_9_during_a_large_write_leaves_the_old_or_the_new_file_never_a_mix() {
         }
         child.kill().unwrap();
         child.wait().unwrap();
-        let now = std::fs::read(&path).unwrap();
-        assert!(now == old.as_bytes() || now == new.as_bytes(), "round {round}: a mix of {} bytes", now.len());
-        if now == old.as_bytes() {
-            kept_old += 1;
-        } else {
-            got_new += 1;
-        }
+        rewrites.check(round, &path);
         // Only a temp file of the killed process may remain; the next write of the file removes it.
         for name in leftovers(&dir, "big.txt") {
             assert!(name.starts_with(".big.txt.opsai-") && name.ends_with(".tmp"), "round {round}: {name}");
         }
     }
-    eprintln!("killed with the old content kept {kept_old} times, after the rename {got_new} times");
-    std::fs::write(&path, &old).unwrap();
+    rewrites.report();
+    std::fs::write(&path, &rewrites.old).unwrap();
     let mock = MockLlm::start([
-        reply_tool_call("c1", "write_file", json!({"path": "data/big.txt", "content": new})),
+        reply_tool_call("c1", "write_file", json!({"path": "data/big.txt", "content": rewrites.new})),
         reply_text("written"),
     ]);
     opsai(&env, &mock).args(["-y", "write the big file"]).assert().success();
-    assert!(std::fs::read(&path).unwrap() == new.as_bytes());
+    assert!(std::fs::read(&path).unwrap() == rewrites.new.as_bytes());
     assert_eq!(leftovers(&dir, "big.txt"), Vec::<String>::new(), "a completed write cleans up after killed ones");
+}
+
+/// The REPL on a tmux terminal, once it shows its prompt.
+fn repl(env: &TestEnv, mock: &MockLlm) -> Tmux {
+    let term = Tmux::start(env!("CARGO_BIN_EXE_opsai"), &[], &env.terminal_vars(&mock.base_url()), env.user_home());
+    term.wait_for("Agent > ", LIMIT);
+    term
 }
 
 /// Waits until the approval prompt has been shown `n` times; the screen.
@@ -219,8 +217,7 @@ fn seed_004_in_the_repl_run_read_edit_with_the_diff_run_again_then_opsai_undo() 
         reply_tool_call("c4", "run_command", run("bash ~/test/a.sh")),
         reply_text("a.sh printed 1; it now prints 2."),
     ]);
-    let term = Tmux::start(env!("CARGO_BIN_EXE_opsai"), &[], &env.terminal_vars(&mock.base_url()), env.user_home());
-    term.wait_for("Agent > ", LIMIT);
+    let term = repl(&env, &mock);
     term.line("执行用户目录下的test目录下 a.sh,如果输出为1那修改脚本让它输出为2");
     let screen = wait_for_prompt(&term, 1);
     assert!(screen.contains("bash ~/test/a.sh"), "{screen}");
@@ -262,8 +259,7 @@ fn the_repl_shows_the_diff_in_the_prompt_and_undo_restores() {
         reply_tool_call("c1", "edit_file", json!({"path": "test/a.sh", "search": "echo 1", "replace": "echo 2"})),
         reply_text("Changed it."),
     ]);
-    let term = Tmux::start(env!("CARGO_BIN_EXE_opsai"), &[], &env.terminal_vars(&mock.base_url()), env.user_home());
-    term.wait_for("Agent > ", LIMIT);
+    let term = repl(&env, &mock);
     term.line("make a.sh print 2");
     let screen = term.wait_for("[y] run once", LIMIT);
     assert!(screen.contains("[MEDIUM] edit_file ~/test/a.sh"), "{screen}");

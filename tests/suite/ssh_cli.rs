@@ -8,6 +8,7 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
+use crate::support::killed_rewrites::KilledRewrites;
 use crate::support::mock_llm::*;
 use crate::support::sshd::{HOST, Sshd, require};
 
@@ -27,19 +28,6 @@ fn run(command: &str) -> Value {
 
 fn audit(env: &TestEnv) -> String {
     std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
-}
-
-/// Ends the master connection opsai left for reuse, so the test leaves no process behind.
-fn disconnect(env: &TestEnv, sshd: &Sshd) {
-    let control = env.opsai_home().join("ssh").join("%C");
-    let _ = std::process::Command::new("ssh")
-        .arg("-F")
-        .arg(sshd.client_config())
-        .arg("-o")
-        .arg(format!("ControlPath={}", control.display()))
-        .args(["-O", "exit", HOST])
-        .stderr(std::process::Stdio::null())
-        .status();
 }
 
 #[test]
@@ -72,7 +60,7 @@ fn a_command_runs_on_the_host_with_its_output_exit_code_and_audit_host() {
     // The master connection stays for the next run.
     let sockets: Vec<_> = std::fs::read_dir(env.opsai_home().join("ssh")).unwrap().collect();
     assert_eq!(sockets.len(), 1, "one control socket");
-    disconnect(&env, &sshd);
+    sshd.disconnect(env.opsai_home());
 }
 
 #[test]
@@ -98,7 +86,7 @@ fn a_timeout_ends_the_remote_command() {
         assert!(Instant::now() < deadline, "the remote `sleep {marker}` is still running");
         std::thread::sleep(Duration::from_millis(50));
     }
-    disconnect(&env, &sshd);
+    sshd.disconnect(env.opsai_home());
 }
 
 #[test]
@@ -187,24 +175,44 @@ fn files_on_the_host_are_read_and_replaced_atomically_keeping_the_mode() {
     });
 }
 
+/// Extra opsai config that lets the file tools write under /tmp, where the tests' files are.
+const FILES_UNDER_TMP: &str = r#", "files": {"base_dirs": ["/tmp"]}"#;
+
+/// A remote edit's setup: the server, this test's environment, `a.sh` printing 1 in a fresh
+/// directory under /tmp, and the `edit_file` arguments that make it print 2.
+struct RemoteEdit {
+    sshd: Sshd,
+    env: TestEnv,
+    _dir: tempfile::TempDir,
+    script: std::path::PathBuf,
+    edit: Value,
+}
+
+impl RemoteEdit {
+    fn start() -> Self {
+        let sshd = Sshd::start();
+        let env = TestEnv::new();
+        let dir = tempfile::tempdir().unwrap();
+        let script = std::fs::canonicalize(dir.path()).unwrap().join("a.sh");
+        std::fs::write(&script, "echo 1\n").unwrap();
+        let edit = json!({"path": script.display().to_string(), "search": "echo 1", "replace": "echo 2"});
+        Self { sshd, env, _dir: dir, script, edit }
+    }
+}
+
 #[test]
 fn a_remote_edit_keeps_a_local_backup_is_audited_with_the_host_and_undo_restores_it_there() {
     if !require() {
         return;
     }
-    let sshd = Sshd::start();
-    let env = TestEnv::new();
-    let dir = tempfile::tempdir().unwrap();
-    let script = std::fs::canonicalize(dir.path()).unwrap().join("a.sh");
-    std::fs::write(&script, "echo 1\n").unwrap();
-    let edit = json!({"path": script.display().to_string(), "search": "echo 1", "replace": "echo 2"});
+    let RemoteEdit { sshd, env, _dir, script, edit } = RemoteEdit::start();
     let mock = MockLlm::start([
         reply_tool_call("c1", "edit_file", edit),
         reply_tool_call("c2", "run_command", run(&format!("bash {}", script.display()))),
         reply_text("It prints 2 now."),
     ]);
     // A REPL fed from a pipe: one task, then /undo in the same conversation, on the same host.
-    opsai(&env, &mock, &sshd, r#", "files": {"base_dirs": ["/tmp"]}"#)
+    opsai(&env, &mock, &sshd, FILES_UNDER_TMP)
         .arg("-y")
         .write_stdin("make a.sh print 2\n/undo\n")
         .assert()
@@ -220,7 +228,7 @@ fn a_remote_edit_keeps_a_local_backup_is_audited_with_the_host_and_undo_restores
     let saved: Vec<_> = backups.iter().filter(|p| p.ends_with("a.sh") && p.to_string_lossy().contains(HOST)).collect();
     assert_eq!(saved.len(), 1, "{backups:?}");
     assert_eq!(std::fs::read_to_string(saved[0]).unwrap(), "echo 1\n");
-    disconnect(&env, &sshd);
+    sshd.disconnect(env.opsai_home());
 }
 
 #[test]
@@ -228,20 +236,12 @@ fn opsai_undo_restores_a_one_shot_remote_edit_on_its_host_refusing_later_changes
     if !require() {
         return;
     }
-    let sshd = Sshd::start();
-    let env = TestEnv::new();
-    let dir = tempfile::tempdir().unwrap();
-    let script = std::fs::canonicalize(dir.path()).unwrap().join("a.sh");
-    std::fs::write(&script, "echo 1\n").unwrap();
-    let edit = json!({"path": script.display().to_string(), "search": "echo 1", "replace": "echo 2"});
+    let RemoteEdit { sshd, env, _dir, script, edit } = RemoteEdit::start();
     let mock = MockLlm::start([reply_tool_call("c1", "edit_file", edit), reply_text("It prints 2 now.")]);
-    opsai(&env, &mock, &sshd, r#", "files": {"base_dirs": ["/tmp"]}"#)
-        .args(["-y", "make a.sh print 2"])
-        .assert()
-        .success();
+    opsai(&env, &mock, &sshd, FILES_UNDER_TMP).args(["-y", "make a.sh print 2"]).assert().success();
     assert_eq!(std::fs::read_to_string(&script).unwrap(), "echo 2\n");
     // The master connection is gone: `opsai undo` reaches the recorded host on its own.
-    disconnect(&env, &sshd);
+    sshd.disconnect(env.opsai_home());
     // Changed on the host after opsai wrote it: refused, with what to do.
     std::fs::write(&script, "echo 2 # tuned by hand\n").unwrap();
     let undo = || {
@@ -271,7 +271,7 @@ fn opsai_undo_restores_a_one_shot_remote_edit_on_its_host_refusing_later_changes
     );
     assert!(undo_lines[0].contains("CONFIRMED: no") && undo_lines[1].contains("CONFIRMED: yes | EXIT: 0"), "{log}");
     undo().assert().code(1).stderr(predicate::str::contains("nothing to undo"));
-    disconnect(&env, &sshd);
+    sshd.disconnect(env.opsai_home());
 }
 
 #[test]
@@ -301,7 +301,7 @@ fn the_approval_prompt_names_the_host_before_the_answer() {
     term.wait_for("Done on the host.", limit);
     assert_eq!(term.wait_exit(limit), 0);
     assert!(marker.exists(), "it ran after the answer");
-    disconnect(&env, &sshd);
+    sshd.disconnect(env.opsai_home());
 }
 
 fn is_root() -> bool {
@@ -319,19 +319,15 @@ fn kill_9_during_a_remote_write_leaves_the_old_or_the_new_file_and_no_temp() {
     let dir = tempfile::tempdir().unwrap();
     let dir = std::fs::canonicalize(dir.path()).unwrap();
     let path = dir.join("big.txt");
-    // ~2.5 MB each, in lines, so a torn file would show a mix of a- and b-lines (or a short file).
-    let line = |tag: char, i: usize| format!("{tag}-line {i:06} {}\n", tag.to_string().repeat(56));
-    let old: String = (0..35_000).map(|i| line('a', i)).collect();
-    let new: String = (0..35_000).map(|i| line('b', i)).collect();
     let temps = || TestEnv::entries(&dir).into_iter().filter(|name| name.contains(".opsai.")).collect::<Vec<_>>();
-    let (mut kept_old, mut got_new) = (0, 0);
+    let mut rewrites = KilledRewrites::of_big_files();
     for round in 0..8u64 {
-        std::fs::write(&path, &old).unwrap();
+        std::fs::write(&path, &rewrites.old).unwrap();
         let mock = MockLlm::start([
-            reply_tool_call("c1", "write_file", json!({"path": path.display().to_string(), "content": new})),
+            reply_tool_call("c1", "write_file", json!({"path": path.display().to_string(), "content": rewrites.new})),
             reply_text("written"),
         ]);
-        std::fs::write(env.config_path(), sshd.opsai_config(r#", "files": {"base_dirs": ["/tmp"]}"#)).unwrap();
+        std::fs::write(env.config_path(), sshd.opsai_config(FILES_UNDER_TMP)).unwrap();
         let mut child = env
             .std_cmd()
             .env("OPSAI_BASE_URL", mock.base_url())
@@ -355,17 +351,11 @@ fn kill_9_during_a_remote_write_leaves_the_old_or_the_new_file_and_no_temp() {
             std::thread::sleep(Duration::from_millis(10));
         }
         assert_eq!(temps(), Vec::<String>::new(), "round {round}: a temp file was left");
-        let now = std::fs::read(&path).unwrap();
-        assert!(now == old.as_bytes() || now == new.as_bytes(), "round {round}: a mix of {} bytes", now.len());
-        if now == old.as_bytes() {
-            kept_old += 1;
-        } else {
-            got_new += 1;
-        }
+        rewrites.check(round, &path);
     }
-    eprintln!("killed with the old content kept {kept_old} times, after the rename {got_new} times");
-    assert!(kept_old > 0, "no kill landed mid-transfer");
-    disconnect(&env, &sshd);
+    rewrites.report();
+    assert!(rewrites.kept_old > 0, "no kill landed mid-transfer");
+    sshd.disconnect(env.opsai_home());
 }
 
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
@@ -412,5 +402,5 @@ fn host_in_the_repl_moves_commands_to_the_host_and_back() {
     assert!(local.contains("[]"), "{local}");
     let system = |i: usize| requests[i].messages()[0]["content"].as_str().unwrap_or_default().to_owned();
     assert!(system(0).contains("over ssh") && !system(2).contains("over ssh"));
-    disconnect(&env, &sshd);
+    sshd.disconnect(env.opsai_home());
 }

@@ -114,6 +114,20 @@ impl Sshd {
         std::fs::read_to_string(self.dir.path().join("sshd.log")).unwrap_or_default()
     }
 
+    /// Ends the master connection opsai (with `OPSAI_HOME` at `opsai_home`) left open for reuse,
+    /// so the test leaves no process behind.
+    pub fn disconnect(&self, opsai_home: &Path) {
+        let control = opsai_home.join("ssh").join("%C");
+        let _ = Command::new("ssh")
+            .arg("-F")
+            .arg(self.client_config())
+            .arg("-o")
+            .arg(format!("ControlPath={}", control.display()))
+            .args(["-O", "exit", HOST])
+            .stderr(Stdio::null())
+            .status();
+    }
+
     /// `$OPSAI_HOME/config.json` content that makes opsai use this server's client config.
     pub fn opsai_config(&self, extra: &str) -> String {
         format!("{{\"ssh\": {{\"options\": [\"-F\", \"{}\"]}}{extra}}}", self.client_config().display())

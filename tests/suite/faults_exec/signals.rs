@@ -15,7 +15,7 @@ fn start_running(env: &TestEnv, mock: &MockLlm, marker: &str) -> Running {
 fn start_running_with(env: &TestEnv, mock: &MockLlm, marker: &str, args: &[&str]) -> Running {
     let child = spawn(env, mock, args);
     wait_for("the first model request", LIMIT, || !mock.chat_requests().is_empty());
-    wait_for("the command to start", LIMIT, || !marked(marker).is_empty());
+    wait_for("the command to start", LIMIT, || !processes_with(marker).is_empty());
     child
 }
 
@@ -109,7 +109,7 @@ fn repl_running(env: &TestEnv, mock: &MockLlm, marker: &str) -> (Running, std::p
     let mut stdin = child.child.stdin.take().unwrap();
     std::io::Write::write_all(&mut stdin, b"wait for it\n").unwrap();
     wait_for("the first model request", LIMIT, || !mock.chat_requests().is_empty());
-    wait_for("the command to start", LIMIT, || !marked(marker).is_empty());
+    wait_for("the command to start", LIMIT, || !processes_with(marker).is_empty());
     (child, stdin)
 }
 
@@ -254,7 +254,7 @@ fn sigterm_to_a_one_shot_on_a_terminal_while_a_command_runs_restores_the_termina
     let sleep = marked_sleep();
     let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&sleep)), reply_text("never asked")]);
     let mut session = on_terminal(&env, &mock, &AROUND.replace("ARGS", "wait-for-it"));
-    wait_for("the command to start", LIMIT, || !marked(&sleep).is_empty());
+    wait_for("the command to start", LIMIT, || !processes_with(&sleep).is_empty());
     kill(opsai_in(env.user_home()), Signal::SIGTERM);
     session.expect("rc=143", LIMIT);
     assert_terminal_restored(&env, &mut session);
@@ -280,7 +280,7 @@ fn sigterm_and_sighup_to_the_repl_on_a_terminal_restore_it_at_the_prompt_and_dur
         session.expect("Agent", LIMIT);
         if running {
             session.send("wait for it\r");
-            wait_for("the command to start", LIMIT, || !marked(&sleep).is_empty());
+            wait_for("the command to start", LIMIT, || !processes_with(&sleep).is_empty());
         }
         kill(opsai_in(env.user_home()), sent);
         session.expect(&format!("rc={code}"), LIMIT);
