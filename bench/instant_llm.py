@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """An instant OpenAI-compatible endpoint for bench/run.sh: every odd request gets a run_command
-tool call for the command in argv[2], every even one a final answer. Serves until killed."""
+tool call for the command in argv[2], every even one a final answer; with `--text` as argv[2]
+every request gets the answer `Files listed.` (for peers that offer no tools). Serves until killed."""
 import http.server
 import json
 import sys
@@ -13,7 +14,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         count[0] += 1
-        if count[0] % 2:
+        if command == "--text":
+            delta = {"content": "Files listed."}
+        elif count[0] % 2:
             call = {"index": 0, "id": "call_1", "type": "function",
                     "function": {"name": "run_command", "arguments": json.dumps({"command": command})}}
             delta = {"tool_calls": [call]}

@@ -75,7 +75,66 @@ read -r e_rate e_rss e_mb < <(sed -n 's/^BENCH explain_read_mb_s=\([0-9.]*\) pea
 echo "==> cargo bench --bench ssh"
 cargo bench --locked --quiet --bench ssh 2>&1 | tee "$WORK/ssh.txt"
 read -r h_mux h_direct h_local h_floor h_over < <(sed -n 's/^BENCH ssh_mux_ms=\([0-9.-]*\) ssh_direct_ms=\([0-9.-]*\) local_ms=\([0-9.-]*\) floor_ms=\([0-9.-]*\) overhead_ms=\([0-9.-]*\)$/\1 \2 \3 \4 \5/p' "$WORK/ssh.txt")
-: "${h_mux:=n/a}" "${h_direct:=n/a}" "${h_local:=n/a}" "${h_floor:=n/a}" "${h_over:=n/a}"
+h_rc=$(sed -n 's/^BENCH_RC rc_mux_ms=\([0-9.-]*\)$/\1/p' "$WORK/ssh.txt")
+: "${h_mux:=n/a}" "${h_direct:=n/a}" "${h_local:=n/a}" "${h_floor:=n/a}" "${h_over:=n/a}" "${h_rc:=n/a}"
+
+# --- peers: the same one-shot request from curl, shell-gpt and aichat, when installed ----------
+# Each gets the instant text mock; wall time is the median of PEER_RUNS runs, peak RSS the largest
+# of them (GNU time). A peer that is not installed gets a row saying so.
+PEER_RUNS=${PEER_RUNS:-15}
+peer_curl=n/a peer_curl_rss=n/a peer_sgpt=n/a peer_sgpt_rss=n/a peer_aichat=n/a peer_aichat_rss=n/a
+peer_opsai_rss=n/a
+median_of() { sort -g | awk '{ t[NR] = $1 } END { if (NR == 0) { print "n/a"; exit }
+    m = (NR % 2) ? t[(NR + 1) / 2] : (t[NR / 2] + t[NR / 2 + 1]) / 2; printf "%.2f\n", m }'; }
+max_of() { sort -g | tail -1 | awk '{ if ($1 == "") print "n/a"; else printf "%.1f\n", $1 / 1024 }'; }
+# peer_runs NAME CMD...: PEER_RUNS runs of CMD (stdin /dev/null); "ms kb" lines in $WORK/NAME.peer.
+peer_runs() {
+    local name=$1 i
+    shift
+    "$@" </dev/null >/dev/null 2>&1 || true # warm-up: caches, .pyc files, config files
+    for ((i = 0; i < PEER_RUNS; i++)); do
+        /usr/bin/time -o "$WORK/$name.time" -f '%e %M' "$@" </dev/null >/dev/null 2>&1 || true
+        awk '{ printf "%.3f %d\n", $1 * 1000, $2 }' "$WORK/$name.time"
+    done >"$WORK/$name.peer"
+}
+if [[ -x /usr/bin/time ]] && command -v python3 >/dev/null; then
+    echo "==> peers: curl, sgpt, aichat against an instant mock"
+    port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    python3 bench/instant_llm.py "$port" --text &
+    mock=$!
+    for _ in $(seq 50); do (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break; sleep 0.1; done
+    url="http://127.0.0.1:$port/v1"
+    peer_runs opsai env OPSAI_BASE_URL="$url" "$BIN" -q "list files by size"
+    peer_opsai_rss=$(awk '{ print $2 }' "$WORK/opsai.peer" | max_of)
+    printf '{"model":"qwen2.5:7b","stream":true,"messages":[{"role":"user","content":"list files by size"}]}' >"$WORK/peer.json"
+    peer_runs curl curl -s -o /dev/null -X POST -H 'Content-Type: application/json' --data-binary "@$WORK/peer.json" "$url/chat/completions"
+    peer_curl=$(awk '{ print $1 }' "$WORK/curl.peer" | median_of)
+    peer_curl_rss=$(awk '{ print $2 }' "$WORK/curl.peer" | max_of)
+    if command -v sgpt >/dev/null 2>&1; then
+        mkdir -p "$WORK/sgpt-home"
+        peer_runs sgpt env HOME="$WORK/sgpt-home" OPENAI_API_KEY=sk-bench API_BASE_URL="$url" \
+            DEFAULT_MODEL=qwen2.5:7b sgpt --no-cache --shell --no-interaction "list files by size"
+        peer_sgpt=$(awk '{ print $1 }' "$WORK/sgpt.peer" | median_of)
+        peer_sgpt_rss=$(awk '{ print $2 }' "$WORK/sgpt.peer" | max_of)
+    fi
+    if command -v aichat >/dev/null 2>&1; then
+        mkdir -p "$WORK/aichat"
+        printf 'model: mock:qwen2.5:7b\nclients:\n- type: openai-compatible\n  name: mock\n  api_base: %s\n  api_key: sk-bench\n  models:\n  - name: qwen2.5:7b\n' \
+            "$url" >"$WORK/aichat/config.yaml"
+        peer_runs aichat env AICHAT_CONFIG_DIR="$WORK/aichat" aichat -e "list files by size"
+        peer_aichat=$(awk '{ print $1 }' "$WORK/aichat.peer" | median_of)
+        peer_aichat_rss=$(awk '{ print $2 }' "$WORK/aichat.peer" | max_of)
+    fi
+    kill "$mock" 2>/dev/null || true
+fi
+peer_opsai=$(awk '{ print $1 }' "$WORK/opsai.peer" 2>/dev/null | median_of)
+peer_row() { # NAME MS RSS
+    if [[ $2 == n/a ]]; then
+        echo "| $1 | not installed | — | — | — | — |"
+    else
+        echo "| $1 | $2 ms | — | opsai -q: $peer_opsai ms; ratio $(awk -v a="$2" -v b="$peer_opsai" 'BEGIN { printf "%.1f", (b > 0) ? a / b : 0 }')× opsai | peak RSS $3 MB (opsai: $peer_opsai_rss MB) | — |"
+    fi
+}
 
 # Peak RSS of the real opsai process through a whole turn whose command prints 200 MB.
 rss_kb=unavailable
@@ -206,10 +265,22 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 | \`opsai --version\` wall time per process, $RUNS runs | $v_median ms | $v_min – $v_max ms | \`/bin/true\`: $t_median ms | ≤ 2 ms | $v_verdict |
 | \`opsai explain\` read throughput, ${e_mb} MB piped in (benches/explain.rs) | $e_rate MB/s | — | — | ≥ 500 MB/s | $e_verdict |
 | peak RSS of \`opsai explain\` while reading it | $e_rss MB | — | — | ≤ 30 MB | $er_verdict |
-| \`--ssh-host\`: one command (\`true\`) over ssh to a loopback sshd, shared connection (benches/ssh.rs) | $h_mux ms | — | new connection per command: $h_direct ms; bare \`ssh -tt HOST true\` in the same PTY (sshd + the login shell's rc files): $h_floor ms; local PTY: $h_local ms | opsai's own overhead ≤ 20 ms: $h_over ms | $h_verdict |
+| \`--ssh-host\`: one command (\`true\`) over ssh to a loopback sshd, shared connection (benches/ssh.rs) | $h_mux ms | — | the same in the local PTY: $h_local ms; new connection per command: $h_direct ms; bare \`ssh -tt HOST true\` over the master: $h_floor ms; shared connection to a host whose login shell reads root's \`~/.bashrc\` (pyenv init here): $h_rc ms | overhead (ssh shared − local) ≤ 20 ms: $h_over ms | $h_verdict |
 | release binary size | $size_mb MB | — | — | ≤ 15 MB | $z_verdict |
 | PTY executor throughput, \`head -c 200M /dev/zero \| base64\` (benches/exec.rs) | $x_mb MB/s | — | \`script -qc\`: $x_script MB/s; ratio $x_ratio | ≥ 0.8× script | $x_verdict |
 | peak RSS of \`opsai\` through a turn whose command prints 200 MB (GNU time) | $rss_mb MB | — | — | ≤ 20 MB | $r_verdict |
+
+## Peers: the same one-shot request against the same instant mock
+
+One process per run, stdin \`/dev/null\`, $PEER_RUNS runs after a warm-up; wall time by GNU time (10 ms
+resolution), so the opsai figure here is coarser than the rows above.
+
+| program | median | min – max | baseline | peak RSS | result |
+|---|---|---|---|---|---|
+| \`opsai -q TASK\` | $peer_opsai ms | — | — | $peer_opsai_rss MB | — |
+$(peer_row "\`curl -s\` of a chat request" "$peer_curl" "$peer_curl_rss")
+$(peer_row "\`sgpt --no-cache --shell --no-interaction TASK\` (shell-gpt)" "$peer_sgpt" "$peer_sgpt_rss")
+$(peer_row "\`aichat -e TASK\`" "$peer_aichat" "$peer_aichat_rss")
 
 - Machine: $(nproc) cores, $(uname -m), ${cpu:-unknown CPU}, Linux $(uname -r)
 - Toolchain: $(rustc --version)
