@@ -1018,7 +1018,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__undo)
-            opts="-h --session --help"
+            opts="-h --session --force --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -107,6 +107,7 @@ complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subco
 complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "clear" -d 'Delete the cached templates (built-in templates are not affected)'
 complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c opsai -n "__fish_opsai_using_subcommand undo" -l session -d 'Undo the last change of this session (the SESSION field of the audit log, `c12`) instead of the most recent change of any session' -r
+complete -c opsai -n "__fish_opsai_using_subcommand undo" -l force -d 'Restore even when the file changed after opsai wrote it (those later changes are lost)'
 complete -c opsai -n "__fish_opsai_using_subcommand undo" -s h -l help -d 'Print help'
 complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "policy" -d 'Inspect the command risk policy; nothing runs'
 complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions explain cache undo help" -f -a "config" -d 'Show or change the configuration ($OPSAI_HOME/config.json)'
