@@ -205,7 +205,10 @@ fn main() {
          (min {rate_min:.0}, max {rate_max:.0}, {} runs); peak RSS median {peak:.1} MB (max {peak_max:.1})",
         results.len()
     );
+    let (mut pipeline_rate, mut pipeline_rss) = ("n/a".to_owned(), "n/a".to_owned());
     if full && let Some(run) = run_once(dir.path(), &Source::Pipeline { mib: 1024 }) {
+        pipeline_rate = format!("{:.0}", run.input_bytes as f64 / 1e6 / run.read_s);
+        pipeline_rss = run.peak_rss_kb.map_or("n/a".to_owned(), |kb| format!("{:.1}", kb as f64 / 1024.0));
         println!(
             "reference, literal `head -c 1G /dev/urandom | base64 | opsai explain`: {:.0} MB in {:.2} s = {:.0} MB/s \
              (bounded by the producer); opsai peak RSS {}",
@@ -215,5 +218,8 @@ fn main() {
             run.peak_rss_kb.map_or("n/a".to_owned(), |kb| format!("{:.1} MB", kb as f64 / 1024.0))
         );
     }
-    println!("BENCH explain_read_mb_s={rate:.0} peak_rss_mb={peak:.1} input_mb={input_mb:.0}");
+    println!(
+        "BENCH explain_read_mb_s={rate:.0} min={rate_min:.0} max={rate_max:.0} peak_rss_mb={peak:.1} \
+         input_mb={input_mb:.0} pipeline_mb_s={pipeline_rate} pipeline_rss_mb={pipeline_rss}"
+    );
 }
