@@ -27,7 +27,7 @@ mod table_tests;
 mod tests;
 
 pub use rules::PROGRAMS;
-pub use sanitize::{Sanitized, sanitize};
+pub use sanitize::{Sanitized, is_invisible, sanitize};
 pub use user_rules::{PolicyConfig, RuleError, UserRule};
 
 use crate::protocol::{Assessment, Decision, Risk};

@@ -59,6 +59,13 @@ impl Sanitized {
     }
 }
 
+/// A bidi control or a zero-width/invisible character: text that reads differently from what it
+/// is. The live screen and the model's capture of command output drop the same set, so both see
+/// the same line.
+pub fn is_invisible(c: char) -> bool {
+    matches!(hidden_kind(c), Some("bidirectional control" | "zero-width or invisible character"))
+}
+
 /// Why a single character is removed, or `None` when it is kept.
 fn hidden_kind(c: char) -> Option<&'static str> {
     match c {

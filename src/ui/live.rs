@@ -103,11 +103,7 @@ fn shown(c: char) -> bool {
     match c {
         '\n' | '\r' | '\t' | '\x08' => true,
         c if c.is_control() => false,
-        // Bidi embeddings, overrides and isolates; marks.
-        '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{061c}' => false,
-        // Zero-width characters and the BOM.
-        '\u{200b}'..='\u{200d}' | '\u{2060}' | '\u{feff}' => false,
-        _ => true,
+        c => !crate::policy::is_invisible(c),
     }
 }
 

@@ -173,8 +173,10 @@ fn carriage_returns_in_output_cannot_hide_text_the_model_reads() {
     let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
     assert!(!observation.contains("rm -rf"), "the model did not get the covered text either: {observation}");
     assert!(observation.contains("all good\n100%\nhidden"), "{observation:?}");
-    // Backspaces never reach into the gutter: `visible` is covered, as in the model's copy.
-    assert!(screen.contains("  │ visible\x08\x08\x08\x08\x08\x08\x08hidden\n"), "{screen:?}");
+    // Backspaces delete `visible` and the row is repainted, as in the model's copy; the cursor
+    // never moves back over text (so invisible characters cannot make it cover more).
+    assert!(screen.contains("  │ visible\r\x1b[K  │ hidden\n"), "{screen:?}");
+    assert!(!screen.contains('\x08'), "{screen:?}");
 }
 
 #[test]

@@ -228,6 +228,8 @@ impl Cleaner {
             '\u{90}' | '\u{98}' | '\u{9d}' | '\u{9e}' | '\u{9f}' => self.start_string(),
             '\t' => self.text(c, out),
             c if c.is_control() => {}
+            // Dropped on screen too (ui::live): a backspace must delete the same character in both.
+            c if crate::policy::is_invisible(c) => {}
             c => self.text(c, out),
         }
     }
