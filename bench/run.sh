@@ -92,9 +92,12 @@ peer_runs() {
     local name=$1 i
     shift
     "$@" </dev/null >/dev/null 2>&1 || true # warm-up: caches, .pyc files, config files
+    local t0 t1
     for ((i = 0; i < PEER_RUNS; i++)); do
-        /usr/bin/time -o "$WORK/$name.time" -f '%e %M' "$@" </dev/null >/dev/null 2>&1 || true
-        awk '{ printf "%.3f %d\n", $1 * 1000, $2 }' "$WORK/$name.time"
+        t0=$EPOCHREALTIME
+        /usr/bin/time -o "$WORK/$name.time" -f '%M' "$@" </dev/null >/dev/null 2>&1 || true
+        t1=$EPOCHREALTIME
+        awk -v a="$t0" -v b="$t1" '{ printf "%.3f %d\n", (b - a) * 1000, $1 }' "$WORK/$name.time"
     done >"$WORK/$name.peer"
 }
 if [[ -x /usr/bin/time ]] && command -v python3 >/dev/null; then
@@ -272,8 +275,9 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 
 ## Peers: the same one-shot request against the same instant mock
 
-One process per run, stdin \`/dev/null\`, $PEER_RUNS runs after a warm-up; wall time by GNU time (10 ms
-resolution), so the opsai figure here is coarser than the rows above.
+One process per run, stdin \`/dev/null\`, $PEER_RUNS runs after a warm-up, each under GNU time for its
+peak RSS; wall time is taken around that (\`\$EPOCHREALTIME\`), so each figure includes about a
+millisecond of \`time\`'s own start, the same for every program.
 
 | program | median | min – max | baseline | peak RSS | result |
 |---|---|---|---|---|---|
