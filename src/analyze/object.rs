@@ -144,15 +144,52 @@ pub enum Analysis {
 }
 
 /// Where a type's commands came from.
+#[derive(Debug, PartialEq, Eq)]
 enum Source {
     Cached(Vec<String>),
     Missing,
 }
 
+/// `kind`'s template from the cache (counting a hit), else the built-in one (cached now), and
+/// whether the cache changed; a warning when a cached template was replaced.
+///
+/// A built-in type's cached template with a command that fails [`validate`] is replaced by the
+/// built-in one, in the cache too (`created_at` and `hit_count` kept), with a warning: older
+/// versions cached built-ins that are refused now (`ss -ltnup 'sport = :{port}'`), and a cache hit
+/// must not hide the fixed built-in for good. A cached template that validates is used as is, so a
+/// user's valid edit stays; a generated type's template has no built-in and is only filtered.
+fn look_up(cache: &mut TemplateCache, kind: &str, policy: &PolicyConfig) -> ((Source, Option<String>), bool) {
+    let builtin_commands = builtin(kind).map(|c| c.iter().map(|c| (*c).to_owned()).collect::<Vec<String>>());
+    if let Some(template) = cache.templates.get_mut(kind) {
+        template.hit_count = template.hit_count.saturating_add(1);
+        if let Some(builtin_commands) = builtin_commands {
+            let (_, rejected) = validate(&template.commands, policy);
+            if !rejected.is_empty() {
+                template.commands = builtin_commands.clone();
+                let warning = format!(
+                    "the cached template for `{kind}` had commands that cannot run ({}); it is replaced by the \
+                     built-in one",
+                    rejected.join("; ")
+                );
+                return ((Source::Cached(builtin_commands), Some(warning)), true);
+            }
+        }
+        return ((Source::Cached(template.commands.clone()), None), true);
+    }
+    match builtin_commands {
+        Some(commands) => {
+            cache.insert(kind, commands.clone());
+            ((Source::Cached(commands), None), true)
+        }
+        None => ((Source::Missing, None), false),
+    }
+}
+
 /// Analyzes `target` as `kind`. The template is the cached one (its `hit_count` goes up), else the
 /// built-in one, else one `model` generates (validated: only commands Safe with a dummy target are
 /// kept). Built-in and generated templates are cached on first use, so `opsai cache list` shows
-/// every type used and a user may edit one; every command is assessed again after substitution.
+/// every type used and a user may edit one; every command is assessed again after substitution. A
+/// built-in type's cached template that no longer validates is replaced by the built-in ([`look_up`]).
 pub async fn analyze(
     collector: &Collector<'_>,
     cache_path: &Path,
@@ -164,24 +201,11 @@ pub async fn analyze(
     let kind = normalize(kind);
     let mut warnings = Vec::new();
     let mut dropped = Vec::new();
-    let looked_up = TemplateCache::update(cache_path, |cache| {
-        if let Some(template) = cache.get(&kind) {
-            let commands = template.commands.clone();
-            cache.record_hit(&kind);
-            return (Source::Cached(commands), true);
-        }
-        match builtin(&kind) {
-            Some(commands) => {
-                let commands: Vec<String> = commands.iter().map(|c| (*c).to_owned()).collect();
-                cache.insert(&kind, commands.clone());
-                (Source::Cached(commands), true)
-            }
-            None => (Source::Missing, false),
-        }
-    });
+    let looked_up = TemplateCache::update(cache_path, |cache| look_up(cache, &kind, policy));
     let source = match looked_up {
-        Ok((source, warning)) => {
+        Ok(((source, replaced), warning)) => {
             warnings.extend(warning);
+            warnings.extend(replaced);
             source
         }
         // An unusable cache never stops an analysis: the built-in template still works.
@@ -268,6 +292,42 @@ mod tests {
                 super::super::templates::builtin(builtin).unwrap().iter().map(|c| (*c).to_owned()).collect();
             assert_eq!(validate(&commands, &PolicyConfig::default()).0, commands, "{builtin}");
         }
+    }
+
+    #[test]
+    fn a_builtin_types_cached_template_that_fails_validation_is_replaced_by_the_builtin() {
+        use crate::store::templates::Template;
+        let policy = PolicyConfig::default();
+        let dir = tempfile::tempdir().unwrap();
+        let (mut cache, _) = TemplateCache::load(&dir.path().join("t.json")).unwrap();
+        let template = |commands: &[&str]| Template {
+            commands: commands.iter().map(|c| (*c).to_owned()).collect(),
+            created_at: "2026-11-22T10:00:00Z".into(),
+            hit_count: 7,
+        };
+        // What older versions cached for ports, and a hand edit that broke one command.
+        cache.templates.insert("port".into(), template(&["ss -ltnup 'sport = :{port}'", "lsof -nP -i :{port}"]));
+        cache.templates.insert("service".into(), template(&["systemctl status \"{name}\""]));
+        // A valid edit of a built-in type, and a generated type with a bad command.
+        cache.templates.insert("file".into(), template(&["wc -c {path}"]));
+        cache.templates.insert("redis".into(), template(&["redis-cli -h '{name}' info", "docker inspect {name}"]));
+        for kind in ["port", "service"] {
+            let builtin: Vec<String> = builtin(kind).unwrap().iter().map(|c| (*c).to_owned()).collect();
+            let ((source, warning), changed) = look_up(&mut cache, kind, &policy);
+            assert!(changed);
+            assert_eq!(source, Source::Cached(builtin.clone()));
+            let warning = warning.unwrap();
+            assert!(warning.contains(&format!("cached template for `{kind}`")), "{warning}");
+            let kept = Template { commands: builtin, created_at: "2026-11-22T10:00:00Z".into(), hit_count: 8 };
+            assert_eq!(cache.templates[kind], kept, "created_at and hit_count are kept");
+        }
+        assert!(look_up(&mut cache, "port", &policy).0.1.is_none(), "replaced once, valid since");
+        let ((source, warning), _) = look_up(&mut cache, "file", &policy);
+        assert_eq!((source, warning), (Source::Cached(vec!["wc -c {path}".into()]), None));
+        let ((source, warning), _) = look_up(&mut cache, "redis", &policy);
+        assert_eq!(warning, None);
+        assert_eq!(source, Source::Cached(template(&["redis-cli -h '{name}' info", "docker inspect {name}"]).commands));
+        assert_eq!(cache.templates["redis"].commands.len(), 2, "a generated type is only filtered when used");
     }
 
     #[test]

@@ -100,11 +100,19 @@ pub fn substitute(command: &str, target: &str) -> Result<String, Unsafe> {
     Ok(out)
 }
 
-/// Whether the placeholder at `start..end` lies in a word (ended by whitespace or the line's ends)
-/// whose other characters are plain or other placeholders.
+/// What ends a word for the shell: a blank or a newline. Nothing else does — a no-break space
+/// (U+00A0) or an ideographic space (U+3000) is part of the word, so next to a placeholder it is a
+/// character that is not plain and the command is refused. All three are one byte, so the bounds
+/// below are always character boundaries.
+fn shell_blank(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n')
+}
+
+/// Whether the placeholder at `start..end` lies in a word (ended by a shell blank or the line's
+/// ends) whose other characters are plain or other placeholders.
 fn in_plain_word(command: &str, start: usize, end: usize) -> bool {
-    let word_start = command[..start].rfind(char::is_whitespace).map_or(0, |at| at + 1);
-    let word_end = command[end..].find(char::is_whitespace).map_or(command.len(), |at| end + at);
+    let word_start = command[..start].rfind(shell_blank).map_or(0, |at| at + 1);
+    let word_end = command[end..].find(shell_blank).map_or(command.len(), |at| end + at);
     let mut word = command[word_start..word_end].to_owned();
     for placeholder in PLACEHOLDERS {
         word = word.replace(placeholder, "");
@@ -206,6 +214,60 @@ mod tests {
             substitute("docker ps --format '{{.Names}}' --filter name={name}", "a$(id)").unwrap(),
             "docker ps --format '{{.Names}}' --filter name='a$(id)'"
         );
+    }
+
+    #[test]
+    fn unicode_spaces_are_part_of_the_word_and_never_split_a_character() {
+        // The shell splits words on blanks and newlines only: a no-break or ideographic space next
+        // to a placeholder is in its word, which is then not plain.
+        for space in ['\u{a0}', '\u{3000}'] {
+            for template in [
+                format!("docker inspect{space}{{name}}"),
+                format!("docker inspect {{name}}{space}"),
+                format!("docker inspect {{name}}{space}$(id)"),
+                format!("docker inspect a{space}{{name}}"),
+                format!("docker inspect {{name}}{space}b"),
+                format!("ls /proc/{{pid}}{space}/cwd"),
+                format!("ls {space}{{path}}"),
+                format!("{space}{{path}}"),
+                format!("{{path}}{space}"),
+            ] {
+                let refused = substitute(&template, "a$(id)");
+                assert!(refused.is_err(), "{template:?}: {refused:?}");
+                assert!(refused.unwrap_err().0.contains("not a plain word"), "{template:?}");
+            }
+            // Away from the placeholder's word, such a space is just another character.
+            assert_eq!(
+                substitute(&format!("echo a{space}b {{name}} c{space}d"), "x y").unwrap(),
+                format!("echo a{space}b 'x y' c{space}d")
+            );
+            assert_eq!(substitute(&format!("ls {space} {{path}}"), "p").unwrap(), format!("ls {space} 'p'"));
+            // Targets with them are quoted like any other.
+            assert_eq!(substitute("file {path}", &format!("a{space}b")).unwrap(), format!("file 'a{space}b'"));
+        }
+        // Tabs and newlines do end a word.
+        assert_eq!(substitute("docker inspect\t{name}\n", "w").unwrap(), "docker inspect\t'w'\n");
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn substitution_and_planning_never_panic(command in "\\PC*", target in "\\PC*", seed in proptest::collection::vec(0usize..12, 0..12)) {
+            // Arbitrary text, and the same text with placeholders and odd spaces woven in.
+            let pieces = ["{name}", "{port}", "{pid}", "{path}", "\u{a0}", "\u{3000}", " ", "'", "\"", "\\", "<<", "é"];
+            let mut woven = String::new();
+            let mut chars = command.chars();
+            for at in &seed {
+                woven.extend(chars.by_ref().take(2));
+                woven.push_str(pieces[*at]);
+            }
+            woven.extend(chars);
+            for text in [&command, &woven] {
+                if let Ok(out) = substitute(text, &target) {
+                    proptest::prop_assert_eq!(placeholder_count(text) == 0, out == *text);
+                }
+                let _ = plan(std::slice::from_ref(text), &target, &PolicyConfig::default());
+            }
+        }
     }
 
     #[test]

@@ -3,8 +3,8 @@
 //! builds the command line itself (a container name must look like one, so it can never be an option
 //! or code) and runs it through `run_command`'s path, so the policy rates it (restart is Medium and
 //! asks) and it is audited. No docker where the commands run is an observation for the model, not an
-//! error: on this machine a missing `docker` on PATH answers at once; on an `--ssh-host`, and for
-//! any run that ends with exit 127 or "command not found", the result of the run itself says so.
+//! error: on this machine a missing `docker` on PATH answers at once; on an `--ssh-host`, a run that
+//! ends with exit 127, or fails with the shell's "docker: command not found" as its first line, says so.
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -129,16 +129,17 @@ fn container_name(args: &Value) -> Result<String, String> {
     if valid { Ok(name.to_owned()) } else { Err(format!("`name` must be a container name or id, got {name:?}")) }
 }
 
-/// A run that shows the shell found no `docker` (exit 127, or "command not found") becomes the
-/// observation that docker is not available on the host the command ran on.
+/// A run that shows the shell found no `docker` becomes the observation that docker is not
+/// available on the host the command ran on: exit 127, or a failed run whose first line of output
+/// is the shell saying the `docker` command itself was not found (`sh: 1: docker: not found`,
+/// `bash: line 1: docker: command not found`). The same words anywhere else — a container's logs
+/// quoting them, a run that succeeded — are output like any other.
 fn docker_missing(observation: Observation, host: Option<&str>) -> Observation {
-    let not_found = |text: &str| {
-        let text = text.to_ascii_lowercase();
-        text.contains("docker: command not found") || text.contains("docker: not found")
-    };
-    if observation.status != ObservationStatus::Ran
-        || !(observation.exit_code == Some(127) || not_found(&observation.text))
-    {
+    if observation.status != ObservationStatus::Ran {
+        return observation;
+    }
+    let failed = observation.exit_code != Some(0);
+    if !(observation.exit_code == Some(127) || failed && shell_found_no_docker(&observation.text)) {
         return observation;
     }
     let place = host.map_or("this machine".to_owned(), |host| format!("`{host}`"));
@@ -150,6 +151,20 @@ fn docker_missing(observation: Observation, host: Option<&str>) -> Observation {
         ),
         ..observation
     }
+}
+
+/// Whether the first line of a run's output (after the `[ERROR]: exit 1 · 3 ms` outcome line the
+/// observation starts with, if any) is a shell's "command not found" for `docker` itself.
+fn shell_found_no_docker(text: &str) -> bool {
+    let mut lines = text.lines();
+    let mut first = lines.next().unwrap_or("");
+    if first.starts_with("[ERROR]: ") {
+        first = lines.next().unwrap_or("");
+    }
+    let first = first.trim().to_ascii_lowercase();
+    ["docker: command not found", "docker: not found", "command not found: docker"]
+        .iter()
+        .any(|said| first.ends_with(said))
 }
 
 fn docker_available() -> bool {
@@ -206,6 +221,32 @@ mod tests {
         assert!(local.text.starts_with("docker is not available on this machine"), "{}", local.text);
         let daemon = ran(Some(1), "Cannot connect to the Docker daemon at unix:///var/run/docker.sock");
         assert_eq!(docker_missing(daemon.clone(), Some("db1")), daemon);
+        // As the observation comes from run_command: the outcome line first, then the output.
+        let failed = docker_missing(ran(Some(1), "[ERROR]: exit 1 · 3 ms\nzsh: command not found: docker"), None);
+        assert!(failed.text.starts_with("docker is not available on this machine"), "{}", failed.text);
+    }
+
+    #[test]
+    fn the_words_in_successful_output_or_later_lines_are_just_output() {
+        let ran = |exit_code, text: &str| Observation {
+            call_id: "c".into(),
+            status: ObservationStatus::Ran,
+            exit_code,
+            text: text.into(),
+            truncated_bytes: 0,
+            duration_ms: 1,
+        };
+        for observation in [
+            // container_logs of a container whose logs quote the shell's message.
+            ran(Some(0), "exit 0 · 12 ms\nstarting\nsh: 1: docker: not found\nretrying"),
+            ran(Some(0), "sh: 1: docker: not found"),
+            ran(Some(0), "bash: docker: command not found"),
+            // A failure whose first line is something else: docker ran, the words are further down.
+            ran(Some(1), "[ERROR]: exit 1 · 3 ms\nError response from daemon: x\nsh: 1: docker: not found"),
+            ran(Some(1), "[ERROR]: exit 1 · 3 ms\nlog line mentions docker: not found elsewhere: fine"),
+        ] {
+            assert_eq!(docker_missing(observation.clone(), Some("db1")), observation);
+        }
     }
 
     #[test]

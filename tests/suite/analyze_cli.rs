@@ -309,6 +309,40 @@ fn explain_a_port_runs_ss_and_lsof_with_the_port() {
 }
 
 #[test]
+fn an_old_cached_port_template_with_the_quoted_ss_filter_gets_the_builtin_back() {
+    let env = TestEnv::new();
+    let bin = FakeBin::new();
+    std::fs::create_dir_all(cache_file(&env).parent().unwrap()).unwrap();
+    // What older versions wrote for ports: the quoted filter is refused by today's validation.
+    let old = r#"{"port": {"commands": ["ss -ltnup 'sport = :{port}'", "lsof -nP -i :{port}"],
+                   "created_at": "2026-01-02T03:04:05Z", "hit_count": 4}}"#;
+    std::fs::write(cache_file(&env), old).unwrap();
+    let mock = MockLlm::start([reply_text("nginx listens on 8080.")]);
+    opsai(&env, &mock, &bin)
+        .args(["explain", ":8080"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("nginx listens on 8080."))
+        .stderr(predicate::str::contains("cached template for `port`").and(predicate::str::contains("built-in")));
+    let calls = bin.calls();
+    assert!(calls.contains(&"ss|-ltnup|sport|=|:8080".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"lsof|-nP|-i|:8080".to_owned()), "{calls:?}");
+    assert!(all_text(&mock).contains("users:((\\\"nginx\\\",pid=42))"), "{}", all_text(&mock));
+    let expected = json!({"commands": ["ss -ltnup sport = :{port}", "lsof -nP -i :{port}"],
+                          "created_at": "2026-01-02T03:04:05Z", "hit_count": 5});
+    assert_eq!(cached(&env)["port"], expected);
+    // The rewritten entry is valid: the next run uses it without a warning.
+    let again = MockLlm::start([reply_text("Still nginx.")]);
+    opsai(&env, &again, &bin)
+        .args(["explain", ":8080"])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains("warning").not());
+    assert_eq!(bin.calls().iter().filter(|c| c.starts_with("ss|")).count(), 2);
+    assert_eq!(cached(&env)["port"]["hit_count"], 6);
+}
+
+#[test]
 fn an_unknown_name_is_left_to_the_model_to_type_or_ask() {
     let env = TestEnv::new();
     let bin = FakeBin::new();
