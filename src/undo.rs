@@ -68,6 +68,15 @@ pub enum UndoError {
     AuditUnavailable(AuditError),
     #[error("{done}, but its audit line was not written: {error}")]
     Audit { done: Undone, error: AuditError },
+    /// The undo happened; the journal does not say so, so the next undo would take the same
+    /// change again (and refuse it: the file no longer has what opsai wrote).
+    #[error(
+        "{done}, but the backup journal could not record that: {error}. Until it does, `opsai undo` takes this \
+         change again and refuses it as changed since opsai wrote it; once the journal is writable, run \
+         `opsai undo --session {session} --force` to record it (that undoes the same change again, so run it \
+         before changing the file) and go further back"
+    )]
+    Journal { done: Undone, session: String, error: BackupError },
 }
 
 fn on(host: Option<&str>) -> String {
@@ -187,14 +196,18 @@ impl Undo<'_> {
                 Undone::Removed { path, host, changed_at }
             }
         };
-        self.backups.mark_undone(entry)?;
-        Ok(done)
+        match self.backups.mark_undone(entry) {
+            Ok(()) => Ok(done),
+            Err(error) => Err(UndoError::Journal { done, session, error }),
+        }
     }
 
     /// The audit line of one undo, done or not.
     fn record(&self, entry: &BackupEntry, outcome: Result<&Undone, &UndoError>) -> Result<(), AuditError> {
         let (confirmed, exit, output) = match outcome {
             Ok(done) => (Confirmed::Yes, Some(0), done.to_string()),
+            // Done: the file is restored; only the journal lags.
+            Err(error @ UndoError::Journal { .. }) => (Confirmed::Yes, Some(0), error.to_string()),
             Err(error) => (Confirmed::No, None, error.to_string()),
         };
         self.audit.append(&AuditRecord {
@@ -268,6 +281,8 @@ fn local(at: Timestamp) -> String {
 
 #[cfg(test)]
 mod tests {
+    use futures_util::future::BoxFuture;
+
     use super::*;
 
     fn block<T>(future: impl std::future::Future<Output = T>) -> T {
@@ -385,6 +400,68 @@ mod tests {
         assert!(matches!(done, Undone::Restored { .. }));
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "echo 1\n");
         assert!(f.audit_lines()[3].contains(&format!("CMD: \"undo {} --force\"", file.display())));
+    }
+
+    /// This machine's files; once a file is replaced, the backup journal at `journal` becomes a
+    /// directory, so recording the undo fails.
+    struct JournalBreaksAfterReplace {
+        journal: PathBuf,
+    }
+
+    impl FileSystem for JournalBreaksAfterReplace {
+        fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, std::io::Result<PathBuf>> {
+            LocalFs.canonicalize(path)
+        }
+        fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, std::io::Result<Option<crate::exec::fs::FileMeta>>> {
+            LocalFs.metadata(path)
+        }
+        fn read<'a>(&'a self, path: &'a Path, limit: u64) -> BoxFuture<'a, std::io::Result<Vec<u8>>> {
+            LocalFs.read(path, limit)
+        }
+        fn replace<'a>(&'a self, path: &'a Path, content: &'a [u8]) -> BoxFuture<'a, std::io::Result<()>> {
+            Box::pin(async move {
+                LocalFs::replace_now(path, content)?;
+                std::fs::rename(&self.journal, self.journal.with_extension("saved"))?;
+                std::fs::create_dir(&self.journal)
+            })
+        }
+        fn remove<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, std::io::Result<()>> {
+            LocalFs.remove(path)
+        }
+        fn home(&self) -> Option<PathBuf> {
+            None
+        }
+    }
+
+    #[test]
+    fn a_restore_the_journal_cannot_record_is_reported_as_done_with_what_to_do() {
+        let f = Fixture::new();
+        let file = f.dir.path().join("a.sh");
+        f.backups.save("c4", None, &file, Some(b"echo 1\n"), b"echo 2\n").unwrap();
+        std::fs::write(&file, "echo 2\n").unwrap();
+        let fs = JournalBreaksAfterReplace { journal: f.backups.journal() };
+        let err = block(f.undo(false).last(None, &fs, None)).unwrap_err();
+        assert!(matches!(err, UndoError::Journal { .. }), "{err:?}");
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "echo 1\n", "restored");
+        let text = err.to_string();
+        assert!(text.starts_with(&format!("restored {} (changed at ", file.display())), "{text}");
+        assert!(
+            text.contains("but the backup journal could not record that: cannot append to the backup journal"),
+            "{text}"
+        );
+        assert!(text.contains("once the journal is writable, run `opsai undo --session c4 --force`"), "{text}");
+        assert!(!text.contains("nothing was undone"), "{text}");
+        let lines = f.audit_lines();
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert!(lines[0].contains("| CONFIRMED: yes | EXIT: 0 | OUTPUT: restored "), "{}", lines[0]);
+        assert!(lines[0].contains("), but the backup journal could not"), "{}", lines[0]);
+        // Once the journal is back, the forced undo the message names records it.
+        std::fs::remove_dir(f.backups.journal()).unwrap();
+        std::fs::rename(f.backups.journal().with_extension("saved"), f.backups.journal()).unwrap();
+        assert!(matches!(block(f.undo(false).last(None, &LocalFs, None)), Err(UndoError::ChangedSince { .. })));
+        assert!(matches!(block(f.undo(true).last(None, &LocalFs, None)), Ok(Undone::Restored { .. })));
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), "echo 1\n");
+        assert_eq!(block(f.undo(false).last(None, &LocalFs, None)).unwrap(), Undone::Nothing { session: None });
     }
 
     #[test]

@@ -160,6 +160,19 @@ fn files_on_the_host_are_read_and_replaced_atomically_keeping_the_mode() {
             .collect();
         assert!(names.iter().all(|n| !n.contains(".opsai.")), "no temp file left: {names:?}");
         assert!(fs.read(&dir.path().join("missing"), 10).await.unwrap_err().kind() == std::io::ErrorKind::NotFound);
+        // A directory (or a symlink to one) is refused as on this machine, not written into.
+        let sub = real.with_file_name("sub");
+        std::fs::create_dir(&sub).unwrap();
+        std::os::unix::fs::symlink(&sub, real.with_file_name("sub-link")).unwrap();
+        for target in [sub.clone(), real.with_file_name("sub-link")] {
+            let err = fs.replace(&target, b"x").await.unwrap_err();
+            assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{err}");
+            assert_eq!(
+                err.to_string(),
+                format!("on {HOST}: {} is not a regular file; it is left as it is", target.display())
+            );
+        }
+        assert_eq!(std::fs::read_dir(&sub).unwrap().count(), 0, "nothing moved into the directory");
         if is_root() {
             // Another user's set-uid file keeps its owner and all its mode bits (chown, then chmod).
             let theirs = real.with_file_name("theirs.sh");

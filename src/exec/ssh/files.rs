@@ -1,12 +1,14 @@
 //! [`SshFs`]: the file seam on an SSH host, through plain (no terminal) ssh calls: `realpath`,
 //! `stat`, `head -c`, and [`replace_line`] for writes.
 //!
-//! A write keeps the guarantees of [`LocalFs`](crate::exec::fs::LocalFs): the content goes to a
-//! `mktemp` file beside the target that gets the old file's owner (refused when it cannot be kept)
-//! and mode, or `0644` minus the umask for a new file; it is renamed over the target only once
-//! `cksum` shows every byte arrived and it is synced. A cut connection, a killed opsai or a call
-//! timeout leaves the remote `cat` with a short file: the check fails, the temp file is removed
-//! (a trap), and the target is the old file.
+//! A write keeps the guarantees of [`LocalFs`](crate::exec::fs::LocalFs): a target that is not a
+//! regular file is refused; the content goes to a `mktemp` file beside the target and, once
+//! `cksum` shows every byte arrived, that file gets the old file's owner (refused when it cannot
+//! be kept) and mode, or `0644` minus the umask for a new file, is synced and renamed over the
+//! target. A cut connection, a killed opsai or a call timeout leaves the remote `cat` with a short
+//! file: the check fails, the temp file is removed (a trap), and the target is the old file.
+//!
+//! Every line runs in `sh -c`, whatever the remote login shell is.
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -19,6 +21,9 @@ use crate::policy::quote_word;
 
 /// The exit status of the read line when the file is over the limit (its size on stderr).
 const TOO_LARGE: i32 = 75;
+
+/// The exit status of the write line when the target exists and is not a regular file.
+const NOT_A_FILE: i32 = 76;
 
 /// The host's files, through plain ssh calls.
 pub struct SshFs {
@@ -50,51 +55,68 @@ fn path_word(path: &Path) -> String {
     quote_word(&path.to_string_lossy())
 }
 
-/// The remote shell line that reads `path` when it is at most `limit` bytes; over it, the exit
-/// status is [`TOO_LARGE`] with the size on stderr.
+/// `line` (POSIX sh) as a line for the remote login shell, which sshd runs it with: that shell
+/// may be zsh, ksh93 or mksh, which read `0644` as decimal in `$(( ))` (a new file would get mode
+/// 1200) and differ from sh elsewhere too, so every file line runs in `sh`.
+fn in_sh(line: &str) -> String {
+    format!("sh -c {}", quote_word(line))
+}
+
+/// The remote line that reads `path` when it is at most `limit` bytes; over it, the exit status
+/// is [`TOO_LARGE`] with the size on stderr.
 fn read_line(path: &Path, limit: u64) -> String {
     let word = path_word(path);
-    format!(
+    in_sh(&format!(
         "s=$(stat -L -c %s -- {word}) || exit 1; \
          if [ \"$s\" -gt {limit} ]; then echo \"$s\" >&2; exit {TOO_LARGE}; fi; \
          exec head -c {} -- {word}",
         limit.saturating_add(1)
-    )
+    ))
 }
 
-/// The remote shell line that replaces `path` with exactly `content` (sent on its stdin): old or
-/// new, never a mix, and no temp file left behind when it fails.
+/// The remote line that replaces `path` with exactly `content` (sent on its stdin): old or new,
+/// never a mix, and no temp file left behind when it fails. A `path` that exists and is not a
+/// regular file (a directory, a symlink to one, a device) is refused with [`NOT_A_FILE`], as on
+/// this machine: `mv` would move the new file into a directory.
+///
+/// The content is written and checked before the temp file gets the old owner and mode: a mode
+/// without write permission (0444) would stop `cat`, and a write by a non-root user clears the
+/// set-uid and set-gid bits; `chown` clears them too, so `chmod` comes last.
 pub fn replace_line(path: &Path, content: &[u8]) -> String {
     let word = path_word(path);
     let dir = path_word(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("/")));
     let expected = cksum(content);
-    format!(
+    in_sh(&format!(
         "t=; trap '[ -z \"$t\" ] || rm -f -- \"$t\"' EXIT; trap 'exit 1' HUP INT TERM PIPE; \
-         t=$(mktemp {word}.opsai.XXXXXX) || exit 1; \
-         if [ -e {word} ]; then \
+         if [ -e {word} ] && [ ! -f {word} ]; then \
+           printf '%s is not a regular file; it is left as it is\\n' {word} >&2; exit {NOT_A_FILE}; \
+         fi; \
+         o=; if [ -e {word} ]; then \
            o=$(stat -L -c %u:%g -- {word}) && m=$(stat -L -c %a -- {word}) || exit 1; \
-           if [ \"$(stat -c %u:%g -- \"$t\")\" != \"$o\" ] && ! chown -- \"$o\" \"$t\" 2>/dev/null; then \
-             printf '%s belongs to uid %s gid %s, and a new copy could not keep that owner; change it as its owner\\n' \
-               {word} \"${{o%:*}}\" \"${{o#*:}}\" >&2; exit 1; \
-           fi; \
          else m=$(printf %o $(( 0644 & ~$(umask) ))); fi; \
-         chmod -- \"$m\" \"$t\" || exit 1; \
+         t=$(mktemp {word}.opsai.XXXXXX) || exit 1; \
          cat > \"$t\" || exit 1; \
          c=$(cksum < \"$t\") || exit 1; \
          if [ \"$c\" != '{expected}' ]; then \
-           echo \"the new content of \"{word}\" did not arrive whole (cksum $c, sent {expected}); it is unchanged\" >&2; exit 1; \
+           printf '%s did not arrive whole (cksum %s, sent %s); it is unchanged\\n' \
+             \"the new content of \"{word} \"$c\" '{expected}' >&2; exit 1; \
          fi; \
+         if [ -n \"$o\" ] && [ \"$(stat -c %u:%g -- \"$t\")\" != \"$o\" ] && ! chown -- \"$o\" \"$t\" 2>/dev/null; then \
+           printf '%s belongs to uid %s gid %s, and a new copy could not keep that owner; change it as its owner\\n' \
+             {word} \"${{o%:*}}\" \"${{o#*:}}\" >&2; exit 1; \
+         fi; \
+         chmod -- \"$m\" \"$t\" || exit 1; \
          sync -- \"$t\" 2>/dev/null || sync; \
          mv -f -- \"$t\" {word} || exit 1; t=; \
          sync -- {dir} 2>/dev/null || sync"
-    )
+    ))
 }
 
 impl FileSystem for SshFs {
     fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<PathBuf>> {
         Box::pin(async move {
             // -m: symlinks in the existing part are resolved; a new file's name is appended.
-            let out = self.run(&format!("realpath -m -- {}", path_word(path)), None).await?;
+            let out = self.run(&in_sh(&format!("realpath -m -- {}", path_word(path))), None).await?;
             let text = String::from_utf8_lossy(&out).trim_end_matches('\n').to_owned();
             Ok(PathBuf::from(text))
         })
@@ -104,7 +126,7 @@ impl FileSystem for SshFs {
         Box::pin(async move {
             let word = path_word(path);
             let line = format!("if [ -e {word} ]; then stat -L -c '%s %a %u %g %F' -- {word}; fi");
-            let out = self.run(&line, None).await?;
+            let out = self.run(&in_sh(&line), None).await?;
             let text = String::from_utf8_lossy(&out).trim().to_owned();
             if text.is_empty() {
                 return Ok(None);
@@ -132,11 +154,22 @@ impl FileSystem for SshFs {
     }
 
     fn replace<'a>(&'a self, path: &'a Path, content: &'a [u8]) -> BoxFuture<'a, io::Result<()>> {
-        Box::pin(async move { self.run(&replace_line(path, content), Some(content)).await.map(drop) })
+        Box::pin(async move {
+            let output = self.transport.call(&replace_line(path, content), Some(content)).await?;
+            if output.status.success() {
+                return Ok(());
+            }
+            let error = self.failure(&output.stderr);
+            if output.status.code() == Some(NOT_A_FILE) {
+                // The same kind as this machine's refusal (`LocalFs::replace_now`).
+                return Err(io::Error::new(io::ErrorKind::InvalidInput, error.to_string()));
+            }
+            Err(error)
+        })
     }
 
     fn remove<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, io::Result<()>> {
-        Box::pin(async move { self.run(&format!("rm -f -- {}", path_word(path)), None).await.map(drop) })
+        Box::pin(async move { self.run(&in_sh(&format!("rm -f -- {}", path_word(path))), None).await.map(drop) })
     }
 
     fn home(&self) -> Option<PathBuf> {
@@ -179,9 +212,14 @@ mod tests {
         assert!(parse_stat("garbage").is_none());
     }
 
-    /// Runs `line` in `sh` (what the remote login shell does) with `input` on its stdin.
+    /// Runs `line` in `sh` (a remote login shell) with `input` on its stdin.
     fn sh(line: &str, input: &[u8]) -> std::process::Output {
-        let mut child = Command::new("sh")
+        shell("sh", line, input)
+    }
+
+    /// Runs `line` in the login shell `shell` with `input` on its stdin.
+    fn shell(shell: &str, line: &str, input: &[u8]) -> std::process::Output {
+        let mut child = Command::new(shell)
             .args(["-c", line])
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -222,19 +260,101 @@ mod tests {
     }
 
     #[test]
-    fn a_new_file_gets_0644_minus_the_umask() {
+    fn a_new_file_gets_0644_minus_the_umask_whatever_the_login_shell() {
         let dir = tempfile::tempdir().unwrap();
-        for (umask, mode) in [("022", 0o644), ("077", 0o600), ("027", 0o640)] {
-            let path = dir.path().join(format!("new-{umask}"));
-            let out = sh(&format!("umask {umask}; {}", replace_line(&path, b"x")), b"x");
-            assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-            assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o7777, mode, "umask {umask}");
+        // zsh (like ksh93 and mksh) reads `0644` in `$(( ))` as decimal: mode 1200 unless the
+        // line runs in sh.
+        let shells: Vec<&str> = ["sh", "zsh", "bash", "mksh", "ksh93"]
+            .into_iter()
+            .filter(|s| Command::new(s).arg("-c").arg(":").status().is_ok_and(|st| st.success()))
+            .collect();
+        assert!(shells.contains(&"sh"));
+        for login in shells {
+            for (umask, mode) in [("022", 0o644), ("077", 0o600), ("027", 0o640)] {
+                let path = dir.path().join(format!("new-{login}-{umask}"));
+                let out = shell(login, &format!("umask {umask}; {}", replace_line(&path, b"x")), b"x");
+                assert!(out.status.success(), "{login}: {}", String::from_utf8_lossy(&out.stderr));
+                assert_eq!(std::fs::metadata(&path).unwrap().mode() & 0o7777, mode, "{login}, umask {umask}");
+            }
         }
     }
 
     #[test]
+    fn the_read_line_runs_under_zsh_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("it's here");
+        std::fs::write(&path, "abc").unwrap();
+        for login in ["sh", "zsh"] {
+            if Command::new(login).arg("-c").arg(":").status().is_err() {
+                continue;
+            }
+            let out = shell(login, &read_line(&path, 2), b"");
+            assert_eq!(out.status.code(), Some(TOO_LARGE), "{login}");
+            let out = shell(login, &read_line(&path, 3), b"");
+            assert_eq!(out.stdout, b"abc", "{login}: {}", String::from_utf8_lossy(&out.stderr));
+        }
+    }
+
+    #[test]
+    fn a_target_that_is_not_a_regular_file_is_refused_and_left_as_it_is() {
+        let dir = tempfile::tempdir().unwrap();
+        let sub = dir.path().join("sub dir");
+        std::fs::create_dir(&sub).unwrap();
+        std::fs::write(sub.join("inside"), "kept").unwrap();
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&sub, &link).unwrap();
+        for target in [&sub, &link] {
+            let out = sh(&replace_line(target, b"new\n"), b"new\n");
+            assert_eq!(out.status.code(), Some(NOT_A_FILE), "{}", String::from_utf8_lossy(&out.stderr));
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert_eq!(stderr.trim(), format!("{} is not a regular file; it is left as it is", target.display()));
+        }
+        assert_eq!(names(&sub), ["inside"], "nothing moved into the directory");
+        assert_eq!(names(dir.path()), ["link", "sub dir"], "no temp file left");
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    }
+
+    /// Runs `line` as uid/gid 65534 (root only: `setpriv`) with `input` on its stdin.
+    fn as_nobody(line: &str, input: &[u8]) -> std::process::Output {
+        let mut child = Command::new("setpriv")
+            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", line])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let _ = child.stdin.take().unwrap().write_all(input);
+        child.wait_with_output().unwrap()
+    }
+
+    fn is_root() -> bool {
+        std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(1) == 0
+    }
+
+    #[test]
+    fn an_unprivileged_writer_replaces_its_own_read_only_or_set_uid_file_keeping_the_mode() {
+        if !is_root() {
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        for mode in [0o444, 0o400, 0o4755, 0o2755] {
+            let path = dir.path().join(format!("mine-{mode:o}"));
+            std::fs::write(&path, "old\n").unwrap();
+            std::os::unix::fs::chown(&path, Some(65534), Some(65534)).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).unwrap();
+            let out = as_nobody(&replace_line(&path, b"new\n"), b"new\n");
+            assert!(out.status.success(), "{mode:o}: {}", String::from_utf8_lossy(&out.stderr));
+            let meta = std::fs::metadata(&path).unwrap();
+            assert_eq!(std::fs::read(&path).unwrap(), b"new\n");
+            assert_eq!((meta.uid(), meta.mode() & 0o7777), (65534, mode), "owner and mode kept");
+        }
+        assert!(names(dir.path()).iter().all(|n| !n.contains(".opsai.")), "no temp file left");
+    }
+
+    #[test]
     fn an_owner_that_cannot_be_kept_is_a_refusal() {
-        if std::fs::metadata("/proc/self").map(|m| m.uid()).unwrap_or(1) != 0 {
+        if !is_root() {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
