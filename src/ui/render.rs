@@ -40,6 +40,9 @@ pub struct Renderer<O: Write, E: Write> {
     line: String,
     /// Backspaces changed the current line: repaint it before anything else is written.
     repaint: bool,
+    /// The line passed [`LINE_CAP`] characters: as in the capture, what came before is kept and
+    /// `line` holds only what followed, and a redraw starts a new row.
+    spilled: bool,
 }
 
 /// A live line this long is no longer redrawn by a `\r` but continued on a new line, as the model's
@@ -63,6 +66,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             line_chars: 0,
             line: String::new(),
             repaint: false,
+            spilled: false,
             in_thought: false,
             frame: 0,
             markdown_width: None,
@@ -167,6 +171,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 self.line_chars = 0;
                 self.line.clear();
                 self.repaint = false;
+                self.spilled = false;
                 let shown = command.clone().unwrap_or_else(|| args.to_string());
                 let badge = match risk {
                     Some(risk) => format!(" {}", style::badge(*risk, self.color())),
@@ -253,6 +258,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     self.pending_cr = false;
                     self.line_chars = 0;
                     self.line.clear();
+                    self.spilled = false;
                 }
                 '\x1b' => {
                     // The filter passes only whole `ESC [ params m|K` sequences.
@@ -295,6 +301,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     out.push(c);
                     self.line.push(c);
                     self.line_chars += 1;
+                    if self.line_chars >= LINE_CAP {
+                        self.line.clear();
+                        self.line_chars = 0;
+                        self.spilled = true;
+                    }
                 }
             }
         }
@@ -307,7 +318,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
         if !std::mem::take(&mut self.repaint) {
             return;
         }
-        out.push_str("\r\x1b[K");
+        // Past the limit the row also holds text the capture kept: start a new one, erase nothing.
+        out.push_str(if self.spilled { "\n" } else { "\r\x1b[K" });
         out.push_str(GUTTER);
         out.push_str(&self.line);
     }
@@ -318,7 +330,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
         if self.at_line_start {
             return;
         }
-        if self.line_chars >= LINE_CAP {
+        if self.spilled {
             out.push('\n');
         } else {
             out.push_str("\r\x1b[K");
@@ -327,6 +339,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
         self.line_chars = 0;
         self.line.clear();
         self.repaint = false;
+        self.spilled = false;
     }
 }
 
@@ -499,6 +512,9 @@ mod tests {
         // Past the capture's line limit the model keeps the line, so the screen does too.
         let long = "x".repeat(LINE_CAP);
         assert_eq!(live(&[&long, "\rok"]), format!("  │ {long}\n  │ ok"));
+        // A backspace past the limit deletes only what followed it, as in the capture; the
+        // renderer keeps no more than one limit's worth of the line.
+        assert_eq!(live(&[&long, "ab\x08\x08\x08c\n"]), format!("  │ {long}ab\n  │ c\n"));
     }
 
     /// Invisible characters and backspaces cannot move the cursor back over text the model reads:
