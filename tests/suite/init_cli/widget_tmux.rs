@@ -244,7 +244,13 @@ fn ctrl_c_during_a_slow_call_restores_the_line(#[case] sh: Sh) {
     // root cause is not found yet, see the closing note of issue 5). This path is only the safety
     // net for a program that does not read ^C itself; a person presses Ctrl-C again, and so does
     // the test. The real `opsai widget` reads ^C from /dev/tty (widget_e2e).
-    let restored = |screen: &str| !screen.contains("opsai: thinking") && screen.contains("restart nginx");
+    // Restored: no status line (zsh's `opsai: thinking`, bash's `(opsai: BUFFER)`, which also holds
+    // the words) and the words back after the prompt (fish may show stray cells before them).
+    let prompt_line = format!("{}restart nginx", sh.prompt());
+    let restored = |screen: &str| {
+        let status_gone = !screen.contains("opsai: thinking") && !screen.contains("(opsai: ");
+        status_gone && (screen.contains(&prompt_line) || (sh == Sh::Fish && screen.contains("restart nginx")))
+    };
     let settle = std::time::Instant::now() + std::time::Duration::from_secs(3);
     while !restored(&shell.term.screen()) && std::time::Instant::now() < settle {
         std::thread::sleep(std::time::Duration::from_millis(20));
