@@ -204,16 +204,20 @@ mod tests {
         }
     }
 
-    #[test]
-    fn exit_127_or_command_not_found_means_docker_is_missing_on_that_host() {
-        let ran = |exit_code, text: &str| Observation {
+    /// A `run_command` observation of a run that exited with `exit_code` and printed `text`.
+    fn ran(exit_code: Option<i32>, text: &str) -> Observation {
+        Observation {
             call_id: "c".into(),
             status: ObservationStatus::Ran,
             exit_code,
             text: text.into(),
             truncated_bytes: 0,
             duration_ms: 1,
-        };
+        }
+    }
+
+    #[test]
+    fn exit_127_or_command_not_found_means_docker_is_missing_on_that_host() {
         let missing = docker_missing(ran(Some(127), "bash: line 1: docker: command not found"), Some("db1"));
         assert!(missing.text.starts_with("docker is not available on `db1`"), "{}", missing.text);
         assert_eq!(missing.exit_code, Some(127));
@@ -228,14 +232,6 @@ mod tests {
 
     #[test]
     fn the_words_in_successful_output_or_later_lines_are_just_output() {
-        let ran = |exit_code, text: &str| Observation {
-            call_id: "c".into(),
-            status: ObservationStatus::Ran,
-            exit_code,
-            text: text.into(),
-            truncated_bytes: 0,
-            duration_ms: 1,
-        };
         for observation in [
             // container_logs of a container whose logs quote the shell's message.
             ran(Some(0), "exit 0 · 12 ms\nstarting\nsh: 1: docker: not found\nretrying"),

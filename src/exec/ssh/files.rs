@@ -219,13 +219,12 @@ mod tests {
 
     /// Runs `line` in the login shell `shell` with `input` on its stdin.
     fn shell(shell: &str, line: &str, input: &[u8]) -> std::process::Output {
-        let mut child = Command::new(shell)
-            .args(["-c", line])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
+        feed(Command::new(shell).args(["-c", line]), input)
+    }
+
+    /// Runs `command` with `input` on its stdin and collects its output.
+    fn feed(command: &mut Command, input: &[u8]) -> std::process::Output {
+        let mut child = command.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
         let _ = child.stdin.take().unwrap().write_all(input);
         child.wait_with_output().unwrap()
     }
@@ -316,15 +315,10 @@ mod tests {
 
     /// Runs `line` as uid/gid 65534 (root only: `setpriv`) with `input` on its stdin.
     fn as_nobody(line: &str, input: &[u8]) -> std::process::Output {
-        let mut child = Command::new("setpriv")
-            .args(["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", line])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let _ = child.stdin.take().unwrap().write_all(input);
-        child.wait_with_output().unwrap()
+        feed(
+            Command::new("setpriv").args(["--reuid=65534", "--regid=65534", "--clear-groups", "sh", "-c", line]),
+            input,
+        )
     }
 
     fn is_root() -> bool {
