@@ -247,6 +247,25 @@ commit=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
 [[ -z $(git status --porcelain --untracked-files=no 2>/dev/null) ]] || commit="$commit + uncommitted changes"
 corpus=$(sed -n 's/^assess: \([0-9]*\) commands x.*/\1/p' "$WORK/assess.txt")
 
+# Rows whose target was missed, for the note under the table: process-start rows move with the
+# machine, so the note gives /bin/true on this machine beside them.
+misses=$(printf '%s\n' \
+    "$a_verdict|policy::assess throughput" "$w_verdict|opsai policy check" "$f_verdict|one-shot first request byte" \
+    "$s_verdict|agent overhead per step" "$x_verdict|PTY throughput" "$p_verdict|REPL ready" \
+    "$l_verdict|sessions list" "$i_verdict|opsai init" "$v_verdict|opsai --version" "$g_verdict|widget vs curl" \
+    "$o_verdict|one-shot vs curl" "$or_verdict|one-shot peak RSS" "$gr_verdict|widget peak RSS" \
+    "$e_verdict|explain read throughput" "$er_verdict|explain peak RSS" "$z_verdict|binary size" \
+    "$h_verdict|ssh overhead" "$r_verdict|peak RSS through 200 MB" |
+    awk -F'|' '$1 == "**not met**" { printf "%s%s", sep, $2; sep = ", " }')
+if [[ -n $misses ]]; then
+    gaps="Not met in this run: $misses. On this machine \`/bin/true\` takes $t_median ms (median); the
+process-start targets were first met where it took about 0.5 ms, so compare those rows with it
+(the ratios are in the baseline column). A miss that stays when \`/bin/true\` is that fast is a
+regression."
+else
+    gaps="Every target was met in this run."
+fi
+
 cat >"$OUT" <<EOF
 # Benchmarks
 
@@ -265,13 +284,15 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 | one-shot \`opsai -q TASK\` wall time per process, instant mock answering text (benches/widget.rs) | $o_median ms | $o_min – $o_max ms | \`curl\` of the same request: $o_curl ms; ratio ${o_ratio}× | ≤ 1.5× curl | $o_verdict |
 | peak RSS of the one-shot \`opsai -q TASK\` | $o_rss MB | — | — | ≤ 12 MB | $or_verdict |
 | \`opsai init zsh\` wall time per process, $RUNS runs | $i_median ms | $i_min – $i_max ms | — | ≤ 5 ms | $i_verdict |
-| \`opsai --version\` wall time per process, $RUNS runs | $v_median ms | $v_min – $v_max ms | \`/bin/true\`: $t_median ms | ≤ 2 ms | $v_verdict |
+| \`opsai --version\` wall time per process, $RUNS runs | $v_median ms | $v_min – $v_max ms | \`/bin/true\`: $t_median ms; ratio $(awk -v a="$v_median" -v b="$t_median" 'BEGIN { printf "%.1f", (b > 0) ? a / b : 0 }')× | ≤ 2 ms | $v_verdict |
 | \`opsai explain\` read throughput, ${e_mb} MB of base64 piped in from memory (benches/explain.rs) | $e_rate MB/s | $e_min – $e_max MB/s | the literal \`head -c 1G /dev/urandom \| base64 \| opsai explain\`: $e_pipe MB/s (bounded by base64 itself) | ≥ 500 MB/s | $e_verdict |
 | peak RSS of \`opsai explain\` while reading it | $e_rss MB | — | the literal pipeline: $e_pipe_rss MB | ≤ 30 MB | $er_verdict |
 | \`--ssh-host\`: one command (\`true\`) over ssh to a loopback sshd, shared connection (benches/ssh.rs) | $h_mux ms | — | the same in the local PTY: $h_local ms; new connection per command: $h_direct ms; bare \`ssh -tt HOST true\` over the master: $h_floor ms; shared connection to a host whose login shell reads root's \`~/.bashrc\` (pyenv init here): $h_rc ms | overhead (ssh shared − local) ≤ 20 ms: $h_over ms | $h_verdict |
 | release binary size | $size_mb MB | — | — | ≤ 15 MB | $z_verdict |
 | PTY executor throughput, \`head -c 200M /dev/zero \| base64\` (benches/exec.rs) | $x_mb MB/s | — | \`script -qc\`: $x_script MB/s; ratio $x_ratio | ≥ 0.8× script | $x_verdict |
 | peak RSS of \`opsai\` through a turn whose command prints 200 MB (GNU time) | $rss_mb MB | — | — | ≤ 20 MB | $r_verdict |
+
+$gaps
 
 ## Peers: the same one-shot request against the same instant mock
 
