@@ -124,8 +124,8 @@ impl Parts {
             return Ok(None);
         };
         let ssh = &self.config.ssh;
-        let transport = SshTransport::new(host, &paths.home.join("ssh"), ssh.control_persist_s, ssh.options.clone())?;
-        transport.connect().await?;
+        let transport =
+            SshTransport::open(host, &paths.home.join("ssh"), ssh.control_persist_s, ssh.options.clone()).await?;
         let output = transport
             .call(&crate::context::remote::script(), None)
             .await

@@ -142,16 +142,8 @@ impl Undo<'_> {
             host if host == current_host => current,
             None => &LocalFs,
             Some(host) => {
-                let connect = async {
-                    let transport = SshTransport::new(
-                        host,
-                        &self.control_dir,
-                        self.ssh.control_persist_s,
-                        self.ssh.options.clone(),
-                    )?;
-                    transport.connect().await?;
-                    Ok::<_, SshError>(transport)
-                };
+                let connect =
+                    SshTransport::open(host, &self.control_dir, self.ssh.control_persist_s, self.ssh.options.clone());
                 let transport = connect.await.map_err(|error| {
                     let failed = UndoError::Connect { path: entry.path.clone(), host: host.to_owned(), error };
                     // The failure is what the user needs to hear, whether or not its line was written.

@@ -94,6 +94,13 @@ impl SshTransport {
 
     /// Starts the master connection in the background (authentication prompts, if any, appear on
     /// the terminal: ssh asks on /dev/tty). An already running master is reused.
+    /// [`new`](Self::new), then [`connect`](Self::connect): a transport with its master running.
+    pub async fn open(host: &str, control_dir: &Path, persist_s: u64, extra: Vec<String>) -> Result<Self, SshError> {
+        let transport = Self::new(host, control_dir, persist_s, extra)?;
+        transport.connect().await?;
+        Ok(transport)
+    }
+
     pub async fn connect(&self) -> Result<(), SshError> {
         if self.check().await {
             return Ok(());

@@ -32,17 +32,38 @@ pub struct Renderer<O: Write, E: Write> {
     markdown_width: Option<usize>,
     /// Live output is untrusted: only text, colors and progress-bar controls reach the terminal.
     live_filter: super::live::LiveFilter,
+    /// The live line being drawn.
+    cur: LiveLine,
+}
+
+/// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
+/// replaces it, or a new command starts.
+#[derive(Debug, Default)]
+struct LiveLine {
     /// A `\r` in live output: the next text redraws the line (see [`Renderer::live`]).
     pending_cr: bool,
     /// Characters on the current live line, after the gutter.
-    line_chars: usize,
+    chars: usize,
     /// The current live line's text as shown (no colors), for repainting it after a backspace.
-    line: String,
+    text: String,
     /// Backspaces changed the current line: repaint it before anything else is written.
     repaint: bool,
     /// The line passed [`LINE_CAP`] characters: as in the capture, what came before is kept and
-    /// `line` holds only what followed, and a redraw starts a new row.
+    /// `text` holds only what followed, and a redraw starts a new row.
     spilled: bool,
+}
+
+impl LiveLine {
+    /// After backspaces: the row is erased and the line drawn again from the gutter.
+    fn repaint_line(&mut self, out: &mut String) {
+        if !std::mem::take(&mut self.repaint) {
+            return;
+        }
+        // Past the limit the row also holds text the capture kept: start a new one, erase nothing.
+        out.push_str(if self.spilled { "\n" } else { "\r\x1b[K" });
+        out.push_str(GUTTER);
+        out.push_str(&self.text);
+    }
 }
 
 /// A live line this long is no longer redrawn by a `\r` but continued on a new line, as the model's
@@ -62,11 +83,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             spinner_shown: false,
             at_line_start: true,
             live_filter: super::live::LiveFilter::new(),
-            pending_cr: false,
-            line_chars: 0,
-            line: String::new(),
-            repaint: false,
-            spilled: false,
+            cur: LiveLine::default(),
             in_thought: false,
             frame: 0,
             markdown_width: None,
@@ -167,11 +184,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
                 self.live_filter = super::live::LiveFilter::new();
-                self.pending_cr = false;
-                self.line_chars = 0;
-                self.line.clear();
-                self.repaint = false;
-                self.spilled = false;
+                self.cur = LiveLine::default();
                 let shown = command.clone().unwrap_or_else(|| args.to_string());
                 let badge = match risk {
                     Some(risk) => format!(" {}", style::badge(*risk, self.color())),
@@ -245,20 +258,17 @@ impl<O: Write, E: Write> Renderer<O, E> {
         let mut chars = shown.chars();
         while let Some(c) = chars.next() {
             if c != '\x08' && c != '\x1b' {
-                self.repaint_line(&mut out);
+                self.cur.repaint_line(&mut out);
             }
             match c {
-                '\r' => self.pending_cr = true,
+                '\r' => self.cur.pending_cr = true,
                 '\n' => {
                     if self.at_line_start {
                         out.push_str(GUTTER);
                     }
                     out.push('\n');
                     self.at_line_start = true;
-                    self.pending_cr = false;
-                    self.line_chars = 0;
-                    self.line.clear();
-                    self.spilled = false;
+                    self.cur = LiveLine::default();
                 }
                 '\x1b' => {
                     // The filter passes only whole `ESC [ params m|K` sequences.
@@ -277,21 +287,21 @@ impl<O: Write, E: Write> Renderer<O, E> {
                             out.push('m');
                         }
                         (Some('K'), "2") => {
-                            self.pending_cr = false;
+                            self.cur.pending_cr = false;
                             self.redraw(&mut out);
                         }
                         _ => {}
                     }
                 }
                 '\x08' => {
-                    if !self.pending_cr && self.line.pop().is_some() {
-                        self.line_chars -= 1;
-                        self.repaint = true;
+                    if !self.cur.pending_cr && self.cur.text.pop().is_some() {
+                        self.cur.chars -= 1;
+                        self.cur.repaint = true;
                     }
                 }
                 c => {
-                    if self.pending_cr {
-                        self.pending_cr = false;
+                    if self.cur.pending_cr {
+                        self.cur.pending_cr = false;
                         self.redraw(&mut out);
                     }
                     if self.at_line_start {
@@ -299,29 +309,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
                         self.at_line_start = false;
                     }
                     out.push(c);
-                    self.line.push(c);
-                    self.line_chars += 1;
-                    if self.line_chars >= LINE_CAP {
-                        self.line.clear();
-                        self.line_chars = 0;
-                        self.spilled = true;
+                    self.cur.text.push(c);
+                    self.cur.chars += 1;
+                    if self.cur.chars >= LINE_CAP {
+                        self.cur.text.clear();
+                        self.cur.chars = 0;
+                        self.cur.spilled = true;
                     }
                 }
             }
         }
-        self.repaint_line(&mut out);
+        self.cur.repaint_line(&mut out);
         write!(self.err, "{out}")
-    }
-
-    /// After backspaces: the row is erased and the line drawn again from the gutter.
-    fn repaint_line(&mut self, out: &mut String) {
-        if !std::mem::take(&mut self.repaint) {
-            return;
-        }
-        // Past the limit the row also holds text the capture kept: start a new one, erase nothing.
-        out.push_str(if self.spilled { "\n" } else { "\r\x1b[K" });
-        out.push_str(GUTTER);
-        out.push_str(&self.line);
     }
 
     /// The current live line is replaced: its row is erased and the next text starts after a
@@ -330,16 +329,13 @@ impl<O: Write, E: Write> Renderer<O, E> {
         if self.at_line_start {
             return;
         }
-        if self.spilled {
+        if self.cur.spilled {
             out.push('\n');
         } else {
             out.push_str("\r\x1b[K");
         }
         self.at_line_start = true;
-        self.line_chars = 0;
-        self.line.clear();
-        self.repaint = false;
-        self.spilled = false;
+        self.cur = LiveLine::default();
     }
 }
 
