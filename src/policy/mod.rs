@@ -37,6 +37,37 @@ const MAX_COMMAND_BYTES: usize = 64 * 1024;
 
 pub fn assess(command: &str, config: &PolicyConfig) -> Assessment {
     let clean = sanitize(command);
+    // Invariant 8: a failure inside the policy is a High verdict with a reason, never a dead agent.
+    let classified = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| classify(&clean, config)));
+    let (findings, denied, commands) = match classified {
+        Ok(engine) => (engine.findings, engine.denied, engine.commands),
+        Err(_) => {
+            let finding = engine::Finding {
+                risk: Risk::High,
+                text: "the policy failed on this command (an internal error); it is rated High".into(),
+            };
+            (vec![finding], false, Vec::new())
+        }
+    };
+    let risk = findings.iter().map(|f| f.risk).max().unwrap_or(Risk::Safe);
+    let decision = if denied {
+        Decision::Deny
+    } else if risk == Risk::Safe {
+        Decision::Allow
+    } else {
+        Decision::Ask
+    };
+    Assessment {
+        risk,
+        decision,
+        reasons: findings.into_iter().map(|f| f.text).collect(),
+        changed_by_sanitizer: clean.changed(),
+        sanitized: clean.text,
+        commands,
+    }
+}
+
+fn classify<'c>(clean: &Sanitized, config: &'c PolicyConfig) -> engine::Engine<'c> {
     let mut engine = engine::Engine::new(config);
     if clean.changed() {
         engine.findings.push(engine::Finding {
@@ -52,20 +83,5 @@ pub fn assess(command: &str, config: &PolicyConfig) -> Assessment {
     } else {
         engine.script(&parse::parse(&clean.text), 0);
     }
-    let risk = engine.findings.iter().map(|f| f.risk).max().unwrap_or(Risk::Safe);
-    let decision = if engine.denied {
-        Decision::Deny
-    } else if risk == Risk::Safe {
-        Decision::Allow
-    } else {
-        Decision::Ask
-    };
-    Assessment {
-        risk,
-        decision,
-        reasons: engine.findings.into_iter().map(|f| f.text).collect(),
-        changed_by_sanitizer: clean.changed(),
-        sanitized: clean.text,
-        commands: engine.commands,
-    }
+    engine
 }

@@ -87,7 +87,10 @@ pub fn parse(source: &str) -> Script {
         let Some(parser) = slot.as_mut() else {
             return failed("no parser");
         };
-        let Some(tree) = parser.parse(source, None) else {
+        // The grammar sees only ASCII (see `ascii_mask`); the walker reads the original text by the
+        // same byte ranges.
+        let masked = ascii_mask(source);
+        let Some(tree) = parser.parse(masked.as_bytes(), None) else {
             return failed("the parser gave up");
         };
         let mut walker = Walker { src: source, depth: 0, script: Script::default() };
@@ -97,6 +100,25 @@ pub fn parse(source: &str) -> Script {
         }
         walker.script
     })
+}
+
+/// `source` with every non-ASCII character replaced by as many `a`s as it has bytes. Some
+/// supplementary-plane code points (U+F0000, U+10FFFF, U+E0100…) crash tree-sitter-bash's C
+/// scanner, which takes the process down; no bash metacharacter is outside ASCII, so a letter is
+/// the same kind of word character and every byte offset stays where it was.
+fn ascii_mask(source: &str) -> std::borrow::Cow<'_, str> {
+    if source.is_ascii() {
+        return std::borrow::Cow::Borrowed(source);
+    }
+    let mut out = String::with_capacity(source.len());
+    for c in source.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.extend(std::iter::repeat_n('a', c.len_utf8()));
+        }
+    }
+    std::borrow::Cow::Owned(out)
 }
 
 /// The deepest bracket nesting in the raw text (`(`, `{`, `[`, backticks count as opening), an

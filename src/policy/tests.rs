@@ -190,3 +190,23 @@ fn deep_inputs_fit_a_small_worker_stack() {
     let risks = handle.join().expect("assess must not overflow a 1 MiB stack");
     assert_eq!(risks[2], Risk::High, "5000 brackets are refused before parsing");
 }
+
+/// tree-sitter-bash's scanner segfaulted on these after an unclosed brace (and in other spots);
+/// the grammar now sees an ASCII mask while words keep their real text.
+#[test]
+fn supplementary_plane_code_points_never_reach_the_grammar() {
+    let config = PolicyConfig::default();
+    for point in ['\u{F0000}', '\u{10FFFF}', '\u{E0100}', '\u{FFFFD}', '\u{1F600}', 'é'] {
+        for shape in
+            ["{@", "@", "echo @", "echo \"@\" | cat", "cat <<@\nx\n@", "${@}", "[[ @ ]]", "case @ in @) ;; esac"]
+        {
+            let input = shape.replace('@', &point.to_string());
+            let _ = assess(&input, &config);
+        }
+    }
+    let word = assess("echo caf\u{e9} \u{1F600}", &config);
+    assert_eq!(word.risk, Risk::Safe, "{word:#?}");
+    assert!(word.commands.iter().flatten().any(|w| w == "caf\u{e9}"), "the real text is kept: {word:#?}");
+    let unknown = assess("r\u{e9}boot now", &config);
+    assert_ne!(unknown.risk, Risk::Safe, "a non-ASCII program name is an unknown program: {unknown:#?}");
+}
