@@ -32,6 +32,9 @@ pub struct Script {
     pub redirects: Vec<Redirect>,
     /// Why (part of) the input could not be understood.
     pub errors: Vec<String>,
+    /// Constructs that are never Safe whatever runs them (`${x@P}`, subscripts bash evaluates,
+    /// nested backticks), each with its reason.
+    pub constructs: Vec<String>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -138,6 +141,26 @@ fn nesting_depth(source: &str) -> usize {
     deepest
 }
 
+fn has_descendant(node: Node, kind: &str) -> bool {
+    let mut cursor = node.walk();
+    let children: Vec<Node> = node.named_children(&mut cursor).collect();
+    children.into_iter().any(|child| child.kind() == kind || has_descendant(child, kind))
+}
+
+/// `[[ a[i] -eq 1 ]]`, `[[ -v 'a[$(id)]' ]]`: operands of arithmetic comparisons and `-v` are
+/// evaluated, subscripts included. Pattern matches (`== *.[ch]`, `=~ a[0-9]`) are not.
+fn test_evaluates_subscript(text: &str) -> bool {
+    let evaluates =
+        text.split_whitespace().any(|w| matches!(w, "-eq" | "-ne" | "-lt" | "-le" | "-gt" | "-ge" | "-v" | "-R"));
+    evaluates && has_subscript(text)
+}
+
+/// A name directly followed by `[`: `a[`, `x_1[`.
+pub(super) fn has_subscript(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    bytes.windows(2).any(|w| (w[0].is_ascii_alphanumeric() || w[0] == b'_') && w[1] == b'[')
+}
+
 fn failed(why: &str) -> Script {
     Script { errors: vec![why.to_owned()], ..Script::default() }
 }
@@ -163,6 +186,20 @@ impl<'a> Walker<'a> {
 
     fn error(&mut self, why: String) {
         self.script.errors.push(why);
+    }
+
+    pub(super) fn construct(&mut self, why: &str) {
+        if !self.script.constructs.iter().any(|c| c == why) {
+            self.script.constructs.push(why.to_owned());
+        }
+    }
+
+    /// `((…))`, `$((…))`, a C-style `for`: a subscript inside is evaluated, and `a[$(cmd)]` or a
+    /// variable holding such text runs code when it is.
+    pub(super) fn arithmetic(&mut self, node: Node) {
+        if has_descendant(node, "subscript") || self.text(node).contains("[") {
+            self.construct("an array subscript in arithmetic: bash evaluates it, and a subscript can run code");
+        }
     }
 
     /// Walks every named child of `node` as a statement.
@@ -195,6 +232,11 @@ impl<'a> Walker<'a> {
             "declaration_command" | "unset_command" => self.declaration(node),
             "variable_assignment" | "variable_assignments" => self.assignments_only(node),
             "test_command" => {
+                if test_evaluates_subscript(self.text(node)) {
+                    self.construct(
+                        "an array subscript in a test: bash evaluates it as arithmetic, and a subscript can run code",
+                    );
+                }
                 let mut cmd = SimpleCommand { source: self.text(node).to_owned(), ..SimpleCommand::default() };
                 let mut test = Word::literal("[[");
                 self.collect_subs(node, &mut test);
@@ -212,20 +254,19 @@ impl<'a> Walker<'a> {
                 let body: Vec<usize> = (start..self.script.commands.len()).collect();
                 self.script.functions.push((name, body));
             }
-            "list"
-            | "program"
-            | "compound_statement"
-            | "subshell"
-            | "do_group"
-            | "negated_command"
-            | "if_statement"
-            | "elif_clause"
-            | "else_clause"
-            | "while_statement"
-            | "case_statement"
-            | "case_item"
-            | "for_statement"
-            | "c_style_for_statement" => self.compound(node),
+            "compound_statement" if self.text(node).starts_with("((") => {
+                self.arithmetic(node);
+                let mut holder = Word::default();
+                self.collect_subs(node, &mut holder);
+                self.adopt_subs(holder);
+            }
+            "c_style_for_statement" => {
+                self.arithmetic(node);
+                self.compound(node);
+            }
+            "list" | "program" | "compound_statement" | "subshell" | "do_group" | "negated_command"
+            | "if_statement" | "elif_clause" | "else_clause" | "while_statement" | "case_statement" | "case_item"
+            | "for_statement" => self.compound(node),
             "word"
             | "concatenation"
             | "string"
@@ -283,6 +324,9 @@ impl<'a> Walker<'a> {
         );
         self.script.redirects.extend(sub.redirects);
         self.script.errors.extend(sub.errors);
+        for why in sub.constructs {
+            self.construct(&why);
+        }
     }
 
     fn command(&mut self, node: Node) {

@@ -1,6 +1,8 @@
 //! What a path argument points at, for the rules that care: system locations, shell startup
 //! files, SSH keys, secrets. Lexical only: the policy never touches the file system.
 
+pub mod metadata;
+
 /// Where a written or deleted path lands, when that matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sensitive {

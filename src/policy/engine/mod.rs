@@ -37,7 +37,7 @@ const NOT_READERS: &[&str] = &[
     "rsync", "ssh-keygen", "ssh-add", "realpath", "readlink", "dirname", "basename", "rm", "mv", "touch", "mkdir",
     "ln", "shred", "echo", "printf", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "lsattr",
     "getfacl", "kubectl", "docker", "helm", "terraform", "curl", "wget", "openssl", "gpg", "which", "type", "unlink",
-    "truncate",
+    "truncate", "df", "lsblk", "blkid", "findmnt", "lsof", "fuser", "udevadm", "smartctl", "partx",
 ];
 /// Programs that print what they are given.
 const PRINTERS: &[&str] = &["echo", "printf", "printenv", "cat", "env", "declare", "export", "set", "print", "tee"];
@@ -109,8 +109,16 @@ impl<'c> Engine<'c> {
                 &Verdict::high(format!("{error} (cannot be assessed, so it counts as high)")),
             );
         }
+        for why in &script.constructs {
+            self.add("the command line", &Verdict::medium(why.clone()));
+        }
         let functions: Vec<&str> = script.functions.iter().map(|(name, _)| name.as_str()).collect();
         for (name, body) in &script.functions {
+            // A definition can shadow any program (`ls() { …; }`) for the rest of the line.
+            self.add(
+                &format!("{name}()"),
+                &Verdict::medium("defines a shell function, which changes what later names in this line run"),
+            );
             let recursive = body
                 .iter()
                 .any(|&i| script.commands.get(i).and_then(|c| c.words.first()).is_some_and(|w| w.text == *name));
@@ -182,7 +190,7 @@ impl<'c> Engine<'c> {
             let subject = format!("{name}={}", assignment.value.text);
             if HISTORY_VARIABLES.contains(&name) {
                 self.add(&subject, &Verdict::high(format!("changes {name}, which can switch off shell history")));
-            } else if changes_what_runs(name) {
+            } else if changes_what_runs(name) && !harmless_prefix(name, &assignment.value) {
                 self.add(&subject, &Verdict::medium(format!("changes {name}, which changes what programs run")));
             }
         }
@@ -190,6 +198,23 @@ impl<'c> Engine<'c> {
             for sub in &word.subs {
                 self.script(sub, nesting);
             }
+        }
+        if !cmd.words.is_empty() {
+            for assignment in cmd.assignments.iter().filter(|a| !harmless_prefix(&a.name, &a.value)) {
+                self.add(
+                    &format!("{}={}", assignment.name, assignment.value.text),
+                    &Verdict::medium(format!(
+                        "sets {} for the command; only locale, time zone, terminal and colour variables are known to be harmless",
+                        assignment.name
+                    )),
+                );
+            }
+        }
+        if cmd.words.first().is_some_and(|w| w.text == "exec") && !cmd.redirects.is_empty() {
+            self.add(
+                &cmd.source,
+                &Verdict::medium("`exec` with redirections changes where everything after it reads and writes"),
+            );
         }
         let code_runner_input = cmd.redirects.iter().any(|r| r.heredoc.is_some() || r.op == "<<<");
         let mut leaves = Vec::new();
@@ -282,7 +307,7 @@ impl<'c> Engine<'c> {
         let args = &words[1..];
         let inv = Invocation { name: &name, args, bulk };
         let outcome = if functions.contains(&name.as_str()) {
-            Verdict::SAFE.into()
+            Verdict::medium(format!("calls the function {name} defined in this line")).into()
         } else {
             match rules::lookup(&name) {
                 Some((_, rule)) => rules::apply(rule, &inv),
@@ -412,6 +437,19 @@ impl<'c> Engine<'c> {
         let script = parse::parse(&code.text);
         self.script(&script, nesting + 1);
     }
+}
+
+/// Variables a command may be given inline without changing what it does to the machine.
+fn harmless_prefix(name: &str, value: &Word) -> bool {
+    const NAMES: &[&str] = &[
+        "LANG", "LANGUAGE", "TZ", "COLUMNS", "LINES", "NO_COLOR", "CLICOLOR", "CLICOLOR_FORCE", "FORCE_COLOR", "TERM",
+        "TIME_STYLE", "SYSTEMD_COLORS", "DEBIAN_FRONTEND",
+    ];
+    const PAGERS: &[&str] = &["PAGER", "GIT_PAGER", "SYSTEMD_PAGER", "MANPAGER", "AWS_PAGER"];
+    if PAGERS.contains(&name) {
+        return matches!(value.fixed(), Some("" | "cat"));
+    }
+    (NAMES.contains(&name) || name.starts_with("LC_")) && value.subs.is_empty()
 }
 
 /// True when the word's value comes from a download: a substitution running curl/wget/…, or a
