@@ -132,6 +132,28 @@ fn keeps(#[case] text: &str) {
 #[case("XAUTHORITY", false)]
 #[case("GNOME_KEYRING_CONTROL", false)]
 #[case("KEYRING_PASSWORD", true)]
+#[case("DB_PASS", true)]
+#[case("MYSQL_PWD", true)]
+#[case("SENTRY_DSN", true)]
+#[case("AZURE_CREDS", true)]
+#[case("OPENAI_API", true)]
+#[case("db-password", true)]
+#[case("Session.Secret", true)]
+#[case("PWD", false)]
+#[case("OLDPWD", false)]
+#[case("MAX_TOKENS", false)]
+#[case("max_tokens", false)]
+#[case("OPENAI_MAX_TOKENS", false)]
+#[case("SESSION_TIMEOUT", false)]
+#[case("TOKEN_TYPE", false)]
+#[case("SSH_KEY_PATH", false)]
+#[case("PGPASSFILE", true)]
+#[case("PASSWORD_FILE", false)]
+#[case("KEYBOARD_LAYOUT", false)]
+#[case("HTTP_PROXY_BYPASS", false)]
+#[case("TOKENIZERS_PARALLELISM", false)]
+#[case("CREDIT_LIMIT", false)]
+#[case("RAPID_MODE", false)]
 #[case("", false)]
 fn secret_names(#[case] name: &str, #[case] secret: bool) {
     assert_eq!(is_secret_name(name), secret, "{name}");
@@ -151,6 +173,69 @@ fn learns_secret_env_values() {
         "token [REDACTED:env:MY_SERVICE_TOKEN] and [REDACTED:env:DB_PASSWORD], abc, vimvimvim, [REDACTED:env]"
     );
     assert!(!format!("{redactor:?}").contains("hunter2"));
+}
+
+#[test]
+fn yes_no_and_mode_values_are_not_learned() {
+    let redactor = Redactor::new(env(&[("AUTH_ON", "true"), ("SESSION_SAVE", "enabled"), ("API_X", "disabled")]));
+    assert_eq!(redactor.redact("true enabled disabled"), "true enabled disabled");
+}
+
+fn encode(bytes: &[u8], url: bool) -> String {
+    let alphabet: &[u8] = if url {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `env | base64`, `printenv X | xxd -p`, a value cut by the terminal: the value is found in each.
+#[test]
+fn learned_values_are_found_encoded_and_across_line_breaks() {
+    let secret = "Tr0ub4dor&3-horse>?";
+    let redactor = Redactor::new(env(&[("DB_PASS", secret)]));
+    for prefix in ["", "A", "AB", "HOME=/root\nDB_PASS="] {
+        let plain = format!("{prefix}{secret}\nPATH=/usr/bin\n");
+        for url in [false, true] {
+            let encoded = encode(plain.as_bytes(), url);
+            let out = redactor.redact(&encoded);
+            assert!(out.contains("[REDACTED:env:DB_PASS]"), "{prefix:?} url={url}: {encoded} -> {out}");
+            // `base64` wraps at 76 columns; a PTY ends lines with \r\n.
+            let wrapped: String = encoded
+                .as_bytes()
+                .chunks(7)
+                .map(|line| String::from_utf8_lossy(line).into_owned())
+                .collect::<Vec<_>>()
+                .join("\r\n");
+            let out = redactor.redact(&wrapped);
+            assert!(out.contains("[REDACTED:env:DB_PASS]"), "{wrapped} -> {out}");
+            assert_eq!(out.matches("\r\n").count(), wrapped.matches("\r\n").count(), "line breaks stay");
+        }
+    }
+    let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(redactor.redact(&format!("x {hex} y")), "x [REDACTED:env:DB_PASS] y");
+    assert_eq!(redactor.redact(&format!("x {} y", hex.to_uppercase())), "x [REDACTED:env:DB_PASS] y");
+    assert_eq!(
+        redactor.redact("pw: Tr0ub4dor&3\r\n-horse>? ok"),
+        "pw: [REDACTED:env:DB_PASS]\r\n[REDACTED:env:DB_PASS] ok"
+    );
+    // Unrelated base64 and hex stay.
+    let other = encode(b"nothing to see here at all", false);
+    assert_eq!(redactor.redact(&other), other);
 }
 
 #[test]
