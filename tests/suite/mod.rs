@@ -13,6 +13,7 @@ mod injection;
 mod kube_cli;
 mod llm_client;
 mod policy_cli;
+mod redaction_cli;
 mod repl_tmux;
 mod screen_tmux;
 mod sessions_cli;
