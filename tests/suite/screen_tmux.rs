@@ -144,3 +144,32 @@ fn a_quiet_answer_into_a_pipe_is_the_model_s_bytes() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(String::from_utf8(out.stdout).unwrap(), format!("ANSWER-A{HOSTILE}ANSWER-B\n"));
 }
+
+/// The prompt says what `[a]` covers, and it covers exactly that: the same program, subcommand and
+/// option set with other operands runs without asking; another option set asks again.
+#[test]
+fn the_prompt_names_what_a_grant_covers_and_it_covers_only_that() {
+    if !require("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "mkdir -p d1/x"})),
+        reply_tool_call("c2", "run_command", json!({"command": "mkdir -p d2/x"})),
+        reply_tool_call("c3", "run_command", json!({"command": "mkdir d3"})),
+        reply_text("made three"),
+    ]);
+    let term = start(&env, &mock, &["make dirs"]);
+    term.press(&["Enter"]);
+    let screen = term.wait_for("[y] run once", LIMIT);
+    assert!(screen.contains("[a] always allow `mkdir -p` for this session"), "{screen}");
+    term.line("a");
+    let screen = term.wait_until(LIMIT, "a second prompt", |s| s.matches("[y] run once").count() == 2);
+    assert!(env.user_home().join("d2/x").is_dir(), "the grant ran `mkdir -p d2/x` without asking:\n{screen}");
+    assert!(screen.contains("[a] always allow `mkdir` for this session"), "{screen}");
+    assert!(!env.user_home().join("d3").exists());
+    term.line("y");
+    assert_eq!(term.wait_exit(LIMIT), 0);
+    assert!(env.user_home().join("d3").is_dir());
+    assert_eq!(term.screen().matches("[y] run once").count(), 2, "{}", term.screen());
+}
