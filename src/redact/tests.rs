@@ -439,6 +439,18 @@ proptest! {
 )]
 #[case::sshpass("sshpass -p 'hunter2xyz' ssh root@db", "sshpass -p '[REDACTED:password]' ssh root@db")]
 #[case::sshpass_attached("sshpass -phunter2xyz ssh db", "sshpass -p[REDACTED:password] ssh db")]
+#[case::redis_cli("redis-cli -h cache -a hunter2xyz ping", "redis-cli -h cache -a [REDACTED:password] ping")]
+#[case::mongosh("mongosh --host db -u admin -p hunter2xyz", "mongosh --host db -u admin -p [REDACTED:password]")]
+#[case::ldapsearch(
+    "ldapsearch -x -D cn=admin -w hunter2xyz -b dc=x",
+    "ldapsearch -x -D cn=admin -w [REDACTED:password] -b dc=x"
+)]
+#[case::sqlcmd("sqlcmd -S db -U sa -P 'hunter2xyz'", "sqlcmd -S db -U sa -P '[REDACTED:password]'")]
+#[case::smbclient("smbclient //fs/share -U alice%hunter2xyz", "smbclient //fs/share -U alice%[REDACTED:password]")]
+#[case::openssl_passin(
+    "openssl rsa -in k.pem -passin pass:hunter2xyz -out x",
+    "openssl rsa -in k.pem -passin pass:[REDACTED:password] -out x"
+)]
 fn redacts_provider_tokens_and_command_credentials(#[case] text: &str, #[case] expected: &str) {
     assert_eq!(Redactor::default().redact(text), expected);
 }
@@ -457,6 +469,10 @@ fn redacts_provider_tokens_and_command_credentials(#[case] text: &str, #[case] e
 #[case::docker_uid("docker run -u 1000:1000 alpine id")]
 #[case::mysql_port("mysql -h db -P3306 -u root -p app")]
 #[case::ssh_port("ssh -p 2222 host")]
+#[case::redis_other_flag("redis-cli -h cache -n 2 ping")]
+#[case::mongosh_port("mongosh --port 27017 db")]
+#[case::smbclient_no_password("smbclient //fs/share -U alice")]
+#[case::openssl_env_pass("openssl rsa -in k.pem -passin env:KEY_PASS")]
 #[case::azure_account_name("AccountName=acct;EndpointSuffix=core.windows.net")]
 #[case::cookie_placeholder("Cookie: $COOKIE")]
 fn keeps_look_alikes(#[case] text: &str) {

@@ -102,6 +102,38 @@ pub(super) fn arguments() -> Vec<Source> {
             .into(),
             GroupValue,
         ),
+        // A password given as the next word of one option, for programs where that option means a
+        // password: `redis-cli -a`, `mongosh -p`, `ldapsearch -w`, `sqlcmd -P`, `smbclient -U user%pass`.
+        (
+            "password",
+            Text,
+            &["redis-cli", "mongo", "ldap", "sqlcmd", "bcp"],
+            concat!(
+                r#"(?:^|[^A-Za-z0-9_-])(?:redis-cli[ \t](?:[^\n;&|]*?[ \t])?(?:-a|--pass)"#,
+                r#"|mongo(?:sh|dump|restore|export|import)?[ \t](?:[^\n;&|]*?[ \t])?(?:-p|--password)"#,
+                r#"|ldap(?:search|add|modify|delete|passwd|whoami|compare|modrdn)[ \t](?:[^\n;&|]*?[ \t])?-w"#,
+                r#"|(?:sqlcmd|bcp)[ \t](?:[^\n;&|]*?[ \t])?-P)"#,
+                r#"[ \t]+["']?([^ \t\r\n"'-][^ \t\r\n"']*)"#
+            )
+            .into(),
+            GroupValue,
+        ),
+        (
+            "password",
+            Text,
+            &["smbclient", "rpcclient"],
+            r#"(?:^|[^A-Za-z0-9_-])(?:smbclient|rpcclient)[ \t](?:[^\n;&|]*?[ \t])?(?:-U|--user)[ \t=]*["']?[^ \t\r\n"'%]+%([^ \t\r\n"']+)"#
+                .into(),
+            GroupValue,
+        ),
+        // openssl's `-passin pass:secret`, `-passout pass:secret`, `-k secret`-style pass phrases.
+        (
+            "password",
+            Lowercase,
+            &["pass:"],
+            r#"(?:^|[ \t])-pass(?:in|out)?[ \t]+["']?pass:([^ \t\r\n"']+)"#.into(),
+            GroupValue,
+        ),
         // `sshpass -p secret ssh host`.
         (
             "password",
