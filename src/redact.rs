@@ -44,7 +44,8 @@ const BENIGN_WORDS: &[&str] = &[
 const QUALIFIER_WORDS: &[&str] = &[
     "MAX", "MIN", "LIMIT", "LIMITS", "COUNT", "NUM", "SIZE", "LEN", "LENGTH", "TTL", "TIMEOUT", "EXPIRY", "EXPIRES",
     "EXPIRATION", "LIFETIME", "TYPE", "KIND", "FORMAT", "MODE", "ENABLED", "DISABLED", "FILE", "PATH", "DIR", "URL",
-    "HOST", "PORT", "ENDPOINT", "VERSION", "REGION", "SOCK", "NAME",
+    "HOST", "PORT", "ENDPOINT", "VERSION", "REGION", "SOCK", "NAME", "IP", "ADDR", "ADDRESS", "SUBNET", "CIDR",
+    "DOMAIN", "USER", "USERNAME", "EMAIL", "ALGORITHM", "ALG", "ISSUER", "AUDIENCE", "SCOPE", "SCOPES",
 ];
 
 /// Well-known variables whose names look secret but whose values are sockets, ids, directories or

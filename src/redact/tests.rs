@@ -154,6 +154,10 @@ fn keeps(#[case] text: &str) {
 #[case("TOKENIZERS_PARALLELISM", false)]
 #[case("CREDIT_LIMIT", false)]
 #[case("RAPID_MODE", false)]
+#[case("PRIVATE_IP", false)]
+#[case("AUTH_USER", false)]
+#[case("JWT_ALGORITHM", false)]
+#[case("SESSION_DOMAIN", false)]
 #[case("", false)]
 fn secret_names(#[case] name: &str, #[case] secret: bool) {
     assert_eq!(is_secret_name(name), secret, "{name}");
