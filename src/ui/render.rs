@@ -199,7 +199,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 // The tool name, the command and the arguments are the model's: shown with what was
                 // removed written out, the name on one line (an unknown tool's name is shown too).
                 let shown = command.clone().unwrap_or_else(|| args.to_string());
-                let shown = display::command(&shown);
+                // A multi-line command continues under `│`, so no line of it can pass for output or a prompt.
+                let shown = display::command(shown.trim_end_matches('\n')).replace('\n', "\n    │ ");
                 let badge = match risk {
                     Some(risk) => format!(" {}", style::badge(*risk, self.color())),
                     None => String::new(),
@@ -582,6 +583,16 @@ mod tests {
         }
         let (_, err) = render(Style::Human { color: false, spinner: false }, &events);
         assert!(err.starts_with("▶ bogus\\x1b[1A\\x1b[2K\\x1b]0;pwned\\x07"), "{err}");
+        let multi = AgentEvent::ToolCall {
+            id: "m".into(),
+            tool: "run_command".into(),
+            args: serde_json::json!({}),
+            command: Some("echo a\n  ✓ exit 0\n".into()),
+            risk: None,
+            reasons: vec![],
+        };
+        let (_, err) = render(Style::Human { color: false, spinner: false }, &[multi]);
+        assert_eq!(err, "▶ run_command  echo a\n    │   ✓ exit 0\n");
         // `-q` into a pipe: the bytes the model wrote.
         let mut out = Vec::new();
         Renderer::new(Style::Quiet, &mut out, Vec::new()).with_raw_answer(true).handle(&events[3]).unwrap();
