@@ -1,6 +1,6 @@
 //! Finding learned secret values however they were printed: as they are, in base64 or base64url (at
 //! each of the three byte alignments, so a value in the middle of `env | base64` is found too), in hex
-//! (either case), and cut by line breaks (a PTY's `\r\n`, `base64`'s 76-column lines). One regex pass
+//! (either case), percent-encoded (in a URL), JSON-escaped, and cut by line breaks (a PTY's `\r\n`, `base64`'s 76-column lines). One regex pass
 //! over the text with its line breaks taken out; each match is mapped back and redacted line by line,
 //! so the line breaks themselves stay.
 
@@ -153,6 +153,10 @@ fn forms(value: &str) -> Vec<String> {
     }
     out.push(hex(bytes, b"0123456789abcdef"));
     out.push(hex(bytes, b"0123456789ABCDEF"));
+    // In a URL (`postgres://app:p%40ss@db`) and inside a JSON string (`"pa\"ss"`).
+    out.push(percent(bytes, b"0123456789ABCDEF"));
+    out.push(percent(bytes, b"0123456789abcdef"));
+    out.push(value.replace('\\', "\\\\").replace('"', "\\\""));
     out.retain(|form| form.len() >= MIN_FORM_CHARS);
     out.sort();
     out.dedup();
@@ -180,6 +184,21 @@ fn base64(bytes: &[u8], alphabet: &[u8; 64]) -> String {
             | u32::from(chunk.get(2).copied().unwrap_or(0));
         for index in 0..=chunk.len() {
             out.push(char::from(alphabet[((group >> (18 - 6 * index)) & 0x3f) as usize]));
+        }
+    }
+    out
+}
+
+/// Percent-encoding of everything but RFC 3986's unreserved characters.
+fn percent(bytes: &[u8], digits: &[u8; 16]) -> String {
+    let mut out = String::with_capacity(bytes.len() * 3);
+    for &byte in bytes {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(byte));
+        } else {
+            out.push('%');
+            out.push(char::from(digits[usize::from(byte >> 4)]));
+            out.push(char::from(digits[usize::from(byte & 0xf)]));
         }
     }
     out

@@ -237,6 +237,12 @@ fn learned_values_are_found_encoded_and_across_line_breaks() {
         redactor.redact("pw: Tr0ub4dor&3\r\n-horse>? ok"),
         "pw: [REDACTED:env:DB_PASS]\r\n[REDACTED:env:DB_PASS] ok"
     );
+    assert_eq!(
+        redactor.redact("GET /login?x=Tr0ub4dor%263-horse%3e%3f&y=1"),
+        "GET /login?x=[REDACTED:env:DB_PASS]&y=1"
+    );
+    let quoted = Redactor::new(env(&[("API_TOKEN", r#"ab"cd\ef12"#)]));
+    assert_eq!(quoted.redact(r#"{"t":"ab\"cd\\ef12"}"#), r#"{"t":"[REDACTED:env:API_TOKEN]"}"#);
     // Unrelated base64 and hex stay.
     let other = encode(b"nothing to see here at all", false);
     assert_eq!(redactor.redact(&other), other);
