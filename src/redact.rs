@@ -175,7 +175,8 @@ impl Redactor {
         }
         let mut spans: Vec<Span> = Vec::new();
         let lower = text.to_ascii_lowercase();
-        for (rank, pattern) in patterns::PATTERNS.iter().enumerate() {
+        let triggered = patterns::triggered(&lower);
+        for (rank, pattern) in patterns::PATTERNS.iter().enumerate().filter(|(rank, _)| triggered[*rank]) {
             pattern.find(text, &lower, &mut |range, kind| spans.push(Span { range, kind: kind.into(), rank }));
         }
         self.find_values(text, &mut spans);

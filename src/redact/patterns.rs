@@ -7,7 +7,7 @@
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
-use regex::{Captures, Regex};
+use regex::{Captures, Regex, RegexSet};
 
 mod providers;
 
@@ -198,6 +198,27 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         .collect()
 });
 
+/// For each pattern in [`PATTERNS`], one regex matching any of its triggers: one pass over the text
+/// tells which patterns can match at all (scanning for each trigger in turn cost a pass per trigger).
+static TRIGGERS: LazyLock<Option<RegexSet>> = LazyLock::new(|| {
+    let alternations = PATTERNS
+        .iter()
+        .map(|pattern| pattern.triggers.iter().map(|trigger| regex::escape(trigger)).collect::<Vec<_>>().join("|"));
+    RegexSet::new(alternations).ok()
+});
+
+/// Whether each pattern in [`PATTERNS`] has a trigger in `lower` (the ASCII-lowercased text).
+pub(super) fn triggered(lower: &str) -> Vec<bool> {
+    match TRIGGERS.as_ref() {
+        Some(set) => {
+            let matches = set.matches(lower);
+            (0..PATTERNS.len()).map(|index| matches.matched(index)).collect()
+        }
+        // Never (a test compiles it): fall back to a scan per trigger.
+        None => PATTERNS.iter().map(|pattern| pattern.triggers.iter().any(|t| lower.contains(t))).collect(),
+    }
+}
+
 /// Every kind a pattern can report, for recognizing markers already in the text.
 pub(super) fn is_pattern_kind(kind: &str) -> bool {
     kind == PASSWORD || PATTERNS.iter().any(|pattern| pattern.kind == kind)
@@ -208,11 +229,8 @@ const PASSWORD: &str = "password";
 
 impl Pattern {
     /// Calls `found` with the byte range of every secret this pattern finds in `text`; `lower` is
-    /// `text` in ASCII lowercase, for the triggers.
+    /// `text` in ASCII lowercase. Called only for the patterns [`triggered`] names.
     pub fn find(&self, text: &str, lower: &str, found: &mut impl FnMut(Range<usize>, &'static str)) {
-        if !self.triggers.iter().any(|trigger| lower.contains(trigger)) {
-            return;
-        }
         let Some(regex) = self.regex.get_or_init(|| Regex::new(&self.source).ok()) else { return };
         let haystack = if self.haystack == Haystack::Lowercase { lower } else { text };
         for caps in regex.captures_iter(haystack) {
@@ -274,6 +292,15 @@ mod tests {
             }
             assert!(!triggers.is_empty() && triggers.iter().all(|t| *t == t.to_ascii_lowercase()), "{kind}");
         }
+    }
+
+    #[test]
+    fn the_trigger_set_compiles_and_finds_overlapping_triggers() {
+        assert!(TRIGGERS.is_some());
+        let hits = triggered("x sk-ant-abc");
+        let kinds: Vec<&str> = PATTERNS.iter().zip(hits).filter(|(_, hit)| *hit).map(|(p, _)| p.kind).collect();
+        assert!(kinds.contains(&"anthropic") && kinds.contains(&"openai") && kinds.contains(&"twilio"), "{kinds:?}");
+        assert!(triggered("plain words only").iter().all(|hit| !hit));
     }
 
     #[test]
