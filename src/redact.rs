@@ -2,8 +2,10 @@
 //! environment context, observations, the audit log. Pure: reads no files, never prints.
 //!
 //! Two sources of knowledge: the *values* of environment variables whose names look secret
-//! ([`is_secret_name`]), learned when a [`Redactor`] is built, and the token shapes in
-//! [`patterns`] (provider API keys, JWTs, PEM private keys, `password=…`, `user:pass@` URLs).
+//! ([`is_secret_name`]), learned when a [`Redactor`] is built and found also when encoded or cut by
+//! line breaks ([`learned`]), and the token shapes in [`patterns`] (provider API keys after gitleaks'
+//! rules, JWTs, PEM private keys, `password=…`, `user:pass@` URLs, credentials in command arguments
+//! such as `curl -u user:pass`, so the audit log and the session store never keep them).
 //! Every secret becomes `[REDACTED:<kind>]`: `[REDACTED:github]`, `[REDACTED:password]`,
 //! `[REDACTED:env:GITHUB_TOKEN]` (the variable's name is not secret and tells the model what was there).
 //!
