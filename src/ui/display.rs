@@ -10,7 +10,7 @@
 //!   so a multi-line answer stays readable.
 //! - [`command`]: text that names what runs (a command, a file path, a diff line). What is removed is
 //!   written visibly where it stood (`\x1b[2K`), so the person sees that something was there.
-//! - [`line`]: one-line labels (the `why`, a tool name, an error that quotes the model). Removed
+//! - [`line()`]: one-line labels (the `why`, a tool name, an error that quotes the model). Removed
 //!   parts shown visibly, line breaks shown as `⏎`, so it can never start a line of its own (a fake
 //!   approval prompt) and never spans more than one row's worth of meaning.
 
