@@ -12,6 +12,7 @@ use std::os::fd::AsFd;
 use std::sync::Mutex;
 
 use crate::protocol::{Approval, Risk};
+use crate::ui::display;
 use keys::Answer;
 pub use keys::stop_prompts;
 
@@ -192,7 +193,7 @@ impl Terminal {
     }
 
     fn edited(&mut self, command: &str) -> std::io::Result<Approval> {
-        writeln!(self.output, "  current: {command}")?;
+        writeln!(self.output, "  current: {}", command_block(command))?;
         write!(self.output, "  new command (empty keeps it): ")?;
         self.output.flush()?;
         Ok(match self.answer()? {
@@ -203,38 +204,55 @@ impl Terminal {
     }
 }
 
-/// The approval prompt, as shown (tested as text).
+/// Lines above the choices past which the command is repeated right above them: a long diff or a
+/// long list of reasons must not scroll what runs off the screen.
+const REPEAT_AFTER_LINES: usize = 12;
+
+/// The approval prompt, as shown (tested as text). Every field but the badge may come from the model
+/// and passes through [`display`]: the command with whatever the sanitizer removed written out, its
+/// continuation lines indented under it (no line of it can pass for a line of the prompt); the
+/// `why`, the grant and the host on one line each.
 pub fn prompt_text(request: &ApprovalRequest, color: bool) -> String {
     let mut text = String::new();
     let badge = crate::ui::style::badge(request.risk, color);
+    let command = command_block(&request.command);
     match &request.host {
-        Some(host) => text.push_str(&format!("\n  {badge} on {host}: {}\n", request.command)),
-        None => text.push_str(&format!("\n  {badge} {}\n", request.command)),
+        Some(host) => text.push_str(&format!("\n  {badge} on {}: {command}\n", display::line(host))),
+        None => text.push_str(&format!("\n  {badge} {command}\n")),
     }
     if let Some(detail) = request.detail.as_deref().filter(|d| !d.is_empty()) {
         for line in detail.lines() {
-            text.push_str(&format!("    {line}\n"));
+            text.push_str(&format!("    {}\n", display::command(line)));
         }
     }
-    if let Some(display) = &request.display {
-        text.push_str(&format!("  typed as: {display}\n"));
+    if let Some(shown) = &request.display {
+        text.push_str(&format!("  typed as: {}\n", command_block(shown)));
     }
     for reason in &request.reasons {
-        text.push_str(&format!("    - {reason}\n"));
+        text.push_str(&format!("    - {}\n", display::line(reason)));
     }
     if let Some(why) = request.why.as_deref().filter(|w| !w.trim().is_empty()) {
-        text.push_str(&format!("  why: {}\n", why.trim()));
+        text.push_str(&format!("  why: {}\n", display::line(why.trim())));
+    }
+    if text.lines().count() > REPEAT_AFTER_LINES {
+        text.push_str(&format!("  runs: {command}\n"));
     }
     if request.risk == Risk::High {
         text.push_str("  Type yes to run it, e to edit, q to abort; anything else declines: ");
     } else {
         let always = match &request.grant {
-            Some(grant) => format!(" · [a] always allow `{grant}` in this session"),
+            Some(grant) => format!(" · [a] always allow `{}` for this session", display::line(grant)),
             None => String::new(),
         };
         text.push_str(&format!("  [y] run once{always} · [e] edit · [n] no · [q] abort: "));
     }
     text
+}
+
+/// A command as shown in the prompt: removed characters written out; a line break starts a
+/// continuation line marked `│` under the first, so a multi-line command reads as one block.
+fn command_block(command: &str) -> String {
+    display::command(command.trim_end_matches('\n')).replace('\n', "\n    │ ")
 }
 
 #[cfg(test)]
@@ -270,8 +288,41 @@ mod tests {
     fn medium_prompt_offers_the_session_grant() {
         assert_eq!(
             prompt_text(&request(Risk::Medium), false),
-            "\n  [MEDIUM] git commit -m wip\n    - git commit -m wip: git commit changes the repository\n  why: save the work\n  [y] run once · [a] always allow `git commit` in this session · [e] edit · [n] no · [q] abort: "
+            "\n  [MEDIUM] git commit -m wip\n    - git commit -m wip: git commit changes the repository\n  why: save the work\n  [y] run once · [a] always allow `git commit` for this session · [e] edit · [n] no · [q] abort: "
         );
+    }
+
+    #[test]
+    fn every_model_field_is_shown_without_terminal_controls() {
+        let hostile = "\x1b[1A\x1b[2K\x1b]0;pwned\x07\x1b]52;c;cm0=\x07\x1b]8;;http://x/\x1b\\\r";
+        let request = ApprovalRequest {
+            command: "touch /tmp/a\nrm -rf /tmp/b".into(),
+            display: Some(format!("touch /tmp/a{hostile}")),
+            risk: Risk::Medium,
+            reasons: vec![format!("reason{hostile}")],
+            why: Some(format!("tidy\n  [LOW] ls\n{hostile}")),
+            grant: Some(format!("touch{hostile}")),
+            host: Some(format!("db{hostile}")),
+            detail: Some(format!("+line{hostile}\n-other")),
+        };
+        let text = prompt_text(&request, false);
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+        assert!(text.contains(": touch /tmp/a\n    │ rm -rf /tmp/b\n"), "{text}");
+        assert!(text.contains("  why: tidy⏎  [LOW] ls⏎\\x1b[1A\\x1b[2K"), "{text}");
+        // No line of the prompt starts with anything the model wrote but the command itself.
+        for line in text.lines().filter(|l| !l.is_empty()) {
+            let known = ["  [MEDIUM] on ", "    │ ", "    +", "    -", "  typed as: ", "  why: ", "  [y] run once"];
+            assert!(known.iter().any(|k| line.starts_with(k)), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_block_repeats_the_command_above_the_choices() {
+        let mut asked = request(Risk::Medium);
+        asked.detail = Some((0..40).map(|n| format!("+line {n}")).collect::<Vec<_>>().join("\n"));
+        let text = prompt_text(&asked, false);
+        assert!(text.ends_with("  runs: git commit -m wip\n  [y] run once · [a] always allow `git commit` for this session · [e] edit · [n] no · [q] abort: "), "{text}");
+        assert!(!prompt_text(&request(Risk::Medium), false).contains("runs:"));
     }
 
     #[test]

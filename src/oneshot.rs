@@ -91,7 +91,11 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
         let terminal = crate::app::stderr_is_terminal();
         Style::Human { color: terminal && std::env::var_os("NO_COLOR").is_none(), spinner: terminal }
     };
-    let renderer = std::sync::Mutex::new(Renderer::new(style, std::io::stdout(), std::io::stderr()));
+    // `-q` into a pipe or a file gets the answer byte for byte (README "What you see is what runs");
+    // on a terminal it is sanitized, as every model-written string is.
+    let raw_answer = !std::io::IsTerminal::is_terminal(&std::io::stdout());
+    let renderer =
+        std::sync::Mutex::new(Renderer::new(style, std::io::stdout(), std::io::stderr()).with_raw_answer(raw_answer));
     // Registered before anything is shown, so a Ctrl-C is never the default "kill" instead.
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     // SIGTERM/SIGHUP end the turn like Ctrl-C does (see `runner::stop`); exit 128+n.

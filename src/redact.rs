@@ -2,8 +2,10 @@
 //! environment context, observations, the audit log. Pure: reads no files, never prints.
 //!
 //! Two sources of knowledge: the *values* of environment variables whose names look secret
-//! ([`is_secret_name`]), learned when a [`Redactor`] is built, and the token shapes in
-//! [`patterns`] (provider API keys, JWTs, PEM private keys, `password=…`, `user:pass@` URLs).
+//! ([`is_secret_name`]), learned when a [`Redactor`] is built and found also when encoded or cut by
+//! line breaks ([`learned`]), and the token shapes in [`patterns`] (provider API keys after gitleaks'
+//! rules, JWTs, PEM private keys, `password=…`, `user:pass@` URLs, credentials in command arguments
+//! such as `curl -u user:pass`, so the audit log and the session store never keep them).
 //! Every secret becomes `[REDACTED:<kind>]`: `[REDACTED:github]`, `[REDACTED:password]`,
 //! `[REDACTED:env:GITHUB_TOKEN]` (the variable's name is not secret and tells the model what was there).
 //!
@@ -11,6 +13,7 @@
 //! observation that is later written to the audit log) gives the same text as once. The cost is linear
 //! in the text: each regex is a single pass, matches are merged once.
 
+mod learned;
 mod patterns;
 #[cfg(test)]
 mod tests;
@@ -19,23 +22,39 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::sync::LazyLock;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 
-/// Words in a variable's name that mark its value as secret.
+/// Parts of a word in a variable's name that mark its value as secret, in any spelling: `DB_PASS`,
+/// `PGPASSWORD`, `MYSQL_PWD`, `SENTRY_DSN`, `GOOGLE_APPLICATION_CREDENTIALS`, `APIKEY`.
 const SECRET_MARKERS: &[&str] =
-    &["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "AUTH", "SESSION", "COOKIE"];
+    &["KEY", "TOKEN", "SECRET", "PASS", "PWD", "DSN", "CRED", "PRIVATE", "AUTH", "SESSION", "COOKIE"];
+
+/// Whole words that mark a secret only on their own (`OPENAI_API`; not `RAPID` or `CAPITAL`).
+const SECRET_WORDS: &[&str] = &["API", "SIG", "SIGNATURE", "BEARER", "JWT", "OTP", "PIN"];
 
 /// Words that contain a marker but are not secret (`GIT_AUTHOR_NAME`, `XAUTHORITY`, `OPSAI_KEYMAP`).
 const BENIGN_WORDS: &[&str] = &[
     "AUTHOR", "AUTHORS", "AUTHORITY", "XAUTHORITY", "KEYMAP", "KEYBOARD", "KEYTIMEOUT", "KEYRING", "LESSKEY",
-    "LESSKEYIN", "MONKEY",
+    "LESSKEYIN", "MONKEY", "BYPASS", "COMPASS", "PASSENGER", "PASSTHROUGH", "PASSTHRU", "PASSIVE", "TOKENIZER",
+    "TOKENIZERS", "CREDIT", "CREDITS", "SESSIONS",
 ];
 
-/// Well-known variables whose names look secret but whose values are sockets, ids or desktop
-/// plumbing. (`GPG_AGENT_INFO` and `SSH_AGENT_PID` carry no marker word, so they are not secret either.)
+/// Words that make a secret-looking name a setting *about* a secret: a limit, a lifetime, a kind, or
+/// where it is (`MAX_TOKENS`, `SESSION_TIMEOUT`, `TOKEN_TYPE`, `SSH_KEY_PATH`, `AUTH_URL`). Their
+/// values are numbers, words, paths and addresses, and a URL that carries a password is still caught
+/// by the `url-password` pattern.
+const QUALIFIER_WORDS: &[&str] = &[
+    "MAX", "MIN", "LIMIT", "LIMITS", "COUNT", "NUM", "SIZE", "LEN", "LENGTH", "TTL", "TIMEOUT", "EXPIRY", "EXPIRES",
+    "EXPIRATION", "LIFETIME", "TYPE", "KIND", "FORMAT", "MODE", "ENABLED", "DISABLED", "FILE", "PATH", "DIR", "URL",
+    "HOST", "PORT", "ENDPOINT", "VERSION", "REGION", "SOCK", "NAME", "IP", "ADDR", "ADDRESS", "SUBNET", "CIDR",
+    "DOMAIN", "USER", "USERNAME", "EMAIL", "ALGORITHM", "ALG", "ISSUER", "AUDIENCE", "SCOPE", "SCOPES",
+];
+
+/// Well-known variables whose names look secret but whose values are sockets, ids, directories or
+/// desktop plumbing. (`GPG_AGENT_INFO` and `SSH_AGENT_PID` carry no marker word, so they are not secret either.)
 const NOT_SECRET: &[&str] = &[
-    "SSH_AUTH_SOCK", "SESSION_MANAGER", "DESKTOP_SESSION", "GDMSESSION", "TERM_SESSION_ID", "ZELLIJ_SESSION_NAME",
-    "TMUX_SESSION", "SCREEN_SESSION",
+    "PWD", "OLDPWD", "SSH_AUTH_SOCK", "SESSION_MANAGER", "DESKTOP_SESSION", "GDMSESSION", "TERM_SESSION_ID",
+    "ZELLIJ_SESSION_NAME", "TMUX_SESSION", "SCREEN_SESSION",
 ];
 
 /// Prefixes of session-plumbing variables: `XDG_SESSION_ID`, `XDG_SESSION_TYPE`, `DBUS_SESSION_BUS_ADDRESS`.
@@ -44,23 +63,39 @@ const NOT_SECRET_PREFIXES: &[&str] = &["XDG_SESSION_", "DBUS_SESSION_"];
 /// Learned values shorter than this are not redacted: too likely to occur by chance (`SESSION=1`).
 const MIN_VALUE_CHARS: usize = 6;
 
+/// Values that are settings, not secrets, whatever the variable is called (`AUTH_ENABLED=disabled`).
+const NOT_SECRET_VALUES: &[&str] = &["enabled", "disabled", "required", "optional", "default", "unknown"];
+
 /// Passes after the first, at most: each only replaces text outside markers, so this is a bound, not a budget.
 const MAX_EXTRA_PASSES: usize = 4;
 
-/// True when an environment variable with this name holds a secret: its name contains KEY, TOKEN,
-/// SECRET, PASSWORD, PASSWD, CREDENTIAL, PRIVATE, AUTH, SESSION or COOKIE (any case), outside the
-/// benign words and well-known non-secrets above. `HOME`, `PATH`, `KEYMAP`, `SSH_AUTH_SOCK`,
-/// `XDG_SESSION_TYPE` and `GIT_AUTHOR_NAME` are not secret; `GITHUB_TOKEN`, `APIKEY`,
-/// `AWS_SECRET_ACCESS_KEY` and `PGPASSWORD` are.
+/// True when an environment variable with this name holds a secret. The name is split into words at
+/// every character that is not a letter or digit; it is secret when a word contains KEY, TOKEN,
+/// SECRET, PASS, PWD, DSN, CRED, PRIVATE, AUTH, SESSION or COOKIE (any case) or is API, SIG, JWT…,
+/// unless that word is a known benign one (`AUTHOR`, `KEYMAP`, `BYPASS`, `TOKENIZERS`), another word
+/// says the value is a setting about a secret (`MAX_TOKENS`, `SESSION_TIMEOUT`, `KEY_PATH`), or
+/// the name is well-known plumbing (`PWD`, `OLDPWD`, `SSH_AUTH_SOCK`, `XDG_SESSION_TYPE`).
 pub fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     if NOT_SECRET.contains(&upper.as_str()) || NOT_SECRET_PREFIXES.iter().any(|prefix| upper.starts_with(prefix)) {
         return false;
     }
-    upper
-        .split(|c: char| !c.is_ascii_alphanumeric())
+    let words: Vec<&str> = upper.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    if words.iter().any(|word| QUALIFIER_WORDS.contains(word)) {
+        return false;
+    }
+    words
+        .iter()
         .filter(|word| !BENIGN_WORDS.contains(word))
-        .any(|word| SECRET_MARKERS.iter().any(|marker| word.contains(marker)))
+        .any(|word| SECRET_WORDS.contains(word) || SECRET_MARKERS.iter().any(|marker| word.contains(marker)))
+}
+
+/// A value worth learning: long enough not to occur by chance, and not a yes/no or mode word.
+fn is_secret_value(value: &str) -> bool {
+    value.chars().count() >= MIN_VALUE_CHARS
+        && !NOT_SECRET_VALUES.iter().any(|word| value.eq_ignore_ascii_case(word))
+        && !value.eq_ignore_ascii_case("true")
+        && !value.eq_ignore_ascii_case("false")
 }
 
 /// A marker already in the text: `[REDACTED:github]`. Only kinds this redactor emits are kept as
@@ -69,12 +104,8 @@ static MARKER: LazyLock<Option<Regex>> = LazyLock::new(|| Regex::new(r"\[REDACTE
 
 /// Finds secrets in text and replaces them with `[REDACTED:<kind>]`. Cheap to share (`Arc`); `Send + Sync`.
 pub struct Redactor {
-    /// Learned secret values, longest first, each with the marker kind that replaces it.
-    values: Vec<(String, String)>,
-    /// One pass over the text for all learned values; `None` when there are none, or too many to compile.
-    values_regex: Option<Regex>,
-    /// Value → index in `values`, to name the variable a regex match came from.
-    by_value: HashMap<String, usize>,
+    /// Learned secret values and their encoded forms, each with the marker kind that replaces it.
+    learned: learned::Learned,
     /// The `env:NAME` kinds this redactor emits.
     env_kinds: HashSet<String>,
 }
@@ -82,7 +113,7 @@ pub struct Redactor {
 impl std::fmt::Debug for Redactor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Never the values themselves.
-        f.debug_struct("Redactor").field("learned_values", &self.values.len()).finish()
+        f.debug_struct("Redactor").field("learned_values", &self.learned.count()).finish()
     }
 }
 
@@ -100,7 +131,7 @@ impl Redactor {
         let mut learned: HashMap<String, String> = HashMap::new();
         let mut env_kinds = HashSet::new();
         for (name, value) in env {
-            if !is_secret_name(&name) || value.chars().count() < MIN_VALUE_CHARS {
+            if !is_secret_name(&name) || !is_secret_value(&value) {
                 continue;
             }
             let kind = env_kind(&name);
@@ -114,16 +145,7 @@ impl Redactor {
                 }
             }
         }
-        let mut values: Vec<(String, String)> = learned.into_iter().collect();
-        values.sort_by(|a, b| b.0.len().cmp(&a.0.len()).then_with(|| a.0.cmp(&b.0)));
-        let values_regex = if values.is_empty() {
-            None
-        } else {
-            let alternation: Vec<String> = values.iter().map(|(value, _)| regex::escape(value)).collect();
-            RegexBuilder::new(&alternation.join("|")).size_limit(64 << 20).build().ok()
-        };
-        let by_value = values.iter().enumerate().map(|(index, (value, _))| (value.clone(), index)).collect();
-        Self { values, values_regex, by_value, env_kinds }
+        Self { learned: learned::Learned::new(learned.into_iter().collect()), env_kinds }
     }
 
     /// A redactor that knows the secrets in this process's environment (non-UTF-8 variables are skipped).
@@ -155,7 +177,8 @@ impl Redactor {
         }
         let mut spans: Vec<Span> = Vec::new();
         let lower = text.to_ascii_lowercase();
-        for (rank, pattern) in patterns::PATTERNS.iter().enumerate() {
+        let triggered = patterns::triggered(&lower);
+        for (rank, pattern) in patterns::PATTERNS.iter().enumerate().filter(|(rank, _)| triggered[*rank]) {
             pattern.find(text, &lower, &mut |range, kind| spans.push(Span { range, kind: kind.into(), rank }));
         }
         self.find_values(text, &mut spans);
@@ -200,20 +223,7 @@ impl Redactor {
 
     fn find_values(&self, text: &str, spans: &mut Vec<Span>) {
         let rank = usize::MAX;
-        if let Some(regex) = &self.values_regex {
-            for found in regex.find_iter(text) {
-                if let Some(&index) = self.by_value.get(found.as_str()) {
-                    spans.push(Span { range: found.range(), kind: self.values[index].1.clone(), rank });
-                }
-            }
-        } else {
-            // Too many values for one regex (never in practice): one pass per value.
-            for (value, kind) in &self.values {
-                for (start, _) in text.match_indices(value.as_str()) {
-                    spans.push(Span { range: start..start + value.len(), kind: kind.clone(), rank });
-                }
-            }
-        }
+        self.learned.find(text, &mut |range, kind| spans.push(Span { range, kind: kind.to_owned(), rank }));
     }
 
     /// Markers in `text` that this redactor could have written, in order: they are left as they are.

@@ -5,7 +5,7 @@
 use crate::policy::quote_word as quote;
 use crate::policy::{self, PolicyConfig, sanitize};
 use crate::protocol::{Assessment, Decision, Risk};
-use crate::ui::{markdown, style};
+use crate::ui::{display, markdown, style};
 
 /// Fence languages whose blocks are commands for the user.
 const SHELL_FENCES: &[&str] = &["sh", "bash", "shell", "zsh", "console", "shell-session"];
@@ -107,7 +107,7 @@ fn command_line(assessment: &Assessment, color: bool) -> String {
     }
     if assessment.risk > Risk::Safe || assessment.decision == Decision::Deny {
         for reason in &assessment.reasons {
-            out.push_str(&style::paint(style::dim(), &format!("      - {reason}"), color));
+            out.push_str(&style::paint(style::dim(), &format!("      - {}", display::line(reason)), color));
             out.push('\n');
         }
     }
@@ -148,7 +148,7 @@ pub fn command_view(input: &str, assessment: &Assessment, color: bool) -> String
     };
     out.push_str(&format!("risk: {} · {decision}\n", style::badge(assessment.risk, color)));
     for reason in &assessment.reasons {
-        out.push_str(&style::paint(style::dim(), &format!("  - {reason}"), color));
+        out.push_str(&style::paint(style::dim(), &format!("  - {}", display::line(reason)), color));
         out.push('\n');
     }
     out

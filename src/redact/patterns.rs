@@ -7,11 +7,13 @@
 use std::ops::Range;
 use std::sync::{LazyLock, OnceLock};
 
-use regex::{Captures, Regex};
+use regex::{Captures, Regex, RegexSet};
+
+mod providers;
 
 /// Which part of a match is the secret, and what must hold for it to count.
 #[derive(Debug, Clone, Copy)]
-enum Take {
+pub(super) enum Take {
     /// The whole match.
     Whole,
     /// The whole match, when it has a digit and a letter: random tokens do, prose does not.
@@ -58,19 +60,19 @@ const SECRET_FLAGS: &str = r"password|passwd|pass|token|api-key|secret";
 
 /// What a regex runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Haystack {
+pub(super) enum Haystack {
     Text,
     /// The ASCII-lowercased text (same byte offsets): case-insensitive keywords written in lowercase.
     /// Far cheaper to compile than `(?i)`, whose case variants of every keyword make large automata.
     Lowercase,
 }
 
-type Source = (&'static str, Haystack, &'static [&'static str], String, Take);
+pub(super) type Source = (&'static str, Haystack, &'static [&'static str], String, Take);
 
 fn sources() -> Vec<Source> {
     use Haystack::*;
     use Take::*;
-    vec![
+    let mut all: Vec<Source> = vec![
         // A whole PEM block; or, when the output was cut, its head or its tail.
         (
             "private-key",
@@ -110,19 +112,35 @@ fn sources() -> Vec<Source> {
             r"(?-u:\b)(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})".into(),
             Whole,
         ),
-        ("gitlab", Text, &["glpat-"], r"(?-u:\b)glpat-[A-Za-z0-9_-]{20,}".into(), Whole),
+        (
+            "gitlab",
+            Text,
+            &["glpat-", "gldt-", "glrt-", "glptt-"],
+            r"(?-u:\b)gl(?:pat|dt|rt|ptt)-[A-Za-z0-9_-]{20,}".into(),
+            Whole,
+        ),
         (
             "slack",
             Text,
             &["xox", "hooks.slack.com"],
-            r"(?-u:\b)(?:xox[abprs]-[A-Za-z0-9-]{10,}|hooks\.slack\.com/services/[A-Za-z0-9_/]{20,})".into(),
+            r"(?-u:\b)(?:xox[abprse]-[A-Za-z0-9-]{10,}|hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9_/+]{20,})"
+                .into(),
             Whole,
         ),
         ("google-api-key", Text, &["aiza"], r"(?-u:\b)AIza[0-9A-Za-z_-]{35}".into(), Whole),
-        ("stripe", Text, &["k_live_", "k_test_"], r"(?-u:\b)[rs]k_(?:live|test)_[A-Za-z0-9]{16,}".into(), Whole),
+        (
+            "stripe",
+            Text,
+            &["k_live_", "k_test_", "k_prod_", "whsec_"],
+            r"(?-u:\b)(?:[rs]k_(?:live|test|prod)_[A-Za-z0-9]{10,}|whsec_[A-Za-z0-9+/=]{24,})".into(),
+            Whole,
+        ),
         ("npm", Text, &["npm_"], r"(?-u:\b)npm_[A-Za-z0-9]{36}".into(), Whole),
         ("huggingface", Text, &["hf_"], r"(?-u:\b)hf_[A-Za-z0-9]{30,}".into(), Whole),
         ("jwt", Text, &["eyj"], r"(?-u:\b)eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*".into(), Whole),
+    ];
+    all.extend(providers::tokens());
+    let generic: Vec<Source> = vec![
         (
             "authorization",
             Lowercase,
@@ -158,7 +176,10 @@ fn sources() -> Vec<Source> {
             format!(r#"(?:^|[{}])(--?(?:{SECRET_FLAGS}))[ \t]+{VALUE}"#, ws!()),
             Assignment,
         ),
-    ]
+    ];
+    all.extend(generic);
+    all.extend(providers::arguments());
+    all
 }
 
 /// Every pattern, in priority order: when two matches start at the same place and are as long,
@@ -177,6 +198,27 @@ pub(super) static PATTERNS: LazyLock<Vec<Pattern>> = LazyLock::new(|| {
         .collect()
 });
 
+/// For each pattern in [`PATTERNS`], one regex matching any of its triggers: one pass over the text
+/// tells which patterns can match at all (scanning for each trigger in turn cost a pass per trigger).
+static TRIGGERS: LazyLock<Option<RegexSet>> = LazyLock::new(|| {
+    let alternations = PATTERNS
+        .iter()
+        .map(|pattern| pattern.triggers.iter().map(|trigger| regex::escape(trigger)).collect::<Vec<_>>().join("|"));
+    RegexSet::new(alternations).ok()
+});
+
+/// Whether each pattern in [`PATTERNS`] has a trigger in `lower` (the ASCII-lowercased text).
+pub(super) fn triggered(lower: &str) -> Vec<bool> {
+    match TRIGGERS.as_ref() {
+        Some(set) => {
+            let matches = set.matches(lower);
+            (0..PATTERNS.len()).map(|index| matches.matched(index)).collect()
+        }
+        // Never (a test compiles it): fall back to a scan per trigger.
+        None => PATTERNS.iter().map(|pattern| pattern.triggers.iter().any(|t| lower.contains(t))).collect(),
+    }
+}
+
 /// Every kind a pattern can report, for recognizing markers already in the text.
 pub(super) fn is_pattern_kind(kind: &str) -> bool {
     kind == PASSWORD || PATTERNS.iter().any(|pattern| pattern.kind == kind)
@@ -187,11 +229,8 @@ const PASSWORD: &str = "password";
 
 impl Pattern {
     /// Calls `found` with the byte range of every secret this pattern finds in `text`; `lower` is
-    /// `text` in ASCII lowercase, for the triggers.
+    /// `text` in ASCII lowercase. Called only for the patterns [`triggered`] names.
     pub fn find(&self, text: &str, lower: &str, found: &mut impl FnMut(Range<usize>, &'static str)) {
-        if !self.triggers.iter().any(|trigger| lower.contains(trigger)) {
-            return;
-        }
         let Some(regex) = self.regex.get_or_init(|| Regex::new(&self.source).ok()) else { return };
         let haystack = if self.haystack == Haystack::Lowercase { lower } else { text };
         for caps in regex.captures_iter(haystack) {
@@ -253,6 +292,15 @@ mod tests {
             }
             assert!(!triggers.is_empty() && triggers.iter().all(|t| *t == t.to_ascii_lowercase()), "{kind}");
         }
+    }
+
+    #[test]
+    fn the_trigger_set_compiles_and_finds_overlapping_triggers() {
+        assert!(TRIGGERS.is_some());
+        let hits = triggered("x sk-ant-abc");
+        let kinds: Vec<&str> = PATTERNS.iter().zip(hits).filter(|(_, hit)| *hit).map(|(p, _)| p.kind).collect();
+        assert!(kinds.contains(&"anthropic") && kinds.contains(&"openai") && kinds.contains(&"twilio"), "{kinds:?}");
+        assert!(triggered("plain words only").iter().all(|hit| !hit));
     }
 
     #[test]

@@ -132,6 +132,32 @@ fn keeps(#[case] text: &str) {
 #[case("XAUTHORITY", false)]
 #[case("GNOME_KEYRING_CONTROL", false)]
 #[case("KEYRING_PASSWORD", true)]
+#[case("DB_PASS", true)]
+#[case("MYSQL_PWD", true)]
+#[case("SENTRY_DSN", true)]
+#[case("AZURE_CREDS", true)]
+#[case("OPENAI_API", true)]
+#[case("db-password", true)]
+#[case("Session.Secret", true)]
+#[case("PWD", false)]
+#[case("OLDPWD", false)]
+#[case("MAX_TOKENS", false)]
+#[case("max_tokens", false)]
+#[case("OPENAI_MAX_TOKENS", false)]
+#[case("SESSION_TIMEOUT", false)]
+#[case("TOKEN_TYPE", false)]
+#[case("SSH_KEY_PATH", false)]
+#[case("PGPASSFILE", true)]
+#[case("PASSWORD_FILE", false)]
+#[case("KEYBOARD_LAYOUT", false)]
+#[case("HTTP_PROXY_BYPASS", false)]
+#[case("TOKENIZERS_PARALLELISM", false)]
+#[case("CREDIT_LIMIT", false)]
+#[case("RAPID_MODE", false)]
+#[case("PRIVATE_IP", false)]
+#[case("AUTH_USER", false)]
+#[case("JWT_ALGORITHM", false)]
+#[case("SESSION_DOMAIN", false)]
 #[case("", false)]
 fn secret_names(#[case] name: &str, #[case] secret: bool) {
     assert_eq!(is_secret_name(name), secret, "{name}");
@@ -151,6 +177,75 @@ fn learns_secret_env_values() {
         "token [REDACTED:env:MY_SERVICE_TOKEN] and [REDACTED:env:DB_PASSWORD], abc, vimvimvim, [REDACTED:env]"
     );
     assert!(!format!("{redactor:?}").contains("hunter2"));
+}
+
+#[test]
+fn yes_no_and_mode_values_are_not_learned() {
+    let redactor = Redactor::new(env(&[("AUTH_ON", "true"), ("SESSION_SAVE", "enabled"), ("API_X", "disabled")]));
+    assert_eq!(redactor.redact("true enabled disabled"), "true enabled disabled");
+}
+
+fn encode(bytes: &[u8], url: bool) -> String {
+    let alphabet: &[u8] = if url {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+    } else {
+        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+    };
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = (u32::from(chunk[0]) << 16)
+            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
+            | u32::from(*chunk.get(2).unwrap_or(&0));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(alphabet[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
+/// `env | base64`, `printenv X | xxd -p`, a value cut by the terminal: the value is found in each.
+#[test]
+fn learned_values_are_found_encoded_and_across_line_breaks() {
+    let secret = "Tr0ub4dor&3-horse>?";
+    let redactor = Redactor::new(env(&[("DB_PASS", secret)]));
+    for prefix in ["", "A", "AB", "HOME=/root\nDB_PASS="] {
+        let plain = format!("{prefix}{secret}\nPATH=/usr/bin\n");
+        for url in [false, true] {
+            let encoded = encode(plain.as_bytes(), url);
+            let out = redactor.redact(&encoded);
+            assert!(out.contains("[REDACTED:env:DB_PASS]"), "{prefix:?} url={url}: {encoded} -> {out}");
+            // `base64` wraps at 76 columns; a PTY ends lines with \r\n.
+            let wrapped: String = encoded
+                .as_bytes()
+                .chunks(7)
+                .map(|line| String::from_utf8_lossy(line).into_owned())
+                .collect::<Vec<_>>()
+                .join("\r\n");
+            let out = redactor.redact(&wrapped);
+            assert!(out.contains("[REDACTED:env:DB_PASS]"), "{wrapped} -> {out}");
+            assert_eq!(out.matches("\r\n").count(), wrapped.matches("\r\n").count(), "line breaks stay");
+        }
+    }
+    let hex: String = secret.bytes().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(redactor.redact(&format!("x {hex} y")), "x [REDACTED:env:DB_PASS] y");
+    assert_eq!(redactor.redact(&format!("x {} y", hex.to_uppercase())), "x [REDACTED:env:DB_PASS] y");
+    assert_eq!(
+        redactor.redact("pw: Tr0ub4dor&3\r\n-horse>? ok"),
+        "pw: [REDACTED:env:DB_PASS]\r\n[REDACTED:env:DB_PASS] ok"
+    );
+    assert_eq!(
+        redactor.redact("GET /login?x=Tr0ub4dor%263-horse%3e%3f&y=1"),
+        "GET /login?x=[REDACTED:env:DB_PASS]&y=1"
+    );
+    let quoted = Redactor::new(env(&[("API_TOKEN", r#"ab"cd\ef12"#)]));
+    assert_eq!(quoted.redact(r#"{"t":"ab\"cd\\ef12"}"#), r#"{"t":"[REDACTED:env:API_TOKEN]"}"#);
+    // Unrelated base64 and hex stay.
+    let other = encode(b"nothing to see here at all", false);
+    assert_eq!(redactor.redact(&other), other);
 }
 
 #[test]
@@ -256,4 +351,140 @@ proptest! {
             prop_assert!(out.len() <= text.len() * 4 + 64, "{} -> {}", text.len(), out.len());
         }
     }
+}
+
+/// Token shapes after gitleaks' rules (MIT), and credentials in command arguments.
+#[rstest]
+#[case::vault(
+    "VAULT_TOKEN=hvs.PtYgjmUhBel31iEl2hpChYgCfrL1spNxnyVmihA-2O76UMFxFkM-R5Kjp1vRt_1fjORS-6ilI8ihN5KXSc7Tvo-hBKqFYY",
+    "VAULT_TOKEN=[REDACTED:vault]"
+)]
+#[case::vault_batch(
+    "hvb.fkCzJr4i0B3JrTAwR4y9ojfljoQoaF1LlqsajAIxNKu8iS2G8NPRVdD53X83RZJzzzzgEOzdmenCkhvMdgaKjIg8xNbe3nNyjOq9wMxEhh2FDEEtfjgVvVqE1SkHbn88HxjSI6bWHtP3 x",
+    "[REDACTED:vault] x"
+)]
+#[case::digitalocean(
+    "do: dop_v1_28b5b7a767c76fb008f86bebb2737f6a6f0fb23c6f5da2cec255404e4fb44003",
+    "do: [REDACTED:digitalocean]"
+)]
+#[case::sendgrid("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", "[REDACTED:sendgrid]")]
+#[case::shopify("X-Shopify: 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", "X-Shopify: [REDACTED:shopify]")]
+#[case::stripe_webhook("signing whsec_QtYh5Xj8TPQxjq4i9DoV8gz4FkQ1okTB", "signing [REDACTED:stripe]")]
+#[case::stripe_prod("sk_prod_GzvAmwufUxbvJDCTbyvHNsG9", "[REDACTED:stripe]")]
+#[case::telegram("bot 123456789:AAeh6Yo4gfqrc5XlrWi0B26R08qzjI6GKFS ok", "bot [REDACTED:telegram] ok")]
+#[case::discord_webhook(
+    "curl https://discord.com/api/webhooks/123456789012345678/PlJhx2jIclHkCiHp6bR1IqfEouHgxzNNAL5wIScGebcy8F5n3-YNBDRzrZSgqbjG3uhk",
+    "curl https://[REDACTED:discord-webhook]"
+)]
+#[case::slack_workflow(
+    "https://hooks.slack.com/workflows/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",
+    "https://[REDACTED:slack]"
+)]
+#[case::pypi(
+    "password = pypi-AgEIcHlwaS5vcmcQ1y3GQsMpSscDlkrCaqx9vJupc94tnwlavyfErGPmpGXafq0fjzLczbttOof",
+    "password = [REDACTED:pypi]"
+)]
+#[case::twilio("TWILIO SK4caf4941d4072014b3ce107f80e222f8", "TWILIO [REDACTED:twilio]")]
+#[case::mailgun("api:key-28767efc2f91624a8940f1f836f99eee", "api:[REDACTED:mailgun]")]
+#[case::age(
+    "# key\nAGE-SECRET-KEY-18VN97PJAYU3CDDY9FSHG38HWLLEP2QLUENF6KC584Q54E8VQJSHYECYHM3\n",
+    "# key\n[REDACTED:age]\n"
+)]
+#[case::databricks("dapi18319478da6bd0c621de49f145fda998", "[REDACTED:databricks]")]
+#[case::gitlab_deploy("gldt-VVPqzPptEJQzhkPkenG5", "[REDACTED:gitlab]")]
+#[case::azure_storage(
+    "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA==;EndpointSuffix=core.windows.net",
+    "DefaultEndpointsProtocol=https;AccountName=acct;AccountKey=[REDACTED:azure];EndpointSuffix=core.windows.net"
+)]
+#[case::azure_service_bus(
+    "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=aGVsbG8gd29ybGQgc2VjcmV0IGtleQ=",
+    "Endpoint=sb://x.servicebus.windows.net/;SharedAccessKeyName=Root;SharedAccessKey=[REDACTED:azure]"
+)]
+#[case::azure_sas(
+    "https://a.blob.core.windows.net/c?sv=2022-11-02&sig=Ab3dEf%2Bgh1jKlMnOpQrStUvWxYz0123%3D",
+    "https://a.blob.core.windows.net/c?sv=2022-11-02&sig=[REDACTED:azure]"
+)]
+#[case::kubeconfig(
+    "    client-certificate-data: LS0tLS1CRUdJTiBDRVJU\n    client-key-data: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVk=\n    token: abc123def456\n",
+    "    client-certificate-data: LS0tLS1CRUdJTiBDRVJU\n    client-key-data: [REDACTED:kubeconfig]\n    token: [REDACTED:secret]\n"
+)]
+#[case::docker_auth(
+    r#"{"auths": {"ghcr.io": {"auth": "dXNlcjpodW50ZXIyeHl6"}}}"#,
+    r#"{"auths": {"ghcr.io": {"auth": "[REDACTED:docker-auth]"}}}"#
+)]
+#[case::npmrc(
+    "//registry.npmjs.org/:_authToken=abc123secretvalue\n_auth=dXNlcjpwYXNz\n",
+    "//registry.npmjs.org/:_authToken=[REDACTED:secret]\n_auth=[REDACTED:npm]\n"
+)]
+#[case::cookie("< Set-Cookie: session=9f8e7d6c5b4a; HttpOnly", "< Set-Cookie: [REDACTED:cookie]")]
+#[case::curl_user(
+    "curl -sS -u admin:hunter2xyz https://api.example.com/x",
+    "curl -sS -u admin:[REDACTED:password] https://api.example.com/x"
+)]
+#[case::curl_user_attached("curl -uadmin:hunter2xyz http://x", "curl -uadmin:[REDACTED:password] http://x")]
+#[case::curl_user_long("curl --user=admin:'hunter2xyz' http://x", "curl --user=admin:'[REDACTED:password]' http://x")]
+#[case::curl_cluster("curl -su admin:hunter2xyz http://x", "curl -su admin:[REDACTED:password] http://x")]
+#[case::mysql_attached(
+    "mysql -h db -uroot -pS3cretPw app -e 'select 1'",
+    "mysql -h db -uroot -p[REDACTED:password] app -e 'select 1'"
+)]
+#[case::mysqldump("mysqldump -pS3cretPw app", "mysqldump -p[REDACTED:password] app")]
+#[case::password_option_eq("mysql --password=S3cretPw app", "mysql --password=[REDACTED:password] app")]
+#[case::pgpassword("PGPASSWORD=S3cretPw psql -h db", "PGPASSWORD=[REDACTED:password] psql -h db")]
+#[case::url_query_token(
+    "curl 'https://x/api?token=abc123xyz&passwd=pw123456&q=1'",
+    "curl 'https://x/api?token=[REDACTED:secret]&passwd=[REDACTED:password]&q=1'"
+)]
+#[case::api_key_header(
+    "curl -H 'X-Api-Key: 0123abcd4567' https://x",
+    "curl -H 'X-Api-Key: [REDACTED:secret]' https://x"
+)]
+#[case::bearer_header(
+    "curl -H \"Authorization: Bearer abc.def.ghi123\" https://x",
+    "curl -H \"Authorization: Bearer [REDACTED:authorization]\" https://x"
+)]
+#[case::url_userinfo(
+    "git clone https://bob:pa55word@git.example.com/r.git",
+    "git clone https://bob:[REDACTED:url-password]@git.example.com/r.git"
+)]
+#[case::sshpass("sshpass -p 'hunter2xyz' ssh root@db", "sshpass -p '[REDACTED:password]' ssh root@db")]
+#[case::sshpass_attached("sshpass -phunter2xyz ssh db", "sshpass -p[REDACTED:password] ssh db")]
+#[case::redis_cli("redis-cli -h cache -a hunter2xyz ping", "redis-cli -h cache -a [REDACTED:password] ping")]
+#[case::mongosh("mongosh --host db -u admin -p hunter2xyz", "mongosh --host db -u admin -p [REDACTED:password]")]
+#[case::ldapsearch(
+    "ldapsearch -x -D cn=admin -w hunter2xyz -b dc=x",
+    "ldapsearch -x -D cn=admin -w [REDACTED:password] -b dc=x"
+)]
+#[case::sqlcmd("sqlcmd -S db -U sa -P 'hunter2xyz'", "sqlcmd -S db -U sa -P '[REDACTED:password]'")]
+#[case::smbclient("smbclient //fs/share -U alice%hunter2xyz", "smbclient //fs/share -U alice%[REDACTED:password]")]
+#[case::openssl_passin(
+    "openssl rsa -in k.pem -passin pass:hunter2xyz -out x",
+    "openssl rsa -in k.pem -passin pass:[REDACTED:password] -out x"
+)]
+fn redacts_provider_tokens_and_command_credentials(#[case] text: &str, #[case] expected: &str) {
+    assert_eq!(Redactor::default().redact(text), expected);
+}
+
+/// Look-alikes of the shapes above that are not secrets.
+#[rstest]
+#[case::vault_word("see hvs.docs for details")]
+#[case::sendgrid_short("SG.example.com and SG.x")]
+#[case::shopify_short("shpat_abc")]
+#[case::telegram_time("at 12:30:AA, 2024")]
+#[case::twilio_short("SKU SK1234 and SKATE")]
+#[case::mailgun_word("key-value store, key-0123")]
+#[case::docker_auth_empty(r#"{"auth": ""}"#)]
+#[case::kubeconfig_cert("client-certificate-data: LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0t")]
+#[case::curl_no_user("curl -s https://example.com/a:b")]
+#[case::docker_uid("docker run -u 1000:1000 alpine id")]
+#[case::mysql_port("mysql -h db -P3306 -u root -p app")]
+#[case::ssh_port("ssh -p 2222 host")]
+#[case::redis_other_flag("redis-cli -h cache -n 2 ping")]
+#[case::mongosh_port("mongosh --port 27017 db")]
+#[case::smbclient_no_password("smbclient //fs/share -U alice")]
+#[case::openssl_env_pass("openssl rsa -in k.pem -passin env:KEY_PASS")]
+#[case::azure_account_name("AccountName=acct;EndpointSuffix=core.windows.net")]
+#[case::cookie_placeholder("Cookie: $COOKIE")]
+fn keeps_look_alikes(#[case] text: &str) {
+    assert_eq!(Redactor::default().redact(text), text);
 }

@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod containers;
 pub mod files;
+pub mod grant;
 pub mod kube;
 pub mod propose;
 pub mod run_command;
@@ -78,7 +79,7 @@ pub struct Services<'a> {
 #[derive(Debug, Default)]
 pub struct RunState {
     pub cwd: PathBuf,
-    /// "Always this session" grants: parsed program + subcommand (`git commit`).
+    /// "Always this session" grants: program, subcommand and option set (`grant::grant_key`).
     pub grants: HashSet<String>,
     /// A command above Safe was refused because no terminal could ask: the run exits 3.
     pub refused_without_terminal: bool,

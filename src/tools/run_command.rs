@@ -274,7 +274,7 @@ fn decide(
             message: format!("refused: the audit log cannot be written, so nothing above safe runs ({err})"),
         };
     }
-    let grant = grant_key(assessment);
+    let grant = super::grant::grant_key(assessment);
     if risk == Risk::Safe && services.mode.auto_approve_safe {
         return Verdict::Run(Allowed::Auto);
     }
@@ -356,30 +356,6 @@ fn probe_verdict(services: &Services, state: &mut RunState, assessment: &Assessm
     Verdict::Run(Allowed::Auto)
 }
 
-/// Programs whose first word is a subcommand, so a grant names both (`git commit`, not all of git).
-const WITH_SUBCOMMANDS: &[&str] = &[
-    "git", "docker", "podman", "kubectl", "helm", "terraform", "systemctl", "apt", "apt-get", "dnf", "yum", "npm",
-    "yarn", "pnpm", "cargo", "go", "pip", "pip3", "brew", "make", "journalctl", "ip", "gh", "aws", "gcloud", "az",
-];
-
-/// What "always this session" allows: the program and, for programs with subcommands, the
-/// subcommand (`git commit`); only for a command line that is one simple command.
-pub fn grant_key(assessment: &Assessment) -> Option<String> {
-    let [argv] = assessment.commands.as_slice() else { return None };
-    let program = argv.first()?;
-    // `commands` looks through wrappers; a grant for `rm` must not cover `sudo rm`, so only a
-    // command line that starts with the program itself can be granted.
-    let first_word = assessment.sanitized.split_whitespace().next()?;
-    if first_word.rsplit('/').next() != Some(program.as_str()) {
-        return None;
-    }
-    if !WITH_SUBCOMMANDS.contains(&program.as_str()) {
-        return Some(program.clone());
-    }
-    let sub = argv.iter().skip(1).find(|word| !word.starts_with('-'))?;
-    Some(format!("{program} {sub}"))
-}
-
 /// The capture keeps a head and a tail; a secret cut in half at either edge no longer matches any
 /// pattern, so a long token touching the truncation marker is replaced whole.
 fn scrub_cut_edges(text: &str) -> String {
@@ -422,18 +398,6 @@ fn resolve(base: &Path, dir: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::scrub_cut_edges;
-
-    #[test]
-    fn grants_never_cover_a_wrapped_command() {
-        use super::grant_key;
-        use crate::policy::{PolicyConfig, assess};
-        let grant = |command: &str| grant_key(&assess(command, &PolicyConfig::default()));
-        assert_eq!(grant("git commit -m x").as_deref(), Some("git commit"));
-        assert_eq!(grant("rm notes.txt").as_deref(), Some("rm"));
-        assert_eq!(grant("sudo rm notes.txt"), None);
-        assert_eq!(grant("env X=1 git commit -m x"), None);
-        assert_eq!(grant("touch a && touch b"), None);
-    }
 
     #[test]
     fn tokens_cut_by_truncation_are_scrubbed() {

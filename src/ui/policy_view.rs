@@ -27,7 +27,7 @@ pub fn write(out: &mut impl Write, input: &str, assessment: &Assessment) -> io::
     writeln!(out, "risk: {risk}{}{risk:#}  decision: {}", assessment.risk, assessment.decision)?;
     let dim = style::dim();
     for reason in &assessment.reasons {
-        writeln!(out, "{dim}  -{dim:#} {reason}")?;
+        writeln!(out, "{dim}  -{dim:#} {}", super::display::line(reason))?;
     }
     Ok(())
 }

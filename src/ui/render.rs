@@ -4,7 +4,7 @@
 use std::io::Write;
 
 use crate::protocol::{AgentEvent, ObservationStatus, Risk};
-use crate::ui::{markdown, style};
+use crate::ui::{display, markdown, style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Style {
@@ -34,6 +34,9 @@ pub struct Renderer<O: Write, E: Write> {
     live_filter: super::live::LiveFilter,
     /// The live line being drawn.
     cur: LiveLine,
+    /// `-q` with stdout a pipe or a file: the answer is written byte for byte (a script may want
+    /// exactly what the model wrote). On a terminal it is sanitized like everything else.
+    raw_answer: bool,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
@@ -87,7 +90,14 @@ impl<O: Write, E: Write> Renderer<O, E> {
             in_thought: false,
             frame: 0,
             markdown_width: None,
+            raw_answer: false,
         }
+    }
+
+    /// Under `-q`, writes the answer unchanged; only for a stdout that is not a terminal.
+    pub fn with_raw_answer(mut self, raw: bool) -> Self {
+        self.raw_answer = raw;
+        self
     }
 
     /// Answers as Markdown for a terminal `width` columns wide (plain text when color is off).
@@ -152,11 +162,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             Style::Quiet => {
                 if let AgentEvent::Answer { text } = event {
+                    let text = if self.raw_answer { text.into() } else { display::prose(text) };
                     writeln!(self.out, "{}", text.trim_end())?;
                     self.out.flush()?;
                 }
                 if let AgentEvent::Error { message } = event {
-                    writeln!(self.err, "opsai: {message}")?;
+                    writeln!(self.err, "opsai: {}", display::command(message))?;
                 }
                 if let AgentEvent::Retry { .. } = event
                     && let Some(line) = retry_line(event)
@@ -178,23 +189,27 @@ impl<O: Write, E: Write> Renderer<O, E> {
             AgentEvent::Thought { text } => {
                 // Model text, which may repeat untrusted output: no escape, control, bidi or
                 // zero-width character reaches the screen.
-                let text = self.paint(style::dim(), &crate::policy::sanitize(text).text);
+                let text = self.paint(style::dim(), &display::prose(text));
                 write!(self.err, "{text}")?;
                 self.in_thought = !text.ends_with('\n');
             }
             AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
                 self.live_filter = super::live::LiveFilter::new();
                 self.cur = LiveLine::default();
+                // The tool name, the command and the arguments are the model's: shown with what was
+                // removed written out, the name on one line (an unknown tool's name is shown too).
                 let shown = command.clone().unwrap_or_else(|| args.to_string());
+                // A multi-line command continues under `│`, so no line of it can pass for output or a prompt.
+                let shown = display::command(shown.trim_end_matches('\n')).replace('\n', "\n    │ ");
                 let badge = match risk {
                     Some(risk) => format!(" {}", style::badge(*risk, self.color())),
                     None => String::new(),
                 };
                 let arrow = self.paint(style::action(), "▶");
-                writeln!(self.err, "{arrow} {tool}{badge}  {shown}")?;
+                writeln!(self.err, "{arrow} {}{badge}  {shown}", display::line(tool))?;
                 if risk.is_some_and(|r| r > Risk::Safe) {
                     for reason in reasons {
-                        let line = self.paint(style::dim(), &format!("    - {reason}"));
+                        let line = self.paint(style::dim(), &format!("    - {}", display::command(reason)));
                         writeln!(self.err, "{line}")?;
                     }
                 }
@@ -226,7 +241,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 self.out.flush()?;
             }
             AgentEvent::Error { message } => {
-                let line = self.paint(style::failure(), &format!("opsai: {message}"));
+                // Errors may quote the model (`unknown tool …`).
+                let line = self.paint(style::failure(), &format!("opsai: {}", display::command(message)));
                 writeln!(self.err, "{line}")?;
             }
             AgentEvent::Retry { .. } => {
@@ -348,7 +364,7 @@ fn retry_line(event: &AgentEvent) -> Option<String> {
         format!("{:.1} s", *wait_ms as f64 / 1000.0)
     };
     // The reason comes from the model's endpoint side: printable text only.
-    let reason: String = reason.chars().filter(|c| !c.is_control()).collect();
+    let reason = display::line(reason);
     Some(format!("opsai: the model endpoint {reason}; retrying in {wait} (attempt {attempt}/{max_attempts})"))
 }
 
@@ -365,7 +381,8 @@ pub fn summary(status: ObservationStatus, exit_code: Option<i32>, output: &str, 
         ObservationStatus::Interrupted => format!("✗ interrupted after {duration_ms} ms · {size}"),
         ObservationStatus::DeniedByUser => "✗ declined".to_owned(),
         ObservationStatus::DeniedByPolicy | ObservationStatus::InvalidArguments => {
-            format!("✗ {}", output.lines().next().unwrap_or("not run"))
+            // Quotes the model (`unknown tool …`, a refused command).
+            format!("✗ {}", display::line(output.lines().next().unwrap_or("not run")))
         }
     }
 }
@@ -532,6 +549,54 @@ mod tests {
         let (_, err) = render(Style::Human { color: false, spinner: false }, &[thought]);
         assert!(!err.contains('\x1b') && !err.contains('\r') && !err.contains('\u{202e}'), "{err:?}");
         assert!(err.starts_with("Plan") && err.contains("done"), "{err:?}");
+    }
+
+    #[test]
+    fn tool_names_commands_errors_and_quiet_answers_reach_no_terminal_raw() {
+        let evil = "\x1b[1A\x1b[2K\x1b]0;pwned\x07\x1b]52;c;cm0=\x07\x1b]8;;http://x/\x1b\\link\r";
+        let events = [
+            AgentEvent::ToolCall {
+                id: "c".into(),
+                tool: format!("bogus{evil}"),
+                args: serde_json::json!({}),
+                command: Some(format!("touch x{evil}")),
+                risk: Some(Risk::Medium),
+                reasons: vec![format!("why{evil}")],
+            },
+            AgentEvent::ToolResult {
+                id: "c".into(),
+                status: ObservationStatus::InvalidArguments,
+                exit_code: None,
+                output: format!("unknown tool `bogus{evil}`"),
+                truncated_bytes: 0,
+                duration_ms: 0,
+            },
+            AgentEvent::Error { message: format!("model said {evil}") },
+            AgentEvent::Answer { text: format!("done{evil}\nline two") },
+        ];
+        for style in [Style::Human { color: false, spinner: false }, Style::Quiet] {
+            let (out, err) = render(style, &events);
+            for shown in [&out, &err] {
+                assert!(!shown.chars().any(|c| c.is_control() && c != '\n'), "{style:?}: {shown:?}");
+            }
+            assert!(out.starts_with("donelink\nline two"), "{out:?}");
+        }
+        let (_, err) = render(Style::Human { color: false, spinner: false }, &events);
+        assert!(err.starts_with("▶ bogus\\x1b[1A\\x1b[2K\\x1b]0;pwned\\x07"), "{err}");
+        let multi = AgentEvent::ToolCall {
+            id: "m".into(),
+            tool: "run_command".into(),
+            args: serde_json::json!({}),
+            command: Some("echo a\n  ✓ exit 0\n".into()),
+            risk: None,
+            reasons: vec![],
+        };
+        let (_, err) = render(Style::Human { color: false, spinner: false }, &[multi]);
+        assert_eq!(err, "▶ run_command  echo a\n    │   ✓ exit 0\n");
+        // `-q` into a pipe: the bytes the model wrote.
+        let mut out = Vec::new();
+        Renderer::new(Style::Quiet, &mut out, Vec::new()).with_raw_answer(true).handle(&events[3]).unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), format!("done{evil}\nline two\n"));
     }
 
     #[test]

@@ -193,15 +193,19 @@ impl Repl<'_> {
         std::io::stderr().lock()
     }
 
+    // What these print can quote the model or what it touched (an audit line, a file it wrote, an
+    // error naming its path): control characters are written out, never sent to the terminal.
     fn say(&self, text: &str) {
-        let _ = writeln!(self.err(), "{}", text.trim_end());
+        let _ = writeln!(self.err(), "{}", super::display::command(text.trim_end()));
     }
 
     fn note(&self, text: &str) {
-        let _ = writeln!(self.err(), "{}", style::paint(style::dim(), text.trim_end(), self.color));
+        let text = super::display::command(text.trim_end());
+        let _ = writeln!(self.err(), "{}", style::paint(style::dim(), &text, self.color));
     }
 
     fn warn(&self, text: &str) {
+        let text = super::display::command(text);
         let _ = writeln!(self.err(), "{}", style::paint(style::warning(), &format!("opsai: {text}"), self.color));
     }
 

@@ -91,7 +91,11 @@ fn looks_like_command(line: &str, is_program: &impl Fn(&str) -> bool) -> bool {
 /// The message line: the first non-empty line of `text`, at most `width` columns (`…` when cut).
 pub fn message_line(text: &str, width: usize) -> String {
     let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("");
-    let clean: String = line.chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    let clean: String = line
+        .chars()
+        .filter(|c| !crate::policy::is_invisible(*c))
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
     fit(&clean, width)
 }
 

@@ -74,6 +74,11 @@ impl Tmux {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// Any tmux command on this test's server (`display -p '#{pane_title}'`), its stdout.
+    pub fn run(&self, args: &[&str]) -> String {
+        self.tmux(args)
+    }
+
     /// The visible screen plus what scrolled off, as text.
     pub fn screen(&self) -> String {
         self.tmux(&["capture-pane", "-p", "-J", "-S", "-2000"])
