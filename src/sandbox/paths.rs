@@ -1,0 +1,293 @@
+//! What the sandbox must not let a command read, and the Landlock grants that allow everything else.
+//!
+//! Landlock rules only add access, beneath a path. So "all of the filesystem except these paths" is
+//! built by walking from `/` towards each forbidden path: a directory that contains no forbidden
+//! path gets read access beneath it in one rule; a directory that does (an *ancestor*) gets only
+//! "list" on itself, and each of its entries is handled the same way, except the forbidden ones.
+//! Symbolic links are never granted: the kernel checks the file they resolve to, at its real place,
+//! so a link into `~/.ssh` stays unreadable and a link to `/usr/bin` is readable through `/usr`.
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+use crate::protocol::SandboxProfile;
+
+/// Under the home directory, never readable in any profile.
+const HOME_SECRETS: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh",
+    ".password-store",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".bash_history",
+    ".zsh_history",
+    ".histfile",
+    ".local/share/fish/fish_history",
+    ".python_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".node_repl_history",
+    ".lesshst",
+    ".viminfo",
+];
+/// Under the home directory, unreadable in the strict profile; opsai's own kube and container tools
+/// need them (the tool profile).
+const HOME_TOOL_CREDENTIALS: &[&str] =
+    &[".aws", ".kube", ".docker/config.json", ".config/gcloud", ".azure", ".config/doctl", ".terraform.d"];
+
+/// `.env*` files are looked for this deep below the working directory…
+const ENV_WALK_DEPTH: usize = 3;
+/// …among at most this many entries, so a huge tree costs a bounded time.
+const ENV_WALK_ENTRIES: usize = 4000;
+/// Directories the `.env` walk does not enter (large, and not where a project keeps its secrets).
+const ENV_WALK_SKIP: &[&str] = &[".git", "node_modules", "target", ".venv", "venv", "__pycache__", ".cache"];
+
+/// The secret paths of `profile` for the user whose home is `home` (`$HISTFILE` included).
+pub fn secret_paths(profile: SandboxProfile, home: Option<&Path>, histfile: Option<&OsStr>) -> Vec<PathBuf> {
+    let mut paths = Vec::new();
+    if let Some(home) = home {
+        paths.extend(HOME_SECRETS.iter().map(|rel| home.join(rel)));
+        if profile == SandboxProfile::Strict {
+            paths.extend(HOME_TOOL_CREDENTIALS.iter().map(|rel| home.join(rel)));
+        }
+    }
+    if let Some(histfile) = histfile.filter(|h| !h.is_empty()) {
+        let histfile = PathBuf::from(histfile);
+        if histfile.is_absolute() {
+            paths.push(histfile);
+        } else if let Some(home) = home {
+            paths.push(home.join(histfile));
+        }
+    }
+    paths
+}
+
+/// `.env`, `.env.local`, `.envrc`… in `cwd` and below it (bounded: see [`ENV_WALK_DEPTH`]).
+pub fn env_files(cwd: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut queue = vec![(cwd.to_path_buf(), 0usize)];
+    let mut seen = 0usize;
+    while let Some((dir, depth)) = queue.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > ENV_WALK_ENTRIES {
+                return found;
+            }
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            let Ok(kind) = entry.file_type() else { continue };
+            if name.starts_with(".env") && !kind.is_dir() {
+                found.push(entry.path());
+            } else if kind.is_dir() && depth < ENV_WALK_DEPTH && !ENV_WALK_SKIP.contains(&name.as_ref()) {
+                queue.push((entry.path(), depth + 1));
+            }
+        }
+    }
+    found
+}
+
+/// The paths that get read access beneath them, and the directories that may only be listed.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Grants {
+    pub read: Vec<PathBuf>,
+    pub list: Vec<PathBuf>,
+}
+
+/// In `/proc/<pid>` of a process outside the sandbox, what `ps`, `top` and `pgrep` read. Not
+/// `environ` (the whole point: other processes' secrets), nor `maps`, `task` (its threads have an
+/// `environ` too), `fd` or `mem`.
+const PID_FILES: &[&str] = &["stat", "status", "cmdline", "comm", "statm", "cgroup", "wchan", "oom_score", "loginuid"];
+
+/// The grants that make everything readable except `forbidden` (paths that do not exist are
+/// ignored: nothing can create them, the sandbox denies writes). Symbolic links in `forbidden` are
+/// resolved, so the file itself is what stays unreadable.
+///
+/// With `own_pid`, `/proc` is split too: every process's directory can be listed and its
+/// [`PID_FILES`] read, only `own_pid`'s directory is readable whole. Landlock's own ptrace rule
+/// keeps `/proc/<pid>/mem` closed, but not `environ` (tested on Linux 6.18), hence this. Processes
+/// started inside the sandbox get new pids without a rule: their `/proc/self` is unreadable.
+pub fn grants(forbidden: &[PathBuf], own_pid: Option<u32>) -> Grants {
+    let forbidden: HashSet<PathBuf> = forbidden
+        .iter()
+        .filter_map(|path| std::fs::canonicalize(path).ok())
+        .filter(|path| path.is_absolute())
+        .collect();
+    let root = PathBuf::from("/");
+    let mut grants = Grants::default();
+    if forbidden.contains(&root) {
+        return grants;
+    }
+    let mut ancestors: HashSet<PathBuf> =
+        forbidden.iter().flat_map(|path| path.ancestors().skip(1).map(Path::to_path_buf)).collect();
+    if own_pid.is_some() {
+        ancestors.insert(root.clone());
+        ancestors.insert(PathBuf::from("/proc"));
+    }
+    if ancestors.is_empty() {
+        grants.read.push(root);
+        return grants;
+    }
+    walk(&root, &forbidden, &ancestors, own_pid, &mut grants);
+    grants
+}
+
+fn walk(
+    dir: &Path,
+    forbidden: &HashSet<PathBuf>,
+    ancestors: &HashSet<PathBuf>,
+    own_pid: Option<u32>,
+    grants: &mut Grants,
+) {
+    grants.list.push(dir.to_path_buf());
+    // An unlistable directory grants nothing below it: failing closed.
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let in_proc = own_pid.is_some() && dir == Path::new("/proc");
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if forbidden.contains(&path) {
+            continue;
+        }
+        if in_proc && let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) {
+            if Some(pid) == own_pid {
+                grants.read.push(path);
+            } else {
+                grants.read.extend(PID_FILES.iter().map(|file| path.join(file)));
+                grants.list.push(path);
+            }
+            continue;
+        }
+        if ancestors.contains(&path) {
+            walk(&path, forbidden, ancestors, own_pid, grants);
+            continue;
+        }
+        if entry.file_type().is_ok_and(|kind| !kind.is_symlink()) {
+            grants.read.push(path);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(path: &Path) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, "x").unwrap();
+    }
+
+    /// Whether `grants` let `path` be read, as Landlock decides it: a read rule on the path or an
+    /// ancestor of it.
+    fn readable(grants: &Grants, path: &Path) -> bool {
+        let path = std::fs::canonicalize(path).unwrap();
+        grants.read.iter().any(|granted| path.starts_with(granted))
+    }
+
+    #[test]
+    fn everything_but_the_forbidden_paths_stays_readable() {
+        let home = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(home.path()).unwrap();
+        for rel in [".ssh/id_x", ".bashrc", "notes/a.txt", ".config/gh/hosts.yml", ".config/git/config", ".kube/config"]
+        {
+            touch(&home.join(rel));
+        }
+        let forbidden = secret_paths(SandboxProfile::Strict, Some(&home), None);
+        let grants = grants(&forbidden, None);
+        assert!(!readable(&grants, &home.join(".ssh/id_x")));
+        assert!(!readable(&grants, &home.join(".config/gh/hosts.yml")));
+        assert!(!readable(&grants, &home.join(".kube/config")));
+        assert!(readable(&grants, &home.join(".bashrc")));
+        assert!(readable(&grants, &home.join("notes/a.txt")));
+        assert!(readable(&grants, &home.join(".config/git/config")));
+        assert!(readable(&grants, Path::new("/usr")));
+        // The ancestors can be listed, not read beneath.
+        assert!(grants.list.contains(&home));
+        assert!(grants.list.contains(&home.join(".config")));
+        assert!(!grants.read.contains(&home));
+        assert!(!grants.read.iter().any(|p| p == &home.join(".ssh")));
+    }
+
+    #[test]
+    fn the_tool_profile_keeps_the_kube_config_readable() {
+        let home = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(home.path()).unwrap();
+        touch(&home.join(".kube/config"));
+        touch(&home.join(".ssh/id_x"));
+        let grants = grants(&secret_paths(SandboxProfile::Tool, Some(&home), None), None);
+        assert!(readable(&grants, &home.join(".kube/config")));
+        assert!(!readable(&grants, &home.join(".ssh/id_x")));
+    }
+
+    #[test]
+    fn a_symlink_into_a_secret_grants_nothing() {
+        let home = tempfile::tempdir().unwrap();
+        let home = std::fs::canonicalize(home.path()).unwrap();
+        touch(&home.join(".ssh/id_x"));
+        std::os::unix::fs::symlink(home.join(".ssh"), home.join("innocent")).unwrap();
+        let grants = grants(&secret_paths(SandboxProfile::Strict, Some(&home), None), None);
+        assert!(!grants.read.contains(&home.join("innocent")));
+        assert!(!readable(&grants, &home.join("innocent/id_x")));
+    }
+
+    #[test]
+    fn a_forbidden_symlink_forbids_its_target() {
+        let dir = tempfile::tempdir().unwrap();
+        let dir = std::fs::canonicalize(dir.path()).unwrap();
+        touch(&dir.join("real/secret"));
+        std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+        let grants = grants(&[dir.join("link")], None);
+        assert!(!readable(&grants, &dir.join("real/secret")));
+    }
+
+    #[test]
+    fn nothing_forbidden_is_one_rule_and_missing_paths_are_ignored() {
+        assert_eq!(grants(&[], None), Grants { read: vec![PathBuf::from("/")], list: vec![] });
+        assert_eq!(grants(&[PathBuf::from("/no/such/opsai/path")], None).read, vec![PathBuf::from("/")]);
+    }
+
+    #[test]
+    fn proc_is_readable_but_other_processes_environ_is_not() {
+        let own = std::process::id();
+        let grants = grants(&[], Some(own));
+        let proc_covered = |path: &str| grants.read.iter().any(|granted| Path::new(path).starts_with(granted));
+        assert!(proc_covered(&format!("/proc/{own}/environ")));
+        assert!(proc_covered("/proc/1/stat"));
+        assert!(proc_covered("/proc/1/cmdline"));
+        assert!(!proc_covered("/proc/1/environ"));
+        assert!(!proc_covered("/proc/1/task/1/environ"));
+        assert!(proc_covered("/proc/meminfo"));
+        assert!(proc_covered("/usr/bin"));
+        assert!(grants.list.contains(&PathBuf::from("/proc/1")));
+        assert!(!grants.read.contains(&PathBuf::from("/proc")));
+    }
+
+    #[test]
+    fn env_files_are_found_below_the_working_directory_within_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        for rel in [".env", "app/.env.local", "a/b/c/.envrc", "a/b/c/d/.env", "node_modules/x/.env", "src/main.rs"] {
+            touch(&dir.path().join(rel));
+        }
+        let mut found: Vec<String> =
+            env_files(dir.path()).iter().map(|p| p.strip_prefix(dir.path()).unwrap().display().to_string()).collect();
+        found.sort();
+        assert_eq!(found, [".env", "a/b/c/.envrc", "app/.env.local"]);
+    }
+
+    #[test]
+    fn histfile_and_home_secrets_are_listed() {
+        let home = Path::new("/home/u");
+        let paths = secret_paths(SandboxProfile::Strict, Some(home), Some(OsStr::new("/var/h/hist")));
+        assert!(paths.contains(&PathBuf::from("/home/u/.ssh")));
+        assert!(paths.contains(&PathBuf::from("/home/u/.docker/config.json")));
+        assert!(paths.contains(&PathBuf::from("/var/h/hist")));
+        let tool = secret_paths(SandboxProfile::Tool, Some(home), None);
+        assert!(!tool.contains(&PathBuf::from("/home/u/.kube")));
+    }
+}
