@@ -14,6 +14,7 @@ mod kube_cli;
 mod llm_client;
 mod policy_cli;
 mod repl_tmux;
+mod sandbox_cli;
 mod sessions_cli;
 mod ssh_cli;
 mod widget_cli;
