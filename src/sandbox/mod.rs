@@ -44,14 +44,22 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// From `$OPSAI_HOME/config.json` (defaults when it is missing or unreadable: the sandbox stays on).
+    /// From `$OPSAI_HOME/config.json` (defaults when it is missing or unreadable: the sandbox stays
+    /// on); `OPSAI_SANDBOX=off|auto` overrides `safety.sandbox`.
     pub fn from_config() -> Self {
         let Ok(paths) = crate::app::Paths::from_env() else { return Self::default() };
-        let mut deny = vec![paths.home.clone()];
-        let Ok(config) = crate::config::Config::load(&paths.home) else { return Self { off: false, deny } };
-        deny.push(config.audit_log_path(&paths.home, paths.user_home.as_deref()));
-        deny.extend(config.sandbox_forbidden(&paths.home, paths.user_home.as_deref()));
-        Self { off: config.safety.sandbox == crate::config::SandboxSetting::Off, deny }
+        let mut settings = Self { off: false, deny: vec![paths.home.clone()] };
+        if let Ok(config) = crate::config::Config::load(&paths.home) {
+            settings.deny.push(config.audit_log_path(&paths.home, paths.user_home.as_deref()));
+            settings.deny.extend(config.sandbox_forbidden(&paths.home, paths.user_home.as_deref()));
+            settings.off = config.safety.sandbox == crate::config::SandboxSetting::Off;
+        }
+        match std::env::var("OPSAI_SANDBOX").as_deref() {
+            Ok("off") => settings.off = true,
+            Ok("auto") => settings.off = false,
+            _ => {}
+        }
+        settings
     }
 }
 
