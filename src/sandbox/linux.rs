@@ -11,7 +11,7 @@
 //! (ABI 4, on top of seccomp), device ioctls (ABI 5), signal and abstract-socket scopes (ABI 6).
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd, Ruleset,
@@ -26,7 +26,8 @@ use super::paths;
 use crate::protocol::SandboxProfile;
 
 /// Written to through the PTY and the usual sinks; everything else is read-only.
-const WRITABLE: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/pts", "/dev/ptmx"];
+const WRITABLE_FILES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx"];
+const WRITABLE_DIRS: &[&str] = &["/dev/pts"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
@@ -72,21 +73,22 @@ fn landlock(profile: SandboxProfile, forbidden: &[PathBuf]) -> Result<String, Ap
             .map_err(err)?;
     }
     let mut created = ruleset.create().map_err(err)?;
-    let grants = paths::grants(forbidden, Some(std::process::id()));
+    // Only model-written lines need other processes' `environ` closed at this price (a rule per
+    // process); opsai's own tools get `/proc` whole.
+    let own_pid = (profile == SandboxProfile::Strict).then(std::process::id);
+    let grants = paths::grants(forbidden, own_pid);
     let read = AccessFs::from_read(latest);
     let file_only = AccessFs::from_file(latest);
-    for (path, access) in
-        grants.read.iter().map(|p| (p, read)).chain(grants.list.iter().map(|p| (p, BitFlags::from(AccessFs::ReadDir))))
-    {
-        // A file that vanished since the walk is simply not granted.
-        let Ok(fd) = PathFd::new(path) else { continue };
-        let access = if path.is_dir() { access } else { access & file_only };
-        created = created.add_rule(PathBeneath::new(fd, access)).map_err(err)?;
-    }
+    let list = BitFlags::from(AccessFs::ReadDir);
     let write = read | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
-    for path in WRITABLE {
+    let rules = (grants.read.iter().map(|p| (p.as_path(), read)))
+        .chain(grants.read_files.iter().map(|p| (p.as_path(), read & file_only)))
+        .chain(grants.list.iter().map(|p| (p.as_path(), list)))
+        .chain(WRITABLE_DIRS.iter().map(|p| (Path::new(p), write)))
+        .chain(WRITABLE_FILES.iter().map(|p| (Path::new(p), write & file_only)));
+    for (path, access) in rules {
+        // A file that vanished since the walk (a process that exited) is simply not granted.
         let Ok(fd) = PathFd::new(path) else { continue };
-        let access = if std::path::Path::new(path).is_dir() { write } else { write & file_only };
         created = created.add_rule(PathBeneath::new(fd, access)).map_err(err)?;
     }
     let status = created.restrict_self().map_err(err)?;
@@ -110,7 +112,7 @@ fn landlock(profile: SandboxProfile, forbidden: &[PathBuf]) -> Result<String, Ap
     };
     Ok(format!(
         "landlock: ABI {abi}, {enforced} ({} read rules, {} list-only directories; {extras})",
-        grants.read.len(),
+        grants.read.len() + grants.read_files.len(),
         grants.list.len()
     ))
 }

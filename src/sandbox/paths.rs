@@ -42,10 +42,12 @@ const HOME_SECRETS: &[&str] = &[
 const HOME_TOOL_CREDENTIALS: &[&str] =
     &[".aws", ".kube", ".docker/config.json", ".config/gcloud", ".azure", ".config/doctl", ".terraform.d"];
 
-/// `.env*` files are looked for this deep below the working directory…
-const ENV_WALK_DEPTH: usize = 3;
-/// …among at most this many entries, so a huge tree costs a bounded time.
-const ENV_WALK_ENTRIES: usize = 4000;
+/// `.env*` files are looked for this deep below the working directory (`apps/web/.env`)…
+const ENV_WALK_DEPTH: usize = 2;
+/// …among at most this many entries, so a huge tree costs a bounded time (about 0.3 ms).
+const ENV_WALK_ENTRIES: usize = 1500;
+/// Kernel file systems where no project lives, slow to list (a command run from `/`).
+const KERNEL_DIRS: &[&str] = &["/proc", "/sys", "/dev", "/run"];
 /// Directories the `.env` walk does not enter (large, and not where a project keeps its secrets).
 const ENV_WALK_SKIP: &[&str] = &[".git", "node_modules", "target", ".venv", "venv", "__pycache__", ".cache"];
 
@@ -86,7 +88,11 @@ pub fn env_files(cwd: &Path) -> Vec<PathBuf> {
             let Ok(kind) = entry.file_type() else { continue };
             if name.starts_with(".env") && !kind.is_dir() {
                 found.push(entry.path());
-            } else if kind.is_dir() && depth < ENV_WALK_DEPTH && !ENV_WALK_SKIP.contains(&name.as_ref()) {
+            } else if kind.is_dir()
+                && depth < ENV_WALK_DEPTH
+                && !ENV_WALK_SKIP.contains(&name.as_ref())
+                && !KERNEL_DIRS.iter().any(|dir| entry.path() == Path::new(dir))
+            {
                 queue.push((entry.path(), depth + 1));
             }
         }
@@ -95,16 +101,21 @@ pub fn env_files(cwd: &Path) -> Vec<PathBuf> {
 }
 
 /// The paths that get read access beneath them, and the directories that may only be listed.
+/// Directories and other files are apart because their access rights differ, and the walk already
+/// knows which is which (no `stat` per rule).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Grants {
+    /// Directories readable beneath.
     pub read: Vec<PathBuf>,
+    /// Files (and devices, sockets, fifos) readable.
+    pub read_files: Vec<PathBuf>,
     pub list: Vec<PathBuf>,
 }
 
 /// In `/proc/<pid>` of a process outside the sandbox, what `ps`, `top` and `pgrep` read. Not
 /// `environ` (the whole point: other processes' secrets), nor `maps`, `task` (its threads have an
 /// `environ` too), `fd` or `mem`.
-const PID_FILES: &[&str] = &["stat", "status", "cmdline", "comm", "statm", "cgroup", "wchan", "oom_score", "loginuid"];
+const PID_FILES: &[&str] = &["stat", "status", "cmdline"];
 
 /// The grants that make everything readable except `forbidden` (paths that do not exist are
 /// ignored: nothing can create them, the sandbox denies writes). Symbolic links in `forbidden` are
@@ -159,8 +170,8 @@ fn walk(
             if Some(pid) == own_pid {
                 grants.read.push(path);
             } else {
-                grants.read.extend(PID_FILES.iter().map(|file| path.join(file)));
-                grants.list.push(path);
+                // Not listable: `ps` opens these by name, and one rule less per process counts.
+                grants.read_files.extend(PID_FILES.iter().map(|file| path.join(file)));
             }
             continue;
         }
@@ -168,8 +179,10 @@ fn walk(
             walk(&path, forbidden, ancestors, own_pid, grants);
             continue;
         }
-        if entry.file_type().is_ok_and(|kind| !kind.is_symlink()) {
-            grants.read.push(path);
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => grants.read.push(path),
+            Ok(kind) if !kind.is_symlink() => grants.read_files.push(path),
+            _ => {}
         }
     }
 }
@@ -187,7 +200,7 @@ mod tests {
     /// ancestor of it.
     fn readable(grants: &Grants, path: &Path) -> bool {
         let path = std::fs::canonicalize(path).unwrap();
-        grants.read.iter().any(|granted| path.starts_with(granted))
+        grants.read.iter().chain(&grants.read_files).any(|granted| path.starts_with(granted))
     }
 
     #[test]
@@ -248,7 +261,7 @@ mod tests {
 
     #[test]
     fn nothing_forbidden_is_one_rule_and_missing_paths_are_ignored() {
-        assert_eq!(grants(&[], None), Grants { read: vec![PathBuf::from("/")], list: vec![] });
+        assert_eq!(grants(&[], None), Grants { read: vec![PathBuf::from("/")], ..Grants::default() });
         assert_eq!(grants(&[PathBuf::from("/no/such/opsai/path")], None).read, vec![PathBuf::from("/")]);
     }
 
@@ -256,7 +269,9 @@ mod tests {
     fn proc_is_readable_but_other_processes_environ_is_not() {
         let own = std::process::id();
         let grants = grants(&[], Some(own));
-        let proc_covered = |path: &str| grants.read.iter().any(|granted| Path::new(path).starts_with(granted));
+        let proc_covered = |path: &str| {
+            grants.read.iter().chain(&grants.read_files).any(|granted| Path::new(path).starts_with(granted))
+        };
         assert!(proc_covered(&format!("/proc/{own}/environ")));
         assert!(proc_covered("/proc/1/stat"));
         assert!(proc_covered("/proc/1/cmdline"));
@@ -264,20 +279,19 @@ mod tests {
         assert!(!proc_covered("/proc/1/task/1/environ"));
         assert!(proc_covered("/proc/meminfo"));
         assert!(proc_covered("/usr/bin"));
-        assert!(grants.list.contains(&PathBuf::from("/proc/1")));
         assert!(!grants.read.contains(&PathBuf::from("/proc")));
     }
 
     #[test]
     fn env_files_are_found_below_the_working_directory_within_bounds() {
         let dir = tempfile::tempdir().unwrap();
-        for rel in [".env", "app/.env.local", "a/b/c/.envrc", "a/b/c/d/.env", "node_modules/x/.env", "src/main.rs"] {
+        for rel in [".env", "app/.env.local", "a/b/.envrc", "a/b/c/.env", "node_modules/x/.env", "src/main.rs"] {
             touch(&dir.path().join(rel));
         }
         let mut found: Vec<String> =
             env_files(dir.path()).iter().map(|p| p.strip_prefix(dir.path()).unwrap().display().to_string()).collect();
         found.sort();
-        assert_eq!(found, [".env", "a/b/c/.envrc", "app/.env.local"]);
+        assert_eq!(found, [".env", "a/b/.envrc", "app/.env.local"]);
     }
 
     #[test]
