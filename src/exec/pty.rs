@@ -22,6 +22,9 @@
 //!   it open. In every case whatever is left of the process group is SIGKILLed when the run ends:
 //!   a command cannot leave background jobs behind (only `setsid` detaches).
 //! - Exit by signal n is reported as 128+n.
+//! - `request.sandbox`: the PTY's child is opsai's own sandbox helper (`crate::sandbox`), which
+//!   applies the sandbox to itself and then `exec`s the shell, so the process, its pid and its
+//!   process group are the same as without; secret-looking environment variables are removed.
 
 mod process;
 #[cfg(test)]

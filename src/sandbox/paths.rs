@@ -112,7 +112,8 @@ pub struct Grants {
     pub list: Vec<PathBuf>,
 }
 
-/// In `/proc/<pid>` of a process outside the sandbox, what `ps`, `top` and `pgrep` read. Not
+/// In `/proc/<pid>` of a process outside the sandbox, what `ps` and `pgrep` read (without `status`
+/// `ps aux` shows 0 for VSZ and RSS: a wrong answer, not an error). Not
 /// `environ` (the whole point: other processes' secrets), nor `maps`, `task` (its threads have an
 /// `environ` too), `fd` or `mem`.
 const PID_FILES: &[&str] = &["stat", "status", "cmdline"];

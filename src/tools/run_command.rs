@@ -343,7 +343,8 @@ fn decide(
         why: why.map(str::to_owned),
         grant: if risk == Risk::Medium { grant.clone() } else { None },
         host: services.host.map(str::to_owned),
-        detail: None,
+        // A Safe command only reaches the prompt when it cannot run sandboxed: say why it asks.
+        detail: unsandboxed.map(|reason| format!("read-only, but asks: {reason}; a yes runs it unsandboxed")),
     };
     let answer = tokio::task::block_in_place(|| services.approver.ask(&request));
     match answer {
