@@ -379,3 +379,30 @@ fn with_the_sandbox_off_auto_runs_are_unsandboxed_and_it_says_so() {
     assert!(env.user_home().join("written-by-model.txt").exists());
     listeners.assert_both_arrived();
 }
+
+#[test]
+fn a_safe_command_asking_for_no_sandbox_says_why_and_a_yes_runs_it_unsandboxed() {
+    use crate::support::pty::PtySession;
+    let env = TestEnv::new();
+    let Some(bin) = python_dir(&env) else { return };
+    env.write_config(ALLOW_PYTHON);
+    let listeners = Listeners::open();
+    attack_script(&env, &listeners);
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "python3 attack.py", "sandbox": false})),
+        reply_text("done"),
+    ]);
+    let mut vars = env.terminal_vars(&mock.base_url());
+    vars.retain(|(name, _)| *name != "PATH");
+    vars.push(("PATH", path_with(&bin)));
+    let mut session = PtySession::spawn(env!("CARGO_BIN_EXE_opsai"), &["go"], &vars, env.user_home());
+    session.expect("[n] no", Duration::from_secs(30));
+    let screen = session.screen();
+    assert!(screen.contains("python3 attack.py"), "{screen}");
+    assert!(screen.contains("read-only, but asks: the command asked to run outside the sandbox"), "{screen}");
+    session.send("y\r");
+    session.expect("done", Duration::from_secs(30));
+    assert_eq!(session.wait(Duration::from_secs(30)), 0);
+    assert!(env.user_home().join("written-by-model.txt").exists(), "the human yes ran it unsandboxed");
+    listeners.assert_both_arrived();
+}
