@@ -147,6 +147,9 @@ fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
     if let Some(cwd) = &cwd {
         deny.extend(paths::env_files(cwd));
     }
+    // Seatbelt matches the resolved path (`/var` is `/private/var`): deny both spellings.
+    let resolved: Vec<PathBuf> = deny.iter().filter_map(|path| std::fs::canonicalize(path).ok()).collect();
+    deny.extend(resolved);
     let text = seatbelt::profile(profile, &deny);
     Ok(vec![seatbelt::SANDBOX_EXEC.into(), "-p".into(), text.into()])
 }
@@ -189,7 +192,9 @@ fn probe() -> Availability {
 #[cfg(target_os = "macos")]
 fn probe() -> Availability {
     let works = std::process::Command::new(seatbelt::SANDBOX_EXEC)
-        .args(["-p", &seatbelt::profile(SandboxProfile::Strict, &[]), "/usr/bin/true"])
+        .arg("-p")
+        .arg(seatbelt::profile(SandboxProfile::Strict, &[]))
+        .arg("/usr/bin/true")
         .stdin(std::process::Stdio::null())
         .status()
         .is_ok_and(|status| status.success());

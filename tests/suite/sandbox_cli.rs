@@ -137,13 +137,14 @@ fn cannot_read_secrets_but_reads_everything_else() {
     }
     let (key, dotenv) = plant_secrets(&env);
     std::fs::write(env.user_home().join("notes.txt"), "ORDINARY-CONTENT\n").unwrap();
+    env.write_config(r#"{"llm": {"api_key": "sk-CONFIG-KEY-CONTENT"}}"#);
     let out = sandboxed_sh(
         &env,
         &format!(
-            "cat '{}'; cat .env; cat '{}'; cat notes.txt; cat /proc/$PPID/environ; ls -d .ssh; \
-             cat \"$OPSAI_HOME/config.json\"",
+            "cat '{}'; cat .env; cat '{}'; cat notes.txt; cat /proc/$PPID/environ; ls -d .ssh; cat '{}'",
             key.display(),
-            dotenv.display()
+            dotenv.display(),
+            env.config_path().display()
         ),
     );
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -151,6 +152,7 @@ fn cannot_read_secrets_but_reads_everything_else() {
     assert!(stdout.contains("ORDINARY-CONTENT"), "ordinary files stay readable: {stdout} {stderr}");
     assert!(!stdout.contains("SSH-PRIVATE-KEY-CONTENT"), "{stdout}");
     assert!(!stdout.contains("DOTENV-SECRET-CONTENT"), "{stdout}");
+    assert!(!stdout.contains("sk-CONFIG-KEY-CONTENT"), "opsai's own config (the API key): {stdout}");
     // The parent (opsai) has OPSAI_HOME in its environment: its environ is not readable.
     assert!(!stdout.contains("OPSAI_HOME="), "{stdout}");
     assert!(stderr.contains(&format!("{}: Permission denied", key.display())), "{stderr}");
