@@ -165,13 +165,14 @@ fn walk(
     // An unlistable directory grants nothing below it: failing closed.
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let in_proc = own_pid.is_some() && dir == Path::new("/proc");
+    let euid = nix::unistd::geteuid();
     for entry in entries.flatten() {
         let path = entry.path();
         if forbidden.contains(&path) {
             continue;
         }
         if in_proc && let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) {
-            if Some(pid) == own_pid {
+            if Some(pid) == own_pid || environ_is_closed(&entry, euid) {
                 grants.read.push(path);
             } else {
                 // Not listable: `ps` opens these by name, and one rule less per process counts.
@@ -189,6 +190,17 @@ fn walk(
             _ => {}
         }
     }
+}
+
+/// Whether a process's `environ` is out of reach anyway, so its `/proc` directory can be granted in
+/// one rule instead of one per file: a kernel thread (no executable, empty environment), or, for a
+/// user other than root, a process of another user (the kernel requires ptrace rights to read it).
+fn environ_is_closed(entry: &std::fs::DirEntry, euid: nix::unistd::Uid) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    if !euid.is_root() {
+        return entry.metadata().is_ok_and(|meta| meta.uid() != euid.as_raw());
+    }
+    std::fs::read_link(entry.path().join("exe")).is_err_and(|err| err.kind() == std::io::ErrorKind::NotFound)
 }
 
 #[cfg(test)]
