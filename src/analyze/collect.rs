@@ -68,12 +68,15 @@ impl Report {
 impl Collector<'_> {
     /// Runs one command; `Ok(output)` when it exited 0, else why it failed (output included if any).
     pub async fn run_one(&self, command: &str) -> Result<String, String> {
-        // Nobody said yes to these: the strict sandbox. None on a remote host (the ssh executor
-        // could not apply it there) or when the user switched it off; where none can be applied
-        // here, the command does not run.
+        // Nobody said yes to these: a sandbox. The tool profile, as for opsai's other read-only
+        // tools: the commands come from opsai's templates (generated ones only when the policy
+        // finds every command Safe) with the name quoted in, and they need the docker socket and
+        // D-Bus (`docker inspect`, `systemctl status`), which the strict profile closes. None on a
+        // remote host (the ssh executor could not apply it there) or when the user switched it off;
+        // where none can be applied here, the command does not run.
         let sandbox = match &self.host {
             Some(_) => None,
-            None => match crate::sandbox::for_auto_run(SandboxProfile::Strict) {
+            None => match crate::sandbox::for_auto_run(SandboxProfile::Tool) {
                 Ok(sandbox) => sandbox,
                 Err(reason) => return Err(format!("not run: no sandbox on this machine ({reason})")),
             },

@@ -46,7 +46,7 @@ pub fn apply(profile: SandboxProfile, forbidden: &[PathBuf]) -> Result<String, A
     let landlock = landlock(profile, forbidden)?;
     seccomp(profile)?;
     let network = match profile {
-        SandboxProfile::Strict => "network: denied (no inet/inet6/packet sockets; unix sockets allowed)",
+        SandboxProfile::Strict => "network: denied (no sockets: inet, unix, packet; netlink only when not root)",
         SandboxProfile::Tool => "network: allowed (tool profile)",
     };
     Ok(format!("profile {}; {landlock}; seccomp: on; {network}", profile.as_str()))
@@ -220,16 +220,21 @@ fn seccomp(profile: SandboxProfile) -> Result<(), ApplyError> {
         rules.entry(libc::SYS_clone).or_default().push(condition);
     }
     if profile == SandboxProfile::Strict {
-        // Every socket family but Unix (and netlink for non-root, so `ip addr` and `ss` work; as
-        // root netlink can change the network configuration).
-        let family = |domain: libc::c_int| {
-            SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, u64::try_from(domain).unwrap_or(0))
+        // No sockets, Unix ones included: a Unix socket reaches the docker daemon, systemd and
+        // D-Bus, each a way to run something outside the sandbox (`systemd-run`, `docker run -v
+        // /:/host`), and Landlock only controls connecting to them from ABI 9. Netlink stays for a
+        // user other than root, so `ip addr` and `ss` work (as root it changes the network).
+        // `socketpair` (a private pipe) is not `socket`, and stays.
+        let rule = if nix::unistd::geteuid().is_root() {
+            vec![]
+        } else {
+            let netlink = u64::try_from(libc::AF_NETLINK).unwrap_or(0);
+            let condition = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, netlink)
+                .and_then(|c| SeccompRule::new(vec![c]))
+                .map_err(backend)?;
+            vec![condition]
         };
-        let mut conditions = vec![family(libc::AF_UNIX).map_err(backend)?];
-        if !nix::unistd::geteuid().is_root() {
-            conditions.push(family(libc::AF_NETLINK).map_err(backend)?);
-        }
-        rules.insert(libc::SYS_socket, vec![SeccompRule::new(conditions).map_err(backend)?]);
+        rules.insert(libc::SYS_socket, rule);
     }
     let eperm = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)
         .map_err(backend)?;

@@ -27,8 +27,8 @@ pub fn profile(profile: SandboxProfile, deny: &[PathBuf]) -> String {
     if profile == SandboxProfile::Tool {
         text.push_str("(allow network-outbound)\n(allow network-inbound)\n(allow system-socket)\n");
     } else {
-        // Unix sockets only (as on Linux): no inet, no DNS.
-        text.push_str("(allow network-outbound (remote unix-socket))\n(allow system-socket (socket-domain AF_UNIX))\n");
+        // No network at all, Unix sockets included (as on Linux: the docker socket is a way out).
+        text.push_str("(deny network*)\n");
     }
     if !deny.is_empty() {
         text.push_str("(deny file-read*");
@@ -72,8 +72,8 @@ mod tests {
         assert!(text.contains("(allow file-read*)\n"));
         assert!(text.contains("(deny file-read*\n  (literal \"/Users/u/.ssh\")\n  (subpath \"/Users/u/.ssh\")"));
         assert!(text.contains("(literal \"/w/.env\")"));
-        assert!(!text.contains("(allow network-outbound)\n"));
-        assert!(text.contains("(remote unix-socket)"));
+        assert!(!text.contains("(allow network"));
+        assert!(text.contains("(deny network*)"));
         // Writes only to the terminal and the null devices.
         assert!(!text.contains("(allow file-write*"));
         // The deny comes after the allow, so it wins.

@@ -5,6 +5,7 @@
 
 use std::io::ErrorKind;
 use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -181,11 +182,14 @@ fn secret_looking_variables_are_removed() {
     );
 }
 
-/// TCP to a listener and UDP to a socket this test owns; both are checked after the command
-/// exited (`connect` and a loopback `sendto` complete before it can exit).
+/// TCP to a listener, UDP to a socket and a Unix-domain listener (what the docker daemon, systemd
+/// and D-Bus listen on) this test owns; all are checked after the command exited (`connect` and a
+/// loopback `sendto` complete before it can exit).
 struct Listeners {
     tcp: TcpListener,
     udp: UdpSocket,
+    unix: UnixListener,
+    _dir: tempfile::TempDir,
 }
 
 impl Listeners {
@@ -194,18 +198,24 @@ impl Listeners {
         tcp.set_nonblocking(true).unwrap();
         let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
         udp.set_nonblocking(true).unwrap();
-        Self { tcp, udp }
+        let dir = tempfile::tempdir().unwrap();
+        let unix = UnixListener::bind(dir.path().join("daemon.sock")).unwrap();
+        unix.set_nonblocking(true).unwrap();
+        Self { tcp, udp, unix, _dir: dir }
     }
 
     fn script(&self) -> String {
         let tcp = self.tcp.local_addr().unwrap().port();
         let udp = self.udp.local_addr().unwrap().port();
+        let unix = self.unix.local_addr().unwrap().as_pathname().unwrap().display().to_string();
         format!(
             "import socket\n\
-             for name, kind, port in (('tcp', socket.SOCK_STREAM, {tcp}), ('udp', socket.SOCK_DGRAM, {udp})):\n\
+             for name, family, kind, addr in (('tcp', socket.AF_INET, socket.SOCK_STREAM, ('127.0.0.1', {tcp})),\n\
+             \x20                              ('udp', socket.AF_INET, socket.SOCK_DGRAM, ('127.0.0.1', {udp})),\n\
+             \x20                              ('unix', socket.AF_UNIX, socket.SOCK_STREAM, {unix:?})):\n\
              \x20   try:\n\
-             \x20       s = socket.socket(socket.AF_INET, kind)\n\
-             \x20       s.connect(('127.0.0.1', port))\n\
+             \x20       s = socket.socket(family, kind)\n\
+             \x20       s.connect(addr)\n\
              \x20       s.send(b'leak')\n\
              \x20       print(name, 'sent')\n\
              \x20   except OSError as e:\n\
@@ -221,12 +231,18 @@ impl Listeners {
         );
         let mut buf = [0u8; 16];
         assert_eq!(self.udp.recv(&mut buf).unwrap_err().kind(), ErrorKind::WouldBlock, "a datagram came in");
+        assert_eq!(
+            self.unix.accept().map(|_| ()).unwrap_err().kind(),
+            ErrorKind::WouldBlock,
+            "a Unix-socket connection came in"
+        );
     }
 
     fn assert_both_arrived(&self) {
         assert!(self.tcp.accept().is_ok(), "the TCP connection should have come in");
         let mut buf = [0u8; 16];
         assert_eq!(self.udp.recv(&mut buf).unwrap(), 4);
+        assert!(self.unix.accept().is_ok(), "the Unix-socket connection should have come in");
     }
 }
 
@@ -247,6 +263,7 @@ fn cannot_connect_or_send_anywhere() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("tcp blocked"), "{out:?}");
     assert!(stdout.contains("udp blocked"), "{out:?}");
+    assert!(stdout.contains("unix blocked"), "{out:?}");
     listeners.assert_nothing_arrived();
     // The same script outside the sandbox reaches both: the test can see a leak.
     let out = std::process::Command::new(bin.join("python3")).args(["-c", &listeners.script()]).output().unwrap();
