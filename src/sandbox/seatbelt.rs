@@ -8,6 +8,16 @@ use crate::protocol::SandboxProfile;
 
 pub const SANDBOX_EXEC: &str = "/usr/bin/sandbox-exec";
 
+/// The Mach services a strict-sandboxed command may look up.
+const MACH_SERVICES: &[&str] = &[
+    "com.apple.system.opendirectoryd.libinfo",
+    "com.apple.system.opendirectoryd.membership",
+    "com.apple.system.DirectoryService.libinfo_v1",
+    "com.apple.system.logger",
+    "com.apple.system.notification_center",
+    "com.apple.bsd.dirhelper",
+];
+
 /// The profile text; `deny` paths (files or directories) are unreadable.
 pub fn profile(profile: SandboxProfile, deny: &[PathBuf]) -> String {
     let mut text = String::from(
@@ -18,15 +28,23 @@ pub fn profile(profile: SandboxProfile, deny: &[PathBuf]) -> String {
          (allow signal (target same-sandbox))\n\
          (allow process-info* (target same-sandbox))\n\
          (allow sysctl-read)\n\
-         (allow mach-lookup)\n\
          (allow ipc-posix-shm-read-data)\n\
          (allow file-read*)\n\
          (allow file-write-data\n  (literal \"/dev/null\")\n  (literal \"/dev/zero\")\n  (literal \"/dev/tty\")\n  (regex #\"^/dev/ttys[0-9]+$\"))\n\
          (allow file-ioctl\n  (literal \"/dev/tty\")\n  (regex #\"^/dev/ttys[0-9]+$\"))\n",
     );
     if profile == SandboxProfile::Tool {
-        text.push_str("(allow network-outbound)\n(allow network-inbound)\n(allow system-socket)\n");
+        text.push_str(
+            "(allow mach-lookup)\n(allow network-outbound)\n(allow network-inbound)\n(allow system-socket)\n",
+        );
     } else {
+        // Mach services are macOS's daemons (launchd can start jobs): only the lookups libc needs
+        // for users, logging and notifications, as codex's base policy has them.
+        text.push_str("(allow mach-lookup\n");
+        for service in MACH_SERVICES {
+            text.push_str(&format!("  (global-name \"{service}\")\n"));
+        }
+        text.push_str(")\n");
         // No network at all, Unix sockets included (as on Linux: the docker socket is a way out).
         text.push_str("(deny network*)\n");
     }
@@ -74,6 +92,8 @@ mod tests {
         assert!(text.contains("(literal \"/w/.env\")"));
         assert!(!text.contains("(allow network"));
         assert!(text.contains("(deny network*)"));
+        assert!(!text.contains("(allow mach-lookup)\n"), "only named Mach services");
+        assert!(text.contains("(global-name \"com.apple.system.logger\")"));
         // Writes only to the terminal and the null devices.
         assert!(!text.contains("(allow file-write*"));
         // The deny comes after the allow, so it wins.
