@@ -25,9 +25,10 @@ use seccompiler::{
 use super::paths;
 use crate::protocol::SandboxProfile;
 
-/// Written to through the PTY and the usual sinks; everything else is read-only.
-const WRITABLE_FILES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty", "/dev/ptmx"];
-const WRITABLE_DIRS: &[&str] = &["/dev/pts"];
+/// The usual sinks, and `/dev/tty` (the command's own controlling terminal); besides these only
+/// the terminal on its stdin/stdout/stderr is writable ([`own_terminals`]), not every `/dev/pts/N`
+/// (another terminal of the user could be written to).
+const WRITABLE_FILES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApplyError {
@@ -77,6 +78,7 @@ fn landlock(profile: SandboxProfile, forbidden: &[PathBuf]) -> Result<String, Ap
     // process); opsai's own tools get `/proc` whole.
     let own_pid = (profile == SandboxProfile::Strict).then(std::process::id);
     let grants = paths::grants(forbidden, own_pid);
+    let terminals = own_terminals();
     let read = AccessFs::from_read(latest);
     let file_only = AccessFs::from_file(latest);
     let list = BitFlags::from(AccessFs::ReadDir);
@@ -84,8 +86,8 @@ fn landlock(profile: SandboxProfile, forbidden: &[PathBuf]) -> Result<String, Ap
     let rules = (grants.read.iter().map(|p| (p.as_path(), read)))
         .chain(grants.read_files.iter().map(|p| (p.as_path(), read & file_only)))
         .chain(grants.list.iter().map(|p| (p.as_path(), list)))
-        .chain(WRITABLE_DIRS.iter().map(|p| (Path::new(p), write)))
-        .chain(WRITABLE_FILES.iter().map(|p| (Path::new(p), write & file_only)));
+        .chain(WRITABLE_FILES.iter().map(|p| (Path::new(p), write & file_only)))
+        .chain(terminals.iter().map(|p| (p.as_path(), write & file_only)));
     for (path, access) in rules {
         // A file that vanished since the walk (a process that exited) is simply not granted.
         let Ok(fd) = PathFd::new(path) else { continue };
@@ -115,6 +117,17 @@ fn landlock(profile: SandboxProfile, forbidden: &[PathBuf]) -> Result<String, Ap
         grants.read.len() + grants.read_files.len(),
         grants.list.len()
     ))
+}
+
+/// The terminal devices on stdin, stdout and stderr (the PTY opsai opened, or the user's terminal
+/// under `opsai sandbox`).
+fn own_terminals() -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = (0..3)
+        .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
+        .filter(|path| path.starts_with("/dev/pts/") || path.starts_with("/dev/tty"))
+        .collect();
+    found.dedup();
+    found
 }
 
 fn abi_at_least(status: &LandlockStatus, abi: ABI) -> bool {

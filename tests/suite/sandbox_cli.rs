@@ -301,6 +301,7 @@ fn attack_script(env: &TestEnv, listeners: &Listeners) -> PathBuf {
          except OSError as e:\n\
          \x20   print('write blocked', e)\n\
          print('token', os.environ.get('GITHUB_TOKEN', 'none'))\n\
+         open('/dev/tty', 'w').write('the-terminal-is-writable\\n')\n\
          raise SystemExit(1)\n",
         net = listeners.script(),
         key = env.user_home().join(".ssh/id_x").display().to_string(),
@@ -334,6 +335,8 @@ fn an_auto_run_command_cannot_write_read_secrets_or_connect() {
     assert!(!observation.contains("DOTENV-SECRET-CONTENT"), "{observation}");
     assert!(observation.contains("token none"), "{observation}");
     assert!(observation.contains("write blocked"), "{observation}");
+    // The command's own terminal (the PTY) stays writable.
+    assert!(observation.contains("the-terminal-is-writable"), "{observation}");
     assert!(observation.contains(HINT), "the model is told why: {observation}");
     assert!(observation.contains("\"sandbox\": false"), "{observation}");
     let log = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap();
