@@ -1,5 +1,6 @@
-//! `run_command`: sanitize → assess → approve → run in a PTY → bounded, redacted observation →
-//! one audit line. What runs is exactly the sanitized command the user was shown.
+//! `run_command`: sanitize → assess → approve → run in a PTY (in the OS sandbox when nobody said yes)
+//! → bounded, redacted observation → one audit line. What runs is exactly the sanitized command the
+//! user was shown.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
