@@ -212,6 +212,29 @@ fn denied_syscalls() -> Vec<i64> {
     calls
 }
 
+/// The x32 ABI reaches the same kernel with the syscall number | `__X32_SYSCALL_BIT` and the same
+/// audit architecture, so a filter keyed on x86_64 numbers alone would let `socket` through that
+/// door on a kernel built with x32. Every rule gets its x32 twin; the calls whose x32 number differs
+/// (`ioctl`, `ptrace`, `process_vm_*`) get theirs too.
+#[cfg(target_arch = "x86_64")]
+fn add_x32_aliases(rules: &mut BTreeMap<i64, Vec<SeccompRule>>) {
+    const X32: i64 = 0x4000_0000;
+    let own_numbers = [
+        (libc::SYS_ioctl, 514),
+        (libc::SYS_ptrace, 521),
+        (libc::SYS_process_vm_readv, 539),
+        (libc::SYS_process_vm_writev, 540),
+    ];
+    let twins: Vec<(i64, Vec<SeccompRule>)> = rules
+        .iter()
+        .flat_map(|(&nr, conditions)| {
+            let own = own_numbers.iter().find(|(native, _)| *native == nr).map(|(_, x32)| X32 | x32);
+            [Some(X32 | nr), own].into_iter().flatten().map(move |alias| (alias, conditions.clone()))
+        })
+        .collect();
+    rules.extend(twins);
+}
+
 fn seccomp(profile: SandboxProfile) -> Result<(), ApplyError> {
     let backend = |e: seccompiler::BackendError| ApplyError::Seccomp(format!("built ({e})"));
     let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(backend)?;
@@ -249,6 +272,8 @@ fn seccomp(profile: SandboxProfile) -> Result<(), ApplyError> {
         };
         rules.insert(libc::SYS_socket, rule);
     }
+    #[cfg(target_arch = "x86_64")]
+    add_x32_aliases(&mut rules);
     let eperm = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)
         .map_err(backend)?;
     // clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc fall back to clone.
