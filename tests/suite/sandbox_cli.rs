@@ -428,3 +428,37 @@ fn a_safe_command_asking_for_no_sandbox_says_why_and_a_yes_runs_it_unsandboxed()
     assert!(env.user_home().join("written-by-model.txt").exists(), "the human yes ran it unsandboxed");
     listeners.assert_both_arrived();
 }
+
+#[test]
+fn a_widget_probe_runs_in_the_sandbox() {
+    let env = TestEnv::new();
+    if !sandbox_available(&env) {
+        return;
+    }
+    let Some(bin) = python_dir(&env) else { return };
+    env.write_config(ALLOW_PYTHON);
+    plant_secrets(&env);
+    let listeners = Listeners::open();
+    attack_script(&env, &listeners);
+    let mock = MockLlm::start([
+        reply_tool_call("p1", "run_command", json!({"command": "python3 attack.py", "why": "look"})),
+        reply_tool_call("c1", "propose_command", json!({"command": "ls", "explanation": "test"})),
+    ]);
+    let out = env
+        .std_cmd()
+        .arg("widget")
+        .env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_SHELL", "zsh")
+        .env("OPSAI_SHELL_VERSION", "5.9")
+        .env("OPSAI_BUFFER", "look around")
+        .env("PATH", path_with(&bin))
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "ls", "{out:?}");
+    let observation = mock.chat_requests()[1].tool_result("p1").unwrap();
+    assert!(!env.user_home().join("written-by-model.txt").exists(), "{observation}");
+    listeners.assert_nothing_arrived();
+    assert!(!observation.contains("SSH-PRIVATE-KEY-CONTENT"), "{observation}");
+    assert!(observation.contains("write blocked"), "{observation}");
+}
