@@ -462,3 +462,46 @@ fn a_widget_probe_runs_in_the_sandbox() {
     assert!(!observation.contains("SSH-PRIVATE-KEY-CONTENT"), "{observation}");
     assert!(observation.contains("write blocked"), "{observation}");
 }
+
+#[test]
+fn where_no_sandbox_can_be_applied_auto_runs_ask_and_it_is_said_once() {
+    // A running opsai whose executable was deleted cannot start its sandbox helper (it re-executes
+    // itself): the same situation as a kernel without Landlock, as far as the agent can tell.
+    let env = TestEnv::new();
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("opsai");
+    std::fs::copy(env!("CARGO_BIN_EXE_opsai"), &copy).unwrap();
+    let marker = env.user_home().join("ran.txt");
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "echo first"})),
+        reply_tool_call("c2", "run_command", json!({"command": "echo second"})),
+        reply_text("done"),
+    ]);
+    let child = std::process::Command::new(&copy)
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("OPSAI_HOME", env.opsai_home())
+        .env("HOME", env.user_home())
+        .env("NO_COLOR", "1")
+        .env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_NONINTERACTIVE", "1")
+        .current_dir(env.user_home())
+        .arg("say something")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // `spawn` returns once the exec happened.
+    std::fs::remove_file(&copy).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let first = mock.chat_requests()[1].tool_result("c1").unwrap();
+    assert!(first.starts_with("refused: no sandbox on this machine ("), "{first}");
+    assert!(first.contains("needs confirmation in a terminal"), "{first}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(stderr.matches("commands that would run without asking ask first").count(), 1, "said once: {stderr}");
+    assert!(stderr.contains("opsai sandbox --status"), "{stderr}");
+    assert!(!marker.exists());
+    let log = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap();
+    assert!(log.contains("CMD: \"echo first\" | RISK: safe | CONFIRMED: no"), "{log}");
+}
