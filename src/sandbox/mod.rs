@@ -165,6 +165,13 @@ fn probe() -> Availability {
         Ok(exe) => exe,
         Err(err) => return Availability::Unavailable(format!("cannot find opsai's own executable: {err}")),
     };
+    // The helper is opsai itself: after an upgrade replaced the file, the running process has no
+    // executable of its own version left to start (and must not start another version's).
+    if exe.as_os_str().to_string_lossy().ends_with(" (deleted)") {
+        return Availability::Unavailable(
+            "opsai's executable was replaced or deleted since this process started; start opsai again".into(),
+        );
+    }
     let output = std::process::Command::new(exe)
         .args([ENTRY, "--probe", SandboxProfile::Strict.as_str()])
         .stdin(std::process::Stdio::null())

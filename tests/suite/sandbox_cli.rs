@@ -496,7 +496,10 @@ fn where_no_sandbox_can_be_applied_auto_runs_ask_and_it_is_said_once() {
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{out:?}");
     let first = mock.chat_requests()[1].tool_result("c1").unwrap();
-    assert!(first.starts_with("refused: no sandbox on this machine ("), "{first}");
+    assert!(
+        first.starts_with("refused: no sandbox on this machine (opsai's executable was replaced or deleted"),
+        "{first}"
+    );
     assert!(first.contains("needs confirmation in a terminal"), "{first}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(stderr.matches("commands that would run without asking ask first").count(), 1, "said once: {stderr}");
