@@ -274,10 +274,12 @@ fn apply_and_exec(
     fail: &dyn Fn(&str) -> ExitCode,
 ) -> ExitCode {
     use std::os::unix::process::CommandExt;
-    let home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
     let histfile = std::env::var_os("HISTFILE");
     let cwd = std::env::current_dir().ok();
-    let mut forbidden = paths::secret_paths(profile, home.as_deref(), histfile.as_deref());
+    let mut forbidden = Vec::new();
+    for home in homes() {
+        forbidden.extend(paths::secret_paths(profile, Some(&home), histfile.as_deref()));
+    }
     forbidden.extend(deny.iter().cloned());
     if let Some(cwd) = &cwd {
         forbidden.extend(paths::env_files(cwd));
@@ -304,6 +306,20 @@ fn apply_and_exec(
     // As a shell says it: 127 when the program does not exist, 126 when it cannot be run.
     let _ = writeln!(std::io::stderr(), "opsai sandbox: {}: {err}", program.to_string_lossy());
     ExitCode::from(if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 })
+}
+
+/// `$HOME`, and the user's home directory from the password database when that differs (or
+/// `HOME` is unset): a changed `HOME` must not make the real `~/.ssh` readable.
+#[cfg(target_os = "linux")]
+fn homes() -> Vec<PathBuf> {
+    let mut homes: Vec<PathBuf> =
+        std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).into_iter().collect();
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::geteuid())
+        && !homes.contains(&user.dir)
+    {
+        homes.push(user.dir);
+    }
+    homes
 }
 
 #[cfg(not(target_os = "linux"))]
