@@ -279,6 +279,8 @@ fn apply_and_exec(
     let mut forbidden = Vec::new();
     for home in homes() {
         forbidden.extend(paths::secret_paths(profile, Some(&home), histfile.as_deref()));
+        // opsai's default home there (the configured one comes with `--deny`).
+        forbidden.push(home.join(".opsai"));
     }
     forbidden.extend(deny.iter().cloned());
     if let Some(cwd) = &cwd {
