@@ -46,6 +46,11 @@ const HOME_TOOL_CREDENTIALS: &[&str] =
 const ENV_WALK_DEPTH: usize = 2;
 /// …among at most this many entries, so a huge tree costs a bounded time (about 0.3 ms).
 const ENV_WALK_ENTRIES: usize = 1500;
+/// What `/dev` offers a command: the data sources and sinks, not a device with data behind it.
+const DEV_READABLE: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
+/// `/proc` files that read physical or kernel memory, or consume the kernel log.
+const PROC_HIDDEN: &[&str] = &["kcore", "kmsg", "kpage", "vmcore"];
+
 /// Kernel file systems where no project lives, slow to list (a command run from `/`).
 const KERNEL_DIRS: &[&str] = &["/proc", "/sys", "/dev", "/run"];
 /// Directories the `.env` walk does not enter (large, and not where a project keeps its secrets).
@@ -142,14 +147,10 @@ pub fn grants(forbidden: &[PathBuf], own_pid: Option<u32>) -> Grants {
     }
     let mut ancestors: HashSet<PathBuf> =
         forbidden.iter().flat_map(|path| path.ancestors().skip(1).map(Path::to_path_buf)).collect();
-    if own_pid.is_some() {
-        ancestors.insert(root.clone());
-        ancestors.insert(PathBuf::from("/proc"));
-    }
-    if ancestors.is_empty() {
-        grants.read.push(root);
-        return grants;
-    }
+    // `/dev` always gets its allowlist, and `/proc` loses its raw-memory files.
+    ancestors.insert(root.clone());
+    ancestors.insert(PathBuf::from("/dev"));
+    ancestors.insert(PathBuf::from("/proc"));
     walk(&root, &forbidden, &ancestors, own_pid, &mut grants);
     grants
 }
@@ -164,14 +165,32 @@ fn walk(
     grants.list.push(dir.to_path_buf());
     // An unlistable directory grants nothing below it: failing closed.
     let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let in_proc = own_pid.is_some() && dir == Path::new("/proc");
+    let in_dev = dir == Path::new("/dev");
+    let in_proc = dir == Path::new("/proc");
     let euid = nix::unistd::geteuid();
     for entry in entries.flatten() {
         let path = entry.path();
         if forbidden.contains(&path) {
             continue;
         }
-        if in_proc && let Some(pid) = entry.file_name().to_str().and_then(|name| name.parse::<u32>().ok()) {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if in_dev {
+            // Disks, memory, input devices and other terminals read around every path rule (a raw
+            // `/dev/sda` holds `~/.ssh` too; another `/dev/pts/N` is someone's keystrokes): only
+            // these, and the command's own terminal (granted with it).
+            if DEV_READABLE.contains(&name.as_ref()) && entry.file_type().is_ok_and(|kind| !kind.is_symlink()) {
+                grants.read_files.push(path);
+            }
+            continue;
+        }
+        if in_proc && PROC_HIDDEN.iter().any(|hidden| name.starts_with(hidden)) {
+            continue;
+        }
+        if in_proc
+            && own_pid.is_some()
+            && let Ok(pid) = name.parse::<u32>()
+        {
             if Some(pid) == own_pid || environ_is_closed(&entry, euid) {
                 grants.read.push(path);
             } else {
@@ -276,9 +295,17 @@ mod tests {
     }
 
     #[test]
-    fn nothing_forbidden_is_one_rule_and_missing_paths_are_ignored() {
-        assert_eq!(grants(&[], None), Grants { read: vec![PathBuf::from("/")], ..Grants::default() });
-        assert_eq!(grants(&[PathBuf::from("/no/such/opsai/path")], None).read, vec![PathBuf::from("/")]);
+    fn devices_are_an_allowlist_and_missing_paths_are_ignored() {
+        let grants = grants(&[PathBuf::from("/no/such/opsai/path")], None);
+        let covered = |path: &str| {
+            grants.read.iter().chain(&grants.read_files).any(|granted| Path::new(path).starts_with(granted))
+        };
+        assert!(covered("/dev/null") && covered("/dev/urandom"));
+        assert!(!covered("/dev/pts/0"), "another terminal's keystrokes");
+        assert!(!covered("/dev/sda") && !covered("/dev/vda") && !covered("/dev/mem"));
+        assert!(!covered("/proc/kcore"));
+        assert!(covered("/usr/bin") && covered("/etc/hostname"));
+        assert!(covered("/proc/1/environ"), "without own_pid (the tool profile) /proc pids are whole");
     }
 
     #[test]

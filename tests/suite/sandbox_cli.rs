@@ -508,3 +508,20 @@ fn where_no_sandbox_can_be_applied_auto_runs_ask_and_it_is_said_once() {
     let log = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap();
     assert!(log.contains("CMD: \"echo first\" | RISK: safe | CONFIRMED: no"), "{log}");
 }
+
+#[test]
+fn another_terminal_and_raw_devices_are_not_readable() {
+    let env = TestEnv::new();
+    if !sandbox_available(&env) {
+        return;
+    }
+    // A terminal with a typed line waiting in it, as the user's other shell would have.
+    let pty = nix::pty::openpty(None, None).unwrap();
+    let slave = std::fs::read_link(format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(&pty.slave))).unwrap();
+    nix::unistd::write(&pty.master, b"typed-password\n").unwrap();
+    let out = sandboxed_sh(&env, &format!("head -c 5 '{}'; head -c 5 /dev/urandom | wc -c", slave.display()));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("typed"), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"), "{out:?}");
+    assert!(stdout.trim_end().ends_with('5'), "/dev/urandom stays readable: {out:?}");
+}
