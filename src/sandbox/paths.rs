@@ -42,6 +42,13 @@ const HOME_SECRETS: &[&str] = &[
 const HOME_TOOL_CREDENTIALS: &[&str] =
     &[".aws", ".kube", ".docker/config.json", ".config/gcloud", ".azure", ".config/doctl", ".terraform.d"];
 
+/// System files that are secrets in themselves (root can read them; nothing read-only needs them).
+const SYSTEM_SECRETS: &[&str] =
+    &["/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/ssl/private", "/etc/sudoers.d"];
+/// The cluster-admin credentials of a Kubernetes control-plane node; opsai's kube tools may be
+/// pointed at `admin.conf` (`KUBECONFIG`), so only the strict profile closes them.
+const SYSTEM_TOOL_CREDENTIALS: &[&str] = &["/etc/kubernetes/admin.conf", "/etc/kubernetes/pki", "/var/lib/kubelet/pki"];
+
 /// `.env*` files are looked for this deep below the working directory (`apps/web/.env`)…
 const ENV_WALK_DEPTH: usize = 2;
 /// …among at most this many entries, so a huge tree costs a bounded time (about 0.3 ms).
@@ -65,6 +72,11 @@ pub fn secret_paths(profile: SandboxProfile, home: Option<&Path>, histfile: Opti
             paths.extend(HOME_TOOL_CREDENTIALS.iter().map(|rel| home.join(rel)));
         }
     }
+    paths.extend(SYSTEM_SECRETS.iter().map(PathBuf::from));
+    paths.extend(ssh_host_keys());
+    if profile == SandboxProfile::Strict {
+        paths.extend(SYSTEM_TOOL_CREDENTIALS.iter().map(PathBuf::from));
+    }
     if let Some(histfile) = histfile.filter(|h| !h.is_empty()) {
         let histfile = PathBuf::from(histfile);
         if histfile.is_absolute() {
@@ -74,6 +86,21 @@ pub fn secret_paths(profile: SandboxProfile, home: Option<&Path>, histfile: Opti
         }
     }
     paths
+}
+
+/// The ssh server's private host keys (`/etc/ssh/ssh_host_*_key`; the `.pub` halves and the
+/// configuration stay readable).
+fn ssh_host_keys() -> Vec<PathBuf> {
+    let Ok(entries) = std::fs::read_dir("/etc/ssh") else { return Vec::new() };
+    entries
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| {
+            path.file_name()
+                .and_then(OsStr::to_str)
+                .is_some_and(|name| name.starts_with("ssh_host_") && name.ends_with("_key"))
+        })
+        .collect()
 }
 
 /// `.env`, `.env.local`, `.envrc`… in `cwd` and below it (bounded: see [`ENV_WALK_DEPTH`]).
@@ -344,7 +371,11 @@ mod tests {
         assert!(paths.contains(&PathBuf::from("/home/u/.ssh")));
         assert!(paths.contains(&PathBuf::from("/home/u/.docker/config.json")));
         assert!(paths.contains(&PathBuf::from("/var/h/hist")));
+        assert!(paths.contains(&PathBuf::from("/etc/shadow")));
+        assert!(paths.contains(&PathBuf::from("/etc/kubernetes/admin.conf")));
         let tool = secret_paths(SandboxProfile::Tool, Some(home), None);
         assert!(!tool.contains(&PathBuf::from("/home/u/.kube")));
+        assert!(tool.contains(&PathBuf::from("/etc/shadow")));
+        assert!(!tool.contains(&PathBuf::from("/etc/kubernetes/admin.conf")));
     }
 }
