@@ -164,6 +164,9 @@ pub fn grants(forbidden: &[PathBuf], own_pid: Option<u32>) -> Grants {
         .iter()
         // Most secret paths do not exist: one `lstat` rather than a `readlink` per component.
         .filter(|path| std::fs::symlink_metadata(path).is_ok())
+        // Nor is one this user cannot read anyway (`/etc/shadow` when not root) worth the rules
+        // that carving it out costs (every entry of `/etc`). Its mode cannot change inside.
+        .filter(|path| nix::unistd::access(path.as_path(), nix::unistd::AccessFlags::R_OK).is_ok())
         .filter_map(|path| std::fs::canonicalize(path).ok())
         .filter(|path| path.is_absolute())
         .collect();
