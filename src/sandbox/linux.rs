@@ -3,9 +3,10 @@
 //! What must hold, or nothing runs (the caller exits with `EXIT_NOT_APPLIED`):
 //! - Landlock ABI ≥ 3 handles every filesystem write right, truncation included; the ruleset is
 //!   created with those as a hard requirement and `no_new_privs` must be set.
-//! - Landlock confines `ptrace`-class access to processes inside the sandbox, which is what keeps
-//!   `/proc/<pid>/environ` and `/proc/<pid>/mem` of every process outside it unreadable (ABI 1).
-//! - The seccomp filter loads (it is what denies inet/packet sockets, so UDP and DNS too).
+//! - Landlock confines `ptrace` and `/proc/<pid>/mem` to processes inside the sandbox (ABI 1); it
+//!   does not close `/proc/<pid>/environ` (Linux 6.18 lets it be read), which the path rules do
+//!   instead (`paths::grants`).
+//! - The seccomp filter loads (it is what denies sockets, so UDP, DNS and the local daemons too).
 //!
 //! Applied where the kernel has them, reported by `opsai sandbox --status`: TCP bind/connect rules
 //! (ABI 4, on top of seccomp), device ioctls (ABI 5), signal and abstract-socket scopes (ABI 6).

@@ -1,11 +1,12 @@
 //! The OS sandbox for every command that runs without a human yes (issue 13 §1, README "The sandbox").
 //!
-//! - **Linux**: the command's process re-executes opsai (`/proc/self/exe`) with the hidden first
+//! - **Linux**: the command's process re-executes opsai (its own executable) with the hidden first
 //!   argument [`ENTRY`]; that process, still single-threaded and before anything else in `main`,
 //!   removes secret-looking environment variables, applies a Landlock ruleset (read-only filesystem
-//!   minus the secret paths, no TCP, scoped signals and abstract sockets) and a seccomp filter (no
-//!   sockets but Unix ones, no ptrace, mount, bpf, io_uring, chmod…), then `exec`s the shell. Every
-//!   restriction we rely on is applied or nothing runs: it exits with [`EXIT_NOT_APPLIED`].
+//!   minus the secret paths and devices, no TCP, scoped signals and abstract sockets) and a seccomp
+//!   filter (no sockets in the strict profile, no ptrace, mount, bpf, io_uring, chmod…), then
+//!   `exec`s the shell. Every restriction we rely on is applied or nothing runs: it exits with
+//!   [`EXIT_NOT_APPLIED`].
 //! - **macOS**: `sandbox-exec -p PROFILE` with a generated Seatbelt profile ([`seatbelt`]).
 //! - Elsewhere, and where the kernel lacks what we need, [`availability`] says why; then nothing
 //!   runs without asking.
