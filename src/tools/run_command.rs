@@ -216,7 +216,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
                 ObservationStatus::Ran
             };
             let mut text = observation_text(&result, &output);
-            if sandbox.is_some() && result.exit_code != Some(0) && !result.interrupted {
+            if sandbox.is_some() && result.exit_code != Some(0) && !result.interrupted && looks_denied(&output) {
                 text.push_str(&format!("\n{SANDBOX_HINT}"));
             }
             if let Err(err) = services.audit.append(&audit(&assessment, confirmed, result.exit_code, &output)) {
@@ -446,6 +446,28 @@ pub fn grant_key(assessment: &Assessment) -> Option<String> {
     Some(format!("{program} {sub}"))
 }
 
+/// Whether a failed command's output shows what the sandbox refuses (a file, a socket, `/proc`),
+/// so that a `grep` that found nothing is not sent back for approval.
+fn looks_denied(output: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "permission denied",
+        "operation not permitted",
+        "read-only file system",
+        "could not resolve",
+        "temporary failure in name resolution",
+        "name or service not known",
+        "network is unreachable",
+        "failed to connect",
+        "mount -t proc",
+        "cannot read table of mounted file systems",
+        "opsai sandbox:",
+        "eacces",
+        "eperm",
+    ];
+    let lower = output.to_lowercase();
+    MARKS.iter().any(|mark| lower.contains(mark))
+}
+
 /// The capture keeps a head and a tail; a secret cut in half at either edge no longer matches any
 /// pattern, so a long token touching the truncation marker is replaced whole.
 fn scrub_cut_edges(text: &str) -> String {
@@ -499,6 +521,18 @@ mod tests {
         assert_eq!(grant("sudo rm notes.txt"), None);
         assert_eq!(grant("env X=1 git commit -m x"), None);
         assert_eq!(grant("touch a && touch b"), None);
+    }
+
+    #[test]
+    fn the_sandbox_hint_follows_a_denial_not_any_failure() {
+        use super::looks_denied;
+        assert!(looks_denied("touch: cannot touch 'x': Permission denied"));
+        assert!(looks_denied("PermissionError: [Errno 1] Operation not permitted"));
+        assert!(looks_denied("curl: (6) Could not resolve host: example.com"));
+        assert!(looks_denied("Error, do this: mount -t proc proc /proc"));
+        assert!(!looks_denied(""));
+        assert!(!looks_denied("grep: no match\n"));
+        assert!(!looks_denied("error: pathspec 'x' did not match any file(s) known to git"));
     }
 
     #[test]
