@@ -78,6 +78,12 @@ read -r h_mux h_direct h_local h_floor h_over < <(sed -n 's/^BENCH ssh_mux_ms=\(
 h_rc=$(sed -n 's/^BENCH_RC rc_mux_ms=\([0-9.-]*\)$/\1/p' "$WORK/ssh.txt")
 : "${h_mux:=n/a}" "${h_direct:=n/a}" "${h_local:=n/a}" "${h_floor:=n/a}" "${h_over:=n/a}" "${h_rc:=n/a}"
 
+echo "==> bench/sandbox.py: sh -c true plainly vs through the sandbox helper"
+read -r k_median k_min k_max k_plain k_added k_ratio < <(python3 bench/sandbox.py "$BIN" "$RUNS" 2>/dev/null |
+    sed -n 's/^BENCH sandbox_spawn_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\) plain_median=\([0-9.]*\) .* added=\([0-9.-]*\) ratio=\([0-9.]*\)$/\1 \2 \3 \4 \5 \6/p')
+: "${k_median:=n/a}" "${k_min:=n/a}" "${k_max:=n/a}" "${k_plain:=n/a}" "${k_added:=n/a}" "${k_ratio:=n/a}"
+k_rules=$("$BIN" sandbox --status 2>/dev/null | sed -n 's/.*fully enforced (\([0-9]*\) read rules.*/\1/p')
+
 # --- peers: the same one-shot request from curl, shell-gpt and aichat, when installed ----------
 # Each gets the instant text mock; wall time is the median of PEER_RUNS runs, peak RSS the largest
 # of them (GNU time). A peer that is not installed gets a row saying so.
@@ -240,6 +246,7 @@ size_mb=$(awk -v b="$(stat -c %s "$BIN")" 'BEGIN { printf "%.1f", b / 1048576 }'
 z_verdict=$(verdict "$size_mb" "<=" 15)
 h_verdict=$( [[ $h_over == n/a ]] && echo "no sshd" || verdict "$h_over" "<=" 20)
 r_verdict=$( [[ $rss_mb == n/a ]] && echo "not measured" || verdict "$rss_mb" "<=" 20)
+k_verdict=$( [[ $k_added == n/a ]] && echo "no sandbox here" || verdict "$k_added" "<=" 2)
 
 group() { sed ':a;s/\B[0-9]\{3\}\>/,&/;ta' <<<"$1"; } # 1234567 -> 1,234,567
 cpu=$(awk -F': *' '/^model name/ { print $2; exit }' /proc/cpuinfo 2>/dev/null || true)
@@ -255,7 +262,7 @@ misses=$(printf '%s\n' \
     "$l_verdict|sessions list" "$i_verdict|opsai init" "$v_verdict|opsai --version" "$g_verdict|widget vs curl" \
     "$o_verdict|one-shot vs curl" "$or_verdict|one-shot peak RSS" "$gr_verdict|widget peak RSS" \
     "$e_verdict|explain read throughput" "$er_verdict|explain peak RSS" "$z_verdict|binary size" \
-    "$h_verdict|ssh overhead" "$r_verdict|peak RSS through 200 MB" |
+    "$h_verdict|ssh overhead" "$r_verdict|peak RSS through 200 MB" "$k_verdict|sandbox cost per command" |
     awk -F'|' '$1 == "**not met**" { printf "%s%s", sep, $2; sep = ", " }')
 if [[ -n $misses ]]; then
     gaps="Not met in this run: $misses. On this machine \`/bin/true\` takes $t_median ms (median); the
@@ -291,6 +298,7 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 | release binary size | $size_mb MB | — | — | ≤ 15 MB | $z_verdict |
 | PTY executor throughput, \`head -c 200M /dev/zero \| base64\` (benches/exec.rs) | $x_mb MB/s | — | \`script -qc\`: $x_script MB/s; ratio $x_ratio | ≥ 0.8× script | $x_verdict |
 | peak RSS of \`opsai\` through a turn whose command prints 200 MB (GNU time) | $rss_mb MB | — | — | ≤ 20 MB | $r_verdict |
+| sandbox cost per command: \`opsai __opsai-sandbox strict -- sh -c true\` (what the executor runs for an auto-run command; ${k_rules:-?} Landlock read rules here) vs \`sh -c true\`, $RUNS runs each, alternating (bench/sandbox.py) | $k_median ms | $k_min – $k_max ms | \`sh -c true\`: $k_plain ms; ratio ${k_ratio}× | added ≤ 2 ms: $k_added ms | $k_verdict |
 
 $gaps
 

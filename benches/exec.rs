@@ -90,6 +90,7 @@ async fn run_executor(
         cwd: std::env::temp_dir(),
         timeout: Duration::from_secs(600),
         why: None,
+        sandbox: None,
     };
     let mut sink = File::create("/dev/null")?;
     let mut bytes = 0u64;

@@ -97,6 +97,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         cwd: PathBuf::from("/"),
         timeout: Duration::from_secs(30),
         why: None,
+        sandbox: None,
     };
     let bare = CommandRequest { command: mux.terminal_command("true"), ..request.clone() };
     // Round 0 is a warm-up (the first direct connection also fills caches).

@@ -40,6 +40,9 @@ _opsai() {
             opsai,policy)
                 cmd="opsai__subcmd__policy"
                 ;;
+            opsai,sandbox)
+                cmd="opsai__subcmd__sandbox"
+                ;;
             opsai,sessions)
                 cmd="opsai__subcmd__sessions"
                 ;;
@@ -114,6 +117,9 @@ _opsai() {
                 ;;
             opsai__subcmd__help,policy)
                 cmd="opsai__subcmd__help__subcmd__policy"
+                ;;
+            opsai__subcmd__help,sandbox)
+                cmd="opsai__subcmd__help__subcmd__sandbox"
                 ;;
             opsai__subcmd__help,sessions)
                 cmd="opsai__subcmd__help__subcmd__sessions"
@@ -194,7 +200,7 @@ _opsai() {
 
     case "${cmd}" in
         opsai)
-            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --ssh-host --help --version policy config audit sessions init widget completions explain cache undo help"
+            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --ssh-host --help --version policy config audit sessions init widget completions explain cache undo sandbox help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -502,7 +508,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help)
-            opts="policy config audit sessions init widget completions explain cache undo help"
+            opts="policy config audit sessions init widget completions explain cache undo sandbox help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -711,6 +717,20 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        opsai__subcmd__help__subcmd__sandbox)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         opsai__subcmd__help__subcmd__sessions)
             opts="list show delete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -872,6 +892,20 @@ _opsai() {
         opsai__subcmd__policy__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__sandbox)
+            opts="-h --status --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

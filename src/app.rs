@@ -58,6 +58,8 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Explain(args)) => crate::explain::run(&Paths::from_env()?, &args),
         Some(Command::Cache(command)) => crate::analyze::cache_command(&Paths::from_env()?, &command),
         Some(Command::Undo(args)) => crate::undo::run(&Paths::from_env()?, &args),
+        Some(Command::Sandbox(args)) if args.status => crate::sandbox::status_command(),
+        Some(Command::Sandbox(args)) => crate::sandbox::run_command(&args.command),
         None if cli.run.task.is_empty() => {
             if cli.run.json || cli.run.quiet {
                 writeln!(std::io::stderr(), "opsai: --json and --quiet need a task: `opsai --json \"TASK\"`")?;

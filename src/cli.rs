@@ -76,6 +76,20 @@ pub enum Command {
     Cache(CacheCommand),
     /// Restore the file the last write_file/edit_file changed, from its backup.
     Undo(UndoArgs),
+    /// Run one command in the sandbox that commands running without a human yes get (read-only
+    /// filesystem without secrets, no network), or show whether it works here (`--status`).
+    Sandbox(SandboxArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SandboxArgs {
+    /// Print whether the sandbox can be applied on this machine, and why not; exit 1 when it cannot.
+    #[arg(long, conflicts_with = "command")]
+    pub status: bool,
+    /// The command and its arguments, run directly (no shell: use `sh -c '…'` for a command line);
+    /// its exit code is opsai's.
+    #[arg(value_name = "CMD", trailing_var_arg = true, allow_hyphen_values = true, required_unless_present = "status")]
+    pub command: Vec<std::ffi::OsString>,
 }
 
 #[derive(Debug, Args)]

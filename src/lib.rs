@@ -33,6 +33,8 @@ pub mod protocol;
 pub mod redact;
 /// The seams a turn uses, built once, and the driver that runs a turn with rendering and Ctrl-C.
 pub mod runner;
+/// The OS sandbox for commands that run without a human yes (Landlock + seccomp, Seatbelt).
+pub mod sandbox;
 /// Persistent stores: the append-only audit log.
 pub mod store;
 /// The tools the model may call (`run_command`, `propose_command`) and their registry.

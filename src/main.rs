@@ -6,6 +6,11 @@ use clap::Parser;
 use opsai::{app, cli::Cli};
 
 fn main() -> ExitCode {
+    // The sandbox helper re-executes opsai: it must run before anything starts a thread or reads
+    // the config, and it never returns when the command starts (it `exec`s it).
+    if let Some(code) = opsai::sandbox::entry_from_args() {
+        return code;
+    }
     let cli = Cli::parse();
     match app::run(cli) {
         Ok(code) => ExitCode::from(code),

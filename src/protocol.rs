@@ -148,6 +148,37 @@ pub struct CommandRequest {
     pub timeout: std::time::Duration,
     /// The model's stated reason, shown at approval.
     pub why: Option<String>,
+    /// The OS sandbox it runs in; `None`: unsandboxed (a human said yes, or a remote host).
+    pub sandbox: Option<SandboxProfile>,
+}
+
+/// Which OS sandbox a command that runs without a human yes gets (README "The sandbox").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxProfile {
+    /// Model-written lines and probes: read-only filesystem without the secret paths, no network,
+    /// secret-looking environment variables removed.
+    Strict,
+    /// opsai's own read-only tools (kube, container, structured) whose argv opsai builds: read-only
+    /// filesystem, but the network, the kube/docker/cloud credentials and the environment they need.
+    Tool,
+}
+
+impl SandboxProfile {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SandboxProfile::Strict => "strict",
+            SandboxProfile::Tool => "tool",
+        }
+    }
+
+    pub fn parse(text: &str) -> Option<Self> {
+        match text {
+            "strict" => Some(SandboxProfile::Strict),
+            "tool" => Some(SandboxProfile::Tool),
+            _ => None,
+        }
+    }
 }
 
 /// The human's answer to an approval request. `Denied` is the default, so a dropped prompt fails closed.

@@ -8,7 +8,7 @@ use std::time::Duration;
 use tokio_util::sync::CancellationToken;
 
 use crate::exec::Executor;
-use crate::protocol::{CommandRequest, Risk};
+use crate::protocol::{CommandRequest, Risk, SandboxProfile};
 use crate::redact::Redactor;
 use crate::store::audit::{AuditLog, AuditRecord, Confirmed};
 
@@ -68,12 +68,26 @@ impl Report {
 impl Collector<'_> {
     /// Runs one command; `Ok(output)` when it exited 0, else why it failed (output included if any).
     pub async fn run_one(&self, command: &str) -> Result<String, String> {
+        // Nobody said yes to these: a sandbox. The tool profile, as for opsai's other read-only
+        // tools: the commands come from opsai's templates (generated ones only when the policy
+        // finds every command Safe) with the name quoted in, and they need the docker socket and
+        // D-Bus (`docker inspect`, `systemctl status`), which the strict profile closes. None on a
+        // remote host (the ssh executor could not apply it there) or when the user switched it off;
+        // where none can be applied here, the command does not run.
+        let sandbox = match &self.host {
+            Some(_) => None,
+            None => match crate::sandbox::for_auto_run(SandboxProfile::Tool) {
+                Ok(sandbox) => sandbox,
+                Err(reason) => return Err(format!("not run: no sandbox on this machine ({reason})")),
+            },
+        };
         let request = CommandRequest {
             call_id: "analyze".into(),
             command: command.to_owned(),
             cwd: self.cwd.clone(),
             timeout: self.timeout,
             why: Some("analyze".into()),
+            sandbox,
         };
         let mut sink = |_: &[u8]| {};
         let result = self.executor.run(&request, &mut sink, self.cancel.child_token()).await;

@@ -21,8 +21,8 @@ use thiserror::Error;
 use crate::policy::{PolicyConfig, RuleError};
 
 pub use schema::{
-    AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SafetyConfig, SshConfig, check_base_url,
-    expand_path,
+    AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SafetyConfig, SandboxSetting, SshConfig,
+    check_base_url, expand_path,
 };
 pub use show::{mask_key, show, write_path};
 
@@ -129,6 +129,27 @@ impl Config {
                 Ok((Self::from_value(raw, &path)?, path))
             }
         }
+    }
+
+    /// Loads `<opsai_home>/config.json` without ever creating or writing it: defaults when it is missing.
+    pub fn load(opsai_home: &Path) -> Result<Config, ConfigError> {
+        let path = opsai_home.join(FILE_NAME);
+        match file::read_json(&path)? {
+            Some(raw) => Self::from_value(raw, &path),
+            None => Ok(Config::default()),
+        }
+    }
+
+    /// The user's own `files.forbidden` entries, which the sandbox makes unreadable too (the default
+    /// entries are system directories that read-only commands need).
+    pub fn sandbox_forbidden(&self, opsai_home: &Path, user_home: Option<&Path>) -> Vec<PathBuf> {
+        let defaults = schema::default_forbidden();
+        self.files
+            .forbidden
+            .iter()
+            .filter(|entry| !defaults.contains(entry))
+            .map(|entry| expand_path(entry, opsai_home, user_home))
+            .collect()
     }
 
     /// Parses and checks the text of a config file; `path` is only used in errors.

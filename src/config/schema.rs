@@ -57,6 +57,19 @@ pub struct SafetyConfig {
     /// User deny rules, kept as written.
     #[serde(default)]
     pub deny: Vec<serde_json::Value>,
+    /// The OS sandbox for commands that run without a human yes (README "The sandbox").
+    #[serde(default)]
+    pub sandbox: SandboxSetting,
+}
+
+/// `safety.sandbox`: `"auto"` sandboxes every command that runs without asking (where no sandbox
+/// can be applied, they ask); `"off"` runs them unsandboxed, with a warning in every process.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxSetting {
+    #[default]
+    Auto,
+    Off,
 }
 
 fn yes() -> bool {
@@ -141,7 +154,9 @@ pub struct FilesConfig {
 fn default_max_size_mb() -> u64 {
     10
 }
-fn default_forbidden() -> Vec<String> {
+/// `files.forbidden`'s defaults: system directories the file tools keep away from, which read-only
+/// commands need to read (the sandbox keeps them read-only).
+pub(super) fn default_forbidden() -> Vec<String> {
     ["/etc", "/sys", "/proc", "/dev", "/boot"].map(String::from).to_vec()
 }
 fn default_write_extensions() -> Vec<String> {
@@ -218,7 +233,14 @@ impl Default for LlmConfig {
 
 impl Default for SafetyConfig {
     fn default() -> Self {
-        Self { auto_approve_safe: yes(), cli_max_risk: high(), tui_max_risk: high(), allow: vec![], deny: vec![] }
+        Self {
+            auto_approve_safe: yes(),
+            cli_max_risk: high(),
+            tui_max_risk: high(),
+            allow: vec![],
+            deny: vec![],
+            sandbox: SandboxSetting::Auto,
+        }
     }
 }
 

@@ -22,12 +22,15 @@
 //!   it open. In every case whatever is left of the process group is SIGKILLed when the run ends:
 //!   a command cannot leave background jobs behind (only `setsid` detaches).
 //! - Exit by signal n is reported as 128+n.
+//! - `request.sandbox`: the PTY's child is opsai's own sandbox helper (`crate::sandbox`), which
+//!   applies the sandbox to itself and then `exec`s the shell, so the process, its pid and its
+//!   process group are the same as without; secret-looking environment variables are removed.
 
 mod process;
 #[cfg(test)]
 mod tests;
 
-use std::ffi::OsString;
+use std::ffi::{OsStr, OsString};
 use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -42,7 +45,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::output::{Capture, DEFAULT_CAPTURE_HEAD, DEFAULT_CAPTURE_TAIL};
 use super::{ExecError, ExecResult, Executor, OutputSink};
-use crate::protocol::CommandRequest;
+use crate::protocol::{CommandRequest, SandboxProfile};
 
 /// From SIGTERM to SIGKILL, and from SIGINT to SIGTERM.
 const GRACE: Duration = Duration::from_secs(2);
@@ -98,10 +101,16 @@ impl PtyExecutor {
         self
     }
 
-    fn command(&self, request: &CommandRequest) -> CommandBuilder {
-        let mut cmd = CommandBuilder::new(shell());
-        cmd.arg("-c");
-        cmd.arg(&request.command);
+    fn command(&self, request: &CommandRequest) -> Result<CommandBuilder, ExecError> {
+        let shell_args = [OsString::from("-c"), OsString::from(&request.command)];
+        let mut cmd = match request.sandbox {
+            None => CommandBuilder::from_argv(std::iter::once(OsString::from(shell())).chain(shell_args).collect()),
+            Some(profile) => {
+                let argv = crate::sandbox::wrap(profile, OsStr::new(shell()), &shell_args)
+                    .map_err(|e| ExecError::Spawn(format!("cannot set up the sandbox: {e}")))?;
+                CommandBuilder::from_argv(argv)
+            }
+        };
         // Absolute (not canonical: a symlinked directory keeps the name the model used) for `PWD`.
         let cwd = std::path::absolute(&request.cwd).unwrap_or_else(|_| request.cwd.clone());
         cmd.cwd(&cwd);
@@ -115,7 +124,18 @@ impl PtyExecutor {
         for (key, value) in &self.env {
             cmd.env(key, value);
         }
-        cmd
+        if request.sandbox == Some(SandboxProfile::Strict) {
+            // The helper removes them too; removing them here covers macOS's sandbox-exec.
+            let secret: Vec<OsString> = cmd
+                .iter_full_env_as_str()
+                .filter(|(name, _)| crate::sandbox::env::is_secret_name(name))
+                .map(|(name, _)| OsString::from(name))
+                .collect();
+            for name in secret {
+                cmd.env_remove(name);
+            }
+        }
+        Ok(cmd)
     }
 
     fn pty_size(&self) -> PtySize {
@@ -137,7 +157,7 @@ impl PtyExecutor {
             return Ok(finished(started, None, false, true, Capture::new(0, 0)));
         }
         let pair = native_pty_system().openpty(self.pty_size()).map_err(|e| ExecError::Pty(format!("{e:#}")))?;
-        let child = pair.slave.spawn_command(self.command(request)).map_err(|e| ExecError::Spawn(format!("{e:#}")))?;
+        let child = pair.slave.spawn_command(self.command(request)?).map_err(|e| ExecError::Spawn(format!("{e:#}")))?;
         // While we hold a slave fd the master never reaches EOF.
         drop(pair.slave);
         let master = pair.master;

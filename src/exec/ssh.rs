@@ -224,6 +224,9 @@ impl Executor for SshExecutor {
             let local = CommandRequest {
                 command: self.transport.terminal_command(&remote_line(&request.cwd, &request.command)),
                 cwd: local_dir().to_owned(),
+                // No sandbox can be applied on the remote host, and the local ssh client needs the
+                // network and ~/.ssh: only the policy decides there (README "The sandbox").
+                sandbox: None,
                 ..request.clone()
             };
             self.local.run(&local, on_output, cancel).await

@@ -1,5 +1,6 @@
-//! `run_command`: sanitize → assess → approve → run in a PTY → bounded, redacted observation →
-//! one audit line. What runs is exactly the sanitized command the user was shown.
+//! `run_command`: sanitize → assess → approve → run in a PTY (in the OS sandbox when nobody said yes)
+//! → bounded, redacted observation → one audit line. What runs is exactly the sanitized command the
+//! user was shown.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -12,18 +13,29 @@ use crate::approval::ApprovalRequest;
 use crate::exec::output::observation_text;
 use crate::policy::{self, sanitize};
 use crate::protocol::{
-    AgentEvent, Approval, Assessment, CommandRequest, Decision, Observation, ObservationStatus, Risk, ToolSpec,
+    AgentEvent, Approval, Assessment, CommandRequest, Decision, Observation, ObservationStatus, Risk, SandboxProfile,
+    ToolSpec,
 };
 use crate::store::audit::{AuditRecord, Confirmed};
 
 pub struct RunCommand;
 
-/// How a command came to be allowed, for the audit log and the `approval` event.
+/// How a command came to be allowed, for the audit log, the `approval` event and the sandbox.
 enum Allowed {
-    Auto,
+    /// Safe, or a widget probe: nobody was asked, so it runs in this sandbox (`None` only when the
+    /// user switched the sandbox off, or on a remote host where none can be applied).
+    Auto(Option<SandboxProfile>),
+    /// Medium under `-y` / `/yes on`: the user approved it up front; unsandboxed.
+    Flag,
     Yes,
     Session,
 }
+
+/// Added to the observation of a sandboxed command that failed, so the model re-proposes it for
+/// approval instead of retrying it in the sandbox.
+pub const SANDBOX_HINT: &str = "[sandbox]: this command ran in the read-only sandbox (no writes, no network, \
+                                secret files unreadable); if it failed because of that, propose it again with \
+                                \"sandbox\": false and the user will be asked";
 
 impl Tool for RunCommand {
     fn name(&self) -> &'static str {
@@ -41,7 +53,9 @@ impl Tool for RunCommand {
                 "properties": {
                     "command": {"type": "string", "description": "The command line to run with bash."},
                     "cwd": {"type": "string", "description": "Working directory (default: the current one)."},
-                    "why": {"type": "string", "description": "A few words on why this command is needed."}
+                    "why": {"type": "string", "description": "A few words on why this command is needed."},
+                    "sandbox": {"type": "boolean", "description": "Read-only commands run without asking in a \
+                        sandbox (no writes, no network). false: run it outside the sandbox; the user is asked first."}
                 },
                 "required": ["command"]
             }),
@@ -73,6 +87,11 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
     };
     let why = optional_string(args, "why");
+    // Only ever adds a prompt: `false` takes the command out of the no-questions path.
+    let sandbox_refused = args.get("sandbox").and_then(Value::as_bool) == Some(false);
+    // Model-written lines get the strict sandbox; opsai's own tools build their argv from checked
+    // values and keep the network and credentials they need.
+    let profile = if caller.tool == Caller::RUN_COMMAND.tool { SandboxProfile::Strict } else { SandboxProfile::Tool };
     // A tool may ask for a shorter limit than `exec.timeout_s` (the Kubernetes tools: 30 s), never a longer one.
     let timeout = args
         .get("timeout_s")
@@ -105,7 +124,8 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
     };
     let mut typed = command.clone();
     let allowed = loop {
-        match decide(services, state, &assessment, &typed, why.as_deref()) {
+        let auto = AutoRun { profile, refused: sandbox_refused };
+        match decide(services, state, &assessment, &typed, why.as_deref(), auto) {
             Verdict::Run(allowed) => break allowed,
             Verdict::Refuse { decision, status, message } => {
                 events(AgentEvent::Approval {
@@ -161,12 +181,17 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         }
     };
     let decision = match allowed {
-        Allowed::Auto => "auto",
+        Allowed::Auto(_) | Allowed::Flag => "auto",
         Allowed::Yes => "approved",
         Allowed::Session => "approved_for_session",
     };
     events(AgentEvent::Approval { id: id.into(), decision: decision.into(), command: assessment.sanitized.clone() });
-    let request = CommandRequest { call_id: id.into(), command: assessment.sanitized.clone(), cwd, timeout, why };
+    let sandbox = match allowed {
+        Allowed::Auto(sandbox) => sandbox,
+        Allowed::Flag | Allowed::Yes | Allowed::Session => None,
+    };
+    let request =
+        CommandRequest { call_id: id.into(), command: assessment.sanitized.clone(), cwd, timeout, why, sandbox };
     let started = Instant::now();
     let token = services.interrupts.command_started();
     let result = {
@@ -177,7 +202,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
     };
     services.interrupts.command_finished();
     let confirmed = match allowed {
-        Allowed::Auto => Confirmed::Auto,
+        Allowed::Auto(_) | Allowed::Flag => Confirmed::Auto,
         Allowed::Yes | Allowed::Session => Confirmed::Yes,
     };
     let observation = match result {
@@ -191,6 +216,9 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
                 ObservationStatus::Ran
             };
             let mut text = observation_text(&result, &output);
+            if sandbox.is_some() && result.exit_code != Some(0) && !result.interrupted && looks_denied(&output) {
+                text.push_str(&format!("\n{SANDBOX_HINT}"));
+            }
             if let Err(err) = services.audit.append(&audit(&assessment, confirmed, result.exit_code, &output)) {
                 // Safe commands run without the check in `decide`, and a disk can fill while a command
                 // runs: a missing line is said, to the model and to the user.
@@ -238,14 +266,24 @@ enum Verdict {
     Edited(String),
 }
 
+/// What a command that would run without asking needs: its sandbox, and whether the model asked
+/// for none (`"sandbox": false`, which makes it ask).
+#[derive(Debug, Clone, Copy)]
+struct AutoRun {
+    profile: SandboxProfile,
+    refused: bool,
+}
+
 /// The approval rules (invariant 2): nothing above Safe without a human yes; with no terminal it is
-/// refused; High always asks; a deny rule and an unwritable audit log refuse outright.
+/// refused; High always asks; a deny rule and an unwritable audit log refuse outright. What runs
+/// without a human yes runs in the sandbox; where none can be applied it asks (issue 13 §1).
 fn decide(
     services: &Services,
     state: &mut RunState,
     assessment: &Assessment,
     typed: &str,
     why: Option<&str>,
+    auto: AutoRun,
 ) -> Verdict {
     let risk = assessment.risk;
     if assessment.decision == Decision::Deny {
@@ -256,7 +294,7 @@ fn decide(
         };
     }
     if let Some(limit) = services.mode.probe_limit {
-        return probe_verdict(services, state, assessment, limit);
+        return probe_verdict(services, state, assessment, limit, auto);
     }
     if services.mode.dry_run {
         return Verdict::Refuse {
@@ -275,22 +313,27 @@ fn decide(
         };
     }
     let grant = super::grant::grant_key(assessment);
+    // Why a Safe command that would have run by itself asks instead, for the prompt and the refusal.
+    let mut unsandboxed = None;
     if risk == Risk::Safe && services.mode.auto_approve_safe {
-        return Verdict::Run(Allowed::Auto);
+        match sandbox_for(services, auto) {
+            Ok(sandbox) => return Verdict::Run(Allowed::Auto(sandbox)),
+            Err(reason) => unsandboxed = Some(reason),
+        }
     }
     if risk == Risk::Medium && services.mode.approve_medium {
-        return Verdict::Run(Allowed::Auto);
+        return Verdict::Run(Allowed::Flag);
     }
     if risk == Risk::Medium && grant.as_ref().is_some_and(|g| state.grants.contains(g)) {
         return Verdict::Run(Allowed::Session);
     }
     if !services.approver.interactive() {
         state.refused_without_terminal = true;
-        return Verdict::Refuse {
-            decision: "refused",
-            status: ObservationStatus::DeniedByPolicy,
-            message: format!("refused: {risk} requires confirmation in a terminal"),
+        let message = match &unsandboxed {
+            Some(reason) => format!("refused: {reason}, so this {risk} command needs confirmation in a terminal"),
+            None => format!("refused: {risk} requires confirmation in a terminal"),
         };
+        return Verdict::Refuse { decision: "refused", status: ObservationStatus::DeniedByPolicy, message };
     }
     let clean = sanitize(typed);
     let request = ApprovalRequest {
@@ -301,7 +344,8 @@ fn decide(
         why: why.map(str::to_owned),
         grant: if risk == Risk::Medium { grant.clone() } else { None },
         host: services.host.map(str::to_owned),
-        detail: None,
+        // A Safe command only reaches the prompt when it cannot run sandboxed: say why it asks.
+        detail: unsandboxed.map(|reason| format!("read-only, but asks: {reason}; a yes runs it unsandboxed")),
     };
     let answer = tokio::task::block_in_place(|| services.approver.ask(&request));
     match answer {
@@ -331,7 +375,13 @@ fn decide(
 
 /// The widget's rule: Safe probes run without asking, at most `limit` per turn; anything else is
 /// refused with an observation that tells the model to propose the command instead.
-fn probe_verdict(services: &Services, state: &mut RunState, assessment: &Assessment, limit: u32) -> Verdict {
+fn probe_verdict(
+    services: &Services,
+    state: &mut RunState,
+    assessment: &Assessment,
+    limit: u32,
+    auto: AutoRun,
+) -> Verdict {
     let refuse =
         |message: String| Verdict::Refuse { decision: "refused", status: ObservationStatus::DeniedByPolicy, message };
     if assessment.risk > Risk::Safe {
@@ -352,8 +402,46 @@ fn probe_verdict(services: &Services, state: &mut RunState, assessment: &Assessm
     if state.probes_run >= limit {
         return refuse(format!("refused: the limit of {limit} probes is reached; call propose_command now"));
     }
+    let sandbox = match sandbox_for(services, auto) {
+        Ok(sandbox) => sandbox,
+        Err(reason) => return refuse(format!("refused: {reason}; propose the command with propose_command instead")),
+    };
     state.probes_run += 1;
-    Verdict::Run(Allowed::Auto)
+    Verdict::Run(Allowed::Auto(sandbox))
+}
+
+/// The sandbox a command that nobody approves runs in, or why it cannot run that way.
+fn sandbox_for(services: &Services, auto: AutoRun) -> Result<Option<SandboxProfile>, String> {
+    if auto.refused {
+        return Err("the command asked to run outside the sandbox".into());
+    }
+    // On an ssh host no sandbox can be applied: there the policy alone decides (README).
+    if services.host.is_some() {
+        return Ok(None);
+    }
+    crate::sandbox::for_auto_run(auto.profile).map_err(|reason| format!("no sandbox on this machine ({reason})"))
+}
+
+/// Whether a failed command's output shows what the sandbox refuses (a file, a socket, `/proc`),
+/// so that a `grep` that found nothing is not sent back for approval.
+fn looks_denied(output: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "permission denied",
+        "operation not permitted",
+        "read-only file system",
+        "could not resolve",
+        "temporary failure in name resolution",
+        "name or service not known",
+        "network is unreachable",
+        "failed to connect",
+        "mount -t proc",
+        "cannot read table of mounted file systems",
+        "opsai sandbox:",
+        "eacces",
+        "eperm",
+    ];
+    let lower = output.to_lowercase();
+    MARKS.iter().any(|mark| lower.contains(mark))
 }
 
 /// The capture keeps a head and a tail; a secret cut in half at either edge no longer matches any
@@ -398,6 +486,18 @@ fn resolve(base: &Path, dir: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::scrub_cut_edges;
+
+    #[test]
+    fn the_sandbox_hint_follows_a_denial_not_any_failure() {
+        use super::looks_denied;
+        assert!(looks_denied("touch: cannot touch 'x': Permission denied"));
+        assert!(looks_denied("PermissionError: [Errno 1] Operation not permitted"));
+        assert!(looks_denied("curl: (6) Could not resolve host: example.com"));
+        assert!(looks_denied("Error, do this: mount -t proc proc /proc"));
+        assert!(!looks_denied(""));
+        assert!(!looks_denied("grep: no match\n"));
+        assert!(!looks_denied("error: pathspec 'x' did not match any file(s) known to git"));
+    }
 
     #[test]
     fn tokens_cut_by_truncation_are_scrubbed() {

@@ -97,7 +97,9 @@ fn secrets_in_the_environment_and_in_output_never_reach_the_model_or_the_audit_l
     let mock = MockLlm::start([reply_tool_call("c1", "run_command", run("env | grep DEPLOY")), reply_text("done")]);
     // `echo $DEPLOY_TOKEN` would be refused as High (it prints a secret variable); `env` is read-only,
     // so its output is where the value must be caught.
-    opsai(&env, &mock).env("DEPLOY_TOKEN", secret).arg("show it").assert().success();
+    // Unsandboxed, as an approved command runs: the sandbox would remove DEPLOY_TOKEN before `env`
+    // could print it (tests/suite/sandbox_cli.rs), and this is about what a command prints.
+    opsai(&env, &mock).env("DEPLOY_TOKEN", secret).env("OPSAI_SANDBOX", "off").arg("show it").assert().success();
     mock.assert_never_sent(secret);
     assert!(!audit(&env).contains(secret), "{}", audit(&env));
     let observation = mock.chat_requests()[1].tool_result("c1").unwrap_or_default();
@@ -311,7 +313,13 @@ fn container_tools_run_docker_safely_and_no_docker_is_an_observation() {
         reply_tool_call("r1", "restart_container", json!({"name": "compoder-mongo"})),
         reply_text("Logs look fine; I could not restart it without you."),
     ]);
-    let out = opsai(&env, &mock).env("PATH", &path).arg("check the mongo container").output().unwrap();
+    // The fake docker logs its argv to a file, which the sandbox's read-only filesystem forbids.
+    let out = opsai(&env, &mock)
+        .env("PATH", &path)
+        .env("OPSAI_SANDBOX", "off")
+        .arg("check the mongo container")
+        .output()
+        .unwrap();
     assert_eq!(out.status.code(), Some(3), "the Medium restart is refused without a terminal");
     let last = &mock.chat_requests()[2];
     assert!(last.tool_result("l1").unwrap().contains("mongod started"));

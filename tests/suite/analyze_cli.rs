@@ -122,6 +122,8 @@ fn opsai(env: &TestEnv, mock: &MockLlm, bin: &FakeBin) -> assert_cmd::Command {
     cmd.env("OPSAI_BASE_URL", mock.base_url())
         .env("OPSAI_NONINTERACTIVE", "1")
         .env("PATH", bin.path_var())
+        // The fake programs log their argv to a file, which the sandbox's read-only filesystem forbids.
+        .env("OPSAI_SANDBOX", "off")
         .timeout(Duration::from_secs(120));
     cmd
 }

@@ -393,6 +393,8 @@ fn ctrl_c_during_object_probes_ends_them_and_exits_130() {
             *value = format!("{}:{value}", bin.path().display());
         }
     }
+    // The fake docker writes its pid to a file, which the sandbox's read-only filesystem forbids.
+    vars.push(("OPSAI_SANDBOX", "off".to_owned()));
     let mut term = PtySession::spawn(env!("CARGO_BIN_EXE_opsai"), &["explain", "frobnicator"], &vars, env.user_home());
     let deadline = std::time::Instant::now() + Duration::from_secs(30);
     while !pid_file.exists() {

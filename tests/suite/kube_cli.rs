@@ -54,6 +54,8 @@ fn opsai(env: &TestEnv, mock: &MockLlm, path: &str) -> assert_cmd::Command {
     cmd.env("OPSAI_BASE_URL", mock.base_url())
         .env("OPSAI_NONINTERACTIVE", "1")
         .env("PATH", path)
+        // The fake kubectl logs its argv to a file, which the sandbox's read-only filesystem forbids.
+        .env("OPSAI_SANDBOX", "off")
         .timeout(Duration::from_secs(60));
     cmd
 }

@@ -15,6 +15,7 @@ mod llm_client;
 mod policy_cli;
 mod redaction_cli;
 mod repl_tmux;
+mod sandbox_cli;
 mod screen_tmux;
 mod sessions_cli;
 mod ssh_cli;

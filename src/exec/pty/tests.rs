@@ -21,7 +21,14 @@ struct Outcome {
 }
 
 fn request(command: &str, cwd: &Path, timeout: Duration) -> CommandRequest {
-    CommandRequest { call_id: "call_1".into(), command: command.into(), cwd: cwd.into(), timeout, why: None }
+    CommandRequest {
+        call_id: "call_1".into(),
+        command: command.into(),
+        cwd: cwd.into(),
+        timeout,
+        why: None,
+        sandbox: None,
+    }
 }
 
 /// Runs `command` in a temporary directory; cancels the token once the live output contains

@@ -1,0 +1,390 @@
+//! The OS sandbox for every command that runs without a human yes (issue 13 §1, README "The sandbox").
+//!
+//! - **Linux**: the command's process re-executes opsai (its own executable) with the hidden first
+//!   argument [`ENTRY`]; that process, still single-threaded and before anything else in `main`,
+//!   removes secret-looking environment variables, applies a Landlock ruleset (read-only filesystem
+//!   minus the secret paths and devices, no TCP, scoped signals and abstract sockets) and a seccomp
+//!   filter (no sockets in the strict profile, no ptrace, mount, bpf, io_uring, chmod…), then
+//!   `exec`s the shell. Every restriction we rely on is applied or nothing runs: it exits with
+//!   [`EXIT_NOT_APPLIED`].
+//! - **macOS**: `sandbox-exec -p PROFILE` with a generated Seatbelt profile ([`seatbelt`]).
+//! - Elsewhere, and where the kernel lacks what we need, [`availability`] says why; then nothing
+//!   runs without asking.
+//!
+//! Whether the sandbox works here is found out once per process by actually applying it in a child
+//! (`ENTRY --probe`), so the answer cannot drift from what a command gets.
+
+pub mod env;
+#[cfg(target_os = "linux")]
+mod linux;
+pub mod paths;
+pub mod seatbelt;
+
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+pub use crate::protocol::SandboxProfile;
+
+/// The hidden first argument of the re-executed sandbox helper.
+pub const ENTRY: &str = "__opsai-sandbox";
+/// The helper could not apply every restriction, so the command did not run.
+pub const EXIT_NOT_APPLIED: u8 = 121;
+/// The first line the probe prints when the sandbox is fully applied.
+const PROBE_OK: &str = "sandbox-ok";
+
+/// `safety.sandbox` and the paths the configuration adds to the unreadable set.
+#[derive(Debug, Clone, Default)]
+pub struct Settings {
+    pub off: bool,
+    /// opsai's home (API key, audit log, sessions), the audit log, the user's `files.forbidden`.
+    pub deny: Vec<PathBuf>,
+}
+
+impl Settings {
+    /// From `$OPSAI_HOME/config.json` (defaults when it is missing or unreadable: the sandbox stays
+    /// on); `OPSAI_SANDBOX=off|auto` overrides `safety.sandbox`.
+    pub fn from_config() -> Self {
+        let Ok(paths) = crate::app::Paths::from_env() else { return Self::default() };
+        let mut settings = Self { off: false, deny: vec![paths.home.clone()] };
+        if let Ok(config) = crate::config::Config::load(&paths.home) {
+            settings.deny.push(config.audit_log_path(&paths.home, paths.user_home.as_deref()));
+            settings.deny.extend(config.sandbox_forbidden(&paths.home, paths.user_home.as_deref()));
+            settings.off = config.safety.sandbox == crate::config::SandboxSetting::Off;
+        }
+        match std::env::var("OPSAI_SANDBOX").as_deref() {
+            Ok("off") => settings.off = true,
+            Ok("auto") => settings.off = false,
+            _ => {}
+        }
+        settings
+    }
+}
+
+/// The settings of this process, read once.
+pub fn settings() -> &'static Settings {
+    static SETTINGS: OnceLock<Settings> = OnceLock::new();
+    SETTINGS.get_or_init(Settings::from_config)
+}
+
+/// Whether commands can be sandboxed on this machine, and the details or the reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Availability {
+    Available(String),
+    Unavailable(String),
+    /// `safety.sandbox = "off"`.
+    Off,
+}
+
+/// Probed once per process (a child applies the strict sandbox and reports).
+pub fn availability() -> &'static Availability {
+    static AVAILABILITY: OnceLock<Availability> = OnceLock::new();
+    AVAILABILITY.get_or_init(|| if settings().off { Availability::Off } else { probe() })
+}
+
+/// The sandbox a command that runs without a human yes gets: `Ok(Some)` sandboxed, `Ok(None)`
+/// unsandboxed because the user switched it off (warned once), `Err(reason)` when none can be
+/// applied here (said once): then it must not run without asking.
+pub fn for_auto_run(profile: SandboxProfile) -> Result<Option<SandboxProfile>, String> {
+    if cfg!(test) {
+        // Unit tests run the library inside the test harness, whose executable is not opsai (the
+        // re-exec entry does not exist there), and their executors are fakes.
+        return Ok(Some(profile));
+    }
+    match availability() {
+        Availability::Available(_) => Ok(Some(profile)),
+        Availability::Off => {
+            warn_once(
+                "opsai: WARNING: safety.sandbox is \"off\": commands that run without asking (safe auto-runs, \
+                 probes, read-only tools) run UNSANDBOXED with your full rights",
+            );
+            Ok(None)
+        }
+        Availability::Unavailable(reason) => {
+            warn_once(&format!(
+                "opsai: no sandbox on this machine ({reason}); commands that would run without asking ask first \
+                 (`opsai sandbox --status`)"
+            ));
+            Err(reason.clone())
+        }
+    }
+}
+
+fn warn_once(message: &str) {
+    static SAID: AtomicBool = AtomicBool::new(false);
+    if !SAID.swap(true, Ordering::Relaxed) {
+        let _ = writeln!(std::io::stderr(), "{message}");
+    }
+}
+
+/// The argv that runs `program args…` in the sandbox `profile` (the caller adds nothing after).
+pub fn wrap(profile: SandboxProfile, program: &OsStr, args: &[OsString]) -> std::io::Result<Vec<OsString>> {
+    let mut argv = prefix(profile)?;
+    argv.push(program.to_owned());
+    argv.extend(args.iter().cloned());
+    Ok(argv)
+}
+
+#[cfg(target_os = "linux")]
+fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
+    let mut argv = vec![std::env::current_exe()?.into_os_string(), ENTRY.into(), profile.as_str().into()];
+    for path in &settings().deny {
+        argv.push("--deny".into());
+        argv.push(path.clone().into_os_string());
+    }
+    argv.push("--".into());
+    Ok(argv)
+}
+
+#[cfg(target_os = "macos")]
+fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let cwd = std::env::current_dir().ok();
+    let mut deny = paths::secret_paths(profile, home.as_deref(), std::env::var_os("HISTFILE").as_deref());
+    deny.extend(settings().deny.iter().cloned());
+    if let Some(cwd) = &cwd {
+        deny.extend(paths::env_files(cwd));
+    }
+    // Seatbelt matches the resolved path (`/var` is `/private/var`): deny both spellings.
+    let resolved: Vec<PathBuf> = deny.iter().filter_map(|path| std::fs::canonicalize(path).ok()).collect();
+    deny.extend(resolved);
+    let text = seatbelt::profile(profile, &deny);
+    Ok(vec![seatbelt::SANDBOX_EXEC.into(), "-p".into(), text.into()])
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn prefix(_profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
+    Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no sandbox on this operating system"))
+}
+
+#[cfg(target_os = "linux")]
+fn probe() -> Availability {
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(err) => return Availability::Unavailable(format!("cannot find opsai's own executable: {err}")),
+    };
+    // The helper is opsai itself: after an upgrade replaced the file, the running process has no
+    // executable of its own version left to start (and must not start another version's).
+    if exe.as_os_str().to_string_lossy().ends_with(" (deleted)") {
+        return Availability::Unavailable(
+            "opsai's executable was replaced or deleted since this process started; start opsai again".into(),
+        );
+    }
+    let output = std::process::Command::new(exe)
+        .args([ENTRY, "--probe", SandboxProfile::Strict.as_str()])
+        .stdin(std::process::Stdio::null())
+        .output();
+    match output {
+        Ok(out) => {
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            match stdout.strip_prefix(PROBE_OK) {
+                Some(details) if out.status.success() => Availability::Available(details.trim().to_owned()),
+                _ => {
+                    let stderr = String::from_utf8_lossy(&out.stderr);
+                    let reason = stderr.trim().trim_start_matches("opsai sandbox: ").trim();
+                    Availability::Unavailable(if reason.is_empty() {
+                        format!("the sandbox probe failed ({})", out.status)
+                    } else {
+                        reason.to_owned()
+                    })
+                }
+            }
+        }
+        Err(err) => Availability::Unavailable(format!("cannot start the sandbox probe: {err}")),
+    }
+}
+
+#[cfg(target_os = "macos")]
+fn probe() -> Availability {
+    let works = std::process::Command::new(seatbelt::SANDBOX_EXEC)
+        .arg("-p")
+        .arg(seatbelt::profile(SandboxProfile::Strict, &[]))
+        .arg("/usr/bin/true")
+        .stdin(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if works {
+        Availability::Available("macOS Seatbelt (sandbox-exec)".into())
+    } else {
+        Availability::Unavailable(format!("{} does not run here", seatbelt::SANDBOX_EXEC))
+    }
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "macos")))]
+fn probe() -> Availability {
+    Availability::Unavailable("no sandbox on this operating system".into())
+}
+
+/// The hidden entry: when the first argument is [`ENTRY`], applies the sandbox and `exec`s the
+/// command; never returns then (an `exec` failure or a restriction that cannot be applied exits).
+/// Called first thing in `main`, before any thread exists, so the restrictions cover the process.
+pub fn entry_from_args() -> Option<ExitCode> {
+    let mut args = std::env::args_os();
+    let _program = args.next();
+    if args.next().as_deref() != Some(OsStr::new(ENTRY)) {
+        return None;
+    }
+    Some(enter(args.collect()))
+}
+
+/// `ENTRY [--probe] PROFILE [--deny PATH]… -- PROGRAM ARGS…`
+fn enter(args: Vec<OsString>) -> ExitCode {
+    let fail = |message: &str| {
+        let _ = writeln!(std::io::stderr(), "opsai sandbox: {message}; the command was not run");
+        ExitCode::from(EXIT_NOT_APPLIED)
+    };
+    let mut args = args.into_iter();
+    let mut probe = false;
+    let mut profile = None;
+    let mut deny = Vec::new();
+    let mut command = Vec::new();
+    while let Some(arg) = args.next() {
+        match arg.to_str() {
+            Some("--probe") => probe = true,
+            Some("--deny") => match args.next() {
+                Some(path) => deny.push(PathBuf::from(path)),
+                None => return fail("--deny needs a path"),
+            },
+            Some("--") => {
+                command.extend(args.by_ref());
+                break;
+            }
+            Some(name) if profile.is_none() => match SandboxProfile::parse(name) {
+                Some(p) => profile = Some(p),
+                None => return fail(&format!("unknown profile {name:?}")),
+            },
+            _ => return fail(&format!("unexpected argument {:?}", arg.to_string_lossy())),
+        }
+    }
+    let Some(profile) = profile else { return fail("no profile given") };
+    if command.is_empty() && !probe {
+        return fail("no command given");
+    }
+    apply_and_exec(profile, &deny, probe, &command, &fail)
+}
+
+#[cfg(target_os = "linux")]
+fn apply_and_exec(
+    profile: SandboxProfile,
+    deny: &[PathBuf],
+    probe: bool,
+    command: &[OsString],
+    fail: &dyn Fn(&str) -> ExitCode,
+) -> ExitCode {
+    use std::os::unix::process::CommandExt;
+    let histfile = std::env::var_os("HISTFILE");
+    let cwd = std::env::current_dir().ok();
+    let mut forbidden = Vec::new();
+    for home in homes() {
+        forbidden.extend(paths::secret_paths(profile, Some(&home), histfile.as_deref()));
+        // opsai's default home there (the configured one comes with `--deny`).
+        forbidden.push(home.join(".opsai"));
+    }
+    forbidden.extend(deny.iter().cloned());
+    if let Some(cwd) = &cwd {
+        forbidden.extend(paths::env_files(cwd));
+    }
+    let status = match linux::apply(profile, &forbidden) {
+        Ok(status) => status,
+        Err(err) => return fail(&err.to_string()),
+    };
+    if probe {
+        let _ = writeln!(std::io::stdout(), "{PROBE_OK} {status}");
+        return ExitCode::SUCCESS;
+    }
+    let Some((program, rest)) = command.split_first() else { return fail("no command given") };
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(rest);
+    if profile == SandboxProfile::Strict {
+        for (name, _) in std::env::vars_os() {
+            if env::is_secret_name(&name.to_string_lossy()) {
+                cmd.env_remove(&name);
+            }
+        }
+    }
+    let err = cmd.exec();
+    // As a shell says it: 127 when the program does not exist, 126 when it cannot be run.
+    let _ = writeln!(std::io::stderr(), "opsai sandbox: {}: {err}", program.to_string_lossy());
+    ExitCode::from(if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 })
+}
+
+/// `$HOME`, and the user's home directory from the password database when that differs (or
+/// `HOME` is unset): a changed `HOME` must not make the real `~/.ssh` readable.
+#[cfg(target_os = "linux")]
+fn homes() -> Vec<PathBuf> {
+    let mut homes: Vec<PathBuf> =
+        std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).into_iter().collect();
+    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::geteuid())
+        && !homes.contains(&user.dir)
+    {
+        homes.push(user.dir);
+    }
+    homes
+}
+
+#[cfg(not(target_os = "linux"))]
+fn apply_and_exec(
+    _profile: SandboxProfile,
+    _deny: &[PathBuf],
+    _probe: bool,
+    _command: &[OsString],
+    fail: &dyn Fn(&str) -> ExitCode,
+) -> ExitCode {
+    fail("the re-exec sandbox exists on Linux only")
+}
+
+/// `opsai sandbox --status`: prints whether the sandbox is available and why; 0 when it is.
+pub fn status_command() -> anyhow::Result<u8> {
+    let mut out = std::io::stdout().lock();
+    let code = match availability() {
+        Availability::Available(details) => {
+            writeln!(out, "sandbox: available")?;
+            writeln!(out, "  {details}")?;
+            0
+        }
+        Availability::Unavailable(reason) => {
+            writeln!(out, "sandbox: unavailable: {reason}")?;
+            writeln!(out, "  commands that would run without asking (safe auto-runs, probes) ask first")?;
+            1
+        }
+        Availability::Off => {
+            writeln!(out, "sandbox: off (safety.sandbox = \"off\" in the config)")?;
+            writeln!(out, "  WARNING: commands that run without asking run unsandboxed")?;
+            1
+        }
+    };
+    out.flush()?;
+    Ok(code)
+}
+
+/// `opsai sandbox [--] CMD…`: runs one command in exactly the strict sandbox, with this terminal's
+/// stdio, and returns its exit code (128+n when killed by signal n).
+pub fn run_command(command: &[OsString]) -> anyhow::Result<u8> {
+    use std::os::unix::process::ExitStatusExt;
+    let Some((program, args)) = command.split_first() else {
+        anyhow::bail!("give the command to run: `opsai sandbox -- CMD ARGS…`");
+    };
+    match availability() {
+        Availability::Available(_) => {}
+        Availability::Unavailable(reason) => {
+            let _ = writeln!(std::io::stderr(), "opsai: no sandbox on this machine: {reason}; not run");
+            return Ok(EXIT_NOT_APPLIED);
+        }
+        Availability::Off => {
+            let _ = writeln!(std::io::stderr(), "opsai: safety.sandbox is \"off\"; not run");
+            return Ok(EXIT_NOT_APPLIED);
+        }
+    }
+    let argv = wrap(SandboxProfile::Strict, program, args)?;
+    let Some((exe, rest)) = argv.split_first() else { anyhow::bail!("empty sandbox command") };
+    let status = std::process::Command::new(exe).args(rest).status()?;
+    let code = match (status.code(), status.signal()) {
+        (Some(code), _) => code,
+        (None, Some(signal)) => 128 + signal,
+        (None, None) => 1,
+    };
+    Ok(u8::try_from(code).unwrap_or(1))
+}
