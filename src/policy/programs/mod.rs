@@ -2,14 +2,20 @@
 //! turn. Each module keeps its own small tables beside the logic; `rules.rs` says which program
 //! goes where.
 
+pub mod builtins;
 pub mod cluster;
 pub mod files;
+pub mod inspect;
 pub mod net;
+pub mod options;
 pub mod packages;
+pub mod procs;
+pub mod readers;
 pub mod shells;
 pub mod system;
 pub mod text;
 pub mod vcs;
+pub mod viewers;
 
 use super::paths;
 use super::verdict::Verdict;

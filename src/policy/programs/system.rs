@@ -1,22 +1,11 @@
 //! System administration: services, logs, processes, networking, firewalls, disks, packages and
 //! the clock. Each function keeps its read-only subcommands and its dangerous ones side by side.
 
+use super::inspect;
+use super::options::{Operands, Options};
 use super::{by_subcommand, skip_options};
 use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Nested, Outcome, Verdict};
-
-/// `nm`, `objdump`, `readelf`, `size`: read-only. `history`: `-c`/`-d` wipe it.
-pub fn read_only_with_history<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    if inv.name == "history" {
-        if inv.has_short('c') || inv.has_short('d') {
-            return Verdict::high("wipes shell history").into();
-        }
-        if inv.has_short('w') || inv.has_short('a') || inv.has_short('r') || inv.has_short('n') || inv.has_short('s') {
-            return Verdict::medium("rewrites the history file").into();
-        }
-    }
-    Verdict::SAFE.into()
-}
 
 /// Readers that can also set the hostname, clock or kernel state.
 pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
@@ -65,7 +54,14 @@ pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         {
             Verdict::high("changes kernel settings system-wide").into()
         }
-        _ => Verdict::SAFE.into(),
+        "hostname" => inspect::HOSTNAME.check(inv).into(),
+        "date" => inspect::DATE.check(inv).into(),
+        "dmesg" => inspect::DMESG.check(inv).into(),
+        "sysctl" => inspect::SYSCTL.check(inv).into(),
+        _ if inv.has_word(&["-H"]) || inv.has_long("--host") => {
+            Verdict::medium("-H connects to another host over ssh").into()
+        }
+        _ => inspect::CTL.check(inv).into(),
     }
 }
 
@@ -91,7 +87,7 @@ pub fn mounts<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         || inv.has_word(&["-l", "--list", "-s", "--summary", "--show", "-h", "--help", "-V", "--version"]);
     let everything = inv.has_short('a') || inv.has_long("--all");
     if listing && !everything && inv.positionals().is_empty() {
-        return Verdict::SAFE.into();
+        return inspect::MOUNT_LIST.check(inv).into();
     }
     match inv.name {
         "swapoff" => Verdict::high("turns swap off (memory pressure can kill processes)").into(),
@@ -139,7 +135,11 @@ pub fn ifconfig<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "route" => positionals.is_empty(),
         _ => positionals.len() <= 1,
     };
-    if reads { Verdict::SAFE.into() } else { Verdict::medium("changes network configuration").into() }
+    if !reads {
+        return Verdict::medium("changes network configuration").into();
+    }
+    let table = if inv.name == "route" { &inspect::ROUTE } else { &inspect::IFCONFIG };
+    table.check(inv).into()
 }
 
 /// Firewalls: listing reads, flushing or disabling opens the host, other rules change it.
@@ -185,7 +185,15 @@ pub fn firewall<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if open {
         return Verdict::high("flushes or disables the firewall").into();
     }
-    if read { Verdict::SAFE.into() } else { Verdict::medium("changes firewall rules").into() }
+    if !read {
+        return Verdict::medium("changes firewall rules").into();
+    }
+    match inv.name {
+        "nft" => inspect::NFT.check(inv).into(),
+        "pfctl" => inspect::PFCTL.check(inv).into(),
+        "ufw" | "firewall-cmd" => Verdict::SAFE.into(),
+        _ => inspect::IPTABLES.check(inv).into(),
+    }
 }
 
 /// Units whose stopping cuts access, opens the host or hides what happens.
@@ -211,7 +219,7 @@ pub fn systemctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const SAFE: &[&str] = &[
         "status", "show", "cat", "list-units", "list-unit-files", "list-sockets", "list-timers", "list-jobs",
         "list-dependencies", "list-machines", "list-automounts", "list-paths", "is-active", "is-enabled", "is-failed",
-        "is-system-running", "get-default", "help", "show-environment", "--version",
+        "is-system-running", "get-default", "help", "--version",
     ];
     const HIGH: &[(&[&str], &str)] = &[
         (
@@ -238,8 +246,33 @@ pub fn systemctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             return Verdict::high(reason).into();
         }
     }
-    by_subcommand(sub, SAFE, HIGH, "changes a service").into()
+    if sub == "show-environment" {
+        return Verdict::medium("prints the service manager's environment (can hold tokens)").into();
+    }
+    let verdict = by_subcommand(sub, SAFE, HIGH, "changes a service");
+    if verdict.risk != crate::protocol::Risk::Safe {
+        return verdict.into();
+    }
+    if inv.has_word(&["-H"]) || inv.has_long("--host") {
+        return Verdict::medium("-H connects to another host over ssh").into();
+    }
+    SYSTEMCTL.check(inv).into()
 }
+
+/// Options of systemctl's read-only commands. `-H/--host` (ssh to another host) is left out.
+static SYSTEMCTL: Options = Options {
+    short: "afilqrM:n:o:p:P:s:t:",
+    long: &[
+        "no-pager", "no-legend", "all", "full", "plain", "user", "system", "global", "quiet", "type=", "state=",
+        "property=", "value", "lines=", "output=", "recursive", "reverse", "after", "before", "failed", "show-types",
+        "with-dependencies", "machine=", "legend=", "timestamp=", "no-ask-password", "firmware-setup", "root=",
+        "runtime", "signal=", "kill-whom=", "what=", "job-mode=", "check-inhibitors=", "wait", "no-block", "no-reload",
+        "preset-mode=", "marked", "no-warn", "capsule=", "json=",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
 
 pub fn service<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let positionals = inv.positionals();
@@ -262,21 +295,38 @@ pub fn journalctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     if [
         "--rotate", "--flush", "--sync", "--relinquish-var", "--smart-relinquish-var", "--setup-keys",
-        "--update-catalog",
+        "--update-catalog", "--cursor-file",
     ]
     .iter()
     .any(|o| inv.has_long(o))
     {
-        return Verdict::medium("changes the journal").into();
+        return Verdict::medium("changes the journal or writes a file").into();
     }
-    Verdict::SAFE.into()
+    JOURNALCTL.check(inv).into()
 }
+
+/// journalctl's reading options; `--cursor-file` (writes the cursor back) is left out.
+static JOURNALCTL: Options = Options {
+    short: "aeEfhklmNqrxb::n::c:D:F:g:i:I:M:o:p:S:t:T:u:U:",
+    long: &[
+        "since=", "until=", "unit=", "user-unit=", "identifier=", "exclude-identifier=", "priority=", "facility=",
+        "grep=", "case-sensitive[=]", "output=", "output-fields=", "lines[=]", "no-tail", "no-pager", "no-hostname",
+        "no-full", "full", "all", "boot[=]", "list-boots", "dmesg", "system", "user", "utc", "directory=", "file=",
+        "root=", "image=", "namespace=", "merge", "cursor=", "after-cursor=", "show-cursor", "follow", "reverse",
+        "pager-end", "quiet", "catalog", "field=", "fields", "disk-usage", "list-catalog", "dump-catalog", "header",
+        "verify", "invocation=", "list-invocations", "list-namespaces", "machine=", "truncate-newline", "list-fields",
+        "output-fields=", "synchronize-on-exit=",
+    ],
+    words: &[],
+    numeric: true,
+    operands: Operands::Any,
+};
 
 pub fn crontab<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_short('r') {
         return Verdict::high("removes all cron jobs").into();
     }
-    if inv.has_short('l') && inv.positionals().is_empty() {
+    if inv.has_short('l') && inspect::CRONTAB_LIST.first_unknown(inv.args).is_none() {
         return Verdict::SAFE.into();
     }
     Verdict::high("installs cron jobs (commands that run on a schedule)").into()
