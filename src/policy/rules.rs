@@ -9,7 +9,8 @@ use std::sync::LazyLock;
 use super::invocation::Invocation;
 use super::programs::options::{self, Options};
 use super::programs::{
-    builtins as b, cluster, files, inspect as i, net, packages, procs, readers as r, shells, system, text, vcs, viewers,
+    builtins as b, cluster, files, inspect as i, net, packages, procs, readers as r, shells, system, text, tools, vcs,
+    viewers,
 };
 use super::verdict::{Outcome, Verdict};
 use crate::protocol::Risk::{self, High, Medium};
@@ -228,20 +229,21 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["dd"], Custom(files::dd)),
     (
         &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "zip", "7z", "patch"],
-        Fixed(Medium, "changes files"),
+        Custom(tools::archiver),
     ),
-    (&["vi", "vim", "nvim", "nano", "emacs", "code", "ed"], Fixed(Medium, "opens an editor that can change files")),
+    (&["vi", "vim", "nvim", "emacs", "ed", "gdb"], Custom(tools::editor)),
+    (&["nano", "code"], Fixed(Medium, "opens an editor that can change files")),
     (
         &["make", "cmake", "ninja", "meson", "gradle", "gradlew", "mvn", "ant", "bazel", "just"],
         Fixed(Medium, "builds or runs project tasks (effect unknown)"),
     ),
-    (
-        &["openssl", "gpg", "ssh-keygen", "ssh-add", "ssh-copy-id", "certbot"],
-        Fixed(Medium, "creates or uses keys and certificates"),
-    ),
+    (&["ssh-add", "ssh-copy-id", "certbot"], Fixed(Medium, "creates or uses keys and certificates")),
+    (&["openssl"], Custom(tools::openssl)),
+    (&["gpg", "gpg2"], Custom(tools::gpg)),
+    (&["ssh-keygen"], Custom(tools::ssh_keygen)),
     (&["tmux", "screen", "at", "batch", "systemd-run"], Fixed(Medium, "starts something that keeps running")),
     (
-        &["strace", "ltrace", "gdb", "perf", "valgrind", "nsenter", "unshare", "chroot", "firejail"],
+        &["strace", "ltrace", "perf", "valgrind", "nsenter", "unshare", "chroot", "firejail"],
         Fixed(Medium, "runs or attaches to another program"),
     ),
     // ── Shells, interpreters and wrappers (their nested commands are assessed too) ─────────

@@ -177,7 +177,11 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
 #[case::git_log_patch("git log -p -- src/main.rs", Safe, "read-only git")]
 #[case::git_log_message("git log -1 --pretty=%B", Safe, "read-only git")]
 #[case::git_no_pager_log("git --no-pager log -n 5", Safe, "--no-pager sets no program")]
-#[case::git_other_dir_log("git -C /srv/app log -n 5", Safe, "-C only changes directory (not -c)")]
+#[case::git_other_dir_log(
+    "git -C /srv/app log -n 5",
+    Medium,
+    "-C reads another repository, whose config can run programs"
+)]
 #[case::git_diff("git diff HEAD~1", Safe, "read-only git")]
 #[case::git_diff_cached("git diff --cached --stat", Safe, "read-only git")]
 #[case::git_diff_names("git diff --name-only main...HEAD", Safe, "read-only git")]
@@ -970,7 +974,7 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
 #[case::rt_array_subscript_let("let 'a[$(touch /tmp/pwn)]=1'", Medium, "let evaluates the subscript")]
 #[case::rt_git_upload_pack(
     "git ls-remote --upload-pack='touch /tmp/pwn' .",
-    Medium,
+    High,
     "runs a program as git's remote helper"
 )]
 #[case::rt_git_dir("git --git-dir=/tmp/evil log", Medium, "another repository's config can run programs")]

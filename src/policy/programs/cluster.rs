@@ -2,6 +2,7 @@
 //! pruning and reading Secrets are High. Commands run inside a container or pod are assessed too,
 //! and are at least Medium.
 
+use super::options::{Operands, Options};
 use super::{by_subcommand, skip_options};
 use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Nested, Outcome, Verdict};
@@ -17,8 +18,22 @@ const DOCKER_GROUPS: &[&str] = &[
 
 pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let Some((index, first)) = inv.subcommand(DOCKER_GLOBAL) else {
-        return Verdict::SAFE.into();
+        return DOCKER_READ.check(inv).into();
     };
+    let outcome = docker_sub(inv, index, first);
+    if outcome.verdict.risk != crate::protocol::Risk::Safe || !outcome.nested.is_empty() {
+        return outcome;
+    }
+    if inv.has_word(&["-H"]) || inv.has_long("--host") {
+        return Verdict::medium("-H talks to the Docker daemon of another host").into();
+    }
+    if inv.has_long("--config") {
+        return Verdict::medium("--config names a config whose credential helpers are programs").into();
+    }
+    DOCKER_READ.check(inv).into()
+}
+
+fn docker_sub<'a>(inv: &Invocation<'a>, index: usize, first: &'a str) -> Outcome<'a> {
     let (index, group, sub) = if DOCKER_GROUPS.contains(&first) {
         match inv.after(index).subcommand(&[]) {
             Some((i, second)) => (index + 1 + i, first, second),
@@ -56,17 +71,28 @@ pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         }
         return Verdict::medium("starts a container").into();
     }
+    if sub == "inspect" && rest.texts().any(|t| t.contains(".Config.Env") || t.contains(".Env")) {
+        return Verdict::medium("prints a container's environment (tokens often live there)").into();
+    }
     by_subcommand(sub, SAFE, &[], "changes containers or images").into()
 }
 
 /// `--privileged`, the host's root or Docker socket mounted, or the host's namespaces shared.
 fn host_access(inv: &Invocation) -> Option<&'static str> {
+    let texts: Vec<&str> = inv.texts().collect();
+    let host_namespace = texts.windows(2).any(|pair| {
+        matches!(pair[0], "--pid" | "--ipc" | "--userns" | "--uts" | "--net" | "--network" | "--cgroupns")
+            && pair[1] == "host"
+    });
     if inv.has_long("--privileged")
-        || inv.has_word(&["--pid=host", "--ipc=host", "--userns=host", "--cap-add=ALL", "--cap-add=SYS_ADMIN"])
+        || host_namespace
+        || inv.has_word(&[
+            "--pid=host", "--ipc=host", "--userns=host", "--uts=host", "--net=host", "--network=host",
+            "--cgroupns=host", "--cap-add=ALL", "--cap-add=SYS_ADMIN",
+        ])
     {
         return Some("runs a container with full access to the host");
     }
-    let texts: Vec<&str> = inv.texts().collect();
     let mounts_root = texts.iter().enumerate().any(|(i, t)| {
         let value = match *t {
             "-v" | "--volume" | "--mount" => texts.get(i + 1).copied().unwrap_or(""),
@@ -81,7 +107,21 @@ fn host_access(inv: &Invocation) -> Option<&'static str> {
             || value.contains("docker.sock")
             || value.starts_with("/etc:")
     });
-    mounts_root.then_some("mounts the host's root, /etc or Docker socket into a container")
+    if mounts_root {
+        return Some("mounts the host's root, /etc or Docker socket into a container");
+    }
+    let binds_host = texts.iter().enumerate().any(|(i, t)| {
+        let value = match *t {
+            "-v" | "--volume" | "--mount" => texts.get(i + 1).copied().unwrap_or(""),
+            t => t
+                .strip_prefix("--volume=")
+                .or_else(|| t.strip_prefix("--mount="))
+                .or_else(|| t.strip_prefix("-v").filter(|v| !v.is_empty()))
+                .unwrap_or(""),
+        };
+        value.starts_with(['/', '.', '~', '$']) || value.contains("type=bind") || value.contains("source=/")
+    });
+    binds_host.then_some("mounts a host directory into a container (it can change the host's files)")
 }
 
 fn exec_in_container<'a>(rest: &Invocation<'a>) -> Outcome<'a> {
@@ -143,6 +183,22 @@ fn mentions_secrets(inv: &Invocation) -> bool {
 }
 
 pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if let Some(config) = inv.value_of(None, "--kubeconfig") {
+        let verdict = if super::is_stdin(config) {
+            Verdict::high("a kubeconfig from stdin: its exec credential plugin runs whatever it names")
+        } else {
+            Verdict::medium("--kubeconfig names a config whose exec credential plugins are programs")
+        };
+        return verdict.into();
+    }
+    let outcome = kubectl_rules(inv);
+    if outcome.verdict.risk != crate::protocol::Risk::Safe || !outcome.nested.is_empty() {
+        return outcome;
+    }
+    KUBE_READ.check(inv).into()
+}
+
+fn kubectl_rules<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let Some((index, sub)) = inv.subcommand(KUBE_GLOBAL) else {
         return Verdict::SAFE.into();
     };
@@ -248,3 +304,108 @@ pub fn terraform<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     )
     .into()
 }
+
+/// Options of docker's read-only commands (ps, images, logs, inspect, stats, …) and its global
+/// options. Left out: `-H/--host`, `--config` (checked before, with a reason).
+static DOCKER_READ: Options = Options {
+    short: "aDqstvc:f:l:n:",
+    long: &[
+        "all", "filter=", "format=", "last=", "latest", "no-trunc", "quiet", "size", "details", "follow", "since=",
+        "tail=", "timestamps", "until=", "type=", "digests", "tree", "no-stream", "human", "platform=", "limit=",
+        "verbose", "debug", "log-level=", "context=", "tls", "tlsverify", "tlscacert=", "tlscert=", "tlskey=",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
+
+/// Options of kubectl's read-only commands (get, describe, logs, top, explain, …) and its global
+/// options. pflag accepts `--flag=true` for booleans, hence `[=]`. Left out: `--kubeconfig`
+/// (checked before), `--profile-output` and `cluster-info dump --output-directory` (write files).
+static KUBE_READ: Options = Options {
+    short: "AhpRwc:f:k:l:L:n:o:s:v:",
+    long: &[
+        "all-namespaces[=]",
+        "output=",
+        "selector=",
+        "field-selector=",
+        "watch[=]",
+        "watch-only[=]",
+        "show-labels[=]",
+        "label-columns=",
+        "sort-by=",
+        "no-headers[=]",
+        "show-kind[=]",
+        "namespace=",
+        "chunk-size=",
+        "ignore-not-found[=]",
+        "raw=",
+        "template=",
+        "output-watch-events[=]",
+        "server-print[=]",
+        "subresource=",
+        "filename=",
+        "kustomize=",
+        "recursive[=]",
+        "allow-missing-template-keys[=]",
+        "show-events[=]",
+        "show-managed-fields[=]",
+        "follow[=]",
+        "container=",
+        "all-containers[=]",
+        "previous[=]",
+        "tail=",
+        "since=",
+        "since-time=",
+        "timestamps[=]",
+        "prefix[=]",
+        "max-log-requests=",
+        "limit-bytes=",
+        "pod-running-timeout=",
+        "ignore-errors[=]",
+        "insecure-skip-tls-verify-backend[=]",
+        "containers[=]",
+        "use-protocol-buffers[=]",
+        "sum[=]",
+        "api-version=",
+        "namespaced[=]",
+        "verbs=",
+        "api-group=",
+        "cached[=]",
+        "client[=]",
+        "short[=]",
+        "types=",
+        "for=",
+        "timeout=",
+        "list[=]",
+        "revision=",
+        "minify[=]",
+        "context=",
+        "cluster=",
+        "user=",
+        "as=",
+        "as-group=",
+        "as-uid=",
+        "token=",
+        "server=",
+        "request-timeout=",
+        "cache-dir=",
+        "certificate-authority=",
+        "client-certificate=",
+        "client-key=",
+        "tls-server-name=",
+        "insecure-skip-tls-verify[=]",
+        "v=",
+        "match-server-version[=]",
+        "disable-compression[=]",
+        "warnings-as-errors[=]",
+        "sort-by=",
+        "show-secret[=]",
+        "resource-version=",
+        "local[=]",
+        "only-active-contexts[=]",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};

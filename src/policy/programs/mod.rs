@@ -14,6 +14,7 @@ pub mod readers;
 pub mod shells;
 pub mod system;
 pub mod text;
+pub mod tools;
 pub mod vcs;
 pub mod viewers;
 
@@ -42,6 +43,13 @@ pub fn skip_options(args: &[Word], with_value: &[&str]) -> usize {
         i += if takes_value { 2 } else { 1 };
     }
     i
+}
+
+/// A file argument that means "read standard input" (`-`, `/dev/stdin`, `/dev/fd/0`…): a config
+/// taken from there is whatever a here-string or pipe says.
+pub fn is_stdin(path: &str) -> bool {
+    matches!(path, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/dev/tty")
+        || path.starts_with("/proc/") && path.ends_with("/fd/0")
 }
 
 /// Verdict for writing (creating, truncating, deleting, re-permissioning) `target`.

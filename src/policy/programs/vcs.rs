@@ -1,13 +1,13 @@
 //! `git`: inspection is read-only unless an option makes git run another program; history-
 //! rewriting and work-discarding commands are High; everything else changes the repository.
 
+use super::options::{Operands, Options};
 use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Outcome, Verdict};
+use crate::protocol::Risk;
 
-const GLOBAL_WITH_VALUE: &[&str] = &[
-    "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env", "--super-prefix",
-    "--list-cmds",
-];
+const GLOBAL_WITH_VALUE: &[&str] =
+    &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"];
 
 const READ_ONLY: &[&str] = &[
     "status", "log", "diff", "show", "rev-parse", "rev-list", "ls-files", "ls-tree", "ls-remote", "blame", "annotate",
@@ -17,44 +17,138 @@ const READ_ONLY: &[&str] = &[
 ];
 
 /// Options of read-only subcommands that write files or run other programs.
-const READ_VETOES: &[(&str, &str)] = &[
-    ("--output", "writes its output to a file"),
-    ("--ext-diff", "runs an external diff program"),
-    ("--open-files-in-pager", "runs a pager program"),
-    ("--textconv", "runs text conversion programs"),
-    ("--upload-pack", "runs the given program as git's remote helper"),
-    ("--receive-pack", "runs the given program as git's remote helper"),
-    ("--exec", "runs the given program as git's remote helper"),
-    ("--web", "starts a browser"),
+const READ_VETOES: &[(&str, Risk, &str)] = &[
+    ("--output", Risk::Medium, "writes its output to a file"),
+    ("--ext-diff", Risk::High, "runs an external diff program (a code runner)"),
+    ("--open-files-in-pager", Risk::High, "runs the program it names as a pager (a code runner)"),
+    ("--textconv", Risk::High, "runs text conversion programs (a code runner)"),
+    ("--filters", Risk::High, "runs the configured filter programs (a code runner)"),
+    ("--upload-pack", Risk::High, "runs the given program as git's remote helper (a code runner)"),
+    ("--receive-pack", Risk::High, "runs the given program as git's remote helper (a code runner)"),
+    ("--exec", Risk::High, "runs the given program as git's remote helper (a code runner)"),
+    ("--web", Risk::Medium, "starts a browser"),
 ];
+
+/// `git -c KEY=VALUE`: keys that name a program git runs, or that load more configuration.
+fn config_runs_program(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    const PREFIXES: &[&str] = &[
+        "core.", "alias.", "include", "filter.", "pager.", "credential", "gpg.", "uploadpack.", "remote.", "diff.",
+        "merge.", "mergetool.", "difftool.", "sequence.", "interactive.", "sendemail.", "man.", "browser.", "web.",
+        "hook", "protocol.", "ssh.", "url.", "instaweb.", "gui.", "guitool.", "receive.", "transfer.",
+    ];
+    const WORDS: &[&str] = &[
+        "hook", "cmd", "command", "program", "editor", "exec", "textconv", "helper", "driver", "external", "fsmonitor",
+        "pager", "askpass", "proxy",
+    ];
+    PREFIXES.iter().any(|p| key.starts_with(p)) || WORDS.iter().any(|w| key.contains(w))
+}
+
+/// The global options before the subcommand: `Err` is the verdict when one is not read-only.
+fn global_options(global: &Invocation) -> Result<(), Verdict> {
+    let texts: Vec<&str> = global.texts().collect();
+    let mut i = 0;
+    while let Some(text) = texts.get(i) {
+        i += 1;
+        let (name, value) = text.split_once('=').map_or((*text, None), |(n, v)| (n, Some(v)));
+        match name {
+            "-p"
+            | "--paginate"
+            | "-P"
+            | "--no-pager"
+            | "--no-replace-objects"
+            | "--no-lazy-fetch"
+            | "--no-optional-locks"
+            | "--no-advice"
+            | "--bare"
+            | "--literal-pathspecs"
+            | "--glob-pathspecs"
+            | "--noglob-pathspecs"
+            | "--icase-pathspecs"
+            | "--html-path"
+            | "--man-path"
+            | "--info-path"
+                if value.is_none() => {}
+            "--exec-path" if value.is_none() => {}
+            "--namespace" | "--list-cmds" => i += usize::from(value.is_none()),
+            "--exec-path" => {
+                return Err(Verdict::high("--exec-path=DIR makes git run its helper programs from DIR"));
+            }
+            "-c" | "--config-env" => {
+                let setting = value.or_else(|| texts.get(i).copied()).unwrap_or("");
+                let key = setting.split_once('=').map_or(setting, |(k, _)| k);
+                return Err(if config_runs_program(key) {
+                    Verdict::high(format!("git -c {key} can make git run a program (a code runner)"))
+                } else {
+                    Verdict::medium(format!("git -c {key} changes git's configuration for this command"))
+                });
+            }
+            _ if text.starts_with("-c") && !text.starts_with("--") => {
+                let key = text[2..].split_once('=').map_or(&text[2..], |(k, _)| k);
+                return Err(if config_runs_program(key) {
+                    Verdict::high(format!("git -c {key} can make git run a program (a code runner)"))
+                } else {
+                    Verdict::medium(format!("git -c {key} changes git's configuration for this command"))
+                });
+            }
+            "-C" | "--git-dir" | "--work-tree" => {
+                return Err(Verdict::medium(format!(
+                    "git {name} reads another repository, whose own config can run programs (hooks, fsmonitor)"
+                )));
+            }
+            _ if text.starts_with("-C") && !text.starts_with("--") => {
+                return Err(Verdict::medium(
+                    "git -C reads another repository, whose own config can run programs (hooks, fsmonitor)",
+                ));
+            }
+            _ => return Err(Verdict::medium(format!("git option {text} not known to be read-only"))),
+        }
+    }
+    Ok(())
+}
 
 pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let Some((index, sub)) = inv.subcommand(GLOBAL_WITH_VALUE) else {
-        return Verdict::SAFE.into();
+        let global = Invocation { args: inv.args, ..*inv };
+        return global_options(&global).err().unwrap_or(Verdict::SAFE).into();
     };
     let global = Invocation { args: &inv.args[..index], ..*inv };
-    if global.has_word(&["-c"])
-        || global.has_long("--exec-path")
-        || global.has_long("--config-env")
-        || global.has_long("--git-dir")
-        || global.texts().any(|t| t.starts_with("-c"))
-    {
-        return Verdict::medium("git -c, --git-dir or --exec-path can make git run another program").into();
+    if let Err(verdict) = global_options(&global) {
+        // A code runner among the global options wins over whatever the subcommand is.
+        if verdict.risk == Risk::High {
+            return verdict.into();
+        }
+        let rest = sub_verdict(inv, index, sub);
+        return rest.max(verdict).into();
     }
+    sub_verdict(inv, index, sub).into()
+}
+
+fn sub_verdict(inv: &Invocation, index: usize, sub: &str) -> Verdict {
+    let verdict = sub_rules(inv, index, sub);
+    if verdict.risk != Risk::Safe {
+        return verdict;
+    }
+    let rest = inv.after(index);
+    let table = if sub == "config" { &GIT_CONFIG_READ } else { &GIT_READ };
+    table.check(&rest)
+}
+
+fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
     let rest = inv.after(index);
     let positional: Vec<&str> = rest.positionals().iter().map(|w| w.text.as_str()).collect();
     let has = |short: char, long: &str| rest.has_short(short) || rest.has_long(long);
     if READ_ONLY.contains(&sub) {
-        if let Some((_, reason)) = READ_VETOES.iter().find(|(opt, _)| rest.has_long(opt)) {
-            return Verdict::medium(*reason).into();
+        if let Some((_, risk, reason)) = READ_VETOES.iter().find(|(opt, _, _)| rest.has_long(opt)) {
+            return Verdict { risk: *risk, reason: (*reason).into() };
         }
         if sub == "fsck" && rest.has_long("--lost-found") {
-            return Verdict::medium("writes recovered objects into .git/lost-found").into();
+            return Verdict::medium("writes recovered objects into .git/lost-found");
         }
         if sub == "grep" && rest.has_short('O') {
-            return Verdict::medium("runs a pager program").into();
+            return Verdict::high("runs the program it names as a pager (a code runner)");
         }
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     }
     let verdict = match sub {
         "push" => {
@@ -73,7 +167,8 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "clean" if !(has('n', "--dry-run")) && (has('f', "--force") || has('i', "--interactive")) => {
             Verdict::high("deletes untracked files")
         }
-        "clean" => Verdict::SAFE,
+        "clean" if has('n', "--dry-run") => Verdict::SAFE,
+        "clean" => Verdict::medium("git clean deletes untracked files unless the repository's config stops it"),
         "checkout" | "switch" if has('f', "--force") || rest.has_long("--discard-changes") => {
             Verdict::high("discards uncommitted changes")
         }
@@ -97,24 +192,13 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             _ => Verdict::SAFE,
         },
         "config" => {
-            let reads = rest.texts().all(|t| {
-                t.starts_with("--get")
-                    || matches!(
-                        t,
-                        "--list"
-                            | "-l"
-                            | "--show-origin"
-                            | "--show-scope"
-                            | "--global"
-                            | "--system"
-                            | "--local"
-                            | "-z"
-                            | "--name-only"
-                    )
-            }) && positional.len() <= 1
-                || positional.first() == Some(&"get")
-                || positional.first() == Some(&"list");
-            if reads { Verdict::SAFE } else { Verdict::medium("changes git configuration") }
+            let new_style = matches!(positional.first(), Some(&("get" | "list")));
+            let old_style = rest.texts().any(|t| t.starts_with("--get") || matches!(t, "--list" | "-l"));
+            if new_style || old_style && positional.len() <= 2 {
+                Verdict::SAFE
+            } else {
+                Verdict::medium("changes git configuration")
+            }
         }
         "worktree" | "submodule" | "notes" | "bisect"
             if matches!(positional.first(), Some(&("list" | "status" | "show" | "log"))) =>
@@ -133,7 +217,7 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         }
         _ => Verdict::medium(format!("git {sub} (an alias or extension: effect unknown)")),
     };
-    verdict.into()
+    verdict
 }
 
 fn branch(rest: &Invocation, positional: &[&str]) -> Verdict {
@@ -166,3 +250,400 @@ fn branch(rest: &Invocation, positional: &[&str]) -> Verdict {
     }
     Verdict::SAFE
 }
+
+/// Options of git's read-only subcommands (log, diff, show, status, grep, blame, ls-files, branch
+/// and tag listings, rev-parse, cat-file…), in one table: each is read-only wherever git accepts
+/// it. Left out: `-O`/`--open-files-in-pager`, `--output`, `--ext-diff`, `--textconv`, `--filters`,
+/// `--upload-pack`, `--exec`, `--web` (see `READ_VETOES`).
+static GIT_READ: Options = Options {
+    short: "0123456789abcdDfFghHiIklmnopqrRstTuvwWzEPM::A:B:C:e:G:L:S:U:x:X:",
+    long: &[
+        // log, rev-list, shortlog
+        "oneline",
+        "graph",
+        "all",
+        "decorate[=]",
+        "no-decorate",
+        "decorate-refs=",
+        "decorate-refs-exclude=",
+        "author=",
+        "committer=",
+        "grep=",
+        "since=",
+        "after=",
+        "until=",
+        "before=",
+        "max-count=",
+        "skip=",
+        "reverse",
+        "first-parent",
+        "no-merges",
+        "merges",
+        "min-parents=",
+        "max-parents=",
+        "no-min-parents",
+        "no-max-parents",
+        "follow",
+        "date=",
+        "relative-date",
+        "branches[=]",
+        "tags[=]",
+        "remotes[=]",
+        "ancestry-path[=]",
+        "simplify-by-decoration",
+        "left-right",
+        "left-only",
+        "right-only",
+        "cherry-pick",
+        "cherry-mark",
+        "cherry",
+        "boundary",
+        "walk-reflogs",
+        "topo-order",
+        "date-order",
+        "author-date-order",
+        "source",
+        "mailmap",
+        "use-mailmap",
+        "no-mailmap",
+        "no-use-mailmap",
+        "log-size",
+        "full-history",
+        "dense",
+        "sparse",
+        "simplify-merges",
+        "notes[=]",
+        "no-notes",
+        "show-notes[=]",
+        "show-linear-break[=]",
+        "encoding=",
+        "expand-tabs[=]",
+        "no-expand-tabs",
+        "invert-grep",
+        "all-match",
+        "regexp-ignore-case",
+        "basic-regexp",
+        "extended-regexp",
+        "fixed-strings",
+        "perl-regexp",
+        "not",
+        "glob=",
+        "exclude=",
+        "no-walk[=]",
+        "do-walk",
+        "parents",
+        "children",
+        "cc",
+        "diff-merges=",
+        "no-diff-merges",
+        "remerge-diff",
+        "full-diff",
+        "line-prefix=",
+        "pretty[=]",
+        "format=",
+        "abbrev-commit",
+        "no-abbrev-commit",
+        "abbrev[=]",
+        "no-abbrev",
+        "show-signature",
+        "count",
+        "objects",
+        "objects-edge",
+        "in-commit-order",
+        "unpacked",
+        "timestamp",
+        "header",
+        "bisect",
+        "since-as-filter=",
+        "exclude-first-parent-only",
+        "single-worktree",
+        "reflog",
+        "alternate-refs",
+        "stdin",
+        "quiet",
+        "indexed-objects",
+        "filter=",
+        "missing=",
+        "disk-usage[=]",
+        "exclude-hidden=",
+        "numbered",
+        "summary",
+        "email",
+        "group=",
+        "committer",
+        "no-color",
+        "clear-decorations",
+        // diff, show, diff-tree/-files/-index, range-diff
+        "patch",
+        "no-patch",
+        "unified=",
+        "raw",
+        "patch-with-raw",
+        "indent-heuristic",
+        "no-indent-heuristic",
+        "minimal",
+        "patience",
+        "histogram",
+        "anchored=",
+        "diff-algorithm=",
+        "stat[=]",
+        "compact-summary",
+        "numstat",
+        "shortstat",
+        "dirstat[=]",
+        "cumulative",
+        "dirstat-by-file[=]",
+        "patch-with-stat",
+        "name-only",
+        "name-status",
+        "submodule[=]",
+        "color[=]",
+        "color-moved[=]",
+        "no-color-moved",
+        "color-moved-ws=",
+        "no-color-moved-ws",
+        "word-diff[=]",
+        "word-diff-regex=",
+        "color-words[=]",
+        "no-renames",
+        "rename-empty",
+        "no-rename-empty",
+        "check",
+        "ws-error-highlight=",
+        "full-index",
+        "binary",
+        "break-rewrites[=]",
+        "find-renames[=]",
+        "find-copies[=]",
+        "find-copies-harder",
+        "irreversible-delete",
+        "diff-filter=",
+        "find-object=",
+        "pickaxe-all",
+        "pickaxe-regex",
+        "skip-to=",
+        "rotate-to=",
+        "relative[=]",
+        "no-relative",
+        "text",
+        "ignore-cr-at-eol",
+        "ignore-space-at-eol",
+        "ignore-space-change",
+        "ignore-all-space",
+        "ignore-blank-lines",
+        "ignore-matching-lines=",
+        "inter-hunk-context=",
+        "function-context",
+        "exit-code",
+        "no-ext-diff",
+        "no-textconv",
+        "ignore-submodules[=]",
+        "src-prefix=",
+        "dst-prefix=",
+        "no-prefix",
+        "default-prefix",
+        "cached",
+        "staged",
+        "merge-base",
+        "no-index",
+        "base",
+        "ours",
+        "theirs",
+        "combined-all-paths",
+        "root",
+        "no-commit-id",
+        "always",
+        "creation-factor=",
+        "no-dual-color",
+        "output-indicator-new=",
+        "output-indicator-old=",
+        "output-indicator-context=",
+        // status
+        "short",
+        "branch",
+        "show-stash",
+        "porcelain[=]",
+        "long",
+        "verbose",
+        "untracked-files[=]",
+        "ignored[=]",
+        "column[=]",
+        "no-column",
+        "ahead-behind",
+        "no-ahead-behind",
+        "renames",
+        "null",
+        // grep
+        "line-number",
+        "column",
+        "ignore-case",
+        "word-regexp",
+        "invert-match",
+        "files-with-matches",
+        "files-without-match",
+        "heading",
+        "break",
+        "show-function",
+        "after-context=",
+        "before-context=",
+        "context=",
+        "threads=",
+        "untracked",
+        "no-exclude-standard",
+        "exclude-standard",
+        "recurse-submodules",
+        "max-depth=",
+        "recursive",
+        "no-recursive",
+        "full-name",
+        "and",
+        "or",
+        "only-matching",
+        // blame
+        "line-porcelain",
+        "incremental",
+        "show-stats",
+        "show-name",
+        "show-number",
+        "show-email",
+        "contents=",
+        "ignore-rev=",
+        "ignore-revs-file=",
+        "color-lines",
+        "color-by-age",
+        "progress",
+        "no-progress",
+        "score-debug",
+        // ls-files, ls-tree
+        "deleted",
+        "modified",
+        "others",
+        "stage",
+        "unmerged",
+        "killed",
+        "directory",
+        "no-empty-directory",
+        "exclude-from=",
+        "exclude-per-directory=",
+        "error-unmatch",
+        "with-tree=",
+        "debug",
+        "eol",
+        "deduplicate",
+        "resolve-undo",
+        "object-only",
+        "full-tree",
+        // rev-parse
+        "short[=]",
+        "abbrev-ref[=]",
+        "verify",
+        "show-toplevel",
+        "show-prefix",
+        "show-cdup",
+        "git-dir",
+        "git-common-dir",
+        "absolute-git-dir",
+        "is-inside-work-tree",
+        "is-inside-git-dir",
+        "is-bare-repository",
+        "is-shallow-repository",
+        "symbolic",
+        "symbolic-full-name",
+        "local-env-vars",
+        "show-superproject-working-tree",
+        "shared-index-path",
+        "sq",
+        "sq-quote",
+        "default=",
+        "revs-only",
+        "no-revs",
+        "flags",
+        "no-flags",
+        "path-format=",
+        "show-object-format[=]",
+        "show-ref-format",
+        "git-path=",
+        "resolve-git-dir=",
+        "prefix=",
+        // cat-file, show-ref, for-each-ref, describe, name-rev, merge-base, fsck, count-objects
+        "batch[=]",
+        "batch-check[=]",
+        "batch-all-objects",
+        "follow-symlinks",
+        "buffer",
+        "unordered",
+        "allow-unknown-type",
+        "heads",
+        "head",
+        "dereference",
+        "hash[=]",
+        "exists",
+        "shell",
+        "perl",
+        "python",
+        "tcl",
+        "sort=",
+        "points-at=",
+        "merged[=]",
+        "no-merged[=]",
+        "contains[=]",
+        "no-contains[=]",
+        "omit-empty",
+        "dirty[=]",
+        "broken[=]",
+        "exact-match",
+        "match=",
+        "candidates=",
+        "name-only",
+        "refs=",
+        "annotate-stdin",
+        "no-undefined",
+        "octopus",
+        "independent",
+        "is-ancestor",
+        "fork-point",
+        "full",
+        "strict",
+        "no-dangling",
+        "dangling",
+        "unreachable",
+        "no-reflogs",
+        "cache",
+        "connectivity-only",
+        "name-objects",
+        "human-readable",
+        // branch, tag, remote, stash, worktree, clean -n, check-ignore, verify-*, help, version
+        "list",
+        "remotes",
+        "show-current",
+        "push",
+        "include-untracked",
+        "only-untracked",
+        "dry-run",
+        "non-matching",
+        "build-options",
+        "guides",
+        "config",
+        "no-external-commands",
+        "no-aliases",
+        "all-namespaces",
+        "no-verify",
+    ],
+    words: &[],
+    numeric: true,
+    operands: Operands::Any,
+};
+
+/// `git config --get…/--list` and `git config get/list`: reading options only.
+static GIT_CONFIG_READ: Options = Options {
+    short: "lzf:",
+    long: &[
+        "get", "get-all", "get-regexp", "get-urlmatch", "get-color", "get-colorbool", "list", "show-origin",
+        "show-scope", "show-names", "global", "system", "local", "worktree", "file=", "blob=", "null", "name-only",
+        "includes", "no-includes", "type=", "bool", "int", "bool-or-int", "path", "expiry-date", "default=",
+        "fixed-value", "all", "regexp", "value=", "url=", "no-type",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
