@@ -150,7 +150,7 @@ fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
         }
         return Verdict::SAFE;
     }
-    let verdict = match sub {
+    match sub {
         "push" => {
             let forced = has('f', "--force")
                 || rest.has_long("--force-with-lease")
@@ -216,8 +216,7 @@ fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
             Verdict::medium(format!("git {sub} changes the repository"))
         }
         _ => Verdict::medium(format!("git {sub} (an alias or extension: effect unknown)")),
-    };
-    verdict
+    }
 }
 
 fn branch(rest: &Invocation, positional: &[&str]) -> Verdict {
