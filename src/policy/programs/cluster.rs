@@ -30,7 +30,9 @@ pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_long("--config") {
         return Verdict::medium("--config names a config whose credential helpers are programs").into();
     }
-    DOCKER_READ.check(inv).into()
+    // `docker compose …` options were checked against the compose table; only docker's own here.
+    let checked = if first == "compose" { &inv.args[..index] } else { inv.args };
+    DOCKER_READ.check(&Invocation { args: checked, ..*inv }).into()
 }
 
 fn docker_sub<'a>(inv: &Invocation<'a>, index: usize, first: &'a str) -> Outcome<'a> {
@@ -44,7 +46,11 @@ fn docker_sub<'a>(inv: &Invocation<'a>, index: usize, first: &'a str) -> Outcome
     };
     let rest = inv.after(index);
     if group == "compose" {
-        return compose_verdict(sub, &rest).into();
+        let verdict = compose_verdict(sub, &rest);
+        if verdict.risk != crate::protocol::Risk::Safe {
+            return verdict.into();
+        }
+        return COMPOSE_READ.check(&rest).into();
     }
     if sub == "exec" {
         return exec_in_container(&rest);
@@ -137,11 +143,30 @@ fn exec_in_container<'a>(rest: &Invocation<'a>) -> Outcome<'a> {
 }
 
 pub fn compose<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    match inv.subcommand(&["-f", "--file", "-p", "--project-name", "--env-file", "--profile"]) {
-        Some((index, sub)) => compose_verdict(sub, &inv.after(index)).into(),
-        None => Verdict::SAFE.into(),
+    let verdict = match inv.subcommand(&["-f", "--file", "-p", "--project-name", "--env-file", "--profile"]) {
+        Some((index, sub)) => compose_verdict(sub, &inv.after(index)),
+        None => Verdict::SAFE,
+    };
+    if verdict.risk != crate::protocol::Risk::Safe {
+        return verdict.into();
     }
+    COMPOSE_READ.check(inv).into()
 }
+
+/// Options of `docker compose` read-only commands (ps, logs, config, ls, images, top…).
+static COMPOSE_READ: Options = Options {
+    short: "aqtf:n:p:",
+    long: &[
+        "file=", "project-name=", "env-file=", "profile=", "project-directory=", "all", "quiet", "services", "format=",
+        "filter=", "status=", "follow", "tail=", "timestamps", "since=", "until=", "no-color", "no-log-prefix",
+        "no-trunc", "volumes", "images", "profiles", "hash=", "resolve-image-digests", "no-interpolate",
+        "no-normalize", "no-consistency", "no-path-resolution", "output=", "ansi=", "progress=", "dry-run",
+        "variables", "environment", "index=", "orphans",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
 
 fn compose_verdict(sub: &str, rest: &Invocation) -> Verdict {
     if sub == "down" && (rest.has_short('v') || rest.has_long("--volumes")) {
@@ -257,20 +282,108 @@ fn kubectl_rules<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 pub fn helm<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.has_long("--kubeconfig") {
+        return Verdict::medium("--kubeconfig names a config whose exec credential plugins are programs").into();
+    }
+    let verdict = helm_rules(inv);
+    if verdict.risk != crate::protocol::Risk::Safe {
+        return verdict.into();
+    }
+    HELM_READ.check(inv).into()
+}
+
+/// Options of helm's read-only commands (list, status, get, history, show, template, search…).
+/// `template --output-dir` (writes files) and `--post-renderer` (runs a program) are left out.
+static HELM_READ: Options = Options {
+    short: "aAdhoqrn:l:m:",
+    long: &[
+        "all",
+        "all-namespaces",
+        "namespace=",
+        "kube-context=",
+        "output=",
+        "short",
+        "date",
+        "reverse",
+        "max=",
+        "offset=",
+        "filter=",
+        "selector=",
+        "deployed",
+        "failed",
+        "pending",
+        "superseded",
+        "uninstalled",
+        "uninstalling",
+        "no-headers",
+        "time-format=",
+        "revision=",
+        "show-desc",
+        "show-resources",
+        "version=",
+        "versions",
+        "devel",
+        "regexp",
+        "values=",
+        "set=",
+        "set-string=",
+        "set-file=",
+        "set-json=",
+        "show-only=",
+        "include-crds",
+        "skip-crds",
+        "skip-tests",
+        "release-name",
+        "name-template=",
+        "api-versions=",
+        "kube-version=",
+        "is-upgrade",
+        "validate",
+        "debug",
+        "repo=",
+        "template=",
+        "jsonpath=",
+        "col-width=",
+        "fail-on-no-result",
+        "max-col-width=",
+        "strict",
+        "quiet",
+        "with-subcharts",
+        "keyring=",
+        "verify",
+        "username=",
+        "password=",
+        "insecure-skip-tls-verify",
+        "plain-http",
+        "pass-credentials",
+        "ca-file=",
+        "cert-file=",
+        "key-file=",
+        "dependency-update",
+        "no-hooks",
+        "burst-limit=",
+        "qps=",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
+
+fn helm_rules(inv: &Invocation) -> Verdict {
     let Some((index, sub)) = inv.subcommand(&["-n", "--namespace", "--kube-context", "--kubeconfig"]) else {
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     };
     let second = inv.after(index).subcommand(&[]).map(|(_, s)| s).unwrap_or("");
     if sub == "get" && matches!(second, "values" | "all" | "manifest") {
-        return Verdict::medium("can show secret values of a release").into();
+        return Verdict::medium("can show secret values of a release");
     }
     if matches!(sub, "repo" | "plugin" | "dependency" | "dep") && matches!(second, "list" | "ls") {
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     }
     const SAFE: &[&str] =
         &["list", "ls", "status", "get", "history", "show", "inspect", "template", "search", "version", "env", "lint"];
     const HIGH: &[(&[&str], &str)] = &[(&["uninstall", "delete", "del", "un"], "removes a release")];
-    by_subcommand(sub, SAFE, HIGH, "changes a release or chart").into()
+    by_subcommand(sub, SAFE, HIGH, "changes a release or chart")
 }
 
 pub fn terraform<'a>(inv: &Invocation<'a>) -> Outcome<'a> {

@@ -103,6 +103,22 @@ pub fn ip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return Verdict::medium("runs ip commands from a file or stdin").into();
     }
     let start = skip_options(inv.args, &["-n", "-netns", "-rc", "-rcvbuf", "-f", "-family", "-l", "-loops"]);
+    // iproute2 takes any prefix of its option words (`-br`, `-brie`); only these spellings are known.
+    const IP_GLOBAL: Options = Options {
+        short: "",
+        long: &["json", "pretty", "brief", "color[=]", "details", "stats", "oneline", "resolve", "numeric"],
+        words: &[
+            "4", "6", "0", "B", "M", "V", "h", "human", "human-readable", "iec", "s", "stats", "statistics", "d",
+            "details", "r", "resolve", "o", "oneline", "t", "timestamp", "ts", "tshort", "f=", "family=", "l=",
+            "loops=", "c", "color", "col", "br", "brief", "j", "json", "p", "pretty", "n=", "netns=", "a", "all", "N",
+            "Numeric", "rc=", "rcvbuf=",
+        ],
+        numeric: false,
+        operands: Operands::Any,
+    };
+    if let Some(problem) = IP_GLOBAL.first_unknown(inv.args.get(..start).unwrap_or(&[])) {
+        return Verdict::medium(problem).into();
+    }
     let rest: Vec<&str> = inv.args.get(start..).unwrap_or(&[]).iter().map(|w| w.text.as_str()).collect();
     let Some(object) = rest.first() else {
         return Verdict::SAFE.into();
