@@ -22,6 +22,8 @@ mod word;
 pub use word::quote as quote_word;
 
 #[cfg(test)]
+mod option_tests;
+#[cfg(test)]
 mod table_tests;
 #[cfg(test)]
 mod tests;

@@ -35,7 +35,8 @@ pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     DOCKER_READ.check(&Invocation { args: checked, ..*inv }).into()
 }
 
-fn docker_sub<'a>(inv: &Invocation<'a>, index: usize, first: &'a str) -> Outcome<'a> {
+fn docker_sub<'a>(inv: &Invocation<'a>, first_index: usize, first: &'a str) -> Outcome<'a> {
+    let index = first_index;
     let (index, group, sub) = if DOCKER_GROUPS.contains(&first) {
         match inv.after(index).subcommand(&[]) {
             Some((i, second)) => (index + 1 + i, first, second),
@@ -50,7 +51,8 @@ fn docker_sub<'a>(inv: &Invocation<'a>, index: usize, first: &'a str) -> Outcome
         if verdict.risk != crate::protocol::Risk::Safe {
             return verdict.into();
         }
-        return COMPOSE_READ.check(&rest).into();
+        // Everything after `compose`: its own options, the subcommand's, and the services.
+        return COMPOSE_READ.check(&inv.after(first_index)).into();
     }
     if sub == "exec" {
         return exec_in_container(&rest);

@@ -250,6 +250,13 @@ pub fn tar<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         }
         return TAR_READ.check(inv).into();
     }
+    let to_stdout = inv.has_short('O') || inv.has_long("--to-stdout") || old_style && first.contains('O');
+    if (mode('x', "--extract") || inv.has_long("--get")) && to_stdout {
+        if old_style && let Some(letter) = first.chars().find(|c| !"xvfzjJaZOpwk".contains(*c)) {
+            return Verdict::medium(format!("tar {first}: letter {letter} not known to be read-only")).into();
+        }
+        return TAR_READ.check(inv).into();
+    }
     if mode('x', "--extract") || inv.has_long("--get") {
         let dir = inv.value_of(Some('C'), "--directory");
         if let Some(dir) = dir {
@@ -262,14 +269,14 @@ pub fn tar<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// Options of `tar --list`/`--diff` (old-style letters are checked separately).
 static TAR_READ: Options = Options {
-    short: "adjJkOptvwzZb:f:C:T:X:",
+    short: "adjJkOptvwxzZb:f:C:T:X:",
     long: &[
-        "list", "diff", "compare", "verbose", "file=", "gzip", "gunzip", "bzip2", "xz", "lzma", "lzip", "lzop", "zstd",
-        "auto-compress", "wildcards", "no-wildcards", "wildcards-match-slash", "exclude=", "exclude-from=",
-        "numeric-owner", "full-time", "utc", "occurrence[=]", "strip-components=", "no-recursion", "recursion",
-        "ignore-case", "quoting-style=", "show-transformed-names", "block-number", "directory=", "files-from=", "null",
-        "anchored", "no-anchored", "totals[=]", "force-local", "blocking-factor=", "to-stdout", "xattrs", "acls",
-        "selinux", "quiet", "label=", "multi-volume", "exclude-vcs", "exclude-caches",
+        "extract", "get", "list", "diff", "compare", "verbose", "file=", "gzip", "gunzip", "bzip2", "xz", "lzma",
+        "lzip", "lzop", "zstd", "auto-compress", "wildcards", "no-wildcards", "wildcards-match-slash", "exclude=",
+        "exclude-from=", "numeric-owner", "full-time", "utc", "occurrence[=]", "strip-components=", "no-recursion",
+        "recursion", "ignore-case", "quoting-style=", "show-transformed-names", "block-number", "directory=",
+        "files-from=", "null", "anchored", "no-anchored", "totals[=]", "force-local", "blocking-factor=", "to-stdout",
+        "xattrs", "acls", "selinux", "quiet", "label=", "multi-volume", "exclude-vcs", "exclude-caches",
     ],
     words: &[],
     numeric: false,

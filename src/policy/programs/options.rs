@@ -115,6 +115,12 @@ impl Options {
         if let Some(entry) = self.words.iter().find(|entry| entry_name(entry) == cluster) {
             return Ok(entry_kind(entry) == Kind::Required);
         }
+        // `-type=mx` (nslookup), `-newermt=…`: a word that takes a value, with it attached.
+        if let Some((name, _)) = cluster.split_once('=')
+            && self.words.iter().any(|entry| entry_kind(entry) == Kind::Required && entry_name(entry) == name)
+        {
+            return Ok(false);
+        }
         if self.numeric && cluster.chars().all(|c| c.is_ascii_digit()) {
             return Ok(false);
         }

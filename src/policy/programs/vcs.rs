@@ -136,8 +136,24 @@ fn sub_verdict(inv: &Invocation, index: usize, sub: &str) -> Verdict {
 
 fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
     let rest = inv.after(index);
+    // Code runners, whatever the subcommand (`git fetch --upload-pack=…`, `git push --exec=…`).
+    if let Some((_, risk, reason)) = READ_VETOES.iter().find(|(opt, risk, _)| *risk == Risk::High && rest.has_long(opt))
+    {
+        return Verdict { risk: *risk, reason: (*reason).into() };
+    }
     let positional: Vec<&str> = rest.positionals().iter().map(|w| w.text.as_str()).collect();
     let has = |short: char, long: &str| rest.has_short(short) || rest.has_long(long);
+    let runs = match sub {
+        "rebase" => has('x', "--exec"),
+        "bisect" => positional.first() == Some(&"run"),
+        "submodule" => positional.first() == Some(&"foreach"),
+        "difftool" => has('x', "--extcmd"),
+        "send-email" => rest.has_long("--to-cmd") || rest.has_long("--cc-cmd") || rest.has_long("--sendmail-cmd"),
+        _ => false,
+    };
+    if runs {
+        return Verdict::high(format!("git {sub} runs the command it is given (a code runner)"));
+    }
     if READ_ONLY.contains(&sub) {
         if let Some((_, risk, reason)) = READ_VETOES.iter().find(|(opt, _, _)| rest.has_long(opt)) {
             return Verdict { risk: *risk, reason: (*reason).into() };
