@@ -389,27 +389,49 @@ fn helm_rules(inv: &Invocation) -> Verdict {
 }
 
 pub fn terraform<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let verdict = terraform_rules(inv);
+    if verdict.risk != crate::protocol::Risk::Safe {
+        return verdict.into();
+    }
+    TERRAFORM_READ.check(inv).into()
+}
+
+/// Options of terraform's reading commands (show, output, state list/show/pull, validate, fmt
+/// -check, graph, providers, version). `fmt -write` is left out.
+static TERRAFORM_READ: Options = Options {
+    short: "",
+    long: &[],
+    words: &[
+        "json", "no-color", "raw", "state=", "check", "diff", "recursive", "list=", "type=", "plan=", "draw-cycles",
+        "module-depth=", "chdir=", "var=", "var-file=", "lock=", "lock-timeout=", "id=", "help", "version", "backend=",
+        "test-directory=", "show-sensitive",
+    ],
+    numeric: false,
+    operands: Operands::Any,
+};
+
+fn terraform_rules(inv: &Invocation) -> Verdict {
     let Some((index, sub)) = inv.subcommand(&[]) else {
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     };
     let rest = inv.after(index);
     let second = rest.subcommand(&[]).map(|(_, s)| s).unwrap_or("");
     if sub == "destroy" || sub == "apply" && rest.has_word(&["-destroy"]) {
-        return Verdict::high("destroys infrastructure").into();
+        return Verdict::high("destroys infrastructure");
     }
     if sub == "state" && matches!(second, "rm" | "push" | "replace-provider")
         || sub == "force-unlock"
         || sub == "workspace" && second == "delete"
     {
-        return Verdict::high("rewrites infrastructure state").into();
+        return Verdict::high("rewrites infrastructure state");
     }
     if sub == "state" && matches!(second, "list" | "show" | "pull")
         || sub == "workspace" && matches!(second, "list" | "show")
     {
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     }
     if sub == "fmt" && (rest.has_word(&["-check"]) || rest.has_word(&["-diff"])) {
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     }
     by_subcommand(
         sub,
@@ -417,7 +439,6 @@ pub fn terraform<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         &[],
         "changes infrastructure or its state",
     )
-    .into()
 }
 
 /// Options of docker's read-only commands (ps, images, logs, inspect, stats, …) and its global

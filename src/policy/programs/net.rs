@@ -382,7 +382,7 @@ pub fn copy_remote<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                 | "sha1sum"
                 | "tree"
         ) {
-            return Verdict::SAFE.into();
+            return RCLONE_READ.check(inv).into();
         }
         if matches!(sub, "delete" | "purge" | "deletefile" | "rmdir" | "rmdirs" | "cleanup" | "sync" | "move") {
             return Verdict::high("deletes or overwrites files on remote storage").into();
@@ -417,7 +417,8 @@ pub fn sockets<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return Verdict::high("connects a program to the network (reverse shell)").into();
     }
     if inv.name != "socat" && inv.name != "telnet" && inv.has_short('z') {
-        return Verdict::SAFE.into();
+        const PORT_CHECK: Options = Options { short: "46nuvzw:W:i:q:", ..Options::NONE };
+        return PORT_CHECK.check(inv).into();
     }
     if inv.has_short('l') || inv.has_long("--listen") || lower.iter().any(|t| t.contains("listen:")) {
         return Verdict::medium("listens for network connections").into();
@@ -452,3 +453,19 @@ pub fn download_target(name: &str, args: &[Word]) -> Option<String> {
         _ => None,
     }
 }
+
+/// Options of rclone's listing and checking commands. `--config` (can name a password command)
+/// and anything that transfers are left out.
+static RCLONE_READ: Options = Options {
+    short: "aCdhPqRv",
+    long: &[
+        "max-depth=", "recursive", "dirs-only", "files-only", "hash", "no-modtime", "no-mimetype", "original",
+        "encrypted", "json", "level=", "include=", "exclude=", "filter=", "min-size=", "max-size=", "min-age=",
+        "max-age=", "fast-list", "log-level=", "human-readable", "format=", "separator=", "absolute", "one-way",
+        "size-only", "download", "combined=", "missing-on-src=", "missing-on-dst=", "match=", "differ=", "error=",
+        "stat", "full", "long", "quiet", "verbose", "all", "checksum", "count=", "head=", "tail=", "offset=",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};

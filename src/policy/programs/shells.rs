@@ -2,6 +2,7 @@
 //! mostly the risk of what they run. The wrapped command or code string is returned as `Nested`
 //! so the engine assesses it like any other.
 
+use super::options::{Operands, Options};
 use super::{join_code, skip_options};
 use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Nested, Outcome, Verdict};
@@ -222,8 +223,80 @@ pub fn sudo<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     Outcome::from(Verdict::medium("runs as root")).then(Nested::Exec { words: rest, bulk: inv.bulk })
 }
 
-/// Wrappers that run the rest of their arguments as a command, after their own options.
+/// Wrappers that run the rest of their arguments as a command, after their own options. Their
+/// own options must be in the wrapper's table (`nice --zz ls` is Medium); the command they run is
+/// assessed on its own.
 pub fn wrapper<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let mut outcome = wrapper_command(inv);
+    if let Some(table) = wrapper_options(inv.name) {
+        let end = table.operand_indices(inv.args).first().copied().unwrap_or(inv.args.len());
+        if let Some(problem) = table.first_unknown(&inv.args[..end]) {
+            outcome.verdict = outcome.verdict.max(Verdict::medium(problem));
+        }
+    }
+    outcome
+}
+
+fn wrapper_options(name: &str) -> Option<Options> {
+    const fn t(short: &'static str, long: &'static [&'static str], numeric: bool) -> Option<Options> {
+        Some(Options { short, long, words: &[], numeric, operands: Operands::Any })
+    }
+    match name {
+        "nice" => t("n:", &["adjustment="], true),
+        "timeout" => t("vk:s:", &["signal=", "kill-after=", "preserve-status", "foreground", "verbose"], false),
+        "time" => t("apqvf:o:", &["format=", "output=", "append", "portability", "quiet", "verbose"], false),
+        "command" => t("pvV", &[], false),
+        "exec" => t("cla:", &[], false),
+        "stdbuf" => t("i:o:e:", &["input=", "output=", "error="], false),
+        "ionice" => t("tc:n:p:P:u:", &["class=", "classdata=", "ignore", "pid=", "pgid=", "uid="], false),
+        "chrt" => t(
+            "abdefiomprvRT:P:D:",
+            &[
+                "all-tasks", "batch", "deadline", "fifo", "idle", "other", "rr", "pid", "max", "verbose",
+                "reset-on-fork", "sched-runtime=", "sched-period=", "sched-deadline=",
+            ],
+            false,
+        ),
+        "taskset" => t("acp", &["all-tasks", "cpu-list", "pid"], false),
+        "setsid" => t("cfw", &["ctty", "fork", "wait"], false),
+        "xargs" => t(
+            "0eoprtxa:d:E:I:i::L:l::n:P:s:",
+            &[
+                "null", "arg-file=", "delimiter=", "eof[=]", "replace[=]", "max-lines[=]", "max-args=", "max-procs=",
+                "max-chars=", "no-run-if-empty", "open-tty", "interactive", "verbose", "exit", "process-slot-var=",
+                "show-limits",
+            ],
+            false,
+        ),
+        "watch" => t(
+            "bceghptwxrqd::n:",
+            &[
+                "interval=", "beep", "color", "no-color", "differences[=]", "errexit", "chgexit", "exec", "no-title",
+                "no-wrap", "precise", "equexit=", "no-rerun",
+            ],
+            false,
+        ),
+        "flock" => t(
+            "Fnosuxc:E:w:",
+            &[
+                "shared", "exclusive", "unlock", "nonblock", "nb", "timeout=", "wait=", "conflict-exit-code=", "close",
+                "command=", "no-fork", "verbose",
+            ],
+            false,
+        ),
+        "env" => t(
+            "0ivu:C:P:S:",
+            &[
+                "ignore-environment", "null", "unset=", "chdir=", "split-string=", "block-signal[=]",
+                "default-signal[=]", "ignore-signal[=]", "list-signal-handling", "debug",
+            ],
+            false,
+        ),
+        _ => None,
+    }
+}
+
+fn wrapper_command<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let args = inv.args;
     let (start, mut verdict) = match inv.name {
         "env" => return env(inv),

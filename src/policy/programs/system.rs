@@ -249,7 +249,7 @@ pub fn systemctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         (&["set-default"], "changes what the system boots into"),
     ];
     let Some((index, sub)) = inv.subcommand(WITH_VALUE) else {
-        return Verdict::SAFE.into();
+        return SYSTEMCTL.check(inv).into();
     };
     if matches!(sub, "stop" | "disable" | "mask" | "kill" | "restart" | "try-restart" | "reload-or-restart" | "freeze")
     {
@@ -394,10 +394,41 @@ pub fn kill<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     Verdict::medium(format!("sends a signal to process {}", names.join(" "))).into()
 }
 
-/// Partition tools: printing the table is read-only; everything else rewrites a disk.
+/// Partition tools: printing the table is read-only; everything else rewrites a disk. Each tool
+/// has its own listing options (`parted -s` is script mode, not a listing).
 pub fn partitioning<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    let listing =
-        inv.has_word(&["-l", "--list", "-d", "--dump", "-s", "--show-size", "-p", "--print", "-v", "--version"]);
+    let (listing, table): (&[&str], Options) = match inv.name {
+        "fdisk" => (
+            &["-l", "--list", "-x", "--list-details"],
+            Options {
+                short: "lxbBcuLo:s:t:",
+                long: &["list", "list-details", "bytes", "output=", "type=", "color[=]", "sector-size=", "lock[=]"],
+                ..Options::NONE
+            },
+        ),
+        "sfdisk" => (
+            &[
+                "-l", "--list", "-d", "--dump", "-s", "--show-size", "-J", "--json", "-F", "--list-free", "-V",
+                "--verify",
+            ],
+            Options {
+                short: "dFJlrsVX:o:",
+                long: &[
+                    "list", "dump", "show-size", "json", "list-free", "verify", "bytes", "output=", "color[=]",
+                    "label=", "lock[=]", "quiet",
+                ],
+                ..Options::NONE
+            },
+        ),
+        "gdisk" | "sgdisk" => (
+            &["-l", "-p", "--print", "-v", "--verify", "-i", "--info"],
+            Options { short: "lpvi:", long: &["print", "verify", "info="], ..Options::NONE },
+        ),
+        "parted" => {
+            (&["-l", "--list"], Options { short: "lms", long: &["list", "machine", "script"], ..Options::NONE })
+        }
+        _ => (&[], Options::NONE),
+    };
     let parted_print = inv.name == "parted"
         && inv.positionals().iter().skip(1).all(|w| {
             matches!(
@@ -406,8 +437,8 @@ pub fn partitioning<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             )
         })
         && inv.positionals().iter().any(|w| w.text == "print");
-    if listing || parted_print {
-        return Verdict::SAFE.into();
+    if inv.has_word(listing) || parted_print {
+        return table.check(inv).into();
     }
     Verdict::high("changes disk partitions").into()
 }
