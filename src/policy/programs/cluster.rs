@@ -2,6 +2,7 @@
 //! pruning and reading Secrets are High. Commands run inside a container or pod are assessed too,
 //! and are at least Medium.
 
+use super::cluster_tables::{DOCKER_READ, KUBE_READ};
 use super::options::{Operands, Options};
 use super::{by_subcommand, skip_options};
 use crate::policy::invocation::Invocation;
@@ -440,108 +441,3 @@ fn terraform_rules(inv: &Invocation) -> Verdict {
         "changes infrastructure or its state",
     )
 }
-
-/// Options of docker's read-only commands (ps, images, logs, inspect, stats, …) and its global
-/// options. Left out: `-H/--host`, `--config` (checked before, with a reason).
-static DOCKER_READ: Options = Options {
-    short: "aDqstvc:f:l:n:",
-    long: &[
-        "all", "filter=", "format=", "last=", "latest", "no-trunc", "quiet", "size", "details", "follow", "since=",
-        "tail=", "timestamps", "until=", "type=", "digests", "tree", "no-stream", "human", "platform=", "limit=",
-        "verbose", "debug", "log-level=", "context=", "tls", "tlsverify", "tlscacert=", "tlscert=", "tlskey=",
-    ],
-    words: &[],
-    numeric: false,
-    operands: Operands::Any,
-};
-
-/// Options of kubectl's read-only commands (get, describe, logs, top, explain, …) and its global
-/// options. pflag accepts `--flag=true` for booleans, hence `[=]`. Left out: `--kubeconfig`
-/// (checked before), `--profile-output` and `cluster-info dump --output-directory` (write files).
-static KUBE_READ: Options = Options {
-    short: "AhpRwc:f:k:l:L:n:o:s:v:",
-    long: &[
-        "all-namespaces[=]",
-        "output=",
-        "selector=",
-        "field-selector=",
-        "watch[=]",
-        "watch-only[=]",
-        "show-labels[=]",
-        "label-columns=",
-        "sort-by=",
-        "no-headers[=]",
-        "show-kind[=]",
-        "namespace=",
-        "chunk-size=",
-        "ignore-not-found[=]",
-        "raw=",
-        "template=",
-        "output-watch-events[=]",
-        "server-print[=]",
-        "subresource=",
-        "filename=",
-        "kustomize=",
-        "recursive[=]",
-        "allow-missing-template-keys[=]",
-        "show-events[=]",
-        "show-managed-fields[=]",
-        "follow[=]",
-        "container=",
-        "all-containers[=]",
-        "previous[=]",
-        "tail=",
-        "since=",
-        "since-time=",
-        "timestamps[=]",
-        "prefix[=]",
-        "max-log-requests=",
-        "limit-bytes=",
-        "pod-running-timeout=",
-        "ignore-errors[=]",
-        "insecure-skip-tls-verify-backend[=]",
-        "containers[=]",
-        "use-protocol-buffers[=]",
-        "sum[=]",
-        "api-version=",
-        "namespaced[=]",
-        "verbs=",
-        "api-group=",
-        "cached[=]",
-        "client[=]",
-        "short[=]",
-        "types=",
-        "for=",
-        "timeout=",
-        "list[=]",
-        "revision=",
-        "minify[=]",
-        "context=",
-        "cluster=",
-        "user=",
-        "as=",
-        "as-group=",
-        "as-uid=",
-        "token=",
-        "server=",
-        "request-timeout=",
-        "cache-dir=",
-        "certificate-authority=",
-        "client-certificate=",
-        "client-key=",
-        "tls-server-name=",
-        "insecure-skip-tls-verify[=]",
-        "v=",
-        "match-server-version[=]",
-        "disable-compression[=]",
-        "warnings-as-errors[=]",
-        "sort-by=",
-        "show-secret[=]",
-        "resource-version=",
-        "local[=]",
-        "only-active-contexts[=]",
-    ],
-    words: &[],
-    numeric: false,
-    operands: Operands::Any,
-};

@@ -4,13 +4,16 @@
 
 pub mod builtins;
 pub mod cluster;
+pub mod cluster_tables;
 pub mod files;
+pub mod git_tables;
 pub mod inspect;
 pub mod net;
 pub mod options;
 pub mod packages;
 pub mod procs;
 pub mod readers;
+pub mod search_tables;
 pub mod shells;
 pub mod system;
 pub mod text;
