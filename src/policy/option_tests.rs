@@ -178,6 +178,12 @@ fn risk_of(command: &str) -> (Risk, Vec<String>) {
 #[case("sysctl -a")]
 #[case("date -u +%s")]
 #[case("date -d @1700000000")]
+#[case("date -Iseconds")]
+#[case("date --iso-8601=seconds")]
+#[case("lsb_release -a")]
+#[case("java -version")]
+#[case("rustc --version")]
+#[case("gcc -v")]
 #[case("hostname -I")]
 #[case("hostnamectl status")]
 #[case("timedatectl")]
@@ -481,6 +487,8 @@ fn everyday_use_stays_safe(#[case] command: &str) {
 #[case("terraform output -zz", "-zz")]
 #[case("rclone ls --config x remote:", "--config")]
 #[case("nc -zl 80", "-l")]
+#[case("gcc main.c", "compiles or runs code")]
+#[case("java -jar app.jar", "compiles or runs code")]
 #[case("fdisk -l --zz", "--zz")]
 #[case("unzip -l -o x.zip", "extracts")]
 // ── abbreviations: GNU getopt accepts them, the tables do not ───────────────────────────────
@@ -738,5 +746,15 @@ proptest! {
         let command = format!("{program} --zz{suffix} {rest}");
         let (risk, _) = risk_of(&command);
         prop_assert!(risk >= Medium, "{:?} is Safe", command);
+    }
+}
+
+#[test]
+fn a_dangerous_letter_inside_a_cluster_still_counts_but_not_inside_a_value() {
+    for (command, want) in
+        [("date -us 10:00", High), ("date -s now", High), ("date -Iseconds", Safe), ("date -Is", Safe)]
+    {
+        let (risk, reasons) = risk_of(command);
+        assert_eq!(risk, want, "{command:?}: {reasons:#?}");
     }
 }

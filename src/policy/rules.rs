@@ -174,6 +174,7 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["mtr"], O(&i::MTR)),
     (&["sensors"], O(&i::SENSORS)),
     (&["systemd-analyze"], Custom(procs::systemd_analyze)),
+    (&["lsb_release"], O(&i::LSB_RELEASE)),
     (&["nm"], O(&i::NM)),
     (&["objdump"], O(&i::OBJDUMP)),
     (&["readelf"], O(&i::READELF)),
@@ -256,6 +257,10 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
         Custom(shells::interpreter),
     ),
     (&["source", "."], Custom(shells::source)),
+    (
+        &["java", "javac", "rustc", "gcc", "g++", "cc", "clang", "clang++", "dotnet", "kotlin", "scala", "swift"],
+        Custom(tools::toolchain),
+    ),
     (&["eval"], Custom(shells::eval)),
     (&["sudo", "doas", "pkexec", "run0", "su"], Custom(shells::sudo)),
     (

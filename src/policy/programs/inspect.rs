@@ -345,3 +345,5 @@ pub static SUDO_LIST: Options = opts(
         "host=",
     ],
 );
+pub static LSB_RELEASE: Options =
+    opts("acdirsv", &["all", "id", "description", "release", "codename", "short", "version"]);

@@ -31,7 +31,7 @@ pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             }
             .into()
         }
-        "date" if inv.has_short('s') || inv.has_long("--set") || date_sets_clock(inv) => {
+        "date" if date_set_option(inv) || inv.has_long("--set") || date_sets_clock(inv) => {
             Verdict::high("sets the system clock").into()
         }
         "dmesg"
@@ -63,6 +63,23 @@ pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         }
         _ => inspect::CTL.check(inv).into(),
     }
+}
+
+/// `-s TIME` alone or in a cluster, but not the `s` inside an attached value (`-Iseconds`).
+fn date_set_option(inv: &Invocation) -> bool {
+    inv.texts().take_while(|t| *t != "--").any(|text| {
+        let Some(cluster) = text.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
+            return false;
+        };
+        for letter in cluster.chars() {
+            match letter {
+                's' => return true,
+                'd' | 'f' | 'r' | 'v' | 'I' => return false,
+                _ => {}
+            }
+        }
+        false
+    })
 }
 
 /// `date MMDDhhmm`: a positional that is not a `+FORMAT` (and not an option's value) sets the clock.

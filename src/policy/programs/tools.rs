@@ -151,3 +151,13 @@ pub fn archiver<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     Verdict::medium("changes files").into()
 }
+
+/// Compilers and runtimes opsai has no table for: asking for the version is Safe; anything else
+/// compiles or runs code.
+pub fn toolchain<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let texts: Vec<&str> = inv.texts().collect();
+    if matches!(texts.as_slice(), ["-version" | "--version" | "-V" | "-v" | "version" | "-dumpversion"]) {
+        return Verdict::SAFE.into();
+    }
+    Verdict::medium(format!("{} compiles or runs code (effect unknown)", inv.name)).into()
+}
