@@ -667,6 +667,12 @@ fn unlisted_letters(table: &Options) -> Vec<char> {
         .collect()
 }
 
+/// The letters of a getopt string that take no value.
+fn flag_letters(table: &Options) -> Vec<char> {
+    let spec: Vec<char> = table.short.chars().collect();
+    spec.iter().enumerate().filter(|(i, c)| **c != ':' && spec.get(i + 1) != Some(&':')).map(|(_, c)| *c).collect()
+}
+
 fn option_tables() -> Vec<(&'static str, &'static Options)> {
     PROGRAMS
         .iter()
@@ -735,6 +741,20 @@ proptest! {
         let (risk, reasons) = risk_of(&command);
         prop_assert!(risk >= Medium, "{:?} is Safe", command);
         prop_assert!(reasons.iter().any(|r| r.contains(&option) || r.contains("argument")), "{:?}: {:?}", command, reasons);
+    }
+
+    /// And the other way round: any cluster of a table's own flag letters stays Safe (the tables
+    /// must not raise false alarms on forms they list).
+    #[test]
+    fn a_cluster_of_known_flags_is_safe(pick in any::<prop::sample::Index>(), chosen in prop::collection::vec(any::<prop::sample::Index>(), 1..5)) {
+        let tables = option_tables();
+        let (name, table) = tables[pick.index(tables.len())];
+        let flags = flag_letters(table);
+        prop_assume!(!flags.is_empty());
+        let cluster: String = chosen.iter().map(|i| flags[i.index(flags.len())]).collect();
+        let command = format!("{name} -{cluster}");
+        let (risk, reasons) = risk_of(&command);
+        prop_assert_eq!(risk, Safe, "{:?}: {:?}", command, reasons);
     }
 
     /// The same for the programs whose rule is a function: an unknown option right after the
