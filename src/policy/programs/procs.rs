@@ -56,8 +56,8 @@ pub fn systemd_analyze<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const OPTIONS: Options = Options {
         short: "hqM:H:",
         long: &[
-            "user", "system", "global", "no-pager", "json=", "machine=", "root=", "image=", "order", "require",
-            "fuzz=", "man[=]", "generators[=]", "recursive-errors=", "offline=", "threshold=", "security-policy=",
+            "user", "system", "global", "no-pager", "json=", "machine=", "root=", "order", "require", "fuzz=",
+            "man[=]", "generators[=]", "recursive-errors=", "offline=", "threshold=", "security-policy=",
             "iterations=", "base-time=", "unit=", "table", "no-legend", "quiet", "tldr", "scale-svg=", "detailed",
             "from-pattern=", "to-pattern=", "profile=", "instance=",
         ],
