@@ -128,6 +128,7 @@ fn risk_of(command: &str) -> (Risk, Vec<String>) {
 #[case("awk -F: '{print $1}' /etc/passwd")]
 #[case("awk -v n=3 'NR==n' f")]
 #[case("gawk --posix '{print}' f")]
+#[case("awk '/ERR/ {print \"bad: \" $0 > \"/dev/stderr\"}' f")]
 // ── processes, system, network ────────────────────────────────────────────────────────────────
 #[case("ps aux")]
 #[case("ps -ef")]

@@ -304,7 +304,7 @@ fn awk_effect(program: &str) -> Option<Verdict> {
     if compact.contains('@') {
         return Some(Verdict::high("the awk program calls a function by name (@f), which can reach system()"));
     }
-    if let Some(effect) = print_redirect(&code) {
+    if let Some(effect) = print_redirect(&code, program) {
         return Some(Verdict::high(effect));
     }
     if raw.contains('@') {
@@ -319,8 +319,15 @@ fn awk_effect(program: &str) -> Option<Verdict> {
     None
 }
 
-/// Inside print/printf, `>` and `|` outside parentheses redirect the output.
-fn print_redirect(code: &str) -> Option<&'static str> {
+/// Inside print/printf, `>` and `|` outside parentheses redirect the output. `code` is the program
+/// with its strings blanked (same characters, same positions as `program`); a redirect to
+/// `"/dev/stderr"`, `"/dev/stdout"` or `"/dev/null"` writes no file.
+fn print_redirect(code: &str, program: &str) -> Option<&'static str> {
+    let original: Vec<char> = program.chars().collect();
+    let to_stream = |at: usize| {
+        let rest: String = original.iter().skip(at).skip_while(|c| **c == '>' || c.is_whitespace()).collect();
+        ["\"/dev/stderr\"", "\"/dev/stdout\"", "\"/dev/null\""].iter().any(|s| rest.starts_with(s))
+    };
     // Inside print/printf, `>` and `|` outside parentheses redirect the output.
     let bytes: Vec<char> = code.chars().collect();
     let mut i = 0;
@@ -343,7 +350,13 @@ fn print_redirect(code: &str) -> Option<&'static str> {
                     '|' if depth == 0 && bytes.get(j + 1) != Some(&'|') && (j == 0 || bytes[j - 1] != '|') => {
                         return Some("the awk program pipes output to a command");
                     }
-                    '>' if depth == 0 => return Some("the awk program writes a file"),
+                    '>' if depth == 0 && !to_stream(j) => return Some("the awk program writes a file"),
+                    '>' if depth == 0 => {
+                        // Past the whole `> "/dev/stderr"` so its `>` is not seen twice.
+                        while bytes.get(j + 1) == Some(&'>') {
+                            j += 1;
+                        }
+                    }
                     _ => {}
                 }
                 j += 1;
@@ -420,6 +433,8 @@ mod tests {
         assert_eq!(awk_effect("$3 > 100 {print $1, $3}"), None);
         assert_eq!(awk_effect("{print \"a > b | c\"}"), None);
         assert_eq!(awk_effect("{ if (a || b) print ($1 > 2) }"), None);
+        assert_eq!(awk_effect("{print \"bad\" > \"/dev/stderr\"}"), None);
+        assert!(awk_effect("{print > \"/dev/stderr\" > \"x\"}").is_some());
         assert!(awk_effect("{system(\"rm -rf /\")}").is_some_and(|v| v.risk == Risk::High));
         assert!(awk_effect("{print $0 > \"/etc/passwd\"}").is_some_and(|v| v.risk == Risk::High));
         assert!(awk_effect("{print | \"sh\"}").is_some_and(|v| v.risk == Risk::High));
