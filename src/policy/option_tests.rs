@@ -643,6 +643,8 @@ fn assigning_builtins_and_environment_printers_are_never_safe(#[case] command: &
 #[case("emacs --eval '(shell-command \"id\")'", "code runner")]
 #[case("gdb -ex 'shell id' -batch", "code runner")]
 #[case("rpm --eval '%(id)'", "%(")]
+#[case("kubectl get --raw=/api/v1/namespaces/x/secrets", "Secrets")]
+#[case("kubectl get --raw /api/v1/secrets", "Secrets")]
 #[case("parted -s /dev/sda mklabel gpt", "partitions")]
 // ── configs from stdin or a here-string, per program ──────────────────────────────────────────
 #[case("kubectl --kubeconfig=/dev/stdin get pods", "stdin")]

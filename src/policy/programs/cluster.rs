@@ -204,10 +204,13 @@ const KUBE_GLOBAL: &[&str] = &[
     "--tls-server-name",
 ];
 
+/// A Secret named as a resource (`secret/x`, `pods,secrets`) or in a raw API path
+/// (`--raw=/api/v1/namespaces/x/secrets`).
 fn mentions_secrets(inv: &Invocation) -> bool {
-    inv.positionals().iter().any(|w| {
-        w.text.split([',', '/']).any(|part| matches!(part.to_ascii_lowercase().as_str(), "secret" | "secrets"))
-    })
+    let named = |text: &str| {
+        text.split([',', '/', '=']).any(|part| matches!(part.to_ascii_lowercase().as_str(), "secret" | "secrets"))
+    };
+    inv.positionals().iter().any(|w| named(&w.text)) || inv.texts().any(|t| t.starts_with("--raw=") && named(t))
 }
 
 pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
@@ -242,7 +245,7 @@ fn kubectl_rules<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     if mentions_secrets(&rest) {
         let output = rest.value_of(Some('o'), "--output").unwrap_or("");
-        if sub == "get" && !output.is_empty() && output != "name" && output != "wide" {
+        if sub == "get" && (!output.is_empty() && output != "name" && output != "wide" || rest.has_long("--raw")) {
             return Verdict::high("reveals cluster Secrets (their values would reach the model provider)").into();
         }
         if matches!(sub, "get" | "describe") {
