@@ -369,10 +369,10 @@ fn risk_of(command: &str) -> (Risk, Vec<String>) {
 #[case("fdisk -l")]
 #[case("parted -l")]
 #[case("sfdisk -l")]
-#[case("terraform output -json")]
+#[case("terraform output")]
 #[case("terraform state list")]
 #[case("terraform fmt -check -recursive")]
-#[case("terraform -chdir=infra show -json")]
+#[case("terraform -chdir=infra show")]
 #[case("rclone ls remote:bucket --max-depth 1")]
 #[case("rclone lsjson -R remote:x")]
 #[case("nc -zv host 443")]
@@ -643,8 +643,12 @@ fn assigning_builtins_and_environment_printers_are_never_safe(#[case] command: &
 #[case("emacs --eval '(shell-command \"id\")'", "code runner")]
 #[case("gdb -ex 'shell id' -batch", "code runner")]
 #[case("rpm --eval '%(id)'", "%(")]
+// ── secrets dumped by a read-only command ───────────────────────────────────────────────────
 #[case("kubectl get --raw=/api/v1/namespaces/x/secrets", "Secrets")]
 #[case("kubectl get --raw /api/v1/secrets", "Secrets")]
+#[case("terraform state pull", "secrets included")]
+#[case("terraform output -json", "secrets included")]
+#[case("terraform show -json", "secrets included")]
 #[case("parted -s /dev/sda mklabel gpt", "partitions")]
 // ── configs from stdin or a here-string, per program ──────────────────────────────────────────
 #[case("kubectl --kubeconfig=/dev/stdin get pods", "stdin")]
@@ -654,7 +658,7 @@ fn assigning_builtins_and_environment_printers_are_never_safe(#[case] command: &
 #[case("curl -K - https://x", "stdin")]
 #[case("curl --config /dev/stdin https://x", "stdin")]
 #[case("wget --config=/dev/stdin https://x", "stdin")]
-fn code_runners_are_high(#[case] command: &str, #[case] named: &str) {
+fn code_runners_stdin_configs_and_secret_dumps_are_high(#[case] command: &str, #[case] named: &str) {
     let (risk, reasons) = risk_of(command);
     assert_eq!(risk, High, "{command:?}: reasons {reasons:#?}");
     let lower: Vec<String> = reasons.iter().map(|r| r.to_lowercase()).collect();

@@ -429,9 +429,12 @@ fn terraform_rules(inv: &Invocation) -> Verdict {
     {
         return Verdict::high("rewrites infrastructure state");
     }
-    if sub == "state" && matches!(second, "list" | "show" | "pull")
-        || sub == "workspace" && matches!(second, "list" | "show")
-    {
+    // State and outputs hold secrets in plain text; these forms print them unredacted.
+    let plain = rest.has_word(&["-json", "-raw"]);
+    if sub == "state" && second == "pull" || matches!(sub, "output" | "show") && plain {
+        return Verdict::high("prints terraform state or outputs, secrets included, in plain text");
+    }
+    if sub == "state" && matches!(second, "list" | "show") || sub == "workspace" && matches!(second, "list" | "show") {
         return Verdict::SAFE;
     }
     if sub == "fmt" && (rest.has_word(&["-check"]) || rest.has_word(&["-diff"])) {
