@@ -3,7 +3,7 @@
 
 use super::options::{Operands, Options};
 use super::{readers, write_target, write_targets};
-use crate::policy::invocation::Invocation;
+use crate::policy::invocation::{Invocation, long_matches};
 use crate::policy::paths::{self, Sensitive};
 use crate::policy::verdict::{Nested, Outcome, Verdict};
 use crate::policy::word::Word;
@@ -233,7 +233,11 @@ pub fn tar<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "--rsh-command", "--rmt-command",
     ];
     let attached = inv.texts().any(|t| (t.starts_with("-I") || t.starts_with("-F")) && !t.starts_with("--"));
-    if RUNS.iter().any(|opt| inv.has_long(opt)) || attached {
+    // `--checkpoint=N` (progress) is not an abbreviation of `--checkpoint-action`.
+    let progress = |t: &str| t == "--checkpoint" || t.starts_with("--checkpoint=");
+    let runs =
+        RUNS.iter().any(|opt| inv.texts().take_while(|t| *t != "--").any(|t| long_matches(t, opt) && !progress(t)));
+    if runs || attached {
         return Verdict::high("an option that makes tar run a program it names (a code runner)").into();
     }
     if inv.has_long("--index-file") {

@@ -51,6 +51,11 @@ impl Options {
         self.walk(args, &mut Vec::new())
     }
 
+    /// Is `--name` (without dashes) one of this table's long options?
+    pub fn knows_long(&self, name: &str) -> bool {
+        self.long.iter().any(|entry| entry_name(entry) == name)
+    }
+
     /// The indices of the operands (words that are neither options nor option values).
     pub fn operand_indices(&self, args: &[Word]) -> Vec<usize> {
         let mut indices = Vec::new();

@@ -331,7 +331,7 @@ pub fn journalctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "--update-catalog", "--cursor-file",
     ]
     .iter()
-    .any(|o| inv.has_long(o))
+    .any(|o| inv.has_long_exact(o))
     {
         return Verdict::medium("changes the journal or writes a file").into();
     }

@@ -22,12 +22,23 @@ const READ_VETOES: &[(&str, Risk, &str)] = &[
     ("--ext-diff", Risk::High, "runs an external diff program (a code runner)"),
     ("--open-files-in-pager", Risk::High, "runs the program it names as a pager (a code runner)"),
     ("--textconv", Risk::High, "runs text conversion programs (a code runner)"),
-    ("--filters", Risk::High, "runs the configured filter programs (a code runner)"),
     ("--upload-pack", Risk::High, "runs the given program as git's remote helper (a code runner)"),
     ("--receive-pack", Risk::High, "runs the given program as git's remote helper (a code runner)"),
     ("--exec", Risk::High, "runs the given program as git's remote helper (a code runner)"),
     ("--web", Risk::Medium, "starts a browser"),
 ];
+
+/// `--opt`, `--opt=…`, or an abbreviation git would expand to it; an abbreviation that is itself a
+/// read-only option (`--text` is not `--textconv`) is that option.
+fn names_option(rest: &Invocation, opt: &str) -> bool {
+    let want = opt.trim_start_matches("--");
+    rest.texts().take_while(|t| *t != "--").any(|text| {
+        let Some(key) = text.strip_prefix("--").map(|k| k.split_once('=').map_or(k, |(k, _)| k)) else {
+            return false;
+        };
+        key == want || key.len() >= 3 && want.starts_with(key) && !GIT_READ.knows_long(key)
+    })
+}
 
 /// `git -c KEY=VALUE`: keys that name a program git runs, or that load more configuration.
 fn config_runs_program(key: &str) -> bool {
@@ -137,12 +148,16 @@ fn sub_verdict(inv: &Invocation, index: usize, sub: &str) -> Verdict {
 fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
     let rest = inv.after(index);
     // Code runners, whatever the subcommand (`git fetch --upload-pack=…`, `git push --exec=…`).
-    if let Some((_, risk, reason)) = READ_VETOES.iter().find(|(opt, risk, _)| *risk == Risk::High && rest.has_long(opt))
+    if let Some((_, risk, reason)) =
+        READ_VETOES.iter().find(|(opt, risk, _)| *risk == Risk::High && names_option(&rest, opt))
     {
         return Verdict { risk: *risk, reason: (*reason).into() };
     }
     let positional: Vec<&str> = rest.positionals().iter().map(|w| w.text.as_str()).collect();
     let has = |short: char, long: &str| rest.has_short(short) || rest.has_long(long);
+    if sub == "cat-file" && rest.has_long("--filters") {
+        return Verdict::high("runs the configured filter programs (a code runner)");
+    }
     let runs = match sub {
         "rebase" => has('x', "--exec"),
         "bisect" => positional.first() == Some(&"run"),
@@ -155,7 +170,7 @@ fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
         return Verdict::high(format!("git {sub} runs the command it is given (a code runner)"));
     }
     if READ_ONLY.contains(&sub) {
-        if let Some((_, risk, reason)) = READ_VETOES.iter().find(|(opt, _, _)| rest.has_long(opt)) {
+        if let Some((_, risk, reason)) = READ_VETOES.iter().find(|(opt, _, _)| names_option(&rest, opt)) {
             return Verdict { risk: *risk, reason: (*reason).into() };
         }
         if sub == "fsck" && rest.has_long("--lost-found") {
