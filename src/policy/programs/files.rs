@@ -77,7 +77,12 @@ pub fn create<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     let written: Vec<&Word> = targets.into_iter().filter(|t| !is_harmless_device(&t.text)).collect();
     if written.is_empty() {
-        return if inv.name == "tee" { Verdict::SAFE.into() } else { Verdict::medium(action.to_owned()).into() };
+        if inv.name == "tee" {
+            const TEE: Options =
+                Options { short: "aip", long: &["append", "ignore-interrupts", "output-error[=]"], ..Options::NONE };
+            return TEE.check(inv).into();
+        }
+        return Verdict::medium(action.to_owned()).into();
     }
     write_targets(written, action, Verdict::medium(action.to_owned())).into()
 }

@@ -311,7 +311,11 @@ pub fn service<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let positionals = inv.positionals();
     let unit = positionals.first().map(|w| w.text.as_str()).unwrap_or("");
     let action = positionals.get(1).map(|w| w.text.as_str()).unwrap_or("");
-    if inv.has_long("--status-all") || matches!(action, "status" | "") && !unit.is_empty() || inv.args.is_empty() {
+    let options_known = inv.texts().all(|t| !t.starts_with('-') || t == "--status-all");
+    let reads = inv.args.is_empty()
+        || inv.texts().eq(["--status-all"])
+        || matches!(action, "status" | "") && !unit.is_empty() && positionals.len() <= 2;
+    if reads && options_known {
         return Verdict::SAFE.into();
     }
     if action == "stop"
