@@ -93,8 +93,9 @@ impl Options {
             && operands > max
         {
             return Some(match max {
-                0 => "takes no arguments when read-only; these are not known to be read-only".to_owned(),
-                n => format!("more than {n} argument(s) is not a read-only form"),
+                0 => "an argument here sets a value instead of printing it: not known to be read-only".to_owned(),
+                1 => "more than one argument: not a read-only form".to_owned(),
+                n => format!("more than {n} arguments: not a read-only form"),
             });
         }
         None
