@@ -444,6 +444,7 @@ fn everyday_use_stays_safe(#[case] command: &str) {
 #[case("git log --zz", "--zz")]
 #[case("git log -O order", "-O")]
 #[case("git diff --output=x", "writes")]
+#[case("git help -w log", "browser")]
 #[case("git status --zz", "--zz")]
 #[case("docker --zz ps", "--zz")]
 #[case("docker ps --zz", "--zz")]

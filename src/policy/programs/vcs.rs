@@ -176,6 +176,9 @@ fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
         if sub == "fsck" && rest.has_long("--lost-found") {
             return Verdict::medium("writes recovered objects into .git/lost-found");
         }
+        if sub == "help" && rest.has_short('w') {
+            return Verdict::medium("starts a browser");
+        }
         if sub == "grep" && rest.has_short('O') {
             return Verdict::high("runs the program it names as a pager (a code runner)");
         }
