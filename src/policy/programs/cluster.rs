@@ -11,6 +11,12 @@ use crate::policy::verdict::{Nested, Outcome, Verdict};
 const DOCKER_GLOBAL: &[&str] =
     &["-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey"];
 
+/// docker's read-only commands (alone or after a management group: `docker container ls`).
+const DOCKER_SAFE: &[&str] = &[
+    "ps", "ls", "list", "logs", "inspect", "images", "version", "info", "stats", "top", "port", "history", "diff",
+    "events", "search", "df", "show", "--version", "-v",
+];
+
 /// Management commands with a second word (`docker container ls`).
 const DOCKER_GROUPS: &[&str] = &[
     "container", "image", "network", "volume", "system", "context", "builder", "buildx", "plugin", "secret", "service",
@@ -19,6 +25,10 @@ const DOCKER_GROUPS: &[&str] = &[
 
 pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let Some((index, first)) = inv.subcommand(DOCKER_GLOBAL) else {
+        let known: Vec<&str> = DOCKER_GROUPS.iter().chain(DOCKER_SAFE).copied().collect();
+        if let Some(verdict) = super::value_where_subcommand_expected(inv.args, DOCKER_GLOBAL, &known) {
+            return verdict.into();
+        }
         return DOCKER_READ.check(inv).into();
     };
     let outcome = docker_sub(inv, index, first);
@@ -58,10 +68,7 @@ fn docker_sub<'a>(inv: &Invocation<'a>, first_index: usize, first: &'a str) -> O
     if sub == "exec" {
         return exec_in_container(&rest);
     }
-    const SAFE: &[&str] = &[
-        "ps", "ls", "list", "logs", "inspect", "images", "version", "info", "stats", "top", "port", "history", "diff",
-        "events", "search", "df", "show", "--version", "-v",
-    ];
+
     if (sub == "rm" || sub == "remove" || sub == "rmi") && (rest.has_short('f') || rest.has_long("--force")) {
         return Verdict::high("force-removes containers or images").into();
     }
@@ -83,7 +90,7 @@ fn docker_sub<'a>(inv: &Invocation<'a>, first_index: usize, first: &'a str) -> O
     if sub == "inspect" && rest.texts().any(|t| t.contains(".Config.Env") || t.contains(".Env")) {
         return Verdict::medium("prints a container's environment (tokens often live there)").into();
     }
-    by_subcommand(sub, SAFE, &[], "changes containers or images").into()
+    by_subcommand(sub, DOCKER_SAFE, &[], "changes containers or images").into()
 }
 
 /// `--privileged`, the host's root or Docker socket mounted, or the host's namespaces shared.

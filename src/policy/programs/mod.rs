@@ -48,6 +48,19 @@ pub fn skip_options(args: &[Word], with_value: &[&str]) -> usize {
     i
 }
 
+/// `git --namespace status`, `docker -l ps`: with no subcommand left, an option's value that is
+/// a subcommand's name was most likely meant as one; what the program will do is unclear.
+pub fn value_where_subcommand_expected(args: &[Word], with_value: &[&str], subcommands: &[&str]) -> Option<Verdict> {
+    args.windows(2).find_map(|pair| {
+        (with_value.contains(&pair[0].text.as_str()) && subcommands.contains(&pair[1].text.as_str())).then(|| {
+            Verdict::medium(format!(
+                "{} takes {} as its value where a subcommand is expected: not a known read-only form",
+                pair[0].text, pair[1].text
+            ))
+        })
+    })
+}
+
 /// A file argument that means "read standard input" (`-`, `/dev/stdin`, `/dev/fd/0`…): a config
 /// taken from there is whatever a here-string or pipe says.
 pub fn is_stdin(path: &str) -> bool {

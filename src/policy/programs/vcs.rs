@@ -120,6 +120,9 @@ fn global_options(global: &Invocation) -> Result<(), Verdict> {
 
 pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let Some((index, sub)) = inv.subcommand(GLOBAL_WITH_VALUE) else {
+        if let Some(verdict) = super::value_where_subcommand_expected(inv.args, GLOBAL_WITH_VALUE, READ_ONLY) {
+            return verdict.into();
+        }
         let global = Invocation { args: inv.args, ..*inv };
         return global_options(&global).err().unwrap_or(Verdict::SAFE).into();
     };
