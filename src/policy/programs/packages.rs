@@ -43,6 +43,11 @@ pub fn packages<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         }
         _ => {}
     }
+    // These evaluate files of the project they run in, whatever the command: the Gemfile is Ruby,
+    // `.yarnrc.yml` can name its own yarn (`yarnPath`), composer activates the project's plugins.
+    if matches!(inv.name, "bundle" | "yarn" | "composer") {
+        return Verdict::medium(format!("{} runs code from the project it is run in", inv.name)).into();
+    }
     let Some((index, sub)) = inv.subcommand(WITH_VALUE) else {
         let version_only = inv.has_word(&["--version", "-v", "-V", "version", "--help", "-h"]);
         return if version_only || inv.args.is_empty() && inv.name != "cargo" {
