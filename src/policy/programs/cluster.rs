@@ -100,8 +100,14 @@ fn host_access(inv: &Invocation) -> Option<&'static str> {
         matches!(pair[0], "--pid" | "--ipc" | "--userns" | "--uts" | "--net" | "--network" | "--cgroupns")
             && pair[1] == "host"
     });
+    // A host device, any added capability or a lifted confinement reaches the host too.
+    let loosened = texts.iter().any(|t| {
+        let key = t.split_once('=').map_or(*t, |(k, _)| k);
+        matches!(key, "--device" | "--cap-add" | "--security-opt" | "--device-cgroup-rule")
+    });
     if inv.has_long("--privileged")
         || host_namespace
+        || loosened
         || inv.has_word(&[
             "--pid=host", "--ipc=host", "--userns=host", "--uts=host", "--net=host", "--network=host",
             "--cgroupns=host", "--cap-add=ALL", "--cap-add=SYS_ADMIN",
