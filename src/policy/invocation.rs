@@ -38,6 +38,12 @@ impl<'a> Invocation<'a> {
         self.option_words().any(|text| long_matches(text, name))
     }
 
+    /// `--name` or `--name=…` exactly, no abbreviation: for options whose abbreviations are also
+    /// the full names of harmless options (`--cursor` is not `--cursor-file`).
+    pub fn has_long_exact(&self, name: &str) -> bool {
+        self.option_words().any(|text| text == name || text.strip_prefix(name).is_some_and(|r| r.starts_with('=')))
+    }
+
     /// Any of these exact words (find's `-delete`, `systemctl`'s `--now`), before `--`.
     pub fn has_word(&self, words: &[&str]) -> bool {
         self.option_words().any(|text| words.contains(&text))

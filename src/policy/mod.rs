@@ -24,6 +24,8 @@ pub use word::quote as quote_word;
 #[cfg(test)]
 mod construct_tests;
 #[cfg(test)]
+mod option_tests;
+#[cfg(test)]
 mod table_tests;
 #[cfg(test)]
 mod tests;

@@ -7,135 +7,179 @@ use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use super::invocation::Invocation;
-use super::programs::{cluster, files, net, packages, shells, system, text, vcs};
+use super::programs::options::{self, Options};
+use super::programs::{
+    builtins as b, cluster, files, inspect as i, net, packages, procs, readers as r, shells, system, text, tools, vcs,
+    viewers,
+};
 use super::verdict::{Outcome, Verdict};
 use crate::protocol::Risk::{self, High, Medium};
 
 pub enum Rule {
-    /// Read-only with any arguments.
-    ReadOnly,
-    /// Read-only unless one of these options is given.
-    ReadOnlyUnless(&'static [Veto]),
+    /// Read-only with the options and operands of this table; anything else is Medium.
+    Options(&'static Options),
+    /// Read-only whatever the arguments: they are data, never options or actions (`echo`, `test`).
+    DataArgs,
     /// Always this risk, for this reason.
     Fixed(Risk, &'static str),
-    /// Depends on subcommands, targets or nested commands: see the function.
+    /// Depends on subcommands, targets or nested commands: see the function (which checks the
+    /// program's option table itself before saying Safe).
     Custom(for<'a> fn(&Invocation<'a>) -> Outcome<'a>),
 }
 
-/// An option that takes a read-only program out of Safe.
-pub struct Veto {
-    pub option: Opt,
-    pub risk: Risk,
-    pub reason: &'static str,
-}
-
-pub enum Opt {
-    /// `-x`, alone or in a cluster.
-    Short(char),
-    /// `--name`, `--name=…`, or an abbreviation of it.
-    Long(&'static str),
-    /// An exact word (`-delete`).
-    Word(&'static str),
-}
-
-const fn veto(option: Opt, risk: Risk, reason: &'static str) -> Veto {
-    Veto { option, risk, reason }
-}
-
-use Opt::{Long, Short};
-use Rule::{Custom, Fixed, ReadOnly, ReadOnlyUnless};
-
-const RUNS_PROGRAM: &str = "an option that runs another program";
+use Rule::{Custom, DataArgs, Fixed, Options as O};
 
 /// name(s) → rule. Read top to bottom: safe readers, then writers, then the dangerous.
 pub static PROGRAMS: &[(&[&str], Rule)] = &[
-    // ── Read-only: files, text, search ─────────────────────────────────────────────────────
-    (&["ls", "dir", "vdir", "exa", "eza", "pwd", "stat", "du", "df", "realpath", "readlink"], ReadOnly),
-    (&["basename", "dirname", "pathchk", "cat", "tac", "head", "tail", "wc", "nl", "fold", "fmt", "column"], ReadOnly),
-    (&["paste", "join", "comm", "cut", "tr", "rev", "expand", "unexpand", "diff", "diff3", "cmp"], ReadOnly),
-    (
-        &["colordiff", "grep", "egrep", "fgrep", "zgrep", "zegrep", "zcat", "bzcat", "xzcat", "zstdcat", "zdiff"],
-        ReadOnly,
-    ),
-    (&["ag", "ack", "jq", "gojq", "strings", "hexdump", "od", "base32", "base64", "basenc"], ReadOnly),
-    (&["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum"], ReadOnly),
-    (&["echo", "printf", "true", "false", "test", "[", "[[", ":", "seq", "yes", "sleep", "expr", "factor"], ReadOnly),
-    (&["numfmt", "which", "type", "whereis", "whatis", "apropos", "locate", "plocate", "mlocate", "help"], ReadOnly),
-    (&["cd", "pushd", "popd", "dirs", "read", "wait", "jobs", "shopt", "ulimit"], ReadOnly),
-    (
-        &["declare", "local", "readonly", "typeset", "export", "unset", "getopts", "shift", "let", "tput", "clear"],
-        ReadOnly,
-    ),
-    (&["less", "more", "most", "zless", "zmore"], Custom(text::pager)),
-    (
-        &["ss"],
-        ReadOnlyUnless(&[veto(Short('K'), Medium, "kills sockets"), veto(Long("--kill"), Medium, "kills sockets")]),
-    ),
-    (
-        &["arp"],
-        ReadOnlyUnless(&[
-            veto(Short('d'), Medium, "changes the ARP table"),
-            veto(Short('s'), Medium, "changes the ARP table"),
-            veto(Short('f'), Medium, "changes the ARP table"),
-        ]),
-    ),
-    (&["tree"], ReadOnlyUnless(&[veto(Short('o'), Medium, "writes its output to a file")])),
-    (
-        &["sdiff"],
-        ReadOnlyUnless(&[
-            veto(Short('o'), Medium, "writes a merged file"),
-            veto(Long("--output"), Medium, "writes a merged file"),
-        ]),
-    ),
-    (&["bat", "batcat"], ReadOnlyUnless(&[veto(Long("--pager"), Medium, RUNS_PROGRAM)])),
-    (&["file"], ReadOnlyUnless(&[veto(Short('C'), Medium, "compiles a magic file (writes it)")])),
-    (&["hash"], ReadOnlyUnless(&[veto(Short('p'), Medium, "rebinds a command name to another program")])),
-    (&["alias", "umask"], Fixed(Medium, "changes how later commands in this shell behave")),
-    (
-        &["rg"],
-        ReadOnlyUnless(&[
-            veto(Long("--pre"), Medium, RUNS_PROGRAM),
-            veto(Short('z'), Medium, "--search-zip runs decompression programs"),
-            veto(Long("--hostname-bin"), Medium, RUNS_PROGRAM),
-            veto(Long("--search-zip"), Medium, "--search-zip runs decompression programs"),
-        ]),
-    ),
-    (
-        &["man"],
-        ReadOnlyUnless(&[
-            veto(Short('P'), Medium, RUNS_PROGRAM),
-            veto(Long("--pager"), Medium, RUNS_PROGRAM),
-            veto(Short('H'), Medium, RUNS_PROGRAM),
-            veto(Long("--html"), Medium, RUNS_PROGRAM),
-            veto(Long("--preprocessor"), Medium, RUNS_PROGRAM),
-            veto(Short('C'), Medium, "reads a config file that can name a pager"),
-            veto(Long("--config-file"), Medium, "reads a config file that can name a pager"),
-            veto(Short('X'), Medium, RUNS_PROGRAM),
-        ]),
-    ),
+    // ── Read-only: files, text, search (option tables in programs/readers.rs) ──────────────
+    (&["ls", "dir", "vdir"], O(&r::LS)),
+    (&["exa", "eza"], O(&r::EZA)),
+    (&["pwd"], O(&r::PWD)),
+    (&["stat"], O(&r::STAT)),
+    (&["du"], O(&r::DU)),
+    (&["df"], O(&r::DF)),
+    (&["realpath"], O(&r::REALPATH)),
+    (&["readlink"], O(&r::READLINK)),
+    (&["basename"], O(&r::BASENAME)),
+    (&["dirname"], O(&r::DIRNAME)),
+    (&["pathchk"], O(&r::PATHCHK)),
+    (&["cat"], O(&r::CAT)),
+    (&["tac"], O(&r::TAC)),
+    (&["head"], O(&r::HEAD)),
+    (&["tail"], O(&r::TAIL)),
+    (&["wc"], O(&r::WC)),
+    (&["nl"], O(&r::NL)),
+    (&["fold"], O(&r::FOLD)),
+    (&["fmt"], O(&r::FMT)),
+    (&["column"], O(&r::COLUMN)),
+    (&["paste"], O(&r::PASTE)),
+    (&["join"], O(&r::JOIN)),
+    (&["comm"], O(&r::COMM)),
+    (&["cut"], O(&r::CUT)),
+    (&["tr"], O(&r::TR)),
+    (&["rev", "factor", "sleep", "arch", "groups", "logname", "users", "lsmod", "hostid"], O(&i::BARE)),
+    (&["expand"], O(&r::EXPAND)),
+    (&["unexpand"], O(&r::UNEXPAND)),
+    (&["diff", "colordiff", "zdiff", "zcmp"], O(&r::DIFF)),
+    (&["diff3"], O(&r::DIFF3)),
+    (&["sdiff"], O(&r::SDIFF)),
+    (&["cmp"], O(&r::CMP)),
+    (&["grep", "egrep", "fgrep", "zgrep", "zegrep", "zfgrep"], O(&r::GREP)),
+    (&["zcat", "bzcat", "xzcat", "zstdcat", "lzcat"], O(&r::ZCAT)),
+    (&["ag"], O(&r::AG)),
+    (&["ack"], O(&r::ACK)),
+    (&["jq", "gojq", "jaq"], Custom(viewers::jq)),
+    (&["yq"], Custom(viewers::jq)),
+    (&["strings"], O(&r::STRINGS)),
+    (&["hexdump"], O(&r::HEXDUMP)),
+    (&["od"], O(&r::OD)),
+    (&["base32", "base64", "basenc"], O(&r::BASE64)),
+    (&["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum"], O(&r::CHECKSUM)),
+    (&["sum"], O(&r::SUM)),
+    (&["echo", "true", "false", "test", "[", "[[", ":", "yes", "expr"], DataArgs),
+    (&["printf"], Custom(b::printf)),
+    (&["seq"], O(&r::SEQ)),
+    (&["numfmt"], O(&r::NUMFMT)),
+    (&["which"], O(&r::WHICH)),
+    (&["type"], O(&b::TYPE)),
+    (&["whereis"], O(&r::WHEREIS)),
+    (&["whatis", "apropos"], O(&r::APROPOS)),
+    (&["locate", "plocate", "mlocate"], O(&r::LOCATE)),
+    (&["help"], O(&b::HELP)),
+    (&["cd"], O(&b::CD)),
+    (&["pushd"], O(&b::PUSHD)),
+    (&["popd"], O(&b::POPD)),
+    (&["dirs"], O(&b::DIRS)),
+    (&["wait"], O(&b::WAIT)),
+    (&["jobs"], O(&b::JOBS)),
+    (&["shopt"], O(&b::SHOPT)),
+    (&["ulimit"], O(&b::ULIMIT)),
+    (&["tput"], O(&b::TPUT)),
+    (&["clear"], O(&b::CLEAR)),
+    (&["hash"], O(&b::HASH)),
+    (&["alias"], O(&b::ALIAS)),
+    (&["umask"], O(&b::UMASK)),
+    // Builtins that assign variables, or print them all: never Safe.
+    (&["read", "mapfile", "readarray", "getopts", "let"], Fixed(Medium, b::ASSIGNS)),
+    (&["declare", "typeset", "local", "readonly", "export"], Fixed(Medium, b::SETS_OR_PRINTS)),
+    (&["unset"], Fixed(Medium, "unsets shell variables or functions")),
+    (&["shift"], Fixed(Medium, "shifts the positional parameters")),
+    (&["less", "most", "zless"], Custom(viewers::pager)),
+    (&["more", "zmore"], Custom(viewers::pager)),
+    (&["ss"], O(&i::SS)),
+    (&["arp"], O(&i::ARP)),
+    (&["tree"], O(&r::TREE)),
+    (&["bat", "batcat"], O(&r::BAT)),
+    (&["file"], O(&r::FILE)),
+    (&["rg"], O(&r::RG)),
+    (&["man"], Custom(viewers::man)),
     (&["sort"], Custom(files::sort)),
-    (&["xxd"], Custom(files::uniq)),
-    (
-        &["yq"],
-        ReadOnlyUnless(&[
-            veto(Short('i'), Medium, "edits files in place"),
-            veto(Long("--inplace"), Medium, "edits files in place"),
-        ]),
-    ),
+    (&["xxd"], Custom(files::xxd)),
     (&["uniq"], Custom(files::uniq)),
     (&["find"], Custom(files::find)),
     (&["sed", "gsed"], Custom(text::sed)),
     (&["awk", "gawk", "mawk", "nawk", "busybox-awk"], Custom(text::awk)),
     (&["tar", "bsdtar", "gtar"], Custom(files::tar)),
     (&["unzip"], Custom(files::unzip)),
-    // ── Read-only: processes, system, network diagnostics ─────────────────────────────────
-    (&["ps", "pgrep", "pidof", "pstree", "top", "htop", "atop", "btop", "vmstat", "iostat", "mpstat"], ReadOnly),
-    (&["pidstat", "sar", "free", "uptime", "w", "who", "whoami", "id", "groups", "logname", "users", "last"], ReadOnly),
-    (&["lastlog", "uname", "arch", "nproc", "lscpu", "lsmem", "lspci", "lsusb", "lsmod", "lsblk", "blkid"], ReadOnly),
-    (&["findmnt", "lsns", "lsipc", "lslocks", "getconf", "getent", "hostid", "tty", "locale", "cal"], ReadOnly),
-    (&["printenv", "lsof", "netstat", "nslookup", "host", "dig", "drill", "whois"], ReadOnly),
-    (&["ping", "ping6", "traceroute", "traceroute6", "tracepath", "mtr", "sensors", "systemd-analyze"], ReadOnly),
-    (&["nm", "objdump", "readelf", "size", "history"], Custom(system::read_only_with_history)),
+    // ── Read-only: processes, system, network diagnostics (tables in programs/inspect.rs) ───
+    (&["ps"], Custom(procs::ps)),
+    (&["pgrep"], O(&i::PGREP)),
+    (&["pidof"], O(&i::PIDOF)),
+    (&["pstree"], O(&i::PSTREE)),
+    (&["top"], O(&i::TOP)),
+    (&["htop"], O(&i::HTOP)),
+    (&["atop"], O(&i::ATOP)),
+    (&["btop"], O(&i::BTOP)),
+    (&["vmstat"], O(&i::VMSTAT)),
+    (&["iostat"], O(&i::IOSTAT)),
+    (&["mpstat"], O(&i::MPSTAT)),
+    (&["pidstat"], O(&i::PIDSTAT)),
+    (&["sar"], O(&i::SAR)),
+    (&["free"], O(&i::FREE)),
+    (&["uptime"], O(&i::UPTIME)),
+    (&["w"], O(&i::W)),
+    (&["who"], O(&i::WHO)),
+    (&["whoami"], O(&i::BARE)),
+    (&["id"], O(&i::ID)),
+    (&["last", "lastb"], O(&i::LAST)),
+    (&["lastlog"], O(&i::LASTLOG)),
+    (&["uname"], O(&i::UNAME)),
+    (&["nproc"], O(&i::NPROC)),
+    (&["lscpu"], O(&i::LSCPU)),
+    (&["lsmem"], O(&i::LSMEM)),
+    (&["lspci"], O(&i::LSPCI)),
+    (&["lsusb"], O(&i::LSUSB)),
+    (&["lsblk"], O(&i::LSBLK)),
+    (&["blkid"], O(&i::BLKID)),
+    (&["findmnt"], O(&i::FINDMNT)),
+    (&["lsns"], O(&i::LSNS)),
+    (&["lsipc"], O(&i::LSIPC)),
+    (&["lslocks"], O(&i::LSLOCKS)),
+    (&["getconf"], O(&i::GETCONF)),
+    (&["getent"], O(&i::GETENT)),
+    (&["tty"], O(&i::TTY)),
+    (&["locale"], O(&i::LOCALE)),
+    (&["cal", "ncal"], O(&i::CAL)),
+    (&["printenv"], Custom(b::printenv)),
+    (&["lsof"], O(&i::LSOF)),
+    (&["netstat"], O(&i::NETSTAT)),
+    (&["nslookup"], O(&i::NSLOOKUP)),
+    (&["host"], O(&i::HOST)),
+    (&["dig"], O(&i::DIG)),
+    (&["drill"], O(&i::DRILL)),
+    (&["whois"], O(&i::WHOIS)),
+    (&["ping", "ping6"], O(&i::PING)),
+    (&["traceroute", "traceroute6"], O(&i::TRACEROUTE)),
+    (&["tracepath"], O(&i::TRACEPATH)),
+    (&["mtr"], O(&i::MTR)),
+    (&["sensors"], O(&i::SENSORS)),
+    (&["systemd-analyze"], Custom(procs::systemd_analyze)),
+    (&["lsb_release"], O(&i::LSB_RELEASE)),
+    (&["nm"], O(&i::NM)),
+    (&["objdump"], O(&i::OBJDUMP)),
+    (&["readelf"], O(&i::READELF)),
+    (&["size"], O(&i::SIZE)),
+    (&["history"], Custom(procs::history)),
     (
         &["hostname", "hostnamectl", "timedatectl", "date", "dmesg", "sysctl", "loginctl"],
         Custom(system::clocks_and_kernel),
@@ -186,20 +230,21 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["dd"], Custom(files::dd)),
     (
         &["gzip", "gunzip", "bzip2", "bunzip2", "xz", "unxz", "zstd", "unzstd", "zip", "7z", "patch"],
-        Fixed(Medium, "changes files"),
+        Custom(tools::archiver),
     ),
-    (&["vi", "vim", "nvim", "nano", "emacs", "code", "ed"], Fixed(Medium, "opens an editor that can change files")),
+    (&["vi", "vim", "nvim", "emacs", "ed", "gdb"], Custom(tools::editor)),
+    (&["nano", "code"], Fixed(Medium, "opens an editor that can change files")),
     (
         &["make", "cmake", "ninja", "meson", "gradle", "gradlew", "mvn", "ant", "bazel", "just"],
         Fixed(Medium, "builds or runs project tasks (effect unknown)"),
     ),
-    (
-        &["openssl", "gpg", "ssh-keygen", "ssh-add", "ssh-copy-id", "certbot"],
-        Fixed(Medium, "creates or uses keys and certificates"),
-    ),
+    (&["ssh-add", "ssh-copy-id", "certbot"], Fixed(Medium, "creates or uses keys and certificates")),
+    (&["openssl"], Custom(tools::openssl)),
+    (&["gpg", "gpg2"], Custom(tools::gpg)),
+    (&["ssh-keygen"], Custom(tools::ssh_keygen)),
     (&["tmux", "screen", "at", "batch", "systemd-run"], Fixed(Medium, "starts something that keeps running")),
     (
-        &["strace", "ltrace", "gdb", "perf", "valgrind", "nsenter", "unshare", "chroot", "firejail"],
+        &["strace", "ltrace", "perf", "valgrind", "nsenter", "unshare", "chroot", "firejail"],
         Fixed(Medium, "runs or attaches to another program"),
     ),
     // ── Shells, interpreters and wrappers (their nested commands are assessed too) ─────────
@@ -212,6 +257,10 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
         Custom(shells::interpreter),
     ),
     (&["source", "."], Custom(shells::source)),
+    (
+        &["java", "javac", "rustc", "gcc", "g++", "cc", "clang", "clang++", "dotnet", "kotlin", "scala", "swift"],
+        Custom(tools::toolchain),
+    ),
     (&["eval"], Custom(shells::eval)),
     (&["sudo", "doas", "pkexec", "run0", "su"], Custom(shells::sudo)),
     (
@@ -219,7 +268,7 @@ pub static PROGRAMS: &[(&[&str], Rule)] = &[
         Custom(shells::wrapper),
     ),
     (&["setsid", "taskset", "coproc", "flock", "watch", "xargs"], Custom(shells::wrapper)),
-    (&["set"], Custom(shells::set)),
+    (&["set"], Custom(b::set)),
     // ── Destructive or system-wide ───────────────────────────────────────────────────────
     (&["shred", "wipefs", "srm"], Fixed(High, "destroys data irrecoverably")),
     (&["mkfs", "mke2fs", "mkswap", "mkdosfs", "newfs"], Fixed(High, "formats a filesystem")),
@@ -268,19 +317,15 @@ pub fn lookup(name: &str) -> Option<(&'static str, &'static Rule)> {
     INDEX.get(key).map(|rule| (key, *rule))
 }
 
-/// Applies a rule to an invocation.
+/// Applies a rule to an invocation. `--help` or `--version` alone is Safe for every program opsai
+/// knows, except the High ones, where a tool that ignores unknown options would act.
 pub fn apply<'a>(rule: &Rule, inv: &Invocation<'a>) -> Outcome<'a> {
+    if options::is_help_or_version(inv.args) && !matches!(rule, Fixed(High, _)) {
+        return Verdict::SAFE.into();
+    }
     match rule {
-        ReadOnly => Verdict::SAFE.into(),
-        ReadOnlyUnless(vetoes) => vetoes
-            .iter()
-            .filter(|v| match v.option {
-                Opt::Short(c) => inv.has_short(c),
-                Opt::Long(name) => inv.has_long(name),
-                Opt::Word(word) => inv.has_word(&[word]),
-            })
-            .fold(Verdict::SAFE, |acc, v| acc.max(Verdict { risk: v.risk, reason: v.reason.into() }))
-            .into(),
+        O(table) => table.check(inv).into(),
+        DataArgs => Verdict::SAFE.into(),
         Fixed(risk, reason) => Verdict { risk: *risk, reason: (*reason).into() }.into(),
         Custom(function) => function(inv),
     }

@@ -95,11 +95,10 @@ fn secrets_in_the_environment_and_in_output_never_reach_the_model_or_the_audit_l
     let env = TestEnv::new();
     let secret = "s3cr3t-value-9f8e7d6c5b";
     let mock = MockLlm::start([reply_tool_call("c1", "run_command", run("env | grep DEPLOY")), reply_text("done")]);
-    // `echo $DEPLOY_TOKEN` would be refused as High (it prints a secret variable); `env` is read-only,
-    // so its output is where the value must be caught.
-    // Unsandboxed, as an approved command runs: the sandbox would remove DEPLOY_TOKEN before `env`
-    // could print it (tests/suite/sandbox_cli.rs), and this is about what a command prints.
-    opsai(&env, &mock).env("DEPLOY_TOKEN", secret).env("OPSAI_SANDBOX", "off").arg("show it").assert().success();
+    // `echo $DEPLOY_TOKEN` would be refused as High (it prints a secret variable); `env` is Medium
+    // (it prints the whole environment), approved with -y, so it runs unsandboxed as an approved
+    // command does, and its output is where the value must be caught.
+    opsai(&env, &mock).env("DEPLOY_TOKEN", secret).args(["-y", "show it"]).assert().success();
     mock.assert_never_sent(secret);
     assert!(!audit(&env).contains(secret), "{}", audit(&env));
     let observation = mock.chat_requests()[1].tool_result("c1").unwrap_or_default();

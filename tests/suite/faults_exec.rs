@@ -320,7 +320,8 @@ fn commands_reading_stdin_end_at_the_timeout_and_say_so() {
     ]);
     let started = Instant::now();
     // opsai's own stdin has data: it must not reach the command.
-    let out = opsai(&env, &mock).arg("read").write_stdin("typed-by-nobody\n").output().unwrap();
+    // `read` assigns a variable, so it is Medium: -y approves it.
+    let out = opsai(&env, &mock).args(["-y", "read"]).write_stdin("typed-by-nobody\n").output().unwrap();
     assert!(out.status.success(), "{}", stderr_of(&out));
     assert!(started.elapsed() < Duration::from_secs(40), "{:?}", started.elapsed());
     assert_no_leftovers(&first);

@@ -2,12 +2,20 @@
 //! pruning and reading Secrets are High. Commands run inside a container or pod are assessed too,
 //! and are at least Medium.
 
+use super::cluster_tables::{DOCKER_READ, KUBE_READ};
+use super::options::{Operands, Options};
 use super::{by_subcommand, skip_options};
 use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Nested, Outcome, Verdict};
 
 const DOCKER_GLOBAL: &[&str] =
     &["-H", "--host", "--context", "-c", "--config", "-l", "--log-level", "--tlscacert", "--tlscert", "--tlskey"];
+
+/// docker's read-only commands (alone or after a management group: `docker container ls`).
+const DOCKER_SAFE: &[&str] = &[
+    "ps", "ls", "list", "logs", "inspect", "images", "version", "info", "stats", "top", "port", "history", "diff",
+    "events", "search", "df", "show", "--version", "-v",
+];
 
 /// Management commands with a second word (`docker container ls`).
 const DOCKER_GROUPS: &[&str] = &[
@@ -17,8 +25,29 @@ const DOCKER_GROUPS: &[&str] = &[
 
 pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let Some((index, first)) = inv.subcommand(DOCKER_GLOBAL) else {
-        return Verdict::SAFE.into();
+        let known: Vec<&str> = DOCKER_GROUPS.iter().chain(DOCKER_SAFE).copied().collect();
+        if let Some(verdict) = super::value_where_subcommand_expected(inv.args, DOCKER_GLOBAL, &known) {
+            return verdict.into();
+        }
+        return DOCKER_READ.check(inv).into();
     };
+    let outcome = docker_sub(inv, index, first);
+    if outcome.verdict.risk != crate::protocol::Risk::Safe || !outcome.nested.is_empty() {
+        return outcome;
+    }
+    if inv.has_word(&["-H"]) || inv.has_long("--host") {
+        return Verdict::medium("-H talks to the Docker daemon of another host").into();
+    }
+    if inv.has_long("--config") {
+        return Verdict::medium("--config names a config whose credential helpers are programs").into();
+    }
+    // `docker compose …` options were checked against the compose table; only docker's own here.
+    let checked = if first == "compose" { &inv.args[..index] } else { inv.args };
+    DOCKER_READ.check(&Invocation { args: checked, ..*inv }).into()
+}
+
+fn docker_sub<'a>(inv: &Invocation<'a>, first_index: usize, first: &'a str) -> Outcome<'a> {
+    let index = first_index;
     let (index, group, sub) = if DOCKER_GROUPS.contains(&first) {
         match inv.after(index).subcommand(&[]) {
             Some((i, second)) => (index + 1 + i, first, second),
@@ -29,15 +58,17 @@ pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     };
     let rest = inv.after(index);
     if group == "compose" {
-        return compose_verdict(sub, &rest).into();
+        let verdict = compose_verdict(sub, &rest);
+        if verdict.risk != crate::protocol::Risk::Safe {
+            return verdict.into();
+        }
+        // Everything after `compose`: its own options, the subcommand's, and the services.
+        return COMPOSE_READ.check(&inv.after(first_index)).into();
     }
     if sub == "exec" {
         return exec_in_container(&rest);
     }
-    const SAFE: &[&str] = &[
-        "ps", "ls", "list", "logs", "inspect", "images", "version", "info", "stats", "top", "port", "history", "diff",
-        "events", "search", "df", "show", "--version", "-v",
-    ];
+
     if (sub == "rm" || sub == "remove" || sub == "rmi") && (rest.has_short('f') || rest.has_long("--force")) {
         return Verdict::high("force-removes containers or images").into();
     }
@@ -56,17 +87,34 @@ pub fn docker<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         }
         return Verdict::medium("starts a container").into();
     }
-    by_subcommand(sub, SAFE, &[], "changes containers or images").into()
+    if sub == "inspect" && rest.texts().any(|t| t.contains(".Config.Env") || t.contains(".Env")) {
+        return Verdict::medium("prints a container's environment (tokens often live there)").into();
+    }
+    by_subcommand(sub, DOCKER_SAFE, &[], "changes containers or images").into()
 }
 
 /// `--privileged`, the host's root or Docker socket mounted, or the host's namespaces shared.
 fn host_access(inv: &Invocation) -> Option<&'static str> {
+    let texts: Vec<&str> = inv.texts().collect();
+    let host_namespace = texts.windows(2).any(|pair| {
+        matches!(pair[0], "--pid" | "--ipc" | "--userns" | "--uts" | "--net" | "--network" | "--cgroupns")
+            && pair[1] == "host"
+    });
+    // A host device, any added capability or a lifted confinement reaches the host too.
+    let loosened = texts.iter().any(|t| {
+        let key = t.split_once('=').map_or(*t, |(k, _)| k);
+        matches!(key, "--device" | "--cap-add" | "--security-opt" | "--device-cgroup-rule")
+    });
     if inv.has_long("--privileged")
-        || inv.has_word(&["--pid=host", "--ipc=host", "--userns=host", "--cap-add=ALL", "--cap-add=SYS_ADMIN"])
+        || host_namespace
+        || loosened
+        || inv.has_word(&[
+            "--pid=host", "--ipc=host", "--userns=host", "--uts=host", "--net=host", "--network=host",
+            "--cgroupns=host", "--cap-add=ALL", "--cap-add=SYS_ADMIN",
+        ])
     {
         return Some("runs a container with full access to the host");
     }
-    let texts: Vec<&str> = inv.texts().collect();
     let mounts_root = texts.iter().enumerate().any(|(i, t)| {
         let value = match *t {
             "-v" | "--volume" | "--mount" => texts.get(i + 1).copied().unwrap_or(""),
@@ -81,7 +129,21 @@ fn host_access(inv: &Invocation) -> Option<&'static str> {
             || value.contains("docker.sock")
             || value.starts_with("/etc:")
     });
-    mounts_root.then_some("mounts the host's root, /etc or Docker socket into a container")
+    if mounts_root {
+        return Some("mounts the host's root, /etc or Docker socket into a container");
+    }
+    let binds_host = texts.iter().enumerate().any(|(i, t)| {
+        let value = match *t {
+            "-v" | "--volume" | "--mount" => texts.get(i + 1).copied().unwrap_or(""),
+            t => t
+                .strip_prefix("--volume=")
+                .or_else(|| t.strip_prefix("--mount="))
+                .or_else(|| t.strip_prefix("-v").filter(|v| !v.is_empty()))
+                .unwrap_or(""),
+        };
+        value.starts_with(['/', '.', '~', '$']) || value.contains("type=bind") || value.contains("source=/")
+    });
+    binds_host.then_some("mounts a host directory into a container (it can change the host's files)")
 }
 
 fn exec_in_container<'a>(rest: &Invocation<'a>) -> Outcome<'a> {
@@ -97,11 +159,30 @@ fn exec_in_container<'a>(rest: &Invocation<'a>) -> Outcome<'a> {
 }
 
 pub fn compose<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    match inv.subcommand(&["-f", "--file", "-p", "--project-name", "--env-file", "--profile"]) {
-        Some((index, sub)) => compose_verdict(sub, &inv.after(index)).into(),
-        None => Verdict::SAFE.into(),
+    let verdict = match inv.subcommand(&["-f", "--file", "-p", "--project-name", "--env-file", "--profile"]) {
+        Some((index, sub)) => compose_verdict(sub, &inv.after(index)),
+        None => Verdict::SAFE,
+    };
+    if verdict.risk != crate::protocol::Risk::Safe {
+        return verdict.into();
     }
+    COMPOSE_READ.check(inv).into()
 }
+
+/// Options of `docker compose` read-only commands (ps, logs, config, ls, images, top…).
+static COMPOSE_READ: Options = Options {
+    short: "aqtf:n:p:",
+    long: &[
+        "file=", "project-name=", "env-file=", "profile=", "project-directory=", "all", "quiet", "services", "format=",
+        "filter=", "status=", "follow", "tail=", "timestamps", "since=", "until=", "no-color", "no-log-prefix",
+        "no-trunc", "volumes", "images", "profiles", "hash=", "resolve-image-digests", "no-interpolate",
+        "no-normalize", "no-consistency", "no-path-resolution", "output=", "ansi=", "progress=", "dry-run",
+        "variables", "environment", "index=", "orphans",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
 
 fn compose_verdict(sub: &str, rest: &Invocation) -> Verdict {
     if sub == "down" && (rest.has_short('v') || rest.has_long("--volumes")) {
@@ -136,13 +217,32 @@ const KUBE_GLOBAL: &[&str] = &[
     "--tls-server-name",
 ];
 
+/// A Secret named as a resource (`secret/x`, `pods,secrets`) or in a raw API path
+/// (`--raw=/api/v1/namespaces/x/secrets`).
 fn mentions_secrets(inv: &Invocation) -> bool {
-    inv.positionals().iter().any(|w| {
-        w.text.split([',', '/']).any(|part| matches!(part.to_ascii_lowercase().as_str(), "secret" | "secrets"))
-    })
+    let named = |text: &str| {
+        text.split([',', '/', '=']).any(|part| matches!(part.to_ascii_lowercase().as_str(), "secret" | "secrets"))
+    };
+    inv.positionals().iter().any(|w| named(&w.text)) || inv.texts().any(|t| t.starts_with("--raw=") && named(t))
 }
 
 pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if let Some(config) = inv.value_of(None, "--kubeconfig") {
+        let verdict = if super::is_stdin(config) {
+            Verdict::high("a kubeconfig from stdin: its exec credential plugin runs whatever it names")
+        } else {
+            Verdict::medium("--kubeconfig names a config whose exec credential plugins are programs")
+        };
+        return verdict.into();
+    }
+    let outcome = kubectl_rules(inv);
+    if outcome.verdict.risk != crate::protocol::Risk::Safe || !outcome.nested.is_empty() {
+        return outcome;
+    }
+    KUBE_READ.check(inv).into()
+}
+
+fn kubectl_rules<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let Some((index, sub)) = inv.subcommand(KUBE_GLOBAL) else {
         return Verdict::SAFE.into();
     };
@@ -158,7 +258,7 @@ pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     if mentions_secrets(&rest) {
         let output = rest.value_of(Some('o'), "--output").unwrap_or("");
-        if sub == "get" && !output.is_empty() && output != "name" && output != "wide" {
+        if sub == "get" && (!output.is_empty() && output != "name" && output != "wide" || rest.has_long("--raw")) {
             return Verdict::high("reveals cluster Secrets (their values would reach the model provider)").into();
         }
         if matches!(sub, "get" | "describe") {
@@ -201,44 +301,157 @@ pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 pub fn helm<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    if inv.has_long("--kubeconfig") {
+        return Verdict::medium("--kubeconfig names a config whose exec credential plugins are programs").into();
+    }
+    let verdict = helm_rules(inv);
+    if verdict.risk != crate::protocol::Risk::Safe {
+        return verdict.into();
+    }
+    HELM_READ.check(inv).into()
+}
+
+/// Options of helm's read-only commands (list, status, get, history, show, template, search…).
+/// `template --output-dir` (writes files) and `--post-renderer` (runs a program) are left out.
+static HELM_READ: Options = Options {
+    short: "aAdhoqrn:l:m:",
+    long: &[
+        "all",
+        "all-namespaces",
+        "namespace=",
+        "kube-context=",
+        "output=",
+        "short",
+        "date",
+        "reverse",
+        "max=",
+        "offset=",
+        "filter=",
+        "selector=",
+        "deployed",
+        "failed",
+        "pending",
+        "superseded",
+        "uninstalled",
+        "uninstalling",
+        "no-headers",
+        "time-format=",
+        "revision=",
+        "show-desc",
+        "show-resources",
+        "version=",
+        "versions",
+        "devel",
+        "regexp",
+        "values=",
+        "set=",
+        "set-string=",
+        "set-file=",
+        "set-json=",
+        "show-only=",
+        "include-crds",
+        "skip-crds",
+        "skip-tests",
+        "release-name",
+        "name-template=",
+        "api-versions=",
+        "kube-version=",
+        "is-upgrade",
+        "validate",
+        "debug",
+        "repo=",
+        "template=",
+        "jsonpath=",
+        "col-width=",
+        "fail-on-no-result",
+        "max-col-width=",
+        "strict",
+        "quiet",
+        "with-subcharts",
+        "keyring=",
+        "verify",
+        "username=",
+        "password=",
+        "insecure-skip-tls-verify",
+        "plain-http",
+        "pass-credentials",
+        "ca-file=",
+        "cert-file=",
+        "key-file=",
+        "dependency-update",
+        "no-hooks",
+        "burst-limit=",
+        "qps=",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
+
+fn helm_rules(inv: &Invocation) -> Verdict {
     let Some((index, sub)) = inv.subcommand(&["-n", "--namespace", "--kube-context", "--kubeconfig"]) else {
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     };
     let second = inv.after(index).subcommand(&[]).map(|(_, s)| s).unwrap_or("");
     if sub == "get" && matches!(second, "values" | "all" | "manifest") {
-        return Verdict::medium("can show secret values of a release").into();
+        return Verdict::medium("can show secret values of a release");
     }
     if matches!(sub, "repo" | "plugin" | "dependency" | "dep") && matches!(second, "list" | "ls") {
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     }
     const SAFE: &[&str] =
         &["list", "ls", "status", "get", "history", "show", "inspect", "template", "search", "version", "env", "lint"];
     const HIGH: &[(&[&str], &str)] = &[(&["uninstall", "delete", "del", "un"], "removes a release")];
-    by_subcommand(sub, SAFE, HIGH, "changes a release or chart").into()
+    by_subcommand(sub, SAFE, HIGH, "changes a release or chart")
 }
 
 pub fn terraform<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let verdict = terraform_rules(inv);
+    if verdict.risk != crate::protocol::Risk::Safe {
+        return verdict.into();
+    }
+    TERRAFORM_READ.check(inv).into()
+}
+
+/// Options of terraform's reading commands (show, output, state list/show/pull, validate, fmt
+/// -check, graph, providers, version). `fmt -write` is left out.
+static TERRAFORM_READ: Options = Options {
+    short: "",
+    long: &[],
+    words: &[
+        "json", "no-color", "raw", "state=", "check", "diff", "recursive", "list=", "type=", "plan=", "draw-cycles",
+        "module-depth=", "chdir=", "var=", "var-file=", "lock=", "lock-timeout=", "id=", "help", "version", "backend=",
+        "test-directory=", "show-sensitive",
+    ],
+    numeric: false,
+    operands: Operands::Any,
+};
+
+fn terraform_rules(inv: &Invocation) -> Verdict {
     let Some((index, sub)) = inv.subcommand(&[]) else {
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     };
     let rest = inv.after(index);
     let second = rest.subcommand(&[]).map(|(_, s)| s).unwrap_or("");
     if sub == "destroy" || sub == "apply" && rest.has_word(&["-destroy"]) {
-        return Verdict::high("destroys infrastructure").into();
+        return Verdict::high("destroys infrastructure");
     }
     if sub == "state" && matches!(second, "rm" | "push" | "replace-provider")
         || sub == "force-unlock"
         || sub == "workspace" && second == "delete"
     {
-        return Verdict::high("rewrites infrastructure state").into();
+        return Verdict::high("rewrites infrastructure state");
     }
-    if sub == "state" && matches!(second, "list" | "show" | "pull")
-        || sub == "workspace" && matches!(second, "list" | "show")
-    {
-        return Verdict::SAFE.into();
+    // State and outputs hold secrets in plain text; these forms print them unredacted.
+    let plain = rest.has_word(&["-json", "-raw"]);
+    if sub == "state" && second == "pull" || matches!(sub, "output" | "show") && plain {
+        return Verdict::high("prints terraform state or outputs, secrets included, in plain text");
+    }
+    if sub == "state" && matches!(second, "list" | "show") || sub == "workspace" && matches!(second, "list" | "show") {
+        return Verdict::SAFE;
     }
     if sub == "fmt" && (rest.has_word(&["-check"]) || rest.has_word(&["-diff"])) {
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     }
     by_subcommand(
         sub,
@@ -246,5 +459,4 @@ pub fn terraform<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         &[],
         "changes infrastructure or its state",
     )
-    .into()
 }

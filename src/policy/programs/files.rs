@@ -1,8 +1,9 @@
 //! Programs that create, copy, move, delete or re-permission files, and the file-walking readers
 //! (`find`, `tar`, `unzip`, `uniq`) whose options can turn them into writers.
 
-use super::{write_target, write_targets};
-use crate::policy::invocation::Invocation;
+use super::options::{Operands, Options};
+use super::{readers, write_target, write_targets};
+use crate::policy::invocation::{Invocation, long_matches};
 use crate::policy::paths::{self, Sensitive};
 use crate::policy::verdict::{Nested, Outcome, Verdict};
 use crate::policy::word::Word;
@@ -76,7 +77,12 @@ pub fn create<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     let written: Vec<&Word> = targets.into_iter().filter(|t| !is_harmless_device(&t.text)).collect();
     if written.is_empty() {
-        return if inv.name == "tee" { Verdict::SAFE.into() } else { Verdict::medium(action.to_owned()).into() };
+        if inv.name == "tee" {
+            const TEE: Options =
+                Options { short: "aip", long: &["append", "ignore-interrupts", "output-error[=]"], ..Options::NONE };
+            return TEE.check(inv).into();
+        }
+        return Verdict::medium(action.to_owned()).into();
     }
     write_targets(written, action, Verdict::medium(action.to_owned())).into()
 }
@@ -143,17 +149,45 @@ pub fn sort<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     match inv.value_of(Some('o'), "--output") {
         Some(out) if !is_harmless_device(out) => write_target(&Word::literal(out), "writes its output to").into(),
-        _ => Verdict::SAFE.into(),
+        _ => readers::SORT.check(inv).into(),
     }
 }
 
 /// `uniq IN OUT` writes OUT.
 pub fn uniq<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    match inv.positionals().get(1) {
-        Some(out) => write_target(out, "writes").into(),
-        None => Verdict::SAFE.into(),
+    second_operand_is_output(inv, &readers::UNIQ)
+}
+
+/// `xxd IN OUT` writes OUT (also with `-r`, which turns a dump back into bytes).
+pub fn xxd<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    second_operand_is_output(inv, &readers::XXD)
+}
+
+fn second_operand_is_output<'a>(inv: &Invocation<'a>, table: &Options) -> Outcome<'a> {
+    let operands = table.operand_indices(inv.args);
+    match operands.get(1).and_then(|&i| inv.args.get(i)) {
+        Some(out) if !is_harmless_device(&out.text) => write_target(out, "writes").into(),
+        _ => table.check(inv).into(),
     }
 }
+
+/// The tests, options and operators `find` is known to evaluate without side effects.
+static FIND: Options = Options {
+    short: "HLPD:O:",
+    long: &[],
+    words: &[
+        "name=", "iname=", "path=", "ipath=", "wholename=", "iwholename=", "regex=", "iregex=", "regextype=", "type=",
+        "xtype=", "size=", "mtime=", "atime=", "ctime=", "mmin=", "amin=", "cmin=", "newer=", "anewer=", "cnewer=",
+        "newermt=", "newerct=", "newerat=", "newerBt=", "newermm=", "used=", "empty", "user=", "group=", "uid=",
+        "gid=", "nouser", "nogroup", "perm=", "links=", "inum=", "samefile=", "maxdepth=", "mindepth=", "depth",
+        "xdev", "mount", "follow", "noleaf", "readable", "writable", "executable", "true", "false", "prune", "quit",
+        "print", "print0", "printf=", "ls", "fstype=", "lname=", "ilname=", "daystart", "warn", "nowarn",
+        "ignore_readdir_race", "noignore_readdir_race", "context=", "a", "o", "and", "or", "not", "d", "files0-from=",
+        "help", "version",
+    ],
+    numeric: false,
+    operands: Operands::Any,
+};
 
 /// `find`: a reader, unless it deletes, writes, or runs a command per match.
 pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
@@ -166,6 +200,9 @@ pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                 outcome.verdict = outcome.verdict.max(Verdict::high("find -delete deletes every match"));
             }
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
+                outcome.verdict = outcome
+                    .verdict
+                    .max(Verdict::high(format!("find {} runs a command for every match (a code runner)", word.text)));
                 let start = i + 1;
                 // The command ends at `;`, or at `+` right after `{}`.
                 let end = (start..args.len())
@@ -181,11 +218,15 @@ pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             }
             "-fprint" | "-fprint0" | "-fprintf" | "-fls" => {
                 let target = args.get(i + 1).cloned().unwrap_or_default();
-                outcome.verdict = outcome.verdict.max(write_target(&target, "writes the list of matches to"));
+                let verdict = write_target(&target, "writes the list of matches to");
+                outcome.verdict = outcome.verdict.max(Verdict::high(verdict.reason));
             }
             _ => {}
         }
         i += 1;
+    }
+    if outcome.verdict == Verdict::SAFE && outcome.nested.is_empty() {
+        outcome.verdict = FIND.check(inv);
     }
     outcome
 }
@@ -197,16 +238,33 @@ pub fn tar<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "--rsh-command", "--rmt-command",
     ];
     let attached = inv.texts().any(|t| (t.starts_with("-I") || t.starts_with("-F")) && !t.starts_with("--"));
-    if RUNS.iter().any(|opt| inv.has_long(opt)) || attached || inv.has_long("--index-file") {
-        return Verdict::medium("an option that runs another program").into();
+    // `--checkpoint=N` (progress) is not an abbreviation of `--checkpoint-action`.
+    let progress = |t: &str| t == "--checkpoint" || t.starts_with("--checkpoint=");
+    let runs =
+        RUNS.iter().any(|opt| inv.texts().take_while(|t| *t != "--").any(|t| long_matches(t, opt) && !progress(t)));
+    if runs || attached {
+        return Verdict::high("an option that makes tar run a program it names (a code runner)").into();
+    }
+    if inv.has_long("--index-file") {
+        return Verdict::medium("writes an index file").into();
     }
     // Old-style `tar xzf a.tgz`: the first word is a cluster of mode letters without a dash.
     let first = inv.args.first().map(|w| w.text.as_str()).unwrap_or("");
     let old_style = !first.starts_with('-') && first.chars().all(|c| c.is_ascii_alphabetic()) && !first.is_empty();
     let mode =
         |short: char, long: &str| inv.has_short(short) || inv.has_long(long) || (old_style && first.contains(short));
-    if mode('t', "--list") {
-        return Verdict::SAFE.into();
+    if mode('t', "--list") || mode('d', "--diff") || mode('d', "--compare") {
+        if old_style && let Some(letter) = first.chars().find(|c| !"tdvfzjJaZOpwk".contains(*c)) {
+            return Verdict::medium(format!("tar {first}: letter {letter} not known to be read-only")).into();
+        }
+        return TAR_READ.check(inv).into();
+    }
+    let to_stdout = inv.has_short('O') || inv.has_long("--to-stdout") || old_style && first.contains('O');
+    if (mode('x', "--extract") || inv.has_long("--get")) && to_stdout {
+        if old_style && let Some(letter) = first.chars().find(|c| !"xvfzjJaZOpwk".contains(*c)) {
+            return Verdict::medium(format!("tar {first}: letter {letter} not known to be read-only")).into();
+        }
+        return TAR_READ.check(inv).into();
     }
     if mode('x', "--extract") || inv.has_long("--get") {
         let dir = inv.value_of(Some('C'), "--directory");
@@ -215,16 +273,33 @@ pub fn tar<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         }
         return Verdict::medium("extracts files into the current directory").into();
     }
-    if mode('d', "--diff") || mode('d', "--compare") {
-        return Verdict::SAFE.into();
-    }
     Verdict::medium("creates or changes an archive").into()
 }
 
-/// `unzip -l/-t/-v/-p` only read; anything else extracts.
+/// Options of `tar --list`/`--diff` (old-style letters are checked separately).
+static TAR_READ: Options = Options {
+    short: "adjJkOptvwxzZb:f:C:T:X:",
+    long: &[
+        "extract", "get", "list", "diff", "compare", "verbose", "file=", "gzip", "gunzip", "bzip2", "xz", "lzma",
+        "lzip", "lzop", "zstd", "auto-compress", "wildcards", "no-wildcards", "wildcards-match-slash", "exclude=",
+        "exclude-from=", "numeric-owner", "full-time", "utc", "occurrence[=]", "strip-components=", "no-recursion",
+        "recursion", "ignore-case", "quoting-style=", "show-transformed-names", "block-number", "directory=",
+        "files-from=", "null", "anchored", "no-anchored", "totals[=]", "force-local", "blocking-factor=", "to-stdout",
+        "xattrs", "acls", "selinux", "quiet", "label=", "multi-volume", "exclude-vcs", "exclude-caches",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
+
+/// `unzip -l/-t/-v/-p/-Z` only read (`-p` and `-c` extract to stdout); anything else extracts.
 pub fn unzip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    if inv.has_word(&["-l", "-t", "-v", "-p", "-Z", "-lv", "-tq"]) {
-        return Verdict::SAFE.into();
+    const READ: Options = Options { short: "aCcLlMpqtvzZx:P:", ..Options::NONE };
+    if inv.has_word(&["-l", "-t", "-v", "-p", "-c", "-Z", "-lv", "-tq", "-qq", "-Z1"])
+        && !inv.has_short('d')
+        && !inv.has_short('o')
+    {
+        return READ.check(inv).into();
     }
     if let Some(dir) = inv.value_of(Some('d'), "--d") {
         return write_target(&Word::literal(dir), "extracts files into").into();

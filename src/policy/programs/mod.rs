@@ -2,14 +2,24 @@
 //! turn. Each module keeps its own small tables beside the logic; `rules.rs` says which program
 //! goes where.
 
+pub mod builtins;
 pub mod cluster;
+pub mod cluster_tables;
 pub mod files;
+pub mod git_tables;
+pub mod inspect;
 pub mod net;
+pub mod options;
 pub mod packages;
+pub mod procs;
+pub mod readers;
+pub mod search_tables;
 pub mod shells;
 pub mod system;
 pub mod text;
+pub mod tools;
 pub mod vcs;
+pub mod viewers;
 
 use super::paths;
 use super::verdict::Verdict;
@@ -36,6 +46,26 @@ pub fn skip_options(args: &[Word], with_value: &[&str]) -> usize {
         i += if takes_value { 2 } else { 1 };
     }
     i
+}
+
+/// `git --namespace status`, `docker -l ps`: with no subcommand left, an option's value that is
+/// a subcommand's name was most likely meant as one; what the program will do is unclear.
+pub fn value_where_subcommand_expected(args: &[Word], with_value: &[&str], subcommands: &[&str]) -> Option<Verdict> {
+    args.windows(2).find_map(|pair| {
+        (with_value.contains(&pair[0].text.as_str()) && subcommands.contains(&pair[1].text.as_str())).then(|| {
+            Verdict::medium(format!(
+                "{} takes {} as its value where a subcommand is expected: not a known read-only form",
+                pair[0].text, pair[1].text
+            ))
+        })
+    })
+}
+
+/// A file argument that means "read standard input" (`-`, `/dev/stdin`, `/dev/fd/0`…): a config
+/// taken from there is whatever a here-string or pipe says.
+pub fn is_stdin(path: &str) -> bool {
+    matches!(path, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/dev/tty")
+        || path.starts_with("/proc/") && path.ends_with("/fd/0")
 }
 
 /// Verdict for writing (creating, truncating, deleting, re-permissioning) `target`.

@@ -2,6 +2,7 @@
 //! publishing sends code off the host.
 
 use super::by_subcommand;
+use super::options::{Operands, Options};
 use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Outcome, Verdict};
 
@@ -14,29 +15,38 @@ pub fn packages<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     ];
     let short = |c: char| inv.has_short(c);
     match inv.name {
-        "apt-cache" => return Verdict::SAFE.into(),
-        "dpkg" => {
-            let writes = short('i')
-                || short('r')
-                || short('P')
-                || inv.has_long("--install")
-                || inv.has_long("--remove")
-                || inv.has_long("--purge")
-                || inv.has_long("--unpack")
-                || inv.has_long("--configure")
-                || inv.has_long("--set-selections");
-            return if writes { Verdict::medium("installs or removes packages").into() } else { Verdict::SAFE.into() };
+        "apt-cache" => {
+            let sub = inv.positionals().first().map_or("", |w| w.text.as_str());
+            if matches!(sub, "gencaches" | "") && !inv.args.is_empty() {
+                return Verdict::medium("apt-cache gencaches writes the package cache").into();
+            }
+            return APT_CACHE.check(inv).into();
         }
+        "dpkg" => return DPKG.check(inv).into(),
         "rpm" => {
+            if short('E') || inv.has_long("--eval") {
+                return Verdict::high("rpm --eval expands macros, and %(…) runs a shell command").into();
+            }
             let query = short('q') || short('V') || inv.has_long("--query") || inv.has_long("--verify");
-            return if query { Verdict::SAFE.into() } else { Verdict::medium("installs or removes packages").into() };
+            if !query {
+                return Verdict::medium("installs or removes packages").into();
+            }
+            return RPM_QUERY.check(inv).into();
         }
         "pacman" => {
             let query =
                 short('Q') || (short('S') && (short('s') || short('i') || short('l')) && !short('y') && !short('u'));
-            return if query { Verdict::SAFE.into() } else { Verdict::medium("installs or removes packages").into() };
+            if !query {
+                return Verdict::medium("installs or removes packages").into();
+            }
+            return PACMAN_QUERY.check(inv).into();
         }
         _ => {}
+    }
+    // These evaluate files of the project they run in, whatever the command: the Gemfile is Ruby,
+    // `.yarnrc.yml` can name its own yarn (`yarnPath`), composer activates the project's plugins.
+    if matches!(inv.name, "bundle" | "yarn" | "composer") {
+        return Verdict::medium(format!("{} runs code from the project it is run in", inv.name)).into();
     }
     let Some((index, sub)) = inv.subcommand(WITH_VALUE) else {
         let version_only = inv.has_word(&["--version", "-v", "-V", "version", "--help", "-h"]);
@@ -46,14 +56,18 @@ pub fn packages<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             Verdict::medium("runs the package manager").into()
         };
     };
-    let sub = if matches!(inv.name, "uv" | "conda" | "mamba" | "npm" | "pnpm" | "yarn")
-        && matches!(sub, "pip" | "env" | "config" | "cache")
-    {
+    let two_words = matches!(inv.name, "uv" | "conda" | "mamba" | "npm" | "pnpm" | "yarn")
+        && matches!(sub, "pip" | "env" | "config" | "cache");
+    let (index, sub) = if two_words {
         // Two-word commands: `uv pip list`, `conda env list`, `npm config get`.
-        inv.after(index).subcommand(WITH_VALUE).map_or(sub, |(_, second)| second)
+        let (i, second) = inv.after(index).subcommand(WITH_VALUE).unwrap_or((0, sub));
+        (index + 1 + i, second)
     } else {
-        sub
+        (index, sub)
     };
+    if two_words && matches!(sub, "get" | "list" | "ls") {
+        return PKG_READ.check(&inv.after(index)).into();
+    }
     const SAFE: &[&str] = &[
         "list", "ls", "ll", "la", "show", "info", "search", "policy", "depends", "rdepends", "changelog", "madison",
         "showsrc", "provides", "repolist", "check-update", "deplist", "repoquery", "freeze", "inspect", "view",
@@ -73,5 +87,189 @@ pub fn packages<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     {
         return Verdict::medium("changes package manager settings").into();
     }
-    verdict.into()
+    if verdict.risk != crate::protocol::Risk::Safe {
+        return verdict.into();
+    }
+    let global = Invocation { args: &inv.args[..index], ..*inv };
+    match PKG_READ.first_unknown(global.args).or_else(|| PKG_READ.first_unknown(inv.after(index).args)) {
+        Some(problem) => Verdict::medium(problem).into(),
+        None => Verdict::SAFE.into(),
+    }
 }
+
+/// Options of the package managers' query commands (`apt list --installed`, `npm ls -g --depth=0`,
+/// `pip list --outdated`, `cargo tree -e normal`, `brew info --json=v2`…). Left out: `-o`/`-c`
+/// (apt: arbitrary configuration), anything that installs, fixes or writes.
+static PKG_READ: Options = Options {
+    short: "1aAdDgGhilLmqrsuvVxe:f:n:p:P:",
+    long: &[
+        "installed",
+        "upgradable",
+        "upgradeable",
+        "all-versions",
+        "manual-installed",
+        "verbose",
+        "quiet",
+        "full",
+        "names-only",
+        "depth=",
+        "global",
+        "json[=]",
+        "long",
+        "parseable",
+        "outdated",
+        "uptodate",
+        "format=",
+        "format-version=",
+        "no-deps",
+        "manifest-path=",
+        "package=",
+        "all-features",
+        "no-default-features",
+        "features=",
+        "target=",
+        "invert=",
+        "prefix=",
+        "name=",
+        "explicit",
+        "revisions",
+        "not-required",
+        "user",
+        "local",
+        "path=",
+        "exclude=",
+        "cask",
+        "formula",
+        "versions",
+        "offline",
+        "frozen",
+        "locked",
+        "color=",
+        "no-color",
+        "edges=",
+        "duplicates",
+        "charset=",
+        "workspace",
+        "all",
+        "include-deps",
+        "omit=",
+        "include=",
+        "production",
+        "dev",
+        "only=",
+        "link",
+        "unicode",
+        "show-origin",
+        "location=",
+        "editable",
+        "exclude-editable",
+        "disable-pip-version-check",
+        "no-index",
+        "files",
+        "recursive",
+        "envs",
+        "show-channel-urls",
+        "size",
+        "no-pip",
+        "canonical",
+        "export",
+        "md5",
+        "pretty",
+        "fields=",
+        "installed-only",
+        "available",
+        "updates",
+        "extras",
+        "obsoletes",
+        "recent",
+        "showduplicates",
+        "cacheonly",
+        "repo=",
+        "enablerepo=",
+        "disablerepo=",
+        "release=",
+        "arch=",
+        "quiet-level=",
+        "classic",
+        "help",
+        "version",
+        "deps",
+        "reverse",
+        "no-pager",
+        "depends",
+        "recurse",
+        "tree",
+        "all-targets",
+        "message-format=",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
+
+static APT_CACHE: Options = Options {
+    short: "afiqsn",
+    long: &[
+        "full", "names-only", "all-versions", "installed", "recurse", "no-all-versions", "important", "quiet",
+        "generate", "no-generate",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
+
+/// `dpkg` queries; `-x`/`-X` extract and `-b` builds, so they are left out with the installers.
+static DPKG: Options = Options {
+    short: "lLsSpcICWV",
+    long: &[
+        "list",
+        "listfiles",
+        "status",
+        "search",
+        "print-avail",
+        "contents",
+        "info",
+        "audit",
+        "get-selections",
+        "print-architecture",
+        "print-foreign-architectures",
+        "compare-versions",
+        "verify",
+        "admindir=",
+        "root=",
+        "instdir=",
+        "no-pager",
+        "show",
+        "showformat=",
+        "verify-format=",
+        "field",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
+
+/// `rpm -q…`/`-V…`. `--eval` (macros run shell commands) and `--rcfile`/`--macros` are left out.
+static RPM_QUERY: Options = Options {
+    short: "acdfgilpqRsvVK",
+    long: &[
+        "query", "verify", "all", "info", "list", "file", "package", "configfiles", "docfiles", "state", "scripts",
+        "changelog", "requires", "provides", "whatprovides", "whatrequires", "last", "dbpath=", "root=", "nodigest",
+        "nosignature", "dump", "filesbypkg", "triggers", "conflicts", "obsoletes", "queryformat=", "qf=", "nofiles",
+        "nodeps", "noscripts", "recommends", "suggests", "xml", "licensefiles", "artifactfiles",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
+
+static PACMAN_QUERY: Options = Options {
+    short: "QSsilkmnodeptgqcuvb:r:",
+    long: &[
+        "query", "sync", "search", "info", "list", "check", "foreign", "native", "owns", "deps", "explicit",
+        "unrequired", "groups", "quiet", "changelog", "upgrades", "file", "dbpath=", "root=", "color=",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};

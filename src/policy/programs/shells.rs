@@ -2,6 +2,7 @@
 //! mostly the risk of what they run. The wrapped command or code string is returned as `Nested`
 //! so the engine assesses it like any other.
 
+use super::options::{Operands, Options};
 use super::{join_code, skip_options};
 use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Nested, Outcome, Verdict};
@@ -65,32 +66,67 @@ pub fn shell<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
 }
 
-/// The option that introduces inline code, per interpreter family.
-fn inline_code_flags(name: &str) -> &'static [&'static str] {
+/// The option letters and long options that introduce inline code, per interpreter family.
+fn inline_code_flags(name: &str) -> (&'static str, &'static [&'static str]) {
     match name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.') {
-        "python" => &["-c"],
-        "perl" | "ruby" | "lua" | "osascript" | "bun" => &["-e", "-E"],
-        "node" | "nodejs" => &["-e", "--eval", "-p", "--print"],
-        "php" => &["-r"],
-        "pwsh" => &["-c", "-Command", "-command", "-EncodedCommand", "-e"],
-        "deno" => &["eval"],
-        _ => &[],
+        "python" => ("c", &[]),
+        "perl" => ("eE", &[]),
+        "ruby" | "lua" | "osascript" | "Rscript" => ("e", &[]),
+        "bun" => ("ep", &["--eval", "--print"]),
+        "node" | "nodejs" => ("ep", &["--eval", "--print"]),
+        "php" => ("r", &["--run"]),
+        "deno" => ("", &["eval"]),
+        _ => ("", &[]),
     }
 }
 
-/// Python, Perl, Ruby, Node…: versions are safe, inline code and scripts are not.
+/// The inline code an interpreter is given (`-c CODE`, `-cCODE`, `-ne CODE`, `--eval=CODE`).
+fn inline_code<'w>(name: &str, args: &'w [Word]) -> Option<&'w str> {
+    let (letters, long) = inline_code_flags(name);
+    for (i, word) in args.iter().enumerate() {
+        let text = word.text.as_str();
+        let next = || args.get(i + 1).map_or("", |w| w.text.as_str());
+        if name == "pwsh" {
+            let lower = text.to_ascii_lowercase();
+            if lower.starts_with("-c") || lower.starts_with("-e") || lower.starts_with("/c") {
+                return Some(next());
+            }
+            continue;
+        }
+        if let Some(long) =
+            long.iter().find(|l| text == **l || text.strip_prefix(**l).is_some_and(|r| r.starts_with('=')))
+        {
+            return Some(text.strip_prefix(long).and_then(|r| r.strip_prefix('=')).unwrap_or_else(next));
+        }
+        let Some(cluster) = text.strip_prefix('-').filter(|c| !c.starts_with('-') && !letters.is_empty()) else {
+            continue;
+        };
+        for (offset, letter) in cluster.char_indices() {
+            if letters.contains(letter) {
+                let rest = &cluster[offset + 1..];
+                return Some(if rest.is_empty() { next() } else { rest });
+            }
+            if !letter.is_ascii_alphanumeric() {
+                break;
+            }
+        }
+    }
+    None
+}
+
+/// Python, Perl, Ruby, Node…: versions are safe; inline code is a code runner (High, so no grant
+/// covers it); scripts and modules are Medium.
 pub fn interpreter<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let texts: Vec<&str> = inv.texts().collect();
     if matches!(texts.as_slice(), ["--version" | "-V" | "-v" | "version"]) {
         return Verdict::SAFE.into();
     }
-    let flags = inline_code_flags(inv.name);
-    if let Some(pos) = texts.iter().position(|t| flags.contains(t)) {
-        let code = inv.args.get(pos + 1).map(|w| w.text.as_str()).unwrap_or("");
+    if let Some(code) = inline_code(inv.name, inv.args) {
         if looks_like_reverse_shell(code) {
             return Verdict::high("inline code connects a shell to the network (reverse shell)").into();
         }
-        return Verdict::medium(format!("runs inline {} code (effect unknown)", inv.name)).into();
+        return Verdict::high(format!("runs inline {} code (a code runner: never auto-run or granted)", inv.name))
+            .into();
     }
     if let Some(pos) = texts.iter().position(|t| *t == "-m") {
         let module = texts.get(pos + 1).copied().unwrap_or("");
@@ -130,8 +166,7 @@ pub fn reads_code_from_stdin(name: &str, args: &[Word]) -> bool {
     if matches!(name, "source" | ".") {
         return texts.first().is_some_and(|t| *t == "/dev/stdin" || *t == "-");
     }
-    let flags = inline_code_flags(name);
-    if texts.iter().any(|t| flags.contains(t) || *t == "-m") {
+    if inline_code(name, args).is_some() || texts.contains(&"-m") {
         return false;
     }
     let positional = args.iter().find(|w| !w.text.starts_with('-') || w.text == "-");
@@ -180,13 +215,88 @@ pub fn sudo<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             "-l", "-ll", "--list", "-v", "--validate", "-k", "-K", "--reset-timestamp", "--remove-timestamp", "-V",
             "--version",
         ]);
-        return if listing { Verdict::SAFE.into() } else { Verdict::medium("opens a root shell").into() };
+        if !listing {
+            return Verdict::medium("opens a root shell").into();
+        }
+        return super::inspect::SUDO_LIST.check(&own).into();
     }
     Outcome::from(Verdict::medium("runs as root")).then(Nested::Exec { words: rest, bulk: inv.bulk })
 }
 
-/// Wrappers that run the rest of their arguments as a command, after their own options.
+/// Wrappers that run the rest of their arguments as a command, after their own options. Their
+/// own options must be in the wrapper's table (`nice --zz ls` is Medium); the command they run is
+/// assessed on its own.
 pub fn wrapper<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+    let mut outcome = wrapper_command(inv);
+    if let Some(table) = wrapper_options(inv.name) {
+        let end = table.operand_indices(inv.args).first().copied().unwrap_or(inv.args.len());
+        if let Some(problem) = table.first_unknown(&inv.args[..end]) {
+            outcome.verdict = outcome.verdict.max(Verdict::medium(problem));
+        }
+    }
+    outcome
+}
+
+fn wrapper_options(name: &str) -> Option<Options> {
+    const fn t(short: &'static str, long: &'static [&'static str], numeric: bool) -> Option<Options> {
+        Some(Options { short, long, words: &[], numeric, operands: Operands::Any })
+    }
+    match name {
+        "nice" => t("n:", &["adjustment="], true),
+        "timeout" => t("vk:s:", &["signal=", "kill-after=", "preserve-status", "foreground", "verbose"], false),
+        "time" => t("apqvf:o:", &["format=", "output=", "append", "portability", "quiet", "verbose"], false),
+        "command" => t("pvV", &[], false),
+        "exec" => t("cla:", &[], false),
+        "stdbuf" => t("i:o:e:", &["input=", "output=", "error="], false),
+        "ionice" => t("tc:n:p:P:u:", &["class=", "classdata=", "ignore", "pid=", "pgid=", "uid="], false),
+        "chrt" => t(
+            "abdefiomprvRT:P:D:",
+            &[
+                "all-tasks", "batch", "deadline", "fifo", "idle", "other", "rr", "pid", "max", "verbose",
+                "reset-on-fork", "sched-runtime=", "sched-period=", "sched-deadline=",
+            ],
+            false,
+        ),
+        "taskset" => t("acp", &["all-tasks", "cpu-list", "pid"], false),
+        "setsid" => t("cfw", &["ctty", "fork", "wait"], false),
+        "xargs" => t(
+            "0eoprtxa:d:E:I:i::L:l::n:P:s:",
+            &[
+                "null", "arg-file=", "delimiter=", "eof[=]", "replace[=]", "max-lines[=]", "max-args=", "max-procs=",
+                "max-chars=", "no-run-if-empty", "open-tty", "interactive", "verbose", "exit", "process-slot-var=",
+                "show-limits",
+            ],
+            false,
+        ),
+        "watch" => t(
+            "bceghptwxrqd::n:",
+            &[
+                "interval=", "beep", "color", "no-color", "differences[=]", "errexit", "chgexit", "exec", "no-title",
+                "no-wrap", "precise", "equexit=", "no-rerun",
+            ],
+            false,
+        ),
+        "flock" => t(
+            "Fnosuxc:E:w:",
+            &[
+                "shared", "exclusive", "unlock", "nonblock", "nb", "timeout=", "wait=", "conflict-exit-code=", "close",
+                "command=", "no-fork", "verbose",
+            ],
+            false,
+        ),
+        "env" => t(
+            "0ivu:C:P:S:",
+            &[
+                "ignore-environment", "null", "unset=", "chdir=", "split-string=", "block-signal[=]",
+                "default-signal[=]", "ignore-signal[=]", "list-signal-handling", "debug",
+            ],
+            false,
+        ),
+        _ => None,
+    }
+}
+
+fn wrapper_command<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let args = inv.args;
     let (start, mut verdict) = match inv.name {
         "env" => return env(inv),
@@ -249,7 +359,13 @@ pub fn wrapper<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             if rest.is_empty() {
                 return Verdict::SAFE.into();
             }
-            return Outcome::from(Verdict::SAFE).then(Nested::Exec { words: rest, bulk: true });
+            let runner = rest.first().map(|w| w.text.rsplit('/').next().unwrap_or(&w.text)).unwrap_or("");
+            let verdict = if crate::policy::rules::runs_code(runner) {
+                Verdict::high(format!("xargs runs {runner} on every input (a code runner fed by data)"))
+            } else {
+                Verdict::SAFE
+            };
+            return Outcome::from(verdict).then(Nested::Exec { words: rest, bulk: true });
         }
         _ => (skip_options(args, &[]), Verdict::SAFE),
     };
@@ -288,7 +404,7 @@ fn env<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     let rest = args.get(i..).unwrap_or(&[]);
     if rest.is_empty() {
-        return verdict.into();
+        return verdict.max(Verdict::medium("prints the whole environment (tokens and passwords included)")).into();
     }
     Outcome::from(verdict).then(Nested::Exec { words: rest, bulk: inv.bulk })
 }
@@ -317,15 +433,6 @@ fn flock<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         Some(rest) if !rest.is_empty() => Outcome::from(Verdict::SAFE).then(Nested::Exec { words: rest, bulk: false }),
         _ => Verdict::SAFE.into(),
     }
-}
-
-/// `set +o history` switches history off; every other use of `set` only changes shell options.
-pub fn set<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    let texts: Vec<&str> = inv.texts().collect();
-    if texts.windows(2).any(|pair| pair[0] == "+o" && pair[1] == "history") {
-        return Verdict::high("switches off shell history").into();
-    }
-    Verdict::SAFE.into()
 }
 
 /// The wrapper's own options: the words before the command it runs.

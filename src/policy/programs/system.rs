@@ -1,22 +1,11 @@
 //! System administration: services, logs, processes, networking, firewalls, disks, packages and
 //! the clock. Each function keeps its read-only subcommands and its dangerous ones side by side.
 
+use super::inspect;
+use super::options::{Operands, Options};
 use super::{by_subcommand, skip_options};
 use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Nested, Outcome, Verdict};
-
-/// `nm`, `objdump`, `readelf`, `size`: read-only. `history`: `-c`/`-d` wipe it.
-pub fn read_only_with_history<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    if inv.name == "history" {
-        if inv.has_short('c') || inv.has_short('d') {
-            return Verdict::high("wipes shell history").into();
-        }
-        if inv.has_short('w') || inv.has_short('a') || inv.has_short('r') || inv.has_short('n') || inv.has_short('s') {
-            return Verdict::medium("rewrites the history file").into();
-        }
-    }
-    Verdict::SAFE.into()
-}
 
 /// Readers that can also set the hostname, clock or kernel state.
 pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
@@ -42,7 +31,7 @@ pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             }
             .into()
         }
-        "date" if inv.has_short('s') || inv.has_long("--set") || date_sets_clock(inv) => {
+        "date" if date_set_option(inv) || inv.has_long("--set") || date_sets_clock(inv) => {
             Verdict::high("sets the system clock").into()
         }
         "dmesg"
@@ -65,8 +54,32 @@ pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         {
             Verdict::high("changes kernel settings system-wide").into()
         }
-        _ => Verdict::SAFE.into(),
+        "hostname" => inspect::HOSTNAME.check(inv).into(),
+        "date" => inspect::DATE.check(inv).into(),
+        "dmesg" => inspect::DMESG.check(inv).into(),
+        "sysctl" => inspect::SYSCTL.check(inv).into(),
+        _ if inv.has_word(&["-H"]) || inv.has_long("--host") => {
+            Verdict::medium("-H connects to another host over ssh").into()
+        }
+        _ => inspect::CTL.check(inv).into(),
     }
+}
+
+/// `-s TIME` alone or in a cluster, but not the `s` inside an attached value (`-Iseconds`).
+fn date_set_option(inv: &Invocation) -> bool {
+    inv.texts().take_while(|t| *t != "--").any(|text| {
+        let Some(cluster) = text.strip_prefix('-').filter(|c| !c.starts_with('-')) else {
+            return false;
+        };
+        for letter in cluster.chars() {
+            match letter {
+                's' => return true,
+                'd' | 'f' | 'r' | 'v' | 'I' => return false,
+                _ => {}
+            }
+        }
+        false
+    })
 }
 
 /// `date MMDDhhmm`: a positional that is not a `+FORMAT` (and not an option's value) sets the clock.
@@ -91,7 +104,7 @@ pub fn mounts<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         || inv.has_word(&["-l", "--list", "-s", "--summary", "--show", "-h", "--help", "-V", "--version"]);
     let everything = inv.has_short('a') || inv.has_long("--all");
     if listing && !everything && inv.positionals().is_empty() {
-        return Verdict::SAFE.into();
+        return inspect::MOUNT_LIST.check(inv).into();
     }
     match inv.name {
         "swapoff" => Verdict::high("turns swap off (memory pressure can kill processes)").into(),
@@ -107,6 +120,22 @@ pub fn ip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return Verdict::medium("runs ip commands from a file or stdin").into();
     }
     let start = skip_options(inv.args, &["-n", "-netns", "-rc", "-rcvbuf", "-f", "-family", "-l", "-loops"]);
+    // iproute2 takes any prefix of its option words (`-br`, `-brie`); only these spellings are known.
+    const IP_GLOBAL: Options = Options {
+        short: "",
+        long: &["json", "pretty", "brief", "color[=]", "details", "stats", "oneline", "resolve", "numeric"],
+        words: &[
+            "4", "6", "0", "B", "M", "V", "h", "human", "human-readable", "iec", "s", "stats", "statistics", "d",
+            "details", "r", "resolve", "o", "oneline", "t", "timestamp", "ts", "tshort", "f=", "family=", "l=",
+            "loops=", "c", "color", "col", "br", "brief", "j", "json", "p", "pretty", "n=", "netns=", "a", "all", "N",
+            "Numeric", "rc=", "rcvbuf=",
+        ],
+        numeric: false,
+        operands: Operands::Any,
+    };
+    if let Some(problem) = IP_GLOBAL.first_unknown(inv.args.get(..start).unwrap_or(&[])) {
+        return Verdict::medium(problem).into();
+    }
     let rest: Vec<&str> = inv.args.get(start..).unwrap_or(&[]).iter().map(|w| w.text.as_str()).collect();
     let Some(object) = rest.first() else {
         return Verdict::SAFE.into();
@@ -139,7 +168,11 @@ pub fn ifconfig<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "route" => positionals.is_empty(),
         _ => positionals.len() <= 1,
     };
-    if reads { Verdict::SAFE.into() } else { Verdict::medium("changes network configuration").into() }
+    if !reads {
+        return Verdict::medium("changes network configuration").into();
+    }
+    let table = if inv.name == "route" { &inspect::ROUTE } else { &inspect::IFCONFIG };
+    table.check(inv).into()
 }
 
 /// Firewalls: listing reads, flushing or disabling opens the host, other rules change it.
@@ -185,7 +218,15 @@ pub fn firewall<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if open {
         return Verdict::high("flushes or disables the firewall").into();
     }
-    if read { Verdict::SAFE.into() } else { Verdict::medium("changes firewall rules").into() }
+    if !read {
+        return Verdict::medium("changes firewall rules").into();
+    }
+    match inv.name {
+        "nft" => inspect::NFT.check(inv).into(),
+        "pfctl" => inspect::PFCTL.check(inv).into(),
+        "ufw" | "firewall-cmd" => Verdict::SAFE.into(),
+        _ => inspect::IPTABLES.check(inv).into(),
+    }
 }
 
 /// Units whose stopping cuts access, opens the host or hides what happens.
@@ -211,7 +252,7 @@ pub fn systemctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const SAFE: &[&str] = &[
         "status", "show", "cat", "list-units", "list-unit-files", "list-sockets", "list-timers", "list-jobs",
         "list-dependencies", "list-machines", "list-automounts", "list-paths", "is-active", "is-enabled", "is-failed",
-        "is-system-running", "get-default", "help", "show-environment", "--version",
+        "is-system-running", "get-default", "help", "--version",
     ];
     const HIGH: &[(&[&str], &str)] = &[
         (
@@ -225,7 +266,7 @@ pub fn systemctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         (&["set-default"], "changes what the system boots into"),
     ];
     let Some((index, sub)) = inv.subcommand(WITH_VALUE) else {
-        return Verdict::SAFE.into();
+        return SYSTEMCTL.check(inv).into();
     };
     if matches!(sub, "stop" | "disable" | "mask" | "kill" | "restart" | "try-restart" | "reload-or-restart" | "freeze")
     {
@@ -238,14 +279,43 @@ pub fn systemctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             return Verdict::high(reason).into();
         }
     }
-    by_subcommand(sub, SAFE, HIGH, "changes a service").into()
+    if sub == "show-environment" {
+        return Verdict::medium("prints the service manager's environment (can hold tokens)").into();
+    }
+    let verdict = by_subcommand(sub, SAFE, HIGH, "changes a service");
+    if verdict.risk != crate::protocol::Risk::Safe {
+        return verdict.into();
+    }
+    if inv.has_word(&["-H"]) || inv.has_long("--host") {
+        return Verdict::medium("-H connects to another host over ssh").into();
+    }
+    SYSTEMCTL.check(inv).into()
 }
+
+/// Options of systemctl's read-only commands. `-H/--host` (ssh to another host) is left out.
+static SYSTEMCTL: Options = Options {
+    short: "afilqrM:n:o:p:P:s:t:",
+    long: &[
+        "no-pager", "no-legend", "all", "full", "plain", "user", "system", "global", "quiet", "type=", "state=",
+        "property=", "value", "lines=", "output=", "recursive", "reverse", "after", "before", "failed", "show-types",
+        "with-dependencies", "machine=", "legend=", "timestamp=", "no-ask-password", "firmware-setup", "root=",
+        "runtime", "signal=", "kill-whom=", "what=", "job-mode=", "check-inhibitors=", "wait", "no-block", "no-reload",
+        "preset-mode=", "marked", "no-warn", "capsule=", "json=",
+    ],
+    words: &[],
+    numeric: false,
+    operands: Operands::Any,
+};
 
 pub fn service<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let positionals = inv.positionals();
     let unit = positionals.first().map(|w| w.text.as_str()).unwrap_or("");
     let action = positionals.get(1).map(|w| w.text.as_str()).unwrap_or("");
-    if inv.has_long("--status-all") || matches!(action, "status" | "") && !unit.is_empty() || inv.args.is_empty() {
+    let options_known = inv.texts().all(|t| !t.starts_with('-') || t == "--status-all");
+    let reads = inv.args.is_empty()
+        || inv.texts().eq(["--status-all"])
+        || matches!(action, "status" | "") && !unit.is_empty() && positionals.len() <= 2;
+    if reads && options_known {
         return Verdict::SAFE.into();
     }
     if action == "stop"
@@ -262,21 +332,38 @@ pub fn journalctl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     }
     if [
         "--rotate", "--flush", "--sync", "--relinquish-var", "--smart-relinquish-var", "--setup-keys",
-        "--update-catalog",
+        "--update-catalog", "--cursor-file",
     ]
     .iter()
-    .any(|o| inv.has_long(o))
+    .any(|o| inv.has_long_exact(o))
     {
-        return Verdict::medium("changes the journal").into();
+        return Verdict::medium("changes the journal or writes a file").into();
     }
-    Verdict::SAFE.into()
+    JOURNALCTL.check(inv).into()
 }
+
+/// journalctl's reading options; `--cursor-file` (writes the cursor back) is left out.
+static JOURNALCTL: Options = Options {
+    short: "aeEfhklmNqrxb::n::c:D:F:g:i:I:M:o:p:S:t:T:u:U:",
+    long: &[
+        "since=", "until=", "unit=", "user-unit=", "identifier=", "exclude-identifier=", "priority=", "facility=",
+        "grep=", "case-sensitive[=]", "output=", "output-fields=", "lines[=]", "no-tail", "no-pager", "no-hostname",
+        "no-full", "full", "all", "boot[=]", "list-boots", "dmesg", "system", "user", "utc", "directory=", "file=",
+        "root=", "namespace=", "merge", "cursor=", "after-cursor=", "show-cursor", "follow", "reverse", "pager-end",
+        "quiet", "catalog", "field=", "fields", "disk-usage", "list-catalog", "dump-catalog", "header", "verify",
+        "invocation=", "list-invocations", "list-namespaces", "machine=", "truncate-newline", "list-fields",
+        "output-fields=", "synchronize-on-exit=",
+    ],
+    words: &[],
+    numeric: true,
+    operands: Operands::Any,
+};
 
 pub fn crontab<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_short('r') {
         return Verdict::high("removes all cron jobs").into();
     }
-    if inv.has_short('l') && inv.positionals().is_empty() {
+    if inv.has_short('l') && inspect::CRONTAB_LIST.first_unknown(inv.args).is_none() {
         return Verdict::SAFE.into();
     }
     Verdict::high("installs cron jobs (commands that run on a schedule)").into()
@@ -328,10 +415,41 @@ pub fn kill<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     Verdict::medium(format!("sends a signal to process {}", names.join(" "))).into()
 }
 
-/// Partition tools: printing the table is read-only; everything else rewrites a disk.
+/// Partition tools: printing the table is read-only; everything else rewrites a disk. Each tool
+/// has its own listing options (`parted -s` is script mode, not a listing).
 pub fn partitioning<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    let listing =
-        inv.has_word(&["-l", "--list", "-d", "--dump", "-s", "--show-size", "-p", "--print", "-v", "--version"]);
+    let (listing, table): (&[&str], Options) = match inv.name {
+        "fdisk" => (
+            &["-l", "--list", "-x", "--list-details"],
+            Options {
+                short: "lxbBcuLo:s:t:",
+                long: &["list", "list-details", "bytes", "output=", "type=", "color[=]", "sector-size=", "lock[=]"],
+                ..Options::NONE
+            },
+        ),
+        "sfdisk" => (
+            &[
+                "-l", "--list", "-d", "--dump", "-s", "--show-size", "-J", "--json", "-F", "--list-free", "-V",
+                "--verify",
+            ],
+            Options {
+                short: "dFJlrsVX:o:",
+                long: &[
+                    "list", "dump", "show-size", "json", "list-free", "verify", "bytes", "output=", "color[=]",
+                    "label=", "lock[=]", "quiet",
+                ],
+                ..Options::NONE
+            },
+        ),
+        "gdisk" | "sgdisk" => (
+            &["-l", "-p", "--print", "-v", "--verify", "-i", "--info"],
+            Options { short: "lpvi:", long: &["print", "verify", "info="], ..Options::NONE },
+        ),
+        "parted" => {
+            (&["-l", "--list"], Options { short: "lms", long: &["list", "machine", "script"], ..Options::NONE })
+        }
+        _ => (&[], Options::NONE),
+    };
     let parted_print = inv.name == "parted"
         && inv.positionals().iter().skip(1).all(|w| {
             matches!(
@@ -340,8 +458,8 @@ pub fn partitioning<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             )
         })
         && inv.positionals().iter().any(|w| w.text == "print");
-    if listing || parted_print {
-        return Verdict::SAFE.into();
+    if inv.has_word(listing) || parted_print {
+        return table.check(inv).into();
     }
     Verdict::high("changes disk partitions").into()
 }

@@ -18,15 +18,19 @@ pub fn sed<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_short('f') || inv.has_long("--file") {
         return Verdict::medium("runs a sed script from a file").into();
     }
-    let Some(scripts) = sed_scripts(inv) else {
-        return Verdict::medium("a sed option that could not be read").into();
+    let scripts = match sed_scripts(inv) {
+        Ok(scripts) => scripts,
+        Err(option) => return Verdict::medium(format!("option {option} not known to be read-only")).into(),
     };
     for script in scripts {
         match sed_effect(script) {
             SedEffect::None => {}
-            SedEffect::Writes => return Verdict::medium("the sed script writes files (w)").into(),
+            SedEffect::Writes => return Verdict::high("the sed script writes files (w/W)").into(),
+            SedEffect::Reads => {
+                return Verdict::high("the sed script reads a file it names itself (r/R)").into();
+            }
             SedEffect::Executes => {
-                return Verdict::medium("the sed script runs commands (e)").into();
+                return Verdict::high("the sed script runs commands (e)").into();
             }
             SedEffect::Unknown => {
                 return Verdict::medium("the sed script could not be read").into();
@@ -36,10 +40,15 @@ pub fn sed<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     Verdict::SAFE.into()
 }
 
-/// The sed scripts of an invocation: `-e S`, `-eS`, `-ne S`, `--expression=S` (and its GNU
-/// abbreviations), else the first positional. `None` when an option is not understood.
-fn sed_scripts<'a>(inv: &Invocation<'a>) -> Option<Vec<&'a str>> {
-    const FLAGS: &str = "nEruszl";
+/// The sed scripts of an invocation: `-e S`, `-eS`, `-ne S`, `--expression=S`, else the first
+/// positional. Only full long-option names are known (an abbreviation is an unknown option).
+/// `Err` names an option that is not known.
+fn sed_scripts<'a>(inv: &Invocation<'a>) -> Result<Vec<&'a str>, &'a str> {
+    const FLAGS: &str = "nEruszi";
+    const LONG: &[&str] = &[
+        "quiet", "silent", "posix", "debug", "sandbox", "null-data", "zero-terminated", "regexp-extended", "separate",
+        "unbuffered", "follow-symlinks", "in-place",
+    ];
     let mut scripts = Vec::new();
     let mut positional = None;
     let mut i = 0;
@@ -52,37 +61,37 @@ fn sed_scripts<'a>(inv: &Invocation<'a>) -> Option<Vec<&'a str>> {
         }
         if let Some(long) = text.strip_prefix("--") {
             let (name, value) = long.split_once('=').map_or((long, None), |(n, v)| (n, Some(v)));
-            if name.len() >= 2 && "expression".starts_with(name) {
-                scripts.push(match value {
+            if name == "expression" || name == "line-length" {
+                let value = match value {
                     Some(value) => value,
                     None => {
                         i += 1;
-                        inv.args.get(i - 1)?.text.as_str()
+                        inv.args.get(i - 1).map_or("", |w| w.text.as_str())
                     }
-                });
-            } else if ![
-                "quiet", "silent", "posix", "debug", "sandbox", "null-data", "regexp-extended", "separate",
-                "unbuffered", "line-length",
-            ]
-            .iter()
-            .any(|known| name.len() >= 3 && known.starts_with(name))
-            {
-                return None;
+                };
+                if name == "expression" {
+                    scripts.push(value);
+                }
+            } else if !LONG.contains(&name) {
+                return Err(text);
             }
         } else if let Some(cluster) = text.strip_prefix('-').filter(|c| !c.is_empty()) {
             for (offset, flag) in cluster.char_indices() {
-                if flag == 'e' {
+                if flag == 'e' || flag == 'l' {
                     let rest = &cluster[offset + 1..];
-                    if rest.is_empty() {
+                    let value = if rest.is_empty() {
                         i += 1;
-                        scripts.push(inv.args.get(i - 1)?.text.as_str());
+                        inv.args.get(i - 1).map_or("", |w| w.text.as_str())
                     } else {
-                        scripts.push(rest);
+                        rest
+                    };
+                    if flag == 'e' {
+                        scripts.push(value);
                     }
                     break;
                 }
                 if !FLAGS.contains(flag) {
-                    return None;
+                    return Err(text);
                 }
             }
         } else if positional.is_none() {
@@ -92,7 +101,7 @@ fn sed_scripts<'a>(inv: &Invocation<'a>) -> Option<Vec<&'a str>> {
     if scripts.is_empty() {
         scripts.extend(positional);
     }
-    Some(scripts)
+    Ok(scripts)
 }
 
 fn has_expression(inv: &Invocation) -> bool {
@@ -103,6 +112,7 @@ fn has_expression(inv: &Invocation) -> bool {
 enum SedEffect {
     None,
     Writes,
+    Reads,
     Executes,
     Unknown,
 }
@@ -150,11 +160,9 @@ fn sed_effect(script: &str) -> SedEffect {
                     i += 1;
                 }
             }
-            ':' | 'b' | 't' | 'T' | '#' | 'a' | 'i' | 'c' | 'r' | 'R' => {
-                while i < chars.len()
-                    && chars[i] != '\n'
-                    && (matches!(c, 'a' | 'i' | 'c' | 'r' | 'R' | '#') || chars[i] != ';')
-                {
+            'r' | 'R' => return SedEffect::Reads,
+            ':' | 'b' | 't' | 'T' | '#' | 'a' | 'i' | 'c' => {
+                while i < chars.len() && chars[i] != '\n' && (matches!(c, 'a' | 'i' | 'c' | '#') || chars[i] != ';') {
                     i += 1;
                 }
             }
@@ -207,46 +215,77 @@ fn skip_delimited(chars: &[char], start: usize, delim: char) -> Option<usize> {
 }
 
 pub fn awk<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    if inv.has_short('f') || inv.has_long("--file") {
-        return Verdict::medium("runs an awk program from a file").into();
-    }
-    if inv.has_long("--inplace")
-        || inv.texts().collect::<Vec<_>>().windows(2).any(|w| w[0] == "-i" && w[1] == "inplace")
-    {
-        return Verdict::medium("edits files in place").into();
-    }
-    // The program is the first argument that is not an option (or an option's value).
-    let mut program = None;
-    let mut skip = false;
-    for word in inv.args {
-        if skip {
-            skip = false;
-            continue;
-        }
-        match word.text.as_str() {
-            "-F" | "-v" | "--field-separator" | "--assign" => skip = true,
+    const FLAGS: &str = "bcCgMnNOPrsStV";
+    const LONG: &[&str] = &[
+        "characters-as-bytes", "traditional", "copyright", "gen-pot", "bignum", "use-lc-numeric", "non-decimal-data",
+        "optimize", "posix", "re-interval", "no-optimize", "sandbox", "lint-old", "lint", "version", "help", "csv",
+    ];
+    // The program is `-e TEXT`/`--source=TEXT`, else the first argument that is not an option.
+    let mut programs: Vec<&str> = Vec::new();
+    let mut positional = None;
+    let mut i = 0;
+    while let Some(word) = inv.args.get(i) {
+        i += 1;
+        let text = word.text.as_str();
+        let value = |i: &mut usize, attached: &'a str| -> Option<&'a str> {
+            if attached.is_empty() {
+                *i += 1;
+                inv.args.get(*i - 1).map(|w| w.text.as_str())
+            } else {
+                Some(attached)
+            }
+        };
+        match text {
+            "--" => {
+                positional = inv.args.get(i).map(|w| w.text.as_str());
+                break;
+            }
+            "-F" | "-v" | "--field-separator" | "--assign" => i += 1,
+            t if t.starts_with("--field-separator=") || t.starts_with("--assign=") => {}
             t if t.starts_with("-F") || t.starts_with("-v") => {}
-            "--" => {}
+            t if t.starts_with("-e") || t == "--source" || t.starts_with("--source=") => {
+                let attached = t.strip_prefix("-e").or_else(|| t.strip_prefix("--source=")).unwrap_or("");
+                programs.extend(value(&mut i, attached));
+            }
+            t if t.starts_with("-f") || t.starts_with("-E") || t.starts_with("-i") || t.starts_with("-l") => {
+                return Verdict::medium(format!("{t}: loads awk code or an extension from a file")).into();
+            }
+            t if t.starts_with("-o") || t.starts_with("-p") || t.starts_with("-d") => {
+                return Verdict::medium(format!("{t}: writes a pretty-print, profile or variable dump file")).into();
+            }
+            t if t.starts_with("--") => {
+                let name = &t[2..];
+                let name = name.split_once('=').map_or(name, |(n, _)| n);
+                if !LONG.contains(&name) {
+                    return Verdict::medium(format!("option {t} not known to be read-only")).into();
+                }
+            }
             t if t.starts_with('-') && t.len() > 1 => {
-                return Verdict::medium(format!("an awk option that could not be read ({t})")).into();
+                if let Some(flag) = t[1..].chars().find(|c| !FLAGS.contains(*c) && *c != 'L') {
+                    return Verdict::medium(format!("option -{flag} not known to be read-only")).into();
+                }
             }
             _ => {
-                program = Some(word.text.as_str());
+                // Options end at the first operand: the program, or a file after `-e`.
+                if programs.is_empty() {
+                    positional = Some(text);
+                }
                 break;
             }
         }
     }
-    match program.and_then(awk_effect) {
-        Some(effect) => Verdict::medium(effect).into(),
-        None => Verdict::SAFE.into(),
+    if programs.is_empty() {
+        programs.extend(positional);
     }
+    programs.into_iter().filter_map(awk_effect).fold(Verdict::SAFE, Verdict::max).into()
 }
 
 /// What an awk program does beyond reading, if anything.
-fn awk_effect(program: &str) -> Option<&'static str> {
+fn awk_effect(program: &str) -> Option<Verdict> {
     let raw: String = program.chars().filter(|c| !c.is_whitespace()).collect();
-    if raw.contains("system(") || raw.contains('@') || raw.contains("getline<") {
-        return Some("the awk program calls system(), an indirect function or reads files directly");
+    // Checked on the raw text too: a quote inside a regex (`/"/`) can hide code from the blanking.
+    if raw.contains("system(") {
+        return Some(Verdict::high("the awk program calls system()"));
     }
     // A quote inside a regex (`/"/`) would hide the rest of the program from the string blanking.
     let quotes = program
@@ -255,22 +294,46 @@ fn awk_effect(program: &str) -> Option<&'static str> {
         .filter(|(c, before)| *c == '"' && *before != '\\')
         .count();
     if quotes % 2 == 1 {
-        return Some("the awk program could not be read (unbalanced quotes)");
+        return Some(Verdict::medium("the awk program could not be read (unbalanced quotes)"));
     }
     let code = blank_strings(program);
     let compact: String = code.chars().filter(|c| !c.is_whitespace()).collect();
-    if compact.contains("system(") {
-        return Some("the awk program calls system()");
-    }
     if compact.contains("|getline") || compact.contains("|&") {
-        return Some("the awk program runs a command through a pipe");
+        return Some(Verdict::high("the awk program runs a command through a pipe"));
     }
+    if compact.contains('@') {
+        return Some(Verdict::high("the awk program calls a function by name (@f), which can reach system()"));
+    }
+    if let Some(effect) = print_redirect(&code, program) {
+        return Some(Verdict::high(effect));
+    }
+    if raw.contains('@') {
+        return Some(Verdict::medium("the awk program has an @ that could be an indirect call"));
+    }
+    if raw.contains("getline<") {
+        return Some(Verdict::medium("the awk program reads a file it names itself (getline <)"));
+    }
+    if raw.contains("ENVIRON") {
+        return Some(Verdict::medium("the awk program reads the environment (ENVIRON), where tokens live"));
+    }
+    None
+}
+
+/// Inside print/printf, `>` and `|` outside parentheses redirect the output. `code` is the program
+/// with its strings blanked (same characters, same positions as `program`); a redirect to
+/// `"/dev/stderr"`, `"/dev/stdout"` or `"/dev/null"` writes no file.
+fn print_redirect(code: &str, program: &str) -> Option<&'static str> {
+    let original: Vec<char> = program.chars().collect();
+    let to_stream = |at: usize| {
+        let rest: String = original.iter().skip(at).skip_while(|c| **c == '>' || c.is_whitespace()).collect();
+        ["\"/dev/stderr\"", "\"/dev/stdout\"", "\"/dev/null\""].iter().any(|s| rest.starts_with(s))
+    };
     // Inside print/printf, `>` and `|` outside parentheses redirect the output.
     let bytes: Vec<char> = code.chars().collect();
     let mut i = 0;
     while i < bytes.len() {
         let starts_word = i == 0 || !(bytes[i - 1].is_alphanumeric() || bytes[i - 1] == '_');
-        if starts_word && code[char_offset(&code, i)..].starts_with("print") {
+        if starts_word && code[char_offset(code, i)..].starts_with("print") {
             let mut j = i + 5;
             if bytes.get(j) == Some(&'f') {
                 j += 1;
@@ -287,7 +350,13 @@ fn awk_effect(program: &str) -> Option<&'static str> {
                     '|' if depth == 0 && bytes.get(j + 1) != Some(&'|') && (j == 0 || bytes[j - 1] != '|') => {
                         return Some("the awk program pipes output to a command");
                     }
-                    '>' if depth == 0 => return Some("the awk program writes a file"),
+                    '>' if depth == 0 && !to_stream(j) => return Some("the awk program writes a file"),
+                    '>' if depth == 0 => {
+                        // Past the whole `> "/dev/stderr"` so its `>` is not seen twice.
+                        while bytes.get(j + 1) == Some(&'>') {
+                            j += 1;
+                        }
+                    }
                     _ => {}
                 }
                 j += 1;
@@ -332,22 +401,6 @@ fn blank_strings(program: &str) -> String {
     out
 }
 
-/// `less` and friends read, unless told to write a log file or to run a command at startup
-/// (`less '+!rm -rf ~' f` runs it through the shell).
-pub fn pager<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    if inv.has_short('k') || inv.has_long("--lesskey-file") || inv.has_long("--lesskey-src") {
-        return Verdict::medium("reads a key file that can run commands").into();
-    }
-    if inv.has_short('o') || inv.has_short('O') || inv.has_long("--log-file") || inv.has_long("--LOG-FILE") {
-        return Verdict::medium("writes a log file").into();
-    }
-    let startup = inv.texts().filter_map(|t| t.strip_prefix('+')).any(|cmd| cmd.contains(['!', '|', 's', 'o']));
-    if startup {
-        return Verdict::medium("runs a pager command at startup (can run programs or write files)").into();
-    }
-    Verdict::SAFE.into()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -365,6 +418,8 @@ mod tests {
             ("1e rm -rf /", SedEffect::Executes),
             ("/x/a\\hello", SedEffect::None),
             ("s/a/b", SedEffect::Unknown),
+            ("1r /etc/shadow", SedEffect::Reads),
+            ("$R ~/.ssh/id_rsa", SedEffect::Reads),
         ] {
             assert_eq!(sed_effect(script), want, "{script}");
         }
@@ -372,14 +427,18 @@ mod tests {
 
     #[test]
     fn awk_programs() {
+        use crate::protocol::Risk;
+        assert!(awk_effect("{print ENVIRON[\"HOME\"]}").is_some_and(|v| v.risk == Risk::Medium));
         assert_eq!(awk_effect("{print $1}"), None);
         assert_eq!(awk_effect("$3 > 100 {print $1, $3}"), None);
         assert_eq!(awk_effect("{print \"a > b | c\"}"), None);
         assert_eq!(awk_effect("{ if (a || b) print ($1 > 2) }"), None);
-        assert!(awk_effect("{system(\"rm -rf /\")}").is_some());
-        assert!(awk_effect("{print $0 > \"/etc/passwd\"}").is_some());
-        assert!(awk_effect("{print | \"sh\"}").is_some());
-        assert!(awk_effect("BEGIN{\"id\" | getline x}").is_some());
-        assert!(awk_effect("BEGIN { system (\"x\") }").is_some());
+        assert_eq!(awk_effect("{print \"bad\" > \"/dev/stderr\"}"), None);
+        assert!(awk_effect("{print > \"/dev/stderr\" > \"x\"}").is_some());
+        assert!(awk_effect("{system(\"rm -rf /\")}").is_some_and(|v| v.risk == Risk::High));
+        assert!(awk_effect("{print $0 > \"/etc/passwd\"}").is_some_and(|v| v.risk == Risk::High));
+        assert!(awk_effect("{print | \"sh\"}").is_some_and(|v| v.risk == Risk::High));
+        assert!(awk_effect("BEGIN{\"id\" | getline x}").is_some_and(|v| v.risk == Risk::High));
+        assert!(awk_effect("BEGIN { system (\"x\") }").is_some_and(|v| v.risk == Risk::High));
     }
 }

@@ -1,13 +1,13 @@
 //! `git`: inspection is read-only unless an option makes git run another program; history-
 //! rewriting and work-discarding commands are High; everything else changes the repository.
 
+use super::git_tables::{GIT_CONFIG_READ, GIT_READ};
 use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Outcome, Verdict};
+use crate::protocol::Risk;
 
-const GLOBAL_WITH_VALUE: &[&str] = &[
-    "-C", "-c", "--git-dir", "--work-tree", "--namespace", "--exec-path", "--config-env", "--super-prefix",
-    "--list-cmds",
-];
+const GLOBAL_WITH_VALUE: &[&str] =
+    &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"];
 
 const READ_ONLY: &[&str] = &[
     "status", "log", "diff", "show", "rev-parse", "rev-list", "ls-files", "ls-tree", "ls-remote", "blame", "annotate",
@@ -17,46 +17,177 @@ const READ_ONLY: &[&str] = &[
 ];
 
 /// Options of read-only subcommands that write files or run other programs.
-const READ_VETOES: &[(&str, &str)] = &[
-    ("--output", "writes its output to a file"),
-    ("--ext-diff", "runs an external diff program"),
-    ("--open-files-in-pager", "runs a pager program"),
-    ("--textconv", "runs text conversion programs"),
-    ("--upload-pack", "runs the given program as git's remote helper"),
-    ("--receive-pack", "runs the given program as git's remote helper"),
-    ("--exec", "runs the given program as git's remote helper"),
-    ("--web", "starts a browser"),
+const READ_VETOES: &[(&str, Risk, &str)] = &[
+    ("--output", Risk::Medium, "writes its output to a file"),
+    ("--ext-diff", Risk::High, "runs an external diff program (a code runner)"),
+    ("--open-files-in-pager", Risk::High, "runs the program it names as a pager (a code runner)"),
+    ("--textconv", Risk::High, "runs text conversion programs (a code runner)"),
+    ("--upload-pack", Risk::High, "runs the given program as git's remote helper (a code runner)"),
+    ("--receive-pack", Risk::High, "runs the given program as git's remote helper (a code runner)"),
+    ("--exec", Risk::High, "runs the given program as git's remote helper (a code runner)"),
+    ("--web", Risk::Medium, "starts a browser"),
 ];
+
+/// `--opt`, `--opt=…`, or an abbreviation git would expand to it; an abbreviation that is itself a
+/// read-only option (`--text` is not `--textconv`) is that option.
+fn names_option(rest: &Invocation, opt: &str) -> bool {
+    let want = opt.trim_start_matches("--");
+    rest.texts().take_while(|t| *t != "--").any(|text| {
+        let Some(key) = text.strip_prefix("--").map(|k| k.split_once('=').map_or(k, |(k, _)| k)) else {
+            return false;
+        };
+        key == want || key.len() >= 3 && want.starts_with(key) && !GIT_READ.knows_long(key)
+    })
+}
+
+/// `git -c KEY=VALUE`: keys that name a program git runs, or that load more configuration.
+fn config_runs_program(key: &str) -> bool {
+    let key = key.to_ascii_lowercase();
+    const PREFIXES: &[&str] = &[
+        "core.", "alias.", "include", "filter.", "pager.", "credential", "gpg.", "uploadpack.", "remote.", "diff.",
+        "merge.", "mergetool.", "difftool.", "sequence.", "interactive.", "sendemail.", "man.", "browser.", "web.",
+        "hook", "protocol.", "ssh.", "url.", "instaweb.", "gui.", "guitool.", "receive.", "transfer.",
+    ];
+    const WORDS: &[&str] = &[
+        "hook", "cmd", "command", "program", "editor", "exec", "textconv", "helper", "driver", "external", "fsmonitor",
+        "pager", "askpass", "proxy",
+    ];
+    PREFIXES.iter().any(|p| key.starts_with(p)) || WORDS.iter().any(|w| key.contains(w))
+}
+
+/// The global options before the subcommand: `Err` is the verdict when one is not read-only.
+fn global_options(global: &Invocation) -> Result<(), Verdict> {
+    let texts: Vec<&str> = global.texts().collect();
+    let mut i = 0;
+    while let Some(text) = texts.get(i) {
+        i += 1;
+        let (name, value) = text.split_once('=').map_or((*text, None), |(n, v)| (n, Some(v)));
+        match name {
+            "-p"
+            | "--paginate"
+            | "-P"
+            | "--no-pager"
+            | "--no-replace-objects"
+            | "--no-lazy-fetch"
+            | "--no-optional-locks"
+            | "--no-advice"
+            | "--bare"
+            | "--literal-pathspecs"
+            | "--glob-pathspecs"
+            | "--noglob-pathspecs"
+            | "--icase-pathspecs"
+            | "--html-path"
+            | "--man-path"
+            | "--info-path"
+                if value.is_none() => {}
+            "--exec-path" if value.is_none() => {}
+            "--namespace" | "--list-cmds" => i += usize::from(value.is_none()),
+            "--exec-path" => {
+                return Err(Verdict::high("--exec-path=DIR makes git run its helper programs from DIR"));
+            }
+            "-c" | "--config-env" => {
+                let setting = value.or_else(|| texts.get(i).copied()).unwrap_or("");
+                let key = setting.split_once('=').map_or(setting, |(k, _)| k);
+                return Err(if config_runs_program(key) {
+                    Verdict::high(format!("git -c {key} can make git run a program (a code runner)"))
+                } else {
+                    Verdict::medium(format!("git -c {key} changes git's configuration for this command"))
+                });
+            }
+            _ if text.starts_with("-c") && !text.starts_with("--") => {
+                let key = text[2..].split_once('=').map_or(&text[2..], |(k, _)| k);
+                return Err(if config_runs_program(key) {
+                    Verdict::high(format!("git -c {key} can make git run a program (a code runner)"))
+                } else {
+                    Verdict::medium(format!("git -c {key} changes git's configuration for this command"))
+                });
+            }
+            "-C" | "--git-dir" | "--work-tree" => {
+                return Err(Verdict::medium(format!(
+                    "git {name} reads another repository, whose own config can run programs (hooks, fsmonitor)"
+                )));
+            }
+            _ if text.starts_with("-C") && !text.starts_with("--") => {
+                return Err(Verdict::medium(
+                    "git -C reads another repository, whose own config can run programs (hooks, fsmonitor)",
+                ));
+            }
+            _ => return Err(Verdict::medium(format!("git option {text} not known to be read-only"))),
+        }
+    }
+    Ok(())
+}
 
 pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let Some((index, sub)) = inv.subcommand(GLOBAL_WITH_VALUE) else {
-        return Verdict::SAFE.into();
+        if let Some(verdict) = super::value_where_subcommand_expected(inv.args, GLOBAL_WITH_VALUE, READ_ONLY) {
+            return verdict.into();
+        }
+        let global = Invocation { args: inv.args, ..*inv };
+        return global_options(&global).err().unwrap_or(Verdict::SAFE).into();
     };
     let global = Invocation { args: &inv.args[..index], ..*inv };
-    if global.has_word(&["-c"])
-        || global.has_long("--exec-path")
-        || global.has_long("--config-env")
-        || global.has_long("--git-dir")
-        || global.texts().any(|t| t.starts_with("-c"))
-    {
-        return Verdict::medium("git -c, --git-dir or --exec-path can make git run another program").into();
+    if let Err(verdict) = global_options(&global) {
+        // A code runner among the global options wins over whatever the subcommand is.
+        if verdict.risk == Risk::High {
+            return verdict.into();
+        }
+        let rest = sub_verdict(inv, index, sub);
+        return rest.max(verdict).into();
+    }
+    sub_verdict(inv, index, sub).into()
+}
+
+fn sub_verdict(inv: &Invocation, index: usize, sub: &str) -> Verdict {
+    let verdict = sub_rules(inv, index, sub);
+    if verdict.risk != Risk::Safe {
+        return verdict;
     }
     let rest = inv.after(index);
+    let table = if sub == "config" { &GIT_CONFIG_READ } else { &GIT_READ };
+    table.check(&rest)
+}
+
+fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
+    let rest = inv.after(index);
+    // Code runners, whatever the subcommand (`git fetch --upload-pack=…`, `git push --exec=…`).
+    if let Some((_, risk, reason)) =
+        READ_VETOES.iter().find(|(opt, risk, _)| *risk == Risk::High && names_option(&rest, opt))
+    {
+        return Verdict { risk: *risk, reason: (*reason).into() };
+    }
     let positional: Vec<&str> = rest.positionals().iter().map(|w| w.text.as_str()).collect();
     let has = |short: char, long: &str| rest.has_short(short) || rest.has_long(long);
+    if sub == "cat-file" && rest.has_long("--filters") {
+        return Verdict::high("runs the configured filter programs (a code runner)");
+    }
+    let runs = match sub {
+        "rebase" => has('x', "--exec"),
+        "bisect" => positional.first() == Some(&"run"),
+        "submodule" => positional.first() == Some(&"foreach"),
+        "difftool" => has('x', "--extcmd"),
+        "send-email" => rest.has_long("--to-cmd") || rest.has_long("--cc-cmd") || rest.has_long("--sendmail-cmd"),
+        _ => false,
+    };
+    if runs {
+        return Verdict::high(format!("git {sub} runs the command it is given (a code runner)"));
+    }
     if READ_ONLY.contains(&sub) {
-        if let Some((_, reason)) = READ_VETOES.iter().find(|(opt, _)| rest.has_long(opt)) {
-            return Verdict::medium(*reason).into();
+        if let Some((_, risk, reason)) = READ_VETOES.iter().find(|(opt, _, _)| names_option(&rest, opt)) {
+            return Verdict { risk: *risk, reason: (*reason).into() };
         }
         if sub == "fsck" && rest.has_long("--lost-found") {
-            return Verdict::medium("writes recovered objects into .git/lost-found").into();
+            return Verdict::medium("writes recovered objects into .git/lost-found");
+        }
+        if sub == "help" && rest.has_short('w') {
+            return Verdict::medium("starts a browser");
         }
         if sub == "grep" && rest.has_short('O') {
-            return Verdict::medium("runs a pager program").into();
+            return Verdict::high("runs the program it names as a pager (a code runner)");
         }
-        return Verdict::SAFE.into();
+        return Verdict::SAFE;
     }
-    let verdict = match sub {
+    match sub {
         "push" => {
             let forced = has('f', "--force")
                 || rest.has_long("--force-with-lease")
@@ -73,7 +204,8 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "clean" if !(has('n', "--dry-run")) && (has('f', "--force") || has('i', "--interactive")) => {
             Verdict::high("deletes untracked files")
         }
-        "clean" => Verdict::SAFE,
+        "clean" if has('n', "--dry-run") => Verdict::SAFE,
+        "clean" => Verdict::medium("git clean deletes untracked files unless the repository's config stops it"),
         "checkout" | "switch" if has('f', "--force") || rest.has_long("--discard-changes") => {
             Verdict::high("discards uncommitted changes")
         }
@@ -97,24 +229,13 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             _ => Verdict::SAFE,
         },
         "config" => {
-            let reads = rest.texts().all(|t| {
-                t.starts_with("--get")
-                    || matches!(
-                        t,
-                        "--list"
-                            | "-l"
-                            | "--show-origin"
-                            | "--show-scope"
-                            | "--global"
-                            | "--system"
-                            | "--local"
-                            | "-z"
-                            | "--name-only"
-                    )
-            }) && positional.len() <= 1
-                || positional.first() == Some(&"get")
-                || positional.first() == Some(&"list");
-            if reads { Verdict::SAFE } else { Verdict::medium("changes git configuration") }
+            let new_style = matches!(positional.first(), Some(&("get" | "list")));
+            let old_style = rest.texts().any(|t| t.starts_with("--get") || matches!(t, "--list" | "-l"));
+            if new_style || old_style && positional.len() <= 2 {
+                Verdict::SAFE
+            } else {
+                Verdict::medium("changes git configuration")
+            }
         }
         "worktree" | "submodule" | "notes" | "bisect"
             if matches!(positional.first(), Some(&("list" | "status" | "show" | "log"))) =>
@@ -132,8 +253,7 @@ pub fn git<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             Verdict::medium(format!("git {sub} changes the repository"))
         }
         _ => Verdict::medium(format!("git {sub} (an alias or extension: effect unknown)")),
-    };
-    verdict.into()
+    }
 }
 
 fn branch(rest: &Invocation, positional: &[&str]) -> Verdict {
