@@ -80,8 +80,8 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
 #[case::prefix_pager_cat("PAGER=cat git log", Safe)]
 #[case::prefix_with_substitution("LANG=$(id) ls", Medium)]
 // Config taken from stdin, a descriptor or a process substitution.
-#[case::kubeconfig_stdin_attached("kubectl --kubeconfig=/dev/stdin get pods", Medium)]
-#[case::kubeconfig_stdin_separate("kubectl get pods --kubeconfig /dev/stdin", Medium)]
+#[case::kubeconfig_stdin_attached("kubectl --kubeconfig=/dev/stdin get pods", High)]
+#[case::kubeconfig_stdin_separate("kubectl get pods --kubeconfig /dev/stdin", High)]
 #[case::kubeconfig_process_substitution("kubectl --kubeconfig <(echo x) get pods", Medium)]
 #[case::config_fd("helm list --kubeconfig /dev/fd/3", Medium)]
 #[case::config_proc_self("jq --from-file=/proc/self/fd/0 .", Medium)]
