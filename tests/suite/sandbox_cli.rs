@@ -271,6 +271,20 @@ fn cannot_connect_or_send_anywhere() {
     listeners.assert_both_arrived();
 }
 
+/// The sandboxed attack: python3 made Safe by a user rule, secrets planted, listeners open, the
+/// script written. `None` (skip) where the sandbox or python3 is missing outside CI.
+fn hostile_setup(env: &TestEnv) -> Option<(PathBuf, Listeners)> {
+    if !sandbox_available(env) {
+        return None;
+    }
+    let bin = python_dir(env)?;
+    env.write_config(ALLOW_PYTHON);
+    plant_secrets(env);
+    let listeners = Listeners::open();
+    attack_script(env, &listeners);
+    Some((bin, listeners))
+}
+
 fn agent(env: &TestEnv, mock: &MockLlm, bin: &Path) -> assert_cmd::Command {
     let mut cmd = env.cmd();
     cmd.env("OPSAI_BASE_URL", mock.base_url())
@@ -315,14 +329,7 @@ fn attack_script(env: &TestEnv, listeners: &Listeners) -> PathBuf {
 #[test]
 fn an_auto_run_command_cannot_write_read_secrets_or_connect() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
-        return;
-    }
-    let Some(bin) = python_dir(&env) else { return };
-    env.write_config(ALLOW_PYTHON);
-    plant_secrets(&env);
-    let listeners = Listeners::open();
-    attack_script(&env, &listeners);
+    let Some((bin, listeners)) = hostile_setup(&env) else { return };
     let mock = MockLlm::start([
         reply_tool_call("c1", "run_command", json!({"command": "python3 attack.py", "why": "test"})),
         reply_text("done"),
@@ -432,14 +439,7 @@ fn a_safe_command_asking_for_no_sandbox_says_why_and_a_yes_runs_it_unsandboxed()
 #[test]
 fn a_widget_probe_runs_in_the_sandbox() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
-        return;
-    }
-    let Some(bin) = python_dir(&env) else { return };
-    env.write_config(ALLOW_PYTHON);
-    plant_secrets(&env);
-    let listeners = Listeners::open();
-    attack_script(&env, &listeners);
+    let Some((bin, listeners)) = hostile_setup(&env) else { return };
     let mock = MockLlm::start([
         reply_tool_call("p1", "run_command", json!({"command": "python3 attack.py", "why": "look"})),
         reply_tool_call("c1", "propose_command", json!({"command": "ls", "explanation": "test"})),
