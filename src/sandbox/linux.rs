@@ -11,20 +11,16 @@
 //! Applied where the kernel has them, reported by `opsai sandbox --status`: TCP bind/connect rules
 //! (ABI 4, on top of seccomp), device ioctls (ABI 5), signal and abstract-socket scopes (ABI 6).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use super::bpf::{self, Check};
+use super::paths;
+use crate::protocol::SandboxProfile;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd, Ruleset,
     RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
 };
 use nix::libc;
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule, TargetArch,
-};
-
-use super::paths;
-use crate::protocol::SandboxProfile;
 
 /// The usual sinks, and `/dev/tty` (the command's own controlling terminal); besides these only
 /// the terminal on its stdin/stdout/stderr is writable ([`own_terminals`]), not every `/dev/pts/N`
@@ -213,81 +209,37 @@ fn denied_syscalls() -> Vec<i64> {
     calls
 }
 
-/// The x32 ABI reaches the same kernel with the syscall number | `__X32_SYSCALL_BIT` and the same
-/// audit architecture, so a filter keyed on x86_64 numbers alone would let `socket` through that
-/// door on a kernel built with x32. Every rule gets its x32 twin; the calls whose x32 number differs
-/// (`ioctl`, `ptrace`, `process_vm_*`) get theirs too.
-#[cfg(target_arch = "x86_64")]
-fn add_x32_aliases(rules: &mut BTreeMap<i64, Vec<SeccompRule>>) {
-    const X32: i64 = 0x4000_0000;
-    let own_numbers = [
-        (libc::SYS_ioctl, 514),
-        (libc::SYS_ptrace, 521),
-        (libc::SYS_process_vm_readv, 539),
-        (libc::SYS_process_vm_writev, 540),
-    ];
-    let twins: Vec<(i64, Vec<SeccompRule>)> = rules
-        .iter()
-        .flat_map(|(&nr, conditions)| {
-            let own = own_numbers.iter().find(|(native, _)| *native == nr).map(|(_, x32)| X32 | x32);
-            [Some(X32 | nr), own].into_iter().flatten().map(move |alias| (alias, conditions.clone()))
-        })
-        .collect();
-    rules.extend(twins);
-}
-
 fn seccomp(profile: SandboxProfile) -> Result<(), ApplyError> {
-    let backend = |e: seccompiler::BackendError| ApplyError::Seccomp(format!("built ({e})"));
-    let arch = TargetArch::try_from(std::env::consts::ARCH).map_err(backend)?;
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = denied_syscalls().into_iter().map(|nr| (nr, vec![])).collect();
-    // Typing into the terminal's input queue (TIOCSTI) or the console (TIOCLINUX) would hand the
-    // next command line to whoever reads the terminal after us.
-    let ioctl_request = |value: u64| {
-        SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, value)
-            .and_then(|c| SeccompRule::new(vec![c]))
-            .map_err(backend)
-    };
-    rules.insert(libc::SYS_ioctl, vec![ioctl_request(u64::from(libc::TIOCSTI as u32))?, ioctl_request(0x541C)?]);
-    // New namespaces would give a fresh, writable view (user namespaces especially).
-    for flag in [libc::CLONE_NEWUSER, libc::CLONE_NEWNS, libc::CLONE_NEWNET] {
-        let flag = u64::try_from(flag).unwrap_or(0);
-        let condition = SeccompCondition::new(0, SeccompCmpArgLen::Qword, SeccompCmpOp::MaskedEq(flag), flag)
-            .and_then(|c| SeccompRule::new(vec![c]))
-            .map_err(backend)?;
-        rules.entry(libc::SYS_clone).or_default().push(condition);
-    }
+    let built = |e: bpf::TooLong| ApplyError::Seccomp(format!("built ({e})"));
+    let flags = |value: i32| u32::try_from(value).unwrap_or(u32::MAX);
+    let mut denied = denied_syscalls();
+    let mut blocks = vec![
+        // Typing into the terminal's input queue (TIOCSTI) or the console (TIOCLINUX) would hand the
+        // next command line to whoever reads the terminal after us.
+        (
+            libc::SYS_ioctl,
+            vec![Check::Equals { arg: 1, value: flags(libc::TIOCSTI as i32) }, Check::Equals { arg: 1, value: 0x541C }],
+        ),
+        // New namespaces would give a fresh, writable view (user namespaces especially).
+        (
+            libc::SYS_clone,
+            vec![Check::AnyBit { arg: 0, mask: flags(libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET) }],
+        ),
+    ];
     if profile == SandboxProfile::Strict {
         // No sockets, Unix ones included: a Unix socket reaches the docker daemon, systemd and
         // D-Bus, each a way to run something outside the sandbox (`systemd-run`, `docker run -v
         // /:/host`), and Landlock only controls connecting to them from ABI 9. Netlink stays for a
         // user other than root, so `ip addr` and `ss` work (as root it changes the network).
         // `socketpair` (a private pipe) is not `socket`, and stays.
-        let rule = if nix::unistd::geteuid().is_root() {
-            vec![]
+        if nix::unistd::geteuid().is_root() {
+            denied.push(libc::SYS_socket);
         } else {
-            let netlink = u64::try_from(libc::AF_NETLINK).unwrap_or(0);
-            let condition = SeccompCondition::new(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, netlink)
-                .and_then(|c| SeccompRule::new(vec![c]))
-                .map_err(backend)?;
-            vec![condition]
-        };
-        rules.insert(libc::SYS_socket, rule);
+            blocks.push((libc::SYS_socket, vec![Check::NotEquals { arg: 0, value: flags(libc::AF_NETLINK) }]));
+        }
     }
-    #[cfg(target_arch = "x86_64")]
-    add_x32_aliases(&mut rules);
-    let eperm = SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(libc::EPERM as u32), arch)
-        .map_err(backend)?;
     // clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc fall back to clone.
-    let enosys = SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_clone3, vec![])]),
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::ENOSYS as u32),
-        arch,
-    )
-    .map_err(backend)?;
-    for filter in [eperm, enosys] {
-        let program: BpfProgram = filter.try_into().map_err(backend)?;
-        seccompiler::apply_filter(&program).map_err(|e| ApplyError::Seccomp(format!("loaded ({e})")))?;
-    }
-    Ok(())
+    let rules = bpf::Rules { denied, unsupported: vec![libc::SYS_clone3], blocks };
+    let program = bpf::program(&rules).map_err(built)?;
+    seccompiler::apply_filter(&program).map_err(|e| ApplyError::Seccomp(format!("loaded ({e})")))
 }

@@ -14,6 +14,8 @@
 //! Whether the sandbox works here is found out once per process by actually applying it in a child
 //! (`ENTRY --probe`), so the answer cannot drift from what a command gets.
 
+#[cfg(target_os = "linux")]
+mod bpf;
 pub mod env;
 #[cfg(target_os = "linux")]
 mod linux;
