@@ -40,7 +40,6 @@ enum Target {
     Next,
     Deny,
     NoSys,
-    Allow,
     Kill,
     Block(usize),
     /// The `ret EPERM` that ends block `n` (BPF jumps only forward, so each block has its own).
@@ -98,8 +97,6 @@ pub fn program(rules: &Rules) -> Result<Vec<sock_filter>, TooLong> {
     main.push(Insn::Stmt { code: RET_K, k: RET_ERRNO | errno(nix::libc::EPERM) });
     let nosys_at = main.len();
     main.push(Insn::Stmt { code: RET_K, k: RET_ERRNO | errno(nix::libc::ENOSYS) });
-    let allow_at = main.len();
-    main.push(Insn::Stmt { code: RET_K, k: RET_ALLOW });
     let kill_at = main.len();
     main.push(Insn::Stmt { code: RET_K, k: RET_KILL_PROCESS });
     let mut block_at = Vec::new();
@@ -125,7 +122,6 @@ pub fn program(rules: &Rules) -> Result<Vec<sock_filter>, TooLong> {
             Target::Next => at + 1,
             Target::Deny => deny_at,
             Target::NoSys => nosys_at,
-            Target::Allow => allow_at,
             Target::Kill => kill_at,
             Target::Block(index) => block_at.get(index).copied().ok_or(TooLong)?,
             Target::BlockDeny(index) => block_deny_at.get(index).copied().ok_or(TooLong)?,
