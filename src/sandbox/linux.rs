@@ -37,20 +37,86 @@ pub enum ApplyError {
     NoNewPrivs,
     #[error("the seccomp filter could not be {0}")]
     Seccomp(String),
+    #[error("capabilities could not be dropped ({0})")]
+    Capabilities(String),
+    #[error("another process's environment is still readable inside the sandbox")]
+    EnvironReadable,
+    #[error("{0} is still readable inside the sandbox")]
+    KernelMemoryReadable(&'static str),
+}
+
+/// How other processes' `/proc/<pid>/environ` is kept out of reach.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcMode {
+    /// `/proc` is readable whole: Landlock's cross-domain ptrace rule closes other processes'
+    /// `environ` once CAP_SYS_ADMIN and CAP_PERFMON are dropped (checked after applying, on the
+    /// parent's). One rule, and processes started inside can read their own `/proc/self`.
+    Scoped,
+    /// Only `stat`, `status` and `cmdline` of each process outside, one rule each: for a kernel
+    /// where the check above fails.
+    PerPid,
 }
 
 /// Applies everything to the calling thread (and so to what it `exec`s) and describes what holds.
-pub fn apply(profile: SandboxProfile, forbidden: &[PathBuf]) -> Result<String, ApplyError> {
-    let landlock = landlock(profile, forbidden)?;
+pub fn apply(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode) -> Result<String, ApplyError> {
+    if profile == SandboxProfile::Strict {
+        drop_capabilities()?;
+    }
+    let landlock = landlock(profile, forbidden, proc_mode)?;
     seccomp(profile)?;
+    if profile == SandboxProfile::Strict && proc_mode == ProcMode::Scoped {
+        // The parent (opsai) is outside the sandbox and its environment holds what a command must not see.
+        let parent = nix::unistd::getppid();
+        if std::fs::File::open(format!("/proc/{parent}/environ")).is_ok() {
+            return Err(ApplyError::EnvironReadable);
+        }
+        if let Some(file) = ["/proc/kcore", "/proc/kmsg"].into_iter().find(|f| std::fs::File::open(f).is_ok()) {
+            return Err(ApplyError::KernelMemoryReadable(file));
+        }
+    }
     let network = match profile {
         SandboxProfile::Strict => "network: denied (no sockets: inet, unix, packet; netlink only when not root)",
         SandboxProfile::Tool => "network: allowed (tool profile)",
     };
-    Ok(format!("profile {}; {landlock}; seccomp: on; {network}", profile.as_str()))
+    let processes = match (profile, proc_mode) {
+        (SandboxProfile::Tool, _) => "",
+        (SandboxProfile::Strict, ProcMode::Scoped) => {
+            "; other processes' environment: closed (Landlock ptrace scoping; CAP_SYS_ADMIN, CAP_PERFMON, CAP_SYS_RAWIO, CAP_SYSLOG dropped)"
+        }
+        (SandboxProfile::Strict, ProcMode::PerPid) => {
+            "; other processes' environment: closed (a path rule per process)"
+        }
+    };
+    Ok(format!("profile {}; {landlock}; seccomp: on; {network}{processes}", profile.as_str()))
 }
 
-fn landlock(profile: SandboxProfile, forbidden: &[PathBuf]) -> Result<String, ApplyError> {
+/// CAP_SYS_ADMIN and CAP_PERFMON let root read other processes' `environ` across Landlock's
+/// ptrace scoping (tested on Linux 6.18); CAP_SYS_RAWIO opens `/proc/kcore` (kernel memory) and
+/// CAP_SYSLOG `/proc/kmsg` (consuming the kernel log), so with these gone `/proc` can be granted
+/// whole. No read-only command needs them (`dmesg` is denied by the filter anyway). From every
+/// set, the bounding one included, so nothing executed later gets them back.
+fn drop_capabilities() -> Result<(), ApplyError> {
+    use caps::{CapSet, Capability};
+    let err = |e: caps::errors::CapsError| ApplyError::Capabilities(e.to_string());
+    for cap in [Capability::CAP_SYS_ADMIN, Capability::CAP_PERFMON, Capability::CAP_SYS_RAWIO, Capability::CAP_SYSLOG] {
+        if caps::has_cap(None, CapSet::Bounding, cap).map_err(err)? {
+            // Without CAP_SETPCAP (not root) the bounding set cannot shrink; nor can such a
+            // process gain the capability back (no_new_privs ignores file capabilities).
+            if caps::has_cap(None, CapSet::Effective, Capability::CAP_SETPCAP).map_err(err)? {
+                caps::drop(None, CapSet::Bounding, cap).map_err(err)?;
+            }
+        }
+        for set in [CapSet::Ambient, CapSet::Inheritable, CapSet::Effective, CapSet::Permitted] {
+            caps::drop(None, set, cap).map_err(err)?;
+        }
+        if caps::has_cap(None, CapSet::Effective, cap).map_err(err)? {
+            return Err(ApplyError::Capabilities(format!("{cap} is still effective")));
+        }
+    }
+    Ok(())
+}
+
+fn landlock(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode) -> Result<String, ApplyError> {
     let err = |e: landlock::RulesetError| ApplyError::Landlock(e.to_string());
     let latest = ABI::V6;
     let required = AccessFs::from_all(ABI::V3);
@@ -71,10 +137,14 @@ fn landlock(profile: SandboxProfile, forbidden: &[PathBuf]) -> Result<String, Ap
             .map_err(err)?;
     }
     let mut created = ruleset.create().map_err(err)?;
-    // Only model-written lines need other processes' `environ` closed at this price (a rule per
-    // process); opsai's own tools get `/proc` whole.
-    let own_pid = (profile == SandboxProfile::Strict).then(std::process::id);
-    let grants = paths::grants(forbidden, own_pid);
+    // Per process only where Landlock's scoping does not close other processes' `environ`
+    // (`ProcMode`); opsai's own tools get `/proc` whole.
+    let proc = match (profile, proc_mode) {
+        (SandboxProfile::Strict, ProcMode::Scoped) => paths::ProcGrant::Whole,
+        (SandboxProfile::Strict, ProcMode::PerPid) => paths::ProcGrant::PerPid(std::process::id()),
+        (SandboxProfile::Tool, _) => paths::ProcGrant::Walked,
+    };
+    let grants = paths::grants(forbidden, proc);
     let terminals = own_terminals();
     let read = AccessFs::from_read(latest);
     let file_only = AccessFs::from_file(latest);

@@ -37,6 +37,12 @@ pub const ENTRY: &str = "__opsai-sandbox";
 pub const EXIT_NOT_APPLIED: u8 = 121;
 /// The first line the probe prints when the sandbox is fully applied.
 const PROBE_OK: &str = "sandbox-ok";
+/// Helper flag: close other processes' `/proc/<pid>/environ` by path rules, one per process,
+/// because Landlock's ptrace scoping did not close them here (the probe finds out).
+const PER_PID_FLAG: &str = "--proc-per-pid";
+
+/// Whether helpers need [`PER_PID_FLAG`]: set by the probe.
+static PROC_PER_PID: AtomicBool = AtomicBool::new(false);
 
 /// `safety.sandbox` and the paths the configuration adds to the unreadable set.
 #[derive(Debug, Clone, Default)]
@@ -133,6 +139,9 @@ pub fn wrap(profile: SandboxProfile, program: &OsStr, args: &[OsString]) -> std:
 #[cfg(target_os = "linux")]
 fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
     let mut argv = vec![std::env::current_exe()?.into_os_string(), ENTRY.into(), profile.as_str().into()];
+    if PROC_PER_PID.load(Ordering::Relaxed) {
+        argv.push(PER_PID_FLAG.into());
+    }
     for path in &settings().deny {
         argv.push("--deny".into());
         argv.push(path.clone().into_os_string());
@@ -175,8 +184,26 @@ fn probe() -> Availability {
             "opsai's executable was replaced or deleted since this process started; start opsai again".into(),
         );
     }
+    // The cheap way first (/proc whole, Landlock's ptrace scoping closes other processes'
+    // `environ`); where that does not hold, one path rule per process.
+    let scoped = probe_with(&exe, &[]);
+    if matches!(scoped, Availability::Available(_)) {
+        return scoped;
+    }
+    let per_pid = probe_with(&exe, &[PER_PID_FLAG]);
+    if matches!(per_pid, Availability::Available(_)) {
+        PROC_PER_PID.store(true, Ordering::Relaxed);
+        return per_pid;
+    }
+    scoped
+}
+
+#[cfg(target_os = "linux")]
+fn probe_with(exe: &std::path::Path, flags: &[&str]) -> Availability {
     let output = std::process::Command::new(exe)
-        .args([ENTRY, "--probe", SandboxProfile::Strict.as_str()])
+        .args([ENTRY, "--probe"])
+        .args(flags)
+        .arg(SandboxProfile::Strict.as_str())
         .stdin(std::process::Stdio::null())
         .output();
     match output {
@@ -232,7 +259,7 @@ pub fn entry_from_args() -> Option<ExitCode> {
     Some(enter(args.collect()))
 }
 
-/// `ENTRY [--probe] PROFILE [--deny PATH]… -- PROGRAM ARGS…`
+/// `ENTRY [--probe] [--proc-per-pid] PROFILE [--deny PATH]… -- PROGRAM ARGS…`
 fn enter(args: Vec<OsString>) -> ExitCode {
     let fail = |message: &str| {
         let _ = writeln!(std::io::stderr(), "opsai sandbox: {message}; the command was not run");
@@ -240,12 +267,14 @@ fn enter(args: Vec<OsString>) -> ExitCode {
     };
     let mut args = args.into_iter();
     let mut probe = false;
+    let mut per_pid = false;
     let mut profile = None;
     let mut deny = Vec::new();
     let mut command = Vec::new();
     while let Some(arg) = args.next() {
         match arg.to_str() {
             Some("--probe") => probe = true,
+            Some(PER_PID_FLAG) => per_pid = true,
             Some("--deny") => match args.next() {
                 Some(path) => deny.push(PathBuf::from(path)),
                 None => return fail("--deny needs a path"),
@@ -265,7 +294,7 @@ fn enter(args: Vec<OsString>) -> ExitCode {
     if command.is_empty() && !probe {
         return fail("no command given");
     }
-    apply_and_exec(profile, &deny, probe, &command, &fail)
+    apply_and_exec(profile, &deny, probe, per_pid, &command, &fail)
 }
 
 #[cfg(target_os = "linux")]
@@ -273,6 +302,7 @@ fn apply_and_exec(
     profile: SandboxProfile,
     deny: &[PathBuf],
     probe: bool,
+    per_pid: bool,
     command: &[OsString],
     fail: &dyn Fn(&str) -> ExitCode,
 ) -> ExitCode {
@@ -289,7 +319,8 @@ fn apply_and_exec(
     if let Some(cwd) = &cwd {
         forbidden.extend(paths::env_files(cwd));
     }
-    let status = match linux::apply(profile, &forbidden) {
+    let proc_mode = if per_pid { linux::ProcMode::PerPid } else { linux::ProcMode::Scoped };
+    let status = match linux::apply(profile, &forbidden, proc_mode) {
         Ok(status) => status,
         Err(err) => return fail(&err.to_string()),
     };
@@ -332,6 +363,7 @@ fn apply_and_exec(
     _profile: SandboxProfile,
     _deny: &[PathBuf],
     _probe: bool,
+    _per_pid: bool,
     _command: &[OsString],
     fail: &dyn Fn(&str) -> ExitCode,
 ) -> ExitCode {

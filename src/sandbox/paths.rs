@@ -150,6 +150,18 @@ pub struct Grants {
 /// `environ` too), `fd` or `mem`.
 const PID_FILES: &[&str] = &["stat", "status", "cmdline"];
 
+/// How `/proc` is granted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcGrant {
+    /// Entry by entry, without the kernel-memory files ([`PROC_HIDDEN`]).
+    Walked,
+    /// One rule for all of it, present and future processes alike: the kernel-memory files are
+    /// closed by the capabilities the sandbox drops (CAP_SYS_RAWIO, CAP_SYSLOG, CAP_SYS_ADMIN).
+    Whole,
+    /// Walked, and each process directory split ([`PID_FILES`]) except this one's.
+    PerPid(u32),
+}
+
 /// The grants that make everything readable except `forbidden` (paths that do not exist are
 /// ignored: nothing can create them, the sandbox denies writes). Symbolic links in `forbidden` are
 /// resolved, so the file itself is what stays unreadable.
@@ -159,7 +171,11 @@ const PID_FILES: &[&str] = &["stat", "status", "cmdline"];
 /// keeps `/proc/<pid>/mem` closed, but not `environ` (tested on Linux 6.18), hence this. Processes
 /// started inside the sandbox get new pids without a rule: their `/proc/self` is unreadable.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub fn grants(forbidden: &[PathBuf], own_pid: Option<u32>) -> Grants {
+pub fn grants(forbidden: &[PathBuf], proc: ProcGrant) -> Grants {
+    let own_pid = match proc {
+        ProcGrant::PerPid(pid) => Some(pid),
+        ProcGrant::Walked | ProcGrant::Whole => None,
+    };
     let forbidden: HashSet<PathBuf> = forbidden
         .iter()
         // Most secret paths do not exist: one `lstat` rather than a `readlink` per component.
@@ -180,7 +196,9 @@ pub fn grants(forbidden: &[PathBuf], own_pid: Option<u32>) -> Grants {
     // `/dev` always gets its allowlist, and `/proc` loses its raw-memory files.
     ancestors.insert(root.clone());
     ancestors.insert(PathBuf::from("/dev"));
-    ancestors.insert(PathBuf::from("/proc"));
+    if proc != ProcGrant::Whole {
+        ancestors.insert(PathBuf::from("/proc"));
+    }
     walk(&root, &forbidden, &ancestors, own_pid, &mut grants);
     grants
 }
@@ -277,7 +295,7 @@ mod tests {
             touch(&home.join(rel));
         }
         let forbidden = secret_paths(SandboxProfile::Strict, Some(&home), None);
-        let grants = grants(&forbidden, None);
+        let grants = grants(&forbidden, ProcGrant::Walked);
         assert!(!readable(&grants, &home.join(".ssh/id_x")));
         assert!(!readable(&grants, &home.join(".config/gh/hosts.yml")));
         assert!(!readable(&grants, &home.join(".kube/config")));
@@ -298,7 +316,7 @@ mod tests {
         let home = std::fs::canonicalize(home.path()).unwrap();
         touch(&home.join(".kube/config"));
         touch(&home.join(".ssh/id_x"));
-        let grants = grants(&secret_paths(SandboxProfile::Tool, Some(&home), None), None);
+        let grants = grants(&secret_paths(SandboxProfile::Tool, Some(&home), None), ProcGrant::Walked);
         assert!(readable(&grants, &home.join(".kube/config")));
         assert!(!readable(&grants, &home.join(".ssh/id_x")));
     }
@@ -309,7 +327,7 @@ mod tests {
         let home = std::fs::canonicalize(home.path()).unwrap();
         touch(&home.join(".ssh/id_x"));
         std::os::unix::fs::symlink(home.join(".ssh"), home.join("innocent")).unwrap();
-        let grants = grants(&secret_paths(SandboxProfile::Strict, Some(&home), None), None);
+        let grants = grants(&secret_paths(SandboxProfile::Strict, Some(&home), None), ProcGrant::Walked);
         assert!(!grants.read.contains(&home.join("innocent")));
         assert!(!readable(&grants, &home.join("innocent/id_x")));
     }
@@ -320,13 +338,13 @@ mod tests {
         let dir = std::fs::canonicalize(dir.path()).unwrap();
         touch(&dir.join("real/secret"));
         std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
-        let grants = grants(&[dir.join("link")], None);
+        let grants = grants(&[dir.join("link")], ProcGrant::Walked);
         assert!(!readable(&grants, &dir.join("real/secret")));
     }
 
     #[test]
     fn devices_are_an_allowlist_and_missing_paths_are_ignored() {
-        let grants = grants(&[PathBuf::from("/no/such/opsai/path")], None);
+        let grants = grants(&[PathBuf::from("/no/such/opsai/path")], ProcGrant::Walked);
         let covered = |path: &str| {
             grants.read.iter().chain(&grants.read_files).any(|granted| Path::new(path).starts_with(granted))
         };
@@ -341,7 +359,7 @@ mod tests {
     #[test]
     fn proc_is_readable_but_other_processes_environ_is_not() {
         let own = std::process::id();
-        let grants = grants(&[], Some(own));
+        let grants = grants(&[], ProcGrant::PerPid(own));
         let proc_covered = |path: &str| {
             grants.read.iter().chain(&grants.read_files).any(|granted| Path::new(path).starts_with(granted))
         };
@@ -380,5 +398,19 @@ mod tests {
         assert!(!tool.contains(&PathBuf::from("/home/u/.kube")));
         assert!(tool.contains(&PathBuf::from("/etc/shadow")));
         assert!(!tool.contains(&PathBuf::from("/etc/kubernetes/admin.conf")));
+    }
+
+    #[test]
+    fn proc_whole_is_one_rule_that_covers_future_processes() {
+        let grants = grants(&[], ProcGrant::Whole);
+        assert!(grants.read.contains(&PathBuf::from("/proc")));
+        let inside: Vec<_> = grants
+            .read
+            .iter()
+            .chain(&grants.read_files)
+            .filter(|p| p.starts_with("/proc") && p.as_path() != Path::new("/proc"))
+            .collect();
+        assert!(inside.is_empty(), "{inside:?}");
+        assert!(!grants.list.contains(&PathBuf::from("/proc")));
     }
 }

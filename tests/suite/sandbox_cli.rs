@@ -525,3 +525,26 @@ fn another_terminal_and_raw_devices_are_not_readable() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("Permission denied"), "{out:?}");
     assert!(stdout.trim_end().ends_with('5'), "/dev/urandom stays readable: {out:?}");
 }
+
+/// A process started inside the sandbox (a pipeline stage, a subshell) sees `/proc` as any process
+/// does — `ps aux | grep x` and `df` work — while the parent's environment, opsai's, stays closed
+/// and the kernel-memory files do not open.
+#[test]
+fn processes_started_inside_read_proc_but_not_other_environments() {
+    let env = TestEnv::new();
+    if !sandbox_available(&env) {
+        return;
+    }
+    let out = sandboxed_sh(
+        &env,
+        "(cat /proc/self/stat >/dev/null && echo child-proc-ok) | cat; \
+         grep -c . /proc/self/mounts >/dev/null && echo mounts-ok; \
+         cat /proc/$PPID/environ >/dev/null 2>&1 || echo parent-environ-closed; \
+         cat /proc/kmsg >/dev/null 2>&1 || echo kmsg-closed; \
+         cat /proc/kcore >/dev/null 2>&1 || echo kcore-closed",
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    for line in ["child-proc-ok", "mounts-ok", "parent-environ-closed", "kmsg-closed", "kcore-closed"] {
+        assert!(stdout.lines().any(|l| l == line), "{line} missing: {out:?}");
+    }
+}
