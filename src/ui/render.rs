@@ -37,6 +37,8 @@ pub struct Renderer<O: Write, E: Write> {
     /// `-q` with stdout a pipe or a file: the answer is written byte for byte (a script may want
     /// exactly what the model wrote). On a terminal it is sanitized like everything else.
     raw_answer: bool,
+    /// Under `-q`: the call id and command of a refusal whose reason (its `tool_result`) is next.
+    refused: Option<(String, String)>,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
@@ -91,6 +93,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             frame: 0,
             markdown_width: None,
             raw_answer: false,
+            refused: None,
         }
     }
 
@@ -173,6 +176,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     && let Some(line) = retry_line(event)
                 {
                     writeln!(self.err, "{line}")?;
+                }
+                // A refusal changes the exit code (3), so `-q` says which command and why, in one line.
+                if let AgentEvent::Approval { id, decision, command } = event
+                    && decision == "refused"
+                {
+                    self.refused = Some((id.clone(), command.clone()));
+                }
+                if let AgentEvent::ToolResult { id, output, .. } = event
+                    && let Some((_, command)) = self.refused.take_if(|refused| refused.0 == *id)
+                {
+                    let reason = output.lines().next().unwrap_or("refused");
+                    writeln!(self.err, "opsai: not run: {} ({})", display::line(&command), display::line(reason))?;
                 }
                 Ok(())
             }
@@ -459,6 +474,45 @@ mod tests {
         assert_eq!(lines[1]["type"], "tool_call");
         assert_eq!(lines[1]["args"]["command"], "du -sh /var/log");
         assert_eq!(lines[3]["status"], "ran");
+    }
+
+    #[test]
+    fn quiet_reports_each_refused_command_in_one_line_on_stderr() {
+        let call = |id: &str, command: &str| AgentEvent::ToolCall {
+            id: id.into(),
+            tool: "run_command".into(),
+            args: serde_json::json!({}),
+            command: Some(command.into()),
+            risk: Some(Risk::High),
+            reasons: vec![],
+        };
+        let refusal = |id: &str, decision: &str, command: &str, output: &str| {
+            [
+                AgentEvent::Approval { id: id.into(), decision: decision.into(), command: command.into() },
+                AgentEvent::ToolResult {
+                    id: id.into(),
+                    status: ObservationStatus::DeniedByPolicy,
+                    exit_code: None,
+                    output: output.into(),
+                    truncated_bytes: 0,
+                    duration_ms: 0,
+                },
+            ]
+        };
+        let mut events = vec![call("c1", "rm -rf build\nrm -rf ~")];
+        events.extend(refusal(
+            "c1",
+            "refused",
+            "rm -rf build\nrm -rf ~",
+            "refused: high requires confirmation in a terminal",
+        ));
+        // A dry run is what was asked for, not a refusal.
+        events.push(call("c2", "touch x"));
+        events.extend(refusal("c2", "dry_run", "touch x", "dry run: not executed (risk medium)"));
+        events.push(AgentEvent::Answer { text: "Not deleted.".into() });
+        let (out, err) = render(Style::Quiet, &events);
+        assert_eq!(out, "Not deleted.\n");
+        assert_eq!(err, "opsai: not run: rm -rf build⏎rm -rf ~ (refused: high requires confirmation in a terminal)\n");
     }
 
     #[test]

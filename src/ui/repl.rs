@@ -91,6 +91,10 @@ struct Repl<'s> {
     hostname: String,
     color: bool,
     terminal: bool,
+    /// A turn failed (the model, the step limit, Ctrl-C) / had a command refused: the piped REPL's
+    /// exit code says so, as a one-shot run's would.
+    failed: bool,
+    refused: bool,
 }
 
 pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
@@ -144,6 +148,8 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
         hostname: context.hostname,
         color,
         terminal,
+        failed: false,
+        refused: false,
     };
     for warning in &warnings {
         repl.warn(warning);
@@ -185,10 +191,21 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
             }
         }
     }
-    Ok(0)
+    Ok(repl.exit_code())
 }
 
 impl Repl<'_> {
+    /// On a terminal a person saw every turn: 0. Fed from a pipe, a script learns that something
+    /// went wrong: 1 when any turn failed, else 3 when any command was refused (README "The REPL").
+    fn exit_code(&self) -> u8 {
+        match (self.terminal, self.failed, self.refused) {
+            (true, _, _) => 0,
+            (false, true, _) => 1,
+            (false, false, true) => 3,
+            (false, false, false) => 0,
+        }
+    }
+
     fn err(&self) -> std::io::StderrLock<'static> {
         std::io::stderr().lock()
     }
@@ -439,6 +456,11 @@ impl Repl<'_> {
         let outcome = runner::drive(&mut agent, &mut self.history, task, &renderer, sigint).await;
         stop.idle();
         self.state = agent.state;
+        match runner::turn_exit_code(&outcome, self.state.refused_without_terminal, interrupts.turn.is_cancelled()) {
+            0 => {}
+            3 => self.refused = true,
+            _ => self.failed = true,
+        }
         self.state.refused_without_terminal = false;
         if matches!(outcome, Ok(TurnOutcome::Aborted)) && interrupts.turn.is_cancelled() {
             self.note("interrupted; the conversation goes on");

@@ -61,6 +61,22 @@ fn without_a_terminal_only_safe_runs_and_the_exit_code_is_3() {
 }
 
 #[test]
+fn quiet_still_reports_a_refused_command_on_stderr_and_exits_3() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("touch created.txt")),
+        reply_text("I was not allowed to create it."),
+    ]);
+    opsai(&env, &mock)
+        .args(["-q", "create a file"])
+        .assert()
+        .code(3)
+        .stdout("I was not allowed to create it.\n")
+        .stderr("opsai: not run: touch created.txt (refused: medium requires confirmation in a terminal)\n");
+    assert!(!env.user_home().join("created.txt").exists());
+}
+
+#[test]
 fn yes_approves_medium_but_high_is_still_refused_without_a_terminal() {
     let env = TestEnv::new();
     std::fs::create_dir(env.user_home().join("build")).unwrap();
