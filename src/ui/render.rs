@@ -231,12 +231,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             AgentEvent::Approval { .. } | AgentEvent::Done { .. } => {}
             AgentEvent::Output { chunk, .. } => self.live(chunk)?,
-            AgentEvent::ToolResult { status, exit_code, output, duration_ms, .. } => {
+            AgentEvent::ToolResult { status, exit_code, output, output_bytes, duration_ms, .. } => {
                 if !self.at_line_start {
                     writeln!(self.err)?;
                     self.at_line_start = true;
                 }
-                let line = summary(*status, *exit_code, output, *duration_ms);
+                let line = summary(*status, *exit_code, output, *output_bytes, *duration_ms);
                 let tone = match status {
                     ObservationStatus::Ran if *exit_code == Some(0) => style::success(),
                     ObservationStatus::Ran => style::warning(),
@@ -383,9 +383,16 @@ fn retry_line(event: &AgentEvent) -> Option<String> {
     Some(format!("opsai: the model endpoint {reason}; retrying in {wait} (attempt {attempt}/{max_attempts})"))
 }
 
-/// `✓ exit 0 · 1.2 KB · 35 ms`, or what stopped the command.
-pub fn summary(status: ObservationStatus, exit_code: Option<i32>, output: &str, duration_ms: u64) -> String {
-    let size = human_size(output.len());
+/// `✓ exit 0 · 1.2 KB · 35 ms` (`output_bytes`: what the command printed), or what stopped the
+/// command (the first line of `output`, when it was not run).
+pub fn summary(
+    status: ObservationStatus,
+    exit_code: Option<i32>,
+    output: &str,
+    output_bytes: u64,
+    duration_ms: u64,
+) -> String {
+    let size = human_size(output_bytes);
     match status {
         ObservationStatus::Ran => {
             let mark = if exit_code == Some(0) { "✓" } else { "✗" };
@@ -402,7 +409,7 @@ pub fn summary(status: ObservationStatus, exit_code: Option<i32>, output: &str, 
     }
 }
 
-fn human_size(bytes: usize) -> String {
+fn human_size(bytes: u64) -> String {
     if bytes < 1024 {
         format!("{bytes} B")
     } else if bytes < 1024 * 1024 {
@@ -444,8 +451,9 @@ mod tests {
                 id: "call_1".into(),
                 status: ObservationStatus::Ran,
                 exit_code: Some(0),
-                output: "12M\t/var/log\n".into(),
+                output: "exit 0 · 35 ms\n12M\t/var/log\n".into(),
                 truncated_bytes: 0,
+                output_bytes: 13,
                 duration_ms: 35,
             },
             AgentEvent::Answer { text: "/var/log uses 12M.".into() },
@@ -495,6 +503,7 @@ mod tests {
                     exit_code: None,
                     output: output.into(),
                     truncated_bytes: 0,
+                    output_bytes: 0,
                     duration_ms: 0,
                 },
             ]
@@ -623,6 +632,7 @@ mod tests {
                 exit_code: None,
                 output: format!("unknown tool `bogus{evil}`"),
                 truncated_bytes: 0,
+                output_bytes: 0,
                 duration_ms: 0,
             },
             AgentEvent::Error { message: format!("model said {evil}") },
@@ -655,9 +665,14 @@ mod tests {
 
     #[test]
     fn summaries_name_what_happened() {
-        assert_eq!(summary(ObservationStatus::Ran, Some(1), &"x".repeat(2048), 5), "✗ exit 1 · 2.0 KB · 5 ms");
         assert_eq!(
-            summary(ObservationStatus::DeniedByPolicy, None, "refused: high requires confirmation in a terminal", 0),
+            summary(ObservationStatus::Ran, Some(1), "[ERROR]: exit 1 · 5 ms", 2048, 5),
+            "✗ exit 1 · 2.0 KB · 5 ms"
+        );
+        // The size is what the command printed, never the header line the model is given.
+        assert_eq!(summary(ObservationStatus::Ran, Some(0), "exit 0 · 12 ms", 0, 12), "✓ exit 0 · 0 B · 12 ms");
+        assert_eq!(
+            summary(ObservationStatus::DeniedByPolicy, None, "refused: high requires confirmation in a terminal", 0, 0),
             "✗ refused: high requires confirmation in a terminal"
         );
     }

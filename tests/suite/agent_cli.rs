@@ -137,6 +137,34 @@ fn json_prints_events_with_the_arguments_exactly_as_sent() {
 }
 
 #[test]
+fn the_byte_count_is_what_the_command_printed_not_the_header_or_the_terminal_s_bytes() {
+    let env = TestEnv::new();
+    let script = || {
+        MockLlm::start([
+            reply_tool_call("c1", "run_command", run("true")),
+            reply_tool_call("c2", "run_command", run("echo hello")),
+            reply_text("done"),
+        ])
+    };
+    let mock = script();
+    let out = opsai(&env, &mock).arg("x").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // `hello` and a newline: the PTY's `\r` and the model's `exit 0 · N ms` header are not output.
+    assert!(err.contains("▶ run_command [SAFE]  true\n  ✓ exit 0 · 0 B · "), "{err}");
+    assert!(err.contains("  │ hello\n  ✓ exit 0 · 6 B · "), "{err}");
+    let mock = script();
+    let out = opsai(&env, &mock).args(["--json", "x"]).output().unwrap();
+    let sizes: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["type"] == "tool_result")
+        .map(|event| event["output_bytes"].clone())
+        .collect();
+    assert_eq!(sizes, [json!(0), json!(6)]);
+}
+
+#[test]
 fn quiet_prints_only_the_answer() {
     let env = TestEnv::new();
     let mock = MockLlm::start([reply_tool_call("c1", "run_command", run("echo noisy")), reply_text("answer only")]);
