@@ -79,6 +79,9 @@ const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 
 const GUTTER: &str = "  │ ";
 
+/// Where a command's summary would be, when the person aborted at its approval prompt.
+const ABORTED: &str = "✗ aborted: not run, and the task stops here";
+
 impl<O: Write, E: Write> Renderer<O, E> {
     pub fn new(style: Style, out: O, err: E) -> Self {
         Self {
@@ -183,6 +186,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 {
                     self.refused = Some((id.clone(), command.clone()));
                 }
+                if let AgentEvent::Approval { decision, .. } = event
+                    && decision == "abort"
+                {
+                    writeln!(self.err, "opsai: {}", ABORTED.trim_start_matches("✗ "))?;
+                }
                 if let AgentEvent::ToolResult { id, output, .. } = event
                     && let Some((_, command)) = self.refused.take_if(|refused| refused.0 == *id)
                 {
@@ -228,6 +236,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
                         writeln!(self.err, "{line}")?;
                     }
                 }
+            }
+            // `q` (or Ctrl-C) at the approval prompt: nothing else says the turn ended there.
+            AgentEvent::Approval { decision, .. } if decision == "abort" => {
+                let line = self.paint(style::failure(), ABORTED);
+                writeln!(self.err, "  {line}")?;
             }
             AgentEvent::Approval { .. } | AgentEvent::Done { .. } => {}
             AgentEvent::Output { chunk, .. } => self.live(chunk)?,
@@ -522,6 +535,27 @@ mod tests {
         let (out, err) = render(Style::Quiet, &events);
         assert_eq!(out, "Not deleted.\n");
         assert_eq!(err, "opsai: not run: rm -rf build⏎rm -rf ~ (refused: high requires confirmation in a terminal)\n");
+    }
+
+    #[test]
+    fn an_abort_at_the_approval_prompt_is_said() {
+        let events = [
+            AgentEvent::ToolCall {
+                id: "c1".into(),
+                tool: "run_command".into(),
+                args: serde_json::json!({}),
+                command: Some("touch x".into()),
+                risk: Some(Risk::Medium),
+                reasons: vec![],
+            },
+            AgentEvent::Approval { id: "c1".into(), decision: "abort".into(), command: "touch x".into() },
+            AgentEvent::Done { iterations: 1, usage: None },
+        ];
+        let (out, err) = render(Style::Human { color: false, spinner: false }, &events);
+        assert_eq!(out, "");
+        assert_eq!(err, "▶ run_command [MEDIUM]  touch x\n  ✗ aborted: not run, and the task stops here\n");
+        let (out, err) = render(Style::Quiet, &events);
+        assert_eq!((out.as_str(), err.as_str()), ("", "opsai: aborted: not run, and the task stops here\n"));
     }
 
     #[test]

@@ -69,6 +69,14 @@ impl Input {
         }
     }
 
+    /// Clears the screen, the prompt then at the top; from a pipe nothing is drawn, so nothing to do.
+    fn clear_screen(&mut self) -> Option<String> {
+        match self {
+            Input::Editor(editor) => editor.clear_screen().err().map(|err| format!("cannot clear the screen: {err}")),
+            Input::Plain(_) => None,
+        }
+    }
+
     /// Writes new history entries to the shared file; the reason when that failed.
     fn sync(&mut self) -> Option<String> {
         match self {
@@ -182,6 +190,11 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
                 runtime.block_on(repl.host(host));
             }
             Line::Command(Command::Undo) => runtime.block_on(repl.undo()),
+            Line::Command(Command::Clear) => {
+                if let Some(warning) = input.clear_screen() {
+                    repl.warn(&warning);
+                }
+            }
             Line::Command(command) => repl.command(command),
             Line::Task(task) => {
                 runtime.block_on(repl.turn(&task, &mut sigint, &stop));
@@ -312,6 +325,8 @@ impl Repl<'_> {
             Command::Audit(lines) => self.audit(lines),
             // Needs the runtime (the file may be on an SSH host): handled by the loop.
             Command::Undo => {}
+            // Needs the line editor: handled by the loop.
+            Command::Clear => {}
             Command::Exit => {}
         }
     }
