@@ -229,10 +229,14 @@ pub enum ConfigCommand {
     SetLlm,
 }
 
+/// Audit lines `opsai audit` and the REPL's `/audit` show when not told how many: one default, so
+/// both show the same.
+pub const AUDIT_TAIL: usize = 20;
+
 #[derive(Debug, Args)]
 pub struct AuditArgs {
     /// Show the last N lines.
-    #[arg(long, value_name = "N", default_value_t = 20)]
+    #[arg(long, value_name = "N", default_value_t = AUDIT_TAIL)]
     pub tail: usize,
     /// Show only lines containing PAT (searches rotated logs too).
     #[arg(long, value_name = "PAT")]

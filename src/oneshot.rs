@@ -8,7 +8,6 @@ use crate::app::Paths;
 use crate::cli::RunArgs;
 use crate::config::Config;
 use crate::context::{ContextInput, EnvContext, PendingContext};
-use crate::protocol::TurnOutcome;
 use crate::runner::conversation::{Conversation, Origin};
 use crate::runner::{self, Parts};
 use crate::store::sessions::SessionStore;
@@ -111,15 +110,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
     if let Some(code) = stop.code() {
         return Ok(code);
     }
-    Ok(match outcome {
-        Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) if refused => 3,
-        Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) => 0,
-        Ok(TurnOutcome::Aborted) if interrupts.turn.is_cancelled() => 130,
-        Ok(TurnOutcome::Aborted) => 1,
-        Ok(TurnOutcome::StepLimit) => 1,
-        // The error was already shown as an `error` event.
-        Err(_) => 1,
-    })
+    Ok(runner::turn_exit_code(&outcome, refused, interrupts.turn.is_cancelled()))
 }
 
 fn warn_user(text: &str) {

@@ -252,6 +252,10 @@ pub enum AgentEvent {
         exit_code: Option<i32>,
         output: String,
         truncated_bytes: u64,
+        /// What the command printed, in bytes (for the other tools: their text's size). Not
+        /// `output`'s length: that holds the model's header line (`exit 0 · 12 ms`) too.
+        #[serde(default)]
+        output_bytes: u64,
         duration_ms: u64,
     },
     /// Streamed answer text.

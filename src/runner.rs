@@ -174,6 +174,18 @@ impl Parts {
     }
 }
 
+/// A finished turn's exit code (DESIGN §3): 0 done, 3 a command was refused for want of a terminal
+/// to confirm it, 130 interrupted (Ctrl-C), 1 the task or the model failed (an `error` event has
+/// said why).
+pub fn turn_exit_code(outcome: &Result<TurnOutcome, AgentError>, refused: bool, interrupted: bool) -> u8 {
+    match outcome {
+        Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) if refused => 3,
+        Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) => 0,
+        Ok(TurnOutcome::Aborted) if interrupted => 130,
+        Ok(TurnOutcome::Aborted) | Ok(TurnOutcome::StepLimit) | Err(_) => 1,
+    }
+}
+
 /// Runs one turn to its end: events to the renderer, a spinner while the model thinks, and each
 /// Ctrl-C routed to the running command or, when none runs, to the turn.
 pub async fn drive<O: Write + Send, E: Write + Send>(

@@ -173,6 +173,7 @@ impl Agent<'_> {
                                 exit_code: None,
                                 output: observation.text.clone(),
                                 truncated_bytes: 0,
+                                output_bytes: 0,
                                 duration_ms: 0,
                             });
                         }

@@ -177,6 +177,7 @@ mod tests {
                     interrupted: false,
                     output: format!("out of {} TOKEN=hunter2secret\n", request.command),
                     truncated_bytes: 0,
+                    output_bytes: 0,
                     duration: Duration::from_millis(1),
                 };
                 match request.command.as_str() {

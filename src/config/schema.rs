@@ -6,8 +6,6 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::protocol::Risk;
-
 /// The model endpoint: any OpenAI-compatible `/v1` API.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LlmConfig {
@@ -45,12 +43,6 @@ pub struct SafetyConfig {
     /// Safe commands run without a prompt when a terminal is attached.
     #[serde(default = "yes")]
     pub auto_approve_safe: bool,
-    /// The highest risk the one-shot CLI will run at all (with approval); above it is refused.
-    #[serde(default = "high")]
-    pub cli_max_risk: Risk,
-    /// The same for the interactive REPL.
-    #[serde(default = "high")]
-    pub tui_max_risk: Risk,
     /// User allow rules, kept as written; `crate::policy::PolicyConfig::from_json` reads them.
     #[serde(default)]
     pub allow: Vec<serde_json::Value>,
@@ -74,9 +66,6 @@ pub enum SandboxSetting {
 
 fn yes() -> bool {
     true
-}
-fn high() -> Risk {
-    Risk::High
 }
 
 /// The append-only audit log (DESIGN §8).
@@ -233,14 +222,7 @@ impl Default for LlmConfig {
 
 impl Default for SafetyConfig {
     fn default() -> Self {
-        Self {
-            auto_approve_safe: yes(),
-            cli_max_risk: high(),
-            tui_max_risk: high(),
-            allow: vec![],
-            deny: vec![],
-            sandbox: SandboxSetting::Auto,
-        }
+        Self { auto_approve_safe: yes(), allow: vec![], deny: vec![], sandbox: SandboxSetting::Auto }
     }
 }
 

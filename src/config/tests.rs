@@ -7,7 +7,6 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::*;
-use crate::protocol::Risk;
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -59,11 +58,14 @@ impl TestDir {
 
 #[test]
 fn every_section_and_field_is_optional() {
-    let config = parse(r#"{"llm": {"model": "llama3"}, "safety": {"cli_max_risk": "medium"}}"#).unwrap();
+    let config = parse(r#"{"llm": {"model": "llama3"}, "safety": {"auto_approve_safe": false}}"#).unwrap();
     assert_eq!(config.llm.model, "llama3");
     assert_eq!(config.llm.base_url, "http://localhost:11434/v1");
-    assert_eq!(config.safety.cli_max_risk, Risk::Medium);
-    assert!(config.safety.auto_approve_safe);
+    assert!(!config.safety.auto_approve_safe);
+    assert!(config.safety.deny.is_empty());
+    // Keys of older versions that were never enforced (`cli_max_risk`, `tui_max_risk`) still load.
+    let old = r#"{"safety": {"cli_max_risk": "medium", "tui_max_risk": "extreme"}}"#;
+    assert_eq!(parse(old).unwrap().safety, SafetyConfig::default());
     assert_eq!((config.audit.max_log_size_mb, config.audit.retain_days), (10, 90));
     assert_eq!(parse("{}").unwrap(), Config::default());
     assert_eq!(parse(r#"{"llm": null, "llm2": 1}"#).unwrap().llm, LlmConfig::default());
@@ -93,7 +95,7 @@ fn bad_values_name_their_key() {
     assert_eq!(invalid_key(r#"{"llm": {"model": "x", "max_tokens": -1}}"#), "llm.max_tokens");
     assert_eq!(invalid_key(r#"{"llm": {"base_url": "localhost:11434"}}"#), "llm.base_url");
     assert_eq!(invalid_key(r#"{"llm": {"model": " "}}"#), "llm.model");
-    assert_eq!(invalid_key(r#"{"safety": {"tui_max_risk": "extreme"}}"#), "safety.tui_max_risk");
+    assert_eq!(invalid_key(r#"{"safety": {"sandbox": "extreme"}}"#), "safety.sandbox");
     assert_eq!(invalid_key(r#"{"agent": {"max_iterations": 0}}"#), "agent.max_iterations");
     assert_eq!(invalid_key(r#"{"exec": 30}"#), "exec");
     assert_eq!(invalid_key(r#"{"files": {"base_dirs": "~/src"}}"#), "files.base_dirs");

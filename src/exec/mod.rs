@@ -27,6 +27,9 @@ pub struct ExecResult {
     pub output: String,
     /// Bytes dropped between the kept head and tail.
     pub truncated_bytes: u64,
+    /// What the command printed, in bytes of cleaned text (escapes dropped, `\r\n` as `\n`), kept
+    /// or dropped: what a person would call its output, without the PTY's additions.
+    pub output_bytes: u64,
     pub duration: Duration,
 }
 

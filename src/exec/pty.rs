@@ -262,6 +262,7 @@ fn finished(
         interrupted,
         output: captured.text,
         truncated_bytes: captured.truncated_bytes,
+        output_bytes: captured.total_bytes,
         duration: started.elapsed(),
     }
 }

@@ -137,6 +137,7 @@ async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
         exit_code: observation.exit_code,
         output: observation.text.clone(),
         truncated_bytes: 0,
+        output_bytes: observation.text.len() as u64,
         duration_ms: observation.duration_ms,
     });
     ToolEffect::Observe(observation)

@@ -183,6 +183,7 @@ impl<'c> Call<'c> {
             exit_code: exit,
             output: text.clone(),
             truncated_bytes: 0,
+            output_bytes: text.len() as u64,
             duration_ms: 0,
         });
         ToolEffect::Observe(Observation {

@@ -188,6 +188,7 @@ fn refuse(tool: Kube, id: &str, args: &Value, command: &str, reason: &str, ctx: 
         exit_code: None,
         output: text.clone(),
         truncated_bytes: 0,
+        output_bytes: 0,
         duration_ms: 0,
     });
     ToolEffect::Observe(Observation {

@@ -146,6 +146,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
                     exit_code: None,
                     output: message.clone(),
                     truncated_bytes: 0,
+                    output_bytes: 0,
                     duration_ms: 0,
                 });
                 return ToolEffect::Observe(Observation {
@@ -205,6 +206,8 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         Allowed::Auto(_) | Allowed::Flag => Confirmed::Auto,
         Allowed::Yes | Allowed::Session => Confirmed::Yes,
     };
+    // What the command printed, for the summary line; the observation's text also holds its header.
+    let output_bytes = result.as_ref().map_or(0, |result| result.output_bytes);
     let observation = match result {
         Ok(result) => {
             let output = scrub_cut_edges(&services.redactor.redact(&result.output));
@@ -254,6 +257,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         exit_code: observation.exit_code,
         output: observation.text.clone(),
         truncated_bytes: observation.truncated_bytes,
+        output_bytes,
         duration_ms: observation.duration_ms,
     });
     ToolEffect::Observe(observation)

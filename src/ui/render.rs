@@ -37,6 +37,8 @@ pub struct Renderer<O: Write, E: Write> {
     /// `-q` with stdout a pipe or a file: the answer is written byte for byte (a script may want
     /// exactly what the model wrote). On a terminal it is sanitized like everything else.
     raw_answer: bool,
+    /// Under `-q`: the call id and command of a refusal whose reason (its `tool_result`) is next.
+    refused: Option<(String, String)>,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
@@ -77,6 +79,9 @@ const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 
 const GUTTER: &str = "  │ ";
 
+/// Where a command's summary would be, when the person aborted at its approval prompt.
+const ABORTED: &str = "✗ aborted: not run, and the task stops here";
+
 impl<O: Write, E: Write> Renderer<O, E> {
     pub fn new(style: Style, out: O, err: E) -> Self {
         Self {
@@ -91,6 +96,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             frame: 0,
             markdown_width: None,
             raw_answer: false,
+            refused: None,
         }
     }
 
@@ -174,6 +180,23 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 {
                     writeln!(self.err, "{line}")?;
                 }
+                // A refusal changes the exit code (3), so `-q` says which command and why, in one line.
+                if let AgentEvent::Approval { id, decision, command } = event
+                    && decision == "refused"
+                {
+                    self.refused = Some((id.clone(), command.clone()));
+                }
+                if let AgentEvent::Approval { decision, .. } = event
+                    && decision == "abort"
+                {
+                    writeln!(self.err, "opsai: {}", ABORTED.trim_start_matches("✗ "))?;
+                }
+                if let AgentEvent::ToolResult { id, output, .. } = event
+                    && let Some((_, command)) = self.refused.take_if(|refused| refused.0 == *id)
+                {
+                    let reason = output.lines().next().unwrap_or("refused");
+                    writeln!(self.err, "opsai: not run: {} ({})", display::line(&command), display::line(reason))?;
+                }
                 Ok(())
             }
             Style::Human { .. } => self.human(event),
@@ -214,14 +237,19 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     }
                 }
             }
+            // `q` (or Ctrl-C) at the approval prompt: nothing else says the turn ended there.
+            AgentEvent::Approval { decision, .. } if decision == "abort" => {
+                let line = self.paint(style::failure(), ABORTED);
+                writeln!(self.err, "  {line}")?;
+            }
             AgentEvent::Approval { .. } | AgentEvent::Done { .. } => {}
             AgentEvent::Output { chunk, .. } => self.live(chunk)?,
-            AgentEvent::ToolResult { status, exit_code, output, duration_ms, .. } => {
+            AgentEvent::ToolResult { status, exit_code, output, output_bytes, duration_ms, .. } => {
                 if !self.at_line_start {
                     writeln!(self.err)?;
                     self.at_line_start = true;
                 }
-                let line = summary(*status, *exit_code, output, *duration_ms);
+                let line = summary(*status, *exit_code, output, *output_bytes, *duration_ms);
                 let tone = match status {
                     ObservationStatus::Ran if *exit_code == Some(0) => style::success(),
                     ObservationStatus::Ran => style::warning(),
@@ -368,9 +396,16 @@ fn retry_line(event: &AgentEvent) -> Option<String> {
     Some(format!("opsai: the model endpoint {reason}; retrying in {wait} (attempt {attempt}/{max_attempts})"))
 }
 
-/// `✓ exit 0 · 1.2 KB · 35 ms`, or what stopped the command.
-pub fn summary(status: ObservationStatus, exit_code: Option<i32>, output: &str, duration_ms: u64) -> String {
-    let size = human_size(output.len());
+/// `✓ exit 0 · 1.2 KB · 35 ms` (`output_bytes`: what the command printed), or what stopped the
+/// command (the first line of `output`, when it was not run).
+pub fn summary(
+    status: ObservationStatus,
+    exit_code: Option<i32>,
+    output: &str,
+    output_bytes: u64,
+    duration_ms: u64,
+) -> String {
+    let size = human_size(output_bytes);
     match status {
         ObservationStatus::Ran => {
             let mark = if exit_code == Some(0) { "✓" } else { "✗" };
@@ -387,7 +422,7 @@ pub fn summary(status: ObservationStatus, exit_code: Option<i32>, output: &str, 
     }
 }
 
-fn human_size(bytes: usize) -> String {
+fn human_size(bytes: u64) -> String {
     if bytes < 1024 {
         format!("{bytes} B")
     } else if bytes < 1024 * 1024 {
@@ -429,8 +464,9 @@ mod tests {
                 id: "call_1".into(),
                 status: ObservationStatus::Ran,
                 exit_code: Some(0),
-                output: "12M\t/var/log\n".into(),
+                output: "exit 0 · 35 ms\n12M\t/var/log\n".into(),
                 truncated_bytes: 0,
+                output_bytes: 13,
                 duration_ms: 35,
             },
             AgentEvent::Answer { text: "/var/log uses 12M.".into() },
@@ -459,6 +495,67 @@ mod tests {
         assert_eq!(lines[1]["type"], "tool_call");
         assert_eq!(lines[1]["args"]["command"], "du -sh /var/log");
         assert_eq!(lines[3]["status"], "ran");
+    }
+
+    #[test]
+    fn quiet_reports_each_refused_command_in_one_line_on_stderr() {
+        let call = |id: &str, command: &str| AgentEvent::ToolCall {
+            id: id.into(),
+            tool: "run_command".into(),
+            args: serde_json::json!({}),
+            command: Some(command.into()),
+            risk: Some(Risk::High),
+            reasons: vec![],
+        };
+        let refusal = |id: &str, decision: &str, command: &str, output: &str| {
+            [
+                AgentEvent::Approval { id: id.into(), decision: decision.into(), command: command.into() },
+                AgentEvent::ToolResult {
+                    id: id.into(),
+                    status: ObservationStatus::DeniedByPolicy,
+                    exit_code: None,
+                    output: output.into(),
+                    truncated_bytes: 0,
+                    output_bytes: 0,
+                    duration_ms: 0,
+                },
+            ]
+        };
+        let mut events = vec![call("c1", "rm -rf build\nrm -rf ~")];
+        events.extend(refusal(
+            "c1",
+            "refused",
+            "rm -rf build\nrm -rf ~",
+            "refused: high requires confirmation in a terminal",
+        ));
+        // A dry run is what was asked for, not a refusal.
+        events.push(call("c2", "touch x"));
+        events.extend(refusal("c2", "dry_run", "touch x", "dry run: not executed (risk medium)"));
+        events.push(AgentEvent::Answer { text: "Not deleted.".into() });
+        let (out, err) = render(Style::Quiet, &events);
+        assert_eq!(out, "Not deleted.\n");
+        assert_eq!(err, "opsai: not run: rm -rf build⏎rm -rf ~ (refused: high requires confirmation in a terminal)\n");
+    }
+
+    #[test]
+    fn an_abort_at_the_approval_prompt_is_said() {
+        let events = [
+            AgentEvent::ToolCall {
+                id: "c1".into(),
+                tool: "run_command".into(),
+                args: serde_json::json!({}),
+                command: Some("touch x".into()),
+                risk: Some(Risk::Medium),
+                reasons: vec![],
+            },
+            AgentEvent::Approval { id: "c1".into(), decision: "abort".into(), command: "touch x".into() },
+            AgentEvent::Done { iterations: 1, usage: None },
+        ];
+        let (out, err) = render(Style::Human { color: false, spinner: false }, &events);
+        assert_eq!(out, "");
+        assert_eq!(err, "▶ run_command [MEDIUM]  touch x\n  ✗ aborted: not run, and the task stops here\n");
+        let (out, err) = render(Style::Quiet, &events);
+        assert_eq!((out.as_str(), err.as_str()), ("", "opsai: aborted: not run, and the task stops here\n"));
     }
 
     #[test]
@@ -569,6 +666,7 @@ mod tests {
                 exit_code: None,
                 output: format!("unknown tool `bogus{evil}`"),
                 truncated_bytes: 0,
+                output_bytes: 0,
                 duration_ms: 0,
             },
             AgentEvent::Error { message: format!("model said {evil}") },
@@ -601,9 +699,14 @@ mod tests {
 
     #[test]
     fn summaries_name_what_happened() {
-        assert_eq!(summary(ObservationStatus::Ran, Some(1), &"x".repeat(2048), 5), "✗ exit 1 · 2.0 KB · 5 ms");
         assert_eq!(
-            summary(ObservationStatus::DeniedByPolicy, None, "refused: high requires confirmation in a terminal", 0),
+            summary(ObservationStatus::Ran, Some(1), "[ERROR]: exit 1 · 5 ms", 2048, 5),
+            "✗ exit 1 · 2.0 KB · 5 ms"
+        );
+        // The size is what the command printed, never the header line the model is given.
+        assert_eq!(summary(ObservationStatus::Ran, Some(0), "exit 0 · 12 ms", 0, 12), "✓ exit 0 · 0 B · 12 ms");
+        assert_eq!(
+            summary(ObservationStatus::DeniedByPolicy, None, "refused: high requires confirmation in a terminal", 0, 0),
             "✗ refused: high requires confirmation in a terminal"
         );
     }

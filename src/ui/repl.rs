@@ -69,6 +69,14 @@ impl Input {
         }
     }
 
+    /// Clears the screen, the prompt then at the top; from a pipe nothing is drawn, so nothing to do.
+    fn clear_screen(&mut self) -> Option<String> {
+        match self {
+            Input::Editor(editor) => editor.clear_screen().err().map(|err| format!("cannot clear the screen: {err}")),
+            Input::Plain(_) => None,
+        }
+    }
+
     /// Writes new history entries to the shared file; the reason when that failed.
     fn sync(&mut self) -> Option<String> {
         match self {
@@ -91,6 +99,10 @@ struct Repl<'s> {
     hostname: String,
     color: bool,
     terminal: bool,
+    /// A turn failed (the model, the step limit, Ctrl-C) / had a command refused: the piped REPL's
+    /// exit code says so, as a one-shot run's would.
+    failed: bool,
+    refused: bool,
 }
 
 pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
@@ -144,6 +156,8 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
         hostname: context.hostname,
         color,
         terminal,
+        failed: false,
+        refused: false,
     };
     for warning in &warnings {
         repl.warn(warning);
@@ -176,6 +190,11 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
                 runtime.block_on(repl.host(host));
             }
             Line::Command(Command::Undo) => runtime.block_on(repl.undo()),
+            Line::Command(Command::Clear) => {
+                if let Some(warning) = input.clear_screen() {
+                    repl.warn(&warning);
+                }
+            }
             Line::Command(command) => repl.command(command),
             Line::Task(task) => {
                 runtime.block_on(repl.turn(&task, &mut sigint, &stop));
@@ -185,10 +204,21 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
             }
         }
     }
-    Ok(0)
+    Ok(repl.exit_code())
 }
 
 impl Repl<'_> {
+    /// On a terminal a person saw every turn: 0. Fed from a pipe, a script learns that something
+    /// went wrong: 1 when any turn failed, else 3 when any command was refused (README "The REPL").
+    fn exit_code(&self) -> u8 {
+        match (self.terminal, self.failed, self.refused) {
+            (true, _, _) => 0,
+            (false, true, _) => 1,
+            (false, false, true) => 3,
+            (false, false, false) => 0,
+        }
+    }
+
     fn err(&self) -> std::io::StderrLock<'static> {
         std::io::stderr().lock()
     }
@@ -295,6 +325,8 @@ impl Repl<'_> {
             Command::Audit(lines) => self.audit(lines),
             // Needs the runtime (the file may be on an SSH host): handled by the loop.
             Command::Undo => {}
+            // Needs the line editor: handled by the loop.
+            Command::Clear => {}
             Command::Exit => {}
         }
     }
@@ -439,6 +471,11 @@ impl Repl<'_> {
         let outcome = runner::drive(&mut agent, &mut self.history, task, &renderer, sigint).await;
         stop.idle();
         self.state = agent.state;
+        match runner::turn_exit_code(&outcome, self.state.refused_without_terminal, interrupts.turn.is_cancelled()) {
+            0 => {}
+            3 => self.refused = true,
+            _ => self.failed = true,
+        }
         self.state.refused_without_terminal = false;
         if matches!(outcome, Ok(TurnOutcome::Aborted)) && interrupts.turn.is_cancelled() {
             self.note("interrupted; the conversation goes on");

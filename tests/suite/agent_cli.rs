@@ -61,6 +61,22 @@ fn without_a_terminal_only_safe_runs_and_the_exit_code_is_3() {
 }
 
 #[test]
+fn quiet_still_reports_a_refused_command_on_stderr_and_exits_3() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("touch created.txt")),
+        reply_text("I was not allowed to create it."),
+    ]);
+    opsai(&env, &mock)
+        .args(["-q", "create a file"])
+        .assert()
+        .code(3)
+        .stdout("I was not allowed to create it.\n")
+        .stderr("opsai: not run: touch created.txt (refused: medium requires confirmation in a terminal)\n");
+    assert!(!env.user_home().join("created.txt").exists());
+}
+
+#[test]
 fn yes_approves_medium_but_high_is_still_refused_without_a_terminal() {
     let env = TestEnv::new();
     std::fs::create_dir(env.user_home().join("build")).unwrap();
@@ -118,6 +134,34 @@ fn json_prints_events_with_the_arguments_exactly_as_sent() {
     assert!(kinds.contains(&"tool_result") && kinds.contains(&"answer") && kinds.last() == Some(&"done"), "{kinds:?}");
     assert_eq!(events[0]["args"], args);
     assert_eq!(events[0]["risk"], "safe");
+}
+
+#[test]
+fn the_byte_count_is_what_the_command_printed_not_the_header_or_the_terminal_s_bytes() {
+    let env = TestEnv::new();
+    let script = || {
+        MockLlm::start([
+            reply_tool_call("c1", "run_command", run("true")),
+            reply_tool_call("c2", "run_command", run("echo hello")),
+            reply_text("done"),
+        ])
+    };
+    let mock = script();
+    let out = opsai(&env, &mock).arg("x").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // `hello` and a newline: the PTY's `\r` and the model's `exit 0 · N ms` header are not output.
+    assert!(err.contains("▶ run_command [SAFE]  true\n  ✓ exit 0 · 0 B · "), "{err}");
+    assert!(err.contains("  │ hello\n  ✓ exit 0 · 6 B · "), "{err}");
+    let mock = script();
+    let out = opsai(&env, &mock).args(["--json", "x"]).output().unwrap();
+    let sizes: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["type"] == "tool_result")
+        .map(|event| event["output_bytes"].clone())
+        .collect();
+    assert_eq!(sizes, [json!(0), json!(6)]);
 }
 
 #[test]

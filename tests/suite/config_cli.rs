@@ -41,6 +41,30 @@ fn config_show_creates_the_defaults_on_first_run() {
     assert_eq!(saved["llm"]["model"], "qwen2.5:7b");
 }
 
+/// Every key the first run writes is in README's Configuration table, so no setting exists that a
+/// user cannot learn of.
+#[test]
+fn every_config_key_is_documented_in_the_readme() {
+    let env = TestEnv::new();
+    env.cmd().args(["config", "show"]).assert().success();
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(env.config_path()).unwrap()).unwrap();
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let start = readme.find("\n## Configuration\n").expect("README has a Configuration section");
+    let section = &readme[start + 1..];
+    let table: String =
+        section.lines().skip(1).take_while(|l| !l.starts_with("## ")).filter(|l| l.starts_with('|')).collect();
+    let mut missing = Vec::new();
+    for (name, fields) in saved.as_object().unwrap() {
+        for key in fields.as_object().unwrap().keys() {
+            if !table.contains(&format!("`{name}.{key}`")) {
+                missing.push(format!("{name}.{key}"));
+            }
+        }
+    }
+    assert!(missing.is_empty(), "undocumented config keys: {missing:?}");
+    assert!(!saved["safety"].as_object().unwrap().contains_key("cli_max_risk"), "{saved}");
+}
+
 #[test]
 fn config_show_masks_the_key_and_names_env_overrides() {
     let env = TestEnv::new();

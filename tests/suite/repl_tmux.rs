@@ -277,6 +277,38 @@ fn ctrl_c_at_the_approval_prompt_stops_the_turn_without_waiting_for_enter() {
 }
 
 #[test]
+fn q_at_the_approval_prompt_says_it_aborted_and_clear_clears_the_screen() {
+    if !require("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "touch never-made"})),
+        reply_text("Still here."),
+    ]);
+    let term = start(&env, &mock, &[]);
+    term.wait_for(PROMPT, LIMIT);
+    term.line("make a file");
+    term.wait_for("[q] abort", LIMIT);
+    term.line("q");
+    let screen = wait_prompts(&term, 2);
+    assert!(screen.contains("  ✗ aborted: not run, and the task stops here"), "{screen}");
+    assert!(!env.user_home().join("never-made").exists());
+    // `clear`, as in a shell: nothing of the turn is left on the screen, the prompt is at the top,
+    // and the word never reaches the model.
+    term.line("clear");
+    term.wait_until(LIMIT, "a cleared screen", |_| {
+        let visible = term.visible();
+        !visible.contains("make a file") && visible.starts_with(PROMPT) && prompts(&visible) == 1
+    });
+    term.line("are you there?");
+    term.wait_until(LIMIT, "the answer", |_| term.visible().contains("Still here."));
+    assert_eq!(mock.chat_requests().len(), 2, "`clear` was not sent to the model");
+    term.press(&["C-d"]);
+    assert_eq!(term.wait_exit(LIMIT), 0);
+}
+
+#[test]
 fn markdown_on_a_color_terminal_and_multi_line_input_and_tab_completion() {
     if !require("tmux") {
         return;

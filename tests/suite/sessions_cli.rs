@@ -109,7 +109,8 @@ fn secrets_typed_or_printed_never_reach_the_database_or_history() {
         .write_stdin(format!("use {token} to deploy\n"))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", stderr(&out));
+    // `echo $DEPLOY_TOKEN` prints a secret variable: High, refused without a terminal.
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let stored = everything_stored(&env);
     assert!(stored.contains("to deploy"), "the conversation was saved");
     assert!(!stored.contains(token) && !stored.contains("s3cr3t-deploy-value-42"), "a secret was stored");
@@ -134,6 +135,31 @@ fn a_corrupt_database_is_reported_left_alone_and_the_repl_still_works() {
     assert_eq!(list.status.code(), Some(1));
     assert!(stderr(&list).contains(&db.display().to_string()), "the message names the file: {}", stderr(&list));
     assert_eq!(std::fs::read(&db).unwrap(), garbage);
+}
+
+#[test]
+fn the_piped_repl_exits_3_when_a_command_was_refused_and_1_when_a_turn_failed() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "touch created.txt"})),
+        reply_text("Not allowed."),
+        reply_text("Fine."),
+    ]);
+    let out = opsai(&env, &mock).write_stdin("create a file\nsay fine\n").output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Not allowed.\nFine.\n", "the turn after the refusal still ran");
+    assert!(stderr(&out).contains("refused: medium requires confirmation in a terminal"), "{}", stderr(&out));
+
+    // A failed turn (a rejected key) outweighs a refusal; the turns after it still run.
+    let mock = MockLlm::start([
+        reply_status(401, "bad key"),
+        reply_tool_call("c1", "run_command", json!({"command": "touch created.txt"})),
+        reply_text("Not allowed."),
+    ]);
+    let out = opsai(&env, &mock).write_stdin("first\ncreate a file\n").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Not allowed.\n");
+    assert!(!env.user_home().join("created.txt").exists());
 }
 
 #[test]

@@ -84,6 +84,12 @@ impl Tmux {
         self.tmux(&["capture-pane", "-p", "-J", "-S", "-2000"])
     }
 
+    /// Only what the terminal shows now, without what scrolled off (a cleared screen is empty here,
+    /// while tmux may keep its old contents in the scrollback).
+    pub fn visible(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-J"])
+    }
+
     /// Waits until the screen shows `needle`; panics with the screen after `limit`.
     pub fn wait_for(&self, needle: &str, limit: Duration) -> String {
         self.wait_until(limit, needle, |screen| screen.contains(needle))

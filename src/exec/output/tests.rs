@@ -210,6 +210,7 @@ fn result(exit_code: Option<i32>, ms: u64) -> ExecResult {
         interrupted: false,
         output: String::new(),
         truncated_bytes: 0,
+        output_bytes: 0,
         duration: Duration::from_millis(ms),
     }
 }

@@ -17,6 +17,8 @@ pub enum Command {
     Config,
     Audit(usize),
     Undo,
+    /// `clear`, `/clear`: the screen, as in a shell; the conversation goes on (`/new` starts afresh).
+    Clear,
     Exit,
 }
 
@@ -42,12 +44,12 @@ pub const SLASH_COMMANDS: &[(&str, &str)] = &[
     ("/cd", "DIR  change the working directory (a bare `cd DIR` works too)"),
     ("/host", "[HOST|local]  run commands and file tools on HOST over ssh, or here again"),
     ("/config", "show the configuration"),
-    ("/audit", "[N]  the last N audit-log lines (default 10)"),
+    // The default is `crate::cli::AUDIT_TAIL` (a test checks they agree).
+    ("/audit", "[N]  the last N audit-log lines (default 20, as `opsai audit`)"),
     ("/undo", "restore the file this session's last write_file/edit_file changed"),
+    ("/clear", "clear the screen (also `clear`, Ctrl-L); the conversation goes on"),
     ("/exit", "leave (also `exit`, `quit`, Ctrl-D)"),
 ];
-
-const DEFAULT_AUDIT_LINES: usize = 10;
 
 /// Joins continuation lines (a line ending in `\`) and classifies the result.
 pub fn parse(submitted: &str) -> Line {
@@ -58,6 +60,10 @@ pub fn parse(submitted: &str) -> Line {
     }
     if matches!(line, "exit" | "quit") {
         return Line::Command(Command::Exit);
+    }
+    // What `clear` does in a shell; `clear the old logs` (more words) stays a task.
+    if line == "clear" {
+        return Line::Command(Command::Clear);
     }
     if let Some(dir) = bare_cd(line) {
         return Line::Command(Command::Cd(dir));
@@ -123,7 +129,9 @@ fn slash(rest: &str) -> Line {
     let too_many = |usage: &str| Line::Invalid(format!("usage: {usage}"));
     let command = match name {
         "help" | "h" | "?" => Command::Help,
-        "new" | "clear" => Command::New,
+        "new" => Command::New,
+        "clear" | "cls" if args.is_empty() => Command::Clear,
+        "clear" | "cls" => return too_many("/clear  (it clears the screen; /new starts a new conversation)"),
         "sessions" | "history" => Command::Sessions,
         "resume" => match (arg.map(|a| a.trim_start_matches('#').parse::<i64>()), args.len()) {
             (Some(Ok(id)), 1) => Command::Resume(id),
@@ -151,7 +159,7 @@ fn slash(rest: &str) -> Line {
         },
         "config" => Command::Config,
         "audit" => match arg.map(str::parse::<usize>) {
-            None => Command::Audit(DEFAULT_AUDIT_LINES),
+            None => Command::Audit(crate::cli::AUDIT_TAIL),
             Some(Ok(n)) if args.len() == 1 && n > 0 => Command::Audit(n),
             _ => return too_many("/audit [N]  (a positive number of lines)"),
         },
@@ -209,6 +217,7 @@ mod tests {
         assert_eq!(parse("cdrom status"), Line::Task("cdrom status".into()));
         assert_eq!(parse("   \n  "), Line::Empty);
         assert_eq!(parse("exit the vim session?"), Line::Task("exit the vim session?".into()));
+        assert_eq!(parse("clear the old logs"), Line::Task("clear the old logs".into()));
     }
 
     #[test]
@@ -237,13 +246,15 @@ mod tests {
         assert_eq!(command("/host db-1"), Command::Host(Some(Some("db-1".into()))));
         assert_eq!(command("/yes on"), Command::Yes(Some(true)));
         assert_eq!(command("/dry-run off"), Command::DryRun(Some(false)));
-        assert_eq!(command("/audit"), Command::Audit(10));
+        assert_eq!(command("/audit"), Command::Audit(crate::cli::AUDIT_TAIL));
         assert_eq!(command("/audit 3"), Command::Audit(3));
         assert_eq!(command("/new"), Command::New);
         assert_eq!(command("/sessions"), Command::Sessions);
         assert_eq!(command("/config"), Command::Config);
         assert_eq!(command("/help"), Command::Help);
         assert_eq!(command("/undo"), Command::Undo);
+        assert_eq!(command("clear"), Command::Clear);
+        assert_eq!(command("/clear"), Command::Clear);
     }
 
     #[test]
@@ -266,5 +277,7 @@ mod tests {
             assert!(help.contains(name), "{name} missing from\n{help}");
         }
         assert!(help.contains("  /resume ID            continue a saved conversation\n"), "{help}");
+        // `/audit` and `opsai audit` show the same number of lines by default, and say so.
+        assert!(help.contains(&format!("(default {}, as `opsai audit`)", crate::cli::AUDIT_TAIL)), "{help}");
     }
 }
