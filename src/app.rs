@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use crate::config::wizard::SetLlmOutcome;
 use crate::config::{self, ConfigError};
-use crate::llm::ChatModel;
 use crate::llm::openai::OpenAiClient;
+use crate::llm::{ChatModel, LlmError};
 use crate::policy;
 use crate::ui::policy_view;
 
@@ -98,10 +98,9 @@ fn config_command(command: &ConfigCommand) -> anyhow::Result<u8> {
             config::show(&config, &paths.home, paths.user_home.as_deref(), &mut out, &mut std::io::stderr())?;
         }
         ConfigCommand::SetLlm => {
-            let connect = |llm: &config::LlmConfig| -> Result<Box<dyn ChatModel>, String> {
+            let connect = |llm: &config::LlmConfig| -> Result<Box<dyn ChatModel>, LlmError> {
                 OpenAiClient::new(llm.base_url.clone(), llm.api_key.clone(), Duration::from_secs(llm.timeout))
                     .map(|client| Box::new(client) as Box<dyn ChatModel>)
-                    .map_err(|err| err.to_string())
             };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let outcome = runtime.block_on(async {
