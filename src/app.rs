@@ -138,7 +138,7 @@ fn audit_command(args: &AuditArgs) -> anyhow::Result<u8> {
 }
 
 fn sessions_command(command: &SessionsCommand) -> anyhow::Result<u8> {
-    use crate::store::sessions::SessionStore;
+    use crate::store::sessions::{self, SessionError, SessionStore};
     use crate::ui::sessions_view;
     let paths = Paths::from_env()?;
     let redactor = std::sync::Arc::new(crate::redact::Redactor::from_process_env());
@@ -158,17 +158,17 @@ fn sessions_command(command: &SessionsCommand) -> anyhow::Result<u8> {
         }
         SessionsCommand::Show { id } => {
             let Some(summary) = store.get(*id)? else {
-                writeln!(std::io::stderr(), "opsai: no conversation #{id}; `opsai sessions list` shows the ids")?;
+                writeln!(std::io::stderr(), "opsai: {}", SessionError::NotFound(*id))?;
                 return Ok(1);
             };
             sessions_view::write_show(&mut out, &summary, &store.messages(*id)?, color)?;
         }
         SessionsCommand::Delete { id } => {
             if !store.delete(*id)? {
-                writeln!(std::io::stderr(), "opsai: no conversation #{id}; `opsai sessions list` shows the ids")?;
+                writeln!(std::io::stderr(), "opsai: {}", SessionError::NotFound(*id))?;
                 return Ok(1);
             }
-            writeln!(out, "deleted conversation #{id}")?;
+            writeln!(out, "deleted conversation {}", sessions::label(*id))?;
         }
     }
     out.flush()?;
