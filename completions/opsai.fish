@@ -26,7 +26,7 @@ end
 
 complete -c opsai -n "__fish_opsai_needs_command" -l model -d 'The model to use (overrides the config and OPSAI_MODEL)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l base-url -d 'The OpenAI-compatible endpoint (overrides the config and OPSAI_BASE_URL)' -r
-complete -c opsai -n "__fish_opsai_needs_command" -l session -d 'Continue the saved conversation with this id (see `opsai sessions list`)' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l session -d 'Continue the saved conversation with this id (`c12` or `12`; see `opsai sessions list`)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l ssh-host -d 'Run commands and file tools on this host through the system ssh (`~/.ssh/config` applies)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -s y -l yes -d 'Approve medium-risk commands without asking (high always asks; refused with no terminal)'
 complete -c opsai -n "__fish_opsai_needs_command" -l dry-run -d 'Plan only: print each action and its risk, execute nothing'
@@ -107,7 +107,7 @@ complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subco
 complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "list" -d 'The cached templates: type, commands, when created, how often used'
 complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "clear" -d 'Delete the cached templates (built-in templates are not affected)'
 complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c opsai -n "__fish_opsai_using_subcommand undo" -l session -d 'Undo the last change of this session (the SESSION field of the audit log, `c12`) instead of the most recent change of any session' -r
+complete -c opsai -n "__fish_opsai_using_subcommand undo" -l session -d 'Undo the last change of this session (the SESSION field of the audit log: `c12`, or `12`) instead of the most recent change of any session' -r
 complete -c opsai -n "__fish_opsai_using_subcommand undo" -l force -d 'Restore even when the file changed after opsai wrote it (those later changes are lost)'
 complete -c opsai -n "__fish_opsai_using_subcommand undo" -s h -l help -d 'Print help'
 complete -c opsai -n "__fish_opsai_using_subcommand sandbox" -l status -d 'Print whether the sandbox can be applied on this machine, and why not; exit 1 when it cannot'

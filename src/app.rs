@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use crate::config::wizard::SetLlmOutcome;
 use crate::config::{self, ConfigError};
-use crate::llm::ChatModel;
 use crate::llm::openai::OpenAiClient;
+use crate::llm::{ChatModel, LlmError};
 use crate::policy;
 use crate::ui::policy_view;
 
@@ -98,10 +98,9 @@ fn config_command(command: &ConfigCommand) -> anyhow::Result<u8> {
             config::show(&config, &paths.home, paths.user_home.as_deref(), &mut out, &mut std::io::stderr())?;
         }
         ConfigCommand::SetLlm => {
-            let connect = |llm: &config::LlmConfig| -> Result<Box<dyn ChatModel>, String> {
+            let connect = |llm: &config::LlmConfig| -> Result<Box<dyn ChatModel>, LlmError> {
                 OpenAiClient::new(llm.base_url.clone(), llm.api_key.clone(), Duration::from_secs(llm.timeout))
                     .map(|client| Box::new(client) as Box<dyn ChatModel>)
-                    .map_err(|err| err.to_string())
             };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let outcome = runtime.block_on(async {
@@ -139,7 +138,7 @@ fn audit_command(args: &AuditArgs) -> anyhow::Result<u8> {
 }
 
 fn sessions_command(command: &SessionsCommand) -> anyhow::Result<u8> {
-    use crate::store::sessions::SessionStore;
+    use crate::store::sessions::{self, SessionError, SessionStore};
     use crate::ui::sessions_view;
     let paths = Paths::from_env()?;
     let redactor = std::sync::Arc::new(crate::redact::Redactor::from_process_env());
@@ -159,17 +158,17 @@ fn sessions_command(command: &SessionsCommand) -> anyhow::Result<u8> {
         }
         SessionsCommand::Show { id } => {
             let Some(summary) = store.get(*id)? else {
-                writeln!(std::io::stderr(), "opsai: no conversation #{id}; `opsai sessions list` shows the ids")?;
+                writeln!(std::io::stderr(), "opsai: {}", SessionError::NotFound(*id))?;
                 return Ok(1);
             };
             sessions_view::write_show(&mut out, &summary, &store.messages(*id)?, color)?;
         }
         SessionsCommand::Delete { id } => {
             if !store.delete(*id)? {
-                writeln!(std::io::stderr(), "opsai: no conversation #{id}; `opsai sessions list` shows the ids")?;
+                writeln!(std::io::stderr(), "opsai: {}", SessionError::NotFound(*id))?;
                 return Ok(1);
             }
-            writeln!(out, "deleted conversation #{id}")?;
+            writeln!(out, "deleted conversation {}", sessions::label(*id))?;
         }
     }
     out.flush()?;

@@ -42,8 +42,8 @@ pub struct RunArgs {
     /// Continue the last conversation in this directory (else the last one).
     #[arg(short = 'c', long = "continue", conflicts_with = "session")]
     pub continue_last: bool,
-    /// Continue the saved conversation with this id (see `opsai sessions list`).
-    #[arg(long, value_name = "ID")]
+    /// Continue the saved conversation with this id (`c12` or `12`; see `opsai sessions list`).
+    #[arg(long, value_name = "ID", value_parser = crate::store::sessions::parse_id)]
     pub session: Option<i64>,
     /// Run commands and file tools on this host through the system ssh (`~/.ssh/config` applies).
     #[arg(long, value_name = "HOST")]
@@ -94,8 +94,8 @@ pub struct SandboxArgs {
 
 #[derive(Debug, Args)]
 pub struct UndoArgs {
-    /// Undo the last change of this session (the SESSION field of the audit log, `c12`) instead of
-    /// the most recent change of any session.
+    /// Undo the last change of this session (the SESSION field of the audit log: `c12`, or `12`)
+    /// instead of the most recent change of any session.
     #[arg(long, value_name = "ID")]
     pub session: Option<String>,
     /// Restore even when the file changed after opsai wrote it (those later changes are lost).
@@ -192,12 +192,14 @@ pub enum SessionsCommand {
     },
     /// A conversation's messages.
     Show {
-        /// The id from `opsai sessions list`.
+        /// The id from `opsai sessions list` (`c12` or `12`).
+        #[arg(value_parser = crate::store::sessions::parse_id)]
         id: i64,
     },
     /// Delete a conversation and its messages.
     Delete {
-        /// The id from `opsai sessions list`.
+        /// The id from `opsai sessions list` (`c12` or `12`).
+        #[arg(value_parser = crate::store::sessions::parse_id)]
         id: i64,
     },
 }

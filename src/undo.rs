@@ -25,6 +25,7 @@ use crate::exec::ssh::{SshError, SshFs, SshTransport};
 use crate::protocol::Risk;
 use crate::store::audit::{AuditError, AuditLog, AuditRecord, Confirmed};
 use crate::store::backups::{BackupEntry, BackupError, Backups};
+use crate::store::sessions::session_label;
 
 /// What an undo did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -133,6 +134,9 @@ impl Undo<'_> {
         current: &dyn FileSystem,
         current_host: Option<&str>,
     ) -> Result<Undone, UndoError> {
+        // `12` and `c12` name the same session; the audit log and the backups say `c12`.
+        let session = session.map(session_label);
+        let session = session.as_deref();
         let Some(entry) = self.backups.last(session)? else {
             return Ok(Undone::Nothing { session: session.map(str::to_owned) });
         };
@@ -328,11 +332,12 @@ mod tests {
         let done = block(undo.last(Some("c1"), &LocalFs, None)).unwrap();
         assert!(matches!(&done, Undone::Removed { path, .. } if path == &created), "{done:?}");
         assert!(!created.exists());
-        let done = block(undo.last(Some("c1"), &LocalFs, None)).unwrap();
+        // `1` names the same session as `c1`, the form the audit log and the backups use.
+        let done = block(undo.last(Some("1"), &LocalFs, None)).unwrap();
         assert!(done.to_string().starts_with(&format!("restored {} (changed at ", file.display())), "{done}");
         assert_eq!(std::fs::read_to_string(&file).unwrap(), "echo 1\n");
         assert_eq!(
-            block(undo.last(Some("c1"), &LocalFs, None)).unwrap(),
+            block(undo.last(Some("#1"), &LocalFs, None)).unwrap(),
             Undone::Nothing { session: Some("c1".into()) }
         );
         assert_eq!(block(undo.last(None, &LocalFs, None)).unwrap().to_string(), "nothing to undo");

@@ -278,10 +278,20 @@ fn at_least(key: &'static str, value: u64, min: u64) -> Result<(), Problem> {
 
 /// `http://` or `https://` followed by a host.
 pub fn check_base_url(url: &str) -> Result<(), String> {
-    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://"));
-    match rest {
-        Some(rest) if !rest.is_empty() && !rest.starts_with('/') && !url.contains(char::is_whitespace) => Ok(()),
-        _ => Err(format!("`{url}` is not an http:// or https:// URL (for example http://localhost:11434/v1)")),
+    const EXAMPLE: &str = "for example http://localhost:11434/v1";
+    let not_http = || format!("`{url}` is not an http:// or https:// URL ({EXAMPLE})");
+    let rest = url.strip_prefix("http://").or_else(|| url.strip_prefix("https://")).ok_or_else(not_http)?;
+    if rest.is_empty() || rest.starts_with('/') || url.contains(char::is_whitespace) {
+        return Err(not_http());
+    }
+    // Two URLs run together (typing after a pre-filled one) parse as one with a strange path.
+    if rest.contains("://") {
+        return Err(format!("`{url}` holds a second `://` after the host: type one URL ({EXAMPLE})"));
+    }
+    let parsed = reqwest::Url::parse(url).map_err(|err| format!("`{url}` is not a valid URL: {err} ({EXAMPLE})"))?;
+    match parsed.host_str() {
+        Some(host) if !host.is_empty() => Ok(()),
+        _ => Err(format!("`{url}` names no host ({EXAMPLE})")),
     }
 }
 

@@ -210,3 +210,22 @@ fn first_run_never_replaces_a_file_created_meanwhile() {
     assert!(file::write_new(&fresh, "{}").unwrap());
     assert_eq!((std::fs::read_to_string(&fresh).unwrap().as_str(), mode(&fresh)), ("{}", 0o600));
 }
+
+#[test]
+fn a_base_url_needs_http_or_https_a_host_and_only_one_scheme() {
+    for good in ["http://localhost:11434/v1", "https://api.openai.com/v1", "http://[::1]:8000/v1", "http://gpu-box"] {
+        assert_eq!(check_base_url(good), Ok(()), "{good}");
+    }
+    for bad in [
+        "http://localhost:11434/v1http://gpu-box:8000/v1",
+        "http://localhost:11434/v1https://api.openai.com/v1",
+        "localhost:11434",
+        "ftp://example.com/v1",
+        "http://",
+        "http:///v1",
+        "http://exa mple.com/v1",
+        "http://:8000/v1",
+    ] {
+        assert!(check_base_url(bad).is_err(), "{bad} was accepted");
+    }
+}

@@ -25,18 +25,19 @@ pub use terminal::{TermPrompter, open_terminal, set_llm};
 pub trait Prompter: Send {
     /// One of `items`; returns its index.
     fn select(&mut self, prompt: &str, items: &[String], default: usize) -> io::Result<usize>;
-    /// A line of text, prefilled with `initial` (editable).
-    fn input(&mut self, prompt: &str, initial: &str) -> io::Result<String>;
-    /// A hidden line (API keys); may be empty.
+    /// A line of text. `default` (may be empty) is shown beside the prompt, not as editable text:
+    /// typing replaces it, and Enter alone answers it (or "" when there is none).
+    fn input(&mut self, prompt: &str, default: &str) -> io::Result<String>;
+    /// A hidden line (API keys); may be empty. Reports nothing about it: the wizard says what
+    /// became of the key, so nothing typed never shows as `********`.
     fn password(&mut self, prompt: &str) -> io::Result<String>;
     fn confirm(&mut self, prompt: &str, default: bool) -> io::Result<bool>;
     /// A status line (`✓ …`, `✗ …`).
     fn note(&mut self, line: &str) -> io::Result<()>;
 }
 
-/// Builds a client for a candidate configuration (the real one is `crate::llm::openai`); an error
-/// is a message for the user.
-pub type Connect<'a> = &'a (dyn Fn(&LlmConfig) -> Result<Box<dyn ChatModel>, String> + Sync);
+/// Builds a client for a candidate configuration (the real one is `crate::llm::openai`).
+pub type Connect<'a> = &'a (dyn Fn(&LlmConfig) -> Result<Box<dyn ChatModel>, LlmError> + Sync);
 
 /// Whether a provider needs an API key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,8 +118,8 @@ pub async fn run(prompter: &mut dyn Prompter, current: &LlmConfig, connect: Conn
     let preselect = PROVIDERS.iter().position(|p| p.base_url == current_url).unwrap_or(custom);
     let provider = PROVIDERS[prompter.select("LLM provider", &names, preselect)?.min(custom)];
 
-    let initial_url = if provider.base_url.is_empty() { current_url } else { provider.base_url };
-    let base_url = ask_url(prompter, initial_url)?;
+    let default_url = if provider.base_url.is_empty() { current_url } else { provider.base_url };
+    let base_url = ask_url(prompter, default_url)?;
     let same_endpoint = base_url == current_url;
     let kept_key = if same_endpoint { current.api_key.as_deref() } else { None };
     let api_key = ask_key(prompter, provider, kept_key)?;
@@ -129,7 +130,7 @@ pub async fn run(prompter: &mut dyn Prompter, current: &LlmConfig, connect: Conn
     let client = connect(&llm);
     let listed = match &client {
         Ok(client) => list_models(client.as_ref(), llm.timeout).await,
-        Err(message) => Listed::Fatal(message.clone()),
+        Err(err) => Listed::Fatal(reason(err)),
     };
     let models = match &listed {
         Listed::Models(models) => {
@@ -150,7 +151,7 @@ pub async fn run(prompter: &mut dyn Prompter, current: &LlmConfig, connect: Conn
     let check = match (&client, listed) {
         (_, Listed::Fatal(why)) => Err(why),
         (Ok(client), _) => one_token_chat(client.as_ref(), &llm).await,
-        (Err(why), _) => Err(why.clone()),
+        (Err(err), _) => Err(reason(err)),
     };
     match check {
         Ok(()) => {
@@ -159,6 +160,11 @@ pub async fn run(prompter: &mut dyn Prompter, current: &LlmConfig, connect: Conn
         }
         Err(why) => {
             prompter.note(&format!("✗ connection test failed: {why}"))?;
+            prompter.note(&format!(
+                "  Check the Base URL ({}), that the server is running and reachable from here, the API \
+                 key, and the model name ({}).",
+                llm.base_url, llm.model
+            ))?;
             if prompter.confirm("Save this configuration anyway?", false)? {
                 Ok(WizardOutcome::Save { llm, verified: false })
             } else {
@@ -190,19 +196,21 @@ pub async fn set_llm_with(
     Ok(SetLlmOutcome::Saved { path, verified })
 }
 
-fn ask_url(prompter: &mut dyn Prompter, initial: &str) -> io::Result<String> {
-    let mut initial = initial.to_owned();
+/// Enter alone keeps `default`; a typed URL replaces it (never appended to it) and is checked.
+fn ask_url(prompter: &mut dyn Prompter, default: &str) -> io::Result<String> {
     loop {
-        let answer = prompter.input("Base URL", &initial)?;
-        let mut url = answer.trim().trim_end_matches('/');
+        let answer = prompter.input("Base URL", default)?;
+        let answer = if answer.trim().is_empty() { default } else { answer.as_str() };
+        let typed = answer.trim();
+        let mut url = typed.trim_end_matches('/');
         if let Some(base) = url.strip_suffix("/chat/completions") {
             url = base;
         }
-        match check_base_url(url) {
+        // What was typed is checked first, so `http://` is reported as typed, not as `http:`.
+        match check_base_url(typed).and_then(|()| check_base_url(url)) {
             Ok(()) => return Ok(url.to_owned()),
             Err(why) => prompter.note(&format!("✗ {why}"))?,
         }
-        initial = answer;
     }
 }
 
@@ -220,9 +228,18 @@ fn ask_key(prompter: &mut dyn Prompter, provider: Provider, kept: Option<&str>) 
         let answer = prompter.password(&prompt)?;
         let answer = answer.trim();
         match (answer.is_empty(), kept, provider.key) {
-            (false, _, _) => return Ok(Some(answer.to_owned())),
-            (true, Some(key), _) => return Ok(Some(key.to_owned())),
-            (true, None, KeyNeed::Optional) => return Ok(None),
+            (false, _, _) => {
+                prompter.note(&format!("✓ API key: the one typed ({} characters)", answer.chars().count()))?;
+                return Ok(Some(answer.to_owned()));
+            }
+            (true, Some(key), _) => {
+                prompter.note(&format!("✓ API key: kept {}", mask_key(key)))?;
+                return Ok(Some(key.to_owned()));
+            }
+            (true, None, KeyNeed::Optional) => {
+                prompter.note("✓ API key: none")?;
+                return Ok(None);
+            }
             (true, None, _) => prompter.note(&format!("✗ {} needs an API key", provider.name))?,
         }
     }
@@ -247,8 +264,9 @@ fn ask_model(prompter: &mut dyn Prompter, models: &[String], preferred: &str) ->
     }
     loop {
         let answer = prompter.input("Model", preferred)?;
-        if !answer.trim().is_empty() {
-            return Ok(answer.trim().to_owned());
+        let answer = if answer.trim().is_empty() { preferred } else { answer.trim() };
+        if !answer.is_empty() {
+            return Ok(answer.to_owned());
         }
     }
 }
@@ -275,10 +293,14 @@ async fn list_models(client: &dyn ChatModel, timeout_s: u64) -> Listed {
             models.dedup();
             Listed::Models(models)
         }
-        Ok(Err(err @ (LlmError::Connect { .. } | LlmError::Unauthorized { .. } | LlmError::Timeout { .. }))) => {
-            Listed::Fatal(err.to_string())
-        }
-        Ok(Err(err)) => Listed::Unavailable(err.to_string()),
+        Ok(Err(
+            err @ (LlmError::Connect { .. }
+            | LlmError::Tls { .. }
+            | LlmError::Proxy { .. }
+            | LlmError::Unauthorized { .. }
+            | LlmError::Timeout { .. }),
+        )) => Listed::Fatal(reason(&err)),
+        Ok(Err(err)) => Listed::Unavailable(reason(&err)),
     }
 }
 
@@ -294,7 +316,19 @@ async fn one_token_chat(client: &dyn ChatModel, llm: &LlmConfig) -> Result<(), S
     let reply = client.complete(&request, &mut ignore);
     match tokio::time::timeout(Duration::from_secs(llm.timeout.max(1)), reply).await {
         Ok(Ok(_)) => Ok(()),
-        Ok(Err(err)) => Err(err.to_string()),
+        Ok(Err(err)) => Err(reason(&err)),
         Err(_) => Err(LlmError::Timeout { seconds: llm.timeout }.to_string()),
+    }
+}
+
+/// What went wrong, for the wizard: the errors whose message elsewhere ends "… with `opsai config
+/// set-llm`" are worded here without it — the user is already in that command, and the advice
+/// after a failed test says what to check instead.
+fn reason(err: &LlmError) -> String {
+    match err {
+        LlmError::Connect { url, .. } => format!("cannot connect to {url}"),
+        LlmError::Unauthorized { status } => format!("the endpoint rejected the API key ({status})"),
+        LlmError::InvalidUrl { url, reason } => format!("`{url}` is not a usable http(s) URL: {reason}"),
+        other => other.to_string(),
     }
 }

@@ -7,7 +7,8 @@
 //! - `stream`: payloads → `ModelReply` and live `ModelDelta`s, for every provider's stream shape;
 //! - `text_calls`: tool calls that small models print as text instead of sending structured;
 //! - `classify`: HTTP statuses and provider error bodies → `LlmError`;
-//! - `retry`: which failures are retried, and how long to wait.
+//! - `retry`: which failures are retried, and how long to wait;
+//! - `transport`: connect failures (refused, TLS, proxy) → `LlmError`, with advice that fits the endpoint.
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
@@ -17,6 +18,7 @@ pub mod retry;
 mod sse;
 pub mod stream;
 pub mod text_calls;
+pub mod transport;
 mod wire;
 
 pub use openai::OpenAiClient;
@@ -76,11 +78,16 @@ pub trait ChatModel: Send + Sync {
 /// What went wrong talking to the model, worded for the user.
 #[derive(Debug, Error)]
 pub enum LlmError {
+    /// Refused, unresolvable or unroutable; `model` is `None` when listing the models.
+    #[error("{}", transport::connect_message(url, model.as_deref()))]
+    Connect { url: String, model: Option<String> },
+    #[error("the TLS connection to {url} failed: {detail}. {}", transport::tls_advice(detail))]
+    Tls { url: String, detail: String },
     #[error(
-        "cannot connect to the model at {url}. Is it running? For Ollama: `ollama serve`, then \
-         `ollama pull qwen2.5:7b`; or point opsai elsewhere with `opsai config set-llm`"
+        "cannot reach {url} through the HTTP proxy {proxy}: {detail}. Check HTTPS_PROXY, HTTP_PROXY \
+         and ALL_PROXY, or add the endpoint's host to NO_PROXY"
     )]
-    Connect { url: String },
+    Proxy { url: String, proxy: String, detail: String },
     #[error("the model endpoint rejected the API key ({status}); set it with `opsai config set-llm` or OPSAI_API_KEY")]
     Unauthorized { status: u16 },
     #[error("the endpoint does not know the model `{model}`{hint}")]

@@ -35,7 +35,7 @@ use super::retry::{self, RetryPolicy};
 use super::sse::{self, SseError};
 use super::stream::{ReplyAssembler, Step, StreamError};
 use super::wire::{self, BodyOptions};
-use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, text_calls};
+use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, text_calls, transport};
 
 /// How long establishing the TCP (and TLS) connection may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -45,6 +45,8 @@ pub struct OpenAiClient {
     http: reqwest::Client,
     base_url: String,
     api_key: Option<String>,
+    /// The HTTP proxy requests go through, to name it when connecting fails.
+    proxy: Option<String>,
     timeout: Duration,
     retry: RetryPolicy,
     without_stream_options: AtomicBool,
@@ -87,7 +89,9 @@ impl OpenAiClient {
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true)
             .user_agent(concat!("opsai/", env!("CARGO_PKG_VERSION")));
-        if is_loopback(&parsed) {
+        let loopback = is_loopback(&parsed);
+        let proxy = transport::proxy_for(&parsed, loopback, |name| std::env::var(name).ok());
+        if loopback {
             // A local model never goes through the user's HTTP proxy.
             builder = builder.no_proxy();
         }
@@ -101,6 +105,7 @@ impl OpenAiClient {
             http,
             base_url,
             api_key,
+            proxy,
             timeout,
             retry: RetryPolicy::default(),
             without_stream_options: AtomicBool::new(false),
@@ -165,7 +170,7 @@ impl OpenAiClient {
     ) -> Result<ModelReply, Failure> {
         let url = format!("{}/chat/completions", self.base_url);
         let post = self.authorized(self.http.post(&url)).header(ACCEPT, "text/event-stream").json(body);
-        let response = self.send(post).await?;
+        let response = self.send(post, &request.model).await?;
         if !response.status().is_success() {
             return Err(self.status_failure(response, &request.model).await);
         }
@@ -179,7 +184,7 @@ impl OpenAiClient {
             // An endpoint that ignored `stream: true` and sent the whole reply.
             let text = match timeout(self.timeout, response.text()).await {
                 Err(_) => return Err(Failure::stop(self.timed_out())),
-                Ok(Err(err)) => return Err(self.transport_failure(&err)),
+                Ok(Err(err)) => return Err(self.transport_failure(&err, &request.model)),
                 Ok(Ok(text)) => text,
             };
             let pushed = assembler.push_data(&text, &mut *on_delta);
@@ -224,10 +229,11 @@ impl OpenAiClient {
     }
 
     /// Sends a request and waits (at most `timeout`) for the response head.
-    async fn send(&self, builder: reqwest::RequestBuilder) -> Result<reqwest::Response, Failure> {
+    /// `model` is only for the message when the endpoint cannot be reached ("" for `/models`).
+    async fn send(&self, builder: reqwest::RequestBuilder, model: &str) -> Result<reqwest::Response, Failure> {
         match timeout(self.timeout, builder.send()).await {
             Err(_) => Err(Failure::stop(self.timed_out())),
-            Ok(Err(err)) => Err(self.transport_failure(&err)),
+            Ok(Err(err)) => Err(self.transport_failure(&err, model)),
             Ok(Ok(response)) => Ok(response),
         }
     }
@@ -249,9 +255,11 @@ impl OpenAiClient {
         Failure { error, next, emitted: false }
     }
 
-    fn transport_failure(&self, err: &reqwest::Error) -> Failure {
+    fn transport_failure(&self, err: &reqwest::Error, model: &str) -> Failure {
         if err.is_connect() {
-            Failure::stop(LlmError::Connect { url: self.base_url.clone() })
+            // The causes only: reqwest's own text carries the URL, whose words must not count.
+            let chain = std::error::Error::source(err).map(sse::describe).unwrap_or_else(|| err.to_string());
+            Failure::stop(transport::connect_error(&chain, &self.base_url, model, self.proxy.as_deref()))
         } else if err.is_timeout() {
             Failure::stop(self.timed_out())
         } else if sse::is_reset(err) {
@@ -303,13 +311,13 @@ impl OpenAiClient {
 
     async fn models_once(&self) -> Result<Vec<String>, Failure> {
         let url = format!("{}/models", self.base_url);
-        let response = self.send(self.authorized(self.http.get(&url))).await?;
+        let response = self.send(self.authorized(self.http.get(&url)), "").await?;
         if !response.status().is_success() {
             return Err(self.status_failure(response, "").await);
         }
         let text = match timeout(self.timeout, response.text()).await {
             Err(_) => return Err(Failure::stop(self.timed_out())),
-            Ok(Err(err)) => return Err(self.transport_failure(&err)),
+            Ok(Err(err)) => return Err(self.transport_failure(&err, "")),
             Ok(Ok(text)) => text,
         };
         model_names(&text).ok_or_else(|| {

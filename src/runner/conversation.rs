@@ -42,7 +42,7 @@ impl<'s> Conversation<'s> {
     /// The audit log's SESSION field.
     pub fn label(&self) -> String {
         match self.id {
-            Some(id) => format!("c{id}"),
+            Some(id) => crate::store::sessions::label(id),
             None => format!("s{}", std::process::id()),
         }
     }

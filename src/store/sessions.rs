@@ -33,6 +33,28 @@ use crate::redact::Redactor;
 
 pub type ConversationId = i64;
 
+/// How a conversation id is printed everywhere — lists, messages, the audit log's SESSION field,
+/// backup directories: `c14`.
+pub fn label(id: ConversationId) -> String {
+    format!("c{id}")
+}
+
+/// A conversation id as the user may type it: `14`, or `c14` as it is printed (also `C14`, `#14`).
+pub fn parse_id(text: &str) -> Result<ConversationId, String> {
+    let trimmed = text.trim();
+    let digits = trimmed.strip_prefix(['c', 'C', '#']).unwrap_or(trimmed);
+    match digits.parse::<ConversationId>() {
+        Ok(id) if id > 0 && digits.bytes().all(|b| b.is_ascii_digit()) => Ok(id),
+        _ => Err(format!("`{text}` is not a conversation id such as c14 or 14 (`opsai sessions list` shows them)")),
+    }
+}
+
+/// A session name as typed, in its printed form: a conversation id in any accepted form becomes
+/// `c14`; anything else (`s4242`, a run that saved no conversation) is kept as it is.
+pub fn session_label(text: &str) -> String {
+    parse_id(text).map(label).unwrap_or_else(|_| text.trim().to_owned())
+}
+
 /// One saved conversation, without its messages.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct ConversationSummary {
@@ -89,7 +111,7 @@ pub enum SessionError {
          or set OPSAI_HOME to a writable directory"
     )]
     CannotOpen { path: PathBuf },
-    #[error("no saved conversation with id {0}; `opsai sessions list` shows the saved ones")]
+    #[error("no saved conversation c{0}; `opsai sessions list` shows the saved ones")]
     NotFound(ConversationId),
     #[error("the sessions database failed: {0}; if this persists, move sessions.db aside to start a new one")]
     Sqlite(#[from] rusqlite::Error),

@@ -269,8 +269,10 @@ impl Repl<'_> {
         match self.conversation.resume(id) {
             Ok((summary, messages)) => {
                 self.note(&format!(
-                    "continuing #{} “{}” ({} messages)",
-                    summary.id, summary.title, summary.message_count
+                    "continuing {} “{}” ({} messages)",
+                    crate::store::sessions::label(summary.id),
+                    summary.title,
+                    summary.message_count
                 ));
                 self.history = messages;
                 self.state.grants.clear();

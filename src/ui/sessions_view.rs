@@ -10,7 +10,7 @@ use jiff::Timestamp;
 use jiff::tz::TimeZone;
 
 use crate::protocol::{ChatMessage, Role};
-use crate::store::sessions::ConversationSummary;
+use crate::store::sessions::{ConversationSummary, label};
 use crate::ui::style::{self, dim, paint};
 
 /// Lines of a tool result shown; the rest is counted.
@@ -43,7 +43,7 @@ fn write_list_in(
         .iter()
         .map(|session| {
             let title = if session.title.is_empty() { "(untitled)".to_owned() } else { one_line(&session.title) };
-            [session.id.to_string(), age(session.updated_at, now_ms, zone), count(session.message_count), title]
+            [label(session.id), age(session.updated_at, now_ms, zone), count(session.message_count), title]
         })
         .collect();
     let width = |column: usize| rows.iter().map(|row| row[column].chars().count()).max().unwrap_or(0);
@@ -72,7 +72,7 @@ pub fn write_show(
 ) -> io::Result<()> {
     let bold = Style::new().bold();
     let title = if summary.title.is_empty() { "(untitled)".to_owned() } else { one_line(&summary.title) };
-    writeln!(out, "conversation {}: {}", summary.id, paint(bold, &title, color))?;
+    writeln!(out, "conversation {}: {}", label(summary.id), paint(bold, &title, color))?;
     let mut facts = Vec::new();
     for (label, value) in [("cwd", &summary.cwd), ("host", &summary.host), ("model", &summary.model)] {
         if !value.is_empty() {
@@ -226,11 +226,11 @@ mod tests {
         assert_eq!(
             list(&sessions, false),
             concat!(
-                "112  just now    12 msgs  find the biggest logs    /srv/app\n",
-                "  9  5 min ago    4 msgs  disk usage by directory  /srv/app\n",
-                "  7  3 h ago       1 msg  why is nginx down        /etc/nginx\n",
-                "  3  2 d ago     30 msgs  rotate the certs         /srv/app\n",
-                "  1  2026-10-13   2 msgs  (untitled)               /srv/app\n",
+                "c112  just now    12 msgs  find the biggest logs    /srv/app\n",
+                "  c9  5 min ago    4 msgs  disk usage by directory  /srv/app\n",
+                "  c7  3 h ago       1 msg  why is nginx down        /etc/nginx\n",
+                "  c3  2 d ago     30 msgs  rotate the certs         /srv/app\n",
+                "  c1  2026-10-13   2 msgs  (untitled)               /srv/app\n",
             )
         );
     }
@@ -238,7 +238,7 @@ mod tests {
     #[test]
     fn dims_the_directory_when_colored() {
         let text = list(&[summary(1, "a", NOW, 2)], true);
-        assert_eq!(text, format!("1  just now  2 msgs  a  {}\n", paint(dim(), "/srv/app", true)));
+        assert_eq!(text, format!("c1  just now  2 msgs  a  {}\n", paint(dim(), "/srv/app", true)));
     }
 
     #[test]
@@ -250,7 +250,7 @@ mod tests {
     fn escapes_control_characters_and_keeps_lines_without_a_directory() {
         let mut session = summary(4, "a\u{1b}[2Jb", NOW, 2);
         session.cwd = String::new();
-        assert_eq!(list(&[session], false), "4  just now  2 msgs  a\\u{1b}[2Jb\n");
+        assert_eq!(list(&[session], false), "c4  just now  2 msgs  a\\u{1b}[2Jb\n");
     }
 
     #[test]
@@ -293,7 +293,7 @@ mod tests {
             ChatMessage::assistant("The biggest is big.log.\n\n- 1.2G", vec![]),
         ];
         let expected = [
-            "conversation 12: find big logs under /var/log",
+            "conversation c12: find big logs under /var/log",
             "cwd /srv/app · host web1 · model gpt-4o-mini · 9 messages",
             "",
             "you: find big logs",
@@ -325,7 +325,7 @@ mod tests {
         assert_eq!(
             show(&session, &[ChatMessage::assistant("", vec![call])]),
             concat!(
-                "conversation 2: (untitled)\n",
+                "conversation c2: (untitled)\n",
                 "cwd /srv/app · model gpt-4o-mini · 1 message\n",
                 "\n",
                 "  ▶ run_command  cd /tmp &&\n",

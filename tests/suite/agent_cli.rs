@@ -195,8 +195,71 @@ fn a_small_model_writing_its_call_as_text_still_runs_the_command() {
 fn an_unreachable_endpoint_gives_the_friendly_message() {
     let env = TestEnv::new();
     let mut cmd = env.cmd();
-    cmd.env("OPSAI_BASE_URL", "http://127.0.0.1:9/v1").arg("x").timeout(Duration::from_secs(30));
-    cmd.assert().code(1).stderr(predicate::str::contains("cannot connect to the model at http://127.0.0.1:9/v1"));
+    cmd.env("OPSAI_BASE_URL", "http://127.0.0.1:9/v1").env("OPSAI_MODEL", "mistral-7b");
+    let out = cmd.arg("x").timeout(Duration::from_secs(30)).assert().code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("cannot connect to the model endpoint http://127.0.0.1:9/v1 (model mistral-7b)"),
+        "{stderr}"
+    );
+    assert!(!stderr.to_lowercase().contains("ollama"), "not Ollama's endpoint, so no Ollama advice: {stderr}");
+}
+
+#[test]
+fn ollamas_default_endpoint_down_gets_the_ollama_hint() {
+    if std::net::TcpStream::connect("127.0.0.1:11434").is_ok() {
+        eprintln!("SKIPPED ollamas_default_endpoint_down_gets_the_ollama_hint: something listens on 11434");
+        return;
+    }
+    let env = TestEnv::new();
+    let mut cmd = env.cmd();
+    cmd.env("OPSAI_BASE_URL", "http://localhost:11434/v1").env("OPSAI_MODEL", "llama3.2");
+    let out = cmd.arg("x").timeout(Duration::from_secs(30)).assert().code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("cannot connect to Ollama at http://localhost:11434/v1"), "{stderr}");
+    assert!(stderr.contains("`ollama pull llama3.2`"), "{stderr}");
+}
+
+/// A TCP server that answers every connection with `reply` (after reading what was sent first),
+/// standing in for a proxy or for a plain-HTTP server behind an https:// URL.
+fn answer_every_connection(reply: &'static str) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for mut stream in listener.incoming().flatten() {
+            let mut buf = [0_u8; 4096];
+            let _ = stream.read(&mut buf);
+            let _ = stream.write_all(reply.as_bytes());
+        }
+    });
+    port
+}
+
+#[test]
+fn a_tls_failure_has_its_own_message() {
+    let port = answer_every_connection("HTTP/1.1 400 Bad Request\r\ncontent-length: 0\r\n\r\n");
+    let env = TestEnv::new();
+    let url = format!("https://127.0.0.1:{port}/v1");
+    let out = env.cmd().env("OPSAI_BASE_URL", &url).arg("x").timeout(Duration::from_secs(30)).assert().code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains(&format!("the TLS connection to {url} failed")), "{stderr}");
+    assert!(stderr.contains("needs an http:// URL"), "{stderr}");
+    assert!(!stderr.contains("cannot connect"), "{stderr}");
+}
+
+#[test]
+fn a_proxy_failure_names_the_proxy() {
+    let port = answer_every_connection("HTTP/1.1 502 Bad Gateway\r\ncontent-length: 0\r\n\r\n");
+    let env = TestEnv::new();
+    let proxy = format!("http://127.0.0.1:{port}");
+    let mut cmd = env.cmd();
+    cmd.env("OPSAI_BASE_URL", "https://llm.example.invalid/v1").env("HTTPS_PROXY", &proxy);
+    let out = cmd.arg("x").timeout(Duration::from_secs(30)).assert().code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    let expected = format!("cannot reach https://llm.example.invalid/v1 through the HTTP proxy {proxy}");
+    assert!(stderr.contains(&expected), "{stderr}");
+    assert!(stderr.contains("NO_PROXY"), "{stderr}");
 }
 
 #[test]

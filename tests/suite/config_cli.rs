@@ -132,3 +132,41 @@ fn set_llm_without_a_terminal_refuses_with_exit_2() {
     assert!(stderr.contains("needs a terminal"), "{stderr}");
     assert!(!env.config_path().exists() || std::fs::read_to_string(env.config_path()).unwrap().contains("qwen2.5:7b"));
 }
+
+/// issue 14: the pre-filled Base URL was editable text that typing appended to, and the key line
+/// showed `********` when nothing was typed. On a real terminal now: typing replaces the default.
+#[test]
+fn set_llm_on_a_terminal_takes_a_typed_url_as_typed_and_shows_no_stars_for_no_key() {
+    use std::time::Duration;
+
+    use crate::support::mock_llm::{MockLlm, reply_models, reply_text};
+    use crate::support::tmux::{Tmux, require};
+
+    if !require("tmux") {
+        return;
+    }
+    const LIMIT: Duration = Duration::from_secs(30);
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_models(&["m1"]), reply_text("OK")]);
+    let url = mock.base_url();
+    env.write_config(&format!(r#"{{"llm": {{"base_url": "{url}", "model": "m1"}}}}"#));
+    // The saved file is what is being set up, so no OPSAI_BASE_URL override.
+    let vars: Vec<_> = env.terminal_vars(&url).into_iter().filter(|(k, _)| *k != "OPSAI_BASE_URL").collect();
+    let term = Tmux::start(env!("CARGO_BIN_EXE_opsai"), &["config", "set-llm"], &vars, env.user_home());
+    term.wait_for("LLM provider", LIMIT);
+    term.press(&["Enter"]); // the custom endpoint, preselected for a URL no provider has
+    term.wait_for("Base URL", LIMIT);
+    term.line(&url);
+    let screen = term.wait_for("API key", LIMIT);
+    assert!(!screen.contains("holds a second"), "the typed URL was appended to the default:\n{screen}");
+    term.press(&["Enter"]);
+    term.wait_for("Model", LIMIT);
+    term.press(&["Enter"]);
+    assert_eq!(term.wait_exit(LIMIT), 0, "{}", term.screen());
+    let screen = term.screen();
+    assert!(screen.contains("✓ API key: none"), "{screen}");
+    assert!(!screen.contains("***"), "stars for a key nobody typed:\n{screen}");
+    assert!(screen.contains("✓ m1 answered"), "{screen}");
+    let saved: Value = serde_json::from_str(&std::fs::read_to_string(env.config_path()).unwrap()).unwrap();
+    assert_eq!(saved["llm"]["base_url"], url.as_str());
+}

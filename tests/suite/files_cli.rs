@@ -70,14 +70,17 @@ fn seed_004_read_edit_verify_then_opsai_undo_restores() {
         "{log}"
     );
 
-    let out = env.cmd().arg("undo").assert().success().get_output().stdout.clone();
+    // The run was conversation c1 (its SESSION in the audit log); `1` names it too.
+    assert!(log.contains("SESSION: c1 |"), "{log}");
+    assert!(std::fs::read_dir(env.opsai_home().join("backups/c1")).is_ok(), "backups are kept under c1");
+    let out = env.cmd().args(["undo", "--session", "1"]).assert().success().get_output().stdout.clone();
     let out = String::from_utf8(out).unwrap();
     assert!(out.starts_with(&format!("restored {} (changed at ", path.display())), "{out}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo 1\n");
     let ran = std::process::Command::new("bash").arg(&path).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&ran.stdout), "1\n");
-    let again = env.cmd().arg("undo").assert().code(1).get_output().stderr.clone();
-    assert!(String::from_utf8_lossy(&again).contains("nothing to undo"));
+    let again = env.cmd().args(["undo", "--session", "c1"]).assert().code(1).get_output().stderr.clone();
+    assert!(String::from_utf8_lossy(&again).contains("nothing to undo in session c1"));
 }
 
 #[test]

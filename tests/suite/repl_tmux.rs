@@ -161,8 +161,8 @@ fn resume_restores_a_conversation_and_the_next_request_carries_it() {
     wait_prompts(&term, 2);
     term.line("/sessions");
     term.wait_for("the first question", LIMIT);
-    term.line("/resume 1");
-    term.wait_for("continuing #1", LIMIT);
+    term.line("/resume c1");
+    term.wait_for("continuing c1 “the first question”", LIMIT);
     term.line("and then?");
     let screen = wait_prompts(&term, 5);
     assert!(screen.contains("Resumed."), "{screen}");

@@ -20,6 +20,10 @@ fn stdout(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+fn audit(env: &TestEnv) -> String {
+    std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
+}
+
 fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
@@ -57,23 +61,31 @@ fn piped_lines_are_one_conversation_saved_and_listed() {
     let text = stdout(&list);
     assert_eq!(text.lines().count(), 1, "{text}");
     assert!(text.contains("the first question") && text.contains("6 msgs"), "{text}");
+    assert!(text.starts_with("c1  "), "ids are printed as c1, like the audit log's SESSION: {text}");
+    assert!(audit(&env).contains("SESSION: c1 |"), "{}", audit(&env));
 
     let json = env.cmd().args(["sessions", "list", "--json"]).output().unwrap();
     let row: serde_json::Value = serde_json::from_str(stdout(&json).trim()).unwrap();
     assert_eq!((row["id"].as_i64(), row["message_count"].as_i64()), (Some(1), Some(6)));
     assert_eq!(row["title"], "the first question");
 
-    let show = env.cmd().args(["sessions", "show", "1"]).output().unwrap();
+    let show = env.cmd().args(["sessions", "show", "c1"]).output().unwrap();
     let text = stdout(&show);
+    assert!(text.starts_with("conversation c1: the first question\n"), "{text}");
+    let by_number = env.cmd().args(["sessions", "show", "1"]).output().unwrap();
+    assert_eq!(stdout(&by_number), text, "`1` and `c1` name the same conversation");
     for expected in ["the first question", "echo from-the-first-turn", "from-the-first-turn", "Second answer."] {
         assert!(text.contains(expected), "{expected:?} missing from\n{text}");
     }
 
-    let delete = env.cmd().args(["sessions", "delete", "1"]).output().unwrap();
-    assert_eq!(stdout(&delete), "deleted conversation #1\n");
+    let bad = env.cmd().args(["sessions", "show", "cx1"]).output().unwrap();
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(stderr(&bad).contains("not a conversation id such as c14 or 14"), "{}", stderr(&bad));
+    let delete = env.cmd().args(["sessions", "delete", "c1"]).output().unwrap();
+    assert_eq!(stdout(&delete), "deleted conversation c1\n");
     let show = env.cmd().args(["sessions", "show", "1"]).output().unwrap();
     assert_eq!(show.status.code(), Some(1));
-    assert!(stderr(&show).contains("no conversation #1"), "{}", stderr(&show));
+    assert!(stderr(&show).contains("no saved conversation c1;"), "{}", stderr(&show));
     let list = env.cmd().args(["sessions", "list"]).output().unwrap();
     assert!(stdout(&list).contains("no saved conversations yet"), "{}", stdout(&list));
 }
@@ -86,13 +98,14 @@ fn one_shot_runs_are_saved_and_continue_with_c_or_session() {
     opsai(&env, &mock).args(["-c", "and now beta"]).assert().success().stdout("Beta.\n");
     let seen = contents(&mock.chat_requests()[1]);
     assert!(seen.contains(&"remember alpha".to_owned()) && seen.contains(&"Alpha.".to_owned()), "{seen:?}");
-    opsai(&env, &mock).args(["--session", "1", "gamma?"]).assert().success().stdout("Gamma.\n");
+    // As `sessions list` and the audit log print it; `--session 1` is the same conversation.
+    opsai(&env, &mock).args(["--session", "c1", "gamma?"]).assert().success().stdout("Gamma.\n");
     let seen = contents(&mock.chat_requests()[2]);
     assert!(seen.contains(&"and now beta".to_owned()), "one conversation throughout: {seen:?}");
 
     let missing = opsai(&env, &mock).args(["--session", "99", "anything"]).output().unwrap();
     assert_eq!(missing.status.code(), Some(1));
-    assert!(stderr(&missing).contains("99"), "{}", stderr(&missing));
+    assert!(stderr(&missing).contains("no saved conversation c99"), "{}", stderr(&missing));
     assert_eq!(mock.chat_requests().len(), 3, "nothing is sent for a conversation that does not exist");
 }
 

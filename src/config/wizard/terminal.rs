@@ -65,19 +65,23 @@ impl Prompter for TermPrompter {
             .map_err(io_error)
     }
 
-    fn input(&mut self, prompt: &str, initial: &str) -> io::Result<String> {
-        Input::<String>::with_theme(&self.theme)
-            .with_prompt(prompt)
-            .with_initial_text(initial)
-            .allow_empty(true)
-            .interact_text_on(&self.term)
-            .map_err(io_error)
+    fn input(&mut self, prompt: &str, default: &str) -> io::Result<String> {
+        // A default, not initial text: dialoguer's initial text is editable, and typing a URL
+        // appended to it (`http://localhost:11434/v1http://…`).
+        let mut input = Input::<String>::with_theme(&self.theme).with_prompt(prompt).allow_empty(true);
+        if !default.is_empty() {
+            input = input.default(default.to_owned());
+        }
+        input.interact_text_on(&self.term).map_err(io_error)
     }
 
     fn password(&mut self, prompt: &str) -> io::Result<String> {
         Password::with_theme(&self.theme)
             .with_prompt(prompt)
             .allow_empty_password(true)
+            // The theme would report `********` even when nothing was typed; the wizard says
+            // what became of the key instead.
+            .report(false)
             .interact_on(&self.term)
             .map_err(io_error)
     }

@@ -78,6 +78,8 @@ enum Fails {
     Nothing,
     ListNotFound,
     ListUnauthorized,
+    /// Nothing listens at the URL.
+    Unreachable,
     Chat,
 }
 
@@ -100,7 +102,7 @@ impl Fake {
         }
     }
 
-    fn connect(&self) -> impl Fn(&LlmConfig) -> Result<Box<dyn ChatModel>, String> + Sync + use<> {
+    fn connect(&self) -> impl Fn(&LlmConfig) -> Result<Box<dyn ChatModel>, LlmError> + Sync + use<> {
         let fake = self.clone();
         move |llm: &LlmConfig| {
             fake.built.lock().unwrap().push(llm.clone());
@@ -130,6 +132,7 @@ impl ChatModel for Fake {
         let result = match self.fails {
             Fails::ListNotFound => Err(LlmError::Http { status: 404, body: "no /models".to_owned() }),
             Fails::ListUnauthorized => Err(LlmError::Unauthorized { status: 401 }),
+            Fails::Unreachable => Err(LlmError::Connect { url: "http://gpu-box:8000/v1".to_owned(), model: None }),
             Fails::Nothing | Fails::Chat => Ok(self.models.clone()),
         };
         Box::pin(async move { result })
@@ -315,4 +318,88 @@ async fn the_model_list_leaves_out_non_chat_models_and_finds_prefixed_names() {
     );
     let WizardOutcome::Save { llm, .. } = outcome else { panic!("{outcome:?}") };
     assert_eq!(llm.base_url, "https://generativelanguage.googleapis.com/v1beta/openai");
+}
+
+#[tokio::test]
+async fn the_base_url_is_a_default_that_typing_replaces_and_two_urls_run_together_are_refused() {
+    let fake = Fake::new(&["m"], Fails::Nothing);
+    let mut script = Script::new(&[
+        Answer::Select(CUSTOM),
+        // What typing after an editable pre-filled URL produced before.
+        Answer::Text("http://localhost:11434/v1http://gpu-box:8000/v1"),
+        Answer::Text("http://"),
+        // Enter alone: the default shown beside the prompt.
+        Answer::Text(""),
+        Answer::Secret(""),
+        Answer::Select(0),
+    ]);
+    let outcome = run(&mut script, &LlmConfig::default(), &fake.connect()).await.unwrap();
+    let WizardOutcome::Save { llm, verified: true } = outcome else { panic!("{outcome:?}") };
+    assert_eq!(llm.base_url, "http://localhost:11434/v1");
+    assert!(script.saw("note ✗ `http://localhost:11434/v1http://gpu-box:8000/v1` holds a second `://`"));
+    assert!(script.saw("note ✗ `http://` is not an http:// or https:// URL"), "{:?}", script.transcript);
+    let asked = script.transcript.iter().filter(|l| l.starts_with("input Base URL")).collect::<Vec<_>>();
+    assert_eq!(asked, ["input Base URL [http://localhost:11434/v1]"; 3], "the default stays the default");
+
+    let mut script = Script::new(&[
+        Answer::Select(CUSTOM),
+        Answer::Text(" https://gpu-box:8000/v1 "),
+        Answer::Secret(""),
+        Answer::Select(0),
+    ]);
+    let outcome = run(&mut script, &LlmConfig::default(), &fake.connect()).await.unwrap();
+    let WizardOutcome::Save { llm, .. } = outcome else { panic!("{outcome:?}") };
+    assert_eq!(llm.base_url, "https://gpu-box:8000/v1", "what was typed replaces the default");
+}
+
+#[tokio::test]
+async fn the_key_line_says_what_became_of_the_key_and_never_shows_stars_for_nothing() {
+    let fake = Fake::new(&["m"], Fails::Nothing);
+    let mut script = Script::new(&[Answer::Select(CUSTOM), Answer::Text(""), Answer::Secret(""), Answer::Select(0)]);
+    run(&mut script, &LlmConfig::default(), &fake.connect()).await.unwrap();
+    assert!(script.saw("note ✓ API key: none"), "{:?}", script.transcript);
+    assert!(!script.saw("*"), "{:?}", script.transcript);
+
+    let mut script = Script::new(&[
+        Answer::Select(OPENAI),
+        Answer::Text(""),
+        Answer::Secret("sk-typed-000000001"),
+        Answer::Select(0),
+    ]);
+    run(&mut script, &LlmConfig::default(), &fake.connect()).await.unwrap();
+    assert!(script.saw("note ✓ API key: the one typed (18 characters)"), "{:?}", script.transcript);
+    assert!(!script.saw("sk-typed"), "the key itself is never shown");
+
+    let current = LlmConfig {
+        base_url: "https://api.openai.com/v1".to_owned(),
+        api_key: Some("sk-current-key-00001234".to_owned()),
+        ..LlmConfig::default()
+    };
+    let mut script = Script::new(&[Answer::Select(OPENAI), Answer::Text(""), Answer::Secret(""), Answer::Select(0)]);
+    run(&mut script, &current, &fake.connect()).await.unwrap();
+    assert!(script.saw("note ✓ API key: kept sk-…1234"), "{:?}", script.transcript);
+}
+
+#[tokio::test]
+async fn a_failed_test_says_what_to_check_not_to_run_set_llm_again() {
+    for fails in [Fails::Unreachable, Fails::ListUnauthorized, Fails::Chat] {
+        let fake = Fake::new(&[], fails);
+        let mut script = Script::new(&[
+            Answer::Select(CUSTOM),
+            Answer::Text("http://gpu-box:8000/v1"),
+            Answer::Secret(""),
+            Answer::Text("mistral-7b"),
+            Answer::Confirm(false),
+        ]);
+        let outcome = run(&mut script, &LlmConfig::default(), &fake.connect()).await.unwrap();
+        assert_eq!(outcome, WizardOutcome::Discard);
+        assert!(script.saw("connection test failed"), "{:?}", script.transcript);
+        assert!(!script.saw("set-llm"), "advice to run the command the user is in: {:?}", script.transcript);
+        assert!(
+            script.saw("Check the Base URL (http://gpu-box:8000/v1), that the server is running")
+                && script.saw("the model name (mistral-7b)"),
+            "{:?}",
+            script.transcript
+        );
+    }
 }

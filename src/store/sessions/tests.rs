@@ -341,3 +341,18 @@ fn a_missing_conversation_is_not_found() {
     assert_eq!(store.get(id).unwrap().unwrap().model, "llama3");
     assert_eq!(store.messages(id).unwrap(), vec![]);
 }
+
+#[test]
+fn a_conversation_id_is_read_as_typed_and_printed_as_c_and_the_number() {
+    for typed in ["14", "c14", "C14", "#14", " c14 "] {
+        assert_eq!(parse_id(typed), Ok(14), "{typed}");
+        assert_eq!(session_label(typed), "c14", "{typed}");
+    }
+    for bad in ["", "c", "0", "c-1", "-1", "+14", "cc14", "14a", "s14"] {
+        assert!(parse_id(bad).is_err(), "{bad} was accepted");
+    }
+    assert_eq!(label(14), "c14");
+    // A run without a conversation is named by its process id; that name is kept as it is.
+    assert_eq!(session_label("s4242"), "s4242");
+    assert_eq!(SessionError::NotFound(14).to_string().split(';').next(), Some("no saved conversation c14"));
+}

@@ -133,7 +133,7 @@ fn slash(rest: &str) -> Line {
         "clear" | "cls" if args.is_empty() => Command::Clear,
         "clear" | "cls" => return too_many("/clear  (it clears the screen; /new starts a new conversation)"),
         "sessions" | "history" => Command::Sessions,
-        "resume" => match (arg.map(|a| a.trim_start_matches('#').parse::<i64>()), args.len()) {
+        "resume" => match (arg.map(crate::store::sessions::parse_id), args.len()) {
             (Some(Ok(id)), 1) => Command::Resume(id),
             _ => return too_many("/resume ID  (the ids are in /sessions)"),
         },
@@ -238,6 +238,7 @@ mod tests {
         assert_eq!(command("/cd my dir"), Command::Cd("my dir".into()));
         assert_eq!(command("/resume 12"), Command::Resume(12));
         assert_eq!(command("/resume #12"), Command::Resume(12));
+        assert_eq!(command("/resume c12"), Command::Resume(12), "as `sessions list` prints it");
         assert_eq!(command("/model"), Command::Model(None));
         assert_eq!(command("/model llama3.1:8b"), Command::Model(Some("llama3.1:8b".into())));
         assert_eq!(command("/yes"), Command::Yes(None));

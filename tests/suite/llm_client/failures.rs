@@ -129,8 +129,10 @@ async fn connection_refused_names_the_url() {
     let client = OpenAiClient::new(url.clone(), None, Duration::from_secs(5)).unwrap().with_retry(fast_retry());
     let started = Instant::now();
     let err = complete(&client, &request()).await.0.unwrap_err();
-    assert!(matches!(&err, LlmError::Connect { url: u } if *u == url), "{err:?}");
-    assert!(err.to_string().contains(&url) && err.to_string().contains("opsai config set-llm"), "{err}");
+    assert!(matches!(&err, LlmError::Connect { url: u, model: Some(m) } if *u == url && m == "qwen2.5:7b"), "{err:?}");
+    let message = err.to_string();
+    assert!(message.contains(&url) && message.contains("qwen2.5:7b"), "{message}");
+    assert!(!message.to_lowercase().contains("ollama"), "not Ollama's default endpoint: {message}");
     assert!(started.elapsed() < Duration::from_secs(2), "refused connections are not retried");
 }
 
