@@ -59,7 +59,8 @@ use serde_json::json;
 use crate::support::mock_llm::*;
 
 /// A directory of fake `docker`, `systemctl`, `ss`, `lsof` scripts that print canned output and
-/// append their argv (one line per call, words separated by `|`) to `argv.log` beside them.
+/// append their argv (one line per call, words separated by `|`) to `argv.log` beside them, in one
+/// write each: the analyses run probes in parallel, and lines written piecewise interleaved.
 struct FakeBin {
     dir: tempfile::TempDir,
 }
@@ -95,7 +96,7 @@ esac"#,
         for (name, body) in scripts {
             let path = dir.path().join(name);
             let script = format!(
-                "#!/bin/sh\n{{ printf '%s' {name}; for a in \"$@\"; do printf '|%s' \"$a\"; done; echo; }} >> '{}'\n{body}\n",
+                "#!/bin/sh\nline={name}; for a in \"$@\"; do line=\"$line|$a\"; done; printf '%s\\n' \"$line\" >> '{}'\n{body}\n",
                 log.display()
             );
             std::fs::write(&path, script).unwrap();
