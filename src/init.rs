@@ -42,6 +42,9 @@ pub fn run(args: &InitArgs) -> anyhow::Result<u8> {
 
 pub fn completions(shell: Shell) -> anyhow::Result<u8> {
     let mut command = <crate::cli::Cli as clap::CommandFactory>::command();
+    if shell == Shell::Zsh {
+        command = without_task(command);
+    }
     let generator = match shell {
         Shell::Zsh => clap_complete::Shell::Zsh,
         Shell::Bash => clap_complete::Shell::Bash,
@@ -52,6 +55,22 @@ pub fn completions(shell: Shell) -> anyhow::Result<u8> {
     clap_complete::generate(generator, &mut command, "opsai", &mut script);
     std::io::stdout().lock().write_all(&script)?;
     Ok(0)
+}
+
+/// `command` without its optional `TASK` positional. clap_complete's zsh script numbers it as the
+/// first positional, so the subcommand became the second word: `opsai config s<Tab>` took `config`
+/// as the task and offered the top-level commands. A task is free text, so nothing is lost by not
+/// completing it; clap has no way to remove an argument, hence the rebuild.
+fn without_task(command: clap::Command) -> clap::Command {
+    let mut rebuilt = clap::Command::new("opsai")
+        .version(env!("CARGO_PKG_VERSION"))
+        .args_conflicts_with_subcommands(true)
+        .args(command.get_arguments().filter(|arg| arg.get_id() != "task").cloned())
+        .subcommands(command.get_subcommands().cloned());
+    if let Some(about) = command.get_about() {
+        rebuilt = rebuilt.about(about.clone());
+    }
+    rebuilt
 }
 
 /// The widget script for `shell`, calling `exe` and bound to `key` (already in the shell's notation).

@@ -8,11 +8,12 @@ mod widget_tmux;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
+use std::time::Duration;
 
 use rstest::rstest;
 
 use crate::support::TestEnv;
-use crate::support::tmux::require;
+use crate::support::tmux::{Tmux, require};
 use harness::{Setup, Sh, ShellTerm};
 
 fn init(args: &[&str]) -> Output {
@@ -400,4 +401,33 @@ fn completions_load_in_their_shells() {
         let (_, stderr, status) = shell("fish", &["--no-config"], &code, &[]);
         assert_eq!(status, 0, "{stderr}");
     }
+}
+
+/// The committed zsh completion, loaded by compinit in a bare `zsh -f` on a real terminal: a
+/// subcommand's own subcommands complete (the optional TASK once made `config` the task, so
+/// `opsai config se<Tab>` offered `sessions`), and the top level still does.
+#[test]
+fn zsh_completes_subcommands_of_subcommands() {
+    if !require("zsh") || !require("tmux") {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let bin = PathBuf::from(env!("CARGO_BIN_EXE_opsai"));
+    let bin_dir = bin.parent().unwrap().display().to_string();
+    let completions = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("completions");
+    let vars = [("HOME", home.path().display().to_string()), ("PATH", format!("{bin_dir}:/usr/bin:/bin"))];
+    let term = Tmux::start("zsh", &["-f"], &vars, home.path());
+    term.type_text(&format!(
+        "PS1='$ '; fpath=('{}' $fpath); autoload -U compinit && compinit -u -D && echo re''ady\n",
+        completions.display()
+    ));
+    term.wait_for("\nready", Duration::from_secs(10));
+    term.type_text("opsai config se");
+    term.press(&["Tab"]);
+    term.wait_for("$ opsai config set-llm ", Duration::from_secs(10));
+    term.press(&["C-u"]);
+    term.type_text("opsai sess");
+    term.press(&["Tab"]);
+    let screen = term.wait_for("$ opsai sessions ", Duration::from_secs(10));
+    assert!(!screen.contains("config sessions"), "{screen}");
 }
