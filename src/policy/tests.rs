@@ -113,6 +113,20 @@ fn allow_rule_lowers_medium_but_not_high_unless_exact() {
 }
 
 #[test]
+fn a_safe_allow_rules_reason_is_kept_like_a_medium_ones() {
+    let config = rules(json!({"allow": [
+        {"pattern": "make test", "reason": "our tests are read-only"},
+        {"pattern": "make lint", "risk": "medium", "reason": "writes a report"}
+    ]}));
+    let safe = assess("make test", &config);
+    assert_eq!((safe.risk, safe.decision), (Risk::Safe, Decision::Allow), "{safe:#?}");
+    assert_eq!(safe.reasons, ["make test: allowed by your rule `make test`: our tests are read-only"]);
+    let medium = assess("make lint", &config);
+    assert_eq!(medium.reasons, ["make lint: allowed by your rule `make lint`: writes a report"]);
+    assert!(assess("ls", &config).reasons.is_empty(), "a built-in Safe verdict has no reason");
+}
+
+#[test]
 fn allow_rule_applies_to_the_program_behind_a_wrapper_only() {
     let config = rules(json!({"allow": [{"pattern": "systemctl restart nginx", "reason": "routine"}]}));
     let plain = assess("systemctl restart nginx", &config);

@@ -9,7 +9,7 @@ use crate::protocol::Risk;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     pub risk: Risk,
-    /// Empty for Safe.
+    /// Empty for Safe, except from the user's allow rule (its reason is shown).
     pub reason: Cow<'static, str>,
 }
 

@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use crate::protocol::{AgentEvent, ObservationStatus, Risk};
+use crate::protocol::{AgentEvent, ObservationStatus};
 use crate::ui::{display, markdown, style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,11 +230,10 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 };
                 let arrow = self.paint(style::action(), "▶");
                 writeln!(self.err, "{arrow} {}{badge}  {shown}", display::line(tool))?;
-                if risk.is_some_and(|r| r > Risk::Safe) {
-                    for reason in reasons {
-                        let line = self.paint(style::dim(), &format!("    - {}", display::command(reason)));
-                        writeln!(self.err, "{line}")?;
-                    }
+                // Every reason, a Safe command's too: its only reason is the user's allow rule.
+                for reason in reasons {
+                    let line = self.paint(style::dim(), &format!("    - {}", display::command(reason)));
+                    writeln!(self.err, "{line}")?;
                 }
             }
             // `q` (or Ctrl-C) at the approval prompt: nothing else says the turn ended there.
@@ -435,6 +434,7 @@ fn human_size(bytes: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::Risk;
 
     fn render(style: Style, events: &[AgentEvent]) -> (String, String) {
         let mut out = Vec::new();
@@ -482,6 +482,24 @@ mod tests {
             err,
             "Looking for big logs.\n▶ run_command [SAFE]  du -sh /var/log\n  │ 12M\t/var/log\n  ✓ exit 0 · 13 B · 35 ms\n"
         );
+    }
+
+    #[test]
+    fn a_safe_commands_allow_rule_reason_is_listed_like_a_medium_ones() {
+        let call = |risk: Risk, reason: &str| AgentEvent::ToolCall {
+            id: "c1".into(),
+            tool: "run_command".into(),
+            args: serde_json::json!({}),
+            command: Some("make test".into()),
+            risk: Some(risk),
+            reasons: vec![format!("make test: allowed by your rule `make test`: {reason}")],
+        };
+        let style = Style::Human { color: false, spinner: false };
+        let (_, safe) = render(style, &[call(Risk::Safe, "ours")]);
+        let (_, medium) = render(style, &[call(Risk::Medium, "ours")]);
+        let reason = "    - make test: allowed by your rule `make test`: ours\n";
+        assert!(safe.ends_with(reason), "{safe}");
+        assert!(medium.ends_with(reason), "{medium}");
     }
 
     #[test]

@@ -176,6 +176,24 @@ fn an_allow_rule_makes_its_command_safe_and_only_that_command() {
         .stdout(predicate::str::contains("risk: medium  decision: ask\n"));
 }
 
+/// The reason of a rule that makes a command Safe is printed as one that makes it Medium is.
+#[test]
+fn a_safe_allow_rules_reason_is_shown_like_a_medium_ones() {
+    let env = TestEnv::new();
+    env.write_config(
+        r#"{"safety": {"allow": [{"pattern": "make test", "reason": "our tests"},
+                                 {"pattern": "make lint", "risk": "medium", "reason": "writes a report"}]}}"#,
+    );
+    env.cmd()
+        .args(["policy", "check", "make test"])
+        .assert()
+        .success()
+        .stdout("make test\nrisk: safe  decision: allow\n  - make test: allowed by your rule `make test`: our tests\n");
+    env.cmd().args(["policy", "check", "make lint"]).assert().success().stdout(
+        "make lint\nrisk: medium  decision: ask\n  - make lint: allowed by your rule `make lint`: writes a report\n",
+    );
+}
+
 #[test]
 fn a_bad_rule_is_a_config_error_naming_the_file_and_the_rule() {
     let env = TestEnv::new();

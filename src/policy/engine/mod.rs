@@ -93,7 +93,9 @@ impl<'c> Engine<'c> {
     }
 
     fn add(&mut self, subject: &str, verdict: &Verdict) {
-        if verdict.risk == Risk::Safe {
+        // A Safe verdict has no reason, except one set by the user's allow rule: that one is shown,
+        // so the user sees which rule made the command Safe (as for a rule that sets Medium).
+        if verdict.risk == Risk::Safe && verdict.reason.is_empty() {
             return;
         }
         let text = format!("{}: {}", shorten(subject), verdict.reason);
