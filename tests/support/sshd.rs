@@ -117,7 +117,7 @@ impl Sshd {
     /// Ends the master connection opsai (with `OPSAI_HOME` at `opsai_home`) left open for reuse,
     /// so the test leaves no process behind.
     pub fn disconnect(&self, opsai_home: &Path) {
-        let control = opsai_home.join("ssh").join("%C");
+        let control = opsai::exec::ssh::socket_dir(&opsai_home.join("ssh")).join("%C");
         let _ = Command::new("ssh")
             .arg("-F")
             .arg(self.client_config())
