@@ -171,6 +171,10 @@ impl ShellTerm {
             ("HOME", home.path().display().to_string()),
             ("LANG", "C.UTF-8".to_owned()),
             ("DUMP", dump.display().to_string()),
+            // No history file: the shell writes it as it exits after the tmux server is killed,
+            // racing the removal of `home` and leaving the directory behind in $TMPDIR.
+            ("HISTFILE", String::new()),
+            ("fish_history", String::new()),
         ];
         env.extend(setup.env.iter().cloned());
         let mut args: Vec<&str> = match sh {
