@@ -196,7 +196,8 @@ mod tests {
 
     #[tokio::test]
     async fn failures_are_listed_as_missing_and_output_is_redacted_and_audited() {
-        let dir = std::env::temp_dir().join(format!("opsai-collect-{}", rand::random::<u64>()));
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_owned();
         let redactor = Arc::new(Redactor::new([("TOKEN".to_owned(), "hunter2secret".to_owned())]));
         let audit = AuditLog::new(dir.join("audit.log"), 10, 30, redactor.clone());
         let collector = Collector {

@@ -270,6 +270,14 @@ fn for_process_reads_this_process() {
     let context = EnvContext::for_process(home.path());
     assert_eq!(context.cwd, std::env::current_dir().unwrap());
     assert!(context.render().starts_with("Current environment:\n- OS: "));
+    // With a real docker on PATH the probe writes its cache in the background; removing the home
+    // before then would let that write create it again and leave it in $TMPDIR.
+    if probe::find_on_path("docker", &std::env::var("PATH").unwrap_or_default()).is_some() {
+        let deadline = Instant::now() + docker::PROBE_LIMIT + Duration::from_secs(10);
+        while !docker::cache_path(home.path()).exists() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
 }
 
 #[test]

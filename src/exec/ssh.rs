@@ -47,6 +47,41 @@ pub enum SshError {
     Connect { host: String, message: String },
 }
 
+/// The longest Unix socket path every platform binds (macOS: 104 bytes with the final NUL).
+const MAX_SOCKET_PATH: usize = 103;
+/// What ssh adds under the control directory while binding: `/`, the 40 hex digits of `%C`, and
+/// the `.` plus 16 random characters of the temporary name it binds before renaming.
+const SOCKET_NAME_LEN: usize = 1 + 40 + 17;
+
+/// Where the master sockets live: `preferred` (`$OPSAI_HOME/ssh`), unless its path is too long
+/// for a socket (a deep `OPSAI_HOME` or `TMPDIR`), then a private directory of this user directly
+/// under `/tmp` (ssh would otherwise fail with "too long for Unix domain socket").
+pub fn socket_dir(preferred: &Path) -> PathBuf {
+    if preferred.as_os_str().len() + SOCKET_NAME_LEN <= MAX_SOCKET_PATH {
+        return preferred.to_owned();
+    }
+    PathBuf::from(format!("/tmp/opsai-ssh-{}", nix::unistd::getuid()))
+}
+
+/// Creates `dir` (0700) if missing; when it is `shared` (under `/tmp`), checks it is a real
+/// directory of this user that nobody else can enter: another user could have made it first.
+fn private_dir(dir: &Path, shared: bool) -> io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    match std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(error) if error.kind() == io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(error),
+    }
+    if !shared {
+        return Ok(());
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() || meta.uid() != nix::unistd::getuid().as_raw() || meta.mode() & 0o077 != 0 {
+        return Err(io::Error::other("it is not a directory that only this user can use"));
+    }
+    Ok(())
+}
+
 /// One host reached through the system ssh, with a shared master connection.
 #[derive(Debug, Clone)]
 pub struct SshTransport {
@@ -63,8 +98,9 @@ impl SshTransport {
         if host.is_empty() || host.starts_with('-') || host.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(SshError::BadHost(host.to_owned()));
         }
-        crate::store::create_private_parent(&control_dir.join("x"))
-            .map_err(|error| SshError::ControlDir { path: control_dir.to_owned(), error })?;
+        let shared = socket_dir(control_dir) != control_dir;
+        let control_dir = socket_dir(control_dir);
+        private_dir(&control_dir, shared).map_err(|error| SshError::ControlDir { path: control_dir.clone(), error })?;
         // `%C` is a hash of host, port and user: short enough for a socket path, distinct per target.
         let control_path = control_dir.join("%C");
         Ok(Self { host: host.to_owned(), control_path, persist_s, extra })
@@ -235,12 +271,50 @@ impl Executor for SshExecutor {
 }
 
 #[cfg(test)]
+mod socket_dir_tests {
+    use super::*;
+
+    #[test]
+    fn a_control_dir_too_long_for_a_socket_moves_to_a_private_dir_under_tmp() {
+        let short = Path::new("/home/ops/.opsai/ssh");
+        assert_eq!(socket_dir(short), short);
+        let long = PathBuf::from(format!("/tmp/{}/opsai-home-abcdef/ssh", "d".repeat(40)));
+        let fallback = socket_dir(&long);
+        assert_eq!(fallback, PathBuf::from(format!("/tmp/opsai-ssh-{}", nix::unistd::getuid())));
+        assert!(fallback.as_os_str().len() + SOCKET_NAME_LEN <= MAX_SOCKET_PATH);
+    }
+
+    #[test]
+    fn a_shared_socket_dir_others_can_enter_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let open = dir.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert!(private_dir(&open, true).is_err());
+        // The user's own `$OPSAI_HOME/ssh` is taken as it is.
+        assert!(private_dir(&open, false).is_ok());
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path().join("made"), &link).unwrap();
+        std::fs::create_dir(dir.path().join("made")).unwrap();
+        assert!(private_dir(&link, true).is_err(), "a symlink is not taken");
+        let fresh = dir.path().join("fresh");
+        private_dir(&fresh, true).unwrap();
+        assert_eq!(std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+}
+
+#[cfg(test)]
 mod tests {
     use super::*;
 
-    fn transport() -> SshTransport {
-        let dir = std::env::temp_dir().join(format!("opsai-ssh-{}", rand::random::<u64>()));
-        SshTransport::new("db-1", &dir, 600, vec!["-F".into(), "/tmp/x config".into()]).unwrap()
+    /// The transport and the directory holding its control dir, removed when dropped (a test
+    /// leaves nothing in `$TMPDIR`).
+    fn transport() -> (tempfile::TempDir, SshTransport) {
+        let dir = tempfile::tempdir().unwrap();
+        let transport =
+            SshTransport::new("db-1", &dir.path().join("ssh"), 600, vec!["-F".into(), "/tmp/x config".into()]);
+        (dir, transport.unwrap())
     }
 
     #[test]
@@ -253,7 +327,8 @@ mod tests {
 
     #[test]
     fn the_terminal_command_quotes_every_word_and_never_weakens_host_keys() {
-        let line = transport().terminal_command(&remote_line(Path::new("/srv/my app"), "echo 'hi' && ls"));
+        let (_dir, transport) = transport();
+        let line = transport.terminal_command(&remote_line(Path::new("/srv/my app"), "echo 'hi' && ls"));
         assert!(line.starts_with("ssh -tt -o ControlPath="), "{line}");
         assert!(line.contains("-o ControlMaster=no") && line.contains("-F '/tmp/x config' -- db-1 "), "{line}");
         assert!(!line.contains("StrictHostKeyChecking"), "{line}");

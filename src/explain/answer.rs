@@ -1,9 +1,12 @@
 //! What `opsai explain` prints on stdout: the local view of a command (its parts and risk, no
-//! model needed) and the model's explanation, where every suggested command (each ```sh block)
-//! is shown with the risk opsai's own policy gives it. Nothing shown here runs.
+//! model needed) and the model's explanation, where every suggested command is shown with the
+//! risk opsai's own policy gives it: each command of a shell code block (one per line, a line
+//! continued while the shell would still wait for more), and each inline code span that parses as
+//! a command of a program with arguments. Nothing shown here runs.
 
+use super::target::is_known_program;
 use crate::policy::quote_word as quote;
-use crate::policy::{self, PolicyConfig, sanitize};
+use crate::policy::{self, PolicyConfig, parse, sanitize};
 use crate::protocol::{Assessment, Decision, Risk};
 use crate::ui::{display, markdown, style};
 
@@ -14,8 +17,10 @@ const SHELL_FENCES: &[&str] = &["sh", "bash", "shell", "zsh", "console", "shell-
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Segment {
     Text(String),
-    /// The body of a shell code block.
+    /// One command of a shell code block (several lines when continued).
     Command(String),
+    /// A comment line of a shell code block: shown, not assessed.
+    Comment(String),
 }
 
 /// Splits Markdown into prose and shell code blocks (other code blocks stay prose).
@@ -43,7 +48,7 @@ pub fn segments(answer: &str) -> Vec<Segment> {
             if !text.is_empty() {
                 out.push(Segment::Text(std::mem::take(&mut text)));
             }
-            out.push(Segment::Command(body));
+            out.extend(block_commands(&body));
         } else {
             text.push_str(line);
             text.push('\n');
@@ -60,6 +65,97 @@ pub fn segments(answer: &str) -> Vec<Segment> {
     out
 }
 
+/// The commands of a shell block body, in order. A block often holds several commands, one per
+/// line; a line joins the next while the shell would still wait for more (a trailing `\`, `|` or
+/// `&&`, an open quote, loop or here-document), which is when the parser reports the text as
+/// incomplete. Blank lines separate nothing; whatever never parses is one command, which the policy
+/// then refuses to call Safe.
+fn block_commands(body: &str) -> Vec<Segment> {
+    let mut out = Vec::new();
+    let mut pending = String::new();
+    for line in body.lines() {
+        if pending.is_empty() {
+            let trimmed = line.trim();
+            if trimmed.is_empty() {
+                continue;
+            }
+            if trimmed.starts_with('#') {
+                out.push(Segment::Comment(trimmed.to_owned()));
+                continue;
+            }
+        }
+        pending.push_str(line);
+        pending.push('\n');
+        if complete(&pending) {
+            out.push(Segment::Command(std::mem::take(&mut pending)));
+        }
+    }
+    if !pending.trim().is_empty() {
+        out.push(Segment::Command(pending));
+    }
+    out
+}
+
+/// Whether `text` is a whole command: it parses, and does not end in an operator that the grammar
+/// accepts at the end of input but the shell would wait to continue.
+fn complete(text: &str) -> bool {
+    let end = text.trim_end();
+    let continued = end.ends_with('\\') || end.ends_with('|') || end.ends_with("&&");
+    !continued && parse::parse(text).errors.is_empty()
+}
+
+/// The inline code spans (`` `like this` ``) of prose that read as commands: they parse, the first
+/// word names a program (`is_program`: the policy's table or `PATH`, so a setting such as
+/// `proxy_pass http://app` is not one), and arguments follow it (a lone word such as `nginx`
+/// names a thing as often as it runs one).
+pub fn inline_commands(text: &str, is_program: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for span in code_spans(text) {
+        let span = span.trim();
+        if !span.contains(char::is_whitespace) || span.contains('\n') {
+            continue;
+        }
+        let script = parse::parse(span);
+        let program = script.commands.first().and_then(|command| command.words.first()).and_then(|word| word.fixed());
+        if script.errors.is_empty() && program.is_some_and(is_program) && !out.iter().any(|seen| seen == span) {
+            out.push(span.to_owned());
+        }
+    }
+    out
+}
+
+/// Inline code spans as CommonMark reads them: a run of backticks up to the next run of the same
+/// length. An unmatched run is literal text.
+fn code_spans(text: &str) -> Vec<&str> {
+    let mut spans = Vec::new();
+    let bytes = text.as_bytes();
+    let mut at = 0;
+    while let Some(offset) = text[at..].find('`') {
+        let open = at + offset;
+        let len = bytes[open..].iter().take_while(|&&b| b == b'`').count();
+        let start = open + len;
+        let mut search = start;
+        let mut close = None;
+        while let Some(next) = text[search..].find('`') {
+            let run_start = search + next;
+            let run = bytes[run_start..].iter().take_while(|&&b| b == b'`').count();
+            if run == len {
+                close = Some(run_start);
+                break;
+            }
+            search = run_start + run;
+        }
+        match close {
+            Some(end) => {
+                spans.push(&text[start..end]);
+                at = end + len;
+            }
+            None => at = start,
+        }
+    }
+    spans
+}
+
 /// A fence line: its marker, length and language.
 fn fence(line: &str) -> Option<(char, usize, &str)> {
     let rest = line.trim_start();
@@ -74,6 +170,7 @@ fn fence(line: &str) -> Option<(char, usize, &str)> {
 
 /// The model's answer for the terminal: prose as Markdown (styled when `color`), and each
 /// suggested command on its own line after its risk badge, with the reasons when it is not Safe.
+/// Commands written inline in prose follow their paragraph group, each with its own badge.
 pub fn render(answer: &str, policy: &PolicyConfig, color: bool, width: usize) -> String {
     let mut out = String::new();
     for segment in segments(answer) {
@@ -85,6 +182,13 @@ pub fn render(answer: &str, policy: &PolicyConfig, color: bool, width: usize) ->
                 } else {
                     out.push_str(&markdown::render(text, usize::MAX, false));
                 }
+                for command in inline_commands(text, &is_known_program) {
+                    out.push_str(&command_line(&policy::assess(&command, policy), color));
+                }
+            }
+            Segment::Comment(line) => {
+                out.push_str(&style::paint(style::dim(), &format!("  {}", display::line(&line)), color));
+                out.push('\n');
             }
             Segment::Command(body) if body.trim().is_empty() => {}
             Segment::Command(body) => {

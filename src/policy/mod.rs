@@ -10,7 +10,7 @@
 
 mod engine;
 mod invocation;
-mod parse;
+pub(crate) mod parse;
 mod paths;
 mod programs;
 mod rules;

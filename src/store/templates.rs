@@ -167,16 +167,15 @@ fn temp_path(path: &Path) -> PathBuf {
 mod tests {
     use super::*;
 
-    fn temp_home() -> PathBuf {
-        let dir =
-            std::env::temp_dir().join(format!("opsai-templates-{}-{}", std::process::id(), rand::random::<u64>()));
-        std::fs::create_dir_all(&dir).unwrap();
-        dir
+    /// A home removed when the value is dropped, so the tests leave nothing in `$TMPDIR`.
+    fn temp_home() -> tempfile::TempDir {
+        tempfile::tempdir().unwrap()
     }
 
     #[test]
     fn missing_file_is_an_empty_cache() {
-        let home = temp_home();
+        let home_dir = temp_home();
+        let home = home_dir.path().to_owned();
         let (cache, warning) = TemplateCache::load(&default_path(&home)).unwrap();
         assert!(cache.templates.is_empty());
         assert!(warning.is_none());
@@ -184,7 +183,8 @@ mod tests {
 
     #[test]
     fn insert_hit_save_and_reload_round_trip_in_seed_format() {
-        let home = temp_home();
+        let home_dir = temp_home();
+        let home = home_dir.path().to_owned();
         let path = default_path(&home);
         let (mut cache, _) = TemplateCache::load(&path).unwrap();
         cache.insert("redis", vec!["redis-cli -h {name} info".into()]);
@@ -207,7 +207,8 @@ mod tests {
 
     #[test]
     fn concurrent_updates_from_many_threads_lose_no_hit() {
-        let home = temp_home();
+        let home_dir = temp_home();
+        let home = home_dir.path().to_owned();
         let path = default_path(&home);
         TemplateCache::update(&path, |cache| {
             cache.insert("redis", vec!["redis-cli info".into()]);
@@ -233,7 +234,8 @@ mod tests {
 
     #[test]
     fn corrupt_file_is_moved_aside_with_a_warning() {
-        let home = temp_home();
+        let home_dir = temp_home();
+        let home = home_dir.path().to_owned();
         let path = default_path(&home);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(&path, "{not json").unwrap();

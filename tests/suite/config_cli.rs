@@ -123,7 +123,7 @@ fn a_bad_env_override_is_exit_2_naming_the_variable() {
 #[test]
 fn set_llm_without_a_terminal_refuses_with_exit_2() {
     if std::fs::File::open("/dev/tty").is_ok() {
-        eprintln!("skipped: this test process has a controlling terminal, so set-llm would prompt on it");
+        crate::support::skipped("this test process has a controlling terminal, so set-llm would prompt on it");
         return;
     }
     let env = TestEnv::new();

@@ -225,6 +225,30 @@ fn suggested_commands_are_shown_with_their_risk_and_none_runs() {
 }
 
 #[test]
+fn every_command_of_a_block_and_every_inline_command_gets_its_own_badge() {
+    let env = TestEnv::new();
+    let answer = "Restart with `systemctl restart myapp` or clear `~/cache` first:\n\
+                  ```sh\n# free space\nrm -rf ~/cache\ndf -h\n```\n";
+    std::fs::create_dir(env.user_home().join("cache")).unwrap();
+    let mock = MockLlm::start([reply_text(answer)]);
+    opsai(&env, &mock)
+        .args(["explain", "-q"])
+        .write_stdin("write error: No space left on device\n")
+        .assert()
+        .success()
+        .stdout(
+            "Restart with `systemctl restart myapp` or clear `~/cache` first:\n\
+         \x20 [MEDIUM] systemctl restart myapp\n\
+         \x20     - systemctl restart myapp: changes a service\n\
+         \x20 # free space\n\
+         \x20 [HIGH] rm -rf ~/cache\n\
+         \x20     - rm -rf ~/cache: recursive delete\n\
+         \x20 [SAFE] df -h\n",
+        );
+    assert!(env.user_home().join("cache").exists());
+}
+
+#[test]
 fn mixed_stderr_lines_and_invalid_utf8_are_explained() {
     let env = TestEnv::new();
     let mock = MockLlm::start([reply_text("Mixed output.")]);

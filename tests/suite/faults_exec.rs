@@ -346,7 +346,7 @@ fn commands_reading_stdin_end_at_the_timeout_and_say_so() {
 /// cover it); elsewhere the test is skipped with the reason printed.
 fn skip(reason: &str) {
     assert!(std::env::var("CI").as_deref() != Ok("true"), "required under CI=true: {reason}");
-    eprintln!("skipped: {reason}");
+    crate::support::skipped(reason);
 }
 
 /// Whether the tests run as root: a directory they create belongs to uid 0.

@@ -26,7 +26,7 @@ fn sandbox_available(env: &TestEnv) -> bool {
         return true;
     }
     assert!(std::env::var("CI").as_deref() != Ok("true"), "the sandbox is required under CI=true: {text}");
-    eprintln!("skipped: no sandbox on this machine: {text}");
+    crate::support::skipped(&format!("no sandbox on this machine: {}", text.trim_end()));
     false
 }
 
@@ -36,7 +36,7 @@ fn python_dir(env: &TestEnv) -> Option<PathBuf> {
     let python = ["/usr/bin/python3", "/usr/local/bin/python3"].into_iter().map(Path::new).find(|p| p.exists());
     let Some(python) = python else {
         assert!(std::env::var("CI").as_deref() != Ok("true"), "python3 is required under CI=true");
-        eprintln!("skipped: no /usr/bin/python3");
+        crate::support::skipped("no /usr/bin/python3");
         return None;
     };
     let dir = env.user_home().join("bin");

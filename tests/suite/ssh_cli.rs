@@ -58,8 +58,11 @@ fn a_command_runs_on_the_host_with_its_output_exit_code_and_audit_host() {
     assert!(log.contains(&format!("| TOOL: shell.run_command | HOST: {HOST} | CMD:")), "{log}");
     assert!(log.contains("EXIT: 2"), "{log}");
     // The master connection stays for the next run.
-    let sockets: Vec<_> = std::fs::read_dir(env.opsai_home().join("ssh")).unwrap().collect();
-    assert_eq!(sockets.len(), 1, "one control socket");
+    // (Under a TMPDIR too deep for a socket path they share a directory in /tmp: at least one.)
+    let preferred = env.opsai_home().join("ssh");
+    let dir = opsai::exec::ssh::socket_dir(&preferred);
+    let sockets: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+    assert!(sockets.len() == 1 || (dir != preferred && !sockets.is_empty()), "one control socket in {dir:?}");
     sshd.disconnect(env.opsai_home());
 }
 

@@ -11,6 +11,7 @@ pub mod pty;
 pub mod sshd;
 pub mod tmux;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use tempfile::TempDir;
@@ -18,6 +19,14 @@ use tempfile::TempDir;
 /// Variables passed through from the test process: what a child needs to start at all, and
 /// what coverage or debugging tools rely on. Everything else is cleared.
 const PASS_THROUGH: &[&str] = &["PATH", "TMPDIR", "LANG", "LC_ALL", "RUST_BACKTRACE", "LLVM_PROFILE_FILE"];
+
+/// Reports a skipped test with its reason on the real stderr. `eprintln!` would not do: the test
+/// harness captures it and drops it when the test passes, so `cargo test` would show a skipped
+/// test as an ordinary `ok` with no reason anywhere.
+pub fn skipped(reason: &str) {
+    let test = std::thread::current().name().unwrap_or("a test").to_owned();
+    let _ = writeln!(std::io::stderr(), "skipped {test}: {reason}");
+}
 
 /// A private `OPSAI_HOME` and `HOME` for one test, removed when the value is dropped.
 pub struct TestEnv {
@@ -99,4 +108,25 @@ impl TestEnv {
         names.sort();
         names
     }
+}
+
+/// Skips with a reason when `OPSAI_SKIP_PROBE` is set (only the test below sets it, on a child).
+#[test]
+fn skip_probe() {
+    if std::env::var_os("OPSAI_SKIP_PROBE").is_some() {
+        skipped("the probe was asked to skip");
+    }
+}
+
+/// The reason must reach the terminal through the harness's output capture, as under `cargo test`.
+#[test]
+fn a_skipped_test_shows_its_reason_under_cargo_test() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "support::skip_probe", "--test-threads=1"])
+        .env("OPSAI_SKIP_PROBE", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("skipped support::skip_probe: the probe was asked to skip\n"), "{stderr}");
 }

@@ -6,6 +6,7 @@
 
 #![allow(dead_code, clippy::unwrap_used, clippy::expect_used)]
 
+use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -26,7 +27,9 @@ pub fn require() -> bool {
             std::env::var("CI").as_deref() != Ok("true"),
             "sshd is required under CI=true (.ci/run installs openssh-server)"
         );
-        eprintln!("skipped: {SSHD} is not installed");
+        // Straight to stderr like `support::skipped` (this file is also a bench's whole support).
+        let test = std::thread::current().name().unwrap_or("a test").to_owned();
+        let _ = writeln!(std::io::stderr(), "skipped {test}: {SSHD}, ssh or ssh-keygen is not installed");
     }
     found
 }
@@ -117,7 +120,7 @@ impl Sshd {
     /// Ends the master connection opsai (with `OPSAI_HOME` at `opsai_home`) left open for reuse,
     /// so the test leaves no process behind.
     pub fn disconnect(&self, opsai_home: &Path) {
-        let control = opsai_home.join("ssh").join("%C");
+        let control = opsai::exec::ssh::socket_dir(&opsai_home.join("ssh")).join("%C");
         let _ = Command::new("ssh")
             .arg("-F")
             .arg(self.client_config())

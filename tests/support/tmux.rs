@@ -23,7 +23,7 @@ pub fn require(program: &str) -> bool {
             std::env::var("CI").as_deref() != Ok("true"),
             "{program} is required under CI=true (.ci/run installs it)"
         );
-        eprintln!("skipped: {program} is not installed");
+        super::skipped(&format!("{program} is not installed"));
     }
     found
 }

@@ -171,6 +171,10 @@ impl ShellTerm {
             ("HOME", home.path().display().to_string()),
             ("LANG", "C.UTF-8".to_owned()),
             ("DUMP", dump.display().to_string()),
+            // No history file: the shell writes it as it exits after the tmux server is killed,
+            // racing the removal of `home` and leaving the directory behind in $TMPDIR.
+            ("HISTFILE", String::new()),
+            ("fish_history", String::new()),
         ];
         env.extend(setup.env.iter().cloned());
         let mut args: Vec<&str> = match sh {
@@ -314,6 +318,27 @@ fn write_rc(sh: Sh, home: &Path, setup: &Setup) {
             rc += "    and command mv $DUMP.tmp $DUMP\nend\n";
             rc += "bind \\cx\\cy __dump\nbind -M insert \\cx\\cy __dump\n";
             std::fs::write(dir.join("config.fish"), rc).unwrap();
+        }
+    }
+}
+
+impl Drop for ShellTerm {
+    /// Ends the shell before `home` is removed: a shell saves its state (fish's `~/.local`) as it
+    /// exits after the tmux server is killed, which would otherwise race the removal and leave
+    /// the directory behind in $TMPDIR.
+    fn drop(&mut self) {
+        let pid = self.term.run(&["display", "-p", "#{pane_pid}"]).trim().parse::<u32>().ok();
+        self.term.run(&["kill-server"]);
+        if let Some(pid) = pid {
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+            // Gone, or a zombie nobody reaps yet: either way it writes nothing more.
+            let running = || {
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
+            };
+            while running() && std::time::Instant::now() < deadline {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+            }
         }
     }
 }
