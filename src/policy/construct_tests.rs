@@ -132,6 +132,7 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
 #[case::grep_e_then_secret_file("grep -e x .env", High)]
 #[case::grep_patterns_from_secret_file("grep -f ~/.ssh/id_rsa notes.txt", High)]
 #[case::rg_secret_operand("rg x ~/.aws/credentials", High)]
+#[case::grep_exclude_from_secret("grep -r --exclude-from=.env x .", High)]
 fn construct(#[case] command: &str, #[case] want: Risk) {
     let got = assess(command, &PolicyConfig::default());
     assert_eq!(got.risk, want, "{command:?}: {got:#?}");

@@ -195,104 +195,46 @@ fn config_from_stdin(args: &[crate::policy::word::Word]) -> Option<&crate::polic
 }
 
 /// Indices of the arguments a search program takes as patterns or file-name globs, not files:
-/// `grep -rn id_rsa .` searches for the text `id_rsa`, it reads no key.
+/// `grep -rn id_rsa .` searches for the text `id_rsa`, it reads no key. The program's own option
+/// table says which words are operands (option values such as `--include=*.env` or `-e PAT` are
+/// not); the first operand is the pattern unless `-e`/`-f` gave one.
 fn search_patterns(inv: &Invocation) -> Vec<usize> {
-    let grep_like = matches!(inv.name, "grep" | "egrep" | "fgrep" | "zgrep" | "zegrep" | "rg" | "ag" | "ack" | "git");
-    if !grep_like {
-        return Vec::new();
-    }
-    let mut args = inv.args.iter().enumerate().peekable();
-    if inv.name == "git" {
-        // Only `git grep`.
-        let Some((_, sub)) = args.next() else { return Vec::new() };
-        if sub.text != "grep" {
-            return Vec::new();
+    let (args, offset, table) = match inv.name {
+        "grep" | "egrep" | "fgrep" | "zgrep" | "zegrep" | "zfgrep" | "rg" | "ag" | "ack" => {
+            let Some((_, rules::Rule::Options(table))) = rules::lookup(inv.name) else { return Vec::new() };
+            (inv.args, 0, *table)
         }
-    }
-    // Options whose value is a pattern or a glob (skipped), and options whose value is something else.
-    const PATTERN_VALUE: &[&str] = &[
-        "-e", "--regexp", "-g", "--glob", "--iglob", "--include", "--exclude", "--exclude-dir", "--ignore-dir", "-G",
-        "--file-search-regex",
-    ];
-    const OTHER_VALUE: &[&str] = &[
-        "-f",
-        "--file",
-        "-m",
-        "--max-count",
-        "-A",
-        "-B",
-        "-C",
-        "--after-context",
-        "--before-context",
-        "--context",
-        "-d",
-        "--directories",
-        "-D",
-        "--devices",
-        "--label",
-        "--color",
-        "--colour",
-        "-t",
-        "--type",
-        "-T",
-        "--type-not",
-        "-j",
-        "--threads",
-        "-M",
-        "--max-columns",
-        "--max-depth",
-        "--maxdepth",
-        "-E",
-        "--encoding",
-        "--sort",
-        "--sortr",
-        "--type-add",
-        "-r",
-        "--replace",
-        "--context-separator",
-        "--field-match-separator",
-        "--max-filesize",
-        "--pre-glob",
-        "--path-separator",
-        "--engine",
-        "--binary-files",
-    ];
-    let mut skipped = Vec::new();
-    let mut explicit_pattern = false;
-    let mut first_operand = None;
-    let mut options_done = false;
-    while let Some((index, word)) = args.next() {
-        let text = word.text.as_str();
-        if options_done || !text.starts_with('-') || text == "-" {
-            if first_operand.is_none() {
-                first_operand = Some(index);
-            }
-            continue;
+        "git" if inv.args.first().is_some_and(|sub| sub.text == "grep") => {
+            (&inv.args[1..], 1, &crate::policy::programs::git_tables::GIT_READ)
         }
-        if text == "--" {
-            options_done = true;
-            continue;
-        }
-        let flag = text.split_once('=').map_or(text, |(flag, _)| flag);
-        // rg/ag's `-r` is a replacement, grep's is recursion.
-        let takes_value = |list: &[&str]| list.contains(&flag) && !(flag == "-r" && inv.name.ends_with("grep"));
-        if takes_value(PATTERN_VALUE) {
-            explicit_pattern |= matches!(flag, "-e" | "--regexp");
-            if text.contains('=') || (flag.len() > 2 && !flag.starts_with("--")) {
-                skipped.push(index);
-            } else if let Some((value, _)) = args.next() {
-                skipped.push(value);
-            }
-        } else if text.starts_with("-e") && text.len() > 2 && !text.starts_with("--") {
-            explicit_pattern = true;
-            skipped.push(index);
-        } else if takes_value(OTHER_VALUE) && !text.contains('=') {
-            explicit_pattern |= matches!(flag, "-f" | "--file");
-            args.next();
-        }
+        _ => return Vec::new(),
+    };
+    let operands = table.operand_indices(args);
+    let given_by_option = args.iter().take_while(|w| w.text != "--").any(|w| {
+        let t = w.text.as_str();
+        t.starts_with("--regexp")
+            || t.starts_with("--file")
+            || (t.starts_with('-') && !t.starts_with("--") && t[1..].contains(['e', 'f']))
+    });
+    // Option values are not reads either: everything that is not an operand, except `-f FILE`.
+    let mut skipped: Vec<usize> = (0..args.len()).filter(|i| !operands.contains(i)).map(|i| i + offset).collect();
+    if !given_by_option && let Some(first) = operands.first() {
+        skipped.push(first + offset);
     }
-    if !explicit_pattern && let Some(index) = first_operand {
-        skipped.push(index);
-    }
+    skipped.retain(|&i| !is_pattern_file(inv.args, i));
     skipped
+}
+
+/// Option values that name a file the program reads (`-f PATTERNS`, `--exclude-from=F`,
+/// `--ignore-file F`): those stay subject to the secret check.
+fn is_pattern_file(args: &[crate::policy::word::Word], index: usize) -> bool {
+    const FILE_OPTIONS: &[&str] =
+        &["--file", "--exclude-from", "--ignore-file", "--path-to-ignore", "--ignore-file-case-insensitive"];
+    let Some(word) = args.get(index) else { return false };
+    let text = word.text.as_str();
+    let previous = index.checked_sub(1).and_then(|i| args.get(i)).map(|w| w.text.as_str());
+    let attached = text.split_once('=').is_some_and(|(name, _)| FILE_OPTIONS.contains(&name));
+    attached
+        || (text.starts_with("-f") && text.len() > 2)
+        || previous.is_some_and(|p| p == "-f" || FILE_OPTIONS.contains(&p))
 }
