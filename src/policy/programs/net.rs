@@ -8,13 +8,9 @@ use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Nested, Outcome, Verdict};
 use crate::policy::word::Word;
 
-/// Cloud instance-metadata endpoints hand out credentials to anything that asks.
-const METADATA_HOSTS: &[&str] = &["169.254.169.254", "metadata.google.internal", "fd00:ec2::254", "100.100.100.200"];
-
+/// Cloud metadata addresses, in every spelling and for every program, are the engine's check
+/// (`paths::metadata`).
 fn common(inv: &Invocation) -> Option<Verdict> {
-    if inv.texts().any(|t| METADATA_HOSTS.iter().any(|host| t.contains(host))) {
-        return Some(Verdict::high("reads cloud instance metadata (can return credentials)"));
-    }
     if inv.any_dynamic() {
         return Some(Verdict::medium("the request is built from values computed at run time (could leak data)"));
     }
