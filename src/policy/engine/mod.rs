@@ -202,7 +202,11 @@ impl<'c> Engine<'c> {
             }
         }
         if !cmd.words.is_empty() {
-            for assignment in cmd.assignments.iter().filter(|a| !harmless_prefix(&a.name, &a.value)) {
+            // Names the loop above already flagged (loaders, pagers, history) get one reason, not two.
+            let flagged = |name: &str| HISTORY_VARIABLES.contains(&name) || changes_what_runs(name);
+            for assignment in
+                cmd.assignments.iter().filter(|a| !harmless_prefix(&a.name, &a.value) && !flagged(&a.name))
+            {
                 self.add(
                     &format!("{}={}", assignment.name, assignment.value.text),
                     &Verdict::medium(format!(
