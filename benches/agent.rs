@@ -17,7 +17,7 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use opsai::agent::{Agent, Interrupts, LoopSettings};
+use opsai::agent::{Agent, LoopSettings};
 use opsai::approval::NoApprover;
 use opsai::exec::{ExecError, ExecResult, Executor, OutputSink};
 use opsai::llm::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelReply};
@@ -25,6 +25,7 @@ use opsai::policy::PolicyConfig;
 use opsai::protocol::{CommandRequest, ToolCall};
 use opsai::redact::Redactor;
 use opsai::store::audit::AuditLog;
+use opsai::tools::Interrupts;
 use opsai::tools::{Registry, RunMode, RunState, Services};
 
 mod support;

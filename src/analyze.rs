@@ -15,8 +15,8 @@ pub mod templates;
 
 use std::io::Write;
 
-use crate::app::Paths;
 use crate::cli::CacheCommand;
+use crate::home::Paths;
 use crate::store::templates::{TemplateCache, default_path};
 
 pub fn cache_command(paths: &Paths, command: &CacheCommand) -> anyhow::Result<u8> {

@@ -1,49 +1,17 @@
 //! Composition root: where opsai's files live, and the glue from a parsed CLI to the modules that act.
 
-use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
-
-use anyhow::Context;
+use std::io::Write;
 
 use crate::cli::{AuditArgs, Cli, Command, ConfigCommand, PolicyCheckArgs, PolicyCommand, SessionsCommand};
 use std::time::Duration;
 
+use crate::config;
 use crate::config::wizard::SetLlmOutcome;
-use crate::config::{self, ConfigError};
+use crate::home::Paths;
 use crate::llm::openai::OpenAiClient;
 use crate::llm::{ChatModel, LlmError};
 use crate::policy;
 use crate::ui::policy_view;
-
-/// Where opsai keeps its state: `$OPSAI_HOME`, else `~/.opsai`.
-#[derive(Debug, Clone)]
-pub struct Paths {
-    pub home: PathBuf,
-    /// The user's home directory, for `~` in configured paths.
-    pub user_home: Option<PathBuf>,
-}
-
-impl Paths {
-    pub fn from_env() -> anyhow::Result<Self> {
-        let user_home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
-        if let Some(home) = std::env::var_os("OPSAI_HOME").filter(|h| !h.is_empty()) {
-            return Ok(Self { home: PathBuf::from(home), user_home });
-        }
-        let base = user_home
-            .clone()
-            .context("neither OPSAI_HOME nor HOME is set; set OPSAI_HOME to a directory opsai may use")?;
-        Ok(Self { home: base.join(".opsai"), user_home })
-    }
-
-    pub fn config_file(&self) -> PathBuf {
-        self.home.join("config.json")
-    }
-}
-
-/// A run that ended with a specific exit code and nothing more to say.
-#[derive(Debug, thiserror::Error)]
-#[error("exit {0}")]
-pub struct Exit(pub u8);
 
 /// Runs one CLI invocation and returns its exit code.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -143,7 +111,7 @@ fn sessions_command(command: &SessionsCommand) -> anyhow::Result<u8> {
     let paths = Paths::from_env()?;
     let redactor = std::sync::Arc::new(crate::redact::Redactor::from_process_env());
     let store = SessionStore::open(&paths.home.join("sessions.db"), redactor)?;
-    let color = std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let color = crate::term::stdout_color();
     let mut out = std::io::stdout().lock();
     match command {
         SessionsCommand::List { limit, json: true } => {
@@ -173,27 +141,4 @@ fn sessions_command(command: &SessionsCommand) -> anyhow::Result<u8> {
     }
     out.flush()?;
     Ok(0)
-}
-
-/// True when a person is at the terminal (for colors, spinners and prompts on stderr).
-pub fn stderr_is_terminal() -> bool {
-    std::io::stderr().is_terminal()
-}
-
-/// Exit code for an error that reached the binary's edge (DESIGN §3).
-pub fn exit_code_for(err: &anyhow::Error) -> u8 {
-    if let Some(Exit(code)) = err.downcast_ref::<Exit>() {
-        return *code;
-    }
-    if err.chain().any(|cause| cause.downcast_ref::<ConfigError>().is_some()) {
-        return 2;
-    }
-    1
-}
-
-/// A closed stdout (`opsai policy check x | head -0`) is not an error worth a message.
-pub fn is_broken_pipe(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-    })
 }

@@ -93,7 +93,7 @@ impl TerminalApprover {
     /// `None` when there is no terminal to ask on.
     pub fn open() -> Option<Self> {
         let has_tty = std::io::stdin().is_terminal() || std::fs::File::open("/dev/tty").is_ok();
-        let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+        let color = crate::term::stderr_color();
         has_tty.then_some(Self { color, ctrl_c: std::sync::atomic::AtomicBool::new(false) })
     }
 

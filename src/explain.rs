@@ -31,14 +31,15 @@ use std::time::Duration;
 use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 
+use crate::agent::Agent;
 use crate::agent::prompt::PromptMode;
-use crate::agent::{Agent, Interrupts};
-use crate::app::Paths;
 use crate::cli::{ExplainArgs, RunArgs};
 use crate::context::{ContextInput, EnvContext};
+use crate::home::Paths;
 use crate::policy::PolicyConfig;
 use crate::protocol::TurnOutcome;
 use crate::runner::{self, Parts};
+use crate::tools::Interrupts;
 use crate::tools::{Registry, RunState};
 use crate::ui::render::{Renderer, Style};
 
@@ -199,8 +200,8 @@ fn explain_turn(
         let style = if args.quiet {
             Style::Quiet
         } else {
-            let terminal = crate::app::stderr_is_terminal();
-            Style::Human { color: terminal && std::env::var_os("NO_COLOR").is_none(), spinner: terminal }
+            let terminal = crate::term::stderr_is_terminal();
+            Style::Human { color: crate::term::stderr_color(), spinner: terminal }
         };
         // The answer is printed below, with risk badges: the renderer shows only the progress.
         let renderer = Mutex::new(Renderer::new(style, std::io::sink(), std::io::stderr()));
@@ -229,7 +230,7 @@ fn explain_turn(
 
 /// Markdown and badges in color only on a color terminal.
 fn stdout_color() -> bool {
-    std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none()
+    crate::term::stdout_color()
 }
 
 fn say(text: &str) {

@@ -4,7 +4,7 @@
 pub mod agent;
 /// Ops-object analysis (seed 001): target detection, templates, the template cache.
 pub mod analyze;
-/// The composition root: paths, config and the glue from a parsed CLI to the modules that act.
+/// The dispatcher: a parsed command line to the mode or command that handles it.
 pub mod app;
 /// Who says yes before a command above Safe runs: terminal, scripted (tests) or nobody.
 pub mod approval;
@@ -16,8 +16,12 @@ pub mod config;
 pub mod context;
 /// The execution seam: run an approved command in a PTY with bounded capture.
 pub mod exec;
+/// Exit codes at the binary's edge.
+pub mod exit;
 /// `opsai explain`: piped output, a command, or an ops object, explained.
 pub mod explain;
+/// Where opsai keeps its state (`$OPSAI_HOME`) and the files in it.
+pub mod home;
 /// `opsai init <shell>` (the Ctrl-G widget scripts) and `opsai completions <shell>`.
 pub mod init;
 /// The model seam: `ChatModel` and the OpenAI-compatible streaming client.
@@ -37,6 +41,8 @@ pub mod runner;
 pub mod sandbox;
 /// Persistent stores: the append-only audit log.
 pub mod store;
+/// Whether a person watches stderr/stdout, and whether colour is wanted.
+pub mod term;
 /// The tools the model may call (`run_command`, `propose_command`) and their registry.
 pub mod tools;
 /// Terminal rendering of results; the only place besides `main` that writes to the user.

@@ -3,7 +3,7 @@
 use std::process::ExitCode;
 
 use clap::Parser;
-use opsai::{app, cli::Cli};
+use opsai::{app, cli::Cli, exit};
 
 fn main() -> ExitCode {
     // The sandbox helper re-executes opsai: it must run before anything starts a thread or reads
@@ -15,11 +15,11 @@ fn main() -> ExitCode {
     match app::run(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            if app::is_broken_pipe(&err) {
+            if exit::is_broken_pipe(&err) {
                 return ExitCode::SUCCESS;
             }
             eprintln!("opsai: {err:#}");
-            ExitCode::from(app::exit_code_for(&err))
+            ExitCode::from(exit::code_for(&err))
         }
     }
 }

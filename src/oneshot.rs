@@ -3,14 +3,15 @@
 
 use std::time::Duration;
 
-use crate::agent::{Agent, Interrupts};
-use crate::app::Paths;
+use crate::agent::Agent;
 use crate::cli::RunArgs;
 use crate::config::Config;
 use crate::context::{ContextInput, EnvContext, PendingContext};
+use crate::home::Paths;
 use crate::runner::conversation::{Conversation, Origin};
 use crate::runner::{self, Parts};
 use crate::store::sessions::SessionStore;
+use crate::tools::Interrupts;
 use crate::tools::{Registry, RunState};
 use crate::ui::render::{Renderer, Style};
 
@@ -87,8 +88,8 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
     } else if args.quiet {
         Style::Quiet
     } else {
-        let terminal = crate::app::stderr_is_terminal();
-        Style::Human { color: terminal && std::env::var_os("NO_COLOR").is_none(), spinner: terminal }
+        let terminal = crate::term::stderr_is_terminal();
+        Style::Human { color: crate::term::stderr_color(), spinner: terminal }
     };
     // `-q` into a pipe or a file gets the answer byte for byte (README "What you see is what runs");
     // on a terminal it is sanitized, as every model-written string is.

@@ -12,8 +12,7 @@ use std::time::Duration;
 use futures_util::FutureExt;
 use tokio::signal::unix::Signal;
 
-use crate::agent::{Agent, AgentError, Interrupts, LoopSettings};
-use crate::app::Paths;
+use crate::agent::{Agent, AgentError, LoopSettings};
 use crate::approval::{Approver, NoApprover, TerminalApprover};
 use crate::cli::RunArgs;
 use crate::config::{Config, LlmField};
@@ -22,12 +21,14 @@ use crate::exec::Executor;
 use crate::exec::fs::{FileSystem, LocalFs};
 use crate::exec::pty::PtyExecutor;
 use crate::exec::ssh::{SshError, SshExecutor, SshFs, SshTransport};
+use crate::home::Paths;
 use crate::llm::openai::OpenAiClient;
 use crate::policy::PolicyConfig;
 use crate::protocol::{AgentEvent, ChatMessage, TurnOutcome};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::store::backups::Backups;
+use crate::tools::Interrupts;
 use crate::tools::{RunMode, Services};
 use crate::ui::render::Renderer;
 

@@ -17,11 +17,11 @@ use std::sync::Arc;
 use jiff::Timestamp;
 use thiserror::Error;
 
-use crate::app::Paths;
 use crate::cli::UndoArgs;
 use crate::config::SshConfig;
 use crate::exec::fs::{FileSystem, LocalFs, cksum};
 use crate::exec::ssh::{SshError, SshFs, SshTransport};
+use crate::home::Paths;
 use crate::protocol::Risk;
 use crate::store::audit::{AuditError, AuditLog, AuditRecord, Confirmed};
 use crate::store::backups::{BackupEntry, BackupError, Backups};

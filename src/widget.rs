@@ -31,9 +31,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::app::Paths;
 use crate::cli::{RunArgs, WidgetArgs};
 use crate::context::{ContextInput, EnvContext};
+use crate::home::Paths;
 use crate::llm::openai::OpenAiClient;
 use crate::redact::Redactor;
 use log::WidgetLog;
@@ -150,7 +150,7 @@ fn respond(
     let run_args = RunArgs { model: args.model.clone(), ..RunArgs::default() };
     let config = match crate::runner::load_config(paths, &run_args) {
         Ok(config) => config,
-        Err(err) => return Response::Fail(one_line(&format!("opsai: {err:#}")), crate::app::exit_code_for(&err)),
+        Err(err) => return Response::Fail(one_line(&format!("opsai: {err:#}")), crate::exit::code_for(&err)),
     };
     let policy = match config.policy() {
         Ok(policy) => policy,

@@ -6,12 +6,9 @@
 pub mod history;
 pub mod prompt;
 
-use std::sync::Mutex;
-
 use thiserror::Error;
-use tokio_util::sync::CancellationToken;
 
-use crate::analyze::generate::ModelRef;
+use crate::llm::ModelRef;
 use crate::llm::{ChatModel, ChatRequest, LlmError, ModelDelta};
 use crate::protocol::{AgentEvent, ChatMessage, ObservationStatus, TurnOutcome, Usage};
 use crate::tools::{Registry, RunState, Services, ToolContext, ToolEffect, invalid_arguments};
@@ -20,38 +17,6 @@ use crate::tools::{Registry, RunState, Services, ToolContext, ToolEffect, invali
 const HISTORY_BUDGET_CHARS: usize = 60_000;
 /// The same failing call this many times in a row ends the turn.
 const REPEATED_FAILURES: u32 = 3;
-
-/// Ctrl-C routing: interrupts the running command if there is one, else cancels the turn.
-#[derive(Debug, Default)]
-pub struct Interrupts {
-    pub turn: CancellationToken,
-    command: Mutex<Option<CancellationToken>>,
-}
-
-impl Interrupts {
-    /// Called on Ctrl-C.
-    pub fn interrupt(&self) {
-        let running = self.command.lock().ok().and_then(|mut slot| slot.take());
-        match running {
-            Some(token) => token.cancel(),
-            None => self.turn.cancel(),
-        }
-    }
-
-    pub fn command_started(&self) -> CancellationToken {
-        let token = self.turn.child_token();
-        if let Ok(mut slot) = self.command.lock() {
-            *slot = Some(token.clone());
-        }
-        token
-    }
-
-    pub fn command_finished(&self) {
-        if let Ok(mut slot) = self.command.lock() {
-            *slot = None;
-        }
-    }
-}
 
 #[derive(Debug, Error)]
 pub enum AgentError {

@@ -9,7 +9,7 @@ use futures_util::future::BoxFuture;
 use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
-use super::{Agent, Interrupts, LoopSettings};
+use super::{Agent, LoopSettings};
 use crate::approval::{Approver, NoApprover, ScriptedApprover};
 use crate::exec::{ExecError, ExecResult, Executor, OutputSink};
 use crate::llm::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelReply};
@@ -17,6 +17,7 @@ use crate::policy::PolicyConfig;
 use crate::protocol::{AgentEvent, Approval, ChatMessage, CommandRequest, Role, ToolCall, TurnOutcome};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
+use crate::tools::Interrupts;
 use crate::tools::{Registry, RunMode, RunState, Services};
 
 struct FakeModel {

@@ -8,9 +8,9 @@ use std::io::Write;
 use tokio_util::sync::CancellationToken;
 
 use super::collect::{COMMAND_TIMEOUT, Collector};
-use super::generate::ModelRef;
 use super::object::{Analysis, analyze, identify};
-use crate::app::Paths;
+use crate::home::Paths;
+use crate::llm::ModelRef;
 use crate::runner::Parts;
 
 /// What to do when `text` is none of the types [`identify`] knows.

@@ -5,15 +5,9 @@
 
 use thiserror::Error;
 
-use crate::llm::{ChatModel, ChatRequest, LlmError};
+use crate::llm::ModelRef;
+use crate::llm::{ChatRequest, LlmError};
 use crate::protocol::ChatMessage;
-
-/// The model a tool may send a side request to: the turn's own model.
-#[derive(Clone, Copy)]
-pub struct ModelRef<'a> {
-    pub client: &'a dyn ChatModel,
-    pub name: &'a str,
-}
 
 /// At most this many commands are taken from a reply.
 const MAX_COMMANDS: usize = 6;

@@ -4,8 +4,9 @@
 use std::path::Path;
 
 use super::collect::{Collector, Report};
-use super::generate::{ModelRef, generate};
+use super::generate::generate;
 use super::templates::{builtin, plan};
+use crate::llm::ModelRef;
 use crate::policy::PolicyConfig;
 use crate::store::templates::TemplateCache;
 

@@ -137,3 +137,11 @@ pub async fn assemble_sse_for_fuzzing(chunks: Vec<Vec<u8>>, on_delta: DeltaSink<
     }
     assembler.finish().map_err(|err| format!("{err:?}"))
 }
+
+/// A model and the name to ask it by: what a tool needs to send a side request to the turn's own
+/// model.
+#[derive(Clone, Copy)]
+pub struct ModelRef<'a> {
+    pub client: &'a dyn ChatModel,
+    pub name: &'a str,
+}

@@ -56,7 +56,7 @@ impl Settings {
     /// From `$OPSAI_HOME/config.json` (defaults when it is missing or unreadable: the sandbox stays
     /// on); `OPSAI_SANDBOX=off|auto` overrides `safety.sandbox`.
     pub fn from_config() -> Self {
-        let Ok(paths) = crate::app::Paths::from_env() else { return Self::default() };
+        let Ok(paths) = crate::home::Paths::from_env() else { return Self::default() };
         let mut settings = Self { off: false, deny: vec![paths.home.clone()] };
         if let Ok(config) = crate::config::Config::load(&paths.home) {
             settings.deny.push(config.audit_log_path(&paths.home, paths.user_home.as_deref()));

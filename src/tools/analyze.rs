@@ -94,7 +94,7 @@ async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
                      the user what it is."
                 ),
             ),
-            Some((kind, target)) => match crate::app::Paths::from_env() {
+            Some((kind, target)) => match crate::home::Paths::from_env() {
                 Err(error) => (1, format!("[ERROR]: cannot find $OPSAI_HOME: {error:#}")),
                 Ok(paths) => {
                     let cache = crate::store::templates::default_path(&paths.home);

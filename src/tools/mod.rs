@@ -12,10 +12,12 @@ pub mod structured;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use crate::approval::Approver;
 use crate::exec::Executor;
@@ -52,6 +54,38 @@ pub struct RunMode {
     pub probe_limit: Option<u32>,
 }
 
+/// Ctrl-C routing: interrupts the running command if there is one, else cancels the turn.
+#[derive(Debug, Default)]
+pub struct Interrupts {
+    pub turn: CancellationToken,
+    command: Mutex<Option<CancellationToken>>,
+}
+
+impl Interrupts {
+    /// Called on Ctrl-C.
+    pub fn interrupt(&self) {
+        let running = self.command.lock().ok().and_then(|mut slot| slot.take());
+        match running {
+            Some(token) => token.cancel(),
+            None => self.turn.cancel(),
+        }
+    }
+
+    pub fn command_started(&self) -> CancellationToken {
+        let token = self.turn.child_token();
+        if let Ok(mut slot) = self.command.lock() {
+            *slot = Some(token.clone());
+        }
+        token
+    }
+
+    pub fn command_finished(&self) {
+        if let Ok(mut slot) = self.command.lock() {
+            *slot = None;
+        }
+    }
+}
+
 /// The services a tool may use, shared by every call of a turn.
 pub struct Services<'a> {
     pub executor: &'a dyn Executor,
@@ -62,7 +96,7 @@ pub struct Services<'a> {
     pub mode: RunMode,
     pub session: String,
     pub exec_timeout: Duration,
-    pub interrupts: &'a crate::agent::Interrupts,
+    pub interrupts: &'a Interrupts,
     /// Files on the machine commands run on (this one, or the SSH host).
     pub files: &'a dyn crate::exec::fs::FileSystem,
     /// Where the file tools keep the previous content of what they change.
@@ -94,7 +128,7 @@ pub struct ToolContext<'a, 'b> {
     /// The user's request, for the audit log.
     pub input: &'b str,
     /// The turn's model, for a tool's own side request (analyze's template generation).
-    pub model: crate::analyze::generate::ModelRef<'b>,
+    pub model: crate::llm::ModelRef<'b>,
 }
 
 pub trait Tool: Send + Sync {

@@ -15,14 +15,15 @@ use std::time::Duration;
 
 use reedline::{Reedline, Signal};
 
-use crate::agent::{Agent, Interrupts};
-use crate::app::Paths;
+use crate::agent::Agent;
 use crate::cli::RunArgs;
 use crate::context::{ContextInput, EnvContext};
+use crate::home::Paths;
 use crate::protocol::{ChatMessage, TurnOutcome};
 use crate::runner::conversation::{Conversation, Origin};
 use crate::runner::{self, Parts};
 use crate::store::sessions::{ConversationId, SessionStore};
+use crate::tools::Interrupts;
 use crate::tools::{Registry, RunState};
 use crate::ui::render::{Renderer, Style};
 use crate::ui::{sessions_view, style};
@@ -120,7 +121,7 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
         (tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?, runner::stop::Stop::install()?)
     };
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
-    let color = crate::app::stderr_is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let color = crate::term::stderr_color();
     let mut warnings = Vec::new();
     let store = match SessionStore::open(&paths.home.join("sessions.db"), parts.redactor.clone()) {
         Ok(store) => Some(store),

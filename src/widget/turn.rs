@@ -9,7 +9,7 @@ use super::answer::{self, Answer};
 use super::log::WidgetLog;
 use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
 use crate::agent::prompt::PromptMode;
-use crate::agent::{Agent, AgentError, Interrupts, LoopSettings};
+use crate::agent::{Agent, AgentError, LoopSettings};
 use crate::approval::NoApprover;
 use crate::config::Config;
 use crate::exec::pty::PtyExecutor;
@@ -18,6 +18,7 @@ use crate::policy::{self, PolicyConfig};
 use crate::protocol::{AgentEvent, Assessment, Decision, Risk, TurnOutcome};
 use crate::redact::Redactor;
 use crate::store::audit::{AuditLog, AuditRecord, Confirmed};
+use crate::tools::Interrupts;
 use crate::tools::{Registry, RunMode, RunState, Services};
 
 /// After a cancel, how long the turn may take to stop its probe before the widget exits anyway.

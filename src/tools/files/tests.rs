@@ -9,7 +9,6 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use crate::agent::Interrupts;
 use crate::approval::{ApprovalRequest, Approver, NoApprover, ScriptedApprover};
 use crate::config::{FilesConfig, KubeConfig};
 use crate::exec::fs::{FileMeta, FileSystem, LocalFs};
@@ -20,6 +19,7 @@ use crate::protocol::{AgentEvent, Approval, CommandRequest, ObservationStatus};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::store::backups::Backups;
+use crate::tools::Interrupts;
 use crate::tools::{RunMode, RunState, Services, ToolContext, ToolEffect};
 
 /// `LocalFs` with a chosen home directory.
@@ -166,7 +166,7 @@ impl Harness {
                 state: &mut state,
                 events: &mut sink,
                 input: "the task",
-                model: crate::analyze::generate::ModelRef { client: &NoModel, name: "m" },
+                model: crate::llm::ModelRef { client: &NoModel, name: "m" },
             };
             tool.call("call_1", &args, ctx).await
         });
