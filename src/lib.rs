@@ -10,6 +10,9 @@ pub mod app;
 pub mod approval;
 /// The command-line contract (DESIGN §3) as clap types.
 pub mod cli;
+/// The admin subcommands (`sessions`, `audit`, `config`, `policy`, `cache`, `undo`, `init`,
+/// `completions`), one file each.
+pub mod cmd;
 /// `$OPSAI_HOME/config.json`: reading it, with errors that name the file, line and column.
 pub mod config;
 /// The environment the model is told about: OS, shell, cwd, user, git, tools present.
@@ -22,8 +25,6 @@ pub mod exit;
 pub mod explain;
 /// Where opsai keeps its state (`$OPSAI_HOME`) and the files in it.
 pub mod home;
-/// `opsai init <shell>` (the Ctrl-G widget scripts) and `opsai completions <shell>`.
-pub mod init;
 /// The model seam: `ChatModel` and the OpenAI-compatible streaming client.
 pub mod llm;
 /// `opsai <TASK>`: one agent turn from the command line.

@@ -15,13 +15,14 @@ use tokio::signal::unix::Signal;
 use crate::agent::{Agent, AgentError, LoopSettings};
 use crate::approval::{Approver, NoApprover, TerminalApprover};
 use crate::cli::RunArgs;
-use crate::config::{Config, LlmField};
+use crate::config::{Config, LlmConfig, LlmField};
 use crate::context::EnvContext;
 use crate::exec::Executor;
 use crate::exec::fs::{FileSystem, LocalFs};
 use crate::exec::pty::PtyExecutor;
 use crate::exec::ssh::{SshError, SshExecutor, SshFs, SshTransport};
 use crate::home::Paths;
+use crate::llm::LlmError;
 use crate::llm::openai::OpenAiClient;
 use crate::policy::PolicyConfig;
 use crate::protocol::{AgentEvent, ChatMessage, TurnOutcome};
@@ -43,6 +44,11 @@ pub fn load_config(paths: &Paths, args: &RunArgs) -> anyhow::Result<Config> {
         config.set_override(LlmField::BaseUrl, url.trim_end_matches('/').to_owned(), "--base-url");
     }
     Ok(config)
+}
+
+/// The model client for `llm`: the one place a client is made, so every mode talks to the model alike.
+pub fn model_client(llm: &LlmConfig) -> Result<OpenAiClient, LlmError> {
+    OpenAiClient::new(llm.base_url.clone(), llm.api_key.clone(), Duration::from_secs(llm.timeout))
 }
 
 /// The audit log as configured.
@@ -85,11 +91,7 @@ impl Parts {
         let redactor = Arc::new(Redactor::from_process_env());
         let audit = audit_log(&config, paths, redactor.clone());
         let policy = config.policy()?;
-        let model = OpenAiClient::new(
-            config.llm.base_url.clone(),
-            config.llm.api_key.clone(),
-            Duration::from_secs(config.llm.timeout),
-        )?;
+        let model = model_client(&config.llm)?;
         let executor = Box::new(PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail));
         let backups = Backups::new(paths.home.join("backups"));
         // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal: it can only take approvals away.
