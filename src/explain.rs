@@ -33,12 +33,12 @@ use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::agent::prompt::PromptMode;
-use crate::cli::{ExplainArgs, RunArgs};
+use crate::cli::ExplainArgs;
 use crate::context::{ContextInput, EnvContext};
 use crate::home::Paths;
 use crate::policy::PolicyConfig;
 use crate::protocol::TurnOutcome;
-use crate::runner::{self, Parts};
+use crate::runner::{self, Approvals, LlmOverrides, Parts};
 use crate::tools::Interrupts;
 use crate::tools::{Registry, RunState};
 use crate::ui::render::{Renderer, Style};
@@ -163,9 +163,8 @@ fn explain_turn(
     let mut input = ContextInput::from_process(&paths.home);
     input.probe_budget = PROBE_BUDGET;
     let context = EnvContext::start(&input);
-    let run_args = RunArgs { model: args.model.clone(), ..RunArgs::default() };
-    let config = runner::load_config(paths, &run_args)?;
-    let parts = Parts::build(paths, config)?;
+    let config = runner::load_config(paths, &LlmOverrides { model: args.model.clone(), base_url: None })?;
+    let parts = Parts::build(paths, config, Approvals::Terminal)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async {
         // Installed before any probe runs, so Ctrl-C never kills opsai with probes still running.

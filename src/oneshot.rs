@@ -9,8 +9,7 @@ use crate::config::Config;
 use crate::context::{ContextInput, EnvContext, PendingContext};
 use crate::home::Paths;
 use crate::runner::conversation::{Conversation, Origin};
-use crate::runner::{self, Parts};
-use crate::store::sessions::SessionStore;
+use crate::runner::{self, Approvals, LlmOverrides, Parts};
 use crate::tools::Interrupts;
 use crate::tools::{Registry, RunState};
 use crate::ui::render::{Renderer, Style};
@@ -24,14 +23,15 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     let mut input = ContextInput::from_process(&paths.home);
     input.probe_budget = PROBE_BUDGET;
     let context = EnvContext::start(&input);
-    let config = runner::load_config(paths, args)?;
+    let overrides = LlmOverrides { model: args.model.clone(), base_url: args.base_url.clone() };
+    let config = runner::load_config(paths, &overrides)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(turn(paths, args, config, context))
 }
 
 async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingContext) -> anyhow::Result<u8> {
     let task = args.task.join(" ");
-    let mut parts = Parts::build(paths, config)?;
+    let mut parts = Parts::build(paths, config, Approvals::Terminal)?;
     let interrupts = Interrupts::default();
     let mut context = context.finish();
     let mut cwd = std::env::current_dir()?;
@@ -50,7 +50,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
             }
         }
     }
-    let store = match SessionStore::open(&paths.home.join("sessions.db"), parts.redactor.clone()) {
+    let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => Some(store),
         Err(err) => {
             warn_user(&format!("this run is not saved: {err}"));

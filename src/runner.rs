@@ -14,7 +14,6 @@ use tokio::signal::unix::Signal;
 
 use crate::agent::{Agent, AgentError, LoopSettings};
 use crate::approval::{Approver, NoApprover, TerminalApprover};
-use crate::cli::RunArgs;
 use crate::config::{Config, LlmConfig, LlmField};
 use crate::context::EnvContext;
 use crate::exec::Executor;
@@ -29,18 +28,28 @@ use crate::protocol::{AgentEvent, ChatMessage, TurnOutcome};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::store::backups::Backups;
+use crate::store::sessions::{SessionError, SessionStore};
 use crate::tools::Interrupts;
 use crate::tools::{RunMode, Services};
 use crate::ui::render::Renderer;
 
-/// The configuration with the environment and the command line's `--model`/`--base-url` applied.
-pub fn load_config(paths: &Paths, args: &RunArgs) -> anyhow::Result<Config> {
+/// What the command line may change in the model's configuration for one run.
+#[derive(Debug, Clone, Default)]
+pub struct LlmOverrides {
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--base-url`.
+    pub base_url: Option<String>,
+}
+
+/// The configuration with the environment and the overrides (`--model`, `--base-url`) applied.
+pub fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Result<Config> {
     let (mut config, _) = Config::load_or_create(&paths.home)?;
     config.apply_process_env()?;
-    if let Some(model) = &args.model {
+    if let Some(model) = &overrides.model {
         config.set_override(LlmField::Model, model.clone(), "--model");
     }
-    if let Some(url) = &args.base_url {
+    if let Some(url) = &overrides.base_url {
         config.set_override(LlmField::BaseUrl, url.trim_end_matches('/').to_owned(), "--base-url");
     }
     Ok(config)
@@ -69,6 +78,20 @@ pub fn remote_environment(host: &str, context: &EnvContext) -> String {
     )
 }
 
+/// The session store (the recorder's home), next to the other state in `$OPSAI_HOME`.
+pub fn session_store(paths: &Paths, redactor: Arc<Redactor>) -> Result<SessionStore, SessionError> {
+    SessionStore::open(&paths.home.join("sessions.db"), redactor)
+}
+
+/// Who answers the approval prompts of the turns a [`Parts`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approvals {
+    /// A person on `/dev/tty` when there is one (and `OPSAI_NONINTERACTIVE` is not set), else nobody.
+    Terminal,
+    /// Nobody (the widget: the shell's line is the only output, the user's Enter the approval).
+    Nobody,
+}
+
 /// The real implementation of every seam a turn uses.
 pub struct Parts {
     pub config: Config,
@@ -87,16 +110,22 @@ pub struct Parts {
 }
 
 impl Parts {
-    pub fn build(paths: &Paths, config: Config) -> anyhow::Result<Self> {
+    pub fn build(paths: &Paths, config: Config, approvals: Approvals) -> anyhow::Result<Self> {
+        // Commands sandboxed from now on deny what this configuration says, not a second reading of it.
+        crate::sandbox::configure(crate::sandbox::Settings::new(&config, paths));
         let redactor = Arc::new(Redactor::from_process_env());
         let audit = audit_log(&config, paths, redactor.clone());
         let policy = config.policy()?;
         let model = model_client(&config.llm)?;
         let executor = Box::new(PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail));
         let backups = Backups::new(paths.home.join("backups"));
-        // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal: it can only take approvals away.
+        // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal (README "Scripts and CI"): it
+        // can only take approvals away.
         let forced_off = std::env::var_os("OPSAI_NONINTERACTIVE").is_some_and(|v| !v.is_empty() && v != "0");
-        let terminal = if forced_off { None } else { TerminalApprover::open() };
+        let terminal = match approvals {
+            Approvals::Terminal if !forced_off => TerminalApprover::open(),
+            Approvals::Terminal | Approvals::Nobody => None,
+        };
         let approver: Box<dyn Approver> = match terminal {
             Some(terminal) => Box::new(terminal),
             None => Box::new(NoApprover),

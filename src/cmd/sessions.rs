@@ -6,11 +6,11 @@ use std::sync::Arc;
 use crate::cli::SessionsCommand;
 use crate::home::Paths;
 use crate::redact::Redactor;
-use crate::store::sessions::{self, SessionError, SessionStore};
+use crate::store::sessions::{self, SessionError};
 use crate::ui::sessions_view;
 
 pub fn run(paths: &Paths, command: &SessionsCommand) -> anyhow::Result<u8> {
-    let store = SessionStore::open(&paths.home.join("sessions.db"), Arc::new(Redactor::from_process_env()))?;
+    let store = crate::runner::session_store(paths, Arc::new(Redactor::from_process_env()))?;
     let color = crate::term::stdout_color();
     let mut out = std::io::stdout().lock();
     match command {

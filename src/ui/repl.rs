@@ -21,7 +21,7 @@ use crate::context::{ContextInput, EnvContext};
 use crate::home::Paths;
 use crate::protocol::{ChatMessage, TurnOutcome};
 use crate::runner::conversation::{Conversation, Origin};
-use crate::runner::{self, Parts};
+use crate::runner::{self, Approvals, LlmOverrides, Parts};
 use crate::store::sessions::{ConversationId, SessionStore};
 use crate::tools::Interrupts;
 use crate::tools::{Registry, RunState};
@@ -110,8 +110,9 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     let mut input = ContextInput::from_process(&paths.home);
     input.probe_budget = PROBE_BUDGET;
     let pending = EnvContext::start(&input);
-    let config = runner::load_config(paths, args)?;
-    let mut parts = Parts::build(paths, config)?;
+    let overrides = LlmOverrides { model: args.model.clone(), base_url: args.base_url.clone() };
+    let config = runner::load_config(paths, &overrides)?;
+    let mut parts = Parts::build(paths, config, Approvals::Terminal)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     // Registered before the first prompt, so Ctrl-C during a turn never kills the REPL.
     let (mut sigint, stop) = {
@@ -123,7 +124,7 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     let terminal = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
     let color = crate::term::stderr_color();
     let mut warnings = Vec::new();
-    let store = match SessionStore::open(&paths.home.join("sessions.db"), parts.redactor.clone()) {
+    let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => Some(store),
         Err(err) => {
             warnings.push(format!("conversations are not saved this time: {err}"));
