@@ -8,7 +8,6 @@
 //!   is `cmd::cache`.
 
 pub mod collect;
-pub mod explain;
 pub mod generate;
 pub mod object;
 pub mod templates;

@@ -4,8 +4,8 @@
 use std::io::Write;
 
 use crate::cli::{Cli, Command, PolicyCommand};
-use crate::cmd;
 use crate::home::Paths;
+use crate::{cmd, modes};
 
 /// Runs one CLI invocation and returns its exit code.
 pub fn run(cli: Cli) -> anyhow::Result<u8> {
@@ -20,15 +20,15 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Sessions(command)) => cmd::sessions::run(&Paths::from_env()?, &command),
         Some(Command::Cache(command)) => cmd::cache::run(&Paths::from_env()?, &command),
         Some(Command::Undo(args)) => cmd::undo::run(&Paths::from_env()?, &args),
-        Some(Command::Widget(args)) => crate::widget::run(&Paths::from_env()?, &args),
-        Some(Command::Explain(args)) => crate::explain::run(&Paths::from_env()?, &args),
+        Some(Command::Widget(args)) => modes::widget::run(&Paths::from_env()?, &args),
+        Some(Command::Explain(args)) => modes::explain::run(&Paths::from_env()?, &args),
         None if cli.run.task.is_empty() => {
             if cli.run.json || cli.run.quiet {
                 writeln!(std::io::stderr(), "opsai: --json and --quiet need a task: `opsai --json \"TASK\"`")?;
                 return Ok(2);
             }
-            crate::ui::repl::run(&Paths::from_env()?, &cli.run)
+            modes::repl::run(&Paths::from_env()?, &cli.run)
         }
-        None => crate::oneshot::run(&Paths::from_env()?, &cli.run),
+        None => modes::oneshot::run(&Paths::from_env()?, &cli.run),
     }
 }

@@ -21,14 +21,12 @@ pub mod context;
 pub mod exec;
 /// Exit codes at the binary's edge.
 pub mod exit;
-/// `opsai explain`: piped output, a command, or an ops object, explained.
-pub mod explain;
 /// Where opsai keeps its state (`$OPSAI_HOME`) and the files in it.
 pub mod home;
 /// The model seam: `ChatModel` and the OpenAI-compatible streaming client.
 pub mod llm;
-/// `opsai <TASK>`: one agent turn from the command line.
-pub mod oneshot;
+/// The entry modes (one-shot, REPL, widget, explain) and what they share.
+pub mod modes;
 /// The command risk policy: sanitize, parse with a real bash grammar, classify, apply user rules.
 /// Pure and deterministic; never prints.
 pub mod policy;
@@ -50,5 +48,3 @@ pub mod tools;
 pub mod ui;
 /// `opsai undo`: restore the file the last file-tool change replaced.
 pub mod undo;
-/// `opsai widget`: one Ctrl-G request, answered with a command for the shell's line.
-pub mod widget;

@@ -1,18 +1,14 @@
-//! What every agent entry point builds once (model client, executor, approver, audit log, redactor,
-//! policy) and [`drive`], which runs one turn with the renderer, the spinner and Ctrl-C routing.
-//! One-shot runs and the REPL share both, so a turn behaves the same wherever it starts.
+//! The seam builder: what every entry mode (and `config set-llm`'s test request) builds its model
+//! client, executor, file seam, approver, audit log, redactor and policy with ([`Parts`]), the
+//! configuration they come from ([`load_config`]), and the recorder that saves a conversation
+//! ([`conversation`], over [`session_store`]). Nothing here prints or knows the command line.
 
 pub mod conversation;
-pub mod stop;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::FutureExt;
-use tokio::signal::unix::Signal;
-
-use crate::agent::{Agent, AgentError, LoopSettings};
+use crate::agent::LoopSettings;
 use crate::approval::{Approver, NoApprover, TerminalApprover};
 use crate::config::{Config, LlmConfig, LlmField};
 use crate::context::EnvContext;
@@ -24,14 +20,12 @@ use crate::home::Paths;
 use crate::llm::LlmError;
 use crate::llm::openai::OpenAiClient;
 use crate::policy::PolicyConfig;
-use crate::protocol::{AgentEvent, ChatMessage, TurnOutcome};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::store::backups::Backups;
 use crate::store::sessions::{SessionError, SessionStore};
 use crate::tools::Interrupts;
 use crate::tools::{RunMode, Services};
-use crate::ui::render::Renderer;
 
 /// What the command line may change in the model's configuration for one run.
 #[derive(Debug, Clone, Default)]
@@ -203,62 +197,5 @@ impl Parts {
             environment: self.redactor.redact(environment),
             prompt: crate::agent::prompt::PromptMode::Agent,
         }
-    }
-}
-
-/// A finished turn's exit code (DESIGN §3): 0 done, 3 a command was refused for want of a terminal
-/// to confirm it, 130 interrupted (Ctrl-C), 1 the task or the model failed (an `error` event has
-/// said why).
-pub fn turn_exit_code(outcome: &Result<TurnOutcome, AgentError>, refused: bool, interrupted: bool) -> u8 {
-    match outcome {
-        Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) if refused => 3,
-        Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) => 0,
-        Ok(TurnOutcome::Aborted) if interrupted => 130,
-        Ok(TurnOutcome::Aborted) | Ok(TurnOutcome::StepLimit) | Err(_) => 1,
-    }
-}
-
-/// Runs one turn to its end: events to the renderer, a spinner while the model thinks, and each
-/// Ctrl-C routed to the running command or, when none runs, to the turn.
-pub async fn drive<O: Write + Send, E: Write + Send>(
-    agent: &mut Agent<'_>,
-    history: &mut Vec<ChatMessage>,
-    task: &str,
-    renderer: &Mutex<Renderer<O, E>>,
-    sigint: &mut Signal,
-) -> Result<TurnOutcome, AgentError> {
-    // A Ctrl-C delivered while no turn ran (between prompts) must not cancel this one.
-    while sigint.recv().now_or_never().flatten().is_some() {}
-    let mut on_event = |event: AgentEvent| {
-        if let Ok(mut renderer) = renderer.lock() {
-            let _ = renderer.handle(&event);
-            if matches!(event, AgentEvent::ToolResult { .. }) {
-                renderer.waiting();
-            }
-        }
-    };
-    if let Ok(mut renderer) = renderer.lock() {
-        renderer.waiting();
-    }
-    let interrupts = agent.services.interrupts;
-    let ctrl_c = async {
-        while sigint.recv().await.is_some() {
-            interrupts.interrupt();
-        }
-        std::future::pending::<()>().await;
-    };
-    let spinner = async {
-        let mut ticks = tokio::time::interval(Duration::from_millis(120));
-        loop {
-            ticks.tick().await;
-            if let Ok(mut renderer) = renderer.lock() {
-                renderer.tick();
-            }
-        }
-    };
-    tokio::select! {
-        outcome = agent.run_turn(history, task, &mut on_event) => outcome,
-        () = ctrl_c => Ok(TurnOutcome::Aborted),
-        () = spinner => Ok(TurnOutcome::Aborted),
     }
 }

@@ -19,6 +19,8 @@ use std::time::Duration;
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
 
+use super::common::warn;
+
 /// How long a cancelled turn gets to finish (a command is SIGKILLed within 4 s of the cancel).
 pub const GRACE: Duration = Duration::from_secs(8);
 
@@ -47,7 +49,7 @@ impl Stop {
             let turn = watcher.turn.lock().ok().and_then(|turn| turn.clone());
             let had_turn = turn.is_some();
             if let Some(turn) = turn {
-                say(&format!("opsai: {name} received: stopping the turn and its command (exit {code})"));
+                warn(&format!("{name} received: stopping the turn and its command (exit {code})"));
                 crate::approval::stop_prompts();
                 turn.cancel();
                 tokio::time::sleep(GRACE).await;
@@ -56,12 +58,9 @@ impl Stop {
                 let _ = nix::sys::termios::tcsetattr(fd, nix::sys::termios::SetArg::TCSANOW, settings);
             }
             if had_turn {
-                say(&format!(
-                    "opsai: the turn did not end within {} s of {name}; exiting (exit {code})",
-                    GRACE.as_secs()
-                ));
+                warn(&format!("the turn did not end within {} s of {name}; exiting (exit {code})", GRACE.as_secs()));
             } else {
-                say(&format!("opsai: {name} received: exiting (exit {code})"));
+                warn(&format!("{name} received: exiting (exit {code})"));
             }
             std::process::exit(i32::from(code));
         });
@@ -89,14 +88,6 @@ impl Stop {
             code => Some(code),
         }
     }
-}
-
-/// One line on stderr, from the first column (a spinner or a raw-mode prompt may be on the line).
-fn say(line: &str) {
-    use std::io::{IsTerminal, Write};
-    let mut err = std::io::stderr().lock();
-    let _ = if err.is_terminal() { write!(err, "\r\x1b[2K{line}\r\n") } else { writeln!(err, "{line}") };
-    let _ = err.flush();
 }
 
 /// The controlling terminal's settings now, to restore when a signal ends opsai mid-prompt.
