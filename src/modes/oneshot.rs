@@ -93,6 +93,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
     stop.idle();
     let refused = agent.state.refused_without_terminal;
     drop(agent);
+    conversation.end_turn();
     if let Some(warning) = conversation.take_warning() {
         common::warn(&warning);
     }

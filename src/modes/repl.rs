@@ -454,6 +454,10 @@ impl Repl<'_> {
         let outcome = drive(&mut agent, &mut self.history, task, &renderer, sigint).await;
         stop.idle();
         self.state = agent.state;
+        if self.conversation.end_turn() {
+            // The model never answered: what it would have seen is gone with the saved conversation.
+            self.history.clear();
+        }
         match turn_exit_code(&outcome, self.state.refused_without_terminal, interrupts.turn.is_cancelled()) {
             0 => {}
             3 => self.refused = true,
