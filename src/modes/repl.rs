@@ -6,13 +6,13 @@
 //! and nothing is drawn but the turns themselves.
 
 mod commands;
+mod dirs;
 mod editor;
+mod input;
 
-use std::io::{BufRead, IsTerminal, Write};
-use std::path::{Path, PathBuf};
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 use std::sync::Mutex;
-
-use reedline::{Reedline, Signal};
 
 use crate::agent::Agent;
 use crate::cli::RunArgs;
@@ -31,61 +31,12 @@ use super::common::{self, note, render_style, say, turn_exit_code, warn};
 use super::drive::drive;
 use super::stop::Stop;
 use commands::{Command, Line};
+use dirs::{display_dir, now_ms, resolve_dir};
 use editor::AgentPrompt;
+use input::{Input, Read};
 
 /// Sessions `/sessions` lists.
 const SESSIONS_SHOWN: usize = 20;
-
-/// Where lines come from: the line editor on a terminal, else plain stdin.
-enum Input {
-    Editor(Box<Reedline>),
-    Plain(std::io::StdinLock<'static>),
-}
-
-enum Read {
-    Line(String),
-    /// Ctrl-C at the prompt: the line was cleared.
-    Cleared,
-    /// Ctrl-D or the end of stdin.
-    End,
-}
-
-impl Input {
-    fn read(&mut self, prompt: &AgentPrompt) -> Read {
-        match self {
-            Input::Editor(editor) => match editor.read_line(prompt) {
-                Ok(Signal::Success(line)) => Read::Line(line),
-                Ok(Signal::CtrlC) => Read::Cleared,
-                Ok(Signal::CtrlD) => Read::End,
-                // An unknown signal or a terminal error: leaving beats spinning on a broken terminal.
-                Ok(_) | Err(_) => Read::End,
-            },
-            Input::Plain(stdin) => {
-                let mut line = String::new();
-                match stdin.read_line(&mut line) {
-                    Ok(0) | Err(_) => Read::End,
-                    Ok(_) => Read::Line(line),
-                }
-            }
-        }
-    }
-
-    /// Clears the screen, the prompt then at the top; from a pipe nothing is drawn, so nothing to do.
-    fn clear_screen(&mut self) -> Option<String> {
-        match self {
-            Input::Editor(editor) => editor.clear_screen().err().map(|err| format!("cannot clear the screen: {err}")),
-            Input::Plain(_) => None,
-        }
-    }
-
-    /// Writes new history entries to the shared file; the reason when that failed.
-    fn sync(&mut self) -> Option<String> {
-        match self {
-            Input::Editor(editor) => editor.sync_history().err().map(|err| format!("history not saved: {err}")),
-            Input::Plain(_) => None,
-        }
-    }
-}
 
 /// What the REPL keeps between turns.
 struct Repl<'s> {
@@ -470,46 +421,5 @@ impl Repl<'_> {
         if let Some(warning) = self.conversation.take_warning() {
             warn(&warning);
         }
-    }
-}
-
-/// `~`, `~/x`, absolute, or relative to the current directory.
-fn resolve_dir(cwd: &Path, dir: &str, user_home: Option<&Path>) -> PathBuf {
-    match (dir.strip_prefix('~'), user_home) {
-        (Some(""), Some(home)) => home.to_owned(),
-        (Some(rest), Some(home)) if rest.starts_with('/') => home.join(rest.trim_start_matches('/')),
-        _ => cwd.join(dir),
-    }
-}
-
-/// The directory with the home directory written as `~`.
-fn display_dir(dir: &Path, user_home: Option<&Path>) -> String {
-    match user_home.and_then(|home| dir.strip_prefix(home).ok()) {
-        Some(rest) if rest.as_os_str().is_empty() => "~".to_owned(),
-        Some(rest) => format!("~/{}", rest.display()),
-        None => dir.display().to_string(),
-    }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn directories_resolve_like_a_shell_and_show_home_as_tilde() {
-        let home = Path::new("/home/ana");
-        assert_eq!(resolve_dir(Path::new("/srv"), "~", Some(home)), PathBuf::from("/home/ana"));
-        assert_eq!(resolve_dir(Path::new("/srv"), "~/src", Some(home)), PathBuf::from("/home/ana/src"));
-        assert_eq!(resolve_dir(Path::new("/srv"), "app", Some(home)), PathBuf::from("/srv/app"));
-        assert_eq!(resolve_dir(Path::new("/srv"), "/tmp", Some(home)), PathBuf::from("/tmp"));
-        assert_eq!(display_dir(Path::new("/home/ana/src"), Some(home)), "~/src");
-        assert_eq!(display_dir(Path::new("/home/ana"), Some(home)), "~");
-        assert_eq!(display_dir(Path::new("/home/anabel"), Some(home)), "/home/anabel");
     }
 }

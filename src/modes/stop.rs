@@ -11,6 +11,10 @@
 //! call that never finished is missing, and `conversation::repair` fills that in on resume. An
 //! approval prompt is not such a case: [`crate::approval::stop_prompts`] answers it like a Ctrl-C,
 //! so its `CONFIRMED: no` audit line is written and the turn ends well within the grace.
+//!
+//! This is the one place that calls `process::exit`, and it belongs to the modes: when the signal
+//! comes, the mode's own thread may be blocked (reading the REPL's next line, or a prompt), so it
+//! cannot return a code; every other exit is a code returned up to `main`.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};

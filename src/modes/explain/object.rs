@@ -11,7 +11,7 @@ use crate::home::Paths;
 use crate::llm::ModelRef;
 use crate::runner::Parts;
 
-use super::super::common::warn;
+use crate::modes::common::warn;
 
 /// What to do when `text` is none of the types [`identify`] knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
