@@ -1,9 +1,10 @@
 //! opsai: a terminal assistant that turns intent into the right shell command, safely.
 //!
-//! Layers, top to bottom (a module imports only from layers below it): `app` (the dispatcher) →
-//! `modes` (one-shot, REPL, widget, explain) and `cmd` (admin subcommands) → `runner` (the seam
-//! builder) → `agent`, `tools`, `approval`, `analyze`, `undo`, `ui` → `llm`, `exec`, `policy`,
-//! `store`, `sandbox`, `config`, `context`, `redact` → `protocol`, `home`, `term`, `exit`.
+//! Layers, top to bottom; a module imports from its own layer or those below, and no import cycle
+//! joins top-level modules: `app`, `cli` (the dispatcher and the command line) → `modes`, `cmd`
+//! → `runner` (the seam builder) → `agent`, `tools`, `approval`, `analyze`, `undo`, `ui` → `llm`,
+//! `exec`, `policy`, `store`, `sandbox`, `config`, `context`, `redact`, `exit` → `protocol`,
+//! `home`, `term`.
 
 /// The ReAct loop: model, tool calls, observations, answer; emits `AgentEvent`s, never prints.
 pub mod agent;

@@ -18,7 +18,7 @@
 //!
 //! Fast by construction: no subprocess describes the machine (files and `PATH` only, no
 //! `git status`, no Docker refresh), no fixed sleeps, one current-thread runtime, and TLS is only
-//! set up for `https://` endpoints (`OpenAiClient::new`).
+//! set up for `https://` endpoints (`runner::model_client`).
 
 pub mod answer;
 pub mod log;
