@@ -1,8 +1,8 @@
 //! opsai: a terminal assistant that turns intent into the right shell command, safely.
 //!
 //! Layers, top to bottom; a module imports from its own layer or those below, and no import cycle
-//! joins top-level modules: `app`, `cli` (the dispatcher and the command line) → `modes`, `cmd`
-//! → `runner` (the seam builder) → `agent`, `tools`, `approval`, `analyze`, `undo`, `ui` → `llm`,
+//! joins top-level modules: `app` (the dispatcher) → `modes`, `cmd`, `cli` (the command line) →
+//! `runner` (the seam builder) → `agent`, `tools`, `approval`, `analyze`, `undo`, `ui` → `llm`,
 //! `exec`, `policy`, `store`, `sandbox`, `config`, `context`, `redact`, `exit` → `protocol`,
 //! `home`, `term`.
 
