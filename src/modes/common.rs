@@ -79,3 +79,25 @@ fn line(text: &str) {
     let _ = if err.is_terminal() { write!(err, "\r\x1b[2K{text}\r\n") } else { writeln!(err, "{text}") };
     let _ = err.flush();
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_maps_to_the_documented_exit_codes() {
+        let answer = Ok(TurnOutcome::Answer("done".into()));
+        assert_eq!(turn_exit_code(&answer, false, false), 0);
+        assert_eq!(turn_exit_code(&answer, true, false), 3, "a refusal without a terminal");
+        assert_eq!(turn_exit_code(&Ok(TurnOutcome::Aborted), false, true), 130, "Ctrl-C");
+        assert_eq!(turn_exit_code(&Ok(TurnOutcome::Aborted), false, false), 1, "`q` at a prompt");
+        assert_eq!(turn_exit_code(&Ok(TurnOutcome::StepLimit), true, false), 1, "a failure outweighs a refusal");
+    }
+
+    #[test]
+    fn json_and_quiet_win_over_the_human_style() {
+        assert!(matches!(render_style(true, true, true), Style::Json));
+        assert!(matches!(render_style(false, true, true), Style::Quiet));
+        assert!(matches!(render_style(false, false, false), Style::Human { spinner: false, .. }));
+    }
+}

@@ -252,4 +252,47 @@ mod tests {
         repair(&mut messages);
         assert_eq!(messages, before);
     }
+
+    fn store(dir: &tempfile::TempDir) -> SessionStore {
+        let redactor = std::sync::Arc::new(crate::redact::Redactor::default());
+        SessionStore::open(&dir.path().join("sessions.db"), redactor).unwrap()
+    }
+
+    fn origin() -> Origin {
+        Origin { cwd: "/srv".into(), host: "box".into(), model: "m".into() }
+    }
+
+    #[test]
+    fn a_new_conversation_the_model_never_answered_is_deleted_and_one_it_answered_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        let mut conversation = Conversation::new(Some(&store));
+        conversation.begin("unanswered", &origin());
+        conversation.record(&ChatMessage::user("unanswered"));
+        assert!(conversation.end_turn(), "nothing but the request: deleted");
+        assert_eq!((conversation.id, store.list(10).unwrap().len()), (None, 0));
+
+        conversation.begin("answered", &origin());
+        conversation.record(&ChatMessage::user("answered"));
+        conversation.record(&ChatMessage::assistant("yes", vec![]));
+        assert!(!conversation.end_turn());
+        let id = conversation.id.unwrap();
+        // A later turn the model does not answer leaves it alone.
+        conversation.record(&ChatMessage::user("again"));
+        assert!(!conversation.end_turn());
+        assert_eq!(store.get(id).unwrap().unwrap().message_count, 3);
+    }
+
+    #[test]
+    fn a_resumed_conversation_is_never_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        let id = store.create(&NewConversation { first_request: "old", cwd: "/", host: "h", model: "m" }).unwrap();
+        let mut conversation = Conversation::new(Some(&store));
+        conversation.resume(id).unwrap();
+        conversation.begin("ignored: a conversation is open", &origin());
+        conversation.record(&ChatMessage::user("unanswered"));
+        assert!(!conversation.end_turn());
+        assert!(store.get(id).unwrap().is_some());
+    }
 }
