@@ -12,9 +12,9 @@ mod write;
 
 use serde_json::Value;
 
+use super::gate::{self, Allowed, Proposal, Refusal, Verdict};
 use super::{RunState, Services, Tool, ToolContext, ToolEffect};
-use crate::approval::ApprovalRequest;
-use crate::protocol::{AgentEvent, Approval, Observation, ObservationStatus, Risk};
+use crate::protocol::{AgentEvent, Observation, ObservationStatus, Risk};
 use crate::store::audit::{AuditRecord, Confirmed};
 
 /// The file tools, in the order they are offered.
@@ -35,21 +35,6 @@ struct Call<'c> {
     /// What the user sees and the audit log records: `edit_file ~/test/a.sh`.
     summary: String,
     risk: Risk,
-}
-
-/// How the change came to be allowed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Allowed {
-    /// No one was asked (Safe, or `-y` for Medium).
-    Auto,
-    /// A person said yes.
-    Asked,
-}
-
-enum Verdict {
-    Go(Allowed),
-    Refuse { decision: &'static str, status: ObservationStatus, message: String },
-    Abort,
 }
 
 impl<'c> Call<'c> {
@@ -78,71 +63,6 @@ impl<'c> Call<'c> {
             text.push('\n');
         }
         (self.ctx.events)(AgentEvent::Output { id: self.id.to_owned(), chunk: text });
-    }
-
-    /// Asks when the rules say so. The same rules as `run_command`: dry run and no terminal refuse,
-    /// `-y` covers Medium, High always asks; no "always" grant for file changes.
-    fn decide(&mut self, reasons: &[String], detail: Option<String>) -> Verdict {
-        let services = self.ctx.services;
-        let risk = self.risk;
-        let refuse = |message: String| Verdict::Refuse {
-            decision: "refused",
-            status: ObservationStatus::DeniedByPolicy,
-            message,
-        };
-        if services.mode.dry_run {
-            return Verdict::Refuse {
-                decision: "dry_run",
-                status: ObservationStatus::DeniedByPolicy,
-                message: format!("dry run: not done (risk {risk})"),
-            };
-        }
-        if services.mode.probe_limit.is_some() && risk > Risk::Safe {
-            return refuse(format!("refused: only read-only probes run here and this is {risk}"));
-        }
-        if risk > Risk::Safe
-            && let Err(err) = services.audit.check_writable()
-        {
-            return refuse(format!("refused: the audit log cannot be written, so nothing above safe runs ({err})"));
-        }
-        if (risk == Risk::Safe && services.mode.auto_approve_safe)
-            || (risk == Risk::Medium && services.mode.approve_medium)
-        {
-            return Verdict::Go(Allowed::Auto);
-        }
-        if !services.approver.interactive() {
-            self.ctx.state.refused_without_terminal = true;
-            return refuse(format!("refused: {risk} requires confirmation in a terminal"));
-        }
-        let request = ApprovalRequest {
-            command: self.summary.clone(),
-            display: None,
-            risk,
-            reasons: reasons.to_vec(),
-            why: None,
-            grant: None,
-            host: services.host.map(str::to_owned),
-            detail,
-        };
-        match tokio::task::block_in_place(|| services.approver.ask(&request)) {
-            Approval::Approved | Approval::ApprovedForSession => Verdict::Go(Allowed::Asked),
-            Approval::Denied => Verdict::Refuse {
-                decision: "denied",
-                status: ObservationStatus::DeniedByUser,
-                message: "the user declined this change".into(),
-            },
-            Approval::Edited(text) => Verdict::Refuse {
-                decision: "denied",
-                status: ObservationStatus::DeniedByUser,
-                message: format!("the user declined this change and wrote instead: {text}"),
-            },
-            Approval::Abort => {
-                if services.approver.interrupted() {
-                    services.interrupts.interrupt();
-                }
-                Verdict::Abort
-            }
-        }
     }
 
     fn approval_event(&mut self, decision: &str) {
@@ -208,28 +128,27 @@ impl<'c> Call<'c> {
         self.finish(ObservationStatus::Ran, None, confirmed, format!("[ERROR]: {message}"))
     }
 
-    /// Runs the approval and reports a refusal; `Ok` says how it was allowed.
+    /// Runs the approval gate and reports a refusal; `Ok` says how it was allowed.
     fn approve(&mut self, reasons: &[String], detail: Option<String>) -> Result<Allowed, Box<ToolEffect>> {
-        match self.decide(reasons, detail) {
-            Verdict::Go(allowed) => {
-                self.approval_event(if allowed == Allowed::Auto { "auto" } else { "approved" });
+        let proposal = Proposal::file(&self.summary, self.risk, reasons, detail);
+        match gate::decide(self.ctx.services, self.ctx.state, &proposal) {
+            Verdict::Run(allowed) => {
+                self.approval_event(allowed.decision());
                 Ok(allowed)
             }
-            Verdict::Refuse { decision, status, message } => Err(Box::new(self.refuse(status, decision, message))),
+            Verdict::Refuse(Refusal { decision, status, message }) => {
+                Err(Box::new(self.refuse(status, decision, message)))
+            }
+            // A change is not edited at the prompt: what the user typed goes back to the model.
+            Verdict::Edited(text) => {
+                let Refusal { decision, status, message } = gate::declined("this change");
+                Err(Box::new(self.refuse(status, decision, format!("{message} and wrote instead: {text}"))))
+            }
             Verdict::Abort => {
                 self.approval_event("abort");
                 let _ = self.finish(ObservationStatus::DeniedByUser, None, Confirmed::No, "aborted by the user".into());
                 Err(Box::new(ToolEffect::Abort))
             }
-        }
-    }
-}
-
-impl Allowed {
-    fn confirmed(self) -> Confirmed {
-        match self {
-            Allowed::Auto => Confirmed::Auto,
-            Allowed::Asked => Confirmed::Yes,
         }
     }
 }

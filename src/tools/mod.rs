@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod containers;
 pub mod files;
+pub mod gate;
 pub mod grant;
 pub mod kube;
 pub mod propose;

@@ -8,28 +8,16 @@ use std::time::{Duration, Instant};
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{RunState, Services, Tool, ToolContext, ToolEffect, invalid_arguments, optional_string, string_arg};
-use crate::approval::ApprovalRequest;
+use super::gate::{self, AutoRun, Proposal, Refusal, Verdict};
+use super::{Tool, ToolContext, ToolEffect, invalid_arguments, optional_string, string_arg};
 use crate::exec::output::observation_text;
-use crate::policy::{self, sanitize};
+use crate::policy;
 use crate::protocol::{
-    AgentEvent, Approval, Assessment, CommandRequest, Decision, Observation, ObservationStatus, Risk, SandboxProfile,
-    ToolSpec,
+    AgentEvent, Assessment, CommandRequest, Observation, ObservationStatus, SandboxProfile, ToolSpec,
 };
 use crate::store::audit::{AuditRecord, Confirmed};
 
 pub struct RunCommand;
-
-/// How a command came to be allowed, for the audit log, the `approval` event and the sandbox.
-enum Allowed {
-    /// Safe, or a widget probe: nobody was asked, so it runs in this sandbox (`None` only when the
-    /// user switched the sandbox off, or on a remote host where none can be applied).
-    Auto(Option<SandboxProfile>),
-    /// Medium under `-y` / `/yes on`: the user approved it up front; unsandboxed.
-    Flag,
-    Yes,
-    Session,
-}
 
 /// Added to the observation of a sandboxed command that failed, so the model re-proposes it for
 /// approval instead of retrying it in the sandbox.
@@ -125,15 +113,17 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
     let mut typed = command.clone();
     let allowed = loop {
         let auto = AutoRun { profile, refused: sandbox_refused };
-        match decide(services, state, &assessment, &typed, why.as_deref(), auto) {
+        let verdict = gate::decide(services, state, &Proposal::command(&assessment, &typed, why.as_deref(), auto));
+        match verdict {
             Verdict::Run(allowed) => break allowed,
-            Verdict::Refuse { decision, status, message } => {
+            Verdict::Refuse(refusal) => {
                 events(AgentEvent::Approval {
                     id: id.into(),
-                    decision: decision.into(),
+                    decision: refusal.decision.into(),
                     command: assessment.sanitized.clone(),
                 });
-                let confirmed = if decision == "dry_run" { Confirmed::DryRun } else { Confirmed::No };
+                let confirmed = refusal.confirmed();
+                let Refusal { status, message, .. } = refusal;
                 let record = audit(&assessment, confirmed, None, &message);
                 // The audit line is written before the model hears back; a failing log is reported to it.
                 let message = match services.audit.append(&record) {
@@ -181,16 +171,12 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
             }
         }
     };
-    let decision = match allowed {
-        Allowed::Auto(_) | Allowed::Flag => "auto",
-        Allowed::Yes => "approved",
-        Allowed::Session => "approved_for_session",
-    };
-    events(AgentEvent::Approval { id: id.into(), decision: decision.into(), command: assessment.sanitized.clone() });
-    let sandbox = match allowed {
-        Allowed::Auto(sandbox) => sandbox,
-        Allowed::Flag | Allowed::Yes | Allowed::Session => None,
-    };
+    events(AgentEvent::Approval {
+        id: id.into(),
+        decision: allowed.decision().into(),
+        command: assessment.sanitized.clone(),
+    });
+    let sandbox = allowed.sandbox();
     let request =
         CommandRequest { call_id: id.into(), command: assessment.sanitized.clone(), cwd, timeout, why, sandbox };
     let started = Instant::now();
@@ -202,10 +188,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         services.executor.run(&request, &mut on_output, token).await
     };
     services.interrupts.command_finished();
-    let confirmed = match allowed {
-        Allowed::Auto(_) | Allowed::Flag => Confirmed::Auto,
-        Allowed::Yes | Allowed::Session => Confirmed::Yes,
-    };
+    let confirmed = allowed.confirmed();
     // What the command printed, for the summary line; the observation's text also holds its header.
     let output_bytes = result.as_ref().map_or(0, |result| result.output_bytes);
     let observation = match result {
@@ -261,169 +244,6 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         duration_ms: observation.duration_ms,
     });
     ToolEffect::Observe(observation)
-}
-
-enum Verdict {
-    Run(Allowed),
-    Refuse { decision: &'static str, status: ObservationStatus, message: String },
-    Abort,
-    Edited(String),
-}
-
-/// What a command that would run without asking needs: its sandbox, and whether the model asked
-/// for none (`"sandbox": false`, which makes it ask).
-#[derive(Debug, Clone, Copy)]
-struct AutoRun {
-    profile: SandboxProfile,
-    refused: bool,
-}
-
-/// The approval rules (invariant 2): nothing above Safe without a human yes; with no terminal it is
-/// refused; High always asks; a deny rule and an unwritable audit log refuse outright. What runs
-/// without a human yes runs in the sandbox; where none can be applied it asks (issue 13 §1).
-fn decide(
-    services: &Services,
-    state: &mut RunState,
-    assessment: &Assessment,
-    typed: &str,
-    why: Option<&str>,
-    auto: AutoRun,
-) -> Verdict {
-    let risk = assessment.risk;
-    if assessment.decision == Decision::Deny {
-        return Verdict::Refuse {
-            decision: "refused",
-            status: ObservationStatus::DeniedByPolicy,
-            message: format!("refused by the user's policy: {}", assessment.reasons.join("; ")),
-        };
-    }
-    if let Some(limit) = services.mode.probe_limit {
-        return probe_verdict(services, state, assessment, limit, auto);
-    }
-    if services.mode.dry_run {
-        return Verdict::Refuse {
-            decision: "dry_run",
-            status: ObservationStatus::DeniedByPolicy,
-            message: format!("dry run: not executed (risk {risk})"),
-        };
-    }
-    if risk > Risk::Safe
-        && let Err(err) = services.audit.check_writable()
-    {
-        return Verdict::Refuse {
-            decision: "refused",
-            status: ObservationStatus::DeniedByPolicy,
-            message: format!("refused: the audit log cannot be written, so nothing above safe runs ({err})"),
-        };
-    }
-    let grant = super::grant::grant_key(assessment);
-    // Why a Safe command that would have run by itself asks instead, for the prompt and the refusal.
-    let mut unsandboxed = None;
-    if risk == Risk::Safe && services.mode.auto_approve_safe {
-        match sandbox_for(services, auto) {
-            Ok(sandbox) => return Verdict::Run(Allowed::Auto(sandbox)),
-            Err(reason) => unsandboxed = Some(reason),
-        }
-    }
-    if risk == Risk::Medium && services.mode.approve_medium {
-        return Verdict::Run(Allowed::Flag);
-    }
-    if risk == Risk::Medium && grant.as_ref().is_some_and(|g| state.grants.contains(g)) {
-        return Verdict::Run(Allowed::Session);
-    }
-    if !services.approver.interactive() {
-        state.refused_without_terminal = true;
-        let message = match &unsandboxed {
-            Some(reason) => format!("refused: {reason}, so this {risk} command needs confirmation in a terminal"),
-            None => format!("refused: {risk} requires confirmation in a terminal"),
-        };
-        return Verdict::Refuse { decision: "refused", status: ObservationStatus::DeniedByPolicy, message };
-    }
-    let clean = sanitize(typed);
-    let request = ApprovalRequest {
-        command: assessment.sanitized.clone(),
-        display: clean.changed().then_some(clean.display),
-        risk,
-        reasons: assessment.reasons.clone(),
-        why: why.map(str::to_owned),
-        grant: if risk == Risk::Medium { grant.clone() } else { None },
-        host: services.host.map(str::to_owned),
-        // A Safe command only reaches the prompt when it cannot run sandboxed: say why it asks.
-        detail: unsandboxed.map(|reason| format!("read-only, but asks: {reason}; a yes runs it unsandboxed")),
-    };
-    let answer = tokio::task::block_in_place(|| services.approver.ask(&request));
-    match answer {
-        Approval::Approved => Verdict::Run(Allowed::Yes),
-        Approval::ApprovedForSession if risk == Risk::Medium => {
-            if let Some(grant) = grant {
-                state.grants.insert(grant);
-            }
-            Verdict::Run(Allowed::Session)
-        }
-        Approval::ApprovedForSession => Verdict::Run(Allowed::Yes),
-        Approval::Edited(command) => Verdict::Edited(command),
-        Approval::Denied => Verdict::Refuse {
-            decision: "denied",
-            status: ObservationStatus::DeniedByUser,
-            message: "the user declined to run this command".into(),
-        },
-        Approval::Abort => {
-            // Ctrl-C at the prompt interrupts the turn like a Ctrl-C anywhere else (exit 130).
-            if services.approver.interrupted() {
-                services.interrupts.interrupt();
-            }
-            Verdict::Abort
-        }
-    }
-}
-
-/// The widget's rule: Safe probes run without asking, at most `limit` per turn; anything else is
-/// refused with an observation that tells the model to propose the command instead.
-fn probe_verdict(
-    services: &Services,
-    state: &mut RunState,
-    assessment: &Assessment,
-    limit: u32,
-    auto: AutoRun,
-) -> Verdict {
-    let refuse =
-        |message: String| Verdict::Refuse { decision: "refused", status: ObservationStatus::DeniedByPolicy, message };
-    if assessment.risk > Risk::Safe {
-        return refuse(format!(
-            "refused: only read-only probes run here and this command is {} ({}); do not run it, \
-             propose it with propose_command instead",
-            assessment.risk,
-            assessment.reasons.join("; ")
-        ));
-    }
-    if !services.mode.auto_approve_safe {
-        return refuse(
-            "refused: the user's settings (safety.auto_approve_safe = false) let nothing run without asking; \
-             propose the command with propose_command instead"
-                .to_owned(),
-        );
-    }
-    if state.probes_run >= limit {
-        return refuse(format!("refused: the limit of {limit} probes is reached; call propose_command now"));
-    }
-    let sandbox = match sandbox_for(services, auto) {
-        Ok(sandbox) => sandbox,
-        Err(reason) => return refuse(format!("refused: {reason}; propose the command with propose_command instead")),
-    };
-    state.probes_run += 1;
-    Verdict::Run(Allowed::Auto(sandbox))
-}
-
-/// The sandbox a command that nobody approves runs in, or why it cannot run that way.
-fn sandbox_for(services: &Services, auto: AutoRun) -> Result<Option<SandboxProfile>, String> {
-    if auto.refused {
-        return Err("the command asked to run outside the sandbox".into());
-    }
-    // On an ssh host no sandbox can be applied: there the policy alone decides (README).
-    if services.host.is_some() {
-        return Ok(None);
-    }
-    crate::sandbox::for_auto_run(auto.profile).map_err(|reason| format!("no sandbox on this machine ({reason})"))
 }
 
 /// Whether a failed command's output shows what the sandbox refuses (a file, a socket, `/proc`),

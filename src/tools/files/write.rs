@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 
 use super::paths::{Access, Refusal};
 use super::text::{self, CountMismatch, Pattern, count};
-use super::{Allowed, Call, SHOWN_DIFF_LINES, guard, optional_bool, optional_count, size_limit, text_arg};
+use super::{Call, SHOWN_DIFF_LINES, guard, optional_bool, optional_count, size_limit, text_arg};
 use crate::protocol::{ObservationStatus, Risk, ToolSpec};
 use crate::store::audit::Confirmed;
 use crate::tools::{Tool, ToolContext, ToolEffect, invalid_arguments, string_arg};
@@ -219,7 +219,7 @@ async fn apply<'c>(
         Ok(allowed) => allowed,
         Err(effect) => return *effect,
     };
-    if allowed == Allowed::Auto {
+    if !allowed.asked() {
         call.show(&shown_diff);
     }
     let confirmed = allowed.confirmed();
