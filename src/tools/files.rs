@@ -14,7 +14,7 @@ use serde_json::Value;
 
 use super::gate::{self, Allowed, Proposal, Refusal, Verdict};
 use super::{RunState, Services, Tool, ToolContext, ToolEffect};
-use crate::protocol::{AgentEvent, Observation, ObservationStatus, Risk};
+use crate::protocol::{AgentEvent, ApprovalDecision, Observation, ObservationStatus, Risk};
 use crate::store::audit::{AuditRecord, Confirmed};
 
 /// The file tools, in the order they are offered.
@@ -65,9 +65,8 @@ impl<'c> Call<'c> {
         (self.ctx.events)(AgentEvent::Output { id: self.id.to_owned(), chunk: text });
     }
 
-    fn approval_event(&mut self, decision: &str) {
-        let event =
-            AgentEvent::Approval { id: self.id.into(), decision: decision.into(), command: self.summary.clone() };
+    fn approval_event(&mut self, decision: ApprovalDecision) {
+        let event = AgentEvent::Approval { id: self.id.into(), decision, command: self.summary.clone() };
         (self.ctx.events)(event);
     }
 
@@ -117,10 +116,10 @@ impl<'c> Call<'c> {
     }
 
     /// A refusal or failure before anything was done.
-    fn refuse(&mut self, status: ObservationStatus, decision: &str, message: String) -> ToolEffect {
-        self.approval_event(decision);
-        let confirmed = if decision == "dry_run" { Confirmed::DryRun } else { Confirmed::No };
-        self.finish(status, None, confirmed, message)
+    fn refuse(&mut self, refusal: Refusal) -> ToolEffect {
+        self.approval_event(refusal.decision);
+        let confirmed = refusal.confirmed();
+        self.finish(refusal.status, None, confirmed, refusal.message)
     }
 
     /// An I/O failure while doing what was allowed.
@@ -136,16 +135,15 @@ impl<'c> Call<'c> {
                 self.approval_event(allowed.decision());
                 Ok(allowed)
             }
-            Verdict::Refuse(Refusal { decision, status, message }) => {
-                Err(Box::new(self.refuse(status, decision, message)))
-            }
+            Verdict::Refuse(refusal) => Err(Box::new(self.refuse(refusal))),
             // A change is not edited at the prompt: what the user typed goes back to the model.
             Verdict::Edited(text) => {
-                let Refusal { decision, status, message } = gate::declined("this change");
-                Err(Box::new(self.refuse(status, decision, format!("{message} and wrote instead: {text}"))))
+                let mut refusal = gate::declined("this change");
+                refusal.message = format!("{} and wrote instead: {text}", refusal.message);
+                Err(Box::new(self.refuse(refusal)))
             }
             Verdict::Abort => {
-                self.approval_event("abort");
+                self.approval_event(ApprovalDecision::Abort);
                 let _ = self.finish(ObservationStatus::DeniedByUser, None, Confirmed::No, "aborted by the user".into());
                 Err(Box::new(ToolEffect::Abort))
             }

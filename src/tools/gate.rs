@@ -8,7 +8,7 @@
 use super::{RunState, Services};
 use crate::approval::ApprovalRequest;
 use crate::policy::sanitize;
-use crate::protocol::{Approval, Assessment, Decision, ObservationStatus, Risk, SandboxProfile};
+use crate::protocol::{Approval, ApprovalDecision, Assessment, Decision, ObservationStatus, Risk, SandboxProfile};
 use crate::store::audit::Confirmed;
 
 /// What is to be done, as the gate needs to see it.
@@ -81,11 +81,11 @@ pub enum Allowed {
 
 impl Allowed {
     /// The `approval` event's decision.
-    pub fn decision(self) -> &'static str {
+    pub fn decision(self) -> ApprovalDecision {
         match self {
-            Allowed::Auto(_) | Allowed::Flag => "auto",
-            Allowed::Yes => "approved",
-            Allowed::Session => "approved_for_session",
+            Allowed::Auto(_) | Allowed::Flag => ApprovalDecision::Auto,
+            Allowed::Yes => ApprovalDecision::Approved,
+            Allowed::Session => ApprovalDecision::ApprovedForSession,
         }
     }
 
@@ -123,26 +123,27 @@ pub enum Verdict {
 
 /// Why nothing was done, for the `approval` event, the observation and the audit line.
 pub struct Refusal {
-    pub decision: &'static str,
+    pub decision: ApprovalDecision,
     pub status: ObservationStatus,
     pub message: String,
 }
 
 impl Refusal {
-    fn policy(message: String) -> Self {
-        Self { decision: "refused", status: ObservationStatus::DeniedByPolicy, message }
+    /// Refused by the rules, not by the user.
+    pub fn policy(message: String) -> Self {
+        Self { decision: ApprovalDecision::Refused, status: ObservationStatus::DeniedByPolicy, message }
     }
 
     /// The audit log's CONFIRMED for it.
     pub fn confirmed(&self) -> Confirmed {
-        if self.decision == "dry_run" { Confirmed::DryRun } else { Confirmed::No }
+        if self.decision == ApprovalDecision::DryRun { Confirmed::DryRun } else { Confirmed::No }
     }
 }
 
 /// The user said no to `what` ("to run this command", "this change").
 pub fn declined(what: &str) -> Refusal {
     Refusal {
-        decision: "denied",
+        decision: ApprovalDecision::Denied,
         status: ObservationStatus::DeniedByUser,
         message: format!("the user declined {what}"),
     }
@@ -170,7 +171,7 @@ pub fn decide(services: &Services, state: &mut RunState, proposal: &Proposal) ->
     if services.mode.dry_run {
         let done = if proposal.is_command() { "executed" } else { "done" };
         return Verdict::Refuse(Refusal {
-            decision: "dry_run",
+            decision: ApprovalDecision::DryRun,
             status: ObservationStatus::DeniedByPolicy,
             message: format!("dry run: not {done} (risk {risk})"),
         });

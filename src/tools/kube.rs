@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use super::run_command::{self, Caller};
 use super::{Tool, ToolContext, ToolEffect, invalid_arguments};
 use crate::policy::{self, quote_word};
-use crate::protocol::{AgentEvent, Observation, ObservationStatus, ToolSpec};
+use crate::protocol::{AgentEvent, ApprovalDecision, Observation, ObservationStatus, ToolSpec};
 use crate::store::audit::{AuditRecord, Confirmed};
 
 pub use plan::{Plan, Scope, TIMEOUT_S, build};
@@ -164,7 +164,11 @@ fn refuse(tool: Kube, id: &str, args: &Value, command: &str, reason: &str, ctx: 
         risk: Some(assessment.risk),
         reasons: vec![message.clone()],
     });
-    events(AgentEvent::Approval { id: id.into(), decision: "refused".into(), command: assessment.sanitized.clone() });
+    events(AgentEvent::Approval {
+        id: id.into(),
+        decision: ApprovalDecision::Refused,
+        command: assessment.sanitized.clone(),
+    });
     let record = AuditRecord {
         session: services.session.clone(),
         input: input.to_owned(),

@@ -13,7 +13,7 @@ use super::{Tool, ToolContext, ToolEffect, invalid_arguments, optional_string, s
 use crate::exec::output::observation_text;
 use crate::policy;
 use crate::protocol::{
-    AgentEvent, Assessment, CommandRequest, Observation, ObservationStatus, SandboxProfile, ToolSpec,
+    AgentEvent, ApprovalDecision, Assessment, CommandRequest, Observation, ObservationStatus, SandboxProfile, ToolSpec,
 };
 use crate::store::audit::{AuditRecord, Confirmed};
 
@@ -119,7 +119,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
             Verdict::Refuse(refusal) => {
                 events(AgentEvent::Approval {
                     id: id.into(),
-                    decision: refusal.decision.into(),
+                    decision: refusal.decision,
                     command: assessment.sanitized.clone(),
                 });
                 let confirmed = refusal.confirmed();
@@ -151,7 +151,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
             Verdict::Abort => {
                 events(AgentEvent::Approval {
                     id: id.into(),
-                    decision: "abort".into(),
+                    decision: ApprovalDecision::Abort,
                     command: assessment.sanitized.clone(),
                 });
                 let _ = services.audit.append(&audit(&assessment, Confirmed::No, None, "aborted by the user"));
@@ -171,11 +171,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
             }
         }
     };
-    events(AgentEvent::Approval {
-        id: id.into(),
-        decision: allowed.decision().into(),
-        command: assessment.sanitized.clone(),
-    });
+    events(AgentEvent::Approval { id: id.into(), decision: allowed.decision(), command: assessment.sanitized.clone() });
     let sandbox = allowed.sandbox();
     let request =
         CommandRequest { call_id: id.into(), command: assessment.sanitized.clone(), cwd, timeout, why, sandbox };

@@ -9,7 +9,7 @@ use super::text;
 use super::{Call, guard, optional_count, size_limit};
 use crate::protocol::{ObservationStatus, Risk, ToolSpec};
 use crate::store::audit::Confirmed;
-use crate::tools::{Tool, ToolContext, ToolEffect, invalid_arguments, string_arg};
+use crate::tools::{Tool, ToolContext, ToolEffect, gate, invalid_arguments, string_arg};
 
 pub struct ReadFile;
 
@@ -68,7 +68,7 @@ async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> Too
     call.announce(args, &reasons);
     let target = match checked {
         Ok(target) => target,
-        Err(Refusal::Policy(message)) => return call.refuse(ObservationStatus::DeniedByPolicy, "refused", message),
+        Err(Refusal::Policy(message)) => return call.refuse(gate::Refusal::policy(message)),
         Err(Refusal::Failed(message)) => return call.failed(Confirmed::No, message),
     };
     let shown = &target.shown;
@@ -84,7 +84,7 @@ async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> Too
         Err(err) if err.kind() == std::io::ErrorKind::FileTooLarge => {
             let message =
                 format!("refused: {err}; read part of it with run_command (head, tail, sed -n 'A,Bp', grep) instead");
-            return call.refuse(ObservationStatus::DeniedByPolicy, "refused", message);
+            return call.refuse(gate::Refusal::policy(message));
         }
         Err(err) => return call.failed(Confirmed::No, err.to_string()),
     };
@@ -92,7 +92,7 @@ async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> Too
         Ok(content) => content,
         Err(not_text) => {
             let message = format!("refused: {shown}: {not_text}; read_file returns text files only");
-            return call.refuse(ObservationStatus::DeniedByPolicy, "refused", message);
+            return call.refuse(gate::Refusal::policy(message));
         }
     };
     let lines = match text::line_range(content, start, end) {

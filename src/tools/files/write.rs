@@ -10,7 +10,7 @@ use super::text::{self, CountMismatch, Pattern, count};
 use super::{Call, SHOWN_DIFF_LINES, guard, optional_bool, optional_count, size_limit, text_arg};
 use crate::protocol::{ObservationStatus, Risk, ToolSpec};
 use crate::store::audit::Confirmed;
-use crate::tools::{Tool, ToolContext, ToolEffect, invalid_arguments, string_arg};
+use crate::tools::{Tool, ToolContext, ToolEffect, gate, invalid_arguments, string_arg};
 
 pub struct WriteFile;
 pub struct EditFile;
@@ -149,12 +149,12 @@ async fn apply<'c>(
     call.announce(args, &reasons);
     let target = match checked {
         Ok(target) => target,
-        Err(Refusal::Policy(message)) => return call.refuse(ObservationStatus::DeniedByPolicy, "refused", message),
+        Err(Refusal::Policy(message)) => return call.refuse(gate::Refusal::policy(message)),
         Err(Refusal::Failed(message)) => return call.failed(Confirmed::No, message),
     };
     let shown = target.shown.as_str();
     let limit = size_limit(services);
-    let refuse = |call: &mut Call, message: String| call.refuse(ObservationStatus::DeniedByPolicy, "refused", message);
+    let refuse = |call: &mut Call, message: String| call.refuse(gate::Refusal::policy(message));
     let previous = match services.files.metadata(&target.path).await {
         Err(err) => return call.failed(Confirmed::No, err.to_string()),
         Ok(None) => None,
