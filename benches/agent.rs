@@ -107,9 +107,7 @@ impl Executor for InstantExecutor {
                 exit_code: Some(0),
                 timed_out: false,
                 interrupted: false,
-                output_bytes: output.len() as u64,
-                output,
-                truncated_bytes: 0,
+                output: output.into(),
                 duration: Duration::ZERO,
             })
         })

@@ -71,9 +71,7 @@ impl Executor for FakeExecutor {
                 exit_code: Some(exit_code),
                 timed_out: false,
                 interrupted: false,
-                output_bytes: output.len() as u64,
-                output,
-                truncated_bytes: 0,
+                output: output.into(),
                 duration: Duration::from_millis(3),
             })
         })

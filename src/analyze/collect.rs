@@ -93,7 +93,7 @@ impl Collector<'_> {
         let result = self.executor.run(&request, &mut sink, self.cancel.child_token()).await;
         let (exit, outcome) = match result {
             Ok(result) => {
-                let output = self.redactor.redact(&result.output);
+                let output = self.redactor.redact(&result.output.text());
                 let outcome = if result.timed_out {
                     Err("timed out".to_owned())
                 } else if result.interrupted {
@@ -175,9 +175,7 @@ mod tests {
                     exit_code: Some(0),
                     timed_out: false,
                     interrupted: false,
-                    output: format!("out of {} TOKEN=hunter2secret\n", request.command),
-                    truncated_bytes: 0,
-                    output_bytes: 0,
+                    output: format!("out of {} TOKEN=hunter2secret\n", request.command).into(),
                     duration: Duration::from_millis(1),
                 };
                 match request.command.as_str() {

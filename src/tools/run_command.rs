@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 
 use super::gate::{self, AutoRun, Proposal, Refusal, Verdict};
 use super::{Tool, ToolContext, ToolEffect, invalid_arguments, optional_string, string_arg};
-use crate::exec::output::observation_text;
+use crate::exec::output::{Captured, observation_text};
 use crate::policy;
 use crate::protocol::{
     AgentEvent, ApprovalDecision, Assessment, CommandRequest, Observation, ObservationStatus, SandboxProfile, ToolSpec,
@@ -186,10 +186,10 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
     services.interrupts.command_finished();
     let confirmed = allowed.confirmed();
     // What the command printed, for the summary line; the observation's text also holds its header.
-    let output_bytes = result.as_ref().map_or(0, |result| result.output_bytes);
+    let output_bytes = result.as_ref().map_or(0, |result| result.output.total_bytes);
     let observation = match result {
         Ok(result) => {
-            let output = scrub_cut_edges(&services.redactor.redact(&result.output));
+            let output = scrub_cut_edges(result.output.map(|part| services.redactor.redact(part))).text();
             let status = if result.timed_out {
                 ObservationStatus::TimedOut
             } else if result.interrupted {
@@ -213,7 +213,7 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
                 status,
                 exit_code: result.exit_code,
                 text,
-                truncated_bytes: result.truncated_bytes,
+                truncated_bytes: result.output.truncated_bytes,
                 duration_ms: u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX),
             }
         }
@@ -265,32 +265,26 @@ fn looks_denied(output: &str) -> bool {
 }
 
 /// The capture keeps a head and a tail; a secret cut in half at either edge no longer matches any
-/// pattern, so a long token touching the truncation marker is replaced whole.
-fn scrub_cut_edges(text: &str) -> String {
+/// pattern, so a long token touching the cut is replaced whole. A head that ends in whitespace, or
+/// a tail that starts with it, was cut between words.
+fn scrub_cut_edges(mut captured: Captured) -> Captured {
     const MIN_TOKEN: usize = 12;
-    let Some(start) = text.find("\n... [") else { return text.to_owned() };
-    let Some(end) = text[start..].find(" bytes truncated] ...\n").map(|i| start + i + " bytes truncated] ...\n".len())
-    else {
-        return text.to_owned();
-    };
-    let (head, marker, tail) = (&text[..start], &text[start..end], &text[end..]);
-    let head_cut = head.rfind(char::is_whitespace).map_or(0, |i| i + 1);
-    let tail_cut = tail.find(char::is_whitespace).unwrap_or(tail.len());
-    let mut out = String::with_capacity(text.len());
-    out.push_str(&head[..head_cut]);
+    const CUT: &str = "[REDACTED:cut]";
+    if captured.truncated_bytes == 0 {
+        return captured;
+    }
+    let head = &mut captured.head;
+    let head_cut =
+        head.rfind(char::is_whitespace).map_or(0, |i| i + head[i..].chars().next().map_or(1, char::len_utf8));
     if head.len() - head_cut >= MIN_TOKEN {
-        out.push_str("[REDACTED:cut]");
-    } else {
-        out.push_str(&head[head_cut..]);
+        head.replace_range(head_cut.., CUT);
     }
-    out.push_str(marker);
+    let tail = &mut captured.tail;
+    let tail_cut = tail.find(char::is_whitespace).unwrap_or(tail.len());
     if tail_cut >= MIN_TOKEN {
-        out.push_str("[REDACTED:cut]");
-    } else {
-        out.push_str(&tail[..tail_cut]);
+        tail.replace_range(..tail_cut, CUT);
     }
-    out.push_str(&tail[tail_cut..]);
-    out
+    captured
 }
 
 fn resolve(base: &Path, dir: &str) -> PathBuf {
@@ -306,6 +300,7 @@ fn resolve(base: &Path, dir: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::scrub_cut_edges;
+    use crate::exec::output::Captured;
 
     #[test]
     fn the_sandbox_hint_follows_a_denial_not_any_failure() {
@@ -319,15 +314,23 @@ mod tests {
         assert!(!looks_denied("error: pathspec 'x' did not match any file(s) known to git"));
     }
 
+    fn cut(head: &str, truncated_bytes: u64, tail: &str) -> Captured {
+        Captured { head: head.into(), tail: tail.into(), truncated_bytes, total_bytes: 0 }
+    }
+
     #[test]
     fn tokens_cut_by_truncation_are_scrubbed() {
-        let text = "ok line\nkey ghp_abcdefghij\n... [100 bytes truncated] ...\nklmnopqrstuv0123 tail\nshort\n";
+        let scrubbed = scrub_cut_edges(cut("ok line\nkey ghp_abcdefghij", 100, "klmnopqrstuv0123 tail\nshort\n"));
         assert_eq!(
-            scrub_cut_edges(text),
+            scrubbed.text(),
             "ok line\nkey [REDACTED:cut]\n... [100 bytes truncated] ...\n[REDACTED:cut] tail\nshort\n"
         );
-        let plain = "a b\n... [5 bytes truncated] ...\nc d\n";
-        assert_eq!(scrub_cut_edges(plain), plain);
-        assert_eq!(scrub_cut_edges("no marker here"), "no marker here");
+        let plain = cut("a b", 5, "c d\n");
+        assert_eq!(scrub_cut_edges(plain.clone()), plain);
+        // Nothing was cut out of a token that ends a line or starts one.
+        let whole_words = cut("key ghp_abcdefghij\n", 5, "\nklmnopqrstuv0123\n");
+        assert_eq!(scrub_cut_edges(whole_words.clone()), whole_words);
+        let kept = Captured::whole("ghp_abcdefghijklmnop");
+        assert_eq!(scrub_cut_edges(kept.clone()), kept);
     }
 }
