@@ -121,9 +121,11 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
     let policy = PolicyConfig::default();
     let interrupts = Interrupts::default();
     let model = InstantModel { steps, calls: Default::default() };
-    let backups = opsai::store::backups::Backups::new(dir.join("backups"));
-    let files_config = opsai::config::FilesConfig::default();
-    let kube_config = opsai::config::KubeConfig::default();
+    let tools = opsai::tools::ToolsConfig {
+        files: opsai::config::FilesConfig::default(),
+        backups: opsai::store::backups::Backups::new(dir.join("backups")),
+        kube: opsai::config::KubeConfig::default(),
+    };
     let mut agent = Agent {
         model: &model,
         recorder: None,
@@ -138,12 +140,9 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
             exec_timeout: Duration::from_secs(5),
             interrupts: &interrupts,
             files: &opsai::exec::fs::LocalFs,
-            backups: &backups,
-            files_config: &files_config,
-            kube_config: &kube_config,
             host: None,
         },
-        tools: Registry::agent(),
+        tools: Registry::agent(tools),
         settings: LoopSettings {
             model: "m".into(),
             max_iterations: steps as u32 + 1,

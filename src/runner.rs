@@ -29,7 +29,7 @@ use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::store::backups::Backups;
 use crate::tools::Interrupts;
-use crate::tools::{RunMode, Services};
+use crate::tools::{RunMode, Services, ToolsConfig};
 use crate::ui::render::Renderer;
 
 /// The configuration with the environment and the command line's `--model`/`--base-url` applied.
@@ -151,11 +151,13 @@ impl Parts {
             exec_timeout: Duration::from_secs(self.config.exec.timeout_s),
             interrupts,
             files: self.files.as_ref(),
-            backups: &self.backups,
-            files_config: &self.config.files,
-            kube_config: &self.config.kube,
             host: self.host.as_deref(),
         }
+    }
+
+    /// The agent's tools' own settings.
+    pub fn tools_config(&self) -> ToolsConfig {
+        ToolsConfig { files: self.config.files.clone(), backups: self.backups.clone(), kube: self.config.kube.clone() }
     }
 
     /// The run mode the configuration and these flags give.

@@ -175,7 +175,6 @@ fn respond(
         model: &model,
         audit: crate::runner::audit_log(&config, paths, redactor.clone()),
         redactor,
-        backups: crate::store::backups::Backups::new(paths.home.join("backups")),
         log,
         task: redactor.redact(&prepared.task),
         environment: redactor.redact(&environment),

@@ -149,9 +149,11 @@ impl Scenario {
             None => &NoApprover,
         };
         let interrupts = Interrupts::default();
-        let backups = crate::store::backups::Backups::new(dir.path().join("backups"));
-        let files_config = crate::config::FilesConfig::default();
-        let kube_config = crate::config::KubeConfig::default();
+        let tools = crate::tools::ToolsConfig {
+            files: crate::config::FilesConfig::default(),
+            backups: crate::store::backups::Backups::new(dir.path().join("backups")),
+            kube: crate::config::KubeConfig::default(),
+        };
         let mut agent = Agent {
             model: &model,
             recorder: None,
@@ -166,12 +168,9 @@ impl Scenario {
                 exec_timeout: Duration::from_secs(5),
                 interrupts: &interrupts,
                 files: &crate::exec::fs::LocalFs,
-                backups: &backups,
-                files_config: &files_config,
-                kube_config: &kube_config,
                 host: None,
             },
-            tools: Registry::agent(),
+            tools: Registry::agent(tools),
             settings: LoopSettings {
                 model: "test-model".into(),
                 max_iterations: self.max_iterations,

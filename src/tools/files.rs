@@ -10,16 +10,33 @@ mod read;
 mod text;
 mod write;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
 use super::gate::{self, Allowed, Proposal, Refusal, Verdict};
 use super::{RunState, Services, Tool, ToolContext, ToolEffect};
+use crate::config::FilesConfig;
 use crate::protocol::{AgentEvent, ApprovalDecision, Observation, ObservationStatus, Risk};
 use crate::store::audit::{AuditRecord, Confirmed};
+use crate::store::backups::Backups;
 
-/// The file tools, in the order they are offered.
-pub fn tools() -> Vec<Box<dyn Tool>> {
-    vec![Box::new(read::ReadFile), Box::new(write::WriteFile), Box::new(write::EditFile)]
+/// The file tools, in the order they are offered, with their limits and allowed places
+/// (`files.*`) and where they keep the previous content of what they change.
+pub fn tools(config: FilesConfig, backups: Backups) -> Vec<Box<dyn Tool>> {
+    let settings = Arc::new(Settings { config, backups });
+    vec![
+        Box::new(read::ReadFile(settings.clone())),
+        Box::new(write::WriteFile(settings.clone())),
+        Box::new(write::EditFile(settings)),
+    ]
+}
+
+/// What the file tools are given when the registry is built.
+#[derive(Debug)]
+struct Settings {
+    config: FilesConfig,
+    backups: Backups,
 }
 
 /// The audit log's worker for these tools: `file.read_file`.
@@ -152,13 +169,13 @@ impl<'c> Call<'c> {
 }
 
 /// The path checks for this call's machine, rules and working directory.
-fn guard<'g>(services: &'g Services, state: &'g RunState) -> paths::Guard<'g> {
-    paths::Guard { fs: services.files, config: services.files_config, policy: services.policy, cwd: &state.cwd }
+fn guard<'g>(services: &'g Services, settings: &'g Settings, state: &'g RunState) -> paths::Guard<'g> {
+    paths::Guard { fs: services.files, config: &settings.config, policy: services.policy, cwd: &state.cwd }
 }
 
 /// `files.max_size_mb` in bytes.
-fn size_limit(services: &Services) -> u64 {
-    services.files_config.max_size_mb.saturating_mul(1024 * 1024)
+fn size_limit(settings: &Settings) -> u64 {
+    settings.config.max_size_mb.saturating_mul(1024 * 1024)
 }
 
 /// An optional non-negative integer argument; models send `"3"` as often as `3`.

@@ -31,8 +31,6 @@ pub(super) struct Turn<'a> {
     pub model: &'a OpenAiClient,
     pub audit: AuditLog,
     pub redactor: &'a Redactor,
-    /// The widget offers no file tool; the store is there because every turn has one.
-    pub backups: crate::store::backups::Backups,
     pub log: &'a WidgetLog,
     /// The user message, redacted.
     pub task: String,
@@ -108,9 +106,6 @@ impl Turn<'_> {
             exec_timeout: PROBE_TIMEOUT.min(Duration::from_secs(self.config.exec.timeout_s)),
             interrupts: &interrupts,
             files: &crate::exec::fs::LocalFs,
-            backups: &self.backups,
-            files_config: &self.config.files,
-            kube_config: &self.config.kube,
             host: None,
         };
         let cwd = std::env::current_dir()

@@ -1,17 +1,19 @@
 //! `read_file`: a text file, or some of its lines, redacted, for the model. Safe unless the policy
 //! says the path holds secrets (then it asks, as `cat` of that path would).
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::paths::{Access, Refusal};
 use super::text;
-use super::{Call, guard, optional_count, size_limit};
+use super::{Call, Settings, guard, optional_count, size_limit};
 use crate::protocol::{ObservationStatus, Risk, ToolSpec};
 use crate::store::audit::Confirmed;
 use crate::tools::{Tool, ToolContext, ToolEffect, gate, invalid_arguments, string_arg};
 
-pub struct ReadFile;
+pub struct ReadFile(pub(super) Arc<Settings>);
 
 /// Characters of content the model gets: the first and last, with a marker between.
 const HEAD_CHARS: usize = 8000;
@@ -42,11 +44,11 @@ impl Tool for ReadFile {
     }
 
     fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect> {
-        Box::pin(read(id, args, ctx))
+        Box::pin(read(&self.0, id, args, ctx))
     }
 }
 
-async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> ToolEffect {
+async fn read<'c>(settings: &'c Settings, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> ToolEffect {
     let parsed = (|| {
         Ok::<_, String>((
             string_arg(args, "path")?,
@@ -59,7 +61,7 @@ async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> Too
         Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
     };
     let services = ctx.services;
-    let checked = guard(services, ctx.state).check(raw, Access::Read).await;
+    let checked = guard(services, settings, ctx.state).check(raw, Access::Read).await;
     let (summary, risk, reasons) = match &checked {
         Ok(target) => (format!("read_file {}", target.shown), target.risk, target.reasons.clone()),
         Err(_) => (format!("read_file {raw}"), Risk::Safe, Vec::new()),
@@ -72,7 +74,7 @@ async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> Too
         Err(Refusal::Failed(message)) => return call.failed(Confirmed::No, message),
     };
     let shown = &target.shown;
-    let limit = size_limit(services);
+    let limit = size_limit(settings);
     match services.files.metadata(&target.path).await {
         Ok(Some(meta)) if meta.is_file => {}
         Ok(Some(_)) => return call.failed(Confirmed::No, format!("{shown} is not a regular file (a directory?)")),

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use crate::approval::{ApprovalRequest, Approver, NoApprover, ScriptedApprover};
-use crate::config::{FilesConfig, KubeConfig};
+use crate::config::FilesConfig;
 use crate::exec::fs::{FileMeta, FileSystem, LocalFs};
 use crate::exec::{ExecError, ExecResult, Executor, OutputSink};
 use crate::llm::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelReply};
@@ -137,7 +137,6 @@ impl Harness {
         let backups = self.backups();
         let fs = HomeFs(self.home.clone());
         let policy = PolicyConfig::default();
-        let kube = KubeConfig::default();
         let services = Services {
             executor: &NoExecutor,
             approver,
@@ -149,14 +148,11 @@ impl Harness {
             exec_timeout: Duration::from_secs(5),
             interrupts: &interrupts,
             files: &fs,
-            backups: &backups,
-            files_config: &self.config,
-            kube_config: &kube,
             host: None,
         };
         let mut state = RunState { cwd: self.home.clone(), ..RunState::default() };
         let mut events = Vec::new();
-        let tools = super::tools();
+        let tools = super::tools(self.config.clone(), backups);
         let tool = tools.iter().find(|t| t.name() == tool).unwrap();
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let effect = runtime.block_on(async {
