@@ -7,6 +7,8 @@
 //! - The cache of generated templates lives in [`crate::store::templates`]; `opsai cache list|clear`
 //!   is [`cache_command`].
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod collect;
 pub mod explain;
 pub mod generate;

@@ -2,6 +2,8 @@
 //! `output` holds the pure parts (ANSI stripping, bounded capture, observation text). Never prints:
 //! live output goes to the `on_output` callback, which the UI renders.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod fs;
 pub mod output;
 pub mod pty;
