@@ -13,7 +13,7 @@ use futures_util::FutureExt;
 use tokio::signal::unix::Signal;
 
 use crate::agent::{Agent, AgentError, LoopSettings};
-use crate::approval::{Approver, NoApprover, TerminalApprover};
+use crate::approval::{Approver, NoApprover};
 use crate::cli::RunArgs;
 use crate::config::{Config, LlmField};
 use crate::context::EnvContext;
@@ -30,6 +30,7 @@ use crate::store::audit::AuditLog;
 use crate::store::backups::Backups;
 use crate::tools::Interrupts;
 use crate::tools::{RunMode, Services, ToolsConfig};
+use crate::ui::approve::TerminalApprover;
 use crate::ui::render::Renderer;
 
 /// The configuration with the environment and the command line's `--model`/`--base-url` applied.
