@@ -303,3 +303,6 @@ fn sandbox_for(services: &Services, action: &Action) -> Result<Option<SandboxPro
     }
     crate::sandbox::for_auto_run(auto.profile).map_err(|reason| format!("no sandbox on this machine ({reason})"))
 }
+
+#[cfg(test)]
+mod tests;
