@@ -1,12 +1,13 @@
 //! Test doubles for the seams, shared by the unit tests and the benches (a separate crate, hence
-//! public): a scripted `ChatModel`, a scripted `Executor` and a `FileSystem` with a chosen home.
-//! The approvers are the real `approval::ScriptedApprover` and `approval::NoApprover`.
+//! public): a scripted `ChatModel`, a scripted `Executor`, a `FileSystem` with a chosen home, and
+//! [`wait_until`], the deadline wait the tests use instead of sleeping. The approvers are the real
+//! `approval::ScriptedApprover` and `approval::NoApprover`.
 //! Not an API: nothing outside tests and benches uses it.
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
@@ -202,6 +203,22 @@ impl FileSystem for HomeFs {
     }
     fn home(&self) -> Option<PathBuf> {
         Some(self.0.clone())
+    }
+}
+
+/// Polls `condition` every 10 ms until it holds or `limit` has passed; whether it held. Meant
+/// for `assert!(wait_until(LIMIT, || …), "what did not happen: {state}")`, so a timeout fails with
+/// the state at that moment.
+pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
