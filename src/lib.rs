@@ -43,7 +43,7 @@ pub mod sandbox;
 pub mod store;
 /// Whether a person watches stderr/stdout, and whether colour is wanted.
 pub mod term;
-/// Scripted model, executor and file system for the unit tests and benches; not an API.
+/// Test doubles for the seams and the deadline wait, shared by unit tests, integration tests and benches; not an API.
 #[doc(hidden)]
 pub mod testing;
 /// The tools the model may call (`run_command`, `propose_command`) and their registry.
