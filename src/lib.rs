@@ -43,6 +43,9 @@ pub mod sandbox;
 pub mod store;
 /// Whether a person watches stderr/stdout, and whether colour is wanted.
 pub mod term;
+/// Test doubles for the seams and the deadline wait, shared by unit tests, integration tests and benches; not an API.
+#[doc(hidden)]
+pub mod testing;
 /// The tools the model may call (`run_command`, `propose_command`) and their registry.
 pub mod tools;
 /// Terminal rendering of results; the only place besides `main` that writes to the user.

@@ -10,6 +10,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::exec::ExecError;
+use crate::testing::wait_until;
 
 const MARK_VAR: &str = "OPSAI_EXEC_TEST_MARK";
 
@@ -82,15 +83,8 @@ fn marked_processes(mark: &str) -> Vec<String> {
 }
 
 fn assert_no_leftovers(mark: &str) {
-    let until = Instant::now() + Duration::from_secs(3);
-    loop {
-        let left = marked_processes(mark);
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < until, "processes left behind: {left:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let gone = wait_until(Duration::from_secs(3), || marked_processes(mark).is_empty());
+    assert!(gone, "processes left behind: {:?}", marked_processes(mark));
 }
 
 #[tokio::test]
