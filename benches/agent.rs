@@ -13,18 +13,14 @@ use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use futures_util::future::BoxFuture;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use opsai::agent::{Agent, LoopSettings};
 use opsai::approval::NoApprover;
-use opsai::exec::{ExecError, ExecResult, Executor, OutputSink};
-use opsai::llm::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelReply};
 use opsai::policy::PolicyConfig;
-use opsai::protocol::{CommandRequest, ToolCall};
 use opsai::redact::Redactor;
 use opsai::store::audit::AuditLog;
+use opsai::testing::{ScriptedExecutor, ScriptedModel, answer, tool_call};
 use opsai::tools::Interrupts;
 use opsai::tools::{Registry, RunMode, RunState, Services};
 
@@ -64,73 +60,26 @@ fn first_request_ms(home: &std::path::Path) -> Option<f64> {
     Some(elapsed)
 }
 
-struct InstantModel {
-    steps: usize,
-    calls: std::sync::atomic::AtomicUsize,
-}
-
-impl ChatModel for InstantModel {
-    fn complete<'a>(&'a self, _: &'a ChatRequest, _: DeltaSink<'a>) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        let n = self.calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let reply = if n < self.steps {
-            ModelReply {
-                tool_calls: vec![ToolCall {
-                    id: format!("call_{n}"),
-                    name: "run_command".into(),
-                    arguments: json!({"command": "git log --oneline -n 20 | grep -i fix", "why": "bench"}),
-                }],
-                ..ModelReply::default()
-            }
-        } else {
-            ModelReply { content: "done".into(), ..ModelReply::default() }
-        };
-        Box::pin(async move { Ok(reply) })
-    }
-    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
-        Box::pin(async { Ok(vec![]) })
-    }
-}
-
-struct InstantExecutor;
-
-impl Executor for InstantExecutor {
-    fn run<'a>(
-        &'a self,
-        _: &'a CommandRequest,
-        on_output: OutputSink<'a>,
-        _: CancellationToken,
-    ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
-        let output = "a1b2c3d fix: handle empty input\n".repeat(20);
-        on_output(output.as_bytes());
-        Box::pin(async move {
-            Ok(ExecResult {
-                exit_code: Some(0),
-                timed_out: false,
-                interrupted: false,
-                output_bytes: output.len() as u64,
-                output,
-                truncated_bytes: 0,
-                duration: Duration::ZERO,
-            })
-        })
-    }
-}
-
 /// Milliseconds of agent work per step over a turn of `steps` tool calls.
 fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
     let redactor = Arc::new(Redactor::new(vec![("API_TOKEN".to_owned(), "tok-1234567890".to_owned())]));
     let audit = AuditLog::new(dir.join("audit.log"), 10, 90, redactor.clone());
     let policy = PolicyConfig::default();
     let interrupts = Interrupts::default();
-    let model = InstantModel { steps, calls: Default::default() };
-    let backups = opsai::store::backups::Backups::new(dir.join("backups"));
-    let files_config = opsai::config::FilesConfig::default();
-    let kube_config = opsai::config::KubeConfig::default();
+    let command = json!({"command": "git log --oneline -n 20 | grep -i fix", "why": "bench"});
+    let calls = (0..steps).map(|n| Ok(tool_call(&format!("call_{n}"), "run_command", command.clone())));
+    let model = ScriptedModel::new(calls.chain([Ok(answer("done"))])).unrecorded();
+    let executor = ScriptedExecutor::printing(|_| (0, "a1b2c3d fix: handle empty input\n".repeat(20)));
+    let tools = opsai::tools::ToolsConfig {
+        files: opsai::config::FilesConfig::default(),
+        backups: opsai::store::backups::Backups::new(dir.join("backups")),
+        kube: opsai::config::KubeConfig::default(),
+    };
     let mut agent = Agent {
         model: &model,
         recorder: None,
         services: Services {
-            executor: &InstantExecutor,
+            executor: &executor,
             approver: &NoApprover,
             audit: &audit,
             redactor: &redactor,
@@ -140,12 +89,9 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
             exec_timeout: Duration::from_secs(5),
             interrupts: &interrupts,
             files: &opsai::exec::fs::LocalFs,
-            backups: &backups,
-            files_config: &files_config,
-            kube_config: &kube_config,
             host: None,
         },
-        tools: Registry::agent(),
+        tools: Registry::agent(tools),
         settings: LoopSettings {
             model: "m".into(),
             max_iterations: steps as u32 + 1,
@@ -164,9 +110,14 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
     started.elapsed().as_secs_f64() * 1000.0 / (steps as f64 + 1.0)
 }
 
-fn main() {
+fn main() -> std::process::ExitCode {
+    // The turn's Safe commands probe the sandbox by re-executing this binary as its helper;
+    // without this, each probe would run the whole bench again, and its probes again, unbounded.
+    if let Some(code) = opsai::sandbox::entry_from_args() {
+        return code;
+    }
     let full = std::env::args().any(|a| a == "--bench");
-    let Ok(dir) = tempfile::tempdir() else { return };
+    let Ok(dir) = tempfile::tempdir() else { return std::process::ExitCode::FAILURE };
     let (spawns, turns) = if full { (40, 30) } else { (1, 1) };
     let mut first: Vec<f64> = (0..spawns).filter_map(|_| first_request_ms(dir.path())).collect();
     let mut steps: Vec<f64> = (0..turns).map(|_| overhead_per_step_ms(dir.path(), 10)).collect();
@@ -182,4 +133,5 @@ fn main() {
     );
     println!("BENCH first_request_ms median={first_median:.2} min={first_min:.2} max={first_max:.2}");
     println!("BENCH step_overhead_ms median={step_median:.3} min={step_min:.3} max={step_max:.3}");
+    std::process::ExitCode::SUCCESS
 }

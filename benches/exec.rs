@@ -104,7 +104,7 @@ async fn run_executor(
     if result.exit_code != Some(0) {
         return Err(format!("executor run failed: {result:?}").into());
     }
-    Ok((elapsed, bytes, result.truncated_bytes))
+    Ok((elapsed, bytes, result.output.truncated_bytes))
 }
 
 fn run_script(command: &str) -> Result<Duration, Box<dyn std::error::Error>> {

@@ -49,7 +49,7 @@ fn time(
     let mut sink = |_: &[u8]| {};
     let result = runtime.block_on(executor.run(request, &mut sink, CancellationToken::new()))?;
     let ms = started.elapsed().as_secs_f64() * 1000.0;
-    assert_eq!(result.exit_code, Some(0), "{}: {}", request.command, result.output);
+    assert_eq!(result.exit_code, Some(0), "{}: {}", request.command, result.output.text());
     Ok(ms)
 }
 

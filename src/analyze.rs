@@ -7,6 +7,8 @@
 //! - The cache of generated templates lives in [`crate::store::templates`]; `opsai cache list|clear`
 //!   is `cmd::cache`.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod collect;
 pub mod generate;
 pub mod object;

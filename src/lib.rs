@@ -53,11 +53,15 @@ pub mod sandbox;
 pub mod store;
 /// Whether a person watches stderr/stdout, and whether colour is wanted.
 pub mod term;
+/// Test doubles for the seams and the deadline wait, shared by unit tests, integration tests and benches; not an API.
+#[doc(hidden)]
+pub mod testing;
 /// The tools the model may call and the registry each mode offers: `run_command`,
 /// `propose_command`, the structured read-only tools (find, grep, ps, ss, lsof, wget…), the file
 /// tools (read, write, edit), `analyze`, containers and Kubernetes (read-only).
 pub mod tools;
-/// Terminal rendering: agent events, Markdown answers, policy verdicts, session lists, styles.
+/// The terminal: agent events, Markdown answers, policy verdicts, session lists, styles, and the
+/// approval prompt (`ui::approve`, the terminal `Approver`).
 pub mod ui;
 /// Restoring the file the last file-tool change replaced (`opsai undo`, the REPL's `/undo`).
 pub mod undo;

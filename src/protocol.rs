@@ -215,6 +215,24 @@ pub struct Observation {
     pub duration_ms: u64,
 }
 
+/// How a tool call was decided: the `approval` event's `decision` (`"approved_for_session"`, …).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ApprovalDecision {
+    /// Nobody was asked: Safe, a widget probe, or Medium under `-y` / `/yes on`.
+    Auto,
+    Approved,
+    ApprovedForSession,
+    /// The user said no.
+    Denied,
+    /// By the policy (a deny rule, an unwritable audit log, the widget's probe rules, a blacklist,
+    /// a path check) or because no terminal could ask.
+    Refused,
+    DryRun,
+    /// `q` or Ctrl-C at the prompt: the turn ends.
+    Abort,
+}
+
 /// Everything the UI sees of a turn; also the `--json` line format (`{"type": "tool_call", …}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -234,11 +252,10 @@ pub enum AgentEvent {
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         reasons: Vec<String>,
     },
-    /// How a tool call was decided: `auto`, `approved`, `approved_for_session`, `edited`, `denied`,
-    /// `refused` (policy or no terminal), `dry_run`, `abort`.
+    /// How a tool call was decided.
     Approval {
         id: String,
-        decision: String,
+        decision: ApprovalDecision,
         command: String,
     },
     /// Live command output.
@@ -287,4 +304,28 @@ pub enum TurnOutcome {
     Proposed { command: String, assessment: Assessment },
     Aborted,
     StepLimit,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn approval_decisions_keep_their_json_names() {
+        let all = [
+            (ApprovalDecision::Auto, "auto"),
+            (ApprovalDecision::Approved, "approved"),
+            (ApprovalDecision::ApprovedForSession, "approved_for_session"),
+            (ApprovalDecision::Denied, "denied"),
+            (ApprovalDecision::Refused, "refused"),
+            (ApprovalDecision::DryRun, "dry_run"),
+            (ApprovalDecision::Abort, "abort"),
+        ];
+        for (decision, name) in all {
+            let event = AgentEvent::Approval { id: "c1".into(), decision, command: "ls".into() };
+            let line = serde_json::to_string(&event).unwrap();
+            assert_eq!(line, format!(r#"{{"type":"approval","id":"c1","decision":"{name}","command":"ls"}}"#));
+            assert_eq!(serde_json::from_str::<AgentEvent>(&line).unwrap(), event);
+        }
+    }
 }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::agent::LoopSettings;
-use crate::approval::{Approver, NoApprover, TerminalApprover};
+use crate::approval::{Approver, NoApprover};
 use crate::config::{Config, LlmConfig, LlmField};
 use crate::context::EnvContext;
 use crate::exec::Executor;
@@ -25,7 +25,8 @@ use crate::store::audit::AuditLog;
 use crate::store::backups::Backups;
 use crate::store::sessions::{SessionError, SessionStore};
 use crate::tools::Interrupts;
-use crate::tools::{RunMode, Services};
+use crate::tools::{RunMode, Services, ToolsConfig};
+use crate::ui::approve::TerminalApprover;
 
 /// What the command line may change in the model's configuration for one run.
 #[derive(Debug, Clone, Default)]
@@ -176,11 +177,13 @@ impl Parts {
             exec_timeout: Duration::from_secs(self.config.exec.timeout_s),
             interrupts,
             files: self.files.as_ref(),
-            backups: &self.backups,
-            files_config: &self.config.files,
-            kube_config: &self.config.kube,
             host: self.host.as_deref(),
         }
+    }
+
+    /// The agent's tools' own settings.
+    pub fn tools_config(&self) -> ToolsConfig {
+        ToolsConfig { files: self.config.files.clone(), backups: self.backups.clone(), kube: self.config.kube.clone() }
     }
 
     /// The run mode the configuration and these flags give.

@@ -3,6 +3,8 @@
 //! `run_turn` only emits `AgentEvent`s and answers through the seams it is given (model, executor,
 //! approver, audit); it never prints. Every tool call gets exactly one observation, linked by its id.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod history;
 pub mod prompt;
 

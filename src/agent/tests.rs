@@ -2,100 +2,21 @@
 //! approver, a real audit log in a temp dir. Each asserts on what the model was sent, what ran,
 //! what the user saw and what was audited.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use serde_json::json;
-use tokio_util::sync::CancellationToken;
 
 use super::{Agent, LoopSettings};
 use crate::approval::{Approver, NoApprover, ScriptedApprover};
-use crate::exec::{ExecError, ExecResult, Executor, OutputSink};
-use crate::llm::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelReply};
+use crate::llm::{ChatRequest, LlmError, ModelReply};
 use crate::policy::PolicyConfig;
-use crate::protocol::{AgentEvent, Approval, ChatMessage, CommandRequest, Role, ToolCall, TurnOutcome};
+use crate::protocol::{AgentEvent, Approval, ChatMessage, Role, ToolCall, TurnOutcome};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
+use crate::testing::{ScriptedExecutor, ScriptedModel, answer, command_call as call};
 use crate::tools::Interrupts;
 use crate::tools::{Registry, RunMode, RunState, Services};
-
-struct FakeModel {
-    replies: Mutex<Vec<Result<ModelReply, LlmError>>>,
-    requests: Mutex<Vec<ChatRequest>>,
-}
-
-impl FakeModel {
-    fn new(replies: Vec<Result<ModelReply, LlmError>>) -> Self {
-        Self { replies: Mutex::new(replies.into_iter().rev().collect()), requests: Mutex::new(Vec::new()) }
-    }
-    fn requests(&self) -> Vec<ChatRequest> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-impl ChatModel for FakeModel {
-    fn complete<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        _: DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        self.requests.lock().unwrap().push(request.clone());
-        let next =
-            self.replies.lock().unwrap().pop().unwrap_or_else(|| Err(LlmError::Protocol("script ran out".into())));
-        Box::pin(async move { next })
-    }
-    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
-        Box::pin(async { Ok(vec![]) })
-    }
-}
-
-/// Runs nothing: records the command and prints what the script says for it.
-struct FakeExecutor {
-    ran: Mutex<Vec<String>>,
-    output: fn(&str) -> (i32, String),
-}
-
-impl Executor for FakeExecutor {
-    fn run<'a>(
-        &'a self,
-        request: &'a CommandRequest,
-        on_output: OutputSink<'a>,
-        _: CancellationToken,
-    ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
-        self.ran.lock().unwrap().push(request.command.clone());
-        let (exit_code, output) = (self.output)(&request.command);
-        on_output(output.as_bytes());
-        Box::pin(async move {
-            Ok(ExecResult {
-                exit_code: Some(exit_code),
-                timed_out: false,
-                interrupted: false,
-                output_bytes: output.len() as u64,
-                output,
-                truncated_bytes: 0,
-                duration: Duration::from_millis(3),
-            })
-        })
-    }
-}
-
-fn call(id: &str, command: &str) -> ModelReply {
-    ModelReply {
-        content: String::new(),
-        reasoning: String::new(),
-        tool_calls: vec![ToolCall {
-            id: id.into(),
-            name: "run_command".into(),
-            arguments: json!({"command": command}),
-        }],
-        usage: None,
-    }
-}
-
-fn answer(text: &str) -> ModelReply {
-    ModelReply { content: text.into(), ..ModelReply::default() }
-}
 
 struct Run {
     outcome: TurnOutcome,
@@ -143,17 +64,19 @@ impl Scenario {
             dir.path().join("audit.log")
         };
         let audit = AuditLog::new(audit_path, 10, 90, redactor.clone());
-        let model = FakeModel::new(self.replies);
-        let executor = FakeExecutor { ran: Mutex::new(vec![]), output: self.output };
+        let model = ScriptedModel::new(self.replies);
+        let executor = ScriptedExecutor::printing(self.output);
         let scripted = self.approver.map(ScriptedApprover::new);
         let approver: &dyn Approver = match &scripted {
             Some(scripted) => scripted,
             None => &NoApprover,
         };
         let interrupts = Interrupts::default();
-        let backups = crate::store::backups::Backups::new(dir.path().join("backups"));
-        let files_config = crate::config::FilesConfig::default();
-        let kube_config = crate::config::KubeConfig::default();
+        let tools = crate::tools::ToolsConfig {
+            files: crate::config::FilesConfig::default(),
+            backups: crate::store::backups::Backups::new(dir.path().join("backups")),
+            kube: crate::config::KubeConfig::default(),
+        };
         let mut agent = Agent {
             model: &model,
             recorder: None,
@@ -168,12 +91,9 @@ impl Scenario {
                 exec_timeout: Duration::from_secs(5),
                 interrupts: &interrupts,
                 files: &crate::exec::fs::LocalFs,
-                backups: &backups,
-                files_config: &files_config,
-                kube_config: &kube_config,
                 host: None,
             },
-            tools: Registry::agent(),
+            tools: Registry::agent(tools),
             settings: LoopSettings {
                 model: "test-model".into(),
                 max_iterations: self.max_iterations,
@@ -193,7 +113,7 @@ impl Scenario {
         Run {
             outcome,
             requests: model.requests(),
-            ran: executor.ran.into_inner().unwrap(),
+            ran: executor.ran(),
             events,
             audit: std::fs::read_to_string(dir.path().join("audit.log")).unwrap_or_default(),
             refused_without_terminal,

@@ -93,7 +93,7 @@ impl Collector<'_> {
         let result = self.executor.run(&request, &mut sink, self.cancel.child_token()).await;
         let (exit, outcome) = match result {
             Ok(result) => {
-                let output = self.redactor.redact(&result.output);
+                let output = self.redactor.redact(&result.output.text());
                 let outcome = if result.timed_out {
                     Err("timed out".to_owned())
                 } else if result.interrupted {
@@ -155,43 +155,18 @@ fn cut(text: &str, chars: usize) -> String {
 mod tests {
     use std::sync::Arc;
 
-    use futures_util::future::BoxFuture;
-
     use super::*;
-    use crate::exec::{ExecError, ExecResult, OutputSink};
+    use crate::exec::{ExecError, ExecResult};
+    use crate::testing::{ScriptedExecutor, exited};
 
     /// Answers by command: `slow` times out, `fail` exits 1, `boom` cannot start, anything else prints.
-    struct Canned;
-
-    impl Executor for Canned {
-        fn run<'a>(
-            &'a self,
-            request: &'a CommandRequest,
-            _on_output: OutputSink<'a>,
-            _cancel: CancellationToken,
-        ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
-            Box::pin(async move {
-                let mut result = ExecResult {
-                    exit_code: Some(0),
-                    timed_out: false,
-                    interrupted: false,
-                    output: format!("out of {} TOKEN=hunter2secret\n", request.command),
-                    truncated_bytes: 0,
-                    output_bytes: 0,
-                    duration: Duration::from_millis(1),
-                };
-                match request.command.as_str() {
-                    "slow" => result.timed_out = true,
-                    "fail" => {
-                        result.exit_code = Some(1);
-                        result.output = "no such container\n".into();
-                    }
-                    "boom" => return Err(ExecError::Spawn("no bash".into())),
-                    _ => {}
-                }
-                Ok(result)
-            })
-        }
+    fn canned() -> ScriptedExecutor {
+        ScriptedExecutor::new(|command| match command {
+            "slow" => Ok(ExecResult { timed_out: true, exit_code: None, ..exited(0, "") }),
+            "fail" => Ok(exited(1, "no such container\n")),
+            "boom" => Err(ExecError::Spawn("no bash".into())),
+            _ => Ok(exited(0, format!("out of {command} TOKEN=hunter2secret\n"))),
+        })
     }
 
     #[tokio::test]
@@ -200,8 +175,9 @@ mod tests {
         let dir = tmp.path().to_owned();
         let redactor = Arc::new(Redactor::new([("TOKEN".to_owned(), "hunter2secret".to_owned())]));
         let audit = AuditLog::new(dir.join("audit.log"), 10, 30, redactor.clone());
+        let executor = canned();
         let collector = Collector {
-            executor: &Canned,
+            executor: &executor,
             redactor: &redactor,
             audit: &audit,
             session: "s1".into(),

@@ -5,6 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use pretty_assertions::assert_eq;
 
 use super::*;
+use crate::testing::wait_until;
 
 fn sample() -> EnvContext {
     EnvContext {
@@ -179,6 +180,7 @@ fn collect_uses_a_fresh_cache_without_probing() {
     given.refresh_docker = true;
     given.probe_budget = Duration::from_millis(200);
     assert_eq!(EnvContext::collect(&given).docker, running);
+    // No signal marks a probe that never starts: give a wrong one the time to show itself.
     std::thread::sleep(Duration::from_millis(50));
     assert!(!bin.path().join("docker.ran").exists(), "docker info must not run while the cache is fresh");
 }
@@ -273,10 +275,7 @@ fn for_process_reads_this_process() {
     // With a real docker on PATH the probe writes its cache in the background; removing the home
     // before then would let that write create it again and leave it in $TMPDIR.
     if probe::find_on_path("docker", &std::env::var("PATH").unwrap_or_default()).is_some() {
-        let deadline = Instant::now() + docker::PROBE_LIMIT + Duration::from_secs(10);
-        while !docker::cache_path(home.path()).exists() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let _ = wait_until(docker::PROBE_LIMIT + Duration::from_secs(10), || docker::cache_path(home.path()).exists());
     }
 }
 
@@ -288,7 +287,9 @@ fn start_then_finish_takes_what_arrived_in_between() {
     given.refresh_docker = true;
     given.probe_budget = Duration::from_millis(1);
     let pending = EnvContext::start(&given);
-    std::thread::sleep(Duration::from_millis(500));
+    // The probe writes the cache just before it answers.
+    let cache = docker::cache_path(home.path());
+    assert!(wait_until(Duration::from_secs(30), || cache.exists()), "the docker probe never finished");
     let context = pending.finish();
     assert_eq!(context.docker, DockerStatus::Running { summary: "server 1.0, 0 containers (0 running)".to_owned() });
 }

@@ -2,6 +2,8 @@
 //! `output` holds the pure parts (ANSI stripping, bounded capture, observation text). Never prints:
 //! live output goes to the `on_output` callback, which the UI renders.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod fs;
 pub mod output;
 pub mod pty;
@@ -23,13 +25,10 @@ pub struct ExecResult {
     pub timed_out: bool,
     /// Cancelled through the token (Ctrl-C).
     pub interrupted: bool,
-    /// Bounded, ANSI-stripped, CRLF-normalized capture (not yet redacted).
-    pub output: String,
-    /// Bytes dropped between the kept head and tail.
-    pub truncated_bytes: u64,
-    /// What the command printed, in bytes of cleaned text (escapes dropped, `\r\n` as `\n`), kept
+    /// Bounded, ANSI-stripped, CRLF-normalized capture (not yet redacted). Its `total_bytes` is
+    /// what the command printed, in bytes of cleaned text (escapes dropped, `\r\n` as `\n`), kept
     /// or dropped: what a person would call its output, without the PTY's additions.
-    pub output_bytes: u64,
+    pub output: output::Captured,
     pub duration: Duration,
 }
 

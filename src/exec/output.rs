@@ -2,9 +2,10 @@
 //!
 //! [`Capture`] takes the raw PTY bytes in chunks of any size and keeps the first `head` and the
 //! last `tail` characters of the cleaned text (escape sequences dropped, `\r\n` → `\n`, `\r` redraws
-//! applied; see `clean`), joined by `... [N bytes truncated] ...`. N counts the UTF-8 bytes of
-//! cleaned text that were dropped, so `kept + N` is the size of the whole cleaned output. Memory is
-//! O(head + tail + one line) whatever the output size.
+//! applied; see `clean`), as data: [`Captured`] has the head, the tail and the number N of UTF-8
+//! bytes of cleaned text dropped between them, so `kept + N` is the size of the whole cleaned
+//! output. [`Captured::text`] joins them with `... [N bytes truncated] ...` ([`join_cut`], the one
+//! place that writes the marker). Memory is O(head + tail + one line) whatever the output size.
 //!
 //! [`observation_text`] is seed 003 §2.3's tool content with a header line. A PTY merges stderr
 //! into stdout, so the body is the combined output as the terminal showed it; the `[ERROR]: `
@@ -35,12 +36,58 @@ pub struct Capture {
 /// The finished capture.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Captured {
-    /// Head, truncation marker (when anything was dropped) and tail.
-    pub text: String,
+    /// The first characters kept: the whole output when nothing was dropped.
+    pub head: String,
+    /// The last characters kept, after the dropped middle; empty when nothing was dropped.
+    pub tail: String,
     /// Bytes of cleaned text dropped between head and tail.
     pub truncated_bytes: u64,
     /// Bytes of the whole cleaned output, kept or not.
     pub total_bytes: u64,
+}
+
+impl Captured {
+    /// An output kept whole.
+    pub fn whole(text: impl Into<String>) -> Self {
+        let head = text.into();
+        Self { total_bytes: head.len() as u64, head, tail: String::new(), truncated_bytes: 0 }
+    }
+
+    /// Head, truncation marker (when anything was dropped) and tail, as the model reads them.
+    pub fn text(&self) -> String {
+        join_cut(&self.head, self.truncated_bytes, &self.tail)
+    }
+
+    /// The same capture with `f` applied to the head and the tail (redaction).
+    pub fn map(&self, mut f: impl FnMut(&str) -> String) -> Self {
+        Self { head: f(&self.head), tail: f(&self.tail), ..*self }
+    }
+}
+
+impl From<String> for Captured {
+    fn from(text: String) -> Self {
+        Self::whole(text)
+    }
+}
+
+impl From<&str> for Captured {
+    fn from(text: &str) -> Self {
+        Self::whole(text)
+    }
+}
+
+/// `head`, then `... [N bytes truncated] ...` on a line of its own when `truncated` bytes were
+/// left out, then `tail`.
+pub fn join_cut(head: &str, truncated: u64, tail: &str) -> String {
+    let mut text = head.to_owned();
+    if truncated > 0 {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("... [{truncated} bytes truncated] ...\n"));
+    }
+    text.push_str(tail);
+    text
 }
 
 impl Capture {
@@ -72,7 +119,7 @@ impl Default for Capture {
 pub fn clean_text(bytes: &[u8]) -> String {
     let mut capture = Capture::new(usize::MAX, 0);
     capture.push(bytes);
-    capture.finish().text
+    capture.finish().head
 }
 
 /// The first `head` characters, and a sliding window over the last `tail`: the window grows to
@@ -141,15 +188,12 @@ impl HeadTail {
 
     fn finish(mut self) -> Captured {
         self.cut_tail();
-        let mut text = self.head;
-        if self.truncated > 0 {
-            if !text.is_empty() && !text.ends_with('\n') {
-                text.push('\n');
-            }
-            text.push_str(&format!("... [{} bytes truncated] ...\n", self.truncated));
+        let (mut head, mut tail) = (self.head, self.tail);
+        if self.truncated == 0 {
+            head.push_str(&tail);
+            tail.clear();
         }
-        text.push_str(&self.tail);
-        Captured { text, truncated_bytes: self.truncated, total_bytes: self.total }
+        Captured { head, tail, truncated_bytes: self.truncated, total_bytes: self.total }
     }
 }
 

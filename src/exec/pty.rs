@@ -255,16 +255,7 @@ fn finished(
     interrupted: bool,
     capture: Capture,
 ) -> ExecResult {
-    let captured = capture.finish();
-    ExecResult {
-        exit_code,
-        timed_out,
-        interrupted,
-        output: captured.text,
-        truncated_bytes: captured.truncated_bytes,
-        output_bytes: captured.total_bytes,
-        duration: started.elapsed(),
-    }
+    ExecResult { exit_code, timed_out, interrupted, output: capture.finish(), duration: started.elapsed() }
 }
 
 /// The state of one run between events.

@@ -9,7 +9,7 @@
 //! Nothing stored is lost when the grace runs out: every message is written to the sessions
 //! database as the agent produces it (each in its own transaction), so only the result of a tool
 //! call that never finished is missing, and `conversation::repair` fills that in on resume. An
-//! approval prompt is not such a case: [`crate::approval::stop_prompts`] answers it like a Ctrl-C,
+//! approval prompt is not such a case: [`crate::ui::approve::stop_prompts`] answers it like a Ctrl-C,
 //! so its `CONFIRMED: no` audit line is written and the turn ends well within the grace.
 //!
 //! This is the one place that calls `process::exit`, and it belongs to the modes: when the signal
@@ -54,7 +54,7 @@ impl Stop {
             let had_turn = turn.is_some();
             if let Some(turn) = turn {
                 warn(&format!("{name} received: stopping the turn and its command (exit {code})"));
-                crate::approval::stop_prompts();
+                crate::ui::approve::stop_prompts();
                 turn.cancel();
                 tokio::time::sleep(GRACE).await;
             }

@@ -8,6 +8,8 @@
 //! Pure and deterministic: no I/O, no environment, no printing. Fails closed: anything not known
 //! to be read-only is at least Medium; anything that cannot be parsed is High.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 mod engine;
 mod invocation;
 pub(crate) mod parse;

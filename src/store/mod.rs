@@ -6,6 +6,8 @@
 //! - [`sessions`]: conversations and messages in SQLite, written as they happen, shared by processes.
 //! - [`templates`]: the analyze-template cache (seed 001), atomic saves, a corrupt file moved aside.
 
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod audit;
 pub mod backups;
 pub mod sessions;

@@ -10,16 +10,33 @@ mod read;
 mod text;
 mod write;
 
+use std::sync::Arc;
+
 use serde_json::Value;
 
+use super::gate::{self, Allowed, Proposal, Refusal, Verdict};
 use super::{RunState, Services, Tool, ToolContext, ToolEffect};
-use crate::approval::ApprovalRequest;
-use crate::protocol::{AgentEvent, Approval, Observation, ObservationStatus, Risk};
+use crate::config::FilesConfig;
+use crate::protocol::{AgentEvent, ApprovalDecision, Observation, ObservationStatus, Risk};
 use crate::store::audit::{AuditRecord, Confirmed};
+use crate::store::backups::Backups;
 
-/// The file tools, in the order they are offered.
-pub fn tools() -> Vec<Box<dyn Tool>> {
-    vec![Box::new(read::ReadFile), Box::new(write::WriteFile), Box::new(write::EditFile)]
+/// The file tools, in the order they are offered, with their limits and allowed places
+/// (`files.*`) and where they keep the previous content of what they change.
+pub fn tools(config: FilesConfig, backups: Backups) -> Vec<Box<dyn Tool>> {
+    let settings = Arc::new(Settings { config, backups });
+    vec![
+        Box::new(read::ReadFile(settings.clone())),
+        Box::new(write::WriteFile(settings.clone())),
+        Box::new(write::EditFile(settings)),
+    ]
+}
+
+/// What the file tools are given when the registry is built.
+#[derive(Debug)]
+struct Settings {
+    config: FilesConfig,
+    backups: Backups,
 }
 
 /// The audit log's worker for these tools: `file.read_file`.
@@ -35,21 +52,6 @@ struct Call<'c> {
     /// What the user sees and the audit log records: `edit_file ~/test/a.sh`.
     summary: String,
     risk: Risk,
-}
-
-/// How the change came to be allowed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Allowed {
-    /// No one was asked (Safe, or `-y` for Medium).
-    Auto,
-    /// A person said yes.
-    Asked,
-}
-
-enum Verdict {
-    Go(Allowed),
-    Refuse { decision: &'static str, status: ObservationStatus, message: String },
-    Abort,
 }
 
 impl<'c> Call<'c> {
@@ -80,74 +82,8 @@ impl<'c> Call<'c> {
         (self.ctx.events)(AgentEvent::Output { id: self.id.to_owned(), chunk: text });
     }
 
-    /// Asks when the rules say so. The same rules as `run_command`: dry run and no terminal refuse,
-    /// `-y` covers Medium, High always asks; no "always" grant for file changes.
-    fn decide(&mut self, reasons: &[String], detail: Option<String>) -> Verdict {
-        let services = self.ctx.services;
-        let risk = self.risk;
-        let refuse = |message: String| Verdict::Refuse {
-            decision: "refused",
-            status: ObservationStatus::DeniedByPolicy,
-            message,
-        };
-        if services.mode.dry_run {
-            return Verdict::Refuse {
-                decision: "dry_run",
-                status: ObservationStatus::DeniedByPolicy,
-                message: format!("dry run: not done (risk {risk})"),
-            };
-        }
-        if services.mode.probe_limit.is_some() && risk > Risk::Safe {
-            return refuse(format!("refused: only read-only probes run here and this is {risk}"));
-        }
-        if risk > Risk::Safe
-            && let Err(err) = services.audit.check_writable()
-        {
-            return refuse(format!("refused: the audit log cannot be written, so nothing above safe runs ({err})"));
-        }
-        if (risk == Risk::Safe && services.mode.auto_approve_safe)
-            || (risk == Risk::Medium && services.mode.approve_medium)
-        {
-            return Verdict::Go(Allowed::Auto);
-        }
-        if !services.approver.interactive() {
-            self.ctx.state.refused_without_terminal = true;
-            return refuse(format!("refused: {risk} requires confirmation in a terminal"));
-        }
-        let request = ApprovalRequest {
-            command: self.summary.clone(),
-            display: None,
-            risk,
-            reasons: reasons.to_vec(),
-            why: None,
-            grant: None,
-            host: services.host.map(str::to_owned),
-            detail,
-        };
-        match tokio::task::block_in_place(|| services.approver.ask(&request)) {
-            Approval::Approved | Approval::ApprovedForSession => Verdict::Go(Allowed::Asked),
-            Approval::Denied => Verdict::Refuse {
-                decision: "denied",
-                status: ObservationStatus::DeniedByUser,
-                message: "the user declined this change".into(),
-            },
-            Approval::Edited(text) => Verdict::Refuse {
-                decision: "denied",
-                status: ObservationStatus::DeniedByUser,
-                message: format!("the user declined this change and wrote instead: {text}"),
-            },
-            Approval::Abort => {
-                if services.approver.interrupted() {
-                    services.interrupts.interrupt();
-                }
-                Verdict::Abort
-            }
-        }
-    }
-
-    fn approval_event(&mut self, decision: &str) {
-        let event =
-            AgentEvent::Approval { id: self.id.into(), decision: decision.into(), command: self.summary.clone() };
+    fn approval_event(&mut self, decision: ApprovalDecision) {
+        let event = AgentEvent::Approval { id: self.id.into(), decision, command: self.summary.clone() };
         (self.ctx.events)(event);
     }
 
@@ -197,10 +133,10 @@ impl<'c> Call<'c> {
     }
 
     /// A refusal or failure before anything was done.
-    fn refuse(&mut self, status: ObservationStatus, decision: &str, message: String) -> ToolEffect {
-        self.approval_event(decision);
-        let confirmed = if decision == "dry_run" { Confirmed::DryRun } else { Confirmed::No };
-        self.finish(status, None, confirmed, message)
+    fn refuse(&mut self, refusal: Refusal) -> ToolEffect {
+        self.approval_event(refusal.decision);
+        let confirmed = refusal.confirmed();
+        self.finish(refusal.status, None, confirmed, refusal.message)
     }
 
     /// An I/O failure while doing what was allowed.
@@ -208,16 +144,23 @@ impl<'c> Call<'c> {
         self.finish(ObservationStatus::Ran, None, confirmed, format!("[ERROR]: {message}"))
     }
 
-    /// Runs the approval and reports a refusal; `Ok` says how it was allowed.
+    /// Runs the approval gate and reports a refusal; `Ok` says how it was allowed.
     fn approve(&mut self, reasons: &[String], detail: Option<String>) -> Result<Allowed, Box<ToolEffect>> {
-        match self.decide(reasons, detail) {
-            Verdict::Go(allowed) => {
-                self.approval_event(if allowed == Allowed::Auto { "auto" } else { "approved" });
+        let proposal = Proposal::file(&self.summary, self.risk, reasons, detail);
+        match gate::decide(self.ctx.services, self.ctx.state, &proposal) {
+            Verdict::Run(allowed) => {
+                self.approval_event(allowed.decision());
                 Ok(allowed)
             }
-            Verdict::Refuse { decision, status, message } => Err(Box::new(self.refuse(status, decision, message))),
+            Verdict::Refuse(refusal) => Err(Box::new(self.refuse(refusal))),
+            // A change is not edited at the prompt: what the user typed goes back to the model.
+            Verdict::Edited(text) => {
+                let mut refusal = gate::declined("this change");
+                refusal.message = format!("{} and wrote instead: {text}", refusal.message);
+                Err(Box::new(self.refuse(refusal)))
+            }
             Verdict::Abort => {
-                self.approval_event("abort");
+                self.approval_event(ApprovalDecision::Abort);
                 let _ = self.finish(ObservationStatus::DeniedByUser, None, Confirmed::No, "aborted by the user".into());
                 Err(Box::new(ToolEffect::Abort))
             }
@@ -225,23 +168,14 @@ impl<'c> Call<'c> {
     }
 }
 
-impl Allowed {
-    fn confirmed(self) -> Confirmed {
-        match self {
-            Allowed::Auto => Confirmed::Auto,
-            Allowed::Asked => Confirmed::Yes,
-        }
-    }
-}
-
 /// The path checks for this call's machine, rules and working directory.
-fn guard<'g>(services: &'g Services, state: &'g RunState) -> paths::Guard<'g> {
-    paths::Guard { fs: services.files, config: services.files_config, policy: services.policy, cwd: &state.cwd }
+fn guard<'g>(services: &'g Services, settings: &'g Settings, state: &'g RunState) -> paths::Guard<'g> {
+    paths::Guard { fs: services.files, config: &settings.config, policy: services.policy, cwd: &state.cwd }
 }
 
 /// `files.max_size_mb` in bytes.
-fn size_limit(services: &Services) -> u64 {
-    services.files_config.max_size_mb.saturating_mul(1024 * 1024)
+fn size_limit(settings: &Settings) -> u64 {
+    settings.config.max_size_mb.saturating_mul(1024 * 1024)
 }
 
 /// An optional non-negative integer argument; models send `"3"` as often as `3`.

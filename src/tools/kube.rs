@@ -12,13 +12,16 @@ mod plan;
 mod tests;
 mod values;
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::run_command::{self, Caller};
 use super::{Tool, ToolContext, ToolEffect, invalid_arguments};
+use crate::config::KubeConfig;
 use crate::policy::{self, quote_word};
-use crate::protocol::{AgentEvent, Observation, ObservationStatus, ToolSpec};
+use crate::protocol::{AgentEvent, ApprovalDecision, Observation, ObservationStatus, ToolSpec};
 use crate::store::audit::{AuditRecord, Confirmed};
 
 pub use plan::{Plan, Scope, TIMEOUT_S, build};
@@ -46,17 +49,24 @@ impl Kube {
     ];
 }
 
-/// The Kubernetes tools, in the order they are offered.
-pub fn tools() -> Vec<Box<dyn Tool>> {
-    Kube::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>).collect()
+/// The Kubernetes tools, in the order they are offered, with the refusals of `kube.*`.
+pub fn tools(config: KubeConfig) -> Vec<Box<dyn Tool>> {
+    let config = Arc::new(config);
+    Kube::ALL.into_iter().map(|kind| Box::new(KubeTool { kind, config: config.clone() }) as Box<dyn Tool>).collect()
+}
+
+/// One Kubernetes tool as offered: its kind and the user's `kube.*` settings.
+pub struct KubeTool {
+    pub kind: Kube,
+    config: Arc<KubeConfig>,
 }
 
 /// Told to the model with every tool, so it does not try what will be refused.
 const READ_ONLY: &str = "Read-only (kubectl). Refused: Secrets, the kube-system, kube-public and kube-node-lease \
                          namespaces (or as configured), and any change to the cluster.";
 
-impl Tool for Kube {
-    fn name(&self) -> &'static str {
+impl Kube {
+    pub fn name(self) -> &'static str {
         match self {
             Kube::ListPods => "list_pods",
             Kube::PodLogs => "get_pod_logs",
@@ -68,7 +78,7 @@ impl Tool for Kube {
         }
     }
 
-    fn spec(&self) -> ToolSpec {
+    pub fn spec(self) -> ToolSpec {
         let namespace = json!({"type": "string", "description": "The namespace (default \"default\")."});
         let any_namespace = json!({"type": "string",
             "description": "The namespace (default \"default\"); \"all\" for every namespace opsai may read."});
@@ -125,17 +135,27 @@ impl Tool for Kube {
         };
         ToolSpec { name: self.name().into(), description: format!("{description} {READ_ONLY}"), parameters }
     }
+}
+
+impl Tool for KubeTool {
+    fn name(&self) -> &'static str {
+        self.kind.name()
+    }
+
+    fn spec(&self) -> ToolSpec {
+        self.kind.spec()
+    }
 
     fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect> {
         Box::pin(async move {
-            let config = ctx.services.kube_config;
-            let plan = match build(*self, args, config) {
+            let config = &self.config;
+            let plan = match build(self.kind, args, config) {
                 Ok(plan) => plan,
                 Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
             };
             let command = plan.argv.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ");
-            if let Some(reason) = blacklist::refusal(*self, &plan, config) {
-                return refuse(*self, id, args, &command, &reason, ctx);
+            if let Some(reason) = blacklist::refusal(self.kind, &plan, config) {
+                return refuse(self.kind, id, args, &command, &reason, ctx);
             }
             // Over SSH kubectl runs on the host, whose PATH only the host knows.
             if ctx.services.host.is_none() && !kubectl_available() {
@@ -164,7 +184,11 @@ fn refuse(tool: Kube, id: &str, args: &Value, command: &str, reason: &str, ctx: 
         risk: Some(assessment.risk),
         reasons: vec![message.clone()],
     });
-    events(AgentEvent::Approval { id: id.into(), decision: "refused".into(), command: assessment.sanitized.clone() });
+    events(AgentEvent::Approval {
+        id: id.into(),
+        decision: ApprovalDecision::Refused,
+        command: assessment.sanitized.clone(),
+    });
     let record = AuditRecord {
         session: services.session.clone(),
         input: input.to_owned(),

@@ -4,6 +4,7 @@
 pub mod analyze;
 pub mod containers;
 pub mod files;
+pub mod gate;
 pub mod grant;
 pub mod kube;
 pub mod propose;
@@ -86,7 +87,8 @@ impl Interrupts {
     }
 }
 
-/// The services a tool may use, shared by every call of a turn.
+/// The seams every tool may use, shared by every call of a turn. A tool's own settings are given
+/// to it when the registry is built ([`ToolsConfig`]).
 pub struct Services<'a> {
     pub executor: &'a dyn Executor,
     pub approver: &'a dyn Approver,
@@ -99,12 +101,6 @@ pub struct Services<'a> {
     pub interrupts: &'a Interrupts,
     /// Files on the machine commands run on (this one, or the SSH host).
     pub files: &'a dyn crate::exec::fs::FileSystem,
-    /// Where the file tools keep the previous content of what they change.
-    pub backups: &'a crate::store::backups::Backups,
-    /// The file tools' limits and allowed places (`files.*`).
-    pub files_config: &'a crate::config::FilesConfig,
-    /// The Kubernetes tools' refusals (`kube.*`).
-    pub kube_config: &'a crate::config::KubeConfig,
     /// `--ssh-host`/`/host`: commands and files are on this host; `None` is this machine.
     pub host: Option<&'a str>,
 }
@@ -138,6 +134,17 @@ pub trait Tool: Send + Sync {
     fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect>;
 }
 
+/// The settings of the tools that have their own, given when the registry is built.
+#[derive(Debug, Clone)]
+pub struct ToolsConfig {
+    /// The file tools' limits and allowed places (`files.*`).
+    pub files: crate::config::FilesConfig,
+    /// Where the file tools keep the previous content of what they change.
+    pub backups: crate::store::backups::Backups,
+    /// The Kubernetes tools' refusals (`kube.*`).
+    pub kube: crate::config::KubeConfig,
+}
+
 /// The tools offered in one mode.
 pub struct Registry {
     tools: Vec<Box<dyn Tool>>,
@@ -145,12 +152,12 @@ pub struct Registry {
 
 impl Registry {
     /// The agent's tools: run commands, analyze an ops object, the structured and the container tools.
-    pub fn agent() -> Self {
+    pub fn agent(config: ToolsConfig) -> Self {
         let mut tools: Vec<Box<dyn Tool>> = vec![Box::new(run_command::RunCommand), Box::new(analyze::Analyze)];
         tools.extend(structured::Structured::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>));
         tools.extend(containers::Container::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>));
-        tools.extend(files::tools());
-        tools.extend(kube::tools());
+        tools.extend(files::tools(config.files, config.backups));
+        tools.extend(kube::tools(config.kube));
         Self { tools }
     }
 

@@ -1,41 +1,24 @@
-//! `run_command`: sanitize → assess → approve → run in a PTY (in the OS sandbox when nobody said yes)
-//! → bounded, redacted observation → one audit line. What runs is exactly the sanitized command the
-//! user was shown.
+//! `run_command`, and every tool that builds a command line, in four steps: assess (arguments
+//! checked, the line sanitized and rated) → gate (`tools::gate`: approved, refused or edited and
+//! assessed again) → execute (in a PTY, in the OS sandbox when nobody said yes) → observe (bounded,
+//! redacted observation, one audit line). What runs is exactly the sanitized command the user was shown.
 
-use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+mod assess;
+mod execute;
+mod observe;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
-use super::{RunState, Services, Tool, ToolContext, ToolEffect, invalid_arguments, optional_string, string_arg};
-use crate::approval::ApprovalRequest;
-use crate::exec::output::observation_text;
-use crate::policy::{self, sanitize};
-use crate::protocol::{
-    AgentEvent, Approval, Assessment, CommandRequest, Decision, Observation, ObservationStatus, Risk, SandboxProfile,
-    ToolSpec,
-};
-use crate::store::audit::{AuditRecord, Confirmed};
+use self::assess::Planned;
+use super::gate::{self, Allowed, Proposal, Refusal, Verdict};
+use super::{RunState, Services, Tool, ToolContext, ToolEffect};
+use crate::protocol::{AgentEvent, ApprovalDecision, Assessment, Observation, ToolSpec};
+use crate::store::audit::{AuditError, AuditRecord, Confirmed};
+
+pub use self::observe::SANDBOX_HINT;
 
 pub struct RunCommand;
-
-/// How a command came to be allowed, for the audit log, the `approval` event and the sandbox.
-enum Allowed {
-    /// Safe, or a widget probe: nobody was asked, so it runs in this sandbox (`None` only when the
-    /// user switched the sandbox off, or on a remote host where none can be applied).
-    Auto(Option<SandboxProfile>),
-    /// Medium under `-y` / `/yes on`: the user approved it up front; unsandboxed.
-    Flag,
-    Yes,
-    Session,
-}
-
-/// Added to the observation of a sandboxed command that failed, so the model re-proposes it for
-/// approval instead of retrying it in the sandbox.
-pub const SANDBOX_HINT: &str = "[sandbox]: this command ran in the read-only sandbox (no writes, no network, \
-                                secret files unreadable); if it failed because of that, propose it again with \
-                                \"sandbox\": false and the user will be asked";
 
 impl Tool for RunCommand {
     fn name(&self) -> &'static str {
@@ -82,436 +65,116 @@ impl Caller<'_> {
 /// Runs `args.command` through the policy, the approval and the executor, on behalf of `caller`.
 pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
     let ToolContext { services, state, events, input, .. } = ctx;
-    let command = match string_arg(args, "command") {
-        Ok(command) => command.to_owned(),
-        Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
+    let mut call = Call { caller, id, services, events, input };
+    let mut planned = match assess::assess(&mut call, args, &state.cwd) {
+        Ok(planned) => planned,
+        Err(invalid) => return ToolEffect::Observe(invalid),
     };
-    let why = optional_string(args, "why");
-    // Only ever adds a prompt: `false` takes the command out of the no-questions path.
-    let sandbox_refused = args.get("sandbox").and_then(Value::as_bool) == Some(false);
-    // Model-written lines get the strict sandbox; opsai's own tools build their argv from checked
-    // values and keep the network and credentials they need.
-    let profile = if caller.tool == Caller::RUN_COMMAND.tool { SandboxProfile::Strict } else { SandboxProfile::Tool };
-    // A tool may ask for a shorter limit than `exec.timeout_s` (the Kubernetes tools: 30 s), never a longer one.
-    let timeout = args
-        .get("timeout_s")
-        .and_then(Value::as_u64)
-        .filter(|&seconds| seconds > 0)
-        .map_or(services.exec_timeout, |seconds| Duration::from_secs(seconds).min(services.exec_timeout));
-    let cwd = match optional_string(args, "cwd") {
-        Some(dir) => resolve(&state.cwd, &dir),
-        None => state.cwd.clone(),
+    let allowed = match approve(&mut call, state, &mut planned) {
+        Ok(allowed) => allowed,
+        Err(effect) => return *effect,
     };
-    let mut assessment = policy::assess(&command, services.policy);
-    events(AgentEvent::ToolCall {
-        id: id.to_owned(),
-        tool: caller.tool.into(),
-        args: args.clone(),
-        command: Some(assessment.sanitized.clone()),
-        risk: Some(assessment.risk),
-        reasons: assessment.reasons.clone(),
-    });
-    let audit = |assessment: &Assessment, confirmed: Confirmed, exit: Option<i32>, output: &str| AuditRecord {
-        session: services.session.clone(),
-        input: input.to_owned(),
-        tool: format!("{}.{}", caller.worker, caller.tool),
-        host: services.host.map(str::to_owned),
-        command: assessment.sanitized.clone(),
-        risk: assessment.risk,
-        confirmed,
-        exit,
-        output: output.to_owned(),
-    };
-    let mut typed = command.clone();
-    let allowed = loop {
-        let auto = AutoRun { profile, refused: sandbox_refused };
-        match decide(services, state, &assessment, &typed, why.as_deref(), auto) {
-            Verdict::Run(allowed) => break allowed,
-            Verdict::Refuse { decision, status, message } => {
-                events(AgentEvent::Approval {
-                    id: id.into(),
-                    decision: decision.into(),
-                    command: assessment.sanitized.clone(),
-                });
-                let confirmed = if decision == "dry_run" { Confirmed::DryRun } else { Confirmed::No };
-                let record = audit(&assessment, confirmed, None, &message);
-                // The audit line is written before the model hears back; a failing log is reported to it.
-                let message = match services.audit.append(&record) {
-                    Ok(()) => message,
-                    Err(err) => format!("{message}\n[ERROR]: {err}"),
-                };
-                events(AgentEvent::ToolResult {
-                    id: id.into(),
-                    status,
-                    exit_code: None,
-                    output: message.clone(),
-                    truncated_bytes: 0,
-                    output_bytes: 0,
-                    duration_ms: 0,
-                });
-                return ToolEffect::Observe(Observation {
-                    call_id: id.into(),
-                    status,
-                    exit_code: None,
-                    text: message,
-                    truncated_bytes: 0,
-                    duration_ms: 0,
-                });
+    let ran = execute::execute(&mut call, planned.request(id, allowed)).await;
+    ToolEffect::Observe(observe::observe(&mut call, &planned.assessment, allowed, ran))
+}
+
+/// One call in progress: who makes it and where its events and audit line go.
+struct Call<'c> {
+    caller: Caller<'c>,
+    id: &'c str,
+    services: &'c Services<'c>,
+    events: &'c mut (dyn FnMut(AgentEvent) + Send),
+    /// The user's request, for the audit log.
+    input: &'c str,
+}
+
+impl Call<'_> {
+    fn emit(&mut self, event: AgentEvent) {
+        (self.events)(event);
+    }
+
+    /// The `tool_call` event for `assessment`, with the arguments as given.
+    fn announce(&mut self, args: Value, assessment: &Assessment) {
+        self.emit(AgentEvent::ToolCall {
+            id: self.id.to_owned(),
+            tool: self.caller.tool.into(),
+            args,
+            command: Some(assessment.sanitized.clone()),
+            risk: Some(assessment.risk),
+            reasons: assessment.reasons.clone(),
+        });
+    }
+
+    fn approval(&mut self, decision: ApprovalDecision, assessment: &Assessment) {
+        self.emit(AgentEvent::Approval { id: self.id.into(), decision, command: assessment.sanitized.clone() });
+    }
+
+    /// The audit line for this call.
+    fn audit(
+        &self,
+        assessment: &Assessment,
+        confirmed: Confirmed,
+        exit: Option<i32>,
+        output: &str,
+    ) -> Result<(), AuditError> {
+        self.services.audit.append(&AuditRecord {
+            session: self.services.session.clone(),
+            input: self.input.to_owned(),
+            tool: format!("{}.{}", self.caller.worker, self.caller.tool),
+            host: self.services.host.map(str::to_owned),
+            command: assessment.sanitized.clone(),
+            risk: assessment.risk,
+            confirmed,
+            exit,
+            output: output.to_owned(),
+        })
+    }
+}
+
+/// The gate step: asks `tools::gate` until it allows the command, refuses it or the turn is
+/// aborted. An edited command is assessed and announced again, then decided anew.
+fn approve(call: &mut Call, state: &mut RunState, planned: &mut Planned) -> Result<Allowed, Box<ToolEffect>> {
+    loop {
+        let proposal = Proposal::command(&planned.assessment, &planned.typed, planned.why.as_deref(), planned.auto);
+        match gate::decide(call.services, state, &proposal) {
+            Verdict::Run(allowed) => {
+                call.approval(allowed.decision(), &planned.assessment);
+                return Ok(allowed);
+            }
+            Verdict::Refuse(refusal) => {
+                return Err(Box::new(ToolEffect::Observe(refused(call, &planned.assessment, refusal))));
             }
             Verdict::Abort => {
-                events(AgentEvent::Approval {
-                    id: id.into(),
-                    decision: "abort".into(),
-                    command: assessment.sanitized.clone(),
-                });
-                let _ = services.audit.append(&audit(&assessment, Confirmed::No, None, "aborted by the user"));
-                return ToolEffect::Abort;
+                call.approval(ApprovalDecision::Abort, &planned.assessment);
+                let _ = call.audit(&planned.assessment, Confirmed::No, None, "aborted by the user");
+                return Err(Box::new(ToolEffect::Abort));
             }
-            Verdict::Edited(new) => {
-                typed = new;
-                assessment = policy::assess(&typed, services.policy);
-                events(AgentEvent::ToolCall {
-                    id: id.to_owned(),
-                    tool: caller.tool.into(),
-                    args: json!({"command": typed}),
-                    command: Some(assessment.sanitized.clone()),
-                    risk: Some(assessment.risk),
-                    reasons: assessment.reasons.clone(),
-                });
+            Verdict::Edited(typed) => {
+                planned.reassess(typed, call.services.policy);
+                call.announce(json!({"command": planned.typed}), &planned.assessment);
             }
         }
-    };
-    let decision = match allowed {
-        Allowed::Auto(_) | Allowed::Flag => "auto",
-        Allowed::Yes => "approved",
-        Allowed::Session => "approved_for_session",
-    };
-    events(AgentEvent::Approval { id: id.into(), decision: decision.into(), command: assessment.sanitized.clone() });
-    let sandbox = match allowed {
-        Allowed::Auto(sandbox) => sandbox,
-        Allowed::Flag | Allowed::Yes | Allowed::Session => None,
-    };
-    let request =
-        CommandRequest { call_id: id.into(), command: assessment.sanitized.clone(), cwd, timeout, why, sandbox };
-    let started = Instant::now();
-    let token = services.interrupts.command_started();
-    let result = {
-        let mut on_output = |chunk: &[u8]| {
-            events(AgentEvent::Output { id: id.into(), chunk: String::from_utf8_lossy(chunk).into_owned() });
-        };
-        services.executor.run(&request, &mut on_output, token).await
-    };
-    services.interrupts.command_finished();
-    let confirmed = match allowed {
-        Allowed::Auto(_) | Allowed::Flag => Confirmed::Auto,
-        Allowed::Yes | Allowed::Session => Confirmed::Yes,
-    };
-    // What the command printed, for the summary line; the observation's text also holds its header.
-    let output_bytes = result.as_ref().map_or(0, |result| result.output_bytes);
-    let observation = match result {
-        Ok(result) => {
-            let output = scrub_cut_edges(&services.redactor.redact(&result.output));
-            let status = if result.timed_out {
-                ObservationStatus::TimedOut
-            } else if result.interrupted {
-                ObservationStatus::Interrupted
-            } else {
-                ObservationStatus::Ran
-            };
-            let mut text = observation_text(&result, &output);
-            if sandbox.is_some() && result.exit_code != Some(0) && !result.interrupted && looks_denied(&output) {
-                text.push_str(&format!("\n{SANDBOX_HINT}"));
-            }
-            if let Err(err) = services.audit.append(&audit(&assessment, confirmed, result.exit_code, &output)) {
-                // Safe commands run without the check in `decide`, and a disk can fill while a command
-                // runs: a missing line is said, to the model and to the user.
-                let message = format!("no audit line was written for this command: {err}");
-                events(AgentEvent::Error { message: message.clone() });
-                text.push_str(&format!("\n[ERROR]: {message}"));
-            }
-            Observation {
-                call_id: id.into(),
-                status,
-                exit_code: result.exit_code,
-                text,
-                truncated_bytes: result.truncated_bytes,
-                duration_ms: u64::try_from(result.duration.as_millis()).unwrap_or(u64::MAX),
-            }
-        }
-        Err(err) => {
-            let message = format!("[ERROR]: {err}");
-            let _ = services.audit.append(&audit(&assessment, confirmed, None, &message));
-            Observation {
-                call_id: id.into(),
-                status: ObservationStatus::Ran,
-                exit_code: None,
-                text: message,
-                truncated_bytes: 0,
-                duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            }
-        }
-    };
-    events(AgentEvent::ToolResult {
-        id: id.into(),
-        status: observation.status,
-        exit_code: observation.exit_code,
-        output: observation.text.clone(),
-        truncated_bytes: observation.truncated_bytes,
-        output_bytes,
-        duration_ms: observation.duration_ms,
-    });
-    ToolEffect::Observe(observation)
-}
-
-enum Verdict {
-    Run(Allowed),
-    Refuse { decision: &'static str, status: ObservationStatus, message: String },
-    Abort,
-    Edited(String),
-}
-
-/// What a command that would run without asking needs: its sandbox, and whether the model asked
-/// for none (`"sandbox": false`, which makes it ask).
-#[derive(Debug, Clone, Copy)]
-struct AutoRun {
-    profile: SandboxProfile,
-    refused: bool,
-}
-
-/// The approval rules (invariant 2): nothing above Safe without a human yes; with no terminal it is
-/// refused; High always asks; a deny rule and an unwritable audit log refuse outright. What runs
-/// without a human yes runs in the sandbox; where none can be applied it asks (issue 13 §1).
-fn decide(
-    services: &Services,
-    state: &mut RunState,
-    assessment: &Assessment,
-    typed: &str,
-    why: Option<&str>,
-    auto: AutoRun,
-) -> Verdict {
-    let risk = assessment.risk;
-    if assessment.decision == Decision::Deny {
-        return Verdict::Refuse {
-            decision: "refused",
-            status: ObservationStatus::DeniedByPolicy,
-            message: format!("refused by the user's policy: {}", assessment.reasons.join("; ")),
-        };
-    }
-    if let Some(limit) = services.mode.probe_limit {
-        return probe_verdict(services, state, assessment, limit, auto);
-    }
-    if services.mode.dry_run {
-        return Verdict::Refuse {
-            decision: "dry_run",
-            status: ObservationStatus::DeniedByPolicy,
-            message: format!("dry run: not executed (risk {risk})"),
-        };
-    }
-    if risk > Risk::Safe
-        && let Err(err) = services.audit.check_writable()
-    {
-        return Verdict::Refuse {
-            decision: "refused",
-            status: ObservationStatus::DeniedByPolicy,
-            message: format!("refused: the audit log cannot be written, so nothing above safe runs ({err})"),
-        };
-    }
-    let grant = super::grant::grant_key(assessment);
-    // Why a Safe command that would have run by itself asks instead, for the prompt and the refusal.
-    let mut unsandboxed = None;
-    if risk == Risk::Safe && services.mode.auto_approve_safe {
-        match sandbox_for(services, auto) {
-            Ok(sandbox) => return Verdict::Run(Allowed::Auto(sandbox)),
-            Err(reason) => unsandboxed = Some(reason),
-        }
-    }
-    if risk == Risk::Medium && services.mode.approve_medium {
-        return Verdict::Run(Allowed::Flag);
-    }
-    if risk == Risk::Medium && grant.as_ref().is_some_and(|g| state.grants.contains(g)) {
-        return Verdict::Run(Allowed::Session);
-    }
-    if !services.approver.interactive() {
-        state.refused_without_terminal = true;
-        let message = match &unsandboxed {
-            Some(reason) => format!("refused: {reason}, so this {risk} command needs confirmation in a terminal"),
-            None => format!("refused: {risk} requires confirmation in a terminal"),
-        };
-        return Verdict::Refuse { decision: "refused", status: ObservationStatus::DeniedByPolicy, message };
-    }
-    let clean = sanitize(typed);
-    let request = ApprovalRequest {
-        command: assessment.sanitized.clone(),
-        display: clean.changed().then_some(clean.display),
-        risk,
-        reasons: assessment.reasons.clone(),
-        why: why.map(str::to_owned),
-        grant: if risk == Risk::Medium { grant.clone() } else { None },
-        host: services.host.map(str::to_owned),
-        // A Safe command only reaches the prompt when it cannot run sandboxed: say why it asks.
-        detail: unsandboxed.map(|reason| format!("read-only, but asks: {reason}; a yes runs it unsandboxed")),
-    };
-    let answer = tokio::task::block_in_place(|| services.approver.ask(&request));
-    match answer {
-        Approval::Approved => Verdict::Run(Allowed::Yes),
-        Approval::ApprovedForSession if risk == Risk::Medium => {
-            if let Some(grant) = grant {
-                state.grants.insert(grant);
-            }
-            Verdict::Run(Allowed::Session)
-        }
-        Approval::ApprovedForSession => Verdict::Run(Allowed::Yes),
-        Approval::Edited(command) => Verdict::Edited(command),
-        Approval::Denied => Verdict::Refuse {
-            decision: "denied",
-            status: ObservationStatus::DeniedByUser,
-            message: "the user declined to run this command".into(),
-        },
-        Approval::Abort => {
-            // Ctrl-C at the prompt interrupts the turn like a Ctrl-C anywhere else (exit 130).
-            if services.approver.interrupted() {
-                services.interrupts.interrupt();
-            }
-            Verdict::Abort
-        }
     }
 }
 
-/// The widget's rule: Safe probes run without asking, at most `limit` per turn; anything else is
-/// refused with an observation that tells the model to propose the command instead.
-fn probe_verdict(
-    services: &Services,
-    state: &mut RunState,
-    assessment: &Assessment,
-    limit: u32,
-    auto: AutoRun,
-) -> Verdict {
-    let refuse =
-        |message: String| Verdict::Refuse { decision: "refused", status: ObservationStatus::DeniedByPolicy, message };
-    if assessment.risk > Risk::Safe {
-        return refuse(format!(
-            "refused: only read-only probes run here and this command is {} ({}); do not run it, \
-             propose it with propose_command instead",
-            assessment.risk,
-            assessment.reasons.join("; ")
-        ));
-    }
-    if !services.mode.auto_approve_safe {
-        return refuse(
-            "refused: the user's settings (safety.auto_approve_safe = false) let nothing run without asking; \
-             propose the command with propose_command instead"
-                .to_owned(),
-        );
-    }
-    if state.probes_run >= limit {
-        return refuse(format!("refused: the limit of {limit} probes is reached; call propose_command now"));
-    }
-    let sandbox = match sandbox_for(services, auto) {
-        Ok(sandbox) => sandbox,
-        Err(reason) => return refuse(format!("refused: {reason}; propose the command with propose_command instead")),
+/// A refused command: the `approval` event, the audit line (written before the model hears back;
+/// a failing log is reported to it), the `tool_result` event and the observation.
+fn refused(call: &mut Call, assessment: &Assessment, refusal: Refusal) -> Observation {
+    call.approval(refusal.decision, assessment);
+    let confirmed = refusal.confirmed();
+    let Refusal { status, message, .. } = refusal;
+    let message = match call.audit(assessment, confirmed, None, &message) {
+        Ok(()) => message,
+        Err(err) => format!("{message}\n[ERROR]: {err}"),
     };
-    state.probes_run += 1;
-    Verdict::Run(Allowed::Auto(sandbox))
-}
-
-/// The sandbox a command that nobody approves runs in, or why it cannot run that way.
-fn sandbox_for(services: &Services, auto: AutoRun) -> Result<Option<SandboxProfile>, String> {
-    if auto.refused {
-        return Err("the command asked to run outside the sandbox".into());
-    }
-    // On an ssh host no sandbox can be applied: there the policy alone decides (README).
-    if services.host.is_some() {
-        return Ok(None);
-    }
-    crate::sandbox::for_auto_run(auto.profile).map_err(|reason| format!("no sandbox on this machine ({reason})"))
-}
-
-/// Whether a failed command's output shows what the sandbox refuses (a file, a socket, `/proc`),
-/// so that a `grep` that found nothing is not sent back for approval.
-fn looks_denied(output: &str) -> bool {
-    const MARKS: &[&str] = &[
-        "permission denied",
-        "operation not permitted",
-        "read-only file system",
-        "could not resolve",
-        "temporary failure in name resolution",
-        "name or service not known",
-        "network is unreachable",
-        "failed to connect",
-        "mount -t proc",
-        "cannot read table of mounted file systems",
-        "opsai sandbox:",
-        "eacces",
-        "eperm",
-    ];
-    let lower = output.to_lowercase();
-    MARKS.iter().any(|mark| lower.contains(mark))
-}
-
-/// The capture keeps a head and a tail; a secret cut in half at either edge no longer matches any
-/// pattern, so a long token touching the truncation marker is replaced whole.
-fn scrub_cut_edges(text: &str) -> String {
-    const MIN_TOKEN: usize = 12;
-    let Some(start) = text.find("\n... [") else { return text.to_owned() };
-    let Some(end) = text[start..].find(" bytes truncated] ...\n").map(|i| start + i + " bytes truncated] ...\n".len())
-    else {
-        return text.to_owned();
+    let observation = Observation {
+        call_id: call.id.into(),
+        status,
+        exit_code: None,
+        text: message,
+        truncated_bytes: 0,
+        duration_ms: 0,
     };
-    let (head, marker, tail) = (&text[..start], &text[start..end], &text[end..]);
-    let head_cut = head.rfind(char::is_whitespace).map_or(0, |i| i + 1);
-    let tail_cut = tail.find(char::is_whitespace).unwrap_or(tail.len());
-    let mut out = String::with_capacity(text.len());
-    out.push_str(&head[..head_cut]);
-    if head.len() - head_cut >= MIN_TOKEN {
-        out.push_str("[REDACTED:cut]");
-    } else {
-        out.push_str(&head[head_cut..]);
-    }
-    out.push_str(marker);
-    if tail_cut >= MIN_TOKEN {
-        out.push_str("[REDACTED:cut]");
-    } else {
-        out.push_str(&tail[..tail_cut]);
-    }
-    out.push_str(&tail[tail_cut..]);
-    out
-}
-
-fn resolve(base: &Path, dir: &str) -> PathBuf {
-    let expanded = match dir.strip_prefix("~") {
-        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
-            std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(rest.trim_start_matches('/'))
-        }
-        _ => PathBuf::from(dir),
-    };
-    if expanded.is_absolute() { expanded } else { base.join(expanded) }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::scrub_cut_edges;
-
-    #[test]
-    fn the_sandbox_hint_follows_a_denial_not_any_failure() {
-        use super::looks_denied;
-        assert!(looks_denied("touch: cannot touch 'x': Permission denied"));
-        assert!(looks_denied("PermissionError: [Errno 1] Operation not permitted"));
-        assert!(looks_denied("curl: (6) Could not resolve host: example.com"));
-        assert!(looks_denied("Error, do this: mount -t proc proc /proc"));
-        assert!(!looks_denied(""));
-        assert!(!looks_denied("grep: no match\n"));
-        assert!(!looks_denied("error: pathspec 'x' did not match any file(s) known to git"));
-    }
-
-    #[test]
-    fn tokens_cut_by_truncation_are_scrubbed() {
-        let text = "ok line\nkey ghp_abcdefghij\n... [100 bytes truncated] ...\nklmnopqrstuv0123 tail\nshort\n";
-        assert_eq!(
-            scrub_cut_edges(text),
-            "ok line\nkey [REDACTED:cut]\n... [100 bytes truncated] ...\n[REDACTED:cut] tail\nshort\n"
-        );
-        let plain = "a b\n... [5 bytes truncated] ...\nc d\n";
-        assert_eq!(scrub_cut_edges(plain), plain);
-        assert_eq!(scrub_cut_edges("no marker here"), "no marker here");
-    }
+    observe::report(call, &observation, 0);
+    observation
 }

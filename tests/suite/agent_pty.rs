@@ -10,6 +10,7 @@ use crate::support::TestEnv;
 use crate::support::inspect::{processes_with, stored_messages};
 use crate::support::mock_llm::*;
 use crate::support::pty::PtySession;
+use opsai::testing::wait_until;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -76,21 +77,14 @@ fn ctrl_c_interrupts_the_running_command_and_the_model_is_told() {
     let mut session = start(&env, &mock, &["wait a while"]);
     // Its output, not its display in the `▶` line.
     session.expect("│ started", LIMIT);
-    let deadline = Instant::now() + LIMIT;
-    while processes_with(&sleep).is_empty() {
-        assert!(Instant::now() < deadline, "the command never ran: {}", session.screen());
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(wait_until(LIMIT, || !processes_with(&sleep).is_empty()), "the command never ran: {}", session.screen());
     session.send("\x03");
     session.expect("The command was interrupted.", LIMIT);
     assert_eq!(session.wait(LIMIT), 0);
     assert!(started.elapsed() < Duration::from_secs(20), "the sleep was not interrupted");
     // Gone at once; the poll only absorbs the kernel's reaping.
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while !processes_with(&sleep).is_empty() {
-        assert!(Instant::now() < deadline, "left behind: {:?}", processes_with(&sleep));
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    let gone = wait_until(Duration::from_secs(10), || processes_with(&sleep).is_empty());
+    assert!(gone, "left behind: {:?}", processes_with(&sleep));
     assert!(session.screen().contains("✗ interrupted after "), "{}", session.screen());
     let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
     assert!(observation.contains("interrupted"), "{observation}");

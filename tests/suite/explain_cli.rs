@@ -7,6 +7,7 @@ use std::io::Write;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use opsai::testing::wait_until;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
@@ -304,6 +305,7 @@ fn a_writer_that_stops_early_or_a_slow_writer_is_read_to_the_end() {
     let mut stdin = child.stdin.take().unwrap();
     for i in 0..5 {
         writeln!(stdin, "slow line {i}").unwrap();
+        // A slow producer is what this test is about: the lines arrive apart.
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(stdin);
@@ -316,20 +318,20 @@ fn a_writer_that_stops_early_or_a_slow_writer_is_read_to_the_end() {
 /// Waits until `pid` has a SIGINT handler installed (`SigCgt` in /proc): the signal that opsai is
 /// reading its input and watching Ctrl-C.
 fn wait_for_sigint_handler(pid: u32) {
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
-        let caught = status
+    let status = || std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap_or_default();
+    let catches_sigint = || {
+        let caught = status()
             .lines()
             .find_map(|line| line.strip_prefix("SigCgt:"))
             .and_then(|mask| u64::from_str_radix(mask.trim(), 16).ok())
             .unwrap_or(0);
-        if caught & (1 << (nix::sys::signal::Signal::SIGINT as u64 - 1)) != 0 {
-            return;
-        }
-        assert!(std::time::Instant::now() < deadline, "opsai never installed its Ctrl-C handler: {status}");
-        std::thread::sleep(Duration::from_millis(5));
-    }
+        caught & (1 << (nix::sys::signal::Signal::SIGINT as u64 - 1)) != 0
+    };
+    assert!(
+        wait_until(Duration::from_secs(30), catches_sigint),
+        "opsai never installed its Ctrl-C handler: {}",
+        status()
+    );
 }
 
 fn interrupt(child: &Child) {
@@ -414,24 +416,16 @@ fn ctrl_c_during_object_probes_ends_them_and_exits_130() {
     // The fake docker writes its pid to a file, which the sandbox's read-only filesystem forbids.
     vars.push(("OPSAI_SANDBOX", "off".to_owned()));
     let mut term = PtySession::spawn(env!("CARGO_BIN_EXE_opsai"), &["explain", "frobnicator"], &vars, env.user_home());
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while !pid_file.exists() {
-        assert!(std::time::Instant::now() < deadline, "the probe never started: {}", term.screen());
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    assert!(wait_until(Duration::from_secs(30), || pid_file.exists()), "the probe never started: {}", term.screen());
     let probe: i32 = std::fs::read_to_string(&pid_file).unwrap().trim().parse().unwrap();
     assert!(!gone(probe));
     term.send("\x03");
     assert_eq!(term.wait(Duration::from_secs(20)), 130, "{}", term.screen());
     assert!(term.screen().contains("Ctrl-C: stopping the probes"), "{}", term.screen());
-    let deadline = std::time::Instant::now() + Duration::from_secs(5);
-    while !gone(probe) {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the probe {probe} was left running: {}",
-            std::fs::read_to_string(format!("/proc/{probe}/status")).unwrap_or_default()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    assert!(
+        wait_until(Duration::from_secs(5), || gone(probe)),
+        "the probe {probe} was left running: {}",
+        std::fs::read_to_string(format!("/proc/{probe}/status")).unwrap_or_default()
+    );
     assert!(mock.chat_requests().is_empty(), "nothing was sent to the model");
 }

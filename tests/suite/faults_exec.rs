@@ -24,6 +24,7 @@ use serde_json::{Value, json};
 use crate::support::TestEnv;
 use crate::support::inspect::{processes_with, stored_messages};
 use crate::support::mock_llm::*;
+use opsai::testing::wait_until;
 
 mod signals;
 
@@ -122,44 +123,32 @@ fn marked_sleep() -> String {
 }
 
 /// Waits until `condition` holds; panics with `what` after `limit`.
-fn wait_for(what: &str, limit: Duration, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + limit;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+fn wait_for(what: &str, limit: Duration, condition: impl FnMut() -> bool) {
+    assert!(wait_until(limit, condition), "timed out waiting for {what}");
 }
 
 fn assert_no_leftovers(marker: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = processes_with(marker);
-        if left.is_empty() {
-            return;
-        }
-        if Instant::now() > deadline {
-            for pid in &left {
-                let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid as i32), nix::sys::signal::SIGKILL);
-            }
-            panic!("processes of `{marker}` left behind: {left:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    if wait_until(Duration::from_secs(10), || processes_with(marker).is_empty()) {
+        return;
     }
+    let left = processes_with(marker);
+    for pid in &left {
+        let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(*pid as i32), nix::sys::signal::SIGKILL);
+    }
+    panic!("processes of `{marker}` left behind: {left:?}");
 }
 
 /// Waits for `child` to exit within `limit` (killing it and panicking otherwise).
 fn wait_exit(run: &mut Running, limit: Duration) -> ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = run.child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = run.child.kill();
-            panic!("opsai did not exit within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
+    let mut status = None;
+    if !wait_until(limit, || {
+        status = run.child.try_wait().unwrap();
+        status.is_some()
+    }) {
+        let _ = run.child.kill();
+        panic!("opsai did not exit within {limit:?}");
     }
+    status.unwrap()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -259,6 +248,7 @@ fn a_gigabyte_on_one_line_keeps_memory_bounded_and_the_observation_short() {
             break status;
         }
         assert!(Instant::now() < deadline, "1 GB took more than 10 minutes");
+        // The peak RSS is sampled while it runs: this loop is the measurement, not a wait.
         std::thread::sleep(Duration::from_millis(50));
     };
     eprintln!("1 GB through opsai in {:?}, peak RSS {peak} kB", started.elapsed());

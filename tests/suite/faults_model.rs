@@ -7,13 +7,14 @@
 //! process behind. The client-level details (exact retry counts, idle timeouts, stream shapes) are
 //! in `llm_client`; the happy paths are in `agent_cli`.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
 use crate::support::inspect::processes_with;
 use crate::support::mock_llm::*;
+use opsai::testing::wait_until;
 
 mod huge;
 mod lies_and_loops;
@@ -55,15 +56,8 @@ fn with_background_sleep(marker: &str) -> String {
 /// Nothing started by the run is still alive. The PTY executor kills the whole process group when
 /// a command ends, so this holds at once; the short poll only absorbs the kernel's reaping.
 fn assert_no_process_left(needle: &str) {
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let left = processes_with(needle);
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < deadline, "processes left behind for {needle:?}: {left:?}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let gone = wait_until(Duration::from_secs(10), || processes_with(needle).is_empty());
+    assert!(gone, "processes left behind for {needle:?}: {:?}", processes_with(needle));
 }
 
 /// The saved conversations (`opsai sessions list --json`, one JSON object a line).

@@ -141,7 +141,8 @@ fn spawn_big_write(env: &TestEnv, mock: &MockLlm) -> std::process::Child {
         .unwrap()
 }
 
-/// Waits until `done()` or the limit; the time it took.
+/// Waits until `done()` or the limit; the time it took. Polls every 0.5 ms, finer than
+/// `opsai::testing::wait_until`: the kills below aim at moments a few milliseconds apart.
 fn wait_until(limit: Duration, done: impl Fn() -> bool) -> Duration {
     let started = Instant::now();
     while !done() && started.elapsed() < limit {

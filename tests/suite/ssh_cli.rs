@@ -4,6 +4,7 @@
 
 use std::time::{Duration, Instant};
 
+use opsai::testing::wait_until;
 use predicates::prelude::*;
 use serde_json::{Value, json};
 
@@ -80,15 +81,10 @@ fn a_timeout_ends_the_remote_command() {
     let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
     assert!(observation.contains("timed out"), "{observation}");
     // The remote sleep goes away with the hung-up terminal.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let found = std::process::Command::new("pgrep").args(["-f", &format!("sleep {marker}")]).output().unwrap();
-        if !found.status.success() {
-            break;
-        }
-        assert!(Instant::now() < deadline, "the remote `sleep {marker}` is still running");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let running = || {
+        std::process::Command::new("pgrep").args(["-f", &format!("sleep {marker}")]).output().unwrap().status.success()
+    };
+    assert!(wait_until(Duration::from_secs(15), || !running()), "the remote `sleep {marker}` is still running");
     sshd.disconnect(env.opsai_home());
 }
 
@@ -358,14 +354,12 @@ fn kill_9_during_a_remote_write_leaves_the_old_or_the_new_file_and_no_temp() {
         while temps().is_empty() && Instant::now() < deadline && child.try_wait().unwrap().is_none() {
             std::thread::sleep(Duration::from_micros(500));
         }
+        // Where in the transfer the kill lands is what the rounds vary.
         std::thread::sleep(Duration::from_millis(round * 5));
         child.kill().unwrap();
         child.wait().unwrap();
         // The remote side sees its stdin end, finds the copy short, and removes it.
-        let deadline = Instant::now() + Duration::from_secs(15);
-        while !temps().is_empty() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let _ = wait_until(Duration::from_secs(15), || temps().is_empty());
         assert_eq!(temps(), Vec::<String>::new(), "round {round}: a temp file was left");
         rewrites.check(round, &path);
     }

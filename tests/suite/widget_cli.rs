@@ -404,6 +404,7 @@ fn a_lone_esc_cancels_too() {
     session.expect("opsai\x1b8", LIMIT);
     // An arrow key is not a cancel; Esc alone is.
     session.send("\x1b[A");
+    // Nothing signals "not cancelled": give a wrong cancel the time to show itself.
     std::thread::sleep(Duration::from_millis(300));
     assert!(!session.screen().contains("rc="), "{:?}", session.screen());
     session.send("\x1b");

@@ -10,7 +10,9 @@ use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use opsai::testing::wait_until;
 
 pub const HOST: &str = "opsai-test";
 const SSHD: &str = "/usr/sbin/sshd";
@@ -100,11 +102,8 @@ impl Sshd {
             .unwrap();
         let sshd = Sshd { dir, child, port };
         // Ready when it accepts connections.
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while TcpStream::connect(("127.0.0.1", port)).is_err() {
-            assert!(Instant::now() < deadline, "sshd did not start: {}", sshd.log());
-            std::thread::sleep(Duration::from_millis(10));
-        }
+        let accepts = || TcpStream::connect(("127.0.0.1", port)).is_ok();
+        assert!(wait_until(Duration::from_secs(20), accepts), "sshd did not start: {}", sshd.log());
         sshd
     }
 

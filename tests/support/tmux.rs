@@ -4,12 +4,9 @@
 use std::path::Path;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 static SERVERS: AtomicUsize = AtomicUsize::new(0);
-
-/// How often the screen is read while waiting for text (tmux has no "screen changed" signal).
-const POLL: Duration = Duration::from_millis(20);
 
 /// Whether `program` is on PATH. Under `CI=true` a missing program fails the test loudly; elsewhere
 /// the test is skipped with the reason printed.
@@ -95,17 +92,16 @@ impl Tmux {
         self.wait_until(limit, needle, |screen| screen.contains(needle))
     }
 
-    /// Waits until `done(screen)`; panics with the screen and `what` after `limit`.
+    /// Waits until `done(screen)`; panics with the screen and `what` after `limit`. The screen is
+    /// polled: tmux has no "screen changed" signal.
     pub fn wait_until(&self, limit: Duration, what: &str, done: impl Fn(&str) -> bool) -> String {
-        let deadline = Instant::now() + limit;
-        loop {
-            let screen = self.screen();
-            if done(&screen) {
-                return screen;
-            }
-            assert!(Instant::now() < deadline, "timed out waiting for {what:?}; the screen was:\n{screen}");
-            std::thread::sleep(POLL);
-        }
+        let mut screen = String::new();
+        let shown = opsai::testing::wait_until(limit, || {
+            screen = self.screen();
+            done(&screen)
+        });
+        assert!(shown, "timed out waiting for {what:?}; the screen was:\n{screen}");
+        screen
     }
 
     /// Types `text` literally.
@@ -128,16 +124,13 @@ impl Tmux {
 
     /// Waits for the program to exit and returns its exit status.
     pub fn wait_exit(&self, limit: Duration) -> i32 {
-        let deadline = Instant::now() + limit;
-        loop {
-            if let Ok(code) = std::fs::read_to_string(self.dir.path().join("status"))
-                && let Ok(code) = code.trim().parse()
-            {
-                return code;
-            }
-            assert!(Instant::now() < deadline, "the program did not exit; the screen was:\n{}", self.screen());
-            std::thread::sleep(POLL);
-        }
+        let mut code = None;
+        let exited = opsai::testing::wait_until(limit, || {
+            code = std::fs::read_to_string(self.dir.path().join("status")).ok().and_then(|c| c.trim().parse().ok());
+            code.is_some()
+        });
+        assert!(exited, "the program did not exit; the screen was:\n{}", self.screen());
+        code.unwrap()
     }
 }
 

@@ -4,11 +4,10 @@ use std::collections::VecDeque;
 use std::os::unix::fs::PermissionsExt;
 use std::sync::{Arc, Mutex};
 
-use futures_util::future::BoxFuture;
 use pretty_assertions::assert_eq;
 
 use super::*;
-use crate::llm::{DeltaSink, ModelReply};
+use crate::testing::{ScriptedModel, answer};
 
 #[derive(Debug, Clone, PartialEq)]
 enum Answer {
@@ -83,59 +82,36 @@ enum Fails {
     Chat,
 }
 
-/// A model that records the configs it was built with and the requests it got.
+/// A scripted model that also records the configs it was built with.
 #[derive(Clone)]
 struct Fake {
-    models: Vec<String>,
-    fails: Fails,
+    model: ScriptedModel,
     built: Arc<Mutex<Vec<LlmConfig>>>,
-    requests: Arc<Mutex<Vec<ChatRequest>>>,
 }
 
 impl Fake {
     fn new(models: &[&str], fails: Fails) -> Self {
-        Self {
-            models: models.iter().map(|m| (*m).to_owned()).collect(),
-            fails,
-            built: Arc::default(),
-            requests: Arc::default(),
-        }
+        let models: Vec<String> = models.iter().map(|m| (*m).to_owned()).collect();
+        let model = ScriptedModel::new([])
+            .then(move |_| match fails {
+                Fails::Chat => Err(LlmError::Http { status: 500, body: "boom".to_owned() }),
+                _ => Ok(answer("OK")),
+            })
+            .listing(move || match fails {
+                Fails::ListNotFound => Err(LlmError::Http { status: 404, body: "no /models".to_owned() }),
+                Fails::ListUnauthorized => Err(LlmError::Unauthorized { status: 401 }),
+                Fails::Unreachable => Err(LlmError::Connect { url: "http://gpu-box:8000/v1".to_owned(), model: None }),
+                Fails::Nothing | Fails::Chat => Ok(models.clone()),
+            });
+        Self { model, built: Arc::default() }
     }
 
     fn connect(&self) -> impl Fn(&LlmConfig) -> Result<Box<dyn ChatModel>, LlmError> + Sync + use<> {
         let fake = self.clone();
         move |llm: &LlmConfig| {
             fake.built.lock().unwrap().push(llm.clone());
-            Ok(Box::new(fake.clone()) as Box<dyn ChatModel>)
+            Ok(Box::new(fake.model.clone()) as Box<dyn ChatModel>)
         }
-    }
-}
-
-impl ChatModel for Fake {
-    fn complete<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        _on_delta: DeltaSink<'a>,
-    ) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        self.requests.lock().unwrap().push(request.clone());
-        let fails = matches!(self.fails, Fails::Chat);
-        Box::pin(async move {
-            if fails {
-                Err(LlmError::Http { status: 500, body: "boom".to_owned() })
-            } else {
-                Ok(ModelReply { content: "OK".to_owned(), ..ModelReply::default() })
-            }
-        })
-    }
-
-    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
-        let result = match self.fails {
-            Fails::ListNotFound => Err(LlmError::Http { status: 404, body: "no /models".to_owned() }),
-            Fails::ListUnauthorized => Err(LlmError::Unauthorized { status: 401 }),
-            Fails::Unreachable => Err(LlmError::Connect { url: "http://gpu-box:8000/v1".to_owned(), model: None }),
-            Fails::Nothing | Fails::Chat => Ok(self.models.clone()),
-        };
-        Box::pin(async move { result })
     }
 }
 
@@ -152,7 +128,7 @@ async fn ollama_with_a_listed_model_is_tested_and_saved() {
     assert_eq!(outcome, WizardOutcome::Save { llm: expected, verified: true });
     assert!(script.saw("select Model [\"llama3.2:3b\", \"qwen2.5:7b\", \"Other (type a name)\"] default=1"));
     assert!(!script.saw("password"), "Ollama needs no key: {:?}", script.transcript);
-    let requests = fake.requests.lock().unwrap();
+    let requests = fake.model.requests();
     assert_eq!(requests.len(), 1);
     assert_eq!((requests[0].model.as_str(), requests[0].max_tokens), ("llama3.2:3b", Some(1)));
     assert!(requests[0].tools.is_empty());
@@ -170,7 +146,7 @@ async fn a_rejected_key_skips_the_chat_and_declining_saves_nothing() {
     ]);
     let outcome = run(&mut script, &LlmConfig::default(), &fake.connect()).await.unwrap();
     assert_eq!(outcome, WizardOutcome::Discard);
-    assert!(fake.requests.lock().unwrap().is_empty(), "no chat after a rejected key");
+    assert!(fake.model.requests().is_empty(), "no chat after a rejected key");
     assert!(script.saw("input Model [gpt-4o-mini]"), "{:?}", script.transcript);
     assert!(script.saw("confirm Save this configuration anyway? default=false"));
     let built = fake.built.lock().unwrap();

@@ -62,11 +62,11 @@ fn characters_split_at_every_chunk_boundary_are_reassembled() {
     let whole = clean_text(text.as_bytes());
     let bytes = text.as_bytes();
     for split in 0..=bytes.len() {
-        let got = capture_all(usize::MAX, 0, &[&bytes[..split], &bytes[split..]]).text;
+        let got = capture_all(usize::MAX, 0, &[&bytes[..split], &bytes[split..]]).text();
         assert_eq!(got, whole, "split at {split}");
     }
     let one_by_one: Vec<&[u8]> = bytes.chunks(1).collect();
-    assert_eq!(capture_all(usize::MAX, 0, &one_by_one).text, whole);
+    assert_eq!(capture_all(usize::MAX, 0, &one_by_one).text(), whole);
 }
 
 #[test]
@@ -74,7 +74,7 @@ fn invalid_bytes_across_chunks_match_the_one_shot_result() {
     let bytes: &[u8] = b"a\xf0\x9f\x8e\xe4\xb8\xadz\xf0\x90\x80A\xe0\x80b";
     let whole = clean_text(bytes);
     for split in 0..=bytes.len() {
-        let got = capture_all(usize::MAX, 0, &[&bytes[..split], &bytes[split..]]).text;
+        let got = capture_all(usize::MAX, 0, &[&bytes[..split], &bytes[split..]]).text();
         assert_eq!(got, whole, "split at {split}");
     }
 }
@@ -82,7 +82,7 @@ fn invalid_bytes_across_chunks_match_the_one_shot_result() {
 #[test]
 fn keeps_head_and_tail_with_the_byte_count_between() {
     let captured = capture_all(3, 2, &[b"0123456789"]);
-    assert_eq!(captured.text, "012\n... [5 bytes truncated] ...\n89");
+    assert_eq!(captured.text(), "012\n... [5 bytes truncated] ...\n89");
     assert_eq!(captured.truncated_bytes, 5);
     assert_eq!(captured.total_bytes, 10);
 }
@@ -92,26 +92,26 @@ fn counts_truncated_bytes_not_characters() {
     // 10 three-byte characters; head 2 and tail 3 keep 5, dropping 5 × 3 bytes.
     let captured = capture_all(2, 3, &["世".repeat(10).as_bytes()]);
     assert_eq!(captured.truncated_bytes, 15);
-    assert_eq!(captured.text, format!("世世\n... [15 bytes truncated] ...\n{}", "世".repeat(3)));
+    assert_eq!(captured.text(), format!("世世\n... [15 bytes truncated] ...\n{}", "世".repeat(3)));
 }
 
 #[test]
 fn marker_follows_a_head_that_ends_a_line_without_a_blank_line() {
     let captured = capture_all(2, 2, &[b"a\nbbbbbb\nc\n"]);
-    assert_eq!(captured.text, "a\n... [7 bytes truncated] ...\nc\n");
+    assert_eq!(captured.text(), "a\n... [7 bytes truncated] ...\nc\n");
 }
 
 #[test]
 fn output_that_fits_is_kept_whole() {
     let captured = capture_all(3, 3, &[b"abc", b"def"]);
-    assert_eq!(captured, Captured { text: "abcdef".into(), truncated_bytes: 0, total_bytes: 6 });
-    assert_eq!(capture_all(3, 3, &[]).text, "");
+    assert_eq!(captured, Captured::whole("abcdef"));
+    assert_eq!(capture_all(3, 3, &[]).text(), "");
 }
 
 #[test]
 fn zero_head_and_tail_keep_only_the_marker() {
     let captured = capture_all(0, 0, &[b"abc"]);
-    assert_eq!(captured.text, "... [3 bytes truncated] ...\n");
+    assert_eq!(captured.text(), "... [3 bytes truncated] ...\n");
 }
 
 #[test]
@@ -128,9 +128,9 @@ fn large_output_stays_bounded() {
     let total = (rounds * chunk.len() / line.len() * 77) as u64;
     assert_eq!(captured.total_bytes, total);
     assert_eq!(captured.truncated_bytes, total - 4000);
-    assert!(captured.text.len() < 4100, "{}", captured.text.len());
-    assert!(captured.text.contains(&format!("... [{} bytes truncated] ...", total - 4000)));
-    assert!(captured.text.ends_with(&format!("{}\n", "A".repeat(76))));
+    assert!(captured.text().len() < 4100, "{}", captured.text().len());
+    assert!(captured.text().contains(&format!("... [{} bytes truncated] ...", total - 4000)));
+    assert!(captured.text().ends_with(&format!("{}\n", "A".repeat(76))));
 }
 
 #[test]
@@ -196,9 +196,9 @@ proptest! {
         let full = clean_text(&raw);
         prop_assert_eq!(whole.total_bytes, full.len() as u64);
         let kept_chars = head + tail;
-        prop_assert!(whole.text.chars().count() <= kept_chars + 40);
+        prop_assert!(whole.text().chars().count() <= kept_chars + 40);
         if whole.truncated_bytes == 0 {
-            prop_assert_eq!(&whole.text, &full);
+            prop_assert_eq!(&whole.text(), &full);
         }
     }
 }
@@ -208,9 +208,7 @@ fn result(exit_code: Option<i32>, ms: u64) -> ExecResult {
         exit_code,
         timed_out: false,
         interrupted: false,
-        output: String::new(),
-        truncated_bytes: 0,
-        output_bytes: 0,
+        output: Captured::whole(""),
         duration: Duration::from_millis(ms),
     }
 }

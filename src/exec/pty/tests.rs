@@ -10,6 +10,7 @@ use pretty_assertions::assert_eq;
 
 use super::*;
 use crate::exec::ExecError;
+use crate::testing::wait_until;
 
 const MARK_VAR: &str = "OPSAI_EXEC_TEST_MARK";
 
@@ -82,23 +83,16 @@ fn marked_processes(mark: &str) -> Vec<String> {
 }
 
 fn assert_no_leftovers(mark: &str) {
-    let until = Instant::now() + Duration::from_secs(3);
-    loop {
-        let left = marked_processes(mark);
-        if left.is_empty() {
-            return;
-        }
-        assert!(Instant::now() < until, "processes left behind: {left:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    let gone = wait_until(Duration::from_secs(3), || marked_processes(mark).is_empty());
+    assert!(gone, "processes left behind: {:?}", marked_processes(mark));
 }
 
 #[tokio::test]
 async fn echo_output_and_exit_code() {
     let out = run("echo hello").await;
     assert_eq!(out.result.exit_code, Some(0));
-    assert_eq!(out.result.output, "hello\n");
-    assert_eq!(out.result.truncated_bytes, 0);
+    assert_eq!(out.result.output.text(), "hello\n");
+    assert_eq!(out.result.output.truncated_bytes, 0);
     assert!(!out.result.timed_out && !out.result.interrupted);
     assert_eq!(out.live, b"hello\r\n");
 }
@@ -107,13 +101,13 @@ async fn echo_output_and_exit_code() {
 async fn non_zero_exit_with_stderr_merged() {
     let out = run("echo out; echo oops >&2; exit 3").await;
     assert_eq!(out.result.exit_code, Some(3));
-    assert_eq!(out.result.output, "out\noops\n");
+    assert_eq!(out.result.output.text(), "out\noops\n");
 }
 
 #[tokio::test]
 async fn output_without_trailing_newline() {
     let out = run("printf 'no newline'").await;
-    assert_eq!(out.result.output, "no newline");
+    assert_eq!(out.result.output.text(), "no newline");
 }
 
 #[tokio::test]
@@ -123,7 +117,7 @@ async fn cwd_is_honoured_and_pwd_set() {
     let request = request("pwd; pwd -P; echo \"$PWD\"", &cwd, Duration::from_secs(10));
     let result = PtyExecutor::new().run(&request, &mut |_: &[u8]| {}, CancellationToken::new()).await.unwrap();
     let cwd = cwd.display();
-    assert_eq!(result.output, format!("{cwd}\n{cwd}\n{cwd}\n"));
+    assert_eq!(result.output.text(), format!("{cwd}\n{cwd}\n{cwd}\n"));
 }
 
 #[tokio::test]
@@ -131,7 +125,7 @@ async fn a_relative_cwd_is_made_absolute_and_a_huge_timeout_is_none() {
     let request = request("echo \"$PWD\"; pwd", Path::new("src"), Duration::MAX);
     let result = PtyExecutor::new().run(&request, &mut |_: &[u8]| {}, CancellationToken::new()).await.unwrap();
     let expected = std::env::current_dir().unwrap().join("src");
-    assert_eq!(result.output, format!("{0}\n{0}\n", expected.display()));
+    assert_eq!(result.output.text(), format!("{0}\n{0}\n", expected.display()));
     assert_eq!(result.exit_code, Some(0));
 }
 
@@ -152,21 +146,21 @@ async fn pagers_are_disabled_and_overrides_apply() {
         None,
     )
     .await;
-    assert_eq!(out.result.output, "more cat 0 x\n");
-    assert_eq!(run("echo \"$PAGER\"").await.result.output, "cat\n");
+    assert_eq!(out.result.output.text(), "more cat 0 x\n");
+    assert_eq!(run("echo \"$PAGER\"").await.result.output.text(), "cat\n");
 }
 
 #[tokio::test]
 async fn pty_has_the_configured_size() {
-    assert_eq!(run("stty size").await.result.output, "24 80\n");
+    assert_eq!(run("stty size").await.result.output.text(), "24 80\n");
     let out = run_full(PtyExecutor::new().with_size(30, 100), "stty size", Duration::from_secs(10), None).await;
-    assert_eq!(out.result.output, "30 100\n");
+    assert_eq!(out.result.output.text(), "30 100\n");
 }
 
 #[tokio::test]
 async fn ansi_is_stripped_in_the_capture_but_live_output_is_raw() {
     let out = run("printf '\\033[31mred\\033[0m plain\\n'; printf 'step 1\\rstep 2\\n'").await;
-    assert_eq!(out.result.output, "red plain\nstep 2\n");
+    assert_eq!(out.result.output.text(), "red plain\nstep 2\n");
     let live = String::from_utf8(out.live).unwrap();
     assert!(live.contains("\x1b[31mred\x1b[0m"), "{live:?}");
     assert!(live.contains("step 1\rstep 2"), "{live:?}");
@@ -179,8 +173,8 @@ async fn live_chunks_never_split_a_character() {
     for chunk in &out.chunks {
         assert!(std::str::from_utf8(chunk).is_ok(), "chunk splits a character");
     }
-    assert!(!out.result.output.contains('\u{fffd}'));
-    assert!(out.result.truncated_bytes > 0);
+    assert!(!out.result.output.text().contains('\u{fffd}'));
+    assert!(out.result.output.truncated_bytes > 0);
 }
 
 #[tokio::test]
@@ -189,11 +183,11 @@ async fn fifty_megabytes_give_a_bounded_capture() {
     // base64 of 52,428,800 bytes: 69,905,068 characters in 76-character lines, each with "\n".
     let total: u64 = 69_905_068 + 69_905_068_u64.div_ceil(76);
     assert_eq!(out.result.exit_code, Some(0), "{:?}", (out.result.timed_out, out.elapsed));
-    assert_eq!(out.result.truncated_bytes, total - 4000);
-    assert!(out.result.output.contains(&format!("\n... [{} bytes truncated] ...\n", total - 4000)));
-    assert!(out.result.output.len() < 4100, "{}", out.result.output.len());
-    assert!(out.result.output.starts_with("AAAA"));
-    assert!(out.result.output.ends_with("AAA=\n"));
+    assert_eq!(out.result.output.truncated_bytes, total - 4000);
+    assert!(out.result.output.text().contains(&format!("\n... [{} bytes truncated] ...\n", total - 4000)));
+    assert!(out.result.output.text().len() < 4100, "{}", out.result.output.text().len());
+    assert!(out.result.output.text().starts_with("AAAA"));
+    assert!(out.result.output.text().ends_with("AAA=\n"));
     // Every byte went to the live sink, with the PTY's "\r\n".
     assert_eq!(out.live.len() as u64, total + 69_905_068_u64.div_ceil(76));
 }
@@ -224,7 +218,7 @@ async fn timeout_resumes_a_stopped_child() {
         run_full(PtyExecutor::new(), "echo before; kill -STOP $$; echo after", Duration::from_millis(300), None).await;
     assert!(out.result.timed_out);
     assert_eq!(out.result.exit_code, Some(143));
-    assert_eq!(out.result.output, "before\n");
+    assert_eq!(out.result.output.text(), "before\n");
     assert!(out.elapsed < Duration::from_millis(1500), "{:?}", out.elapsed);
 }
 
@@ -232,7 +226,7 @@ async fn timeout_resumes_a_stopped_child() {
 async fn reading_stdin_waits_for_the_timeout_without_eof() {
     let out = run_full(PtyExecutor::new(), "read -r line; echo \"got:$line\"", Duration::from_millis(300), None).await;
     assert!(out.result.timed_out);
-    assert!(!out.result.output.contains("got:"), "{:?}", out.result.output);
+    assert!(!out.result.output.text().contains("got:"), "{:?}", out.result.output.text());
     assert_eq!(out.result.exit_code, Some(143));
 }
 
@@ -254,7 +248,7 @@ async fn cancel_reaches_an_int_trap() {
     let out = run_full(PtyExecutor::new(), command, Duration::from_secs(20), Some("ready")).await;
     assert!(out.result.interrupted);
     assert_eq!(out.result.exit_code, Some(7));
-    assert_eq!(out.result.output, "ready\ngot INT\n");
+    assert_eq!(out.result.output.text(), "ready\ngot INT\n");
 }
 
 #[tokio::test]
@@ -284,7 +278,7 @@ async fn cancelled_before_the_start_runs_nothing() {
 async fn a_background_job_does_not_hold_the_run() {
     let out = run("sleep 100 & echo started").await;
     assert_eq!(out.result.exit_code, Some(0));
-    assert_eq!(out.result.output, "started\n");
+    assert_eq!(out.result.output.text(), "started\n");
     assert!(out.elapsed < Duration::from_secs(1), "{:?}", out.elapsed);
 }
 
@@ -292,14 +286,14 @@ async fn a_background_job_does_not_hold_the_run() {
 async fn a_hangup_immune_background_job_holding_the_pty_is_killed() {
     let out = run("(trap '' HUP; exec sleep 100) & echo started").await;
     assert_eq!(out.result.exit_code, Some(0));
-    assert_eq!(out.result.output, "started\n");
+    assert_eq!(out.result.output.text(), "started\n");
     assert!(out.elapsed < Duration::from_millis(1500), "{:?}", out.elapsed);
 }
 
 #[tokio::test]
 async fn a_background_job_without_the_pty_is_killed_too() {
     let out = run("(trap '' HUP; exec sleep 100) >/dev/null 2>&1 </dev/null & echo started").await;
-    assert_eq!(out.result.output, "started\n");
+    assert_eq!(out.result.output.text(), "started\n");
     assert!(out.elapsed < Duration::from_secs(1), "{:?}", out.elapsed);
 }
 

@@ -11,7 +11,7 @@
 //! long word at a cut edge is replaced by `[REDACTED:cut]`.
 
 use super::input::RawInput;
-use crate::exec::output::clean_text;
+use crate::exec::output::{clean_text, join_cut};
 
 /// Characters of piped input shown to the model, head and tail together.
 pub const DEFAULT_KEEP_CHARS: usize = 12_000;
@@ -67,16 +67,8 @@ pub fn excerpt(input: &RawInput, keep: usize) -> Excerpt {
     if !head_ends_line {
         text = scrub_end(&text);
     }
-    if !text.is_empty() && !text.ends_with('\n') {
-        text.push('\n');
-    }
-    text.push_str(&format!("... [{truncated} bytes truncated] ...\n"));
-    if tail_starts_line {
-        text.push_str(&tail.text);
-    } else {
-        text.push_str(&scrub_start(&tail.text));
-    }
-    Excerpt { text, truncated_bytes: truncated, total_bytes: total }
+    let tail = if tail_starts_line { tail.text } else { scrub_start(&tail.text) };
+    Excerpt { text: join_cut(&text, truncated, &tail), truncated_bytes: truncated, total_bytes: total }
 }
 
 /// Whole lines from the start of `bytes` while they fit in `budget` characters.

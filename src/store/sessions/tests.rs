@@ -1,5 +1,4 @@
 use std::os::unix::fs::PermissionsExt;
-use std::thread;
 use std::time::Instant;
 
 use pretty_assertions::assert_eq;
@@ -7,6 +6,7 @@ use serde_json::json;
 
 use super::schema::SCHEMA_VERSION;
 use super::*;
+use crate::testing::wait_until;
 
 const GITHUB_TOKEN: &str = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
 const ENV_SECRET: &str = "hunter2-but-longer-9f8e7d";
@@ -35,9 +35,10 @@ pub(super) fn user_version_of(path: &Path) -> i64 {
     raw(path).pragma_query_value(None, "user_version", |row| row.get(0)).unwrap()
 }
 
-/// Lets the clock move on, so `updated_at` orders the operations of a test.
+/// Waits for the next millisecond, so `updated_at` orders the operations of a test.
 fn tick() {
-    thread::sleep(Duration::from_millis(3));
+    let before = super::now_ms();
+    assert!(wait_until(Duration::from_secs(1), || super::now_ms() > before), "the clock stood still");
 }
 
 #[test]

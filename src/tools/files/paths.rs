@@ -187,7 +187,7 @@ fn plain_reason(reason: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::tools::files::tests::HomeFs;
+    use crate::testing::HomeFs;
 
     /// A temp directory standing in for the home, with `work` as the working directory.
     struct Fixture {

@@ -1,17 +1,19 @@
 //! `read_file`: a text file, or some of its lines, redacted, for the model. Safe unless the policy
 //! says the path holds secrets (then it asks, as `cat` of that path would).
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
 use super::paths::{Access, Refusal};
 use super::text;
-use super::{Call, guard, optional_count, size_limit};
+use super::{Call, Settings, guard, optional_count, size_limit};
 use crate::protocol::{ObservationStatus, Risk, ToolSpec};
 use crate::store::audit::Confirmed;
-use crate::tools::{Tool, ToolContext, ToolEffect, invalid_arguments, string_arg};
+use crate::tools::{Tool, ToolContext, ToolEffect, gate, invalid_arguments, string_arg};
 
-pub struct ReadFile;
+pub struct ReadFile(pub(super) Arc<Settings>);
 
 /// Characters of content the model gets: the first and last, with a marker between.
 const HEAD_CHARS: usize = 8000;
@@ -42,11 +44,11 @@ impl Tool for ReadFile {
     }
 
     fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect> {
-        Box::pin(read(id, args, ctx))
+        Box::pin(read(&self.0, id, args, ctx))
     }
 }
 
-async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> ToolEffect {
+async fn read<'c>(settings: &'c Settings, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> ToolEffect {
     let parsed = (|| {
         Ok::<_, String>((
             string_arg(args, "path")?,
@@ -59,7 +61,7 @@ async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> Too
         Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
     };
     let services = ctx.services;
-    let checked = guard(services, ctx.state).check(raw, Access::Read).await;
+    let checked = guard(services, settings, ctx.state).check(raw, Access::Read).await;
     let (summary, risk, reasons) = match &checked {
         Ok(target) => (format!("read_file {}", target.shown), target.risk, target.reasons.clone()),
         Err(_) => (format!("read_file {raw}"), Risk::Safe, Vec::new()),
@@ -68,11 +70,11 @@ async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> Too
     call.announce(args, &reasons);
     let target = match checked {
         Ok(target) => target,
-        Err(Refusal::Policy(message)) => return call.refuse(ObservationStatus::DeniedByPolicy, "refused", message),
+        Err(Refusal::Policy(message)) => return call.refuse(gate::Refusal::policy(message)),
         Err(Refusal::Failed(message)) => return call.failed(Confirmed::No, message),
     };
     let shown = &target.shown;
-    let limit = size_limit(services);
+    let limit = size_limit(settings);
     match services.files.metadata(&target.path).await {
         Ok(Some(meta)) if meta.is_file => {}
         Ok(Some(_)) => return call.failed(Confirmed::No, format!("{shown} is not a regular file (a directory?)")),
@@ -84,7 +86,7 @@ async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> Too
         Err(err) if err.kind() == std::io::ErrorKind::FileTooLarge => {
             let message =
                 format!("refused: {err}; read part of it with run_command (head, tail, sed -n 'A,Bp', grep) instead");
-            return call.refuse(ObservationStatus::DeniedByPolicy, "refused", message);
+            return call.refuse(gate::Refusal::policy(message));
         }
         Err(err) => return call.failed(Confirmed::No, err.to_string()),
     };
@@ -92,7 +94,7 @@ async fn read<'c>(id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> Too
         Ok(content) => content,
         Err(not_text) => {
             let message = format!("refused: {shown}: {not_text}; read_file returns text files only");
-            return call.refuse(ObservationStatus::DeniedByPolicy, "refused", message);
+            return call.refuse(gate::Refusal::policy(message));
         }
     };
     let lines = match text::line_range(content, start, end) {

@@ -5,70 +5,19 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
-use tokio_util::sync::CancellationToken;
 
 use crate::approval::{ApprovalRequest, Approver, NoApprover, ScriptedApprover};
-use crate::config::{FilesConfig, KubeConfig};
-use crate::exec::fs::{FileMeta, FileSystem, LocalFs};
-use crate::exec::{ExecError, ExecResult, Executor, OutputSink};
-use crate::llm::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelReply};
+use crate::config::FilesConfig;
+use crate::exec::fs::LocalFs;
 use crate::policy::PolicyConfig;
-use crate::protocol::{AgentEvent, Approval, CommandRequest, ObservationStatus};
+use crate::protocol::{AgentEvent, Approval, ObservationStatus};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::store::backups::Backups;
+use crate::testing::{HomeFs, ScriptedExecutor, ScriptedModel};
 use crate::tools::Interrupts;
 use crate::tools::{RunMode, RunState, Services, ToolContext, ToolEffect};
-
-/// `LocalFs` with a chosen home directory.
-pub(super) struct HomeFs(pub PathBuf);
-
-impl FileSystem for HomeFs {
-    fn canonicalize<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, std::io::Result<PathBuf>> {
-        LocalFs.canonicalize(path)
-    }
-    fn metadata<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, std::io::Result<Option<FileMeta>>> {
-        LocalFs.metadata(path)
-    }
-    fn read<'a>(&'a self, path: &'a Path, limit: u64) -> BoxFuture<'a, std::io::Result<Vec<u8>>> {
-        LocalFs.read(path, limit)
-    }
-    fn replace<'a>(&'a self, path: &'a Path, content: &'a [u8]) -> BoxFuture<'a, std::io::Result<()>> {
-        LocalFs.replace(path, content)
-    }
-    fn remove<'a>(&'a self, path: &'a Path) -> BoxFuture<'a, std::io::Result<()>> {
-        LocalFs.remove(path)
-    }
-    fn home(&self) -> Option<PathBuf> {
-        Some(self.0.clone())
-    }
-}
-
-struct NoModel;
-
-impl ChatModel for NoModel {
-    fn complete<'a>(&'a self, _: &'a ChatRequest, _: DeltaSink<'a>) -> BoxFuture<'a, Result<ModelReply, LlmError>> {
-        Box::pin(async { Err(LlmError::Protocol("no model in these tests".into())) })
-    }
-    fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
-        Box::pin(async { Ok(vec![]) })
-    }
-}
-
-struct NoExecutor;
-
-impl Executor for NoExecutor {
-    fn run<'a>(
-        &'a self,
-        _: &'a CommandRequest,
-        _: OutputSink<'a>,
-        _: CancellationToken,
-    ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
-        Box::pin(async { panic!("the file tools never run commands") })
-    }
-}
 
 /// A temp home (`home/`, the working directory) and OPSAI_HOME (`opsai/`).
 struct Harness {
@@ -136,10 +85,11 @@ impl Harness {
         let interrupts = Interrupts::default();
         let backups = self.backups();
         let fs = HomeFs(self.home.clone());
+        let executor = ScriptedExecutor::unused();
+        let model = ScriptedModel::new([]);
         let policy = PolicyConfig::default();
-        let kube = KubeConfig::default();
         let services = Services {
-            executor: &NoExecutor,
+            executor: &executor,
             approver,
             audit: &audit,
             redactor: &redactor,
@@ -149,14 +99,11 @@ impl Harness {
             exec_timeout: Duration::from_secs(5),
             interrupts: &interrupts,
             files: &fs,
-            backups: &backups,
-            files_config: &self.config,
-            kube_config: &kube,
             host: None,
         };
         let mut state = RunState { cwd: self.home.clone(), ..RunState::default() };
         let mut events = Vec::new();
-        let tools = super::tools();
+        let tools = super::tools(self.config.clone(), backups);
         let tool = tools.iter().find(|t| t.name() == tool).unwrap();
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let effect = runtime.block_on(async {
@@ -166,7 +113,7 @@ impl Harness {
                 state: &mut state,
                 events: &mut sink,
                 input: "the task",
-                model: crate::llm::ModelRef { client: &NoModel, name: "m" },
+                model: crate::llm::ModelRef { client: &model, name: "m" },
             };
             tool.call("call_1", &args, ctx).await
         });

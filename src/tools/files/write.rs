@@ -1,19 +1,21 @@
 //! `write_file` and `edit_file`: the new content is computed, shown as a unified diff for
 //! approval, the old content backed up, and only then the file replaced atomically.
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 use regex::Regex;
 use serde_json::{Value, json};
 
 use super::paths::{Access, Refusal};
 use super::text::{self, CountMismatch, Pattern, count};
-use super::{Allowed, Call, SHOWN_DIFF_LINES, guard, optional_bool, optional_count, size_limit, text_arg};
+use super::{Call, SHOWN_DIFF_LINES, Settings, guard, optional_bool, optional_count, size_limit, text_arg};
 use crate::protocol::{ObservationStatus, Risk, ToolSpec};
 use crate::store::audit::Confirmed;
-use crate::tools::{Tool, ToolContext, ToolEffect, invalid_arguments, string_arg};
+use crate::tools::{Tool, ToolContext, ToolEffect, gate, invalid_arguments, string_arg};
 
-pub struct WriteFile;
-pub struct EditFile;
+pub struct WriteFile(pub(super) Arc<Settings>);
+pub struct EditFile(pub(super) Arc<Settings>);
 
 /// Characters of a diff shown or sent; a one-line 5 MB file would otherwise be one 5 MB diff line.
 const SHOWN_DIFF_CHARS: usize = 6000;
@@ -62,7 +64,7 @@ impl Tool for WriteFile {
                 Ok((path, Change::Write { content, append }))
             })();
             match parsed {
-                Ok((path, change)) => apply("write_file", id, args, ctx, path, change).await,
+                Ok((path, change)) => apply(&self.0, "write_file", id, args, ctx, path, change).await,
                 Err(message) => ToolEffect::Observe(invalid_arguments(id, message)),
             }
         })
@@ -119,7 +121,7 @@ impl Tool for EditFile {
                 Ok((path, Change::Edit { search, replace, regex, expected }))
             })();
             match parsed {
-                Ok((path, change)) => apply("edit_file", id, args, ctx, path, change).await,
+                Ok((path, change)) => apply(&self.0, "edit_file", id, args, ctx, path, change).await,
                 Err(message) => ToolEffect::Observe(invalid_arguments(id, message)),
             }
         })
@@ -127,6 +129,7 @@ impl Tool for EditFile {
 }
 
 async fn apply<'c>(
+    settings: &'c Settings,
     tool: &'static str,
     id: &'c str,
     args: &'c Value,
@@ -135,7 +138,7 @@ async fn apply<'c>(
     change: Change<'_>,
 ) -> ToolEffect {
     let services = ctx.services;
-    let checked = guard(services, ctx.state).check(raw, Access::Write).await;
+    let checked = guard(services, settings, ctx.state).check(raw, Access::Write).await;
     let label = |shown: &str| match &change {
         Change::Write { append: true, .. } => format!("write_file {shown} (append)"),
         Change::Write { .. } => format!("write_file {shown}"),
@@ -149,12 +152,12 @@ async fn apply<'c>(
     call.announce(args, &reasons);
     let target = match checked {
         Ok(target) => target,
-        Err(Refusal::Policy(message)) => return call.refuse(ObservationStatus::DeniedByPolicy, "refused", message),
+        Err(Refusal::Policy(message)) => return call.refuse(gate::Refusal::policy(message)),
         Err(Refusal::Failed(message)) => return call.failed(Confirmed::No, message),
     };
     let shown = target.shown.as_str();
-    let limit = size_limit(services);
-    let refuse = |call: &mut Call, message: String| call.refuse(ObservationStatus::DeniedByPolicy, "refused", message);
+    let limit = size_limit(settings);
+    let refuse = |call: &mut Call, message: String| call.refuse(gate::Refusal::policy(message));
     let previous = match services.files.metadata(&target.path).await {
         Err(err) => return call.failed(Confirmed::No, err.to_string()),
         Ok(None) => None,
@@ -219,14 +222,14 @@ async fn apply<'c>(
         Ok(allowed) => allowed,
         Err(effect) => return *effect,
     };
-    if allowed == Allowed::Auto {
+    if !allowed.asked() {
         call.show(&shown_diff);
     }
     let confirmed = allowed.confirmed();
     let existed = previous.is_some();
     // The backup first: a change that cannot be undone is not made.
     let (backups, session, host, path) =
-        (services.backups.clone(), services.session.clone(), services.host.map(str::to_owned), target.path.clone());
+        (settings.backups.clone(), services.session.clone(), services.host.map(str::to_owned), target.path.clone());
     let written = new.clone().into_bytes();
     let saved = tokio::task::spawn_blocking(move || {
         backups.save(&session, host.as_deref(), &path, previous.as_deref(), &written)
@@ -239,7 +242,7 @@ async fn apply<'c>(
     };
     if let Err(err) = services.files.replace(&target.path, new.as_bytes()).await {
         // The journal must not offer to undo a change that never happened.
-        let _ = services.backups.mark_undone(&entry);
+        let _ = settings.backups.mark_undone(&entry);
         return call.failed(confirmed, format!("{err}; {shown} is unchanged"));
     }
     let what = match &change {

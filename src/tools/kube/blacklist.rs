@@ -40,6 +40,5 @@ pub fn refusal(tool: Kube, plan: &Plan, config: &KubeConfig) -> Option<String> {
 }
 
 fn tool_name(tool: Kube) -> &'static str {
-    use crate::tools::Tool;
     tool.name()
 }

@@ -5,7 +5,6 @@ use super::{Kube, build};
 use crate::config::KubeConfig;
 use crate::policy::{PolicyConfig, assess, quote_word};
 use crate::protocol::Risk;
-use crate::tools::Tool;
 
 fn line(tool: Kube, args: Value) -> String {
     let plan = build(tool, &args, &KubeConfig::default()).unwrap();

@@ -4,15 +4,15 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
+use opsai::testing::wait_until;
 use tempfile::TempDir;
 
 use crate::support::TestEnv;
 use crate::support::tmux::{Tmux, require};
 
 pub const LIMIT: Duration = Duration::from_secs(20);
-const POLL: Duration = Duration::from_millis(20);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Sh {
@@ -117,15 +117,13 @@ impl Fake {
 
     /// Waits until the fake has been called `n` times in all.
     pub fn wait_calls(&self, n: usize) -> Vec<Call> {
-        let deadline = Instant::now() + LIMIT;
-        loop {
-            let calls = self.calls();
-            if calls.len() >= n {
-                return calls;
-            }
-            assert!(Instant::now() < deadline, "the fake was called {} times, not {n}", calls.len());
-            std::thread::sleep(POLL);
-        }
+        let mut calls = Vec::new();
+        let called = wait_until(LIMIT, || {
+            calls = self.calls();
+            calls.len() >= n
+        });
+        assert!(called, "the fake was called {} times, not {n}", calls.len());
+        calls
     }
 }
 
@@ -223,14 +221,13 @@ impl ShellTerm {
     pub fn dump(&self) -> (String, usize) {
         let _ = std::fs::remove_file(&self.dump);
         self.term.press(&["C-x", "C-y"]);
-        let deadline = Instant::now() + LIMIT;
-        let text = loop {
-            if let Ok(text) = std::fs::read_to_string(&self.dump) {
-                break text;
-            }
-            assert!(Instant::now() < deadline, "no dump; the screen was:\n{}", self.term.screen());
-            std::thread::sleep(POLL);
-        };
+        let mut dump = None;
+        let dumped = wait_until(LIMIT, || {
+            dump = std::fs::read_to_string(&self.dump).ok();
+            dump.is_some()
+        });
+        assert!(dumped, "no dump; the screen was:\n{}", self.term.screen());
+        let text = dump.unwrap();
         let (cursor, buffer) = text.split_once('\n').unwrap_or((&text, ""));
         (buffer.to_owned(), cursor.trim().parse().unwrap_or_else(|_| panic!("bad dump {text:?}")))
     }
@@ -330,15 +327,12 @@ impl Drop for ShellTerm {
         let pid = self.term.run(&["display", "-p", "#{pane_pid}"]).trim().parse::<u32>().ok();
         self.term.run(&["kill-server"]);
         if let Some(pid) = pid {
-            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
             // Gone, or a zombie nobody reaps yet: either way it writes nothing more.
             let running = || {
                 std::fs::read_to_string(format!("/proc/{pid}/stat"))
                     .is_ok_and(|stat| stat.rsplit_once(") ").is_some_and(|(_, rest)| !rest.starts_with('Z')))
             };
-            while running() && std::time::Instant::now() < deadline {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-            }
+            let _ = wait_until(Duration::from_secs(5), || !running());
         }
     }
 }

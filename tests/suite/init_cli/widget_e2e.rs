@@ -1,6 +1,7 @@
 //! The whole Ctrl-G path with nothing faked but the model: `opsai init <shell>` sourced in real
 //! zsh, bash and fish (tmux), the real `opsai widget`, and the mock LLM on 127.0.0.1.
 
+use opsai::testing::wait_until;
 use rstest::rstest;
 use serde_json::json;
 
@@ -76,11 +77,8 @@ fn ctrl_c_while_the_model_thinks_gives_the_line_back(#[case] sh: Sh) {
     shell.term.press(&["Left", "Left"]);
     shell.term.press(&["C-g"]);
     // The request has arrived: opsai is waiting for the model, with its spinner up.
-    let deadline = std::time::Instant::now() + super::harness::LIMIT;
-    while mock.chat_requests().is_empty() {
-        assert!(std::time::Instant::now() < deadline, "no request; the screen was:\n{}", shell.term.screen());
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let asked = wait_until(super::harness::LIMIT, || !mock.chat_requests().is_empty());
+    assert!(asked, "no request; the screen was:\n{}", shell.term.screen());
     shell.term.press(&["C-c"]);
     let screen = shell.wait_line("list pods");
     shell.assert_clean(&screen, 2);

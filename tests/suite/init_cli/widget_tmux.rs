@@ -251,11 +251,7 @@ fn ctrl_c_during_a_slow_call_restores_the_line(#[case] sh: Sh) {
         let status_gone = !screen.contains("opsai: thinking") && !screen.contains("(opsai: ");
         status_gone && (screen.contains(&prompt_line) || (sh == Sh::Fish && screen.contains("restart nginx")))
     };
-    let settle = std::time::Instant::now() + std::time::Duration::from_secs(3);
-    while !restored(&shell.term.screen()) && std::time::Instant::now() < settle {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    if !restored(&shell.term.screen()) {
+    if !opsai::testing::wait_until(std::time::Duration::from_secs(3), || restored(&shell.term.screen())) {
         shell.term.press(&["C-c"]);
     }
     if sh == Sh::Fish {

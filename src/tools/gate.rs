@@ -1,0 +1,308 @@
+//! The approval gate (invariant 2) for everything a tool does on the user's machine: command lines
+//! and file reads and changes. Nothing above Safe without a human yes; with no terminal it is
+//! refused; `-y` covers Medium only; High always asks; a deny rule and an unwritable audit log refuse
+//! outright; a dry run does nothing. What runs without a human yes runs in the sandbox; where none
+//! can be applied it asks (issue 13 §1). The callers write the audit line and the events for
+//! whatever is decided here.
+
+use super::{RunState, Services};
+use crate::approval::ApprovalRequest;
+use crate::policy::sanitize;
+use crate::protocol::{Approval, ApprovalDecision, Assessment, Decision, ObservationStatus, Risk, SandboxProfile};
+use crate::store::audit::Confirmed;
+
+/// What is to be done, as the gate needs to see it.
+pub struct Proposal<'p> {
+    pub action: Action<'p>,
+    /// Exactly what runs or changes, as shown and audited (a sanitized command, `edit_file ~/a.sh`).
+    pub shown: &'p str,
+    pub risk: Risk,
+    pub reasons: &'p [String],
+    /// A deny rule matched.
+    pub denied: bool,
+}
+
+/// The kind of action, with what only that kind has.
+pub enum Action<'p> {
+    Command {
+        /// The line as the model (or the user's edit) wrote it, before sanitizing.
+        typed: &'p str,
+        /// The model's stated reason.
+        why: Option<&'p str>,
+        auto: AutoRun,
+        /// What "always this session" would allow (`grant::grant_key`).
+        grant: Option<String>,
+    },
+    /// A file tool's call; `detail` is the diff shown under the prompt.
+    File { detail: Option<String> },
+}
+
+impl<'p> Proposal<'p> {
+    pub fn command(assessment: &'p Assessment, typed: &'p str, why: Option<&'p str>, auto: AutoRun) -> Self {
+        Self {
+            action: Action::Command { typed, why, auto, grant: super::grant::grant_key(assessment) },
+            shown: &assessment.sanitized,
+            risk: assessment.risk,
+            reasons: &assessment.reasons,
+            denied: assessment.decision == Decision::Deny,
+        }
+    }
+
+    pub fn file(shown: &'p str, risk: Risk, reasons: &'p [String], detail: Option<String>) -> Self {
+        Self { action: Action::File { detail }, shown, risk, reasons, denied: false }
+    }
+
+    fn is_command(&self) -> bool {
+        matches!(self.action, Action::Command { .. })
+    }
+}
+
+/// What a command that would run without asking needs: its sandbox, and whether the model asked
+/// for none (`"sandbox": false`, which makes it ask).
+#[derive(Debug, Clone, Copy)]
+pub struct AutoRun {
+    pub profile: SandboxProfile,
+    pub refused: bool,
+}
+
+/// How an action came to be allowed, for the audit log, the `approval` event and the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Allowed {
+    /// Safe, or a widget probe: nobody was asked, so a command runs in this sandbox (`None` when
+    /// the user switched the sandbox off, on a remote host where none can be applied, and for files).
+    Auto(Option<SandboxProfile>),
+    /// Medium under `-y` / `/yes on`: the user approved it up front; unsandboxed.
+    Flag,
+    /// A person said yes.
+    Yes,
+    /// An "always this session" grant covers it, or was just given.
+    Session,
+}
+
+impl Allowed {
+    /// The `approval` event's decision.
+    pub fn decision(self) -> ApprovalDecision {
+        match self {
+            Allowed::Auto(_) | Allowed::Flag => ApprovalDecision::Auto,
+            Allowed::Yes => ApprovalDecision::Approved,
+            Allowed::Session => ApprovalDecision::ApprovedForSession,
+        }
+    }
+
+    /// The audit log's CONFIRMED.
+    pub fn confirmed(self) -> Confirmed {
+        match self {
+            Allowed::Auto(_) | Allowed::Flag => Confirmed::Auto,
+            Allowed::Yes | Allowed::Session => Confirmed::Yes,
+        }
+    }
+
+    /// The sandbox it runs in: only what nobody approved is sandboxed.
+    pub fn sandbox(self) -> Option<SandboxProfile> {
+        match self {
+            Allowed::Auto(sandbox) => sandbox,
+            Allowed::Flag | Allowed::Yes | Allowed::Session => None,
+        }
+    }
+
+    /// Whether a person answered a prompt for it.
+    pub fn asked(self) -> bool {
+        matches!(self, Allowed::Yes | Allowed::Session)
+    }
+}
+
+/// What the gate decided.
+pub enum Verdict {
+    Run(Allowed),
+    Refuse(Refusal),
+    /// `q` or Ctrl-C at the prompt: the turn ends.
+    Abort,
+    /// The user rewrote the command: a command is assessed and decided anew.
+    Edited(String),
+}
+
+/// Why nothing was done, for the `approval` event, the observation and the audit line.
+pub struct Refusal {
+    pub decision: ApprovalDecision,
+    pub status: ObservationStatus,
+    pub message: String,
+}
+
+impl Refusal {
+    /// Refused by the rules, not by the user.
+    pub fn policy(message: String) -> Self {
+        Self { decision: ApprovalDecision::Refused, status: ObservationStatus::DeniedByPolicy, message }
+    }
+
+    /// The audit log's CONFIRMED for it.
+    pub fn confirmed(&self) -> Confirmed {
+        if self.decision == ApprovalDecision::DryRun { Confirmed::DryRun } else { Confirmed::No }
+    }
+}
+
+/// The user said no to `what` ("to run this command", "this change").
+pub fn declined(what: &str) -> Refusal {
+    Refusal {
+        decision: ApprovalDecision::Denied,
+        status: ObservationStatus::DeniedByUser,
+        message: format!("the user declined {what}"),
+    }
+}
+
+/// The approval rules, the same for every tool (see the module docs).
+pub fn decide(services: &Services, state: &mut RunState, proposal: &Proposal) -> Verdict {
+    let risk = proposal.risk;
+    if proposal.denied {
+        return Verdict::Refuse(Refusal::policy(format!(
+            "refused by the user's policy: {}",
+            proposal.reasons.join("; ")
+        )));
+    }
+    if let Some(limit) = services.mode.probe_limit {
+        if proposal.is_command() {
+            return probe_verdict(services, state, proposal, limit);
+        }
+        if risk > Risk::Safe {
+            return Verdict::Refuse(Refusal::policy(format!(
+                "refused: only read-only probes run here and this is {risk}"
+            )));
+        }
+    }
+    if services.mode.dry_run {
+        let done = if proposal.is_command() { "executed" } else { "done" };
+        return Verdict::Refuse(Refusal {
+            decision: ApprovalDecision::DryRun,
+            status: ObservationStatus::DeniedByPolicy,
+            message: format!("dry run: not {done} (risk {risk})"),
+        });
+    }
+    if risk > Risk::Safe
+        && let Err(err) = services.audit.check_writable()
+    {
+        return Verdict::Refuse(Refusal::policy(format!(
+            "refused: the audit log cannot be written, so nothing above safe runs ({err})"
+        )));
+    }
+    // Why a Safe command that would have run by itself asks instead, for the prompt and the refusal.
+    let mut unsandboxed = None;
+    if risk == Risk::Safe && services.mode.auto_approve_safe {
+        match sandbox_for(services, &proposal.action) {
+            Ok(sandbox) => return Verdict::Run(Allowed::Auto(sandbox)),
+            Err(reason) => unsandboxed = Some(reason),
+        }
+    }
+    if risk == Risk::Medium && services.mode.approve_medium {
+        return Verdict::Run(Allowed::Flag);
+    }
+    let grant = match &proposal.action {
+        Action::Command { grant, .. } if risk == Risk::Medium => grant.clone(),
+        _ => None,
+    };
+    if grant.as_ref().is_some_and(|g| state.grants.contains(g)) {
+        return Verdict::Run(Allowed::Session);
+    }
+    if !services.approver.interactive() {
+        state.refused_without_terminal = true;
+        return Verdict::Refuse(Refusal::policy(match &unsandboxed {
+            Some(reason) => format!("refused: {reason}, so this {risk} command needs confirmation in a terminal"),
+            None => format!("refused: {risk} requires confirmation in a terminal"),
+        }));
+    }
+    let answer =
+        tokio::task::block_in_place(|| services.approver.ask(&request(services, proposal, &grant, unsandboxed)));
+    let what = if proposal.is_command() { "to run this command" } else { "this change" };
+    match answer {
+        Approval::Approved => Verdict::Run(Allowed::Yes),
+        Approval::ApprovedForSession if risk == Risk::Medium && proposal.is_command() => {
+            if let Some(grant) = grant {
+                state.grants.insert(grant);
+            }
+            Verdict::Run(Allowed::Session)
+        }
+        Approval::ApprovedForSession => Verdict::Run(Allowed::Yes),
+        Approval::Edited(command) => Verdict::Edited(command),
+        Approval::Denied => Verdict::Refuse(declined(what)),
+        Approval::Abort => {
+            // Ctrl-C at the prompt interrupts the turn like a Ctrl-C anywhere else (exit 130).
+            if services.approver.interrupted() {
+                services.interrupts.interrupt();
+            }
+            Verdict::Abort
+        }
+    }
+}
+
+/// The prompt for `proposal`: a command's typed form and why, or a file change's diff.
+fn request(
+    services: &Services,
+    proposal: &Proposal,
+    grant: &Option<String>,
+    unsandboxed: Option<String>,
+) -> ApprovalRequest {
+    let (display, why, detail) = match &proposal.action {
+        Action::Command { typed, why, .. } => {
+            let clean = sanitize(typed);
+            // A Safe command only reaches the prompt when it cannot run sandboxed: say why it asks.
+            let detail = unsandboxed.map(|reason| format!("read-only, but asks: {reason}; a yes runs it unsandboxed"));
+            (clean.changed().then_some(clean.display), why.map(str::to_owned), detail)
+        }
+        Action::File { detail } => (None, None, detail.clone()),
+    };
+    ApprovalRequest {
+        command: proposal.shown.to_owned(),
+        display,
+        risk: proposal.risk,
+        reasons: proposal.reasons.to_vec(),
+        why,
+        grant: grant.clone(),
+        host: services.host.map(str::to_owned),
+        detail,
+    }
+}
+
+/// The widget's rule: Safe probes run without asking, at most `limit` per turn; anything else is
+/// refused with an observation that tells the model to propose the command instead.
+fn probe_verdict(services: &Services, state: &mut RunState, proposal: &Proposal, limit: u32) -> Verdict {
+    let refuse = |message: String| Verdict::Refuse(Refusal::policy(message));
+    if proposal.risk > Risk::Safe {
+        return refuse(format!(
+            "refused: only read-only probes run here and this command is {} ({}); do not run it, \
+             propose it with propose_command instead",
+            proposal.risk,
+            proposal.reasons.join("; ")
+        ));
+    }
+    if !services.mode.auto_approve_safe {
+        return refuse(
+            "refused: the user's settings (safety.auto_approve_safe = false) let nothing run without asking; \
+             propose the command with propose_command instead"
+                .to_owned(),
+        );
+    }
+    if state.probes_run >= limit {
+        return refuse(format!("refused: the limit of {limit} probes is reached; call propose_command now"));
+    }
+    let sandbox = match sandbox_for(services, &proposal.action) {
+        Ok(sandbox) => sandbox,
+        Err(reason) => return refuse(format!("refused: {reason}; propose the command with propose_command instead")),
+    };
+    state.probes_run += 1;
+    Verdict::Run(Allowed::Auto(sandbox))
+}
+
+/// The sandbox a command that nobody approves runs in, or why it cannot run that way. The file
+/// tools do their own path checks and need none.
+fn sandbox_for(services: &Services, action: &Action) -> Result<Option<SandboxProfile>, String> {
+    let Action::Command { auto, .. } = action else { return Ok(None) };
+    if auto.refused {
+        return Err("the command asked to run outside the sandbox".into());
+    }
+    // On an ssh host no sandbox can be applied: there the policy alone decides (README).
+    if services.host.is_some() {
+        return Ok(None);
+    }
+    crate::sandbox::for_auto_run(auto.profile).map_err(|reason| format!("no sandbox on this machine ({reason})"))
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,153 @@
+//! The gate's rules for both kinds of action, decided directly: a scripted (or absent) approver, a
+//! real audit log in a temp directory, an executor that is never called.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::future::BoxFuture;
+use tokio_util::sync::CancellationToken;
+
+use super::*;
+use crate::approval::{Approver, NoApprover, ScriptedApprover};
+use crate::exec::{ExecError, ExecResult, Executor, OutputSink};
+use crate::policy::{PolicyConfig, assess};
+use crate::protocol::CommandRequest;
+use crate::redact::Redactor;
+use crate::store::audit::AuditLog;
+use crate::tools::{Interrupts, RunMode};
+
+struct NoExecutor;
+
+impl Executor for NoExecutor {
+    fn run<'a>(
+        &'a self,
+        _: &'a CommandRequest,
+        _: OutputSink<'a>,
+        _: CancellationToken,
+    ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
+        Box::pin(async { panic!("the gate never runs anything") })
+    }
+}
+
+/// Decides each proposal in turn with one approver, mode and run state, as a turn would.
+struct Gate {
+    _dir: tempfile::TempDir,
+    audit: AuditLog,
+    mode: RunMode,
+    state: RunState,
+}
+
+impl Gate {
+    fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let audit = AuditLog::new(dir.path().join("audit.log"), 10, 90, Arc::new(Redactor::new(Vec::new())));
+        let mode = RunMode { auto_approve_safe: true, approve_medium: false, dry_run: false, probe_limit: None };
+        Self { _dir: dir, audit, mode, state: RunState::default() }
+    }
+
+    fn decide(&mut self, approver: &dyn Approver, proposal: &Proposal) -> Verdict {
+        let (redactor, policy, interrupts) =
+            (Redactor::new(Vec::new()), PolicyConfig::default(), Interrupts::default());
+        let services = Services {
+            executor: &NoExecutor,
+            approver,
+            audit: &self.audit,
+            redactor: &redactor,
+            policy: &policy,
+            mode: self.mode.clone(),
+            session: "c1".into(),
+            exec_timeout: Duration::from_secs(5),
+            interrupts: &interrupts,
+            files: &crate::exec::fs::LocalFs,
+            host: None,
+        };
+        decide(&services, &mut self.state, proposal)
+    }
+}
+
+const AUTO: AutoRun = AutoRun { profile: SandboxProfile::Strict, refused: false };
+
+fn file(risk: Risk) -> Proposal<'static> {
+    Proposal::file("write_file ~/a.conf", risk, &[], Some("+port = 80".into()))
+}
+
+fn refusal(verdict: Verdict) -> Refusal {
+    match verdict {
+        Verdict::Refuse(refusal) => refusal,
+        Verdict::Run(allowed) => panic!("expected a refusal, ran {allowed:?}"),
+        Verdict::Abort => panic!("expected a refusal, got an abort"),
+        Verdict::Edited(text) => panic!("expected a refusal, got an edit: {text}"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn yes_covers_medium_file_changes_and_never_high() {
+    let mut gate = Gate::new();
+    gate.mode.approve_medium = true;
+    assert!(matches!(gate.decide(&NoApprover, &file(Risk::Medium)), Verdict::Run(Allowed::Flag)));
+    let high = refusal(gate.decide(&NoApprover, &file(Risk::High)));
+    assert_eq!(high.decision, ApprovalDecision::Refused);
+    assert_eq!(high.message, "refused: high requires confirmation in a terminal");
+    assert!(gate.state.refused_without_terminal);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_dry_run_says_what_it_did_not_do() {
+    let mut gate = Gate::new();
+    gate.mode.dry_run = true;
+    let change = refusal(gate.decide(&NoApprover, &file(Risk::Medium)));
+    assert_eq!(
+        (change.decision, change.message.as_str()),
+        (ApprovalDecision::DryRun, "dry run: not done (risk medium)")
+    );
+    assert_eq!(change.confirmed(), Confirmed::DryRun);
+    let assessment = assess("touch x", &PolicyConfig::default());
+    let command = refusal(gate.decide(&NoApprover, &Proposal::command(&assessment, "touch x", None, AUTO)));
+    assert_eq!(command.message, "dry run: not executed (risk medium)");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn always_grants_a_command_for_the_session_but_not_a_file_change() {
+    let mut gate = Gate::new();
+    let approver = ScriptedApprover::new([Approval::ApprovedForSession, Approval::ApprovedForSession]);
+    let first = assess("git commit -m one", &PolicyConfig::default());
+    let verdict = gate.decide(&approver, &Proposal::command(&first, "git commit -m one", None, AUTO));
+    assert!(matches!(verdict, Verdict::Run(Allowed::Session)));
+    let second = assess("git commit -m two", &PolicyConfig::default());
+    let verdict = gate.decide(&approver, &Proposal::command(&second, "git commit -m two", None, AUTO));
+    assert!(matches!(verdict, Verdict::Run(Allowed::Session)));
+    assert_eq!(approver.asked.lock().unwrap().len(), 1, "the grant covers the second commit");
+    assert!(matches!(gate.decide(&approver, &file(Risk::Medium)), Verdict::Run(Allowed::Yes)));
+    let asked = approver.asked.lock().unwrap();
+    assert_eq!((asked[1].grant.as_deref(), asked[1].detail.as_deref()), (None, Some("+port = 80")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn no_edits_declines_and_aborts_come_back_as_such() {
+    let mut gate = Gate::new();
+    let approver = ScriptedApprover::new([Approval::Edited("ls".into()), Approval::Denied, Approval::Abort]);
+    assert!(matches!(gate.decide(&approver, &file(Risk::Medium)), Verdict::Edited(text) if text == "ls"));
+    let declined = refusal(gate.decide(&approver, &file(Risk::Medium)));
+    assert_eq!(
+        (declined.decision, declined.message.as_str()),
+        (ApprovalDecision::Denied, "the user declined this change")
+    );
+    assert!(matches!(gate.decide(&approver, &file(Risk::High)), Verdict::Abort));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_safe_command_that_refuses_the_sandbox_asks() {
+    let mut gate = Gate::new();
+    let assessment = assess("ls", &PolicyConfig::default());
+    let unsandboxed = AutoRun { refused: true, ..AUTO };
+    let refused = refusal(gate.decide(&NoApprover, &Proposal::command(&assessment, "ls", None, unsandboxed)));
+    assert_eq!(
+        refused.message,
+        "refused: the command asked to run outside the sandbox, so this safe command needs confirmation in a terminal"
+    );
+    let approver = ScriptedApprover::new([Approval::Approved]);
+    let verdict = gate.decide(&approver, &Proposal::command(&assessment, "ls", None, unsandboxed));
+    assert!(matches!(verdict, Verdict::Run(Allowed::Yes)));
+    let detail = approver.asked.lock().unwrap()[0].detail.clone().unwrap_or_default();
+    assert!(detail.starts_with("read-only, but asks: the command asked to run outside the sandbox"), "{detail}");
+}

@@ -1,0 +1,86 @@
+//! The assess step: the arguments checked, the command line sanitized and rated by the policy, and
+//! the `tool_call` event.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::{Call, Caller};
+use crate::policy::{self, PolicyConfig};
+use crate::protocol::{Assessment, CommandRequest, Observation, SandboxProfile};
+use crate::tools::gate::{Allowed, AutoRun};
+use crate::tools::{invalid_arguments, optional_string, string_arg};
+
+/// A command ready for the gate, and what it needs to run once allowed.
+pub(super) struct Planned {
+    /// The line as written (the model's, or the user's edit), before sanitizing.
+    pub typed: String,
+    pub assessment: Assessment,
+    pub why: Option<String>,
+    pub auto: AutoRun,
+    pub cwd: PathBuf,
+    pub timeout: Duration,
+}
+
+impl Planned {
+    /// The user edited the command at the prompt.
+    pub fn reassess(&mut self, typed: String, policy: &PolicyConfig) {
+        self.assessment = policy::assess(&typed, policy);
+        self.typed = typed;
+    }
+
+    /// What the executor runs: the sanitized line, sandboxed unless someone approved it.
+    pub fn request(&self, id: &str, allowed: Allowed) -> CommandRequest {
+        CommandRequest {
+            call_id: id.into(),
+            command: self.assessment.sanitized.clone(),
+            cwd: self.cwd.clone(),
+            timeout: self.timeout,
+            why: self.why.clone(),
+            sandbox: allowed.sandbox(),
+        }
+    }
+}
+
+/// Checks `args` and rates the command; an observation for the model when the arguments are wrong.
+pub(super) fn assess(call: &mut Call, args: &Value, cwd: &Path) -> Result<Planned, Observation> {
+    let services = call.services;
+    let typed = string_arg(args, "command").map_err(|message| invalid_arguments(call.id, message))?.to_owned();
+    // Only ever adds a prompt: `false` takes the command out of the no-questions path.
+    let refused = args.get("sandbox").and_then(Value::as_bool) == Some(false);
+    // Model-written lines get the strict sandbox; opsai's own tools build their argv from checked
+    // values and keep the network and credentials they need.
+    let profile =
+        if call.caller.tool == Caller::RUN_COMMAND.tool { SandboxProfile::Strict } else { SandboxProfile::Tool };
+    // A tool may ask for a shorter limit than `exec.timeout_s` (the Kubernetes tools: 30 s), never a longer one.
+    let timeout = args
+        .get("timeout_s")
+        .and_then(Value::as_u64)
+        .filter(|&seconds| seconds > 0)
+        .map_or(services.exec_timeout, |seconds| Duration::from_secs(seconds).min(services.exec_timeout));
+    let cwd = match optional_string(args, "cwd") {
+        Some(dir) => resolve(cwd, &dir),
+        None => cwd.to_owned(),
+    };
+    let assessment = policy::assess(&typed, services.policy);
+    call.announce(args.clone(), &assessment);
+    Ok(Planned {
+        typed,
+        assessment,
+        why: optional_string(args, "why"),
+        auto: AutoRun { profile, refused },
+        cwd,
+        timeout,
+    })
+}
+
+fn resolve(base: &Path, dir: &str) -> PathBuf {
+    let expanded = match dir.strip_prefix("~") {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => {
+            std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(rest.trim_start_matches('/'))
+        }
+        _ => PathBuf::from(dir),
+    };
+    if expanded.is_absolute() { expanded } else { base.join(expanded) }
+}

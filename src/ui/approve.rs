@@ -1,0 +1,264 @@
+//! The approval prompt at the terminal: [`TerminalApprover`] asks on stderr, or on `/dev/tty` when
+//! stdin is not a terminal; High needs the word `yes` typed out. Any failure to ask is a no.
+
+mod keys;
+
+use std::io::{IsTerminal, Write};
+use std::os::fd::AsFd;
+
+use crate::approval::{ApprovalRequest, Approver};
+use crate::protocol::{Approval, Risk};
+use crate::ui::display;
+use keys::Answer;
+pub use keys::stop_prompts;
+
+/// Asks the human at the terminal.
+pub struct TerminalApprover {
+    color: bool,
+    /// The last answer was Ctrl-C.
+    ctrl_c: std::sync::atomic::AtomicBool,
+}
+
+impl TerminalApprover {
+    /// `None` when there is no terminal to ask on.
+    pub fn open() -> Option<Self> {
+        let has_tty = std::io::stdin().is_terminal() || std::fs::File::open("/dev/tty").is_ok();
+        let color = crate::term::stderr_color();
+        has_tty.then_some(Self { color, ctrl_c: std::sync::atomic::AtomicBool::new(false) })
+    }
+
+    fn prompt(&self, request: &ApprovalRequest) -> std::io::Result<Approval> {
+        let mut tty = Terminal::open()?;
+        let answer = self.answer_on(&mut tty, request);
+        if tty.interrupted {
+            self.ctrl_c.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+        answer
+    }
+
+    fn answer_on(&self, tty: &mut Terminal, request: &ApprovalRequest) -> std::io::Result<Approval> {
+        let text = prompt_text(request, self.color);
+        tty.output.write_all(text.as_bytes())?;
+        tty.output.flush()?;
+        loop {
+            let Some(answer) = tty.answer()? else { return Ok(Approval::Abort) };
+            let answer = answer.trim();
+            if request.risk == Risk::High {
+                return Ok(match answer {
+                    "yes" => Approval::Approved,
+                    "q" | "quit" | "abort" => Approval::Abort,
+                    "e" | "edit" => tty.edited(&request.command)?,
+                    _ => Approval::Denied,
+                });
+            }
+            match answer.to_ascii_lowercase().as_str() {
+                "y" | "yes" => return Ok(Approval::Approved),
+                "a" | "always" if request.grant.is_some() => return Ok(Approval::ApprovedForSession),
+                "e" | "edit" => return tty.edited(&request.command),
+                "n" | "no" | "" => return Ok(Approval::Denied),
+                "q" | "quit" | "abort" => return Ok(Approval::Abort),
+                _ => {
+                    tty.output.write_all(b"  answer y, a, e, n or q: ")?;
+                    tty.output.flush()?;
+                }
+            }
+        }
+    }
+}
+
+impl Approver for TerminalApprover {
+    fn ask(&self, request: &ApprovalRequest) -> Approval {
+        self.prompt(request).unwrap_or_default()
+    }
+    fn interactive(&self) -> bool {
+        true
+    }
+    fn interrupted(&self) -> bool {
+        self.ctrl_c.swap(false, std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// The terminal the person answers on: stdin and stderr when stdin is a terminal, else /dev/tty.
+struct Terminal {
+    input: TerminalInput,
+    output: Box<dyn Write>,
+    /// The person pressed Ctrl-C.
+    interrupted: bool,
+    // Last, so it is dropped (the terminal restored) after everything else.
+    _raw: keys::RawMode,
+}
+
+enum TerminalInput {
+    Stdin(std::io::Stdin),
+    Tty(std::fs::File),
+}
+
+impl Terminal {
+    fn open() -> std::io::Result<Self> {
+        if std::io::stdin().is_terminal() {
+            let raw = keys::RawMode::enter(&std::io::stdin())?;
+            let (input, output) = (TerminalInput::Stdin(std::io::stdin()), Box::new(std::io::stderr()));
+            return Ok(Self { input, output, interrupted: false, _raw: raw });
+        }
+        let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty")?;
+        let raw = keys::RawMode::enter(&tty)?;
+        let writer = tty.try_clone()?;
+        Ok(Self { input: TerminalInput::Tty(tty), output: Box::new(writer), interrupted: false, _raw: raw })
+    }
+
+    /// One typed line; `None` for Ctrl-C.
+    fn answer(&mut self) -> std::io::Result<Option<String>> {
+        let answer = match &mut self.input {
+            TerminalInput::Stdin(stdin) => keys::edit(&mut keys::Keys(stdin.as_fd()), &mut self.output),
+            TerminalInput::Tty(tty) => keys::edit(&mut keys::Keys(tty.as_fd()), &mut self.output),
+        }?;
+        Ok(match answer {
+            Answer::Line(line) => Some(line),
+            Answer::End => Some(String::new()),
+            Answer::Interrupt => {
+                self.interrupted = true;
+                None
+            }
+        })
+    }
+
+    fn edited(&mut self, command: &str) -> std::io::Result<Approval> {
+        writeln!(self.output, "  current: {}", command_block(command))?;
+        write!(self.output, "  new command (empty keeps it): ")?;
+        self.output.flush()?;
+        Ok(match self.answer()? {
+            None => Approval::Abort,
+            Some(line) if line.trim().is_empty() => Approval::Edited(command.to_owned()),
+            Some(line) => Approval::Edited(line),
+        })
+    }
+}
+
+/// Lines above the choices past which the command is repeated right above them: a long diff or a
+/// long list of reasons must not scroll what runs off the screen.
+const REPEAT_AFTER_LINES: usize = 12;
+
+/// The approval prompt, as shown (tested as text). Every field but the badge may come from the model
+/// and passes through [`display`]: the command with whatever the sanitizer removed written out, its
+/// continuation lines indented under it (no line of it can pass for a line of the prompt); the
+/// `why`, the grant and the host on one line each.
+pub fn prompt_text(request: &ApprovalRequest, color: bool) -> String {
+    let mut text = String::new();
+    let badge = crate::ui::style::badge(request.risk, color);
+    let command = command_block(&request.command);
+    match &request.host {
+        Some(host) => text.push_str(&format!("\n  {badge} on {}: {command}\n", display::line(host))),
+        None => text.push_str(&format!("\n  {badge} {command}\n")),
+    }
+    if let Some(detail) = request.detail.as_deref().filter(|d| !d.is_empty()) {
+        for line in detail.lines() {
+            text.push_str(&format!("    {}\n", display::command(line)));
+        }
+    }
+    if let Some(shown) = &request.display {
+        text.push_str(&format!("  typed as: {}\n", command_block(shown)));
+    }
+    for reason in &request.reasons {
+        text.push_str(&format!("    - {}\n", display::line(reason)));
+    }
+    if let Some(why) = request.why.as_deref().filter(|w| !w.trim().is_empty()) {
+        text.push_str(&format!("  why: {}\n", display::line(why.trim())));
+    }
+    if text.lines().count() > REPEAT_AFTER_LINES {
+        text.push_str(&format!("  runs: {command}\n"));
+    }
+    if request.risk == Risk::High {
+        text.push_str("  Type yes to run it, e to edit, q to abort; anything else declines: ");
+    } else {
+        let always = match &request.grant {
+            Some(grant) => format!(" · [a] always allow `{}` for this session", display::line(grant)),
+            None => String::new(),
+        };
+        text.push_str(&format!("  [y] run once{always} · [e] edit · [n] no · [q] abort: "));
+    }
+    text
+}
+
+/// A command as shown in the prompt: removed characters written out; a line break starts a
+/// continuation line marked `│` under the first, so a multi-line command reads as one block.
+fn command_block(command: &str) -> String {
+    display::command(command.trim_end_matches('\n')).replace('\n', "\n    │ ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn request(risk: Risk) -> ApprovalRequest {
+        ApprovalRequest {
+            command: "git commit -m wip".into(),
+            display: None,
+            risk,
+            reasons: vec!["git commit -m wip: git commit changes the repository".into()],
+            why: Some("save the work".into()),
+            grant: (risk == Risk::Medium).then(|| "git commit".into()),
+            host: None,
+            detail: None,
+        }
+    }
+
+    #[test]
+    fn the_host_and_the_detail_are_shown() {
+        let mut asked = request(Risk::Medium);
+        asked.host = Some("db-1".into());
+        asked.detail = Some("--- a\n+++ b\n-echo 1\n+echo 2".into());
+        let text = prompt_text(&asked, false);
+        assert!(
+            text.starts_with("\n  [MEDIUM] on db-1: git commit -m wip\n    --- a\n    +++ b\n    -echo 1\n"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn medium_prompt_offers_the_session_grant() {
+        assert_eq!(
+            prompt_text(&request(Risk::Medium), false),
+            "\n  [MEDIUM] git commit -m wip\n    - git commit -m wip: git commit changes the repository\n  why: save the work\n  [y] run once · [a] always allow `git commit` for this session · [e] edit · [n] no · [q] abort: "
+        );
+    }
+
+    #[test]
+    fn every_model_field_is_shown_without_terminal_controls() {
+        let hostile = "\x1b[1A\x1b[2K\x1b]0;pwned\x07\x1b]52;c;cm0=\x07\x1b]8;;http://x/\x1b\\\r";
+        let request = ApprovalRequest {
+            command: "touch /tmp/a\nrm -rf /tmp/b".into(),
+            display: Some(format!("touch /tmp/a{hostile}")),
+            risk: Risk::Medium,
+            reasons: vec![format!("reason{hostile}")],
+            why: Some(format!("tidy\n  [LOW] ls\n{hostile}")),
+            grant: Some(format!("touch{hostile}")),
+            host: Some(format!("db{hostile}")),
+            detail: Some(format!("+line{hostile}\n-other")),
+        };
+        let text = prompt_text(&request, false);
+        assert!(!text.chars().any(|c| c.is_control() && c != '\n'), "{text:?}");
+        assert!(text.contains(": touch /tmp/a\n    │ rm -rf /tmp/b\n"), "{text}");
+        assert!(text.contains("  why: tidy⏎  [LOW] ls⏎\\x1b[1A\\x1b[2K"), "{text}");
+        // No line of the prompt starts with anything the model wrote but the command itself.
+        for line in text.lines().filter(|l| !l.is_empty()) {
+            let known = ["  [MEDIUM] on ", "    │ ", "    +", "    -", "  typed as: ", "  why: ", "  [y] run once"];
+            assert!(known.iter().any(|k| line.starts_with(k)), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_block_repeats_the_command_above_the_choices() {
+        let mut asked = request(Risk::Medium);
+        asked.detail = Some((0..40).map(|n| format!("+line {n}")).collect::<Vec<_>>().join("\n"));
+        let text = prompt_text(&asked, false);
+        assert!(text.ends_with("  runs: git commit -m wip\n  [y] run once · [a] always allow `git commit` for this session · [e] edit · [n] no · [q] abort: "), "{text}");
+        assert!(!prompt_text(&request(Risk::Medium), false).contains("runs:"));
+    }
+
+    #[test]
+    fn high_prompt_asks_for_yes() {
+        let text = prompt_text(&request(Risk::High), false);
+        assert!(text.ends_with("Type yes to run it, e to edit, q to abort; anything else declines: "), "{text}");
+        assert!(!text.contains("always"));
+    }
+}
