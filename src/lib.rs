@@ -1,8 +1,15 @@
 //! opsai: a terminal assistant that turns intent into the right shell command, safely.
+//!
+//! Layers, top to bottom; a module imports from its own layer or those below, and no import cycle
+//! joins top-level modules: `app` (the dispatcher) → `modes`, `cmd`, `cli` (the command line) →
+//! `runner` (the seam builder) → `agent`, `tools`, `approval`, `analyze`, `undo`, `ui` → `llm`,
+//! `exec`, `policy`, `store`, `sandbox`, `config`, `context`, `redact`, `exit` → `protocol`,
+//! `home`, `term`.
 
 /// The ReAct loop: model, tool calls, observations, answer; emits `AgentEvent`s, never prints.
 pub mod agent;
-/// Ops-object analysis (seed 001): target detection, templates, the template cache.
+/// Ops-object analysis (seed 001): type detection, templates and their policy filter, the commands'
+/// collection into a report (the `analyze` tool and `opsai explain OBJECT` use it).
 pub mod analyze;
 /// The dispatcher: a parsed command line to the mode or command that handles it.
 pub mod app;
@@ -10,6 +17,9 @@ pub mod app;
 pub mod approval;
 /// The command-line contract (DESIGN §3) as clap types.
 pub mod cli;
+/// The admin subcommands (`sessions`, `audit`, `config`, `policy`, `cache`, `undo`, `init`,
+/// `completions`), one file each.
+pub mod cmd;
 /// `$OPSAI_HOME/config.json`: reading it, with errors that name the file, line and column.
 pub mod config;
 /// The environment the model is told about: OS, shell, cwd, user, git, tools present.
@@ -18,16 +28,14 @@ pub mod context;
 pub mod exec;
 /// Exit codes at the binary's edge.
 pub mod exit;
-/// `opsai explain`: piped output, a command, or an ops object, explained.
-pub mod explain;
 /// Where opsai keeps its state (`$OPSAI_HOME`) and the files in it.
 pub mod home;
-/// `opsai init <shell>` (the Ctrl-G widget scripts) and `opsai completions <shell>`.
-pub mod init;
-/// The model seam: `ChatModel` and the OpenAI-compatible streaming client.
+/// The model seam: `ChatModel` and the OpenAI-compatible client. Replies are read as an SSE stream,
+/// but the answer is shown once it is complete: it is not streamed to the terminal yet.
 pub mod llm;
-/// `opsai <TASK>`: one agent turn from the command line.
-pub mod oneshot;
+/// The entry modes (one-shot, REPL, widget, explain), their signal handling and what they share
+/// (render style, exit codes, probe budget, stderr lines, the turn driver).
+pub mod modes;
 /// The command risk policy: sanitize, parse with a real bash grammar, classify, apply user rules.
 /// Pure and deterministic; never prints.
 pub mod policy;
@@ -35,22 +43,24 @@ pub mod policy;
 pub mod protocol;
 /// Secret detection and redaction: applied before anything leaves the machine or is stored.
 pub mod redact;
-/// The seams a turn uses, built once, and the driver that runs a turn with rendering and Ctrl-C.
+/// The seam builder: the configuration with its overrides, and every seam a mode's turns use (model
+/// client, executor, file seam, approver, audit log, recorder), built in one place.
 pub mod runner;
 /// The OS sandbox for commands that run without a human yes (Landlock + seccomp, Seatbelt).
 pub mod sandbox;
-/// Persistent stores: the append-only audit log.
+/// Persistent stores under `$OPSAI_HOME`: the audit log, saved conversations (SQLite), file
+/// backups for undo, and the analyze-template cache. Never prints.
 pub mod store;
 /// Whether a person watches stderr/stdout, and whether colour is wanted.
 pub mod term;
 /// Test doubles for the seams and the deadline wait, shared by unit tests, integration tests and benches; not an API.
 #[doc(hidden)]
 pub mod testing;
-/// The tools the model may call (`run_command`, `propose_command`) and their registry.
+/// The tools the model may call and the registry each mode offers: `run_command`,
+/// `propose_command`, the structured read-only tools (find, grep, ps, ss, lsof, wget…), the file
+/// tools (read, write, edit), `analyze`, containers and Kubernetes (read-only).
 pub mod tools;
-/// Terminal rendering of results; the only place besides `main` that writes to the user.
+/// Terminal rendering: agent events, Markdown answers, policy verdicts, session lists, styles.
 pub mod ui;
-/// `opsai undo`: restore the file the last file-tool change replaced.
+/// Restoring the file the last file-tool change replaced (`opsai undo`, the REPL's `/undo`).
 pub mod undo;
-/// `opsai widget`: one Ctrl-G request, answered with a command for the shell's line.
-pub mod widget;

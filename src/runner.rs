@@ -1,49 +1,58 @@
-//! What every agent entry point builds once (model client, executor, approver, audit log, redactor,
-//! policy) and [`drive`], which runs one turn with the renderer, the spinner and Ctrl-C routing.
-//! One-shot runs and the REPL share both, so a turn behaves the same wherever it starts.
+//! The seam builder: what every entry mode (and `config set-llm`'s test request) builds its model
+//! client, executor, file seam, approver, audit log, redactor and policy with ([`Parts`]), the
+//! configuration they come from ([`load_config`]), and the recorder that saves a conversation
+//! ([`conversation`], over [`session_store`]). Nothing here prints or knows the command line.
 
 pub mod conversation;
-pub mod stop;
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::FutureExt;
-use tokio::signal::unix::Signal;
-
-use crate::agent::{Agent, AgentError, LoopSettings};
+use crate::agent::LoopSettings;
 use crate::approval::{Approver, NoApprover};
-use crate::cli::RunArgs;
-use crate::config::{Config, LlmField};
+use crate::config::{Config, LlmConfig, LlmField};
 use crate::context::EnvContext;
 use crate::exec::Executor;
 use crate::exec::fs::{FileSystem, LocalFs};
 use crate::exec::pty::PtyExecutor;
 use crate::exec::ssh::{SshError, SshExecutor, SshFs, SshTransport};
 use crate::home::Paths;
+use crate::llm::LlmError;
 use crate::llm::openai::OpenAiClient;
 use crate::policy::PolicyConfig;
-use crate::protocol::{AgentEvent, ChatMessage, TurnOutcome};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::store::backups::Backups;
+use crate::store::sessions::{SessionError, SessionStore};
 use crate::tools::Interrupts;
 use crate::tools::{RunMode, Services, ToolsConfig};
 use crate::ui::approve::TerminalApprover;
-use crate::ui::render::Renderer;
 
-/// The configuration with the environment and the command line's `--model`/`--base-url` applied.
-pub fn load_config(paths: &Paths, args: &RunArgs) -> anyhow::Result<Config> {
+/// What the command line may change in the model's configuration for one run.
+#[derive(Debug, Clone, Default)]
+pub struct LlmOverrides {
+    /// `--model`.
+    pub model: Option<String>,
+    /// `--base-url`.
+    pub base_url: Option<String>,
+}
+
+/// The configuration with the environment and the overrides (`--model`, `--base-url`) applied.
+pub fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Result<Config> {
     let (mut config, _) = Config::load_or_create(&paths.home)?;
     config.apply_process_env()?;
-    if let Some(model) = &args.model {
+    if let Some(model) = &overrides.model {
         config.set_override(LlmField::Model, model.clone(), "--model");
     }
-    if let Some(url) = &args.base_url {
+    if let Some(url) = &overrides.base_url {
         config.set_override(LlmField::BaseUrl, url.trim_end_matches('/').to_owned(), "--base-url");
     }
     Ok(config)
+}
+
+/// The model client for `llm`: the one place a client is made, so every mode talks to the model alike.
+pub fn model_client(llm: &LlmConfig) -> Result<OpenAiClient, LlmError> {
+    OpenAiClient::new(llm.base_url.clone(), llm.api_key.clone(), Duration::from_secs(llm.timeout))
 }
 
 /// The audit log as configured.
@@ -64,6 +73,20 @@ pub fn remote_environment(host: &str, context: &EnvContext) -> String {
     )
 }
 
+/// The session store (the recorder's home), next to the other state in `$OPSAI_HOME`.
+pub fn session_store(paths: &Paths, redactor: Arc<Redactor>) -> Result<SessionStore, SessionError> {
+    SessionStore::open(&paths.home.join("sessions.db"), redactor)
+}
+
+/// Who answers the approval prompts of the turns a [`Parts`] runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Approvals {
+    /// A person on `/dev/tty` when there is one (and `OPSAI_NONINTERACTIVE` is not set), else nobody.
+    Terminal,
+    /// Nobody (the widget: the shell's line is the only output, the user's Enter the approval).
+    Nobody,
+}
+
 /// The real implementation of every seam a turn uses.
 pub struct Parts {
     pub config: Config,
@@ -82,20 +105,22 @@ pub struct Parts {
 }
 
 impl Parts {
-    pub fn build(paths: &Paths, config: Config) -> anyhow::Result<Self> {
+    pub fn build(paths: &Paths, config: Config, approvals: Approvals) -> anyhow::Result<Self> {
+        // Commands sandboxed from now on deny what this configuration says, not a second reading of it.
+        crate::sandbox::configure(crate::sandbox::Settings::new(&config, paths));
         let redactor = Arc::new(Redactor::from_process_env());
         let audit = audit_log(&config, paths, redactor.clone());
         let policy = config.policy()?;
-        let model = OpenAiClient::new(
-            config.llm.base_url.clone(),
-            config.llm.api_key.clone(),
-            Duration::from_secs(config.llm.timeout),
-        )?;
+        let model = model_client(&config.llm)?;
         let executor = Box::new(PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail));
         let backups = Backups::new(paths.home.join("backups"));
-        // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal: it can only take approvals away.
+        // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal (README "Scripts and CI"): it
+        // can only take approvals away.
         let forced_off = std::env::var_os("OPSAI_NONINTERACTIVE").is_some_and(|v| !v.is_empty() && v != "0");
-        let terminal = if forced_off { None } else { TerminalApprover::open() };
+        let terminal = match approvals {
+            Approvals::Terminal if !forced_off => TerminalApprover::open(),
+            Approvals::Terminal | Approvals::Nobody => None,
+        };
         let approver: Box<dyn Approver> = match terminal {
             Some(terminal) => Box::new(terminal),
             None => Box::new(NoApprover),
@@ -175,62 +200,5 @@ impl Parts {
             environment: self.redactor.redact(environment),
             prompt: crate::agent::prompt::PromptMode::Agent,
         }
-    }
-}
-
-/// A finished turn's exit code (DESIGN §3): 0 done, 3 a command was refused for want of a terminal
-/// to confirm it, 130 interrupted (Ctrl-C), 1 the task or the model failed (an `error` event has
-/// said why).
-pub fn turn_exit_code(outcome: &Result<TurnOutcome, AgentError>, refused: bool, interrupted: bool) -> u8 {
-    match outcome {
-        Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) if refused => 3,
-        Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) => 0,
-        Ok(TurnOutcome::Aborted) if interrupted => 130,
-        Ok(TurnOutcome::Aborted) | Ok(TurnOutcome::StepLimit) | Err(_) => 1,
-    }
-}
-
-/// Runs one turn to its end: events to the renderer, a spinner while the model thinks, and each
-/// Ctrl-C routed to the running command or, when none runs, to the turn.
-pub async fn drive<O: Write + Send, E: Write + Send>(
-    agent: &mut Agent<'_>,
-    history: &mut Vec<ChatMessage>,
-    task: &str,
-    renderer: &Mutex<Renderer<O, E>>,
-    sigint: &mut Signal,
-) -> Result<TurnOutcome, AgentError> {
-    // A Ctrl-C delivered while no turn ran (between prompts) must not cancel this one.
-    while sigint.recv().now_or_never().flatten().is_some() {}
-    let mut on_event = |event: AgentEvent| {
-        if let Ok(mut renderer) = renderer.lock() {
-            let _ = renderer.handle(&event);
-            if matches!(event, AgentEvent::ToolResult { .. }) {
-                renderer.waiting();
-            }
-        }
-    };
-    if let Ok(mut renderer) = renderer.lock() {
-        renderer.waiting();
-    }
-    let interrupts = agent.services.interrupts;
-    let ctrl_c = async {
-        while sigint.recv().await.is_some() {
-            interrupts.interrupt();
-        }
-        std::future::pending::<()>().await;
-    };
-    let spinner = async {
-        let mut ticks = tokio::time::interval(Duration::from_millis(120));
-        loop {
-            ticks.tick().await;
-            if let Ok(mut renderer) = renderer.lock() {
-                renderer.tick();
-            }
-        }
-    };
-    tokio::select! {
-        outcome = agent.run_turn(history, task, &mut on_event) => outcome,
-        () = ctrl_c => Ok(TurnOutcome::Aborted),
-        () = spinner => Ok(TurnOutcome::Aborted),
     }
 }

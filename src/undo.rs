@@ -1,4 +1,4 @@
-//! `opsai undo [--session ID] [--force]` and the REPL's `/undo`: restores the last change a file
+//! Undo for `opsai undo` (`cmd::undo`) and the REPL's `/undo`: restores the last change a file
 //! tool made, from its backup (`store::backups`, always on this machine), atomically through the
 //! file seam of the machine the change was made on: this one, or the SSH host the backup records
 //! (reached with the configured ssh options; the REPL's open connection when it is on that host).
@@ -10,18 +10,14 @@
 //! file) and is journaled, so undoing again walks further back.
 
 use std::fmt;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use jiff::Timestamp;
 use thiserror::Error;
 
-use crate::cli::UndoArgs;
 use crate::config::SshConfig;
 use crate::exec::fs::{FileSystem, LocalFs, cksum};
 use crate::exec::ssh::{SshError, SshFs, SshTransport};
-use crate::home::Paths;
 use crate::protocol::Risk;
 use crate::store::audit::{AuditError, AuditLog, AuditRecord, Confirmed};
 use crate::store::backups::{BackupEntry, BackupError, Backups};
@@ -239,44 +235,14 @@ async fn changed_since(entry: &BackupEntry, fs: &dyn FileSystem) -> Result<Optio
     Ok(Some(what))
 }
 
-/// `opsai undo`: the result on stdout; nothing to undo, a refusal or a failure is exit 1.
-pub fn run(paths: &Paths, args: &UndoArgs) -> anyhow::Result<u8> {
-    let (mut config, _) = crate::config::Config::load_or_create(&paths.home)?;
-    config.apply_process_env()?;
-    let redactor = Arc::new(crate::redact::Redactor::from_process_env());
-    let audit = crate::runner::audit_log(&config, paths, redactor);
-    let backups = Backups::new(paths.home.join("backups"));
-    let undo = Undo {
-        backups: &backups,
-        audit: &audit,
-        ssh: &config.ssh,
-        control_dir: paths.home.join("ssh"),
-        force: args.force,
-        input: "opsai undo",
-    };
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
-    match runtime.block_on(undo.last(args.session.as_deref(), &LocalFs, None)) {
-        Ok(done @ (Undone::Restored { .. } | Undone::Removed { .. })) => {
-            writeln!(std::io::stdout(), "{done}")?;
-            Ok(0)
-        }
-        Ok(nothing) => {
-            writeln!(std::io::stderr(), "opsai: {nothing}")?;
-            Ok(1)
-        }
-        Err(error) => {
-            writeln!(std::io::stderr(), "opsai: {error}")?;
-            Ok(1)
-        }
-    }
-}
-
 fn local(at: Timestamp) -> String {
     at.to_zoned(jiff::tz::TimeZone::system()).strftime("%Y-%m-%d %H:%M:%S").to_string()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+
     use futures_util::future::BoxFuture;
 
     use super::*;

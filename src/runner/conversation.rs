@@ -2,6 +2,7 @@
 //! recorder that writes each message as the agent produces it (when the session store works).
 
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::agent::Recorder;
 use crate::protocol::{ChatMessage, Role};
@@ -21,21 +22,58 @@ pub struct Conversation<'s> {
     /// The first failure to save, reported once.
     failure: Mutex<Option<String>>,
     reported: bool,
+    /// [`Self::begin`] created the row for the turn now running (not a resumed or earlier one).
+    started_now: bool,
+    /// The model has replied in this conversation (an assistant message was recorded).
+    replied: AtomicBool,
 }
 
 impl<'s> Conversation<'s> {
     pub fn new(store: Option<&'s SessionStore>) -> Self {
-        Self { store, id: None, failure: Mutex::new(None), reported: false }
+        Self {
+            store,
+            id: None,
+            failure: Mutex::new(None),
+            reported: false,
+            started_now: false,
+            replied: AtomicBool::new(false),
+        }
     }
 
     /// Saves the conversation's row before its first turn, so the turn's messages have a home and
-    /// the audit log can name it.
+    /// the audit log can name it from the first command on.
     pub fn begin(&mut self, first_request: &str, origin: &Origin) {
         let (Some(store), None) = (self.store, self.id) else { return };
         let new = NewConversation { first_request, cwd: &origin.cwd, host: &origin.host, model: &origin.model };
         match store.create(&new) {
-            Ok(id) => self.id = Some(id),
+            Ok(id) => {
+                self.id = Some(id);
+                self.started_now = true;
+                self.replied.store(false, Ordering::SeqCst);
+            }
             Err(err) => self.failed(&err),
+        }
+    }
+
+    /// After each turn: a conversation this turn started that the model never replied to (the
+    /// endpoint unreachable, a 401, Ctrl-C before the answer) is deleted, as there is nothing in it
+    /// to continue. No audit line names it (commands run only at the model's request), so the
+    /// SESSION labels stay consistent. True when it was deleted: the next task starts afresh.
+    pub fn end_turn(&mut self) -> bool {
+        let started_now = std::mem::take(&mut self.started_now);
+        let (Some(store), Some(id)) = (self.store, self.id) else { return false };
+        if !started_now || self.replied.load(Ordering::SeqCst) {
+            return false;
+        }
+        match store.delete(id) {
+            Ok(_) => {
+                self.id = None;
+                true
+            }
+            Err(err) => {
+                self.failed(&err);
+                false
+            }
         }
     }
 
@@ -70,12 +108,14 @@ impl<'s> Conversation<'s> {
         let mut messages = store.messages(id)?;
         repair(&mut messages);
         self.id = Some(id);
+        self.started_now = false;
         Ok((summary, messages))
     }
 
     /// Starts over: the next task begins a new saved conversation.
     pub fn reset(&mut self) {
         self.id = None;
+        self.started_now = false;
     }
 
     pub fn set_model(&self, model: &str) {
@@ -107,6 +147,9 @@ impl<'s> Conversation<'s> {
 
 impl Recorder for Conversation<'_> {
     fn record(&self, message: &ChatMessage) {
+        if message.role == Role::Assistant {
+            self.replied.store(true, Ordering::SeqCst);
+        }
         let (Some(store), Some(id)) = (self.store, self.id) else { return };
         // A write can wait up to the busy timeout for another opsai; the runtime's other tasks
         // (Ctrl-C, the spinner) keep running meanwhile.
@@ -208,5 +251,48 @@ mod tests {
         let before = messages.clone();
         repair(&mut messages);
         assert_eq!(messages, before);
+    }
+
+    fn store(dir: &tempfile::TempDir) -> SessionStore {
+        let redactor = std::sync::Arc::new(crate::redact::Redactor::default());
+        SessionStore::open(&dir.path().join("sessions.db"), redactor).unwrap()
+    }
+
+    fn origin() -> Origin {
+        Origin { cwd: "/srv".into(), host: "box".into(), model: "m".into() }
+    }
+
+    #[test]
+    fn a_new_conversation_the_model_never_answered_is_deleted_and_one_it_answered_is_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        let mut conversation = Conversation::new(Some(&store));
+        conversation.begin("unanswered", &origin());
+        conversation.record(&ChatMessage::user("unanswered"));
+        assert!(conversation.end_turn(), "nothing but the request: deleted");
+        assert_eq!((conversation.id, store.list(10).unwrap().len()), (None, 0));
+
+        conversation.begin("answered", &origin());
+        conversation.record(&ChatMessage::user("answered"));
+        conversation.record(&ChatMessage::assistant("yes", vec![]));
+        assert!(!conversation.end_turn());
+        let id = conversation.id.unwrap();
+        // A later turn the model does not answer leaves it alone.
+        conversation.record(&ChatMessage::user("again"));
+        assert!(!conversation.end_turn());
+        assert_eq!(store.get(id).unwrap().unwrap().message_count, 3);
+    }
+
+    #[test]
+    fn a_resumed_conversation_is_never_deleted() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = store(&dir);
+        let id = store.create(&NewConversation { first_request: "old", cwd: "/", host: "h", model: "m" }).unwrap();
+        let mut conversation = Conversation::new(Some(&store));
+        conversation.resume(id).unwrap();
+        conversation.begin("ignored: a conversation is open", &origin());
+        conversation.record(&ChatMessage::user("unanswered"));
+        assert!(!conversation.end_turn());
+        assert!(store.get(id).unwrap().is_some());
     }
 }

@@ -53,29 +53,45 @@ pub struct Settings {
 }
 
 impl Settings {
-    /// From `$OPSAI_HOME/config.json` (defaults when it is missing or unreadable: the sandbox stays
-    /// on); `OPSAI_SANDBOX=off|auto` overrides `safety.sandbox`.
-    pub fn from_config() -> Self {
-        let Ok(paths) = crate::home::Paths::from_env() else { return Self::default() };
-        let mut settings = Self { off: false, deny: vec![paths.home.clone()] };
-        if let Ok(config) = crate::config::Config::load(&paths.home) {
-            settings.deny.push(config.audit_log_path(&paths.home, paths.user_home.as_deref()));
-            settings.deny.extend(config.sandbox_forbidden(&paths.home, paths.user_home.as_deref()));
-            settings.off = config.safety.sandbox == crate::config::SandboxSetting::Off;
+    /// From the loaded configuration; `OPSAI_SANDBOX=off|auto` overrides `safety.sandbox`.
+    pub fn new(config: &crate::config::Config, paths: &crate::home::Paths) -> Self {
+        let mut deny = vec![paths.home.clone(), config.audit_log_path(&paths.home, paths.user_home.as_deref())];
+        deny.extend(config.sandbox_forbidden(&paths.home, paths.user_home.as_deref()));
+        let off = config.safety.sandbox == crate::config::SandboxSetting::Off;
+        Self { off, deny }.with_env()
+    }
+
+    /// From `$OPSAI_HOME/config.json`, for the entry points that load no configuration (`opsai
+    /// sandbox`): defaults when it is missing or unreadable (the sandbox stays on).
+    fn from_config_file() -> Self {
+        let Ok(paths) = crate::home::Paths::from_env() else { return Self::default().with_env() };
+        match crate::config::Config::load(&paths.home) {
+            Ok(config) => Self::new(&config, &paths),
+            Err(_) => Self { off: false, deny: vec![paths.home.clone()] }.with_env(),
         }
+    }
+
+    fn with_env(mut self) -> Self {
         match std::env::var("OPSAI_SANDBOX").as_deref() {
-            Ok("off") => settings.off = true,
-            Ok("auto") => settings.off = false,
+            Ok("off") => self.off = true,
+            Ok("auto") => self.off = false,
             _ => {}
         }
-        settings
+        self
     }
 }
 
-/// The settings of this process, read once.
+static SETTINGS: OnceLock<Settings> = OnceLock::new();
+
+/// Sets this process's settings from the configuration the run loaded; the first call wins (a
+/// sandbox already probed or applied keeps the settings it was probed with).
+pub fn configure(settings: Settings) {
+    let _ = SETTINGS.set(settings);
+}
+
+/// The settings of this process: as [`configure`]d, else read from the configuration file once.
 pub fn settings() -> &'static Settings {
-    static SETTINGS: OnceLock<Settings> = OnceLock::new();
-    SETTINGS.get_or_init(Settings::from_config)
+    SETTINGS.get_or_init(Settings::from_config_file)
 }
 
 /// Whether commands can be sandboxed on this machine, and the details or the reason.

@@ -7,6 +7,5 @@ pub mod live;
 pub mod markdown;
 pub mod policy_view;
 pub mod render;
-pub mod repl;
 pub mod sessions_view;
 pub mod style;

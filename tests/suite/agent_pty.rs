@@ -113,9 +113,10 @@ fn ctrl_c_while_the_answer_streams_cancels_with_130_and_shows_no_half_answer() {
     session.expect("Working it out.", LIMIT);
     session.send("\x03");
     assert_eq!(session.wait(LIMIT), 130, "{}", session.screen());
-    // A cut answer is never presented as the answer; the task stays stored for --continue.
+    // A cut answer is never presented as the answer; a new conversation the model never answered
+    // is not kept.
     assert!(!session.screen().contains("The first half"), "{}", session.screen());
-    assert_eq!(stored_messages(&env), [("user".to_owned(), "explain something".to_owned())]);
+    assert_eq!(stored_messages(&env), []);
     assert_eq!(mock.chat_requests().len(), 1);
     assert_eq!(audit(&env), "");
 }

@@ -208,3 +208,55 @@ fn slash_commands_work_from_a_pipe_and_never_reach_the_model() {
     assert!(err.contains("dry-run on"), "{err}");
     assert!(err.contains("first task") && err.contains("second task"), "/sessions lists both: {err}");
 }
+
+fn listed(env: &TestEnv) -> Vec<serde_json::Value> {
+    let list = env.cmd().args(["sessions", "list", "--json"]).output().unwrap();
+    assert!(list.status.success(), "{}", stderr(&list));
+    stdout(&list).lines().map(|line| serde_json::from_str(line).unwrap()).collect()
+}
+
+#[test]
+fn a_run_that_never_reached_the_model_is_not_saved() {
+    let env = TestEnv::new();
+    // Nothing listens on this port: the endpoint is unreachable.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let unreachable = env
+        .cmd()
+        .env("OPSAI_BASE_URL", format!("http://{closed}/v1"))
+        .env("OPSAI_NONINTERACTIVE", "1")
+        .arg("is anyone there")
+        .output()
+        .unwrap();
+    assert_eq!(unreachable.status.code(), Some(1), "{}", stderr(&unreachable));
+    let mock = MockLlm::start([reply_status(401, "bad key"), reply_text("Here.")]);
+    let rejected = opsai(&env, &mock).arg("a rejected key").output().unwrap();
+    assert_eq!(rejected.status.code(), Some(1), "{}", stderr(&rejected));
+    assert_eq!(listed(&env), Vec::<serde_json::Value>::new(), "failed runs leave no conversation");
+
+    opsai(&env, &mock).arg("and now it works").assert().success().stdout("Here.\n");
+    let rows = listed(&env);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["title"], "and now it works");
+    assert!(audit(&env).is_empty(), "no command ran, so no SESSION was named: {}", audit(&env));
+}
+
+#[test]
+fn a_failed_first_turn_in_the_repl_is_forgotten_and_a_resumed_conversation_is_kept() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_status(401, "bad key"), reply_text("Second.")]);
+    let out = opsai(&env, &mock).write_stdin("the failed question\nthe second question\n").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let seen = contents(&mock.chat_requests()[1]);
+    assert!(!seen.contains(&"the failed question".to_owned()), "the forgotten turn is not sent again: {seen:?}");
+    let rows = listed(&env);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!((rows[0]["title"].as_str(), rows[0]["message_count"].as_i64()), (Some("the second question"), Some(2)));
+
+    // Continuing it with a model that fails keeps it (and the request that was not answered).
+    let mock = MockLlm::start([reply_status(401, "bad key")]);
+    let out = opsai(&env, &mock).args(["-c", "one more"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let rows = listed(&env);
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0]["title"], "the second question");
+}

@@ -18,7 +18,7 @@
 //!
 //! Fast by construction: no subprocess describes the machine (files and `PATH` only, no
 //! `git status`, no Docker refresh), no fixed sleeps, one current-thread runtime, and TLS is only
-//! set up for `https://` endpoints (`OpenAiClient::new`).
+//! set up for `https://` endpoints (`runner::model_client`).
 
 pub mod answer;
 pub mod log;
@@ -31,11 +31,11 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::cli::{RunArgs, WidgetArgs};
+use crate::cli::WidgetArgs;
 use crate::context::{ContextInput, EnvContext};
 use crate::home::Paths;
-use crate::llm::openai::OpenAiClient;
 use crate::redact::Redactor;
+use crate::runner::{self, Approvals, LlmOverrides, Parts};
 use log::WidgetLog;
 use request::{Plan, WidgetInput};
 
@@ -147,22 +147,15 @@ fn respond(
         Plan::Ask(prepared) => prepared,
         Plan::Hint(hint) => return Response::Fail(hint, 1),
     };
-    let run_args = RunArgs { model: args.model.clone(), ..RunArgs::default() };
-    let config = match crate::runner::load_config(paths, &run_args) {
+    let overrides = LlmOverrides { model: args.model.clone(), base_url: None };
+    let config = match runner::load_config(paths, &overrides) {
         Ok(config) => config,
         Err(err) => return Response::Fail(one_line(&format!("opsai: {err:#}")), crate::exit::code_for(&err)),
     };
-    let policy = match config.policy() {
-        Ok(policy) => policy,
-        Err(err) => return Response::Fail(one_line(&format!("opsai: {err}")), 2),
-    };
-    let model = match OpenAiClient::new(
-        config.llm.base_url.clone(),
-        config.llm.api_key.clone(),
-        Duration::from_secs(config.llm.timeout),
-    ) {
-        Ok(model) => model,
-        Err(err) => return Response::Fail(one_line(&format!("opsai: {err}")), 2),
+    // Fails only on the user's policy rules or the model's endpoint: configuration to fix.
+    let parts = match Parts::build(paths, config, Approvals::Nobody) {
+        Ok(parts) => parts,
+        Err(err) => return Response::Fail(one_line(&format!("opsai: {err:#}")), 2),
     };
     let environment = environment(paths, args, &prepared.notes);
     let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
@@ -170,11 +163,7 @@ fn respond(
         Err(err) => return Response::Fail(one_line(&format!("opsai: cannot start: {err}")), 1),
     };
     let turn = turn::Turn {
-        config: &config,
-        policy: &policy,
-        model: &model,
-        audit: crate::runner::audit_log(&config, paths, redactor.clone()),
-        redactor,
+        parts: &parts,
         log,
         task: redactor.redact(&prepared.task),
         environment: redactor.redact(&environment),

@@ -11,6 +11,10 @@
 //! call that never finished is missing, and `conversation::repair` fills that in on resume. An
 //! approval prompt is not such a case: [`crate::ui::approve::stop_prompts`] answers it like a Ctrl-C,
 //! so its `CONFIRMED: no` audit line is written and the turn ends well within the grace.
+//!
+//! This is the one place that calls `process::exit`, and it belongs to the modes: when the signal
+//! comes, the mode's own thread may be blocked (reading the REPL's next line, or a prompt), so it
+//! cannot return a code; every other exit is a code returned up to `main`.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex};
@@ -18,6 +22,8 @@ use std::time::Duration;
 
 use tokio::signal::unix::{SignalKind, signal};
 use tokio_util::sync::CancellationToken;
+
+use super::common::warn;
 
 /// How long a cancelled turn gets to finish (a command is SIGKILLed within 4 s of the cancel).
 pub const GRACE: Duration = Duration::from_secs(8);
@@ -47,7 +53,7 @@ impl Stop {
             let turn = watcher.turn.lock().ok().and_then(|turn| turn.clone());
             let had_turn = turn.is_some();
             if let Some(turn) = turn {
-                say(&format!("opsai: {name} received: stopping the turn and its command (exit {code})"));
+                warn(&format!("{name} received: stopping the turn and its command (exit {code})"));
                 crate::ui::approve::stop_prompts();
                 turn.cancel();
                 tokio::time::sleep(GRACE).await;
@@ -56,12 +62,9 @@ impl Stop {
                 let _ = nix::sys::termios::tcsetattr(fd, nix::sys::termios::SetArg::TCSANOW, settings);
             }
             if had_turn {
-                say(&format!(
-                    "opsai: the turn did not end within {} s of {name}; exiting (exit {code})",
-                    GRACE.as_secs()
-                ));
+                warn(&format!("the turn did not end within {} s of {name}; exiting (exit {code})", GRACE.as_secs()));
             } else {
-                say(&format!("opsai: {name} received: exiting (exit {code})"));
+                warn(&format!("{name} received: exiting (exit {code})"));
             }
             std::process::exit(i32::from(code));
         });
@@ -89,14 +92,6 @@ impl Stop {
             code => Some(code),
         }
     }
-}
-
-/// One line on stderr, from the first column (a spinner or a raw-mode prompt may be on the line).
-fn say(line: &str) {
-    use std::io::{IsTerminal, Write};
-    let mut err = std::io::stderr().lock();
-    let _ = if err.is_terminal() { write!(err, "\r\x1b[2K{line}\r\n") } else { writeln!(err, "{line}") };
-    let _ = err.flush();
 }
 
 /// The controlling terminal's settings now, to restore when a signal ends opsai mid-prompt.

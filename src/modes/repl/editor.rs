@@ -14,8 +14,8 @@ use reedline::{
     Validator, default_emacs_keybindings,
 };
 
+use super::commands::SLASH_COMMANDS;
 use crate::redact::Redactor;
-use crate::ui::repl::commands::SLASH_COMMANDS;
 
 /// Entries kept in `$OPSAI_HOME/history`.
 pub const HISTORY_ENTRIES: usize = 10_000;

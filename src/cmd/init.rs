@@ -10,9 +10,9 @@ use anyhow::Context;
 
 use crate::cli::{InitArgs, Shell};
 
-const ZSH_SCRIPT: &str = include_str!("../shell/opsai.zsh");
-const BASH_SCRIPT: &str = include_str!("../shell/opsai.bash");
-const FISH_SCRIPT: &str = include_str!("../shell/opsai.fish");
+const ZSH_SCRIPT: &str = include_str!("../../shell/opsai.zsh");
+const BASH_SCRIPT: &str = include_str!("../../shell/opsai.bash");
+const FISH_SCRIPT: &str = include_str!("../../shell/opsai.fish");
 
 /// Placeholders in the scripts: each stands where one quoted word goes, so the raw files still parse
 /// (and shellcheck) as they are.

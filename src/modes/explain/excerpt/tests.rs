@@ -1,5 +1,5 @@
 use super::*;
-use crate::explain::input::read_bounded;
+use crate::modes::explain::input::read_bounded;
 
 fn excerpt_of(data: &[u8], keep: usize) -> Excerpt {
     let input = read_bounded(&mut &data[..], 256 * 1024).unwrap();

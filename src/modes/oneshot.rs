@@ -1,37 +1,32 @@
 //! `opsai [OPTIONS] <TASK>...`: one agent turn from the command line, rendered on stderr with the
 //! answer on stdout (or JSON lines, or only the answer). Exit codes follow DESIGN §3.
 
-use std::time::Duration;
-
 use crate::agent::Agent;
 use crate::cli::RunArgs;
 use crate::config::Config;
-use crate::context::{ContextInput, EnvContext, PendingContext};
+use crate::context::{EnvContext, PendingContext};
 use crate::home::Paths;
 use crate::runner::conversation::{Conversation, Origin};
-use crate::runner::{self, Parts};
-use crate::store::sessions::SessionStore;
+use crate::runner::{self, Approvals, Parts};
 use crate::tools::Interrupts;
 use crate::tools::{Registry, RunState};
-use crate::ui::render::{Renderer, Style};
+use crate::ui::render::Renderer;
 
-/// How long the first request may wait for slow probes (`git status` in a big repository): the
-/// model is better served by an answer now than by knowing whether the tree is dirty.
-const PROBE_BUDGET: Duration = Duration::from_millis(1);
+use super::common::{self, render_style, turn_exit_code};
+use super::drive::drive;
+use super::stop::Stop;
 
 pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     // The slow probes (git status) overlap the rest of start-up; they get a few ms at most.
-    let mut input = ContextInput::from_process(&paths.home);
-    input.probe_budget = PROBE_BUDGET;
-    let context = EnvContext::start(&input);
-    let config = runner::load_config(paths, args)?;
+    let context = EnvContext::start(&common::context_input(&paths.home));
+    let config = runner::load_config(paths, &common::overrides(args))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(turn(paths, args, config, context))
 }
 
 async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingContext) -> anyhow::Result<u8> {
     let task = args.task.join(" ");
-    let mut parts = Parts::build(paths, config)?;
+    let mut parts = Parts::build(paths, config, Approvals::Terminal)?;
     let interrupts = Interrupts::default();
     let mut context = context.finish();
     let mut cwd = std::env::current_dir()?;
@@ -45,15 +40,15 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
             }
             Ok(None) => {}
             Err(err) => {
-                warn_user(&err.to_string());
+                common::warn(&err.to_string());
                 return Ok(1);
             }
         }
     }
-    let store = match SessionStore::open(&paths.home.join("sessions.db"), parts.redactor.clone()) {
+    let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => Some(store),
         Err(err) => {
-            warn_user(&format!("this run is not saved: {err}"));
+            common::warn(&format!("this run is not saved: {err}"));
             None
         }
     };
@@ -68,7 +63,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
             Ok(Some((_, messages))) => history = messages,
             Ok(None) => {}
             Err(err) => {
-                warn_user(&err.to_string());
+                common::warn(&err.to_string());
                 return Ok(1);
             }
         }
@@ -83,14 +78,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
         settings: parts.settings(&parts.config.llm.model, &environment),
         state: RunState { cwd, ..RunState::default() },
     };
-    let style = if args.json {
-        Style::Json
-    } else if args.quiet {
-        Style::Quiet
-    } else {
-        let terminal = crate::term::stderr_is_terminal();
-        Style::Human { color: crate::term::stderr_color(), spinner: terminal }
-    };
+    let style = render_style(args.json, args.quiet, true);
     // `-q` into a pipe or a file gets the answer byte for byte (README "What you see is what runs");
     // on a terminal it is sanitized, as every model-written string is.
     let raw_answer = !std::io::IsTerminal::is_terminal(&std::io::stdout());
@@ -98,23 +86,19 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
         std::sync::Mutex::new(Renderer::new(style, std::io::stdout(), std::io::stderr()).with_raw_answer(raw_answer));
     // Registered before anything is shown, so a Ctrl-C is never the default "kill" instead.
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
-    // SIGTERM/SIGHUP end the turn like Ctrl-C does (see `runner::stop`); exit 128+n.
-    let stop = runner::stop::Stop::install()?;
+    // SIGTERM/SIGHUP end the turn like Ctrl-C does (see `modes::stop`); exit 128+n.
+    let stop = Stop::install()?;
     stop.during(interrupts.turn.clone());
-    let outcome = runner::drive(&mut agent, &mut history, &task, &renderer, &mut sigint).await;
+    let outcome = drive(&mut agent, &mut history, &task, &renderer, &mut sigint).await;
     stop.idle();
     let refused = agent.state.refused_without_terminal;
     drop(agent);
+    conversation.end_turn();
     if let Some(warning) = conversation.take_warning() {
-        warn_user(&warning);
+        common::warn(&warning);
     }
     if let Some(code) = stop.code() {
         return Ok(code);
     }
-    Ok(runner::turn_exit_code(&outcome, refused, interrupts.turn.is_cancelled()))
-}
-
-fn warn_user(text: &str) {
-    use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "opsai: {text}");
+    Ok(turn_exit_code(&outcome, refused, interrupts.turn.is_cancelled()))
 }

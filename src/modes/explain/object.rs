@@ -3,15 +3,15 @@
 //! message for the one model turn that summarises the report. The collected output is untrusted data
 //! between delimiters with a random code; missing information and cache warnings go to stderr.
 
-use std::io::Write;
-
 use tokio_util::sync::CancellationToken;
 
-use super::collect::{COMMAND_TIMEOUT, Collector};
-use super::object::{Analysis, analyze, identify};
+use crate::analyze::collect::{COMMAND_TIMEOUT, Collector};
+use crate::analyze::object::{Analysis, analyze, identify};
 use crate::home::Paths;
 use crate::llm::ModelRef;
 use crate::runner::Parts;
+
+use crate::modes::common::warn;
 
 /// What to do when `text` is none of the types [`identify`] knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,18 +57,17 @@ pub async fn object_request(
     }
     if !quiet {
         let also = if if_unknown == IfUnknown::Command { " (it is also a command name)" } else { "" };
-        let _ = writeln!(std::io::stderr(), "opsai: looking into `{target}` as a {kind}{also}");
+        warn(&format!("looking into `{target}` as a {kind}{also}"));
     }
     let cache = crate::store::templates::default_path(&paths.home);
     let model = ModelRef { client: &parts.model, name: &parts.config.llm.model };
     match analyze(&collector, &cache, &parts.policy, &target, kind, Some(model)).await {
         Analysis::Done { report, warnings } => {
-            let mut stderr = std::io::stderr();
             for warning in &warnings {
-                let _ = writeln!(stderr, "opsai: warning: {warning}");
+                warn(&format!("warning: {warning}"));
             }
             for missing in &report.missing {
-                let _ = writeln!(stderr, "opsai: missing: {missing}");
+                warn(&format!("missing: {missing}"));
             }
             let mut request = summary_request(&target, kind, &report.text(&target, kind));
             if if_unknown == IfUnknown::Command {

@@ -20,28 +20,31 @@
 mod answer;
 mod excerpt;
 mod input;
+mod object;
 mod request;
 mod target;
 
 use std::io::{IsTerminal, Write};
 use std::os::fd::AsFd;
 use std::sync::Mutex;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use tokio_util::sync::CancellationToken;
 
 use crate::agent::Agent;
 use crate::agent::prompt::PromptMode;
-use crate::cli::{ExplainArgs, RunArgs};
-use crate::context::{ContextInput, EnvContext};
+use crate::cli::ExplainArgs;
+use crate::context::EnvContext;
 use crate::home::Paths;
 use crate::policy::PolicyConfig;
 use crate::protocol::TurnOutcome;
-use crate::runner::{self, Parts};
+use crate::runner::{self, Approvals, LlmOverrides, Parts};
 use crate::tools::Interrupts;
 use crate::tools::{Registry, RunState};
-use crate::ui::render::{Renderer, Style};
+use crate::ui::render::Renderer;
+
+use super::common::{self, render_style, turn_exit_code, warn};
+use super::drive::drive;
 
 use answer::{command_view, render as render_answer};
 use excerpt::{DEFAULT_KEEP_CHARS, excerpt};
@@ -50,43 +53,56 @@ use input::{RawInput, read_bounded};
 /// Raw bytes kept from each end of piped input, from which the excerpt's lines are chosen.
 pub const RAW_WINDOW: usize = 256 * 1024;
 
-/// How long the first request may wait for slow environment probes (as in one-shot runs).
-const PROBE_BUDGET: Duration = Duration::from_millis(1);
-
 /// What the audit log and the session label call these turns.
 const SESSION_LABEL: &str = "explain";
 
 pub fn run(paths: &Paths, args: &ExplainArgs) -> anyhow::Result<u8> {
     let text = args.text.join(" ");
     match read_piped().context("reading the piped input")? {
-        Some(raw) => explain_piped(paths, args, &raw, &text),
-        None if text.trim().is_empty() => {
-            say("nothing to explain: pipe output into it (`journalctl -u nginx | opsai explain`) or give a \
-                 command (`opsai explain 'tar -xzvf a.tgz'`)");
+        Piped::Quit => Ok(130),
+        Piped::Input(raw) => explain_piped(paths, args, &raw, &text),
+        Piped::Nothing if text.trim().is_empty() => {
+            warn(
+                "nothing to explain: pipe output into it (`journalctl -u nginx | opsai explain`) or give a \
+                 command (`opsai explain 'tar -xzvf a.tgz'`)",
+            );
             Ok(2)
         }
-        None => explain_argument(paths, args, text.trim()),
+        Piped::Nothing => explain_argument(paths, args, text.trim()),
     }
 }
 
-/// Stdin read to its end when it is not a terminal; `None` for a terminal or an empty input.
-fn read_piped() -> std::io::Result<Option<RawInput>> {
+/// What stdin brought.
+enum Piped {
+    Input(RawInput),
+    /// A terminal, a closed stdin, or an empty input.
+    Nothing,
+    /// Ctrl-C twice while reading: exit 130.
+    Quit,
+}
+
+/// Stdin read to its end when it is not a terminal.
+fn read_piped() -> std::io::Result<Piped> {
     let stdin = std::io::stdin();
     if stdin.is_terminal() {
-        return Ok(None);
+        return Ok(Piped::Nothing);
     }
     // A closed stdin is no input.
-    let Ok(fd) = stdin.as_fd().try_clone_to_owned() else { return Ok(None) };
+    let Ok(fd) = stdin.as_fd().try_clone_to_owned() else { return Ok(Piped::Nothing) };
     let file = std::fs::File::from(fd);
     input::widen_pipe(&file);
-    let raw = read_until_eof(file)?;
-    Ok((!raw.is_empty()).then_some(raw))
+    Ok(match read_until_eof(file)? {
+        Some(raw) if !raw.is_empty() => Piped::Input(raw),
+        Some(_) => Piped::Nothing,
+        None => Piped::Quit,
+    })
 }
 
 /// Reads on a thread while the main thread watches Ctrl-C. In `kubectl logs -f pod | opsai explain`
 /// one Ctrl-C ends the writer too (same process group), so its pipe reaches EOF and what was read is
-/// explained; a second Ctrl-C (a writer that ignores it) quits with 130.
-fn read_until_eof(mut file: std::fs::File) -> std::io::Result<RawInput> {
+/// explained; a second Ctrl-C (a writer that ignores it) quits: `None` (the reading thread, still
+/// blocked, ends with the process).
+fn read_until_eof(mut file: std::fs::File) -> std::io::Result<Option<RawInput>> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     runtime.block_on(async {
         let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -98,14 +114,14 @@ fn read_until_eof(mut file: std::fs::File) -> std::io::Result<RawInput> {
         loop {
             tokio::select! {
                 result = &mut read => {
-                    return result.unwrap_or_else(|_| Err(std::io::Error::other("the reading thread stopped")));
+                    return result.unwrap_or_else(|_| Err(std::io::Error::other("the reading thread stopped"))).map(Some);
                 }
                 _ = sigint.recv() => {
                     if pressed {
-                        std::process::exit(130);
+                        return Ok(None);
                     }
                     pressed = true;
-                    say("Ctrl-C: explaining what was read once the input ends (Ctrl-C again to quit)");
+                    warn("Ctrl-C: explaining what was read once the input ends (Ctrl-C again to quit)");
                 }
             }
         }
@@ -119,7 +135,7 @@ fn explain_piped(paths: &Paths, args: &ExplainArgs, raw: &RawInput, question: &s
 }
 
 fn explain_argument(paths: &Paths, args: &ExplainArgs, text: &str) -> anyhow::Result<u8> {
-    use crate::analyze::explain::{IfUnknown, object_request};
+    use object::{IfUnknown, object_request};
     let assessment = crate::policy::assess(text, &PolicyConfig::default());
     let exists = |path: &str| std::path::Path::new(path).exists();
     let lookup = target::Lookup { is_program: &target::is_known_program, exists: &exists };
@@ -160,12 +176,9 @@ fn explain_turn(
     args: &ExplainArgs,
     prepare: impl AsyncFnOnce(&Parts, CancellationToken) -> anyhow::Result<String>,
 ) -> anyhow::Result<u8> {
-    let mut input = ContextInput::from_process(&paths.home);
-    input.probe_budget = PROBE_BUDGET;
-    let context = EnvContext::start(&input);
-    let run_args = RunArgs { model: args.model.clone(), ..RunArgs::default() };
-    let config = runner::load_config(paths, &run_args)?;
-    let parts = Parts::build(paths, config)?;
+    let context = EnvContext::start(&common::context_input(&paths.home));
+    let config = runner::load_config(paths, &LlmOverrides { model: args.model.clone(), base_url: None })?;
+    let parts = Parts::build(paths, config, Approvals::Terminal)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(async {
         // Installed before any probe runs, so Ctrl-C never kills opsai with probes still running.
@@ -178,7 +191,7 @@ fn explain_turn(
                 task = &mut work => task?,
                 _ = sigint.recv() => {
                     cancel.cancel();
-                    say("Ctrl-C: stopping the probes");
+                    warn("Ctrl-C: stopping the probes");
                     // The executor ends each probe's process group; opsai exits once they are gone.
                     let _ = work.await;
                     return Ok(130);
@@ -197,17 +210,12 @@ fn explain_turn(
             settings,
             state: RunState { cwd: std::env::current_dir()?, ..RunState::default() },
         };
-        let style = if args.quiet {
-            Style::Quiet
-        } else {
-            let terminal = crate::term::stderr_is_terminal();
-            Style::Human { color: crate::term::stderr_color(), spinner: terminal }
-        };
+        let style = render_style(false, args.quiet, true);
         // The answer is printed below, with risk badges: the renderer shows only the progress.
         let renderer = Mutex::new(Renderer::new(style, std::io::sink(), std::io::stderr()));
         let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let mut history = Vec::new();
-        let outcome = runner::drive(&mut agent, &mut history, &task, &renderer, &mut sigint).await;
+        let outcome = drive(&mut agent, &mut history, &task, &renderer, &mut sigint).await;
         let refused = agent.state.refused_without_terminal;
         drop(agent);
         if let Ok(TurnOutcome::Answer(text)) = &outcome {
@@ -217,22 +225,11 @@ fn explain_turn(
             out.write_all(shown.as_bytes())?;
             out.flush()?;
         }
-        Ok(match outcome {
-            Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) if refused => 3,
-            Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) => 0,
-            Ok(TurnOutcome::Aborted) if interrupts.turn.is_cancelled() => 130,
-            Ok(TurnOutcome::Aborted) | Ok(TurnOutcome::StepLimit) => 1,
-            // The error was already shown as an `error` event.
-            Err(_) => 1,
-        })
+        Ok(turn_exit_code(&outcome, refused, interrupts.turn.is_cancelled()))
     })
 }
 
 /// Markdown and badges in color only on a color terminal.
 fn stdout_color() -> bool {
     crate::term::stdout_color()
-}
-
-fn say(text: &str) {
-    let _ = writeln!(std::io::stderr(), "opsai: {text}");
 }

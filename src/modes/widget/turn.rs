@@ -10,27 +10,20 @@ use super::log::WidgetLog;
 use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
 use crate::agent::prompt::PromptMode;
 use crate::agent::{Agent, AgentError, LoopSettings};
-use crate::approval::NoApprover;
-use crate::config::Config;
-use crate::exec::pty::PtyExecutor;
-use crate::llm::openai::OpenAiClient;
-use crate::policy::{self, PolicyConfig};
+use crate::policy;
 use crate::protocol::{AgentEvent, Assessment, Decision, Risk, TurnOutcome};
-use crate::redact::Redactor;
-use crate::store::audit::{AuditLog, AuditRecord, Confirmed};
+use crate::runner::Parts;
+use crate::store::audit::{AuditRecord, Confirmed};
 use crate::tools::Interrupts;
-use crate::tools::{Registry, RunMode, RunState, Services};
+use crate::tools::{Registry, RunMode, RunState};
 
 /// After a cancel, how long the turn may take to stop its probe before the widget exits anyway.
 const CANCEL_GRACE: Duration = Duration::from_secs(1);
 
 /// One widget turn with everything it needs.
 pub(super) struct Turn<'a> {
-    pub config: &'a Config,
-    pub policy: &'a PolicyConfig,
-    pub model: &'a OpenAiClient,
-    pub audit: AuditLog,
-    pub redactor: &'a Redactor,
+    /// Built with no approver: only Safe probes run.
+    pub parts: &'a Parts,
     pub log: &'a WidgetLog,
     /// The user message, redacted.
     pub task: String,
@@ -89,38 +82,23 @@ impl Turn<'_> {
         show: &(dyn Fn(&str) + Sync),
     ) -> Ended {
         let interrupts = Interrupts::default();
-        let executor = PtyExecutor::new().with_capture(self.config.exec.capture_head, self.config.exec.capture_tail);
-        let services = Services {
-            executor: &executor,
-            approver: &NoApprover,
-            audit: &self.audit,
-            redactor: self.redactor,
-            policy: self.policy,
-            mode: RunMode {
-                auto_approve_safe: self.config.safety.auto_approve_safe,
-                approve_medium: false,
-                dry_run: false,
-                probe_limit: Some(PROBE_LIMIT),
-            },
-            session: SESSION.to_owned(),
-            exec_timeout: PROBE_TIMEOUT.min(Duration::from_secs(self.config.exec.timeout_s)),
-            interrupts: &interrupts,
-            files: &crate::exec::fs::LocalFs,
-            host: None,
-        };
+        let parts = self.parts;
+        let mode = RunMode { probe_limit: Some(PROBE_LIMIT), ..parts.mode(false, false) };
+        let mut services = parts.services(mode, SESSION.to_owned(), &interrupts);
+        services.exec_timeout = services.exec_timeout.min(PROBE_TIMEOUT);
         let cwd = std::env::current_dir()
             .ok()
             .or_else(|| std::env::var_os("PWD").map(Into::into))
             .unwrap_or_else(|| ".".into());
         let mut agent = Agent {
-            model: self.model,
+            model: &parts.model,
             recorder: None,
             services,
             tools: Registry::widget(),
             settings: LoopSettings {
-                model: self.config.llm.model.clone(),
-                max_iterations: MAX_ITERATIONS.min(self.config.agent.max_iterations.max(1)),
-                max_tokens: Some(self.config.llm.max_tokens),
+                model: parts.config.llm.model.clone(),
+                max_iterations: MAX_ITERATIONS.min(parts.config.agent.max_iterations.max(1)),
+                max_tokens: Some(parts.config.llm.max_tokens),
                 environment: self.environment.clone(),
                 prompt: PromptMode::Widget,
             },
@@ -184,7 +162,7 @@ impl Turn<'_> {
         let assessment = match outcome {
             TurnOutcome::Proposed { assessment, .. } => assessment,
             TurnOutcome::Answer(text) => match answer::classify(&text, is_program) {
-                Answer::Command(command) => policy::assess(&command, self.policy),
+                Answer::Command(command) => policy::assess(&command, &self.parts.policy),
                 Answer::Prose(text) if text.trim().is_empty() => {
                     return (Response::Fail("opsai: the model gave an empty answer".to_owned(), 1), None);
                 }
@@ -228,7 +206,7 @@ impl Turn<'_> {
                 "put on the shell's line; runs only if the user presses Enter".to_owned()
             },
         };
-        if let Err(err) = self.audit.append(&record) {
+        if let Err(err) = self.parts.audit.append(&record) {
             self.log.write(&format!("audit: {err}"));
         }
         if denied {
