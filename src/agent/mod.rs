@@ -98,9 +98,12 @@ impl Agent<'_> {
                 events(AgentEvent::Thought { text: reply.content.clone() });
             }
             unique_ids(&mut reply.tool_calls, &history[turn_start..]);
+            // Broken arguments are stored as `{"_raw": …}` (valid JSON) and answered with an error.
+            let mut unusable: Vec<Option<String>> =
+                reply.tool_calls.iter_mut().map(history::unusable_arguments).collect();
             self.push(history, ChatMessage::assistant(reply.content.clone(), reply.tool_calls.clone()));
             for (index, call) in reply.tool_calls.iter().enumerate() {
-                let effect = match self.tools.get(&call.name) {
+                let effect = match self.tools.get(&call.name).filter(|_| unusable[index].is_none()) {
                     None => {
                         let names = self.tools.names().join(", ");
                         events(AgentEvent::ToolCall {
@@ -111,10 +114,10 @@ impl Agent<'_> {
                             risk: None,
                             reasons: Vec::new(),
                         });
-                        ToolEffect::Observe(invalid_arguments(
-                            &call.id,
-                            format!("unknown tool `{}`; the tools are: {names}", call.name),
-                        ))
+                        let problem = unusable[index].take();
+                        let message =
+                            problem.unwrap_or_else(|| format!("unknown tool `{}`; the tools are: {names}", call.name));
+                        ToolEffect::Observe(invalid_arguments(&call.id, message))
                     }
                     Some(tool) => {
                         let model = ModelRef { client: self.model, name: &self.settings.model };

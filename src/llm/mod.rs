@@ -23,6 +23,7 @@ mod wire;
 
 pub use openai::OpenAiClient;
 pub use retry::RetryPolicy;
+pub use wire::{RAW_ARGUMENTS, object_arguments};
 
 use futures_util::future::BoxFuture;
 use thiserror::Error;
@@ -98,6 +99,13 @@ pub enum LlmError {
     RateLimited { attempts: u32 },
     #[error("the model endpoint failed with HTTP {status}: {body}")]
     Http { status: u16, body: String },
+    /// A 4xx/5xx whose body says the request itself is invalid: sending it again cannot help.
+    #[error(
+        "the model endpoint rejected the request as invalid (HTTP {status}): {body}. This is not a busy \
+         server, so it was not retried; check the endpoint's log, or start a new conversation if the \
+         error names an earlier message"
+    )]
+    Rejected { status: u16, body: String },
     #[error("the model did not answer within {seconds} s")]
     Timeout { seconds: u64 },
     #[error("the model's reply could not be read: {0}")]
