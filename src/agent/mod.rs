@@ -15,6 +15,9 @@ use crate::tools::{Registry, RunState, Services, ToolContext, ToolEffect, invali
 
 /// Characters of history kept before the oldest observations are shortened.
 const HISTORY_BUDGET_CHARS: usize = 60_000;
+/// The config keys whose value is sent as `max_tokens`, named when a reply is cut by it.
+const MAX_TOKENS: &str = "llm.max_tokens";
+const WIDGET_MAX_TOKENS: &str = "llm.widget_max_tokens";
 /// The same failing call this many times in a row ends the turn.
 const REPEATED_FAILURES: u32 = 3;
 
@@ -87,6 +90,12 @@ impl Agent<'_> {
                 let total = usage.get_or_insert_with(Usage::default);
                 total.prompt_tokens += add.prompt_tokens;
                 total.completion_tokens += add.completion_tokens;
+            }
+            let key = if self.settings.prompt == prompt::PromptMode::Widget { WIDGET_MAX_TOKENS } else { MAX_TOKENS };
+            if let Some(problem) = reply.finish.problem(self.settings.max_tokens, key) {
+                self.cut_short(history, reply, &problem, turn_start, events);
+                events(AgentEvent::Error { message: problem.clone() });
+                return Err(LlmError::Incomplete(problem).into());
             }
             if reply.tool_calls.is_empty() {
                 events(AgentEvent::Answer { text: reply.content.clone() });
@@ -221,6 +230,27 @@ impl Agent<'_> {
             recorder.record(&message);
         }
         history.push(message);
+    }
+
+    /// A reply the model could not finish (token limit, content filter): the text so far is shown
+    /// and kept; no call of it runs, each is answered with `problem`.
+    fn cut_short(
+        &self,
+        history: &mut Vec<ChatMessage>,
+        mut reply: crate::llm::ModelReply,
+        problem: &str,
+        turn_start: usize,
+        events: EventSink<'_>,
+    ) {
+        if reply.tool_calls.is_empty() && !reply.content.trim().is_empty() {
+            events(AgentEvent::Answer { text: reply.content.clone() });
+        }
+        unique_ids(&mut reply.tool_calls, &history[turn_start..]);
+        for call in &mut reply.tool_calls {
+            history::unusable_arguments(call);
+        }
+        self.push(history, ChatMessage::assistant(reply.content, reply.tool_calls.clone()));
+        self.close_remaining(history, &reply.tool_calls, &format!("[ERROR]: not run: {problem}"));
     }
 
     fn close_remaining(&self, history: &mut Vec<ChatMessage>, calls: &[crate::protocol::ToolCall], why: &str) {

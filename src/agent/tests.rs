@@ -89,7 +89,7 @@ fn call(id: &str, command: &str) -> ModelReply {
             name: "run_command".into(),
             arguments: json!({"command": command}),
         }],
-        usage: None,
+        ..ModelReply::default()
     }
 }
 

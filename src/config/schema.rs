@@ -19,9 +19,14 @@ pub struct LlmConfig {
     /// Seconds to wait for the first byte of a reply and for each idle gap while it streams.
     #[serde(default = "default_llm_timeout")]
     pub timeout: u64,
-    /// Upper bound on the tokens of one reply.
+    /// Upper bound on the tokens of one reply (REPL, one-shot, explain): room for a long answer or
+    /// a reasoning model's thinking.
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
+    /// The same for the Ctrl-G widget, whose reply is one short command: a model that loops stops
+    /// early instead of holding the prompt for minutes.
+    #[serde(default = "default_widget_max_tokens")]
+    pub widget_max_tokens: u32,
 }
 
 fn default_base_url() -> String {
@@ -35,6 +40,9 @@ fn default_llm_timeout() -> u64 {
 }
 fn default_max_tokens() -> u32 {
     4096
+}
+fn default_widget_max_tokens() -> u32 {
+    1024
 }
 
 /// Approval behaviour and the user's own policy rules.
@@ -216,6 +224,7 @@ impl Default for LlmConfig {
             api_key: None,
             timeout: default_llm_timeout(),
             max_tokens: default_max_tokens(),
+            widget_max_tokens: default_widget_max_tokens(),
         }
     }
 }
@@ -302,7 +311,8 @@ impl LlmConfig {
             return Err(("llm.model", "must name a model, such as qwen2.5:7b".to_owned()));
         }
         at_least("llm.timeout", self.timeout, 1)?;
-        at_least("llm.max_tokens", self.max_tokens.into(), 1)
+        at_least("llm.max_tokens", self.max_tokens.into(), 1)?;
+        at_least("llm.widget_max_tokens", self.widget_max_tokens.into(), 1)
     }
 }
 

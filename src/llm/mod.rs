@@ -59,6 +59,49 @@ pub struct ModelReply {
     /// Structured calls, or calls recovered from the text for known tool names.
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
+    /// Why the model stopped (`finish_reason`).
+    pub finish: Finish,
+}
+
+/// Why the model stopped writing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Finish {
+    /// It finished (`stop`, `tool_calls`, or no reason given).
+    #[default]
+    Complete,
+    /// `length`: it hit `max_tokens`, so the reply (a tool call too) may be cut anywhere.
+    Length,
+    /// `content_filter`: the provider withheld the rest.
+    ContentFilter,
+}
+
+impl Finish {
+    /// A `finish_reason` as the providers spell it.
+    pub fn from_reason(reason: &str) -> Self {
+        match reason {
+            "length" | "max_tokens" => Finish::Length,
+            "content_filter" => Finish::ContentFilter,
+            _ => Finish::Complete,
+        }
+    }
+
+    /// What to tell the user when the reply is not whole: `max_tokens` was sent as the value of
+    /// the config key `key`.
+    pub fn problem(self, max_tokens: Option<u32>, key: &str) -> Option<String> {
+        match (self, max_tokens) {
+            (Finish::Complete, _) => None,
+            (Finish::Length, Some(limit)) => Some(format!(
+                "the answer was cut at {key} = {limit} tokens; raise {key} in config.json \
+                 (`opsai config path` prints where it is)"
+            )),
+            (Finish::Length, None) => Some("the answer was cut by the endpoint's token limit".to_owned()),
+            (Finish::ContentFilter, _) => Some(
+                "the provider's content filter stopped the answer (finish_reason `content_filter`); rephrase \
+                 the request, or use another model (--model)"
+                    .to_owned(),
+            ),
+        }
+    }
 }
 
 /// Where streamed deltas go while a request runs.
@@ -106,6 +149,9 @@ pub enum LlmError {
          error names an earlier message"
     )]
     Rejected { status: u16, body: String },
+    /// The reply stopped early (`finish_reason` `length` or `content_filter`); says why and what to do.
+    #[error("{0}")]
+    Incomplete(String),
     #[error("the model did not answer within {seconds} s")]
     Timeout { seconds: u64 },
     #[error("the model's reply could not be read: {0}")]

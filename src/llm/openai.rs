@@ -20,7 +20,6 @@
 //!   the request again without them (remembered for this client); a JSON body instead of a stream
 //!   is accepted too.
 
-use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -89,7 +88,7 @@ impl OpenAiClient {
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true)
             .user_agent(concat!("opsai/", env!("CARGO_PKG_VERSION")));
-        let loopback = is_loopback(&parsed);
+        let loopback = transport::is_loopback(&parsed);
         let proxy = transport::proxy_for(&parsed, loopback, |name| std::env::var(name).ok());
         if loopback {
             // A local model never goes through the user's HTTP proxy.
@@ -214,6 +213,10 @@ impl OpenAiClient {
             match step {
                 Ok(Step::Done) => break,
                 Ok(Step::More) => {}
+                // llama.cpp streams an error object after calls it could not finish: whole ones still count.
+                Err(StreamError::Provider(_)) if assembler.has_complete_call() => {
+                    return assembler.salvage().map_err(|err| self.stream_failure(err, true, &request.model));
+                }
                 Err(err) => return Err(self.stream_failure(err, assembler.has_emitted(), &request.model)),
             }
         }
@@ -388,11 +391,6 @@ fn model_names(body: &str) -> Option<Vec<String>> {
     names.sort();
     names.dedup();
     Some(names)
-}
-
-fn is_loopback(url: &reqwest::Url) -> bool {
-    let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::{ModelDelta, ModelReply};
+use super::{Finish, ModelDelta, ModelReply};
 use crate::protocol::{ToolCall, Usage};
 
 /// Whether the stream has more to say.
@@ -76,6 +76,7 @@ pub struct ReplyAssembler {
     /// Provider `index` → position in `calls`.
     slot_of_index: HashMap<u64, usize>,
     usage: Option<Usage>,
+    finish: Finish,
     emitted: bool,
     done: bool,
     chunks: usize,
@@ -137,6 +138,9 @@ impl ReplyAssembler {
             // Only the first choice is asked for (n = 1); ignore any others.
             if choice.get("index").and_then(Value::as_u64).unwrap_or(0) != 0 {
                 continue;
+            }
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish = Finish::from_reason(reason);
             }
             let delta = choice.get("delta").filter(|d| d.is_object()).or_else(|| choice.get("message"));
             if let Some(delta) = delta.filter(|d| d.is_object()) {
@@ -227,6 +231,18 @@ impl ReplyAssembler {
         self.calls.len() - 1
     }
 
+    /// True when a named call with whole JSON arguments arrived.
+    pub fn has_complete_call(&self) -> bool {
+        self.calls.iter().any(|call| !call.name.is_empty() && call.has_complete_arguments())
+    }
+
+    /// The reply without the calls that are not whole, for a stream that failed after them: a
+    /// complete call is still worth running.
+    pub fn salvage(mut self) -> Result<ModelReply, StreamError> {
+        self.calls.retain(|call| !call.name.is_empty() && call.has_complete_arguments());
+        self.finish()
+    }
+
     /// The assembled reply.
     pub fn finish(self) -> Result<ModelReply, StreamError> {
         if !self.has_started() {
@@ -250,7 +266,8 @@ impl ReplyAssembler {
             let arguments = parse_arguments(&call.arguments, call.whole);
             tool_calls.push(ToolCall { id, name: call.name, arguments });
         }
-        Ok(ModelReply { content: self.content, reasoning: self.reasoning, tool_calls, usage: self.usage })
+        let (content, reasoning, usage, finish) = (self.content, self.reasoning, self.usage, self.finish);
+        Ok(ModelReply { content, reasoning, tool_calls, usage, finish })
     }
 }
 
@@ -314,5 +331,7 @@ fn parse_usage(usage: &Value) -> Option<Usage> {
     Some(Usage { prompt_tokens: prompt_tokens.unwrap_or(0), completion_tokens: completion_tokens.unwrap_or(0) })
 }
 
+#[cfg(test)]
+mod llama_tests;
 #[cfg(test)]
 mod tests;

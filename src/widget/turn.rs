@@ -125,7 +125,7 @@ impl Turn<'_> {
             settings: LoopSettings {
                 model: self.config.llm.model.clone(),
                 max_iterations: MAX_ITERATIONS.min(self.config.agent.max_iterations.max(1)),
-                max_tokens: Some(self.config.llm.max_tokens),
+                max_tokens: Some(self.config.llm.widget_max_tokens),
                 environment: self.environment.clone(),
                 prompt: PromptMode::Widget,
             },

@@ -107,3 +107,107 @@ fn a_request_the_server_calls_invalid_is_not_retried_or_called_overloaded() {
     assert_eq!(mock.chat_requests().len(), 1, "not retried");
     assert_eq!(mock.unused_replies(), 1);
 }
+
+// ---- finish_reason and errors after HTTP 200 -----------------------------------------------------
+
+#[test]
+fn an_answer_cut_at_max_tokens_is_shown_and_reported() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"max_tokens": 50}}"#);
+    let mock = MockLlm::start([reply_text_cut_at_length("The disk is 42% full and the biggest")]);
+    let out = opsai(&env, &mock).arg("disk?").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "The disk is 42% full and the biggest\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("the answer was cut at llm.max_tokens = 50 tokens; raise llm.max_tokens in config.json"),
+        "{err}"
+    );
+    assert_eq!(mock.chat_requests()[0].json()["max_tokens"], 50);
+}
+
+#[test]
+fn a_tool_call_cut_at_max_tokens_runs_nothing_and_the_conversation_stays_valid() {
+    let env = TestEnv::new();
+    let target = env.user_home().join("never-created");
+    let raw = format!("{{\"command\": \"touch {}", target.display());
+    let mock = MockLlm::start([reply_raw_tool_call("c1", "run_command", &raw, "length"), reply_text("Shorter now.")]);
+    let out = opsai(&env, &mock).arg("make it").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("the answer was cut at llm.max_tokens = 4096 tokens"), "{}", stderr(&out));
+    assert!(!target.exists());
+    assert_eq!(std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default(), "");
+    // The follow-up carries the cut call as valid JSON with its error, so a strict server accepts it.
+    let out = opsai(&env, &mock).args(["--continue", "try a shorter way"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let second = &mock.chat_requests()[1];
+    second.assert_tool_calls_answered();
+    assert_eq!(sent_arguments(second, "c1"), json!({"_raw": raw}));
+    let observation = second.tool_result("c1").unwrap();
+    assert!(observation.starts_with("[ERROR]: not run: the answer was cut at llm.max_tokens"), "{observation}");
+}
+
+#[test]
+fn a_content_filter_stop_is_reported() {
+    let env = TestEnv::new();
+    let payloads =
+        [chunk(json!({"role": "assistant", "content": "Here is"}), None), chunk(json!({}), Some("content_filter"))];
+    let mock = MockLlm::start([reply_sse_events(&payloads)]);
+    let out = opsai(&env, &mock).arg("anything").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("content filter stopped the answer"), "{}", stderr(&out));
+}
+
+#[test]
+fn an_error_object_after_http_200_is_reported_with_its_message() {
+    let env = TestEnv::new();
+    let before = [chunk(json!({"role": "assistant", "content": "Let me "}), None)];
+    let mock = MockLlm::start([reply_error_after(&before, "Failed to parse input at pos 12: <tool_call>")]);
+    let out = opsai(&env, &mock).arg("anything").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Failed to parse input at pos 12: <tool_call>"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_whole_tool_call_before_an_error_object_is_still_used() {
+    let env = TestEnv::new();
+    let whole = json!({"index": 0, "id": "c1", "type": "function",
+                       "function": {"name": "run_command", "arguments": json!({"command": "echo salvaged", "why": "t"}).to_string()}});
+    let cut = json!({"index": 1, "id": "c2", "type": "function", "function": {"name": "run_command", "arguments": "{\"comm"}});
+    let before = [
+        chunk(json!({"role": "assistant", "content": null}), None),
+        chunk(json!({"tool_calls": [whole]}), None),
+        chunk(json!({"tool_calls": [cut]}), None),
+    ];
+    let mock = MockLlm::start([reply_error_after(&before, "Failed to parse input"), reply_text("It said salvaged.")]);
+    let out = opsai(&env, &mock).arg("echo it").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "It said salvaged.\n");
+    let second = &mock.chat_requests()[1];
+    second.assert_tool_calls_answered();
+    assert!(second.tool_result("c1").unwrap().contains("salvaged"), "{:?}", second.tool_result("c1"));
+}
+
+#[test]
+fn the_widget_asks_for_few_tokens_and_names_its_own_key_when_cut() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text_cut_at_length("I think the command")]);
+    let out = env
+        .cmd()
+        .arg("widget")
+        .env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_SHELL", "zsh")
+        .env("OPSAI_SHELL_VERSION", "5.9")
+        .env("OPSAI_BUFFER", "list files by size")
+        .timeout(RUN_LIMIT)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(mock.chat_requests()[0].json()["max_tokens"], 1024);
+    assert!(
+        stdout(&out).contains("llm.widget_max_tokens = 1024"),
+        "stdout {:?} stderr {:?}",
+        stdout(&out),
+        stderr(&out)
+    );
+}

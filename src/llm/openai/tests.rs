@@ -37,7 +37,7 @@ fn loopback_hosts() {
         ("http://[::1]:8080", true),
         ("https://api.openai.com/v1", false),
     ] {
-        assert_eq!(is_loopback(&reqwest::Url::parse(url).unwrap()), expected, "{url}");
+        assert_eq!(transport::is_loopback(&reqwest::Url::parse(url).unwrap()), expected, "{url}");
     }
 }
 
