@@ -5,6 +5,7 @@
 //! - `wire`: `ChatRequest` → the chat-completions JSON body;
 //! - `sse`: response bytes → SSE `data:` payloads, with an idle timeout;
 //! - `stream`: payloads → `ModelReply` and live `ModelDelta`s, for every provider's stream shape;
+//! - `repeat`: a model stuck repeating the same short chunk, stopped while it streams;
 //! - `text_calls`: tool calls that small models print as text instead of sending structured;
 //! - `classify`: HTTP statuses and provider error bodies → `LlmError`;
 //! - `retry`: which failures are retried, and how long to wait;
@@ -14,6 +15,7 @@
 
 mod classify;
 pub mod openai;
+mod repeat;
 pub mod retry;
 mod sse;
 pub mod stream;
@@ -152,6 +154,11 @@ pub enum LlmError {
     /// The reply stopped early (`finish_reason` `length` or `content_filter`); says why and what to do.
     #[error("{0}")]
     Incomplete(String),
+    #[error(
+        "the model kept repeating {unit:?} ({copies} times in a row) and was stopped; try again or reword \
+         the request (small models loop more often: a larger one may not)"
+    )]
+    Repeating { unit: String, copies: usize },
     #[error("the model did not answer within {seconds} s")]
     Timeout { seconds: u64 },
     #[error("the model's reply could not be read: {0}")]

@@ -282,6 +282,9 @@ impl OpenAiClient {
                 LlmError::Protocol(format!("the endpoint did not send a chat-completions stream: {first}")),
                 Next::Stop,
             ),
+            StreamError::Repeating(found) => {
+                (LlmError::Repeating { unit: found.unit, copies: found.copies }, Next::Stop)
+            }
             StreamError::Empty => (
                 LlmError::Protocol("the endpoint closed the stream without sending a reply".to_owned()),
                 Next::Retry { after: None },

@@ -26,6 +26,7 @@ use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
+use super::repeat::RepeatGuard;
 use super::{Finish, ModelDelta, ModelReply};
 use crate::protocol::{ToolCall, Usage};
 
@@ -46,6 +47,8 @@ pub enum StreamError {
     Unreadable(String),
     /// The stream ended before anything at all arrived.
     Empty,
+    /// The model repeated the same short chunk until it was stopped.
+    Repeating(super::repeat::Loop),
 }
 
 /// A tool call as its fragments arrive.
@@ -77,6 +80,9 @@ pub struct ReplyAssembler {
     slot_of_index: HashMap<u64, usize>,
     usage: Option<Usage>,
     finish: Finish,
+    /// Loops in the content and in the reasoning, watched apart.
+    content_loop: RepeatGuard,
+    reasoning_loop: RepeatGuard,
     emitted: bool,
     done: bool,
     chunks: usize,
@@ -144,13 +150,13 @@ impl ReplyAssembler {
             }
             let delta = choice.get("delta").filter(|d| d.is_object()).or_else(|| choice.get("message"));
             if let Some(delta) = delta.filter(|d| d.is_object()) {
-                self.push_delta(delta, emit);
+                self.push_delta(delta, emit)?;
             }
         }
         Ok(())
     }
 
-    fn push_delta(&mut self, delta: &Value, emit: &mut dyn FnMut(ModelDelta)) {
+    fn push_delta(&mut self, delta: &Value, emit: &mut dyn FnMut(ModelDelta)) -> Result<(), StreamError> {
         let reasoning = ["reasoning_content", "reasoning"]
             .iter()
             .find_map(|key| delta.get(*key).and_then(Value::as_str).filter(|text| !text.is_empty()));
@@ -158,11 +164,18 @@ impl ReplyAssembler {
             self.reasoning.push_str(text);
             self.emitted = true;
             emit(ModelDelta::Reasoning(text.to_owned()));
+            if let Some(found) = self.reasoning_loop.push(text) {
+                return Err(StreamError::Repeating(found));
+            }
         }
         if let Some(text) = delta.get("content").and_then(content_text).filter(|text| !text.is_empty()) {
             self.content.push_str(&text);
             self.emitted = true;
+            let found = self.content_loop.push(&text);
             emit(ModelDelta::Content(text));
+            if let Some(found) = found {
+                return Err(StreamError::Repeating(found));
+            }
         }
         if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {
             for fragment in fragments {
@@ -174,6 +187,7 @@ impl ReplyAssembler {
         if let Some(function) = delta.get("function_call").filter(|f| f.is_object()) {
             self.push_fragment(None, None, Some(function));
         }
+        Ok(())
     }
 
     fn push_fragment(&mut self, index: Option<u64>, id: Option<&str>, function: Option<&Value>) {

@@ -211,3 +211,44 @@ fn the_widget_asks_for_few_tokens_and_names_its_own_key_when_cut() {
         stderr(&out)
     );
 }
+
+// ---- Degenerate output -------------------------------------------------------------------------
+
+#[test]
+fn a_model_repeating_one_chunk_is_stopped_with_a_message() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_repeating("The fix:\n", "# ", 200), reply_text("never asked for")]);
+    let out = opsai(&env, &mock).arg("fix it").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("the model kept repeating \"# \" (128 times in a row) and was stopped"), "{err}");
+    assert_eq!(mock.chat_requests().len(), 1, "not retried");
+}
+
+#[test]
+fn a_model_repeating_one_line_is_stopped_too() {
+    let env = TestEnv::new();
+    let line: Vec<String> = ["Check", " the", " logs", ".\n"].map(String::from).to_vec();
+    let deltas: Vec<String> = (0..60).flat_map(|_| line.clone()).collect();
+    let mock = MockLlm::start([reply_text_deltas(&deltas)]);
+    let out = opsai(&env, &mock).arg("what now").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("kept repeating \"Check the logs.\\n\" (32 times in a row)"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_long_table_with_dashes_streamed_token_by_token_is_printed_whole() {
+    let env = TestEnv::new();
+    let mut deltas: Vec<String> =
+        ["|", " Name", " |", " Size", " |\n", "|", "------", "|", "------", "|\n"].map(String::from).to_vec();
+    let mut expected = deltas.concat();
+    for n in 0..150 {
+        let row = ["|".to_owned(), " -".into(), " |".into(), format!(" {n}K"), " |\n".into()];
+        expected.push_str(&row.concat());
+        deltas.extend(row);
+    }
+    let mock = MockLlm::start([reply_text_deltas(&deltas)]);
+    let out = opsai(&env, &mock).args(["-q", "sizes"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim_end(), expected.trim_end());
+}

@@ -75,3 +75,20 @@ fn no_complete_call_means_nothing_to_salvage() {
     push_all(&mut assembler, &[chunk(json!({"content": "Checking", "tool_calls": [cut]}), None)]).unwrap();
     assert!(!assembler.has_complete_call());
 }
+
+#[test]
+fn a_stream_repeating_one_chunk_is_stopped_and_a_table_is_not() {
+    let mut assembler = ReplyAssembler::new();
+    let mut seen = 0;
+    let looping = (0..200).map(|_| chunk(json!({"content": "# "}), None));
+    let error = looping.map(|payload| assembler.push_data(&payload, &mut |_| seen += 1)).find_map(Result::err);
+    let Some(StreamError::Repeating(found)) = error else { panic!("not stopped: {error:?}") };
+    assert_eq!((found.unit.as_str(), found.copies, seen), ("# ", 128, 128));
+    let mut assembler = ReplyAssembler::new();
+    for n in 0..200 {
+        for piece in ["|", " -", " |", &format!(" {n}"), " |\n"] {
+            assembler.push_data(&chunk(json!({"content": piece}), None), &mut |_| {}).unwrap();
+        }
+    }
+    assert!(assembler.finish().unwrap().content.ends_with("| - | 199 |\n"));
+}
