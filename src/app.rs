@@ -3,12 +3,10 @@
 use std::io::Write;
 
 use crate::cli::{AuditArgs, Cli, Command, ConfigCommand, PolicyCheckArgs, PolicyCommand, SessionsCommand};
-use std::time::Duration;
 
 use crate::config;
 use crate::config::wizard::SetLlmOutcome;
 use crate::home::Paths;
-use crate::llm::openai::OpenAiClient;
 use crate::llm::{ChatModel, LlmError};
 use crate::policy;
 use crate::ui::policy_view;
@@ -67,8 +65,7 @@ fn config_command(command: &ConfigCommand) -> anyhow::Result<u8> {
         }
         ConfigCommand::SetLlm => {
             let connect = |llm: &config::LlmConfig| -> Result<Box<dyn ChatModel>, LlmError> {
-                OpenAiClient::new(llm.base_url.clone(), llm.api_key.clone(), Duration::from_secs(llm.timeout))
-                    .map(|client| Box::new(client) as Box<dyn ChatModel>)
+                llm.client().map(|client| Box::new(client) as Box<dyn ChatModel>)
             };
             let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
             let outcome = runtime.block_on(async {

@@ -85,11 +85,7 @@ impl Parts {
         let redactor = Arc::new(Redactor::from_process_env());
         let audit = audit_log(&config, paths, redactor.clone());
         let policy = config.policy()?;
-        let model = OpenAiClient::new(
-            config.llm.base_url.clone(),
-            config.llm.api_key.clone(),
-            Duration::from_secs(config.llm.timeout),
-        )?;
+        let model = config.llm.client()?;
         let executor = Box::new(PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail));
         let backups = Backups::new(paths.home.join("backups"));
         // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal: it can only take approvals away.

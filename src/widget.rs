@@ -34,7 +34,6 @@ use std::time::{Duration, Instant};
 use crate::cli::{RunArgs, WidgetArgs};
 use crate::context::{ContextInput, EnvContext};
 use crate::home::Paths;
-use crate::llm::openai::OpenAiClient;
 use crate::redact::Redactor;
 use log::WidgetLog;
 use request::{Plan, WidgetInput};
@@ -156,11 +155,7 @@ fn respond(
         Ok(policy) => policy,
         Err(err) => return Response::Fail(one_line(&format!("opsai: {err}")), 2),
     };
-    let model = match OpenAiClient::new(
-        config.llm.base_url.clone(),
-        config.llm.api_key.clone(),
-        Duration::from_secs(config.llm.timeout),
-    ) {
+    let model = match config.llm.client() {
         Ok(model) => model,
         Err(err) => return Response::Fail(one_line(&format!("opsai: {err}")), 2),
     };

@@ -312,6 +312,10 @@ fn with_advice(err: &LlmError) -> String {
         LlmError::Timeout { .. } => {
             "check that the model server is up and not overloaded, or raise llm.timeout in config.json"
         }
+        LlmError::FirstByteTimeout { .. } => {
+            "it may still be reading a long prompt on the CPU: raise llm.local_first_byte_timeout in config.json, \
+             or use a smaller model"
+        }
         LlmError::RateLimited { .. } => "wait a minute and try again, or use another model (--model, --base-url)",
         LlmError::Http { status: 500..=599, .. } => {
             "the endpoint may be overloaded or restarting: try again shortly, or check its logs"

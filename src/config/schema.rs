@@ -3,8 +3,11 @@
 //! which names the offending key.
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::llm::{LlmError, OpenAiClient};
 
 /// The model endpoint: any OpenAI-compatible `/v1` API.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -19,6 +22,11 @@ pub struct LlmConfig {
     /// Seconds to wait for the first byte of a reply and for each idle gap while it streams.
     #[serde(default = "default_llm_timeout")]
     pub timeout: u64,
+    /// Seconds a model on this machine (localhost) may take before the first byte of its reply: on a
+    /// laptop CPU a 7B model reads a few thousand prompt tokens in one to three minutes. Idle gaps
+    /// once it streams still end at `timeout`.
+    #[serde(default = "default_local_first_byte_timeout")]
+    pub local_first_byte_timeout: u64,
     /// Upper bound on the tokens of one reply (REPL, one-shot, explain): room for a long answer or
     /// a reasoning model's thinking.
     #[serde(default = "default_max_tokens")]
@@ -37,6 +45,9 @@ fn default_model() -> String {
 }
 fn default_llm_timeout() -> u64 {
     60
+}
+fn default_local_first_byte_timeout() -> u64 {
+    300
 }
 fn default_max_tokens() -> u32 {
     4096
@@ -223,6 +234,7 @@ impl Default for LlmConfig {
             model: default_model(),
             api_key: None,
             timeout: default_llm_timeout(),
+            local_first_byte_timeout: default_local_first_byte_timeout(),
             max_tokens: default_max_tokens(),
             widget_max_tokens: default_widget_max_tokens(),
         }
@@ -305,12 +317,19 @@ pub fn check_base_url(url: &str) -> Result<(), String> {
 }
 
 impl LlmConfig {
+    /// The client for this endpoint, with both timeouts.
+    pub fn client(&self) -> Result<OpenAiClient, LlmError> {
+        let client = OpenAiClient::new(self.base_url.clone(), self.api_key.clone(), Duration::from_secs(self.timeout))?;
+        Ok(client.with_local_first_byte(Duration::from_secs(self.local_first_byte_timeout)))
+    }
+
     pub(super) fn validate(&self) -> Result<(), Problem> {
         check_base_url(&self.base_url).map_err(|message| ("llm.base_url", message))?;
         if self.model.trim().is_empty() {
             return Err(("llm.model", "must name a model, such as qwen2.5:7b".to_owned()));
         }
         at_least("llm.timeout", self.timeout, 1)?;
+        at_least("llm.local_first_byte_timeout", self.local_first_byte_timeout, 1)?;
         at_least("llm.max_tokens", self.max_tokens.into(), 1)?;
         at_least("llm.widget_max_tokens", self.widget_max_tokens.into(), 1)
     }

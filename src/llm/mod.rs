@@ -161,6 +161,9 @@ pub enum LlmError {
     Repeating { unit: String, copies: usize },
     #[error("the model did not answer within {seconds} s")]
     Timeout { seconds: u64 },
+    /// A model on this machine did not start its reply within `llm.local_first_byte_timeout`.
+    #[error("the model on this machine did not start answering within {seconds} s")]
+    FirstByteTimeout { seconds: u64 },
     #[error("the model's reply could not be read: {0}")]
     Protocol(String),
     #[error("cancelled")]
@@ -184,7 +187,8 @@ pub async fn assemble_sse_for_fuzzing(chunks: Vec<Vec<u8>>, on_delta: DeltaSink<
     use futures_util::StreamExt;
 
     let bytes = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
-    let mut events = sse::events(bytes, std::time::Duration::from_secs(3600));
+    let hour = std::time::Duration::from_secs(3600);
+    let mut events = sse::events(bytes, hour, hour);
     let mut assembler = stream::ReplyAssembler::new();
     while let Some(event) = events.next().await {
         let event = event.map_err(|err| err.to_string())?;

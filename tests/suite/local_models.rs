@@ -3,7 +3,7 @@
 //! error objects after HTTP 200, a model stuck repeating itself, a slow prompt read — through the
 //! real binary against the mock, which rejects a history with invalid arguments as llama.cpp does.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -251,4 +251,77 @@ fn a_long_table_with_dashes_streamed_token_by_token_is_printed_whole() {
     let out = opsai(&env, &mock).args(["-q", "sizes"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert_eq!(stdout(&out).trim_end(), expected.trim_end());
+}
+
+// ---- Timeouts for local models -----------------------------------------------------------------
+
+#[test]
+fn a_local_model_may_read_the_prompt_longer_than_the_idle_timeout() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"timeout": 1, "local_first_byte_timeout": 60}}"#);
+    // The mock is on 127.0.0.1: a model on this machine, reading the prompt for 3 s.
+    let mock = MockLlm::start([reply_text("Read the whole prompt.").delayed(Duration::from_secs(3))]);
+    let out = opsai(&env, &mock).arg("long prompt").output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "Read the whole prompt.\n");
+}
+
+#[test]
+fn once_tokens_flow_an_idle_gap_still_ends_at_llm_timeout() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"timeout": 1, "local_first_byte_timeout": 60}}"#);
+    let mock = MockLlm::start([reply_hang_mid_stream("The log says ")]);
+    let started = Instant::now();
+    let out = opsai(&env, &mock).arg("stalls").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("did not answer within 1 s"), "{}", stderr(&out));
+    assert!(started.elapsed() < Duration::from_secs(30), "not the first-byte timeout: {:?}", started.elapsed());
+}
+
+#[test]
+fn a_local_model_that_never_starts_is_reported_with_the_key_to_raise() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"timeout": 60, "local_first_byte_timeout": 1}}"#);
+    let mock = MockLlm::start([reply_hang_before_head()]);
+    let out = opsai(&env, &mock).arg("never starts").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("the model on this machine did not start answering within 1 s"), "{err}");
+    assert!(err.contains("raise llm.local_first_byte_timeout"), "{err}");
+}
+
+/// Ctrl-C (SIGINT without a terminal) during the long first-byte wait and during a stalled stream:
+/// the client's future is dropped at once, whatever the timeouts.
+#[test]
+fn ctrl_c_ends_the_wait_for_a_local_model_at_every_point() {
+    for reply in [reply_hang_before_head(), reply_hang_mid_stream("Reading ")] {
+        let env = TestEnv::new();
+        env.write_config(r#"{"llm": {"timeout": 600, "local_first_byte_timeout": 600}}"#);
+        let mock = MockLlm::start([reply]);
+        let mut child = env
+            .std_cmd()
+            .arg("wait for it")
+            .env("OPSAI_BASE_URL", mock.base_url())
+            .env("OPSAI_NONINTERACTIVE", "1")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = Instant::now() + RUN_LIMIT;
+        while mock.chat_requests().is_empty() {
+            assert!(Instant::now() < deadline, "no request");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap());
+        nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+        let started = Instant::now();
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            assert!(started.elapsed() < Duration::from_secs(20), "Ctrl-C did not end the wait");
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        assert_eq!(status.code(), Some(130));
+    }
 }

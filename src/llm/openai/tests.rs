@@ -1,6 +1,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
+use super::models::model_names;
 use super::*;
 use crate::protocol::{ChatMessage, ToolSpec};
 
