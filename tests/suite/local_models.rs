@@ -325,3 +325,42 @@ fn ctrl_c_ends_the_wait_for_a_local_model_at_every_point() {
         assert_eq!(status.code(), Some(130));
     }
 }
+
+// ---- The mock's llama.cpp shapes -----------------------------------------------------------------
+
+/// The mock rejects a history with arguments that are not a JSON object, as llama.cpp does, and
+/// uses up no scripted reply: every test above that passed sent none.
+#[test]
+fn the_mock_rejects_a_history_with_invalid_arguments_like_llama_cpp() {
+    use std::io::{Read, Write};
+    let mock = MockLlm::start([reply_text("kept for the next request")]);
+    let call =
+        json!({"id": "c1", "type": "function", "function": {"name": "run_command", "arguments": "{\"command\": \"ls"}});
+    let body = json!({"model": "m", "stream": true, "messages": [
+        {"role": "user", "content": "x"}, {"role": "assistant", "content": null, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": "[ERROR]"}]})
+    .to_string();
+    let mut stream = std::net::TcpStream::connect(mock.addr()).unwrap();
+    let head = format!(
+        "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(format!("{head}{body}").as_bytes()).unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    assert!(response.starts_with("HTTP/1.1 500"), "{response}");
+    assert!(response.contains("Failed to parse tool call arguments as JSON"), "{response}");
+    assert_eq!(mock.unused_replies(), 1);
+}
+
+#[test]
+fn llama_cpp_usage_chunks_with_empty_choices_are_counted() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text_deltas(&["Fine.".to_owned()])]);
+    let out = opsai(&env, &mock).args(["--json", "status?"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let events: Vec<Value> = stdout(&out).lines().map(|line| serde_json::from_str(line).unwrap()).collect();
+    let done = events.iter().find(|event| event["type"] == "done").expect("a done event");
+    assert_eq!(done["usage"]["prompt_tokens"], 4400, "{done}");
+    assert_eq!(done["usage"]["completion_tokens"], 12, "{done}");
+}
