@@ -15,9 +15,12 @@
 //!   body (keep-alive comments count as activity), never for the whole stream. A model on this
 //!   machine gets `with_local_first_byte` instead for the head and the first body bytes: on a CPU
 //!   it reads the prompt for minutes before its first token, then streams with short gaps.
-//! - Retries (`retry`): 429 and 500/502/503/504 and dropped connections, at most
-//!   `RetryPolicy::max_attempts`, only while no delta has been passed to the caller. Each wait is
-//!   announced first with a `ModelDelta::Retry` (the caller shows it), so it is never silent.
+//! - Retries (`retry`): 429, 500/502/503/504 (unless the body calls the request invalid) and
+//!   dropped connections, at most `RetryPolicy::max_attempts`, only while no delta has been passed
+//!   to the caller. Each wait is announced first with a `ModelDelta::Retry` (the caller shows it),
+//!   so it is never silent.
+//! - A stream that stops early: an error object after HTTP 200 is an error unless whole tool calls
+//!   arrived before it (they are kept); a model repeating itself is stopped (`repeat`).
 //! - Compatibility: an endpoint that rejects `stream_options`, or a model that rejects `tools`, gets
 //!   the request again without them (remembered for this client); a JSON body instead of a stream
 //!   is accepted too.

@@ -16,11 +16,15 @@
 //! - `null`, empty-string or array-of-parts content; the legacy `function_call` delta;
 //! - `[DONE]`, or no `[DONE]` at all;
 //! - a whole non-streamed response (`choices[].message`) from endpoints that ignore `stream`;
-//! - an error object inside the stream ([`StreamError::Provider`]).
+//! - an error object inside the stream ([`StreamError::Provider`]); the whole calls before it can
+//!   still be taken ([`ReplyAssembler::salvage`]);
+//! - `finish_reason` `length` / `content_filter`, kept as [`Finish`].
 //!
-//! Arguments are parsed once the stream ends: empty → `{}`; valid JSON → that value (a JSON
-//! string holding an object is unwrapped); anything else stays a string `Value`, so the agent can
-//! answer with an InvalidArguments observation. Calls without an id get `call_1`, `call_2`, ….
+//! A model streaming the same short chunk back to back is stopped ([`StreamError::Repeating`],
+//! the rule is in `repeat`). Arguments are parsed once the stream ends: empty → `{}`; valid JSON →
+//! that value (a JSON string holding an object is unwrapped); anything else stays a string
+//! `Value`, so the agent can answer with an InvalidArguments observation (and store the call as
+//! `{"_raw": …}`). Calls without an id get `call_1`, `call_2`, ….
 
 use std::collections::HashMap;
 
