@@ -66,3 +66,18 @@ fn text_calls_are_recovered_only_for_requested_tools() {
     request.tools.clear();
     assert_eq!(recover_text_calls(reply.clone(), &request), reply);
 }
+
+#[test]
+fn the_local_first_byte_timeout_applies_only_to_a_model_on_this_machine() {
+    let wait = Duration::from_secs(300);
+    let idle = Duration::from_secs(60);
+    for (url, local) in
+        [("http://localhost:8080/v1", true), ("http://[::1]:8080/v1", true), ("https://api.example.com/v1", false)]
+    {
+        let client = OpenAiClient::new(url, None, idle).unwrap().with_local_first_byte(wait);
+        assert_eq!(client.first_byte(), if local { wait } else { idle }, "{url}");
+        let err = client.first_byte_timed_out().to_string();
+        let expected = if local { "did not start answering within 300 s" } else { "did not answer within 60 s" };
+        assert!(err.contains(expected), "{url}: {err}");
+    }
+}
