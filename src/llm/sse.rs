@@ -7,6 +7,8 @@
 //!   close right after `data: [DONE]\n`), so the byte stream gets a final `\n\n`;
 //! - it panics on a leading byte-order mark (it slices one byte off a three-byte character), so
 //!   the BOM is removed from the bytes first;
+//! - older llama.cpp servers report a failure as an `error: {…}` line, a field SSE ignores, so such
+//!   a line becomes an `error` event (what newer ones send as `data: {"error":…}` needs nothing);
 //! - it has no notion of time, so the first read gets the first-byte timeout (a local model may
 //!   read a long prompt for minutes) and every later read the idle timeout (keep-alive comments
 //!   count as activity).
@@ -95,7 +97,9 @@ where
     let tail = stream::once(async { Ok::<_, SseError>(b"\n\n".to_vec()) });
     head.chain(without_bom)
         .chain(tail)
-        .scan(LossyUtf8::default(), |utf8, item| std::future::ready(Some(item.map(|chunk| utf8.push(&chunk)))))
+        .scan((LossyUtf8::default(), ErrorLines::default()), |(utf8, errors), item| {
+            std::future::ready(Some(item.map(|chunk| errors.push(utf8.push(&chunk)))))
+        })
         .eventsource()
         .map(|item| match item {
             Ok(event) => Ok(SseEvent { event: event.event, data: event.data }),
@@ -132,6 +136,37 @@ impl LossyUtf8 {
             rest = &after[invalid..];
         }
         out.extend_from_slice(rest);
+        out
+    }
+}
+
+/// Rewrites each `error: X` line as `event: error` + `data: X`. Bytes are passed on up to the last
+/// line break, so every line is seen whole (an event is only complete at a blank line anyway).
+#[derive(Default)]
+struct ErrorLines {
+    /// The start of a line whose end has not arrived.
+    partial: Vec<u8>,
+}
+
+impl ErrorLines {
+    fn push(&mut self, chunk: Vec<u8>) -> Vec<u8> {
+        let Some(last) = chunk.iter().rposition(|b| matches!(b, b'\n' | b'\r')) else {
+            self.partial.extend_from_slice(&chunk);
+            return Vec::new();
+        };
+        let mut whole = std::mem::take(&mut self.partial);
+        whole.extend_from_slice(&chunk[..=last]);
+        self.partial = chunk[last + 1..].to_vec();
+        let mut out = Vec::with_capacity(whole.len());
+        for line in whole.split_inclusive(|b| matches!(b, b'\n' | b'\r')) {
+            match line.strip_prefix(b"error:") {
+                Some(rest) => {
+                    out.extend_from_slice(b"event: error\ndata:");
+                    out.extend_from_slice(rest);
+                }
+                None => out.extend_from_slice(line),
+            }
+        }
         out
     }
 }
@@ -267,6 +302,19 @@ mod tests {
             vec![Ok::<_, std::io::Error>("\u{feff}event: error\ndata: {\"error\":\"x\"}\n\n".as_bytes().to_vec())];
         let got: Vec<SseEvent> = events(stream::iter(owned), IDLE, IDLE).try_collect().await.unwrap();
         assert_eq!(got, [SseEvent { event: "error".into(), data: "{\"error\":\"x\"}".into() }]);
+    }
+
+    #[tokio::test]
+    async fn an_error_field_line_is_an_error_event_however_it_is_split() {
+        let body = "data: {\"a\":1}\r\n\r\nerror: {\"code\":500,\"message\":\"boom\"}\r\n\r\ndata: x-error: no\n\n";
+        for size in [1, 2, 5, body.len()] {
+            let owned: Vec<Result<Vec<u8>, std::io::Error>> =
+                body.as_bytes().chunks(size).map(|c| Ok(c.to_vec())).collect();
+            let got: Vec<SseEvent> = events(stream::iter(owned), IDLE, IDLE).try_collect().await.unwrap();
+            let error = SseEvent { event: "error".into(), data: "{\"code\":500,\"message\":\"boom\"}".into() };
+            let message = |data: &str| SseEvent { event: "message".into(), data: data.into() };
+            assert_eq!(got, [message("{\"a\":1}"), error, message("x-error: no")], "split every {size}");
+        }
     }
 
     #[tokio::test]

@@ -169,6 +169,17 @@ fn an_error_object_after_http_200_is_reported_with_its_message() {
 }
 
 #[test]
+fn an_error_line_from_an_older_llama_cpp_is_reported_with_its_message() {
+    let env = TestEnv::new();
+    let before = [chunk(json!({"role": "assistant", "content": "Let me "}), None)];
+    let mock = MockLlm::start([reply_error_line_after(&before, "Failed to parse input at pos 7")]);
+    let out = opsai(&env, &mock).arg("anything").output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Failed to parse input at pos 7"), "{}", stderr(&out));
+    assert_eq!(mock.chat_requests().len(), 1, "not retried");
+}
+
+#[test]
 fn a_whole_tool_call_before_an_error_object_is_still_used() {
     let env = TestEnv::new();
     let whole = json!({"index": 0, "id": "c1", "type": "function",

@@ -66,3 +66,12 @@ pub fn reply_text_deltas(deltas: &[String]) -> Reply {
     payloads.extend([chunk(json!({}), Some("stop")), llama_usage_chunk(), "[DONE]".to_owned()]);
     reply_sse_events(&payloads)
 }
+
+/// `payloads`, then the error as older llama.cpp servers stream it: an `error: {…}` line (a field
+/// SSE itself ignores), and the stream ends.
+pub fn reply_error_line_after(payloads: &[String], message: &str) -> Reply {
+    let mut writes: Vec<Vec<u8>> = payloads.iter().map(|p| format!("data: {p}\n\n").into_bytes()).collect();
+    let error = json!({"code": 500, "message": message, "type": "server_error"});
+    writes.push(format!("error: {error}\n\n").into_bytes());
+    super::replies::reply_sse_writes(writes)
+}
