@@ -38,8 +38,9 @@ use super::classify::{self, Rejection};
 use super::retry::{self, RetryPolicy};
 use super::sse::{self, SseError};
 use super::stream::{ReplyAssembler, Step, StreamError};
+use super::text_calls::recover_text_calls;
 use super::wire::{self, BodyOptions};
-use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, text_calls, transport};
+use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, transport};
 
 /// How long establishing the TCP (and TLS) connection may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -211,8 +212,12 @@ impl OpenAiClient {
             let reply = pushed.and_then(|_| assembler.finish());
             return reply.map_err(|err| self.stream_failure(err, false, &request.model));
         }
-        // The head and the first bytes share one first-byte budget.
-        let first = self.first_byte().saturating_sub(started.elapsed()).max(Duration::from_millis(1));
+        // A local model's head and first bytes share one budget: it may send the head at once and
+        // then read the prompt, or the other way round.
+        let first = match self.local_first_byte {
+            Some(wait) => wait.saturating_sub(started.elapsed()).max(Duration::from_millis(1)),
+            None => self.timeout,
+        };
         let mut events = sse::events(response.bytes_stream(), first, self.timeout);
         while let Some(item) = events.next().await {
             let emitted = assembler.has_emitted();
@@ -378,19 +383,6 @@ fn with_attempts(error: LlmError, attempts: u32) -> LlmError {
         LlmError::RateLimited { .. } => LlmError::RateLimited { attempts },
         other => other,
     }
-}
-
-/// When no structured call arrived, a call the model printed into its text (known tools only).
-fn recover_text_calls(mut reply: ModelReply, request: &ChatRequest) -> ModelReply {
-    if !reply.tool_calls.is_empty() || request.tools.is_empty() {
-        return reply;
-    }
-    let known: Vec<&str> = request.tools.iter().map(|tool| tool.name.as_str()).collect();
-    if let Some((call, prose)) = text_calls::recover(&reply.content, &known) {
-        reply.tool_calls.push(call);
-        reply.content = prose;
-    }
-    reply
 }
 
 mod models;
