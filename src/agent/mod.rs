@@ -17,6 +17,9 @@ use crate::tools::{Registry, RunState, Services, ToolContext, ToolEffect, invali
 
 /// Characters of history kept before the oldest observations are shortened.
 const HISTORY_BUDGET_CHARS: usize = 60_000;
+/// The config keys whose value is sent as `max_tokens`, named when a reply is cut by it.
+const MAX_TOKENS: &str = "llm.max_tokens";
+const WIDGET_MAX_TOKENS: &str = "llm.widget_max_tokens";
 /// The same failing call this many times in a row ends the turn.
 const REPEATED_FAILURES: u32 = 3;
 
@@ -90,6 +93,12 @@ impl Agent<'_> {
                 total.prompt_tokens += add.prompt_tokens;
                 total.completion_tokens += add.completion_tokens;
             }
+            let key = if self.settings.prompt == prompt::PromptMode::Widget { WIDGET_MAX_TOKENS } else { MAX_TOKENS };
+            if let Some(problem) = reply.finish.problem(self.settings.max_tokens, key) {
+                self.cut_short(history, reply, &problem, turn_start, events);
+                events(AgentEvent::Error { message: problem.clone() });
+                return Err(LlmError::Incomplete(problem).into());
+            }
             if reply.tool_calls.is_empty() {
                 events(AgentEvent::Answer { text: reply.content.clone() });
                 self.push(history, ChatMessage::assistant(reply.content.clone(), Vec::new()));
@@ -100,9 +109,12 @@ impl Agent<'_> {
                 events(AgentEvent::Thought { text: reply.content.clone() });
             }
             unique_ids(&mut reply.tool_calls, &history[turn_start..]);
+            // Broken arguments are stored as `{"_raw": …}` (valid JSON) and answered with an error.
+            let mut unusable: Vec<Option<String>> =
+                reply.tool_calls.iter_mut().map(history::unusable_arguments).collect();
             self.push(history, ChatMessage::assistant(reply.content.clone(), reply.tool_calls.clone()));
             for (index, call) in reply.tool_calls.iter().enumerate() {
-                let effect = match self.tools.get(&call.name) {
+                let effect = match self.tools.get(&call.name).filter(|_| unusable[index].is_none()) {
                     None => {
                         let names = self.tools.names().join(", ");
                         events(AgentEvent::ToolCall {
@@ -113,10 +125,10 @@ impl Agent<'_> {
                             risk: None,
                             reasons: Vec::new(),
                         });
-                        ToolEffect::Observe(invalid_arguments(
-                            &call.id,
-                            format!("unknown tool `{}`; the tools are: {names}", call.name),
-                        ))
+                        let problem = unusable[index].take();
+                        let message =
+                            problem.unwrap_or_else(|| format!("unknown tool `{}`; the tools are: {names}", call.name));
+                        ToolEffect::Observe(invalid_arguments(&call.id, message))
                     }
                     Some(tool) => {
                         let model = ModelRef { client: self.model, name: &self.settings.model };
@@ -222,6 +234,27 @@ impl Agent<'_> {
         history.push(message);
     }
 
+    /// A reply the model could not finish (token limit, content filter): the text so far is shown
+    /// and kept; no call of it runs, each is answered with `problem`.
+    fn cut_short(
+        &self,
+        history: &mut Vec<ChatMessage>,
+        mut reply: crate::llm::ModelReply,
+        problem: &str,
+        turn_start: usize,
+        events: EventSink<'_>,
+    ) {
+        if reply.tool_calls.is_empty() && !reply.content.trim().is_empty() {
+            events(AgentEvent::Answer { text: reply.content.clone() });
+        }
+        unique_ids(&mut reply.tool_calls, &history[turn_start..]);
+        for call in &mut reply.tool_calls {
+            history::unusable_arguments(call);
+        }
+        self.push(history, ChatMessage::assistant(reply.content, reply.tool_calls.clone()));
+        self.close_remaining(history, &reply.tool_calls, &format!("[ERROR]: not run: {problem}"));
+    }
+
     fn close_remaining(&self, history: &mut Vec<ChatMessage>, calls: &[crate::protocol::ToolCall], why: &str) {
         for call in calls {
             self.push(history, ChatMessage::tool(call.id.clone(), why));
@@ -280,6 +313,10 @@ fn with_advice(err: &LlmError) -> String {
     let advice = match err {
         LlmError::Timeout { .. } => {
             "check that the model server is up and not overloaded, or raise llm.timeout in config.json"
+        }
+        LlmError::FirstByteTimeout { .. } => {
+            "it may still be reading a long prompt on the CPU: raise llm.local_first_byte_timeout in config.json, \
+             or use a smaller model"
         }
         LlmError::RateLimited { .. } => "wait a minute and try again, or use another model (--model, --base-url)",
         LlmError::Http { status: 500..=599, .. } => {

@@ -19,9 +19,19 @@ pub struct LlmConfig {
     /// Seconds to wait for the first byte of a reply and for each idle gap while it streams.
     #[serde(default = "default_llm_timeout")]
     pub timeout: u64,
-    /// Upper bound on the tokens of one reply.
+    /// Seconds a model on this machine (localhost) may take before the first byte of its reply: on a
+    /// laptop CPU a 7B model reads a few thousand prompt tokens in one to three minutes. Idle gaps
+    /// once it streams still end at `timeout`.
+    #[serde(default = "default_local_first_byte_timeout")]
+    pub local_first_byte_timeout: u64,
+    /// Upper bound on the tokens of one reply (REPL, one-shot, explain): room for a long answer or
+    /// a reasoning model's thinking.
     #[serde(default = "default_max_tokens")]
     pub max_tokens: u32,
+    /// The same for the Ctrl-G widget, whose reply is one short command: a model that loops stops
+    /// early instead of holding the prompt for minutes.
+    #[serde(default = "default_widget_max_tokens")]
+    pub widget_max_tokens: u32,
 }
 
 fn default_base_url() -> String {
@@ -33,8 +43,14 @@ fn default_model() -> String {
 fn default_llm_timeout() -> u64 {
     60
 }
+fn default_local_first_byte_timeout() -> u64 {
+    300
+}
 fn default_max_tokens() -> u32 {
     4096
+}
+fn default_widget_max_tokens() -> u32 {
+    1024
 }
 
 /// Approval behaviour and the user's own policy rules.
@@ -215,7 +231,9 @@ impl Default for LlmConfig {
             model: default_model(),
             api_key: None,
             timeout: default_llm_timeout(),
+            local_first_byte_timeout: default_local_first_byte_timeout(),
             max_tokens: default_max_tokens(),
+            widget_max_tokens: default_widget_max_tokens(),
         }
     }
 }
@@ -302,7 +320,9 @@ impl LlmConfig {
             return Err(("llm.model", "must name a model, such as qwen2.5:7b".to_owned()));
         }
         at_least("llm.timeout", self.timeout, 1)?;
-        at_least("llm.max_tokens", self.max_tokens.into(), 1)
+        at_least("llm.local_first_byte_timeout", self.local_first_byte_timeout, 1)?;
+        at_least("llm.max_tokens", self.max_tokens.into(), 1)?;
+        at_least("llm.widget_max_tokens", self.widget_max_tokens.into(), 1)
     }
 }
 

@@ -35,6 +35,15 @@ static TOOLS_UNSUPPORTED: LazyLock<Option<Regex>> = LazyLock::new(|| {
     .ok()
 });
 
+/// A body saying the request itself is wrong (llama.cpp answers HTTP 500 "Failed to parse tool call
+/// arguments"; OpenAI's `invalid_request_error`): never worth a retry, whatever the status.
+static INVALID_REQUEST: LazyLock<Option<Regex>> = LazyLock::new(|| {
+    Regex::new(
+        r"(?i)invalid_request_error|invalid request|bad request|failed to parse|could not parse|unable to parse|parse error|is not valid json|invalid (json|argument|parameter|value|type|message|tool|role|schema)|validation error|missing required",
+    )
+    .ok()
+});
+
 fn matches(regex: &LazyLock<Option<Regex>>, text: &str) -> bool {
     regex.as_ref().is_some_and(|re| re.is_match(text))
 }
@@ -56,6 +65,7 @@ pub(crate) enum Rejection {
 pub(crate) fn rejection(status: u16, body: &str) -> Rejection {
     match status {
         429 if !body.contains("insufficient_quota") => Rejection::Transient,
+        500..=599 if is_invalid_request(body) => Rejection::Fatal,
         500 | 502 | 503 | 504 => Rejection::Transient,
         400 | 422 if body.contains("stream_options") => Rejection::StreamOptions,
         400..=499 if matches(&TOOLS_UNSUPPORTED, body) => Rejection::Tools,
@@ -68,7 +78,7 @@ pub(crate) fn from_status(status: u16, body: &str, base_url: &str, model: &str) 
     if status == 401 || status == 403 {
         return LlmError::Unauthorized { status };
     }
-    if (400..500).contains(&status) && matches(&CONTEXT_TOO_LONG, body) {
+    if status >= 400 && matches(&CONTEXT_TOO_LONG, body) {
         return LlmError::ContextTooLong;
     }
     if (400..500).contains(&status) && !model.is_empty() && matches(&UNKNOWN_MODEL, body) {
@@ -77,7 +87,15 @@ pub(crate) fn from_status(status: u16, body: &str, base_url: &str, model: &str) 
     if status == 404 {
         return LlmError::NotFound { url: base_url.to_owned() };
     }
+    if status >= 400 && status != 429 && is_invalid_request(body) {
+        return LlmError::Rejected { status, body: error_text(body) };
+    }
     LlmError::Http { status, body: error_text(body) }
+}
+
+/// The body says the request itself is invalid (or too long for the model).
+fn is_invalid_request(body: &str) -> bool {
+    matches(&INVALID_REQUEST, body) || matches(&CONTEXT_TOO_LONG, body)
 }
 
 /// The error for an error object the provider sent inside a 200 stream.
@@ -205,6 +223,31 @@ mod tests {
         let long = "x".repeat(1000);
         let LlmError::Http { body, .. } = from_status(502, &long, LOCAL, "m") else { panic!("not Http") };
         assert!(body.chars().count() <= MAX_ERROR_TEXT + 1);
+    }
+
+    #[test]
+    fn an_invalid_request_is_rejected_not_retried_whatever_the_status() {
+        let llama = r#"{"error":{"code":500,"message":"Failed to parse tool call arguments as JSON: [json.exception.parse_error.101] parse error at line 1","type":"server_error"}}"#;
+        assert_eq!(rejection(500, llama), Rejection::Fatal);
+        let err = from_status(500, llama, LOCAL, "m");
+        assert!(
+            matches!(&err, LlmError::Rejected { status: 500, body } if body.starts_with("Failed to parse tool call")),
+            "{err:?}"
+        );
+        let text = err.to_string();
+        assert!(text.contains("rejected the request as invalid") && !text.contains("overloaded"), "{text}");
+        let openai =
+            r#"{"error":{"message":"Invalid value for 'content'.","type":"invalid_request_error","code":null}}"#;
+        assert!(matches!(from_status(400, openai, LOCAL, "m"), LlmError::Rejected { status: 400, .. }));
+        let too_long = r#"{"error":{"code":500,"message":"the request exceeds the available context size","type":"server_error"}}"#;
+        assert_eq!(rejection(500, too_long), Rejection::Fatal);
+        assert!(matches!(from_status(500, too_long, LOCAL, "m"), LlmError::ContextTooLong));
+        // A server that is only busy or broken is still retried.
+        assert_eq!(
+            rejection(503, r#"{"error":{"message":"Loading model","type":"unavailable_error"}}"#),
+            Rejection::Transient
+        );
+        assert_eq!(rejection(500, "upstream exploded"), Rejection::Transient);
     }
 
     #[test]

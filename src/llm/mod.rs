@@ -5,6 +5,7 @@
 //! - `wire`: `ChatRequest` → the chat-completions JSON body;
 //! - `sse`: response bytes → SSE `data:` payloads, with an idle timeout;
 //! - `stream`: payloads → `ModelReply` and live `ModelDelta`s, for every provider's stream shape;
+//! - `repeat`: a model stuck repeating the same short chunk, stopped while it streams;
 //! - `text_calls`: tool calls that small models print as text instead of sending structured;
 //! - `classify`: HTTP statuses and provider error bodies → `LlmError`;
 //! - `retry`: which failures are retried, and how long to wait;
@@ -14,6 +15,7 @@
 
 mod classify;
 pub mod openai;
+mod repeat;
 pub mod retry;
 mod sse;
 pub mod stream;
@@ -23,6 +25,7 @@ mod wire;
 
 pub use openai::OpenAiClient;
 pub use retry::RetryPolicy;
+pub use wire::{RAW_ARGUMENTS, object_arguments};
 
 use futures_util::future::BoxFuture;
 use thiserror::Error;
@@ -58,6 +61,49 @@ pub struct ModelReply {
     /// Structured calls, or calls recovered from the text for known tool names.
     pub tool_calls: Vec<ToolCall>,
     pub usage: Option<Usage>,
+    /// Why the model stopped (`finish_reason`).
+    pub finish: Finish,
+}
+
+/// Why the model stopped writing.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Finish {
+    /// It finished (`stop`, `tool_calls`, or no reason given).
+    #[default]
+    Complete,
+    /// `length`: it hit `max_tokens`, so the reply (a tool call too) may be cut anywhere.
+    Length,
+    /// `content_filter`: the provider withheld the rest.
+    ContentFilter,
+}
+
+impl Finish {
+    /// A `finish_reason` as the providers spell it.
+    pub fn from_reason(reason: &str) -> Self {
+        match reason {
+            "length" | "max_tokens" => Finish::Length,
+            "content_filter" => Finish::ContentFilter,
+            _ => Finish::Complete,
+        }
+    }
+
+    /// What to tell the user when the reply is not whole: `max_tokens` was sent as the value of
+    /// the config key `key`.
+    pub fn problem(self, max_tokens: Option<u32>, key: &str) -> Option<String> {
+        match (self, max_tokens) {
+            (Finish::Complete, _) => None,
+            (Finish::Length, Some(limit)) => Some(format!(
+                "the answer was cut at {key} = {limit} tokens; raise {key} in config.json \
+                 (`opsai config path` prints where it is)"
+            )),
+            (Finish::Length, None) => Some("the answer was cut by the endpoint's token limit".to_owned()),
+            (Finish::ContentFilter, _) => Some(
+                "the provider's content filter stopped the answer (finish_reason `content_filter`); rephrase \
+                 the request, or use another model (--model)"
+                    .to_owned(),
+            ),
+        }
+    }
 }
 
 /// Where streamed deltas go while a request runs.
@@ -98,8 +144,26 @@ pub enum LlmError {
     RateLimited { attempts: u32 },
     #[error("the model endpoint failed with HTTP {status}: {body}")]
     Http { status: u16, body: String },
+    /// A 4xx/5xx whose body says the request itself is invalid: sending it again cannot help.
+    #[error(
+        "the model endpoint rejected the request as invalid (HTTP {status}): {body}. This is not a busy \
+         server, so it was not retried; check the endpoint's log, or start a new conversation if the \
+         error names an earlier message"
+    )]
+    Rejected { status: u16, body: String },
+    /// The reply stopped early (`finish_reason` `length` or `content_filter`); says why and what to do.
+    #[error("{0}")]
+    Incomplete(String),
+    #[error(
+        "the model kept repeating {unit:?} ({copies} times in a row) and was stopped; try again or reword \
+         the request (small models loop more often: a larger one may not)"
+    )]
+    Repeating { unit: String, copies: usize },
     #[error("the model did not answer within {seconds} s")]
     Timeout { seconds: u64 },
+    /// A model on this machine did not start its reply within `llm.local_first_byte_timeout`.
+    #[error("the model on this machine did not start answering within {seconds} s")]
+    FirstByteTimeout { seconds: u64 },
     #[error("the model's reply could not be read: {0}")]
     Protocol(String),
     #[error("cancelled")]
@@ -123,7 +187,8 @@ pub async fn assemble_sse_for_fuzzing(chunks: Vec<Vec<u8>>, on_delta: DeltaSink<
     use futures_util::StreamExt;
 
     let bytes = futures_util::stream::iter(chunks.into_iter().map(Ok::<_, std::io::Error>));
-    let mut events = sse::events(bytes, std::time::Duration::from_secs(3600));
+    let hour = std::time::Duration::from_secs(3600);
+    let mut events = sse::events(bytes, hour, hour);
     let mut assembler = stream::ReplyAssembler::new();
     while let Some(event) = events.next().await {
         let event = event.map_err(|err| err.to_string())?;

@@ -12,15 +12,19 @@
 //! comes back, with tool calls recovered from the text when a small model printed them.
 //!
 //! - Timeouts: 5 s to connect; `timeout` for the response to start and for every idle gap in the
-//!   body (keep-alive comments count as activity), never for the whole stream.
-//! - Retries (`retry`): 429 and 500/502/503/504 and dropped connections, at most
-//!   `RetryPolicy::max_attempts`, only while no delta has been passed to the caller. Each wait is
-//!   announced first with a `ModelDelta::Retry` (the caller shows it), so it is never silent.
+//!   body (keep-alive comments count as activity), never for the whole stream. A model on this
+//!   machine gets `with_local_first_byte` instead for the head and the first body bytes: on a CPU
+//!   it reads the prompt for minutes before its first token, then streams with short gaps.
+//! - Retries (`retry`): 429, 500/502/503/504 (unless the body calls the request invalid) and
+//!   dropped connections, at most `RetryPolicy::max_attempts`, only while no delta has been passed
+//!   to the caller. Each wait is announced first with a `ModelDelta::Retry` (the caller shows it),
+//!   so it is never silent.
+//! - A stream that stops early: an error object after HTTP 200 is an error unless whole tool calls
+//!   arrived before it (they are kept); a model repeating itself is stopped (`repeat`).
 //! - Compatibility: an endpoint that rejects `stream_options`, or a model that rejects `tools`, gets
 //!   the request again without them (remembered for this client); a JSON body instead of a stream
 //!   is accepted too.
 
-use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -34,8 +38,9 @@ use super::classify::{self, Rejection};
 use super::retry::{self, RetryPolicy};
 use super::sse::{self, SseError};
 use super::stream::{ReplyAssembler, Step, StreamError};
+use super::text_calls::recover_text_calls;
 use super::wire::{self, BodyOptions};
-use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, text_calls, transport};
+use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, transport};
 
 /// How long establishing the TCP (and TLS) connection may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -48,6 +53,10 @@ pub struct OpenAiClient {
     /// The HTTP proxy requests go through, to name it when connecting fails.
     proxy: Option<String>,
     timeout: Duration,
+    /// The endpoint is on this machine (localhost, a loopback address).
+    loopback: bool,
+    /// How long a local model may take to send its first byte (`None`: `timeout`).
+    local_first_byte: Option<Duration>,
     retry: RetryPolicy,
     without_stream_options: AtomicBool,
     without_tools: AtomicBool,
@@ -89,7 +98,7 @@ impl OpenAiClient {
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true)
             .user_agent(concat!("opsai/", env!("CARGO_PKG_VERSION")));
-        let loopback = is_loopback(&parsed);
+        let loopback = transport::is_loopback(&parsed);
         let proxy = transport::proxy_for(&parsed, loopback, |name| std::env::var(name).ok());
         if loopback {
             // A local model never goes through the user's HTTP proxy.
@@ -107,10 +116,21 @@ impl OpenAiClient {
             api_key,
             proxy,
             timeout,
+            loopback,
+            local_first_byte: None,
             retry: RetryPolicy::default(),
             without_stream_options: AtomicBool::new(false),
             without_tools: AtomicBool::new(false),
         })
+    }
+
+    /// How long a model on this machine may read the prompt before its first byte (ignored for
+    /// other endpoints, which keep `timeout`).
+    pub fn with_local_first_byte(mut self, wait: Duration) -> Self {
+        if self.loopback {
+            self.local_first_byte = Some(wait);
+        }
+        self
     }
 
     /// Replaces the retry policy (tests use short waits).
@@ -170,7 +190,8 @@ impl OpenAiClient {
     ) -> Result<ModelReply, Failure> {
         let url = format!("{}/chat/completions", self.base_url);
         let post = self.authorized(self.http.post(&url)).header(ACCEPT, "text/event-stream").json(body);
-        let response = self.send(post, &request.model).await?;
+        let started = tokio::time::Instant::now();
+        let response = self.send(post, &request.model, true).await?;
         if !response.status().is_success() {
             return Err(self.status_failure(response, &request.model).await);
         }
@@ -182,7 +203,7 @@ impl OpenAiClient {
         let mut assembler = ReplyAssembler::new();
         if is_json {
             // An endpoint that ignored `stream: true` and sent the whole reply.
-            let text = match timeout(self.timeout, response.text()).await {
+            let text = match timeout(self.first_byte().max(self.timeout), response.text()).await {
                 Err(_) => return Err(Failure::stop(self.timed_out())),
                 Ok(Err(err)) => return Err(self.transport_failure(&err, &request.model)),
                 Ok(Ok(text)) => text,
@@ -191,12 +212,19 @@ impl OpenAiClient {
             let reply = pushed.and_then(|_| assembler.finish());
             return reply.map_err(|err| self.stream_failure(err, false, &request.model));
         }
-        let mut events = sse::events(response.bytes_stream(), self.timeout);
+        // A local model's head and first bytes share one budget: it may send the head at once and
+        // then read the prompt, or the other way round.
+        let first = match self.local_first_byte {
+            Some(wait) => wait.saturating_sub(started.elapsed()).max(Duration::from_millis(1)),
+            None => self.timeout,
+        };
+        let mut events = sse::events(response.bytes_stream(), first, self.timeout);
         while let Some(item) = events.next().await {
             let emitted = assembler.has_emitted();
             let event = match item {
                 Ok(event) => event,
                 Err(SseError::Idle) => return Err(Failure { emitted, ..Failure::stop(self.timed_out()) }),
+                Err(SseError::FirstByte) => return Err(Failure::stop(self.first_byte_timed_out())),
                 Err(SseError::Transport { message, reset }) => {
                     let error = LlmError::Protocol(format!("the connection broke mid-reply: {message}"));
                     let next = if reset { Next::Retry { after: None } } else { Next::Stop };
@@ -214,6 +242,10 @@ impl OpenAiClient {
             match step {
                 Ok(Step::Done) => break,
                 Ok(Step::More) => {}
+                // llama.cpp streams an error object after calls it could not finish: whole ones still count.
+                Err(StreamError::Provider(_)) if assembler.has_complete_call() => {
+                    return assembler.salvage().map_err(|err| self.stream_failure(err, true, &request.model));
+                }
                 Err(err) => return Err(self.stream_failure(err, assembler.has_emitted(), &request.model)),
             }
         }
@@ -228,10 +260,18 @@ impl OpenAiClient {
         }
     }
 
-    /// Sends a request and waits (at most `timeout`) for the response head.
-    /// `model` is only for the message when the endpoint cannot be reached ("" for `/models`).
-    async fn send(&self, builder: reqwest::RequestBuilder, model: &str) -> Result<reqwest::Response, Failure> {
-        match timeout(self.timeout, builder.send()).await {
+    /// Sends a request and waits for the response head: at most the first-byte timeout for a
+    /// chat reply (`first_byte`), else `timeout`. `model` is only for the message when the endpoint
+    /// cannot be reached ("" for `/models`).
+    async fn send(
+        &self,
+        builder: reqwest::RequestBuilder,
+        model: &str,
+        first_byte: bool,
+    ) -> Result<reqwest::Response, Failure> {
+        let wait = if first_byte { self.first_byte() } else { self.timeout };
+        match timeout(wait, builder.send()).await {
+            Err(_) if first_byte => Err(Failure::stop(self.first_byte_timed_out())),
             Err(_) => Err(Failure::stop(self.timed_out())),
             Ok(Err(err)) => Err(self.transport_failure(&err, model)),
             Ok(Ok(response)) => Ok(response),
@@ -279,6 +319,9 @@ impl OpenAiClient {
                 LlmError::Protocol(format!("the endpoint did not send a chat-completions stream: {first}")),
                 Next::Stop,
             ),
+            StreamError::Repeating(found) => {
+                (LlmError::Repeating { unit: found.unit, copies: found.copies }, Next::Stop)
+            }
             StreamError::Empty => (
                 LlmError::Protocol("the endpoint closed the stream without sending a reply".to_owned()),
                 Next::Retry { after: None },
@@ -288,42 +331,18 @@ impl OpenAiClient {
     }
 
     fn timed_out(&self) -> LlmError {
-        let seconds = u64::try_from(self.timeout.as_millis().div_ceil(1000)).unwrap_or(u64::MAX);
-        LlmError::Timeout { seconds: seconds.max(1) }
+        LlmError::Timeout { seconds: whole_seconds(self.timeout) }
     }
 
-    async fn models_with_retries(&self) -> Result<Vec<String>, LlmError> {
-        let mut attempt = 1;
-        loop {
-            let failure = match self.models_once().await {
-                Ok(models) => return Ok(models),
-                Err(failure) => failure,
-            };
-            match failure.next {
-                Next::Retry { after } if attempt < self.retry.max_attempts => {
-                    tokio::time::sleep(self.retry.delay(attempt, after)).await;
-                    attempt += 1;
-                }
-                _ => return Err(with_attempts(failure.error, attempt)),
-            }
-        }
+    fn first_byte(&self) -> Duration {
+        self.local_first_byte.unwrap_or(self.timeout)
     }
 
-    async fn models_once(&self) -> Result<Vec<String>, Failure> {
-        let url = format!("{}/models", self.base_url);
-        let response = self.send(self.authorized(self.http.get(&url)), "").await?;
-        if !response.status().is_success() {
-            return Err(self.status_failure(response, "").await);
+    fn first_byte_timed_out(&self) -> LlmError {
+        match self.local_first_byte {
+            Some(wait) => LlmError::FirstByteTimeout { seconds: whole_seconds(wait) },
+            None => self.timed_out(),
         }
-        let text = match timeout(self.timeout, response.text()).await {
-            Err(_) => return Err(Failure::stop(self.timed_out())),
-            Ok(Err(err)) => return Err(self.transport_failure(&err, "")),
-            Ok(Ok(text)) => text,
-        };
-        model_names(&text).ok_or_else(|| {
-            let excerpt: String = text.chars().take(200).collect();
-            Failure::stop(LlmError::Protocol(format!("the model list could not be read: {excerpt}")))
-        })
     }
 }
 
@@ -347,9 +366,15 @@ impl std::fmt::Debug for OpenAiClient {
             .field("base_url", &self.base_url)
             .field("api_key", &self.api_key.as_ref().map(|_| "<set>"))
             .field("timeout", &self.timeout)
+            .field("local_first_byte", &self.local_first_byte)
             .field("retry", &self.retry)
             .finish_non_exhaustive()
     }
+}
+
+/// `wait` in seconds, rounded up, at least 1.
+fn whole_seconds(wait: Duration) -> u64 {
+    u64::try_from(wait.as_millis().div_ceil(1000)).unwrap_or(u64::MAX).max(1)
 }
 
 /// The final error after `attempts` attempts.
@@ -360,40 +385,7 @@ fn with_attempts(error: LlmError, attempts: u32) -> LlmError {
     }
 }
 
-/// When no structured call arrived, a call the model printed into its text (known tools only).
-fn recover_text_calls(mut reply: ModelReply, request: &ChatRequest) -> ModelReply {
-    if !reply.tool_calls.is_empty() || request.tools.is_empty() {
-        return reply;
-    }
-    let known: Vec<&str> = request.tools.iter().map(|tool| tool.name.as_str()).collect();
-    if let Some((call, prose)) = text_calls::recover(&reply.content, &known) {
-        reply.tool_calls.push(call);
-        reply.content = prose;
-    }
-    reply
-}
-
-/// Model names from `GET /models`: OpenAI's `{"data":[{"id"}]}`, Ollama's `{"models":[{"name"}]}`,
-/// or a plain array; sorted, without duplicates.
-fn model_names(body: &str) -> Option<Vec<String>> {
-    let value: Value = serde_json::from_str(body).ok()?;
-    let list = value.get("data").or_else(|| value.get("models")).unwrap_or(&value).as_array()?;
-    let mut names: Vec<String> = list
-        .iter()
-        .filter_map(|item| {
-            item.as_str().or_else(|| ["id", "name", "model"].iter().find_map(|key| item.get(*key)?.as_str()))
-        })
-        .map(str::to_owned)
-        .collect();
-    names.sort();
-    names.dedup();
-    Some(names)
-}
-
-fn is_loopback(url: &reqwest::Url) -> bool {
-    let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
-    host.eq_ignore_ascii_case("localhost") || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
-}
+mod models;
 
 #[cfg(test)]
 mod tests;

@@ -3,7 +3,9 @@
 //! Retried: 429 (honouring `Retry-After` / `retry-after-ms`, capped), 500/502/503/504 and
 //! connections that broke before the reply started. Never retried: anything after a delta was
 //! passed to the caller (the user has seen it), timeouts (waiting again would double the wait),
-//! refused connections (nothing is listening), and every other status. Each retry is announced
+//! refused connections (nothing is listening), a 5xx whose body says the request itself is invalid
+//! (llama.cpp's 500 "Failed to parse tool call arguments": the same request fails the same way;
+//! `classify::rejection`), and every other status. Each retry is announced
 //! ([`reason`] says what happened) before its wait.
 
 use std::time::Duration;

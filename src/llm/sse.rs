@@ -7,8 +7,11 @@
 //!   close right after `data: [DONE]\n`), so the byte stream gets a final `\n\n`;
 //! - it panics on a leading byte-order mark (it slices one byte off a three-byte character), so
 //!   the BOM is removed from the bytes first;
-//! - it has no notion of time, so every read gets the idle timeout (keep-alive comments count as
-//!   activity).
+//! - older llama.cpp servers report a failure as an `error: {…}` line, a field SSE ignores, so such
+//!   a line becomes an `error` event (what newer ones send as `data: {"error":…}` needs nothing);
+//! - it has no notion of time, so the first read gets the first-byte timeout (a local model may
+//!   read a long prompt for minutes) and every later read the idle timeout (keep-alive comments
+//!   count as activity).
 
 use std::error::Error;
 use std::io::ErrorKind;
@@ -23,6 +26,8 @@ use futures_util::{Stream, StreamExt};
 pub(crate) enum SseError {
     /// Nothing arrived within the idle timeout.
     Idle,
+    /// The body's first bytes did not arrive within the first-byte timeout.
+    FirstByte,
     /// The connection failed; `reset` when it was dropped or reset (worth retrying if nothing
     /// was shown yet).
     Transport { message: String, reset: bool },
@@ -37,19 +42,24 @@ pub(crate) struct SseEvent {
     pub data: String,
 }
 
-/// The events in `bytes`; an item that takes longer than `idle` to arrive ends the stream with
-/// [`SseError::Idle`].
-pub(crate) fn events<S, B, E>(bytes: S, idle: Duration) -> BoxStream<'static, Result<SseEvent, SseError>>
+/// The events in `bytes`; the first read may take `first`, each later one `idle`, else the stream
+/// ends with [`SseError::FirstByte`] or [`SseError::Idle`].
+pub(crate) fn events<S, B, E>(
+    bytes: S,
+    first: Duration,
+    idle: Duration,
+) -> BoxStream<'static, Result<SseEvent, SseError>>
 where
     S: Stream<Item = Result<B, E>> + Send + 'static,
     B: AsRef<[u8]> + Send + 'static,
     E: Error + Send + 'static,
 {
-    let timed = stream::unfold(Some(Box::pin(bytes)), move |state| async move {
-        let mut bytes = state?;
-        match tokio::time::timeout(idle, bytes.next()).await {
-            Err(_) => Some((Err(SseError::Idle), None)),
-            Ok(Some(Ok(chunk))) => Some((Ok(chunk.as_ref().to_vec()), Some(bytes))),
+    let timed = stream::unfold(Some((Box::pin(bytes), true)), move |state| async move {
+        let (mut bytes, at_start) = state?;
+        let (wait, late) = if at_start { (first, SseError::FirstByte) } else { (idle, SseError::Idle) };
+        match tokio::time::timeout(wait, bytes.next()).await {
+            Err(_) => Some((Err(late), None)),
+            Ok(Some(Ok(chunk))) => Some((Ok(chunk.as_ref().to_vec()), Some((bytes, false)))),
             Ok(Some(Err(err))) => {
                 let failure = SseError::Transport { message: describe(&err), reset: is_reset(&err) };
                 Some((Err(failure), None))
@@ -87,7 +97,9 @@ where
     let tail = stream::once(async { Ok::<_, SseError>(b"\n\n".to_vec()) });
     head.chain(without_bom)
         .chain(tail)
-        .scan(LossyUtf8::default(), |utf8, item| std::future::ready(Some(item.map(|chunk| utf8.push(&chunk)))))
+        .scan((LossyUtf8::default(), ErrorLines::default()), |(utf8, errors), item| {
+            std::future::ready(Some(item.map(|chunk| errors.push(utf8.push(&chunk)))))
+        })
         .eventsource()
         .map(|item| match item {
             Ok(event) => Ok(SseEvent { event: event.event, data: event.data }),
@@ -128,6 +140,37 @@ impl LossyUtf8 {
     }
 }
 
+/// Rewrites each `error: X` line as `event: error` + `data: X`. Bytes are passed on up to the last
+/// line break, so every line is seen whole (an event is only complete at a blank line anyway).
+#[derive(Default)]
+struct ErrorLines {
+    /// The start of a line whose end has not arrived.
+    partial: Vec<u8>,
+}
+
+impl ErrorLines {
+    fn push(&mut self, chunk: Vec<u8>) -> Vec<u8> {
+        let Some(last) = chunk.iter().rposition(|b| matches!(b, b'\n' | b'\r')) else {
+            self.partial.extend_from_slice(&chunk);
+            return Vec::new();
+        };
+        let mut whole = std::mem::take(&mut self.partial);
+        whole.extend_from_slice(&chunk[..=last]);
+        self.partial = chunk[last + 1..].to_vec();
+        let mut out = Vec::with_capacity(whole.len());
+        for line in whole.split_inclusive(|b| matches!(b, b'\n' | b'\r')) {
+            match line.strip_prefix(b"error:") {
+                Some(rest) => {
+                    out.extend_from_slice(b"event: error\ndata:");
+                    out.extend_from_slice(rest);
+                }
+                None => out.extend_from_slice(line),
+            }
+        }
+        out
+    }
+}
+
 fn strip_bom(mut bytes: Vec<u8>) -> Vec<u8> {
     if bytes.starts_with(BOM) {
         bytes.drain(..BOM.len());
@@ -139,6 +182,7 @@ impl std::fmt::Display for SseError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             SseError::Idle => f.write_str("no data within the timeout"),
+            SseError::FirstByte => f.write_str("no first byte within the timeout"),
             SseError::Transport { message, .. } => f.write_str(message),
             SseError::Malformed(message) => write!(f, "not an event stream: {message}"),
         }
@@ -198,7 +242,7 @@ mod tests {
     /// The data of every event in `chunks`, each chunk delivered as a separate read.
     async fn data_of(chunks: &[&[u8]]) -> Vec<String> {
         let owned: Vec<Result<Vec<u8>, std::io::Error>> = chunks.iter().map(|c| Ok(c.to_vec())).collect();
-        let events: Vec<SseEvent> = events(stream::iter(owned), IDLE).try_collect().await.unwrap();
+        let events: Vec<SseEvent> = events(stream::iter(owned), IDLE, IDLE).try_collect().await.unwrap();
         events.into_iter().map(|event| event.data).collect()
     }
 
@@ -256,23 +300,52 @@ mod tests {
     async fn named_events_and_a_bom() {
         let owned =
             vec![Ok::<_, std::io::Error>("\u{feff}event: error\ndata: {\"error\":\"x\"}\n\n".as_bytes().to_vec())];
-        let got: Vec<SseEvent> = events(stream::iter(owned), IDLE).try_collect().await.unwrap();
+        let got: Vec<SseEvent> = events(stream::iter(owned), IDLE, IDLE).try_collect().await.unwrap();
         assert_eq!(got, [SseEvent { event: "error".into(), data: "{\"error\":\"x\"}".into() }]);
+    }
+
+    #[tokio::test]
+    async fn an_error_field_line_is_an_error_event_however_it_is_split() {
+        let body = "data: {\"a\":1}\r\n\r\nerror: {\"code\":500,\"message\":\"boom\"}\r\n\r\ndata: x-error: no\n\n";
+        for size in [1, 2, 5, body.len()] {
+            let owned: Vec<Result<Vec<u8>, std::io::Error>> =
+                body.as_bytes().chunks(size).map(|c| Ok(c.to_vec())).collect();
+            let got: Vec<SseEvent> = events(stream::iter(owned), IDLE, IDLE).try_collect().await.unwrap();
+            let error = SseEvent { event: "error".into(), data: "{\"code\":500,\"message\":\"boom\"}".into() };
+            let message = |data: &str| SseEvent { event: "message".into(), data: data.into() };
+            assert_eq!(got, [message("{\"a\":1}"), error, message("x-error: no")], "split every {size}");
+        }
     }
 
     #[tokio::test]
     async fn an_idle_gap_ends_the_stream_with_idle() {
         let first = stream::iter([Ok::<_, std::io::Error>(b"data: a\n\n".to_vec())]);
         let stalled = first.chain(stream::pending());
-        let mut events = events(stalled, Duration::from_millis(50));
+        let mut events = events(stalled, Duration::from_secs(60), Duration::from_millis(50));
         assert_eq!(events.next().await, Some(Ok(SseEvent { event: "message".into(), data: "a".into() })));
         assert_eq!(events.next().await, Some(Err(SseError::Idle)));
     }
 
     #[tokio::test]
+    async fn the_first_read_may_take_the_first_byte_timeout_and_no_longer() {
+        let (first, idle) = (Duration::from_millis(600), Duration::from_millis(30));
+        let late = stream::once(async {
+            tokio::time::sleep(Duration::from_millis(150)).await;
+            Ok::<_, std::io::Error>(b"data: a\n\n".to_vec())
+        });
+        let got: Vec<_> = events(late, first, idle).collect().await;
+        assert_eq!(got, [Ok(SseEvent { event: "message".into(), data: "a".into() })], "longer than idle is fine");
+        let never = stream::pending::<Result<Vec<u8>, std::io::Error>>();
+        let mut events = events(never, first, idle);
+        let started = std::time::Instant::now();
+        assert_eq!(events.next().await, Some(Err(SseError::FirstByte)));
+        assert!(started.elapsed() >= first, "{:?}", started.elapsed());
+    }
+
+    #[tokio::test]
     async fn a_reset_is_reported_as_such() {
         let reset = std::io::Error::new(ErrorKind::ConnectionReset, "peer reset");
-        let mut events = events(stream::iter([Err::<Vec<u8>, _>(reset)]), IDLE);
+        let mut events = events(stream::iter([Err::<Vec<u8>, _>(reset)]), IDLE, IDLE);
         let Some(Err(SseError::Transport { reset, message })) = events.next().await else { panic!("no error") };
         assert!(reset && message.contains("peer reset"), "{message}");
     }

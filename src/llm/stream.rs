@@ -16,17 +16,22 @@
 //! - `null`, empty-string or array-of-parts content; the legacy `function_call` delta;
 //! - `[DONE]`, or no `[DONE]` at all;
 //! - a whole non-streamed response (`choices[].message`) from endpoints that ignore `stream`;
-//! - an error object inside the stream ([`StreamError::Provider`]).
+//! - an error object inside the stream ([`StreamError::Provider`]); the whole calls before it can
+//!   still be taken ([`ReplyAssembler::salvage`]);
+//! - `finish_reason` `length` / `content_filter`, kept as [`Finish`].
 //!
-//! Arguments are parsed once the stream ends: empty → `{}`; valid JSON → that value (a JSON
-//! string holding an object is unwrapped); anything else stays a string `Value`, so the agent can
-//! answer with an InvalidArguments observation. Calls without an id get `call_1`, `call_2`, ….
+//! A model streaming the same short chunk back to back is stopped ([`StreamError::Repeating`],
+//! the rule is in `repeat`). Arguments are parsed once the stream ends: empty → `{}`; valid JSON →
+//! that value (a JSON string holding an object is unwrapped); anything else stays a string
+//! `Value`, so the agent can answer with an InvalidArguments observation (and store the call as
+//! `{"_raw": …}`). Calls without an id get `call_1`, `call_2`, ….
 
 use std::collections::HashMap;
 
 use serde_json::{Map, Value};
 
-use super::{ModelDelta, ModelReply};
+use super::repeat::RepeatGuard;
+use super::{Finish, ModelDelta, ModelReply};
 use crate::protocol::{ToolCall, Usage};
 
 /// Whether the stream has more to say.
@@ -46,6 +51,8 @@ pub enum StreamError {
     Unreadable(String),
     /// The stream ended before anything at all arrived.
     Empty,
+    /// The model repeated the same short chunk until it was stopped.
+    Repeating(super::repeat::Loop),
 }
 
 /// A tool call as its fragments arrive.
@@ -76,6 +83,10 @@ pub struct ReplyAssembler {
     /// Provider `index` → position in `calls`.
     slot_of_index: HashMap<u64, usize>,
     usage: Option<Usage>,
+    finish: Finish,
+    /// Loops in the content and in the reasoning, watched apart.
+    content_loop: RepeatGuard,
+    reasoning_loop: RepeatGuard,
     emitted: bool,
     done: bool,
     chunks: usize,
@@ -138,15 +149,18 @@ impl ReplyAssembler {
             if choice.get("index").and_then(Value::as_u64).unwrap_or(0) != 0 {
                 continue;
             }
+            if let Some(reason) = choice.get("finish_reason").and_then(Value::as_str) {
+                self.finish = Finish::from_reason(reason);
+            }
             let delta = choice.get("delta").filter(|d| d.is_object()).or_else(|| choice.get("message"));
             if let Some(delta) = delta.filter(|d| d.is_object()) {
-                self.push_delta(delta, emit);
+                self.push_delta(delta, emit)?;
             }
         }
         Ok(())
     }
 
-    fn push_delta(&mut self, delta: &Value, emit: &mut dyn FnMut(ModelDelta)) {
+    fn push_delta(&mut self, delta: &Value, emit: &mut dyn FnMut(ModelDelta)) -> Result<(), StreamError> {
         let reasoning = ["reasoning_content", "reasoning"]
             .iter()
             .find_map(|key| delta.get(*key).and_then(Value::as_str).filter(|text| !text.is_empty()));
@@ -154,11 +168,18 @@ impl ReplyAssembler {
             self.reasoning.push_str(text);
             self.emitted = true;
             emit(ModelDelta::Reasoning(text.to_owned()));
+            if let Some(found) = self.reasoning_loop.push(text) {
+                return Err(StreamError::Repeating(found));
+            }
         }
         if let Some(text) = delta.get("content").and_then(content_text).filter(|text| !text.is_empty()) {
             self.content.push_str(&text);
             self.emitted = true;
+            let found = self.content_loop.push(&text);
             emit(ModelDelta::Content(text));
+            if let Some(found) = found {
+                return Err(StreamError::Repeating(found));
+            }
         }
         if let Some(fragments) = delta.get("tool_calls").and_then(Value::as_array) {
             for fragment in fragments {
@@ -170,6 +191,7 @@ impl ReplyAssembler {
         if let Some(function) = delta.get("function_call").filter(|f| f.is_object()) {
             self.push_fragment(None, None, Some(function));
         }
+        Ok(())
     }
 
     fn push_fragment(&mut self, index: Option<u64>, id: Option<&str>, function: Option<&Value>) {
@@ -227,6 +249,18 @@ impl ReplyAssembler {
         self.calls.len() - 1
     }
 
+    /// True when a named call with whole JSON arguments arrived.
+    pub fn has_complete_call(&self) -> bool {
+        self.calls.iter().any(|call| !call.name.is_empty() && call.has_complete_arguments())
+    }
+
+    /// The reply without the calls that are not whole, for a stream that failed after them: a
+    /// complete call is still worth running.
+    pub fn salvage(mut self) -> Result<ModelReply, StreamError> {
+        self.calls.retain(|call| !call.name.is_empty() && call.has_complete_arguments());
+        self.finish()
+    }
+
     /// The assembled reply.
     pub fn finish(self) -> Result<ModelReply, StreamError> {
         if !self.has_started() {
@@ -250,7 +284,8 @@ impl ReplyAssembler {
             let arguments = parse_arguments(&call.arguments, call.whole);
             tool_calls.push(ToolCall { id, name: call.name, arguments });
         }
-        Ok(ModelReply { content: self.content, reasoning: self.reasoning, tool_calls, usage: self.usage })
+        let (content, reasoning, usage, finish) = (self.content, self.reasoning, self.usage, self.finish);
+        Ok(ModelReply { content, reasoning, tool_calls, usage, finish })
     }
 }
 
@@ -314,5 +349,7 @@ fn parse_usage(usage: &Value) -> Option<Usage> {
     Some(Usage { prompt_tokens: prompt_tokens.unwrap_or(0), completion_tokens: completion_tokens.unwrap_or(0) })
 }
 
+#[cfg(test)]
+mod llama_tests;
 #[cfg(test)]
 mod tests;

@@ -15,6 +15,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 use serde_json::{Map, Value};
 
+use super::{ChatRequest, ModelReply};
 use crate::protocol::ToolCall;
 
 /// The id given to a recovered call (the model sent none).
@@ -195,6 +196,19 @@ fn call_from(value: &Value, known: &[&str]) -> Option<(String, Value)> {
         other => other,
     };
     Some((name.to_owned(), arguments))
+}
+
+/// When no structured call arrived, a call the model printed into its text (known tools only).
+pub(crate) fn recover_text_calls(mut reply: ModelReply, request: &ChatRequest) -> ModelReply {
+    if !reply.tool_calls.is_empty() || request.tools.is_empty() {
+        return reply;
+    }
+    let known: Vec<&str> = request.tools.iter().map(|tool| tool.name.as_str()).collect();
+    if let Some((call, prose)) = recover(&reply.content, &known) {
+        reply.tool_calls.push(call);
+        reply.content = prose;
+    }
+    reply
 }
 
 #[cfg(test)]

@@ -51,6 +51,12 @@ pub(crate) fn tls_advice(detail: &str) -> &'static str {
     }
 }
 
+/// True for a model on this machine: `localhost` or a loopback address.
+pub(crate) fn is_loopback(url: &reqwest::Url) -> bool {
+    let host = url.host_str().unwrap_or_default().trim_start_matches('[').trim_end_matches(']');
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// The proxy reqwest uses for `url` according to the environment (`HTTPS_PROXY`/`HTTP_PROXY`,
 /// then `ALL_PROXY`, either case; `NO_PROXY` exempts hosts), or `None`. `loopback` endpoints are
 /// never proxied (the client is built with `no_proxy` for them).

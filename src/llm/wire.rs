@@ -67,12 +67,23 @@ fn message(message: &ChatMessage) -> Value {
     Value::Object(out)
 }
 
+/// The key that holds tool-call arguments which were not a JSON object (cut off, malformed, or
+/// another JSON type), so that what goes back to the endpoint is always an object.
+pub const RAW_ARGUMENTS: &str = "_raw";
+
+/// `arguments` as a JSON object: itself when it is one, else `{"_raw": text}`. Strict servers
+/// (llama.cpp) parse every earlier call's arguments and reject the whole request when one is not
+/// valid JSON, so a broken call must never go back as it came.
+pub fn object_arguments(arguments: &Value) -> Value {
+    match arguments {
+        Value::Object(_) => arguments.clone(),
+        Value::String(text) => json!({ RAW_ARGUMENTS: text }),
+        other => json!({ RAW_ARGUMENTS: other.to_string() }),
+    }
+}
+
 fn tool_call(call: &ToolCall) -> Value {
-    // Arguments that were not valid JSON were kept as a string: send that text back unchanged.
-    let arguments = match &call.arguments {
-        Value::String(text) => text.clone(),
-        other => other.to_string(),
-    };
+    let arguments = object_arguments(&call.arguments).to_string();
     json!({"id": call.id, "type": "function", "function": {"name": call.name, "arguments": arguments}})
 }
 
@@ -139,11 +150,14 @@ mod tests {
     }
 
     #[test]
-    fn string_arguments_and_assistant_text_are_sent_as_they_were() {
+    fn arguments_that_are_not_an_object_go_back_as_valid_json() {
         let call = ToolCall { id: "c".into(), name: "run_command".into(), arguments: Value::String("{bad".into()) };
         let sent = message(&ChatMessage::assistant("Checking.", vec![call]));
         assert_eq!(sent["content"], "Checking.");
-        assert_eq!(sent["tool_calls"][0]["function"]["arguments"], "{bad");
+        assert_eq!(sent["tool_calls"][0]["function"]["arguments"], r#"{"_raw":"{bad"}"#);
+        for (arguments, expected) in [(json!([1]), json!({"_raw": "[1]"})), (json!({"a": 1}), json!({"a": 1}))] {
+            assert_eq!(object_arguments(&arguments), expected);
+        }
         assert_eq!(message(&ChatMessage::assistant("", vec![]))["content"], "");
     }
 }

@@ -171,6 +171,7 @@ impl Recorder for Conversation<'_> {
 /// (the current system prompt is always sent).
 pub fn repair(messages: &mut Vec<ChatMessage>) {
     messages.retain(|m| m.role != Role::System);
+    crate::agent::history::repair_arguments(messages);
     let mut repaired = Vec::with_capacity(messages.len());
     let mut pending: Vec<String> = Vec::new();
     for message in messages.drain(..) {

@@ -12,6 +12,7 @@ mod init_cli;
 mod injection;
 mod kube_cli;
 mod llm_client;
+mod local_models;
 mod policy_cli;
 mod redaction_cli;
 mod repl_tmux;

@@ -10,6 +10,10 @@
 //! assert_eq!(second.tool_result("call_1").as_deref(), Some("a\nb\nc\n"));
 //! ```
 //!
+//! Like llama.cpp, a chat request whose history holds a tool call with arguments that are not a
+//! JSON object is answered with HTTP 500 "Failed to parse tool call arguments" (and no scripted
+//! reply is used up), so no test passes while opsai sends one.
+//!
 //! Each connection gets the next scripted [`Reply`], whatever its path (`GET /models` included),
 //! and is closed after it (`Connection: close`). Every request is recorded (method, path,
 //! headers, body) before it is answered. When the script runs out, the server answers 500 with a
@@ -20,6 +24,7 @@
 // Builders not used by every suite.
 #![allow(dead_code)]
 
+mod llama;
 mod replies;
 
 use std::collections::VecDeque;
@@ -27,6 +32,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+pub use llama::*;
 pub use replies::*;
 use serde_json::Value;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -212,6 +218,12 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
         shared.arrivals.lock().expect("arrivals lock").push(Instant::now());
         requests.len()
     };
+    if let Some(invalid) = invalid_tool_arguments(&request) {
+        let message = format!("Failed to parse tool call arguments as JSON: {invalid}");
+        let body = serde_json::json!({"error": {"code": 500, "message": message, "type": "server_error"}});
+        write_reply(&mut stream, reply_json(500, body)).await;
+        return;
+    }
     let next = shared.script.lock().expect("script lock").pop_front();
     let reply = next.unwrap_or_else(|| {
         let message = format!(
@@ -221,6 +233,21 @@ async fn serve(mut stream: TcpStream, shared: Arc<Shared>) {
         reply_json(500, serde_json::json!({"error": {"message": message, "type": "mock_script_exhausted"}}))
     });
     write_reply(&mut stream, reply).await;
+}
+
+/// The first tool-call `arguments` in a chat request's history that a strict server (llama.cpp)
+/// cannot parse as a JSON object.
+fn invalid_tool_arguments(request: &RecordedRequest) -> Option<String> {
+    if request.method != "POST" || !request.path.ends_with("/chat/completions") {
+        return None;
+    }
+    let body: Value = serde_json::from_str(&request.body).ok()?;
+    let messages = body["messages"].as_array()?;
+    let calls = messages.iter().flat_map(|message| message["tool_calls"].as_array().into_iter().flatten());
+    calls.map(|call| &call["function"]["arguments"]).find_map(|arguments| {
+        let parsed = arguments.as_str().and_then(|text| serde_json::from_str::<Value>(text).ok());
+        (!parsed.is_some_and(|value| value.is_object())).then(|| arguments.to_string())
+    })
 }
 
 /// Reads one request: head up to the blank line, then `Content-Length` bytes of body.

@@ -1,6 +1,7 @@
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
+use super::models::model_names;
 use super::*;
 use crate::protocol::{ChatMessage, ToolSpec};
 
@@ -37,7 +38,7 @@ fn loopback_hosts() {
         ("http://[::1]:8080", true),
         ("https://api.openai.com/v1", false),
     ] {
-        assert_eq!(is_loopback(&reqwest::Url::parse(url).unwrap()), expected, "{url}");
+        assert_eq!(transport::is_loopback(&reqwest::Url::parse(url).unwrap()), expected, "{url}");
     }
 }
 
@@ -64,4 +65,19 @@ fn text_calls_are_recovered_only_for_requested_tools() {
     assert_eq!(recovered.content, "");
     request.tools.clear();
     assert_eq!(recover_text_calls(reply.clone(), &request), reply);
+}
+
+#[test]
+fn the_local_first_byte_timeout_applies_only_to_a_model_on_this_machine() {
+    let wait = Duration::from_secs(300);
+    let idle = Duration::from_secs(60);
+    for (url, local) in
+        [("http://localhost:8080/v1", true), ("http://[::1]:8080/v1", true), ("https://api.example.com/v1", false)]
+    {
+        let client = OpenAiClient::new(url, None, idle).unwrap().with_local_first_byte(wait);
+        assert_eq!(client.first_byte(), if local { wait } else { idle }, "{url}");
+        let err = client.first_byte_timed_out().to_string();
+        let expected = if local { "did not start answering within 300 s" } else { "did not answer within 60 s" };
+        assert!(err.contains(expected), "{url}: {err}");
+    }
 }

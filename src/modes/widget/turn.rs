@@ -98,7 +98,7 @@ impl Turn<'_> {
             settings: LoopSettings {
                 model: parts.config.llm.model.clone(),
                 max_iterations: MAX_ITERATIONS.min(parts.config.agent.max_iterations.max(1)),
-                max_tokens: Some(parts.config.llm.max_tokens),
+                max_tokens: Some(parts.config.llm.widget_max_tokens),
                 environment: self.environment.clone(),
                 prompt: PromptMode::Widget,
             },

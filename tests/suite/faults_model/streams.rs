@@ -10,7 +10,8 @@ use super::*;
 #[test]
 fn a_hang_before_the_first_byte_after_a_command_ran_times_out() {
     let env = TestEnv::new();
-    env.write_config(r#"{"llm": {"timeout": 2}}"#);
+    // The mock is on this machine: its first byte may take llm.local_first_byte_timeout.
+    env.write_config(r#"{"llm": {"timeout": 2, "local_first_byte_timeout": 2}}"#);
     let marker = "7301.21";
     let mock = MockLlm::start([
         reply_tool_call("c1", "run_command", run(&with_background_sleep(marker))),
@@ -19,7 +20,7 @@ fn a_hang_before_the_first_byte_after_a_command_ran_times_out() {
     ]);
     let started = Instant::now();
     let out = opsai(&env, &mock).arg("hang before head").output().unwrap();
-    assert_model_failure(&out, &["did not answer within 2 s", "raise llm.timeout"]);
+    assert_model_failure(&out, &["did not start answering within 2 s", "raise llm.local_first_byte_timeout"]);
     assert!(started.elapsed() < Duration::from_secs(60), "took {:?}", started.elapsed());
     assert_eq!(mock.unused_replies(), 1);
     assert_eq!(audit(&env).lines().count(), 1, "{}", audit(&env));

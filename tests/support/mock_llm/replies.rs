@@ -151,7 +151,7 @@ pub fn usage_chunk() -> String {
 }
 
 /// `text` cut into a few pieces at word boundaries (as a model streams it).
-fn pieces(text: &str) -> Vec<String> {
+pub(super) fn pieces(text: &str) -> Vec<String> {
     let words: Vec<&str> = text.split_inclusive(' ').collect();
     let per_piece = words.len().div_ceil(3).max(1);
     words.chunks(per_piece).map(|c| c.concat()).collect()
