@@ -2,11 +2,8 @@
 //! rules of when to ask are `tools::gate`'s.
 //!
 //! The person at a terminal answers through `ui::approve::TerminalApprover` (High needs the word
-//! `yes` typed out). `ScriptedApprover` answers from a list (tests). `NoApprover` refuses
+//! `yes` typed out). `NoApprover` refuses
 //! everything (no terminal): a dropped or impossible prompt fails closed.
-
-use std::collections::VecDeque;
-use std::sync::Mutex;
 
 use crate::protocol::{Approval, Risk};
 
@@ -52,33 +49,10 @@ impl Approver for NoApprover {
     }
 }
 
-/// Answers from a script, in order; `Denied` once it runs out. For tests.
-pub struct ScriptedApprover {
-    answers: Mutex<VecDeque<Approval>>,
-    pub asked: Mutex<Vec<ApprovalRequest>>,
-}
-
-impl ScriptedApprover {
-    pub fn new(answers: impl IntoIterator<Item = Approval>) -> Self {
-        Self { answers: Mutex::new(answers.into_iter().collect()), asked: Mutex::new(Vec::new()) }
-    }
-}
-
-impl Approver for ScriptedApprover {
-    fn ask(&self, request: &ApprovalRequest) -> Approval {
-        if let Ok(mut asked) = self.asked.lock() {
-            asked.push(request.clone());
-        }
-        self.answers.lock().ok().and_then(|mut answers| answers.pop_front()).unwrap_or_default()
-    }
-    fn interactive(&self) -> bool {
-        true
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::testing::ScriptedApprover;
 
     fn request(risk: Risk) -> ApprovalRequest {
         ApprovalRequest {

@@ -233,7 +233,7 @@ pub enum ConfigCommand {
 
 /// Audit lines `opsai audit` and the REPL's `/audit` show when not told how many: one default, so
 /// both show the same.
-pub const AUDIT_TAIL: usize = 20;
+pub(crate) const AUDIT_TAIL: usize = 20;
 
 #[derive(Debug, Args)]
 pub struct AuditArgs {

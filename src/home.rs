@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 #[derive(Debug, thiserror::Error)]
-pub enum HomeError {
+pub(crate) enum HomeError {
     #[error("neither OPSAI_HOME nor HOME is set; set OPSAI_HOME to a directory opsai may use")]
     Unset,
 }
@@ -17,7 +17,7 @@ pub struct Paths {
 }
 
 impl Paths {
-    pub fn from_env() -> Result<Self, HomeError> {
+    pub(crate) fn from_env() -> Result<Self, HomeError> {
         let user_home = std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from);
         if let Some(home) = std::env::var_os("OPSAI_HOME").filter(|h| !h.is_empty()) {
             return Ok(Self { home: PathBuf::from(home), user_home });
@@ -26,17 +26,17 @@ impl Paths {
         Ok(Self { home: base.join(".opsai"), user_home })
     }
 
-    pub fn config_file(&self) -> PathBuf {
+    pub(crate) fn config_file(&self) -> PathBuf {
         self.home.join("config.json")
     }
 
     /// The SQLite store of saved conversations.
-    pub fn sessions_db(&self) -> PathBuf {
+    pub(crate) fn sessions_db(&self) -> PathBuf {
         self.home.join("sessions.db")
     }
 
     /// Where the file tools keep the previous content of what they change.
-    pub fn backups_dir(&self) -> PathBuf {
+    pub(crate) fn backups_dir(&self) -> PathBuf {
         self.home.join("backups")
     }
 }

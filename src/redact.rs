@@ -75,7 +75,7 @@ const MAX_EXTRA_PASSES: usize = 4;
 /// unless that word is a known benign one (`AUTHOR`, `KEYMAP`, `BYPASS`, `TOKENIZERS`), another word
 /// says the value is a setting about a secret (`MAX_TOKENS`, `SESSION_TIMEOUT`, `KEY_PATH`), or
 /// the name is well-known plumbing (`PWD`, `OLDPWD`, `SSH_AUTH_SOCK`, `XDG_SESSION_TYPE`).
-pub fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     if NOT_SECRET.contains(&upper.as_str()) || NOT_SECRET_PREFIXES.iter().any(|prefix| upper.starts_with(prefix)) {
         return false;
@@ -149,7 +149,7 @@ impl Redactor {
     }
 
     /// A redactor that knows the secrets in this process's environment (non-UTF-8 variables are skipped).
-    pub fn from_process_env() -> Self {
+    pub(crate) fn from_process_env() -> Self {
         Self::new(
             std::env::vars_os().filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?))),
         )
@@ -203,24 +203,6 @@ impl Redactor {
         Some(out)
     }
 
-    /// The environment with the value of every secret-named variable replaced by its marker, and every
-    /// other value redacted like text (`DATABASE_URL=postgres://app:[REDACTED:url-password]@db/x`).
-    /// Empty values stay empty: that a variable is set but empty is not secret.
-    pub fn redact_env(&self, vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
-        vars.into_iter()
-            .map(|(name, value)| {
-                let value = if value.is_empty() {
-                    value
-                } else if is_secret_name(&name) {
-                    format!("[REDACTED:{}]", env_kind(&name))
-                } else {
-                    self.redact(&value)
-                };
-                (name, value)
-            })
-            .collect()
-    }
-
     fn find_values(&self, text: &str, spans: &mut Vec<Span>) {
         let rank = usize::MAX;
         self.learned.find(text, &mut |range, kind| spans.push(Span { range, kind: kind.to_owned(), rank }));
@@ -239,13 +221,6 @@ impl Redactor {
     fn is_kind(&self, kind: &str) -> bool {
         kind == "env" || patterns::is_pattern_kind(kind) || self.env_kinds.contains(kind)
     }
-}
-
-/// The environment with secret values replaced, learning the secrets from `vars` themselves (for the
-/// environment context a shell widget sends: a learned value also hides where another variable repeats it).
-pub fn redact_env(vars: impl IntoIterator<Item = (String, String)>) -> Vec<(String, String)> {
-    let vars: Vec<(String, String)> = vars.into_iter().collect();
-    Redactor::new(vars.iter().cloned()).redact_env(vars)
 }
 
 /// `env:NAME`, or plain `env` when the name has characters a marker should not carry.

@@ -38,7 +38,7 @@ pub struct LlmOverrides {
 }
 
 /// The configuration with the environment and the overrides (`--model`, `--base-url`) applied.
-pub fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Result<Config> {
+pub(crate) fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Result<Config> {
     let (mut config, _) = Config::load_or_create(&paths.home)?;
     config.apply_process_env()?;
     if let Some(model) = &overrides.model {
@@ -53,13 +53,13 @@ pub fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Result<Co
 /// The model client for `llm`: the one place a client is made, so every mode talks to the model alike.
 /// Both timeouts apply: `llm.timeout` between bytes, `llm.local_first_byte_timeout` before the first
 /// one from a model on this machine (reading a long prompt on a CPU).
-pub fn model_client(llm: &LlmConfig) -> Result<OpenAiClient, LlmError> {
+pub(crate) fn model_client(llm: &LlmConfig) -> Result<OpenAiClient, LlmError> {
     let client = OpenAiClient::new(llm.base_url.clone(), llm.api_key.clone(), Duration::from_secs(llm.timeout))?;
     Ok(client.with_local_first_byte(Duration::from_secs(llm.local_first_byte_timeout)))
 }
 
 /// The audit log as configured.
-pub fn audit_log(config: &Config, paths: &Paths, redactor: Arc<Redactor>) -> AuditLog {
+pub(crate) fn audit_log(config: &Config, paths: &Paths, redactor: Arc<Redactor>) -> AuditLog {
     AuditLog::new(
         config.audit_log_path(&paths.home, paths.user_home.as_deref()),
         config.audit.max_log_size_mb,
@@ -69,7 +69,7 @@ pub fn audit_log(config: &Config, paths: &Paths, redactor: Arc<Redactor>) -> Aud
 }
 
 /// The prompt's environment layer for a host reached through ssh.
-pub fn remote_environment(host: &str, context: &EnvContext) -> String {
+pub(crate) fn remote_environment(host: &str, context: &EnvContext) -> String {
     format!(
         "{}- Remote: every command and file tool runs on `{host}` over ssh, not on the user's own machine\n",
         context.render()
@@ -77,13 +77,13 @@ pub fn remote_environment(host: &str, context: &EnvContext) -> String {
 }
 
 /// The session store (the recorder's home), next to the other state in `$OPSAI_HOME`.
-pub fn session_store(paths: &Paths, redactor: Arc<Redactor>) -> Result<SessionStore, SessionError> {
-    SessionStore::open(&paths.home.join("sessions.db"), redactor)
+pub(crate) fn session_store(paths: &Paths, redactor: Arc<Redactor>) -> Result<SessionStore, SessionError> {
+    SessionStore::open(&paths.sessions_db(), redactor)
 }
 
 /// Who answers the approval prompts of the turns a [`Parts`] runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Approvals {
+pub(crate) enum Approvals {
     /// A person on `/dev/tty` when there is one (and `OPSAI_NONINTERACTIVE` is not set), else nobody.
     Terminal,
     /// Nobody (the widget: the shell's line is the only output, the user's Enter the approval).
@@ -91,7 +91,7 @@ pub enum Approvals {
 }
 
 /// The real implementation of every seam a turn uses.
-pub struct Parts {
+pub(crate) struct Parts {
     pub config: Config,
     pub redactor: Arc<Redactor>,
     pub audit: AuditLog,
@@ -116,7 +116,7 @@ impl Parts {
         let policy = config.policy()?;
         let model = model_client(&config.llm)?;
         let executor = Box::new(PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail));
-        let backups = Backups::new(paths.home.join("backups"));
+        let backups = Backups::new(paths.backups_dir());
         // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal (README "Scripts and CI"): it
         // can only take approvals away.
         let forced_off = std::env::var_os("OPSAI_NONINTERACTIVE").is_some_and(|v| !v.is_empty() && v != "0");
@@ -145,7 +145,7 @@ impl Parts {
     /// Moves commands and files to `host` through ssh (`None`: back to this machine). Starts the
     /// master connection and collects the host's environment in one round trip; returns it for
     /// the prompt (its working directory is the remote login directory).
-    pub async fn set_host(&mut self, paths: &Paths, host: Option<&str>) -> Result<Option<EnvContext>, SshError> {
+    pub(crate) async fn set_host(&mut self, paths: &Paths, host: Option<&str>) -> Result<Option<EnvContext>, SshError> {
         let local = PtyExecutor::new().with_capture(self.config.exec.capture_head, self.config.exec.capture_tail);
         let Some(host) = host else {
             self.executor = Box::new(local);
@@ -185,7 +185,7 @@ impl Parts {
     }
 
     /// The agent's tools' own settings.
-    pub fn tools_config(&self) -> ToolsConfig {
+    pub(crate) fn tools_config(&self) -> ToolsConfig {
         ToolsConfig { files: self.config.files.clone(), backups: self.backups.clone(), kube: self.config.kube.clone() }
     }
 

@@ -3,17 +3,17 @@
 use std::io::IsTerminal;
 
 /// True when a person is at the terminal (for colours, spinners and prompts on stderr).
-pub fn stderr_is_terminal() -> bool {
+pub(crate) fn stderr_is_terminal() -> bool {
     std::io::stderr().is_terminal()
 }
 
 /// Colour on stderr: a terminal, and `NO_COLOR` unset.
-pub fn stderr_color() -> bool {
+pub(crate) fn stderr_color() -> bool {
     stderr_is_terminal() && !no_color()
 }
 
 /// Colour on stdout: a terminal, and `NO_COLOR` unset.
-pub fn stdout_color() -> bool {
+pub(crate) fn stdout_color() -> bool {
     std::io::stdout().is_terminal() && !no_color()
 }
 

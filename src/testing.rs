@@ -1,7 +1,7 @@
 //! Test doubles for the seams, shared by the unit tests and the benches (a separate crate, hence
 //! public): a scripted `ChatModel`, a scripted `Executor`, a `FileSystem` with a chosen home, and
 //! [`wait_until`], the deadline wait the tests use instead of sleeping. The approvers are the real
-//! `approval::ScriptedApprover` and `approval::NoApprover`.
+//! `ScriptedApprover` and `approval::NoApprover`.
 //! Not an API: nothing outside tests and benches uses it.
 
 use std::collections::VecDeque;
@@ -13,10 +13,11 @@ use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use crate::approval::{ApprovalRequest, Approver};
 use crate::exec::fs::{FileMeta, FileSystem, LocalFs};
 use crate::exec::{ExecError, ExecResult, Executor, OutputSink};
 use crate::llm::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply};
-use crate::protocol::{CommandRequest, ToolCall};
+use crate::protocol::{Approval, CommandRequest, ToolCall};
 
 type Reply = Result<ModelReply, LlmError>;
 type Fallback = Arc<dyn Fn(&ChatRequest) -> Reply + Send + Sync>;
@@ -217,6 +218,30 @@ pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
             return false;
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Answers from a script, in order; `Denied` once it runs out. For tests.
+pub struct ScriptedApprover {
+    answers: Mutex<VecDeque<Approval>>,
+    pub asked: Mutex<Vec<ApprovalRequest>>,
+}
+
+impl ScriptedApprover {
+    pub fn new(answers: impl IntoIterator<Item = Approval>) -> Self {
+        Self { answers: Mutex::new(answers.into_iter().collect()), asked: Mutex::new(Vec::new()) }
+    }
+}
+
+impl Approver for ScriptedApprover {
+    fn ask(&self, request: &ApprovalRequest) -> Approval {
+        if let Ok(mut asked) = self.asked.lock() {
+            asked.push(request.clone());
+        }
+        self.answers.lock().ok().and_then(|mut answers| answers.pop_front()).unwrap_or_default()
+    }
+    fn interactive(&self) -> bool {
+        true
     }
 }
 

@@ -25,7 +25,7 @@ use crate::store::sessions::session_label;
 
 /// What an undo did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Undone {
+pub(crate) enum Undone {
     /// The previous content is back (on `host`, or here for `None`).
     Restored { path: PathBuf, host: Option<String>, changed_at: Timestamp },
     /// The change created the file; it is gone again.
@@ -35,7 +35,7 @@ pub enum Undone {
 }
 
 #[derive(Debug, Error)]
-pub enum UndoError {
+pub(crate) enum UndoError {
     #[error(transparent)]
     Backups(#[from] BackupError),
     #[error("cannot read the backup {path}: {error}; it may have been deleted, so restore {target} by hand")]
@@ -108,7 +108,7 @@ impl fmt::Display for Undone {
 
 /// What an undo needs besides the file seam: where the backups are, where its audit line goes,
 /// how to reach a host, and what the user asked.
-pub struct Undo<'a> {
+pub(crate) struct Undo<'a> {
     pub backups: &'a Backups,
     pub audit: &'a AuditLog,
     pub ssh: &'a SshConfig,

@@ -41,7 +41,7 @@ const QUOTED_ARGUMENTS: usize = 200;
 /// When `call`'s arguments are not a JSON object (cut off, malformed, or another JSON type), replaces
 /// them with `{"_raw": text}` — what is stored and sent back must be valid JSON — and returns the
 /// error the call's observation should carry.
-pub fn unusable_arguments(call: &mut ToolCall) -> Option<String> {
+pub(crate) fn unusable_arguments(call: &mut ToolCall) -> Option<String> {
     if call.arguments.is_object() {
         return None;
     }
@@ -63,7 +63,7 @@ pub fn unusable_arguments(call: &mut ToolCall) -> Option<String> {
 /// A conversation saved before arguments were kept as objects can hold a call whose arguments are
 /// not valid JSON, which a strict server rejects with the whole request: each becomes `{"_raw": …}`.
 /// Returns how many calls were repaired.
-pub fn repair_arguments(messages: &mut [ChatMessage]) -> usize {
+pub(crate) fn repair_arguments(messages: &mut [ChatMessage]) -> usize {
     let calls = messages.iter_mut().flat_map(|message| message.tool_calls.iter_mut());
     calls.filter_map(unusable_arguments).count()
 }

@@ -58,7 +58,7 @@ pub struct Agent<'a> {
 }
 
 /// Where events go.
-pub type EventSink<'e> = &'e mut (dyn FnMut(AgentEvent) + Send);
+pub(crate) type EventSink<'e> = &'e mut (dyn FnMut(AgentEvent) + Send);
 
 impl Agent<'_> {
     /// Runs one user request to its end. `history` holds earlier turns (without the system prompt)

@@ -8,12 +8,13 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{Agent, LoopSettings};
-use crate::approval::{Approver, NoApprover, ScriptedApprover};
+use crate::approval::{Approver, NoApprover};
 use crate::llm::{ChatRequest, LlmError, ModelReply};
 use crate::policy::PolicyConfig;
 use crate::protocol::{AgentEvent, Approval, ChatMessage, Role, ToolCall, TurnOutcome};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
+use crate::testing::ScriptedApprover;
 use crate::testing::{ScriptedExecutor, ScriptedModel, answer, command_call as call};
 use crate::tools::Interrupts;
 use crate::tools::{Registry, RunMode, RunState, Services};

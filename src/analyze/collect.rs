@@ -13,7 +13,7 @@ use crate::redact::Redactor;
 use crate::store::audit::{AuditLog, AuditRecord, Confirmed};
 
 /// Each analysis command gets at most this long.
-pub const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const COMMAND_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What an analysis run needs.
 pub struct Collector<'a> {
@@ -67,7 +67,7 @@ impl Report {
 
 impl Collector<'_> {
     /// Runs one command; `Ok(output)` when it exited 0, else why it failed (output included if any).
-    pub async fn run_one(&self, command: &str) -> Result<String, String> {
+    pub(crate) async fn run_one(&self, command: &str) -> Result<String, String> {
         // Nobody said yes to these: a sandbox. The tool profile, as for opsai's other read-only
         // tools: the commands come from opsai's templates (generated ones only when the policy
         // finds every command Safe) with the name quoted in, and they need the docker socket and
@@ -131,7 +131,7 @@ impl Collector<'_> {
     }
 
     /// Runs `commands` concurrently; `dropped` (not Safe) are listed as missing first.
-    pub async fn run_all(&self, commands: &[String], dropped: &[String]) -> Report {
+    pub(crate) async fn run_all(&self, commands: &[String], dropped: &[String]) -> Report {
         let results = futures_util::future::join_all(commands.iter().map(|c| self.run_one(c))).await;
         let mut report = Report { missing: dropped.to_vec(), ..Report::default() };
         for (command, result) in commands.iter().zip(results) {

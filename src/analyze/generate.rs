@@ -13,7 +13,7 @@ use crate::protocol::ChatMessage;
 const MAX_COMMANDS: usize = 6;
 
 #[derive(Debug, Error)]
-pub enum GenerateError {
+pub(crate) enum GenerateError {
     #[error("the model could not be asked for a `{kind}` template: {error}")]
     Model { kind: String, error: LlmError },
     #[error("the model's `{kind}` template held no command")]
@@ -47,7 +47,7 @@ pub fn request(model: &str, kind: &str) -> ChatRequest {
 }
 
 /// Asks `model` for `kind`'s commands (candidates: the caller validates them).
-pub async fn generate(model: ModelRef<'_>, kind: &str) -> Result<Vec<String>, GenerateError> {
+pub(crate) async fn generate(model: ModelRef<'_>, kind: &str) -> Result<Vec<String>, GenerateError> {
     let request = request(model.name, kind);
     let mut ignore = |_| {};
     let reply = model

@@ -13,10 +13,10 @@ use crate::store::templates::TemplateCache;
 /// The target substituted when a generated or cached template is validated: every character that
 /// could end a quoted word, expand or start a new command. Each placeholder must come back from the
 /// policy's parse inside one argument, whole.
-pub const DUMMY_TARGET: &str = r#"opsai 'x"$(id)\`;y"#;
+pub(crate) const DUMMY_TARGET: &str = r#"opsai 'x"$(id)\`;y"#;
 
 /// The types with a built-in template.
-pub const BUILTIN_TYPES: &[&str] = &["container", "port", "process", "file", "service"];
+pub(crate) const BUILTIN_TYPES: &[&str] = &["container", "port", "process", "file", "service"];
 
 /// A target's type as detected by [`identify`], and the target itself (`8080` for `port 8080`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +42,7 @@ pub fn literal(text: &str) -> Option<Identified> {
 /// order: a port or a pid by form ([`literal`]); one word naming a path that exists on the machine
 /// the commands run on (`files`, relative to the collector's cwd) → `file`; then [`detect`]'s
 /// container and systemd unit. `None`: the type is for the model or the user to say.
-pub async fn identify(
+pub(crate) async fn identify(
     collector: &Collector<'_>,
     files: &dyn crate::exec::fs::FileSystem,
     text: &str,
@@ -62,7 +62,7 @@ pub async fn identify(
 }
 
 /// A container name `docker ps -a` lists → `container`; a unit systemd knows → `service`.
-pub async fn detect(collector: &Collector<'_>, name: &str) -> Option<&'static str> {
+pub(crate) async fn detect(collector: &Collector<'_>, name: &str) -> Option<&'static str> {
     let quoted = super::templates::quote(name);
     if let Ok(names) = collector.run_one("docker ps -a --format '{{.Names}}'").await
         && names.lines().any(|line| line.trim() == name)
@@ -87,7 +87,7 @@ pub async fn detect(collector: &Collector<'_>, name: &str) -> Option<&'static st
 }
 
 /// A normalized type name: lowercase, `docker` → `container`, `pid` → `process`.
-pub fn normalize(kind: &str) -> String {
+pub(crate) fn normalize(kind: &str) -> String {
     match kind.trim().to_ascii_lowercase().as_str() {
         "docker" | "docker container" => "container".into(),
         "pid" => "process".into(),
@@ -98,7 +98,7 @@ pub fn normalize(kind: &str) -> String {
 
 /// The commands of a generated or cached template that are Safe with the hostile [`DUMMY_TARGET`]
 /// and keep it one literal argument per placeholder in the policy's parse; and the dropped ones.
-pub fn validate(commands: &[String], policy: &PolicyConfig) -> (Vec<String>, Vec<String>) {
+pub(crate) fn validate(commands: &[String], policy: &PolicyConfig) -> (Vec<String>, Vec<String>) {
     let mut kept = Vec::new();
     let mut dropped = Vec::new();
     for command in commands {
@@ -161,8 +161,8 @@ enum Source {
 /// user's valid edit stays; a generated type's template has no built-in and is only filtered.
 fn look_up(cache: &mut TemplateCache, kind: &str, policy: &PolicyConfig) -> ((Source, Option<String>), bool) {
     let builtin_commands = builtin(kind).map(|c| c.iter().map(|c| (*c).to_owned()).collect::<Vec<String>>());
+    cache.record_hit(kind);
     if let Some(template) = cache.templates.get_mut(kind) {
-        template.hit_count = template.hit_count.saturating_add(1);
         if let Some(builtin_commands) = builtin_commands {
             let (_, rejected) = validate(&template.commands, policy);
             if !rejected.is_empty() {

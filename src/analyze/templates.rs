@@ -13,10 +13,10 @@ use crate::policy::{PolicyConfig, assess};
 use crate::protocol::Risk;
 
 /// The placeholders a template may hold.
-pub const PLACEHOLDERS: [&str; 4] = ["{name}", "{port}", "{pid}", "{path}"];
+pub(crate) const PLACEHOLDERS: [&str; 4] = ["{name}", "{port}", "{pid}", "{path}"];
 
 /// The built-in template for `kind`, if any (`container`, `port`, `process`, `file`, `service`).
-pub fn builtin(kind: &str) -> Option<&'static [&'static str]> {
+pub(crate) fn builtin(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
         "container" | "docker" => &["docker inspect {name}", "docker logs --tail 20 {name}"],
         // ss reads its filter from the remaining words: no quotes needed around `sport = :PORT`.
@@ -35,7 +35,7 @@ pub fn quote(text: &str) -> String {
 
 /// Why a template command cannot take a target.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unsafe(pub String);
+pub(crate) struct Unsafe(pub String);
 
 /// Characters that may share an unquoted word with a placeholder: none of them quotes, expands,
 /// globs, escapes or ends the word.
@@ -45,7 +45,7 @@ fn plain(c: char) -> bool {
 
 /// `command` with every placeholder replaced by the single-quoted target, or why it cannot be: a
 /// placeholder must sit in an unquoted word made of plain characters only (see the module doc).
-pub fn substitute(command: &str, target: &str) -> Result<String, Unsafe> {
+pub(crate) fn substitute(command: &str, target: &str) -> Result<String, Unsafe> {
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum Quote {
         None,
@@ -121,7 +121,7 @@ fn in_plain_word(command: &str, start: usize, end: usize) -> bool {
 }
 
 /// How many placeholders `command` holds.
-pub fn placeholder_count(command: &str) -> usize {
+pub(crate) fn placeholder_count(command: &str) -> usize {
     PLACEHOLDERS.iter().map(|p| command.matches(p).count()).sum()
 }
 

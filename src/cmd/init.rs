@@ -87,7 +87,7 @@ pub fn render(shell: Shell, exe: &str, key: &str, bind: bool) -> String {
 }
 
 /// Ctrl-G in each shell's own key notation.
-pub fn default_key(shell: Shell) -> &'static str {
+pub(crate) fn default_key(shell: Shell) -> &'static str {
     match shell {
         Shell::Zsh => "^G",
         Shell::Bash => r"\C-g",
@@ -109,7 +109,7 @@ fn check_key(key: &str) -> Result<(), &'static str> {
 /// `key` in `shell`'s notation. Caret notation (`^G`, `^X^G`, `^[`) is zsh's; it is translated for
 /// bash (`\C-g`) and fish (`\cg`), so one `OPSAI_WIDGET_KEY` works in every shell. Anything else
 /// is taken as already written in the shell's notation.
-pub fn key_for(shell: Shell, key: &str) -> String {
+pub(crate) fn key_for(shell: Shell, key: &str) -> String {
     if shell == Shell::Zsh {
         return key.to_owned();
     }
@@ -139,12 +139,12 @@ pub fn key_for(shell: Shell, key: &str) -> String {
 }
 
 /// One word for zsh and bash: single quotes, with `'` written as `'\''`.
-pub fn quote_posix(text: &str) -> String {
+pub(crate) fn quote_posix(text: &str) -> String {
     format!("'{}'", text.replace('\'', r"'\''"))
 }
 
 /// One word for fish: single quotes, where only `\'` and `\\` are escapes.
-pub fn quote_fish(text: &str) -> String {
+pub(crate) fn quote_fish(text: &str) -> String {
     format!("'{}'", text.replace('\\', r"\\").replace('\'', r"\'"))
 }
 

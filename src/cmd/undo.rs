@@ -14,7 +14,7 @@ pub fn run(paths: &Paths, args: &UndoArgs) -> anyhow::Result<u8> {
     let config = crate::runner::load_config(paths, &crate::runner::LlmOverrides::default())?;
     let redactor = Arc::new(crate::redact::Redactor::from_process_env());
     let audit = crate::runner::audit_log(&config, paths, redactor);
-    let backups = Backups::new(paths.home.join("backups"));
+    let backups = Backups::new(paths.backups_dir());
     let undo = Undo {
         backups: &backups,
         audit: &audit,

@@ -27,7 +27,7 @@ pub use schema::{
 pub use show::{mask_key, show, write_path};
 
 /// The config file's name inside `$OPSAI_HOME`.
-pub const FILE_NAME: &str = "config.json";
+pub(crate) const FILE_NAME: &str = "config.json";
 
 #[derive(Debug, Error)]
 pub enum ConfigError {
@@ -54,7 +54,7 @@ pub enum ConfigError {
 
 /// Reads the user's allow/deny rules. A missing file means no rules; the file is never written here
 /// and only the `safety` section is looked at.
-pub fn load_policy(path: &Path) -> Result<PolicyConfig, ConfigError> {
+pub(crate) fn load_policy(path: &Path) -> Result<PolicyConfig, ConfigError> {
     let Some(raw) = file::read_json(path)? else {
         return Ok(PolicyConfig::default());
     };
@@ -112,7 +112,7 @@ impl Config {
     /// Loads `<opsai_home>/config.json`; on first run creates it with the defaults (the directory
     /// 0700, the file 0600, written atomically). Returns the config and the file's path. Env
     /// overrides are not applied here: see [`Config::apply_env`].
-    pub fn load_or_create(opsai_home: &Path) -> Result<(Config, PathBuf), ConfigError> {
+    pub(crate) fn load_or_create(opsai_home: &Path) -> Result<(Config, PathBuf), ConfigError> {
         let path = opsai_home.join(FILE_NAME);
         match file::read_json(&path)? {
             Some(raw) => Ok((Self::from_value(raw, &path)?, path)),
@@ -142,7 +142,7 @@ impl Config {
 
     /// The user's own `files.forbidden` entries, which the sandbox makes unreadable too (the default
     /// entries are system directories that read-only commands need).
-    pub fn sandbox_forbidden(&self, opsai_home: &Path, user_home: Option<&Path>) -> Vec<PathBuf> {
+    pub(crate) fn sandbox_forbidden(&self, opsai_home: &Path, user_home: Option<&Path>) -> Vec<PathBuf> {
         let defaults = schema::default_forbidden();
         self.files
             .forbidden
@@ -152,8 +152,9 @@ impl Config {
             .collect()
     }
 
+    #[cfg(test)]
     /// Parses and checks the text of a config file; `path` is only used in errors.
-    pub fn from_json_text(text: &str, path: &Path) -> Result<Config, ConfigError> {
+    pub(crate) fn from_json_text(text: &str, path: &Path) -> Result<Config, ConfigError> {
         Self::from_value(file::parse(text, path)?, path)
     }
 
@@ -185,7 +186,7 @@ impl Config {
     /// Applies `OPSAI_BASE_URL`, `OPSAI_MODEL` and `OPSAI_API_KEY` (empty values are ignored).
     /// `OPENAI_API_KEY` is a fallback only: used when no key is set otherwise and the endpoint is
     /// `api.openai.com`, so an OpenAI key is never sent to another provider.
-    pub fn apply_env(&mut self, lookup: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+    pub(crate) fn apply_env(&mut self, lookup: impl Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
         let get = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
         if let Some(url) = get("OPSAI_BASE_URL") {
             let url = url.trim().trim_end_matches('/').to_owned();
@@ -207,14 +208,14 @@ impl Config {
     }
 
     /// [`Config::apply_env`] with the process environment.
-    pub fn apply_process_env(&mut self) -> Result<(), ConfigError> {
+    pub(crate) fn apply_process_env(&mut self) -> Result<(), ConfigError> {
         self.apply_env(|name| std::env::var(name).ok())
     }
 
     /// Sets an LLM value that must not be saved (env variable, `--model`, `--base-url`); `source`
     /// is shown by `config show`. A later [`Config::save`] writes the file's value back unless the
     /// field was changed again in between.
-    pub fn set_override(&mut self, field: LlmField, value: String, source: &str) {
+    pub(crate) fn set_override(&mut self, field: LlmField, value: String, source: &str) {
         let previous = self.llm_field(field);
         self.set_llm_field(field, Some(value.clone()));
         match self.overrides.iter_mut().find(|o| o.field == field) {
@@ -238,7 +239,7 @@ impl Config {
     }
 
     /// Where the audit log goes: `audit.log_path`, else `<opsai_home>/audit.log`.
-    pub fn audit_log_path(&self, opsai_home: &Path, user_home: Option<&Path>) -> PathBuf {
+    pub(crate) fn audit_log_path(&self, opsai_home: &Path, user_home: Option<&Path>) -> PathBuf {
         match &self.audit.log_path {
             Some(raw) => expand_path(raw, opsai_home, user_home),
             None => opsai_home.join("audit.log"),
@@ -255,7 +256,7 @@ impl Config {
     }
 
     /// The JSON that [`Config::save`] writes.
-    pub fn to_json_text(&self) -> serde_json::Result<String> {
+    pub(crate) fn to_json_text(&self) -> serde_json::Result<String> {
         let mut merged = Value::Object(self.raw.clone());
         file::merge(&mut merged, self.as_file_value()?);
         let mut text = serde_json::to_string_pretty(&merged)?;

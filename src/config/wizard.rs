@@ -18,7 +18,7 @@ use super::{Config, ConfigError, LlmConfig, check_base_url, mask_key};
 use crate::llm::{ChatModel, ChatRequest, LlmError, ModelDelta};
 use crate::protocol::ChatMessage;
 
-pub use terminal::{TermPrompter, open_terminal, set_llm};
+pub(crate) use terminal::set_llm;
 
 /// The questions the wizard asks. Every method may fail with an I/O error; `Interrupted` means the
 /// user pressed Ctrl-C.
@@ -41,7 +41,7 @@ pub type Connect<'a> = &'a (dyn Fn(&LlmConfig) -> Result<Box<dyn ChatModel>, Llm
 
 /// Whether a provider needs an API key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KeyNeed {
+pub(crate) enum KeyNeed {
     None,
     Required,
     Optional,
@@ -49,7 +49,7 @@ pub enum KeyNeed {
 
 /// A provider the wizard offers, with its OpenAI-compatible endpoint.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Provider {
+pub(crate) struct Provider {
     pub name: &'static str,
     /// Empty for "custom": the user types it.
     pub base_url: &'static str,
@@ -58,7 +58,7 @@ pub struct Provider {
     pub key: KeyNeed,
 }
 
-pub const PROVIDERS: &[Provider] = &[
+pub(crate) const PROVIDERS: &[Provider] = &[
     Provider {
         name: "Ollama (local, no key)",
         base_url: "http://localhost:11434/v1",
@@ -103,7 +103,7 @@ pub enum WizardOutcome {
 
 /// What `set-llm` did, for the exit code: `Saved` → 0, `NotSaved` → 1, `Cancelled` → 130.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SetLlmOutcome {
+pub(crate) enum SetLlmOutcome {
     Saved { path: PathBuf, verified: bool },
     NotSaved,
     Cancelled,
@@ -176,7 +176,7 @@ pub async fn run(prompter: &mut dyn Prompter, current: &LlmConfig, connect: Conn
 }
 
 /// `set-llm` with a given prompter: load (or create) the config, run the flow, save on `Save`.
-pub async fn set_llm_with(
+pub(crate) async fn set_llm_with(
     prompter: &mut dyn Prompter,
     opsai_home: &Path,
     connect: Connect<'_>,

@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use super::probe::output_within;
 
 /// How long a cached `docker info` result counts as fresh.
-pub const FRESH_FOR_SECS: u64 = 60;
+pub(crate) const FRESH_FOR_SECS: u64 = 60;
 /// The longest `docker info` may run before it is killed and the daemon reported unreachable.
-pub const PROBE_LIMIT: Duration = Duration::from_secs(2);
+pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(2);
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -43,13 +43,13 @@ struct CachedDocker {
     status: DockerStatus,
 }
 
-pub fn cache_path(opsai_home: &Path) -> PathBuf {
+pub(crate) fn cache_path(opsai_home: &Path) -> PathBuf {
     opsai_home.join("cache").join("context.json")
 }
 
 /// The status to show now. A fresh cache entry is used as is; a stale one is used while
 /// `refresh` (called at most once) updates it; with no usable entry the answer is `Checking`.
-pub fn cached_status(cache: &Path, now: u64, refresh: impl FnOnce()) -> DockerStatus {
+pub(crate) fn cached_status(cache: &Path, now: u64, refresh: impl FnOnce()) -> DockerStatus {
     match read_cache(cache) {
         Some(entry) if entry.checked_at <= now && now - entry.checked_at < FRESH_FOR_SECS => entry.status,
         Some(stale) => {
@@ -69,7 +69,7 @@ fn read_cache(cache: &Path) -> Option<CachedDocker> {
 }
 
 /// Stores a probe result (private directory and file, temp + rename so readers never see half).
-pub fn write_cache(cache: &Path, now: u64, status: &DockerStatus) -> std::io::Result<()> {
+pub(crate) fn write_cache(cache: &Path, now: u64, status: &DockerStatus) -> std::io::Result<()> {
     let dir = cache.parent().unwrap_or(Path::new("."));
     DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let file = CacheFile { docker: CachedDocker { checked_at: now, status: status.clone() } };
@@ -114,7 +114,7 @@ fn summarize(stdout: &str) -> String {
 }
 
 /// Probes in a background thread and stores the result, so the next run has it.
-pub fn refresh_in_background(docker: PathBuf, cache: PathBuf) -> std::sync::mpsc::Receiver<DockerStatus> {
+pub(crate) fn refresh_in_background(docker: PathBuf, cache: PathBuf) -> std::sync::mpsc::Receiver<DockerStatus> {
     let (sender, receiver) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new().name("docker-probe".to_owned()).spawn(move || {
         let status = probe(&docker, PROBE_LIMIT);

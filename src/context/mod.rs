@@ -22,11 +22,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-pub use docker::DockerStatus;
-pub use probe::{GitHead, GitInfo, TOOLS};
+pub(crate) use docker::DockerStatus;
+pub(crate) use probe::{GitHead, GitInfo, TOOLS};
 
 /// How long [`EnvContext::collect`] waits for the slow probes by default.
-pub const DEFAULT_PROBE_BUDGET: Duration = Duration::from_millis(5);
+pub(crate) const DEFAULT_PROBE_BUDGET: Duration = Duration::from_millis(5);
 
 /// The process environment variables the context reads; nothing else is copied.
 const ENV_NAMES: &[&str] = &["SHELL", "USER", "LOGNAME", "HOME", "PATH", "HOSTNAME"];
@@ -52,7 +52,7 @@ pub struct ContextInput {
 impl ContextInput {
     /// This process: its cwd (`$PWD` if the directory was deleted) and the few variables the
     /// context reads; the default probe budget.
-    pub fn from_process(opsai_home: &Path) -> Self {
+    pub(crate) fn from_process(opsai_home: &Path) -> Self {
         let env: HashMap<String, String> =
             ENV_NAMES.iter().filter_map(|name| Some(((*name).to_owned(), std::env::var(name).ok()?))).collect();
         let cwd = std::env::current_dir()
@@ -148,13 +148,15 @@ impl EnvContext {
         PendingContext { context, deadline, dirty, docker: refreshing }
     }
 
+    #[cfg(test)]
     /// [`EnvContext::collect`] for this process: `ContextInput::from_process(opsai_home)`.
-    pub fn for_process(opsai_home: &Path) -> EnvContext {
+    pub(crate) fn for_process(opsai_home: &Path) -> EnvContext {
         Self::collect(&ContextInput::from_process(opsai_home))
     }
 
+    #[cfg(test)]
     /// Adds widget-supplied variables (later values for the same name win when rendered).
-    pub fn with_extra(mut self, extra: impl IntoIterator<Item = (String, String)>) -> Self {
+    pub(crate) fn with_extra(mut self, extra: impl IntoIterator<Item = (String, String)>) -> Self {
         self.extra.extend(extra);
         self
     }
@@ -257,7 +259,7 @@ fn shown_value(name: &str, value: &str) -> String {
 }
 
 /// One definition of "secret-looking variable name": the redactor's.
-pub fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     crate::redact::is_secret_name(name)
 }
 

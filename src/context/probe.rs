@@ -14,10 +14,10 @@ use nix::unistd::Pid;
 use serde::Serialize;
 
 /// The programs whose presence the model is told about, in the order rendered.
-pub const TOOLS: &[&str] = &["ss", "lsof", "docker", "kubectl", "systemctl", "journalctl"];
+pub(crate) const TOOLS: &[&str] = &["ss", "lsof", "docker", "kubectl", "systemctl", "journalctl"];
 
 /// `(os, kernel)`: `("Ubuntu 24.04.1 LTS", "Linux 6.8.0-45-generic")`, from files only.
-pub fn os_and_kernel() -> (String, String) {
+pub(crate) fn os_and_kernel() -> (String, String) {
     let family = match std::env::consts::OS {
         "linux" => "Linux",
         "macos" => "Darwin",
@@ -34,7 +34,7 @@ pub fn os_and_kernel() -> (String, String) {
 }
 
 /// `PRETTY_NAME`, else `NAME VERSION_ID`, from os-release text.
-pub fn os_release_name(text: &str) -> Option<String> {
+pub(crate) fn os_release_name(text: &str) -> Option<String> {
     let field = |key: &str| {
         text.lines().find_map(|line| {
             let value = line.strip_prefix(key)?.strip_prefix('=')?;
@@ -51,7 +51,7 @@ fn plist_value(plist: &str, key: &str) -> Option<String> {
     Some(after[start..end].to_owned())
 }
 
-pub fn hostname(env_hostname: Option<&str>) -> String {
+pub(crate) fn hostname(env_hostname: Option<&str>) -> String {
     read_trimmed("/proc/sys/kernel/hostname")
         .or_else(|| env_hostname.map(str::to_owned))
         .or_else(|| read_trimmed("/etc/hostname"))
@@ -63,7 +63,7 @@ fn read_trimmed(path: &str) -> Option<String> {
 }
 
 /// The full path of `program` in `path_var` (`PATH` syntax), if an executable file is there.
-pub fn find_on_path(program: &str, path_var: &str) -> Option<PathBuf> {
+pub(crate) fn find_on_path(program: &str, path_var: &str) -> Option<PathBuf> {
     std::env::split_paths(path_var).filter(|dir| dir.is_absolute()).map(|dir| dir.join(program)).find(|candidate| {
         std::fs::metadata(candidate).is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
     })
@@ -90,7 +90,7 @@ pub enum GitHead {
 
 /// Walks up from `dir` to the first `.git` (a directory, or a `gitdir:` file as in worktrees and
 /// submodules) and reads its `HEAD`. No subprocess.
-pub fn find_git(dir: &Path) -> Option<GitInfo> {
+pub(crate) fn find_git(dir: &Path) -> Option<GitInfo> {
     for root in dir.ancestors().take(256) {
         let dot_git = root.join(".git");
         let Ok(meta) = std::fs::metadata(&dot_git) else { continue };
@@ -121,7 +121,7 @@ fn parse_head(text: &str) -> GitHead {
 
 /// Whether the work tree has uncommitted changes to tracked files (`git status`, no optional
 /// locks, so it never contends with the user's own git), or `None` if git failed or was too slow.
-pub fn git_dirty(git: &Path, root: &Path, limit: Duration) -> Option<bool> {
+pub(crate) fn git_dirty(git: &Path, root: &Path, limit: Duration) -> Option<bool> {
     let mut command = Command::new(git);
     command
         .arg("-C")
@@ -135,7 +135,7 @@ pub fn git_dirty(git: &Path, root: &Path, limit: Duration) -> Option<bool> {
 
 /// What a bounded probe printed.
 #[derive(Debug)]
-pub struct ProbeOutput {
+pub(crate) struct ProbeOutput {
     pub success: bool,
     pub stdout: String,
     pub stderr: String,
@@ -143,7 +143,7 @@ pub struct ProbeOutput {
 
 /// Runs `command` in its own process group with stdin closed, keeping at most 64 KiB of each
 /// stream; kills the whole group and returns `None` when it runs past `limit`.
-pub fn output_within(mut command: Command, limit: Duration) -> Option<ProbeOutput> {
+pub(crate) fn output_within(mut command: Command, limit: Duration) -> Option<ProbeOutput> {
     command.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).process_group(0);
     let mut child = command.spawn().ok()?;
     let stdout = child.stdout.take().map(read_capped);

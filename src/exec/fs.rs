@@ -61,7 +61,7 @@ const TEMP_MARK: &str = ".opsai-";
 
 impl LocalFs {
     /// Blocking [`FileSystem::canonicalize`].
-    pub fn canonicalize_now(path: &Path) -> io::Result<PathBuf> {
+    pub(crate) fn canonicalize_now(path: &Path) -> io::Result<PathBuf> {
         match std::fs::canonicalize(path) {
             Ok(found) => Ok(found),
             Err(err) if err.kind() == io::ErrorKind::NotFound => {
@@ -89,7 +89,7 @@ impl LocalFs {
     }
 
     /// Blocking [`FileSystem::metadata`] (symlinks followed).
-    pub fn metadata_now(path: &Path) -> io::Result<Option<FileMeta>> {
+    pub(crate) fn metadata_now(path: &Path) -> io::Result<Option<FileMeta>> {
         match std::fs::metadata(path) {
             Ok(meta) => Ok(Some(FileMeta {
                 size: meta.len(),
@@ -122,7 +122,7 @@ impl LocalFs {
     }
 
     /// Blocking [`FileSystem::replace`].
-    pub fn replace_now(path: &Path, content: &[u8]) -> io::Result<()> {
+    pub(crate) fn replace_now(path: &Path, content: &[u8]) -> io::Result<()> {
         let name = path.file_name().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, format!("{} does not name a file", path.display()))
         })?;
@@ -161,7 +161,7 @@ impl LocalFs {
 }
 
 /// The refusal of a file over the read limit, the same on this machine and on an SSH host.
-pub fn too_large(path: &Path, size: u64, limit: u64) -> io::Error {
+pub(crate) fn too_large(path: &Path, size: u64, limit: u64) -> io::Error {
     io::Error::new(
         io::ErrorKind::FileTooLarge,
         format!("{} is {size} bytes, over the limit of {limit} bytes (files.max_size_mb)", path.display()),
@@ -171,7 +171,7 @@ pub fn too_large(path: &Path, size: u64, limit: u64) -> io::Error {
 /// POSIX `cksum` of `data` (CRC-32, polynomial 0x04C11DB7, the length appended), as the command
 /// prints it without a file name: `CRC SIZE`. Every POSIX host has `cksum`, so a remote write can
 /// check what arrived, and the backup journal records what a change wrote.
-pub fn cksum(data: &[u8]) -> String {
+pub(crate) fn cksum(data: &[u8]) -> String {
     const TABLE: [u32; 256] = {
         let mut table = [0u32; 256];
         let mut i = 0;

@@ -34,7 +34,7 @@ pub struct ExecResult {
 
 /// Where live output chunks go: raw terminal bytes for display (escape sequences included); each
 /// chunk ends on a UTF-8 character boundary.
-pub type OutputSink<'a> = &'a mut (dyn FnMut(&[u8]) + Send);
+pub(crate) type OutputSink<'a> = &'a mut (dyn FnMut(&[u8]) + Send);
 
 pub trait Executor: Send + Sync {
     /// Runs `request.command` through `bash -c` in `request.cwd`. Cancelling `cancel` interrupts it.

@@ -22,13 +22,13 @@ use self::clean::Cleaner;
 use super::ExecResult;
 
 /// `exec.capture_head` when the config does not say.
-pub const DEFAULT_CAPTURE_HEAD: usize = 2000;
+pub(crate) const DEFAULT_CAPTURE_HEAD: usize = 2000;
 /// `exec.capture_tail` when the config does not say.
-pub const DEFAULT_CAPTURE_TAIL: usize = 2000;
+pub(crate) const DEFAULT_CAPTURE_TAIL: usize = 2000;
 
 /// A streaming, bounded capture of terminal output for the model.
 #[derive(Debug)]
-pub struct Capture {
+pub(crate) struct Capture {
     cleaner: Cleaner,
     kept: HeadTail,
 }
@@ -78,7 +78,7 @@ impl From<&str> for Captured {
 
 /// `head`, then `... [N bytes truncated] ...` on a line of its own when `truncated` bytes were
 /// left out, then `tail`.
-pub fn join_cut(head: &str, truncated: u64, tail: &str) -> String {
+pub(crate) fn join_cut(head: &str, truncated: u64, tail: &str) -> String {
     let mut text = head.to_owned();
     if truncated > 0 {
         if !text.is_empty() && !text.ends_with('\n') {
@@ -116,7 +116,7 @@ impl Default for Capture {
 }
 
 /// The cleaned text of a whole (small) output, unbounded: escapes dropped, redraws applied.
-pub fn clean_text(bytes: &[u8]) -> String {
+pub(crate) fn clean_text(bytes: &[u8]) -> String {
     let mut capture = Capture::new(usize::MAX, 0);
     capture.push(bytes);
     capture.finish().head
@@ -202,14 +202,14 @@ fn char_count(text: &str) -> usize {
 }
 
 /// The tool message for the model: a header line, then the (redacted) output when there is any.
-pub fn observation_text(result: &ExecResult, redacted_output: &str) -> String {
+pub(crate) fn observation_text(result: &ExecResult, redacted_output: &str) -> String {
     let header = outcome_line(result);
     if redacted_output.is_empty() { header } else { format!("{header}\n{redacted_output}") }
 }
 
 /// `exit 0 · 35 ms`; `[ERROR]: ` first when the command did not succeed, with the reason:
 /// `[ERROR]: timed out · exit 143 (killed by SIGTERM) · 2.0 s`.
-pub fn outcome_line(result: &ExecResult) -> String {
+pub(crate) fn outcome_line(result: &ExecResult) -> String {
     let mut parts = Vec::with_capacity(3);
     if result.timed_out {
         parts.push("timed out".to_owned());
@@ -231,7 +231,7 @@ pub fn outcome_line(result: &ExecResult) -> String {
 }
 
 /// The signal behind a shell exit status of 128+n, for the common signals.
-pub fn signal_name(exit_code: i32) -> Option<&'static str> {
+pub(crate) fn signal_name(exit_code: i32) -> Option<&'static str> {
     Some(match exit_code.checked_sub(128)? {
         1 => "SIGHUP",
         2 => "SIGINT",
@@ -254,7 +254,7 @@ pub fn signal_name(exit_code: i32) -> Option<&'static str> {
 }
 
 /// `35 ms`, `1.2 s`, `2 min 5 s`.
-pub fn format_duration(duration: Duration) -> String {
+pub(crate) fn format_duration(duration: Duration) -> String {
     let ms = duration.as_millis();
     if ms < 1000 {
         format!("{ms} ms")

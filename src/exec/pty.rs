@@ -89,14 +89,15 @@ impl PtyExecutor {
     }
 
     /// `exec.capture_head` / `exec.capture_tail`, in characters.
-    pub fn with_capture(mut self, head: usize, tail: usize) -> Self {
+    pub(crate) fn with_capture(mut self, head: usize, tail: usize) -> Self {
         self.capture_head = head;
         self.capture_tail = tail;
         self
     }
 
+    #[cfg(test)]
     /// An environment variable for every command, set after the defaults (so it can override them).
-    pub fn with_env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
+    pub(crate) fn with_env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
         self.env.push((key.into(), value.into()));
         self
     }

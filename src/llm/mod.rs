@@ -25,7 +25,7 @@ mod wire;
 
 pub use openai::OpenAiClient;
 pub use retry::RetryPolicy;
-pub use wire::{RAW_ARGUMENTS, object_arguments};
+pub(crate) use wire::object_arguments;
 
 use futures_util::future::BoxFuture;
 use thiserror::Error;
@@ -79,7 +79,7 @@ pub enum Finish {
 
 impl Finish {
     /// A `finish_reason` as the providers spell it.
-    pub fn from_reason(reason: &str) -> Self {
+    pub(crate) fn from_reason(reason: &str) -> Self {
         match reason {
             "length" | "max_tokens" => Finish::Length,
             "content_filter" => Finish::ContentFilter,
@@ -89,7 +89,7 @@ impl Finish {
 
     /// What to tell the user when the reply is not whole: `max_tokens` was sent as the value of
     /// the config key `key`.
-    pub fn problem(self, max_tokens: Option<u32>, key: &str) -> Option<String> {
+    pub(crate) fn problem(self, max_tokens: Option<u32>, key: &str) -> Option<String> {
         match (self, max_tokens) {
             (Finish::Complete, _) => None,
             (Finish::Length, Some(limit)) => Some(format!(
@@ -107,7 +107,7 @@ impl Finish {
 }
 
 /// Where streamed deltas go while a request runs.
-pub type DeltaSink<'a> = &'a mut (dyn FnMut(ModelDelta) + Send);
+pub(crate) type DeltaSink<'a> = &'a mut (dyn FnMut(ModelDelta) + Send);
 
 pub trait ChatModel: Send + Sync {
     /// Streams one request. `on_delta` sees every piece as it arrives; the reply is the assembly.

@@ -43,7 +43,7 @@ use super::wire::{self, BodyOptions};
 use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, transport};
 
 /// How long establishing the TCP (and TLS) connection may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A streaming chat-completions client for one endpoint.
 pub struct OpenAiClient {
@@ -126,7 +126,7 @@ impl OpenAiClient {
 
     /// How long a model on this machine may read the prompt before its first byte (ignored for
     /// other endpoints, which keep `timeout`).
-    pub fn with_local_first_byte(mut self, wait: Duration) -> Self {
+    pub(crate) fn with_local_first_byte(mut self, wait: Duration) -> Self {
         if self.loopback {
             self.local_first_byte = Some(wait);
         }

@@ -43,7 +43,7 @@ impl RetryPolicy {
     /// The wait after failed attempt `attempt`: the server's `retry_after` when it sent one (at
     /// most `retry_after_cap`), else exponential backoff with "equal jitter": half of the
     /// backoff plus `jitter` (0.0–1.0) times the other half, so concurrent clients spread out.
-    pub fn delay_with_jitter(&self, attempt: u32, retry_after: Option<Duration>, jitter: f64) -> Duration {
+    pub(crate) fn delay_with_jitter(&self, attempt: u32, retry_after: Option<Duration>, jitter: f64) -> Duration {
         if let Some(wait) = retry_after {
             return wait.min(self.retry_after_cap);
         }

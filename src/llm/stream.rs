@@ -36,7 +36,7 @@ use crate::protocol::{ToolCall, Usage};
 
 /// Whether the stream has more to say.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
+pub(crate) enum Step {
     More,
     /// `[DONE]` arrived: stop reading.
     Done,
@@ -76,7 +76,7 @@ impl PartialCall {
 
 /// Builds a [`ModelReply`] from a stream of chunks; see the module documentation.
 #[derive(Debug, Default)]
-pub struct ReplyAssembler {
+pub(crate) struct ReplyAssembler {
     content: String,
     reasoning: String,
     calls: Vec<PartialCall>,
@@ -100,18 +100,18 @@ impl ReplyAssembler {
 
     /// True once a delta was passed to `emit`: the user may have seen it, so the request must not
     /// be retried.
-    pub fn has_emitted(&self) -> bool {
+    pub(crate) fn has_emitted(&self) -> bool {
         self.emitted
     }
 
     /// True once `[DONE]` or at least one readable chunk arrived.
-    pub fn has_started(&self) -> bool {
+    pub(crate) fn has_started(&self) -> bool {
         self.done || self.chunks > 0
     }
 
     /// One SSE `data:` payload. Blank payloads are ignored; unreadable ones are skipped (and
     /// reported by `finish` only when nothing else was readable).
-    pub fn push_data(&mut self, data: &str, emit: &mut dyn FnMut(ModelDelta)) -> Result<Step, StreamError> {
+    pub(crate) fn push_data(&mut self, data: &str, emit: &mut dyn FnMut(ModelDelta)) -> Result<Step, StreamError> {
         let data = data.trim();
         if data.is_empty() {
             return Ok(Step::More);
@@ -132,7 +132,7 @@ impl ReplyAssembler {
     }
 
     /// One parsed chunk (or a whole non-streamed response).
-    pub fn push_chunk(&mut self, chunk: &Value, emit: &mut dyn FnMut(ModelDelta)) -> Result<(), StreamError> {
+    pub(crate) fn push_chunk(&mut self, chunk: &Value, emit: &mut dyn FnMut(ModelDelta)) -> Result<(), StreamError> {
         if let Some(error) = chunk.get("error").filter(|error| !error.is_null()) {
             let message = super::classify::message_of(error).unwrap_or_else(|| error.to_string());
             return Err(StreamError::Provider(message));
@@ -250,13 +250,13 @@ impl ReplyAssembler {
     }
 
     /// True when a named call with whole JSON arguments arrived.
-    pub fn has_complete_call(&self) -> bool {
+    pub(crate) fn has_complete_call(&self) -> bool {
         self.calls.iter().any(|call| !call.name.is_empty() && call.has_complete_arguments())
     }
 
     /// The reply without the calls that are not whole, for a stream that failed after them: a
     /// complete call is still worth running.
-    pub fn salvage(mut self) -> Result<ModelReply, StreamError> {
+    pub(crate) fn salvage(mut self) -> Result<ModelReply, StreamError> {
         self.calls.retain(|call| !call.name.is_empty() && call.has_complete_arguments());
         self.finish()
     }

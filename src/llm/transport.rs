@@ -6,7 +6,7 @@ use super::LlmError;
 
 /// Ollama's OpenAI-compatible endpoint, the default `llm.base_url`: only there does the
 /// cannot-connect hint talk about Ollama.
-pub const OLLAMA_DEFAULT_URL: &str = "http://localhost:11434/v1";
+pub(crate) const OLLAMA_DEFAULT_URL: &str = "http://localhost:11434/v1";
 
 /// The error for a connect failure whose cause chain reads `chain` (lower or mixed case).
 /// `proxy` is the proxy this request went through, if any; `model` may be empty (`GET /models`).

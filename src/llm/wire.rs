@@ -69,12 +69,12 @@ fn message(message: &ChatMessage) -> Value {
 
 /// The key that holds tool-call arguments which were not a JSON object (cut off, malformed, or
 /// another JSON type), so that what goes back to the endpoint is always an object.
-pub const RAW_ARGUMENTS: &str = "_raw";
+pub(crate) const RAW_ARGUMENTS: &str = "_raw";
 
 /// `arguments` as a JSON object: itself when it is one, else `{"_raw": text}`. Strict servers
 /// (llama.cpp) parse every earlier call's arguments and reject the whole request when one is not
 /// valid JSON, so a broken call must never go back as it came.
-pub fn object_arguments(arguments: &Value) -> Value {
+pub(crate) fn object_arguments(arguments: &Value) -> Value {
     match arguments {
         Value::Object(_) => arguments.clone(),
         Value::String(text) => json!({ RAW_ARGUMENTS: text }),

@@ -16,10 +16,10 @@ use crate::ui::{display, style};
 /// How long the first request may wait for slow probes (`git status` in a big repository): the
 /// model is better served by an answer now than by knowing whether the tree is dirty. (The widget
 /// runs no slow probe at all.)
-pub const PROBE_BUDGET: Duration = Duration::from_millis(1);
+pub(crate) const PROBE_BUDGET: Duration = Duration::from_millis(1);
 
 /// This machine's context input for `home`, its slow probes held to [`PROBE_BUDGET`].
-pub fn context_input(home: &Path) -> ContextInput {
+pub(crate) fn context_input(home: &Path) -> ContextInput {
     let mut input = ContextInput::from_process(home);
     input.probe_budget = PROBE_BUDGET;
     input
@@ -32,7 +32,7 @@ pub fn overrides(args: &RunArgs) -> LlmOverrides {
 
 /// How a turn is rendered: JSON lines, only the answer, or for a person (in colour on a colour
 /// terminal, the spinner only when stderr is a terminal and `interactive`).
-pub fn render_style(json: bool, quiet: bool, interactive: bool) -> Style {
+pub(crate) fn render_style(json: bool, quiet: bool, interactive: bool) -> Style {
     if json {
         Style::Json
     } else if quiet {
@@ -45,7 +45,7 @@ pub fn render_style(json: bool, quiet: bool, interactive: bool) -> Style {
 /// A finished turn's exit code (DESIGN §3): 0 done, 3 a command was refused for want of a terminal
 /// to confirm it, 130 interrupted (Ctrl-C), 1 the task or the model failed (an `error` event has
 /// said why).
-pub fn turn_exit_code(outcome: &Result<TurnOutcome, AgentError>, refused: bool, interrupted: bool) -> u8 {
+pub(crate) fn turn_exit_code(outcome: &Result<TurnOutcome, AgentError>, refused: bool, interrupted: bool) -> u8 {
     match outcome {
         Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) if refused => 3,
         Ok(TurnOutcome::Answer(_)) | Ok(TurnOutcome::Proposed { .. }) => 0,
@@ -67,7 +67,7 @@ pub fn note(text: &str) {
 }
 
 /// `opsai: TEXT` on stderr, in the warning colour on a colour terminal.
-pub fn warn(text: &str) {
+pub(crate) fn warn(text: &str) {
     let text = format!("opsai: {}", display::command(text.trim_end()));
     line(&style::paint(style::warning(), &text, crate::term::stderr_color()));
 }

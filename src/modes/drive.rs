@@ -14,7 +14,7 @@ use crate::ui::render::Renderer;
 
 /// Runs one turn to its end: events to the renderer, a spinner while the model thinks, and each
 /// Ctrl-C routed to the running command or, when none runs, to the turn.
-pub async fn drive<O: Write + Send, E: Write + Send>(
+pub(crate) async fn drive<O: Write + Send, E: Write + Send>(
     agent: &mut Agent<'_>,
     history: &mut Vec<ChatMessage>,
     task: &str,

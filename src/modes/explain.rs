@@ -51,7 +51,7 @@ use excerpt::{DEFAULT_KEEP_CHARS, excerpt};
 use input::{RawInput, read_bounded};
 
 /// Raw bytes kept from each end of piped input, from which the excerpt's lines are chosen.
-pub const RAW_WINDOW: usize = 256 * 1024;
+pub(crate) const RAW_WINDOW: usize = 256 * 1024;
 
 /// What the audit log and the session label call these turns.
 const SESSION_LABEL: &str = "explain";

@@ -40,7 +40,7 @@ use log::WidgetLog;
 use request::{Plan, WidgetInput};
 
 /// Safe probes a widget turn may run.
-pub const PROBE_LIMIT: u32 = 3;
+pub(crate) const PROBE_LIMIT: u32 = 3;
 /// Model round trips per widget turn at most (probes, a refusal or two, the proposal).
 pub(crate) const MAX_ITERATIONS: u32 = 6;
 /// The longest one probe may run: the user is waiting at the prompt.

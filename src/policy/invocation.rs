@@ -5,7 +5,7 @@
 use super::word::Word;
 
 #[derive(Debug, Clone, Copy)]
-pub struct Invocation<'a> {
+pub(crate) struct Invocation<'a> {
     /// Normalized program name: `rm` for `/usr/bin/rm`, `"rm"` or `\rm`.
     pub name: &'a str,
     pub args: &'a [Word],
@@ -14,7 +14,7 @@ pub struct Invocation<'a> {
 }
 
 impl<'a> Invocation<'a> {
-    pub fn texts(&self) -> impl Iterator<Item = &'a str> + 'a {
+    pub(crate) fn texts(&self) -> impl Iterator<Item = &'a str> + 'a {
         self.args.iter().map(|word| word.text.as_str())
     }
 
@@ -24,7 +24,7 @@ impl<'a> Invocation<'a> {
     }
 
     /// `-x` alone or inside a cluster such as `-rfx`.
-    pub fn has_short(&self, flag: char) -> bool {
+    pub(crate) fn has_short(&self, flag: char) -> bool {
         self.option_words().any(|text| {
             text.strip_prefix('-').is_some_and(|rest| {
                 !rest.starts_with('-') && rest.chars().take_while(|c| c.is_ascii_alphanumeric()).any(|c| c == flag)
@@ -34,23 +34,23 @@ impl<'a> Invocation<'a> {
 
     /// `--name`, `--name=value`, or an unambiguous-looking abbreviation (`--forc`): GNU getopt and
     /// git accept those, so a veto must match them too.
-    pub fn has_long(&self, name: &str) -> bool {
+    pub(crate) fn has_long(&self, name: &str) -> bool {
         self.option_words().any(|text| long_matches(text, name))
     }
 
     /// `--name` or `--name=…` exactly, no abbreviation: for options whose abbreviations are also
     /// the full names of harmless options (`--cursor` is not `--cursor-file`).
-    pub fn has_long_exact(&self, name: &str) -> bool {
+    pub(crate) fn has_long_exact(&self, name: &str) -> bool {
         self.option_words().any(|text| text == name || text.strip_prefix(name).is_some_and(|r| r.starts_with('=')))
     }
 
     /// Any of these exact words (find's `-delete`, `systemctl`'s `--now`), before `--`.
-    pub fn has_word(&self, words: &[&str]) -> bool {
+    pub(crate) fn has_word(&self, words: &[&str]) -> bool {
         self.option_words().any(|text| words.contains(&text))
     }
 
     /// The value of `-o VALUE`, `-oVALUE`, `--output VALUE` or `--output=VALUE`.
-    pub fn value_of(&self, short: Option<char>, long: &str) -> Option<&'a str> {
+    pub(crate) fn value_of(&self, short: Option<char>, long: &str) -> Option<&'a str> {
         let texts: Vec<&'a str> = self.option_words().collect();
         for (i, text) in texts.iter().enumerate() {
             if let Some(rest) = text.strip_prefix("--") {
@@ -70,7 +70,7 @@ impl<'a> Invocation<'a> {
     }
 
     /// Words that are not options (everything after `--` counts).
-    pub fn positionals(&self) -> Vec<&'a Word> {
+    pub(crate) fn positionals(&self) -> Vec<&'a Word> {
         let mut out = Vec::new();
         let mut after_dashes = false;
         for word in self.args {
@@ -107,13 +107,13 @@ impl<'a> Invocation<'a> {
         Invocation { name: self.name, args: self.args.get(index + 1..).unwrap_or(&[]), bulk: self.bulk }
     }
 
-    pub fn any_dynamic(&self) -> bool {
+    pub(crate) fn any_dynamic(&self) -> bool {
         self.args.iter().any(|word| word.dynamic)
     }
 }
 
 /// Does `text` (an argument) name the long option `name` (given with its dashes)?
-pub fn long_matches(text: &str, name: &str) -> bool {
+pub(crate) fn long_matches(text: &str, name: &str) -> bool {
     let Some(key) = text.strip_prefix("--") else {
         return false;
     };

@@ -32,7 +32,7 @@ mod table_tests;
 #[cfg(test)]
 mod tests;
 
-pub use rules::PROGRAMS;
+pub(crate) use rules::PROGRAMS;
 pub use sanitize::{Sanitized, is_invisible, sanitize};
 pub use user_rules::{PolicyConfig, RuleError, UserRule};
 

@@ -22,7 +22,7 @@ const MAX_DEPTH: usize = 32;
 const MAX_NESTING: usize = 64;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Script {
+pub(crate) struct Script {
     pub commands: Vec<SimpleCommand>,
     /// Each pipeline's stages, each stage the indices of the commands inside it.
     pub pipelines: Vec<Vec<Vec<usize>>>,
@@ -38,7 +38,7 @@ pub struct Script {
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SimpleCommand {
+pub(crate) struct SimpleCommand {
     pub words: Vec<Word>,
     pub assignments: Vec<Assignment>,
     pub redirects: Vec<Redirect>,
@@ -47,13 +47,13 @@ pub struct SimpleCommand {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Assignment {
+pub(crate) struct Assignment {
     pub name: String,
     pub value: Word,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Redirect {
+pub(crate) struct Redirect {
     /// `>`, `>>`, `>|`, `&>`, `&>>`, `<`, `>&`, `<&`, `<<`, `<<-`, `<<<`.
     pub op: String,
     pub fd: Option<String>,
@@ -64,7 +64,7 @@ pub struct Redirect {
 }
 
 impl Redirect {
-    pub fn is_input(&self) -> bool {
+    pub(crate) fn is_input(&self) -> bool {
         self.op.starts_with('<') && !self.op.starts_with("<&")
     }
 }

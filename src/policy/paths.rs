@@ -5,7 +5,7 @@ pub mod metadata;
 
 /// Where a written or deleted path lands, when that matters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Sensitive {
+pub(crate) enum Sensitive {
     /// `/` or `~` themselves (or everything under them, via `/*`).
     Root,
     /// A block/char device or kernel interface (`/dev/sda`, `/proc/sysrq-trigger`).
@@ -48,7 +48,7 @@ const HISTORY: &[&str] = &[".bash_history", ".zsh_history", ".history", "fish_hi
 
 /// Collapses `.`, `..` and repeated slashes lexically: `/tmp/../etc//passwd` → `/etc/passwd`.
 /// `$HOME` has already become `~` in words.
-pub fn normalize(path: &str) -> String {
+pub(crate) fn normalize(path: &str) -> String {
     let path = path.strip_prefix("file://").unwrap_or(path);
     let (prefix, rest) = if let Some(rest) = path.strip_prefix('/') {
         ("/", rest)
@@ -86,7 +86,7 @@ fn under(path: &str, dir: &str) -> bool {
 }
 
 /// Classifies a path that is about to be written, truncated, deleted or re-permissioned.
-pub fn sensitive(raw: &str) -> Option<Sensitive> {
+pub(crate) fn sensitive(raw: &str) -> Option<Sensitive> {
     let path = normalize(raw);
     let base = path.rsplit('/').next().unwrap_or(&path);
     if matches!(path.as_str(), "/" | "~" | "/*" | "~/*" | "/.*" | "~/.*") {
@@ -202,7 +202,7 @@ const SECRET_EXAMPLES: &[&str] = &[
 ];
 
 /// True when a glob pattern could name a secret file.
-pub fn glob_may_reach_secret(raw: &str) -> bool {
+pub(crate) fn glob_may_reach_secret(raw: &str) -> bool {
     if !raw.contains(['*', '?', '[']) {
         return false;
     }
@@ -247,7 +247,7 @@ fn glob_matches(pattern: &[u8], text: &[u8]) -> bool {
 }
 
 /// Environment variable names whose values are secrets: one definition, shared with redaction.
-pub fn secret_variable(name: &str) -> bool {
+pub(crate) fn secret_variable(name: &str) -> bool {
     crate::redact::is_secret_name(name)
 }
 

@@ -15,7 +15,7 @@ use super::programs::{
 use super::verdict::{Outcome, Verdict};
 use crate::protocol::Risk::{self, High, Medium};
 
-pub enum Rule {
+pub(crate) enum Rule {
     /// Read-only with the options and operands of this table; anything else is Medium.
     Options(&'static Options),
     /// Read-only whatever the arguments: they are data, never options or actions (`echo`, `test`).
@@ -30,7 +30,7 @@ pub enum Rule {
 use Rule::{Custom, DataArgs, Fixed, Options as O};
 
 /// name(s) → rule. Read top to bottom: safe readers, then writers, then the dangerous.
-pub static PROGRAMS: &[(&[&str], Rule)] = &[
+pub(crate) static PROGRAMS: &[(&[&str], Rule)] = &[
     // ── Read-only: files, text, search (option tables in programs/readers.rs) ──────────────
     (&["ls", "dir", "vdir"], O(&r::LS)),
     (&["exa", "eza"], O(&r::EZA)),
@@ -309,7 +309,7 @@ fn family(name: &str) -> Option<&'static str> {
 }
 
 /// The rule for a normalized program name, if opsai knows it.
-pub fn lookup(name: &str) -> Option<(&'static str, &'static Rule)> {
+pub(crate) fn lookup(name: &str) -> Option<(&'static str, &'static Rule)> {
     if let Some((key, rule)) = INDEX.get_key_value(name) {
         return Some((key, rule));
     }
@@ -332,19 +332,19 @@ pub fn apply<'a>(rule: &Rule, inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 /// Shells that run code from `-c`, a script file, or stdin.
-pub fn is_shell(name: &str) -> bool {
+pub(crate) fn is_shell(name: &str) -> bool {
     matches!(name, "sh" | "bash" | "zsh" | "dash" | "ksh" | "mksh" | "fish" | "ash" | "busybox" | "csh" | "tcsh")
 }
 
 /// Programs that turn text into running code.
-pub fn runs_code(name: &str) -> bool {
+pub(crate) fn runs_code(name: &str) -> bool {
     is_shell(name)
         || matches!(lookup(name), Some((key, _)) if matches!(key, "python" | "python2" | "python3" | "perl" | "ruby"
             | "node" | "nodejs" | "php" | "lua" | "deno" | "bun" | "Rscript" | "osascript" | "pwsh" | "source" | "." | "eval"))
 }
 
 /// Programs that fetch data from the network onto stdout or a file.
-pub fn is_downloader(name: &str) -> bool {
+pub(crate) fn is_downloader(name: &str) -> bool {
     matches!(
         name,
         "curl" | "wget" | "fetch" | "aria2c" | "http" | "https" | "xh" | "nc" | "ncat" | "netcat" | "socat" | "tftp"

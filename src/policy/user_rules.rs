@@ -59,7 +59,7 @@ enum RawPattern {
 impl PolicyConfig {
     /// Builds the rules from the `safety` JSON value (`null` → no rules). Other keys of `safety`
     /// (such as `auto_approve_safe`) belong to other modules and are ignored here.
-    pub fn from_json(safety: &serde_json::Value) -> Result<Self, RuleError> {
+    pub(crate) fn from_json(safety: &serde_json::Value) -> Result<Self, RuleError> {
         let object = match safety {
             serde_json::Value::Null => return Ok(Self::default()),
             serde_json::Value::Object(object) => object,
@@ -89,11 +89,11 @@ impl UserRule {
     }
 
     /// True when the rule names `argv` exactly: same words, no wildcard.
-    pub fn names_exactly(&self, argv: &[String]) -> bool {
+    pub(crate) fn names_exactly(&self, argv: &[String]) -> bool {
         self.pattern.len() == argv.len() && self.pattern.iter().zip(argv).all(|(want, word)| want == word)
     }
 
-    pub fn pattern_text(&self) -> String {
+    pub(crate) fn pattern_text(&self) -> String {
         self.pattern.join(" ")
     }
 }

@@ -7,7 +7,7 @@ use super::word::Word;
 use crate::protocol::Risk;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Verdict {
+pub(crate) struct Verdict {
     pub risk: Risk,
     /// Empty for Safe, except from the user's allow rule (its reason is shown).
     pub reason: Cow<'static, str>,
@@ -32,7 +32,7 @@ impl Verdict {
 
 /// Something an invocation runs in turn.
 #[derive(Debug, Clone)]
-pub enum Nested<'a> {
+pub(crate) enum Nested<'a> {
     /// Another program with these words (`sudo CMD…`, `find -exec CMD… ;`); `bulk` when it runs
     /// once per input (`xargs`, `find -exec`).
     Exec { words: &'a [Word], bulk: bool },

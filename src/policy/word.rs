@@ -9,7 +9,7 @@ use super::parse::{Script, Walker};
 
 /// One shell word after quote removal.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Word {
+pub(crate) struct Word {
     /// The literal text; expansions keep their source form (`$x`), `$HOME` becomes `~`.
     pub text: String,
     /// Some part was quoted (so `*` in it is literal, and the word is data).

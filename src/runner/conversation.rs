@@ -10,13 +10,13 @@ use crate::store::sessions::{ConversationId, ConversationSummary, NewConversatio
 
 /// Where a new conversation was started, for `opsai sessions list`.
 #[derive(Debug, Clone)]
-pub struct Origin {
+pub(crate) struct Origin {
     pub cwd: String,
     pub host: String,
     pub model: String,
 }
 
-pub struct Conversation<'s> {
+pub(crate) struct Conversation<'s> {
     store: Option<&'s SessionStore>,
     pub id: Option<ConversationId>,
     /// The first failure to save, reported once.
@@ -59,7 +59,7 @@ impl<'s> Conversation<'s> {
     /// endpoint unreachable, a 401, Ctrl-C before the answer) is deleted, as there is nothing in it
     /// to continue. No audit line names it (commands run only at the model's request), so the
     /// SESSION labels stay consistent. True when it was deleted: the next task starts afresh.
-    pub fn end_turn(&mut self) -> bool {
+    pub(crate) fn end_turn(&mut self) -> bool {
         let started_now = std::mem::take(&mut self.started_now);
         let (Some(store), Some(id)) = (self.store, self.id) else { return false };
         if !started_now || self.replied.load(Ordering::SeqCst) {
@@ -78,7 +78,7 @@ impl<'s> Conversation<'s> {
     }
 
     /// The audit log's SESSION field.
-    pub fn label(&self) -> String {
+    pub(crate) fn label(&self) -> String {
         match self.id {
             Some(id) => crate::store::sessions::label(id),
             None => format!("s{}", std::process::id()),
@@ -118,7 +118,7 @@ impl<'s> Conversation<'s> {
         self.started_now = false;
     }
 
-    pub fn set_model(&self, model: &str) {
+    pub(crate) fn set_model(&self, model: &str) {
         if let (Some(store), Some(id)) = (self.store, self.id)
             && let Err(err) = store.set_model(id, model)
         {
@@ -135,7 +135,7 @@ impl<'s> Conversation<'s> {
     }
 
     /// A warning to show once, when saving failed.
-    pub fn take_warning(&mut self) -> Option<String> {
+    pub(crate) fn take_warning(&mut self) -> Option<String> {
         if self.reported {
             return None;
         }
@@ -169,7 +169,7 @@ impl Recorder for Conversation<'_> {
 /// A conversation cut short by a crash or a kill can end with tool calls that never got a result;
 /// every chat API rejects that, so each missing result is filled in. System messages are dropped
 /// (the current system prompt is always sent).
-pub fn repair(messages: &mut Vec<ChatMessage>) {
+pub(crate) fn repair(messages: &mut Vec<ChatMessage>) {
     messages.retain(|m| m.role != Role::System);
     crate::agent::history::repair_arguments(messages);
     let mut repaired = Vec::with_capacity(messages.len());

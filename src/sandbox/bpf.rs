@@ -48,10 +48,10 @@ enum Target {
 
 #[derive(Debug, thiserror::Error)]
 #[error("a jump in the seccomp program is longer than BPF allows")]
-pub struct TooLong;
+pub(crate) struct TooLong;
 
 /// What to filter, in syscall numbers of the native ABI.
-pub struct Rules {
+pub(crate) struct Rules {
     /// Denied whatever their arguments (EPERM).
     pub denied: Vec<i64>,
     /// Answered ENOSYS, so libc falls back (`clone3`, whose flags the filter cannot read).

@@ -10,7 +10,7 @@ const KEEP: &[&str] = &["PWD", "OLDPWD", "KEYTIMEOUT", "XAUTHORITY"];
 
 /// True for `GITHUB_TOKEN`, `PGPASSWORD`, `DATABASE_DSN`, `AWS_REGION`, `OPSAI_API_KEY`; false for
 /// `PWD`, `PATH`, `HOME`, `TERM`.
-pub fn is_secret_name(name: &str) -> bool {
+pub(crate) fn is_secret_name(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     if KEEP.contains(&upper.as_str()) {
         return false;

@@ -28,7 +28,7 @@ use nix::libc;
 const WRITABLE_FILES: &[&str] = &["/dev/null", "/dev/zero", "/dev/full", "/dev/tty"];
 
 #[derive(Debug, thiserror::Error)]
-pub enum ApplyError {
+pub(crate) enum ApplyError {
     #[error("Landlock is not usable here ({0}); it needs Linux 6.2 or later with Landlock enabled (lsm=landlock)")]
     Landlock(String),
     #[error("Landlock was not enforced ({0:?})")]
@@ -47,7 +47,7 @@ pub enum ApplyError {
 
 /// How other processes' `/proc/<pid>/environ` is kept out of reach.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProcMode {
+pub(crate) enum ProcMode {
     /// `/proc` is readable whole: Landlock's cross-domain ptrace rule closes other processes'
     /// `environ` once CAP_SYS_ADMIN and CAP_PERFMON are dropped (checked after applying, on the
     /// parent's). One rule, and processes started inside can read their own `/proc/self`.

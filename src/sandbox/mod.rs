@@ -29,12 +29,12 @@ use std::process::ExitCode;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub use crate::protocol::SandboxProfile;
+pub(crate) use crate::protocol::SandboxProfile;
 
 /// The hidden first argument of the re-executed sandbox helper.
-pub const ENTRY: &str = "__opsai-sandbox";
+pub(crate) const ENTRY: &str = "__opsai-sandbox";
 /// The helper could not apply every restriction, so the command did not run.
-pub const EXIT_NOT_APPLIED: u8 = 121;
+pub(crate) const EXIT_NOT_APPLIED: u8 = 121;
 /// The first line the probe prints when the sandbox is fully applied.
 const PROBE_OK: &str = "sandbox-ok";
 /// Helper flag: close other processes' `/proc/<pid>/environ` by path rules, one per process,
@@ -85,7 +85,7 @@ static SETTINGS: OnceLock<Settings> = OnceLock::new();
 
 /// Sets this process's settings from the configuration the run loaded; the first call wins (a
 /// sandbox already probed or applied keeps the settings it was probed with).
-pub fn configure(settings: Settings) {
+pub(crate) fn configure(settings: Settings) {
     let _ = SETTINGS.set(settings);
 }
 
@@ -96,7 +96,7 @@ pub fn settings() -> &'static Settings {
 
 /// Whether commands can be sandboxed on this machine, and the details or the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Availability {
+pub(crate) enum Availability {
     Available(String),
     Unavailable(String),
     /// `safety.sandbox = "off"`.
@@ -104,7 +104,7 @@ pub enum Availability {
 }
 
 /// Probed once per process (a child applies the strict sandbox and reports).
-pub fn availability() -> &'static Availability {
+pub(crate) fn availability() -> &'static Availability {
     static AVAILABILITY: OnceLock<Availability> = OnceLock::new();
     AVAILABILITY.get_or_init(|| if settings().off { Availability::Off } else { probe() })
 }
@@ -112,7 +112,7 @@ pub fn availability() -> &'static Availability {
 /// The sandbox a command that runs without a human yes gets: `Ok(Some)` sandboxed, `Ok(None)`
 /// unsandboxed because the user switched it off (warned once), `Err(reason)` when none can be
 /// applied here (said once): then it must not run without asking.
-pub fn for_auto_run(profile: SandboxProfile) -> Result<Option<SandboxProfile>, String> {
+pub(crate) fn for_auto_run(profile: SandboxProfile) -> Result<Option<SandboxProfile>, String> {
     if cfg!(test) {
         // Unit tests run the library inside the test harness, whose executable is not opsai (the
         // re-exec entry does not exist there), and their executors are fakes.
@@ -145,7 +145,7 @@ fn warn_once(message: &str) {
 }
 
 /// The argv that runs `program args…` in the sandbox `profile` (the caller adds nothing after).
-pub fn wrap(profile: SandboxProfile, program: &OsStr, args: &[OsString]) -> std::io::Result<Vec<OsString>> {
+pub(crate) fn wrap(profile: SandboxProfile, program: &OsStr, args: &[OsString]) -> std::io::Result<Vec<OsString>> {
     let mut argv = prefix(profile)?;
     argv.push(program.to_owned());
     argv.extend(args.iter().cloned());
@@ -387,7 +387,7 @@ fn apply_and_exec(
 }
 
 /// `opsai sandbox --status`: prints whether the sandbox is available and why; 0 when it is.
-pub fn status_command() -> anyhow::Result<u8> {
+pub(crate) fn status_command() -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
     let code = match availability() {
         Availability::Available(details) => {

@@ -64,7 +64,7 @@ const KERNEL_DIRS: &[&str] = &["/proc", "/sys", "/dev", "/run"];
 const ENV_WALK_SKIP: &[&str] = &[".git", "node_modules", "target", ".venv", "venv", "__pycache__", ".cache"];
 
 /// The secret paths of `profile` for the user whose home is `home` (`$HISTFILE` included).
-pub fn secret_paths(profile: SandboxProfile, home: Option<&Path>, histfile: Option<&OsStr>) -> Vec<PathBuf> {
+pub(crate) fn secret_paths(profile: SandboxProfile, home: Option<&Path>, histfile: Option<&OsStr>) -> Vec<PathBuf> {
     let mut paths = Vec::new();
     if let Some(home) = home {
         paths.extend(HOME_SECRETS.iter().map(|rel| home.join(rel)));
@@ -104,7 +104,7 @@ fn ssh_host_keys() -> Vec<PathBuf> {
 }
 
 /// `.env`, `.env.local`, `.envrc`… in `cwd` and below it (bounded: see [`ENV_WALK_DEPTH`]).
-pub fn env_files(cwd: &Path) -> Vec<PathBuf> {
+pub(crate) fn env_files(cwd: &Path) -> Vec<PathBuf> {
     let mut found = Vec::new();
     let mut queue = vec![(cwd.to_path_buf(), 0usize)];
     let mut seen = 0usize;
@@ -136,7 +136,7 @@ pub fn env_files(cwd: &Path) -> Vec<PathBuf> {
 /// Directories and other files are apart because their access rights differ, and the walk already
 /// knows which is which (no `stat` per rule).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct Grants {
+pub(crate) struct Grants {
     /// Directories readable beneath.
     pub read: Vec<PathBuf>,
     /// Files (and devices, sockets, fifos) readable.
@@ -152,7 +152,7 @@ const PID_FILES: &[&str] = &["stat", "status", "cmdline"];
 
 /// How `/proc` is granted.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProcGrant {
+pub(crate) enum ProcGrant {
     /// Entry by entry, without the kernel-memory files ([`PROC_HIDDEN`]).
     Walked,
     /// One rule for all of it, present and future processes alike: the kernel-memory files are
@@ -171,7 +171,7 @@ pub enum ProcGrant {
 /// keeps `/proc/<pid>/mem` closed, but not `environ` (tested on Linux 6.18), hence this. Processes
 /// started inside the sandbox get new pids without a rule: their `/proc/self` is unreadable.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-pub fn grants(forbidden: &[PathBuf], proc: ProcGrant) -> Grants {
+pub(crate) fn grants(forbidden: &[PathBuf], proc: ProcGrant) -> Grants {
     let own_pid = match proc {
         ProcGrant::PerPid(pid) => Some(pid),
         ProcGrant::Walked | ProcGrant::Whole => None,

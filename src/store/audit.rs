@@ -137,7 +137,7 @@ impl AuditLog {
     }
 
     /// Like [`AuditLog::new`] with the size limit in bytes (tests rotate after a few lines).
-    pub fn with_max_bytes(path: PathBuf, max_bytes: u64, retain_days: u64, redactor: Arc<Redactor>) -> Self {
+    pub(crate) fn with_max_bytes(path: PathBuf, max_bytes: u64, retain_days: u64, redactor: Arc<Redactor>) -> Self {
         let retain = (retain_days > 0).then(|| Duration::from_secs(retain_days.saturating_mul(24 * 60 * 60)));
         Self { path, max_bytes, retain, redactor, pruned: AtomicBool::new(false) }
     }
@@ -152,7 +152,7 @@ impl AuditLog {
     }
 
     /// Appends one line stamped `at` (also the rotated file's name, if this append rotates).
-    pub fn append_at(&self, record: &AuditRecord, at: DateTime) -> Result<(), AuditError> {
+    pub(crate) fn append_at(&self, record: &AuditRecord, at: DateTime) -> Result<(), AuditError> {
         let line = self.format_line(record, at);
         self.rotate_if_full(at)?;
         let file = files::open_append(&self.path)?;
@@ -166,7 +166,7 @@ impl AuditLog {
 
     /// Opens the log for appending (creating it and its directory) without writing: when this fails,
     /// nothing above Safe may run.
-    pub fn check_writable(&self) -> Result<(), AuditError> {
+    pub(crate) fn check_writable(&self) -> Result<(), AuditError> {
         let file = files::open_append(&self.path)?;
         // Opening succeeds on a full disk, where the line written after the command would fail.
         #[allow(clippy::unnecessary_cast, reason = "fsblkcnt_t and c_ulong are 32-bit on some platforms")]

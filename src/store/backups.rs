@@ -195,7 +195,7 @@ impl Backups {
     }
 
     /// Records that `entry` was undone (or never happened: its write failed), so `last` skips it.
-    pub fn mark_undone(&self, entry: &BackupEntry) -> Result<(), BackupError> {
+    pub(crate) fn mark_undone(&self, entry: &BackupEntry) -> Result<(), BackupError> {
         self.append(&Line::Undone { id: entry.id.clone(), created_at: Timestamp::now().to_string() })
     }
 

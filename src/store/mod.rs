@@ -15,7 +15,7 @@ pub mod templates;
 
 /// Creates `path`'s directory, private to the user (`0700`), when it is missing. Stores hold
 /// conversations and commands, so nothing under `$OPSAI_HOME` is readable by others.
-pub fn create_private_parent(path: &std::path::Path) -> std::io::Result<()> {
+pub(crate) fn create_private_parent(path: &std::path::Path) -> std::io::Result<()> {
     use std::os::unix::fs::DirBuilderExt;
     match path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         Some(dir) if !dir.is_dir() => std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir),

@@ -31,16 +31,16 @@ use thiserror::Error;
 use crate::protocol::{ChatMessage, Role, ToolCall};
 use crate::redact::Redactor;
 
-pub type ConversationId = i64;
+pub(crate) type ConversationId = i64;
 
 /// How a conversation id is printed everywhere — lists, messages, the audit log's SESSION field,
 /// backup directories: `c14`.
-pub fn label(id: ConversationId) -> String {
+pub(crate) fn label(id: ConversationId) -> String {
     format!("c{id}")
 }
 
 /// A conversation id as the user may type it: `14`, or `c14` as it is printed (also `C14`, `#14`).
-pub fn parse_id(text: &str) -> Result<ConversationId, String> {
+pub(crate) fn parse_id(text: &str) -> Result<ConversationId, String> {
     let trimmed = text.trim();
     let digits = trimmed.strip_prefix(['c', 'C', '#']).unwrap_or(trimmed);
     match digits.parse::<ConversationId>() {
@@ -51,7 +51,7 @@ pub fn parse_id(text: &str) -> Result<ConversationId, String> {
 
 /// A session name as typed, in its printed form: a conversation id in any accepted form becomes
 /// `c14`; anything else (`s4242`, a run that saved no conversation) is kept as it is.
-pub fn session_label(text: &str) -> String {
+pub(crate) fn session_label(text: &str) -> String {
     parse_id(text).map(label).unwrap_or_else(|_| text.trim().to_owned())
 }
 
@@ -118,7 +118,7 @@ pub enum SessionError {
 }
 
 /// Characters kept of the first request as a title, "…" included.
-pub const TITLE_CHARS: usize = 60;
+pub(crate) const TITLE_CHARS: usize = 60;
 
 /// How long a call waits for another process's write to finish before giving up with `Locked`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
@@ -272,7 +272,7 @@ impl SessionStore {
     }
 
     /// Records the model the conversation continues with.
-    pub fn set_model(&self, id: ConversationId, model: &str) -> Result<(), SessionError> {
+    pub(crate) fn set_model(&self, id: ConversationId, model: &str) -> Result<(), SessionError> {
         let updated = self.with_connection(|connection| {
             connection.prepare_cached("UPDATE conversations SET model = ?2 WHERE id = ?1")?.execute(params![id, model])
         })?;
@@ -307,7 +307,7 @@ impl SessionStore {
 /// The title for a conversation: the request on one line (each line break or other control character
 /// becomes a space), trimmed, cut on a character boundary to at most [`TITLE_CHARS`] characters with
 /// "…" as the last one when anything was cut.
-pub fn title_for(first_request: &str) -> String {
+pub(crate) fn title_for(first_request: &str) -> String {
     let one_line: String =
         first_request.replace("\r\n", " ").chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     let one_line = one_line.trim();

@@ -13,13 +13,13 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// The cache file under `$OPSAI_HOME`.
-pub fn default_path(home: &Path) -> PathBuf {
+pub(crate) fn default_path(home: &Path) -> PathBuf {
     home.join("cache").join("analyze_templates.json")
 }
 
 /// One cached template.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Template {
+pub(crate) struct Template {
     /// Commands with `{name}`, `{port}`, `{pid}`, `{path}` placeholders.
     pub commands: Vec<String>,
     /// RFC 3339 timestamp.
@@ -30,7 +30,7 @@ pub struct Template {
 }
 
 #[derive(Debug, Error)]
-pub enum TemplateError {
+pub(crate) enum TemplateError {
     #[error("cannot read the template cache {path}: {error}; check that it is readable")]
     Read { path: PathBuf, error: std::io::Error },
     #[error("cannot write the template cache {path}: {error}; make $OPSAI_HOME/cache writable")]
@@ -39,7 +39,7 @@ pub enum TemplateError {
 
 /// The cache as loaded; changes are written with [`TemplateCache::save`].
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct TemplateCache {
+pub(crate) struct TemplateCache {
     path: PathBuf,
     pub templates: BTreeMap<String, Template>,
 }
@@ -73,7 +73,7 @@ impl TemplateCache {
     /// Loads, changes and saves the cache under an exclusive lock on `<file>.lock`, so two opsai
     /// processes counting hits at once both count. `change` says whether anything changed (no write
     /// otherwise). The warning is the corrupt-file one from [`TemplateCache::load`].
-    pub fn update<T>(
+    pub(crate) fn update<T>(
         path: &Path,
         change: impl FnOnce(&mut TemplateCache) -> (T, bool),
     ) -> Result<(T, Option<String>), TemplateError> {
@@ -101,12 +101,8 @@ impl TemplateCache {
         &self.path
     }
 
-    pub fn get(&self, kind: &str) -> Option<&Template> {
-        self.templates.get(kind)
-    }
-
     /// Counts one use of `kind`'s template; false when there is none.
-    pub fn record_hit(&mut self, kind: &str) -> bool {
+    pub(crate) fn record_hit(&mut self, kind: &str) -> bool {
         match self.templates.get_mut(kind) {
             Some(template) => {
                 template.hit_count = template.hit_count.saturating_add(1);
@@ -199,7 +195,7 @@ mod tests {
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         let (again, warning) = TemplateCache::load(&path).unwrap();
         assert!(warning.is_none());
-        assert_eq!(again.get("redis").unwrap().hit_count, 1);
+        assert_eq!(again.templates.get("redis").unwrap().hit_count, 1);
         // No temp files left behind.
         let names: Vec<_> = std::fs::read_dir(path.parent().unwrap()).unwrap().collect();
         assert_eq!(names.len(), 1);
@@ -229,7 +225,7 @@ mod tests {
             thread.join().unwrap();
         }
         let (cache, _) = TemplateCache::load(&path).unwrap();
-        assert_eq!(cache.get("redis").unwrap().hit_count, 80);
+        assert_eq!(cache.templates.get("redis").unwrap().hit_count, 80);
     }
 
     #[test]

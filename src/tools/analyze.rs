@@ -18,7 +18,7 @@ use crate::analyze::collect::{COMMAND_TIMEOUT, Collector};
 use crate::analyze::object::{Analysis, BUILTIN_TYPES, analyze, identify};
 use crate::protocol::{AgentEvent, Observation, ObservationStatus, ToolSpec};
 
-pub struct Analyze;
+pub(crate) struct Analyze;
 
 impl Tool for Analyze {
     fn name(&self) -> &'static str {

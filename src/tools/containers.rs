@@ -23,7 +23,7 @@ pub enum Container {
 }
 
 impl Container {
-    pub const ALL: [Container; 4] = [Container::List, Container::Inspect, Container::Logs, Container::Restart];
+    pub(crate) const ALL: [Container; 4] = [Container::List, Container::Inspect, Container::Logs, Container::Restart];
 }
 
 /// Lines of logs when the model does not say.

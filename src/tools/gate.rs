@@ -12,7 +12,7 @@ use crate::protocol::{Approval, ApprovalDecision, Assessment, Decision, Observat
 use crate::store::audit::Confirmed;
 
 /// What is to be done, as the gate needs to see it.
-pub struct Proposal<'p> {
+pub(crate) struct Proposal<'p> {
     pub action: Action<'p>,
     /// Exactly what runs or changes, as shown and audited (a sanitized command, `edit_file ~/a.sh`).
     pub shown: &'p str,
@@ -23,7 +23,7 @@ pub struct Proposal<'p> {
 }
 
 /// The kind of action, with what only that kind has.
-pub enum Action<'p> {
+pub(crate) enum Action<'p> {
     Command {
         /// The line as the model (or the user's edit) wrote it, before sanitizing.
         typed: &'p str,
@@ -60,14 +60,14 @@ impl<'p> Proposal<'p> {
 /// What a command that would run without asking needs: its sandbox, and whether the model asked
 /// for none (`"sandbox": false`, which makes it ask).
 #[derive(Debug, Clone, Copy)]
-pub struct AutoRun {
+pub(crate) struct AutoRun {
     pub profile: SandboxProfile,
     pub refused: bool,
 }
 
 /// How an action came to be allowed, for the audit log, the `approval` event and the sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Allowed {
+pub(crate) enum Allowed {
     /// Safe, or a widget probe: nobody was asked, so a command runs in this sandbox (`None` when
     /// the user switched the sandbox off, on a remote host where none can be applied, and for files).
     Auto(Option<SandboxProfile>),
@@ -112,7 +112,7 @@ impl Allowed {
 }
 
 /// What the gate decided.
-pub enum Verdict {
+pub(crate) enum Verdict {
     Run(Allowed),
     Refuse(Refusal),
     /// `q` or Ctrl-C at the prompt: the turn ends.
@@ -150,7 +150,7 @@ pub fn declined(what: &str) -> Refusal {
 }
 
 /// The approval rules, the same for every tool (see the module docs).
-pub fn decide(services: &Services, state: &mut RunState, proposal: &Proposal) -> Verdict {
+pub(crate) fn decide(services: &Services, state: &mut RunState, proposal: &Proposal) -> Verdict {
     let risk = proposal.risk;
     if proposal.denied {
         return Verdict::Refuse(Refusal::policy(format!(

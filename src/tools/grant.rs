@@ -91,7 +91,7 @@ const NOT_PLAIN: &[char] = &['<', '>', '|', '&', ';', '(', ')', '$', '`', '\\', 
 
 /// What "always this session" allows, as shown in the prompt and kept in the session's grants:
 /// `git fetch --prune` (the options sorted, each once); `None` when no grant may be offered.
-pub fn grant_key(assessment: &Assessment) -> Option<String> {
+pub(crate) fn grant_key(assessment: &Assessment) -> Option<String> {
     let [argv] = assessment.commands.as_slice() else { return None };
     let program = argv.first()?;
     if assessment.sanitized.contains(NOT_PLAIN) {

@@ -38,7 +38,7 @@ pub enum Kube {
 }
 
 impl Kube {
-    pub const ALL: [Kube; 7] = [
+    pub(crate) const ALL: [Kube; 7] = [
         Kube::ListPods,
         Kube::PodLogs,
         Kube::DescribePod,
@@ -56,7 +56,7 @@ pub fn tools(config: KubeConfig) -> Vec<Box<dyn Tool>> {
 }
 
 /// One Kubernetes tool as offered: its kind and the user's `kube.*` settings.
-pub struct KubeTool {
+pub(crate) struct KubeTool {
     pub kind: Kube,
     config: Arc<KubeConfig>,
 }
@@ -78,7 +78,7 @@ impl Kube {
         }
     }
 
-    pub fn spec(self) -> ToolSpec {
+    pub(crate) fn spec(self) -> ToolSpec {
         let namespace = json!({"type": "string", "description": "The namespace (default \"default\")."});
         let any_namespace = json!({"type": "string",
             "description": "The namespace (default \"default\"); \"all\" for every namespace opsai may read."});

@@ -72,7 +72,7 @@ impl Interrupts {
         }
     }
 
-    pub fn command_started(&self) -> CancellationToken {
+    pub(crate) fn command_started(&self) -> CancellationToken {
         let token = self.turn.child_token();
         if let Ok(mut slot) = self.command.lock() {
             *slot = Some(token.clone());
@@ -80,7 +80,7 @@ impl Interrupts {
         token
     }
 
-    pub fn command_finished(&self) {
+    pub(crate) fn command_finished(&self) {
         if let Ok(mut slot) = self.command.lock() {
             *slot = None;
         }
@@ -173,7 +173,7 @@ impl Registry {
         Self { tools: vec![Box::new(run_command::RunCommand), Box::new(propose::ProposeCommand)] }
     }
 
-    pub fn specs(&self) -> Vec<ToolSpec> {
+    pub(crate) fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|tool| tool.spec()).collect()
     }
 
@@ -187,7 +187,7 @@ impl Registry {
 }
 
 /// An observation for a call the agent could not even attempt.
-pub fn invalid_arguments(id: &str, message: impl Into<String>) -> Observation {
+pub(crate) fn invalid_arguments(id: &str, message: impl Into<String>) -> Observation {
     Observation {
         call_id: id.to_owned(),
         status: ObservationStatus::InvalidArguments,
@@ -199,7 +199,7 @@ pub fn invalid_arguments(id: &str, message: impl Into<String>) -> Observation {
 }
 
 /// A required string argument, or an explanation of what is wrong for the model.
-pub fn string_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, String> {
+pub(crate) fn string_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, String> {
     match args.get(name) {
         Some(Value::String(text)) if !text.trim().is_empty() => Ok(text),
         Some(Value::String(_)) => Err(format!("`{name}` is empty")),
@@ -210,6 +210,6 @@ pub fn string_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, String> {
 }
 
 /// An optional string argument.
-pub fn optional_string(args: &Value, name: &str) -> Option<String> {
+pub(crate) fn optional_string(args: &Value, name: &str) -> Option<String> {
     args.get(name).and_then(Value::as_str).map(str::to_owned).filter(|s| !s.trim().is_empty())
 }

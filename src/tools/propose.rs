@@ -8,7 +8,7 @@ use super::{Tool, ToolContext, ToolEffect, invalid_arguments, optional_string, s
 use crate::policy;
 use crate::protocol::ToolSpec;
 
-pub struct ProposeCommand;
+pub(crate) struct ProposeCommand;
 
 impl Tool for ProposeCommand {
     fn name(&self) -> &'static str {

@@ -16,9 +16,7 @@ use super::{RunState, Services, Tool, ToolContext, ToolEffect};
 use crate::protocol::{AgentEvent, ApprovalDecision, Assessment, Observation, ToolSpec};
 use crate::store::audit::{AuditError, AuditRecord, Confirmed};
 
-pub use self::observe::SANDBOX_HINT;
-
-pub struct RunCommand;
+pub(crate) struct RunCommand;
 
 impl Tool for RunCommand {
     fn name(&self) -> &'static str {
@@ -59,7 +57,7 @@ pub(super) struct Caller<'n> {
 }
 
 impl Caller<'_> {
-    pub const RUN_COMMAND: Caller<'static> = Caller { tool: "run_command", worker: "shell" };
+    pub(crate) const RUN_COMMAND: Caller<'static> = Caller { tool: "run_command", worker: "shell" };
 }
 
 /// Runs `args.command` through the policy, the approval and the executor, on behalf of `caller`.

@@ -23,7 +23,7 @@ pub enum Structured {
 }
 
 impl Structured {
-    pub const ALL: [Structured; 6] =
+    pub(crate) const ALL: [Structured; 6] =
         [Structured::Find, Structured::Grep, Structured::Wget, Structured::Ps, Structured::Ss, Structured::Lsof];
 }
 

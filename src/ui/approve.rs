@@ -10,10 +10,10 @@ use crate::approval::{ApprovalRequest, Approver};
 use crate::protocol::{Approval, Risk};
 use crate::ui::display;
 use keys::Answer;
-pub use keys::stop_prompts;
+pub(crate) use keys::stop_prompts;
 
 /// Asks the human at the terminal.
-pub struct TerminalApprover {
+pub(crate) struct TerminalApprover {
     color: bool,
     /// The last answer was Ctrl-C.
     ctrl_c: std::sync::atomic::AtomicBool,
@@ -142,7 +142,7 @@ const REPEAT_AFTER_LINES: usize = 12;
 /// and passes through [`display`]: the command with whatever the sanitizer removed written out, its
 /// continuation lines indented under it (no line of it can pass for a line of the prompt); the
 /// `why`, the grant and the host on one line each.
-pub fn prompt_text(request: &ApprovalRequest, color: bool) -> String {
+pub(crate) fn prompt_text(request: &ApprovalRequest, color: bool) -> String {
     let mut text = String::new();
     let badge = crate::ui::style::badge(request.risk, color);
     let command = command_block(&request.command);

@@ -20,7 +20,7 @@ use crate::policy::sanitize;
 
 /// Longest one-line label shown; the rest is cut with `…` (a `why` as long as a screen would push the
 /// command off it).
-pub const MAX_LINE_CHARS: usize = 500;
+pub(crate) const MAX_LINE_CHARS: usize = 500;
 
 /// Multi-line prose with every escape, control (except `\n`, `\t`), bidi and zero-width character removed.
 pub fn prose(text: &str) -> Cow<'_, str> {

@@ -28,7 +28,7 @@ enum State {
 
 /// Filters one command's live output; feed every chunk in order.
 #[derive(Debug, Default)]
-pub struct LiveFilter {
+pub(crate) struct LiveFilter {
     state: State,
 }
 
@@ -38,7 +38,7 @@ impl LiveFilter {
     }
 
     /// The displayable part of `chunk`.
-    pub fn feed(&mut self, chunk: &str) -> String {
+    pub(crate) fn feed(&mut self, chunk: &str) -> String {
         let mut out = String::with_capacity(chunk.len());
         for c in chunk.chars() {
             self.state = match std::mem::take(&mut self.state) {

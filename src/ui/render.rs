@@ -7,7 +7,7 @@ use crate::protocol::{AgentEvent, ApprovalDecision, ObservationStatus};
 use crate::ui::{display, markdown, style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Style {
+pub(crate) enum Style {
     /// Progress on stderr, the answer on stdout.
     Human { color: bool, spinner: bool },
     /// Only the final answer, on stdout.
@@ -16,7 +16,7 @@ pub enum Style {
     Json,
 }
 
-pub struct Renderer<O: Write, E: Write> {
+pub(crate) struct Renderer<O: Write, E: Write> {
     style: Style,
     out: O,
     err: E,
@@ -101,13 +101,13 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 
     /// Under `-q`, writes the answer unchanged; only for a stdout that is not a terminal.
-    pub fn with_raw_answer(mut self, raw: bool) -> Self {
+    pub(crate) fn with_raw_answer(mut self, raw: bool) -> Self {
         self.raw_answer = raw;
         self
     }
 
     /// Answers as Markdown for a terminal `width` columns wide (plain text when color is off).
-    pub fn with_markdown(mut self, width: usize) -> Self {
+    pub(crate) fn with_markdown(mut self, width: usize) -> Self {
         self.markdown_width = Some(width);
         self
     }

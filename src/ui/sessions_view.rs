@@ -64,7 +64,7 @@ fn write_list_in(
 /// A header (id, title, directory, host, model, message count), then the conversation: `you:`,
 /// `assistant:` with a `▶` line per tool call, and tool results in a `│` gutter, cut to 20 lines.
 /// System messages are not shown.
-pub fn write_show(
+pub(crate) fn write_show(
     out: &mut impl Write,
     summary: &ConversationSummary,
     messages: &[ChatMessage],

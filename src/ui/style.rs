@@ -17,17 +17,17 @@ pub fn removed() -> Style {
     AnsiColor::Magenta.on_default().underline()
 }
 
-pub fn dim() -> Style {
+pub(crate) fn dim() -> Style {
     Style::new().dimmed()
 }
 
 /// `text` in `style`, or plain when color is off.
-pub fn paint(style: Style, text: &str, color: bool) -> String {
+pub(crate) fn paint(style: Style, text: &str, color: bool) -> String {
     if color { format!("{style}{text}{style:#}") } else { text.to_owned() }
 }
 
 /// `[HIGH]`, `[MEDIUM]`, `[SAFE]` in the risk's color: the one badge every view shows.
-pub fn badge(risk: Risk, color: bool) -> String {
+pub(crate) fn badge(risk: Risk, color: bool) -> String {
     paint(self::risk(risk), &format!("[{}]", risk.as_str().to_ascii_uppercase()), color)
 }
 

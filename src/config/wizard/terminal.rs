@@ -14,7 +14,7 @@ use crate::config::ConfigError;
 
 /// `opsai config set-llm`: asks on the user's terminal, saves to `<opsai_home>/config.json`.
 /// A missing terminal is `ConfigError::NoTerminal` (exit 2) before anything is asked.
-pub async fn set_llm(opsai_home: &Path, connect: Connect<'_>) -> Result<SetLlmOutcome, ConfigError> {
+pub(crate) async fn set_llm(opsai_home: &Path, connect: Connect<'_>) -> Result<SetLlmOutcome, ConfigError> {
     let mut prompter = TermPrompter::new(open_terminal()?);
     let outcome = set_llm_with(&mut prompter, opsai_home, connect).await?;
     if matches!(outcome, SetLlmOutcome::Saved { .. }) {
@@ -28,7 +28,7 @@ pub async fn set_llm(opsai_home: &Path, connect: Connect<'_>) -> Result<SetLlmOu
 }
 
 /// The terminal to prompt on: stderr when stdin and stderr both are terminals, else `/dev/tty`.
-pub fn open_terminal() -> Result<Term, ConfigError> {
+pub(crate) fn open_terminal() -> Result<Term, ConfigError> {
     if io::stdin().is_terminal() && io::stderr().is_terminal() {
         return Ok(Term::stderr());
     }
@@ -39,7 +39,7 @@ pub fn open_terminal() -> Result<Term, ConfigError> {
 }
 
 /// dialoguer prompts on one terminal.
-pub struct TermPrompter {
+pub(crate) struct TermPrompter {
     term: Term,
     theme: ColorfulTheme,
 }

@@ -82,7 +82,7 @@ fn read_line(path: &Path, limit: u64) -> String {
 /// The content is written and checked before the temp file gets the old owner and mode: a mode
 /// without write permission (0444) would stop `cat`, and a write by a non-root user clears the
 /// set-uid and set-gid bits; `chown` clears them too, so `chmod` comes last.
-pub fn replace_line(path: &Path, content: &[u8]) -> String {
+pub(crate) fn replace_line(path: &Path, content: &[u8]) -> String {
     let word = path_word(path);
     let dir = path_word(path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("/")));
     let expected = cksum(content);

@@ -15,7 +15,7 @@ const SHELL_FENCES: &[&str] = &["sh", "bash", "shell", "zsh", "console", "shell-
 
 /// A piece of the model's answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Segment {
+pub(crate) enum Segment {
     Text(String),
     /// One command of a shell code block (several lines when continued).
     Command(String),
@@ -24,7 +24,7 @@ pub enum Segment {
 }
 
 /// Splits Markdown into prose and shell code blocks (other code blocks stay prose).
-pub fn segments(answer: &str) -> Vec<Segment> {
+pub(crate) fn segments(answer: &str) -> Vec<Segment> {
     let mut out = Vec::new();
     let mut text = String::new();
     let mut lines = answer.lines();
@@ -108,7 +108,7 @@ fn complete(text: &str) -> bool {
 /// word names a program (`is_program`: the policy's table or `PATH`, so a setting such as
 /// `proxy_pass http://app` is not one), and arguments follow it (a lone word such as `nginx`
 /// names a thing as often as it runs one).
-pub fn inline_commands(text: &str, is_program: &dyn Fn(&str) -> bool) -> Vec<String> {
+pub(crate) fn inline_commands(text: &str, is_program: &dyn Fn(&str) -> bool) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for span in code_spans(text) {
         let span = span.trim();
@@ -229,7 +229,7 @@ fn command_line(assessment: &Assessment, color: bool) -> String {
 /// ```
 /// Parts are the simple commands the policy parser found, wrappers (`sudo`, `bash -c`, `find -exec`)
 /// looked through, each word quoted as the shell would need it.
-pub fn command_view(input: &str, assessment: &Assessment, color: bool) -> String {
+pub(crate) fn command_view(input: &str, assessment: &Assessment, color: bool) -> String {
     let mut out = String::new();
     if assessment.changed_by_sanitizer {
         out.push_str(&style::paint(style::removed(), &sanitize(input).display, color));

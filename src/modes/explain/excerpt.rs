@@ -14,14 +14,14 @@ use super::input::RawInput;
 use crate::exec::output::{clean_text, join_cut};
 
 /// Characters of piped input shown to the model, head and tail together.
-pub const DEFAULT_KEEP_CHARS: usize = 12_000;
+pub(crate) const DEFAULT_KEEP_CHARS: usize = 12_000;
 
 /// A word at a cut edge this long or longer is replaced: it may be part of a secret.
 const MIN_CUT_TOKEN: usize = 12;
 
 /// The text for the model.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Excerpt {
+pub(crate) struct Excerpt {
     pub text: String,
     /// Raw input bytes not shown.
     pub truncated_bytes: u64,
@@ -35,7 +35,7 @@ struct Part {
     used: usize,
 }
 
-pub fn excerpt(input: &RawInput, keep: usize) -> Excerpt {
+pub(crate) fn excerpt(input: &RawInput, keep: usize) -> Excerpt {
     let total = input.total();
     let head_budget = keep / 2;
     let tail_budget = keep - head_budget;

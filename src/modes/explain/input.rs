@@ -14,7 +14,7 @@ const RING: usize = 1 << 20;
 
 /// The kept parts of the input, raw.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RawInput {
+pub(crate) struct RawInput {
     /// The first bytes (at most `window`).
     pub head: Vec<u8>,
     /// The last bytes after the head (at most `window`); the input is `head`, `middle` dropped
@@ -39,7 +39,7 @@ impl RawInput {
 }
 
 /// Reads `reader` to EOF, keeping the first and the last `window` bytes.
-pub fn read_bounded(reader: &mut impl Read, window: usize) -> io::Result<RawInput> {
+pub(crate) fn read_bounded(reader: &mut impl Read, window: usize) -> io::Result<RawInput> {
     let mut head = vec![0u8; window];
     let mut head_len = 0;
     while head_len < window {
@@ -105,7 +105,7 @@ fn read_some(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
 
 /// Makes a pipe on stdin hold up to 1 MiB, so the writer and opsai switch less often (Linux only;
 /// best effort: anything else, or a refusal, leaves it as it is).
-pub fn widen_pipe(stdin: &std::fs::File) {
+pub(crate) fn widen_pipe(stdin: &std::fs::File) {
     #[cfg(target_os = "linux")]
     {
         use std::os::unix::fs::FileTypeExt;

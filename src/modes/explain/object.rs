@@ -15,7 +15,7 @@ use crate::modes::common::warn;
 
 /// What to do when `text` is none of the types [`identify`] knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IfUnknown {
+pub(crate) enum IfUnknown {
     /// Ask the model to type it from the conversation, or to ask the user.
     Ask,
     /// `text` is also a program name: explain it as a command (the caller's `None`).
@@ -25,7 +25,7 @@ pub enum IfUnknown {
 /// The user message for explaining `text` as an object, after running its template; `None` when
 /// nothing was found and `if_unknown` is [`IfUnknown::Command`]. Unless `quiet`, says on stderr
 /// what the object was taken for.
-pub async fn object_request(
+pub(crate) async fn object_request(
     paths: &Paths,
     parts: &Parts,
     session: &str,

@@ -8,15 +8,15 @@ use super::excerpt::Excerpt;
 use crate::protocol::Assessment;
 
 /// A random code for the delimiters (16 hex digits): the input cannot guess it.
-pub fn nonce() -> String {
+pub(crate) fn nonce() -> String {
     format!("{:016x}", rand::random::<u64>())
 }
 
-pub fn begin_line(nonce: &str) -> String {
+pub(crate) fn begin_line(nonce: &str) -> String {
     format!("<<<BEGIN PIPED INPUT {nonce}>>>")
 }
 
-pub fn end_line(nonce: &str) -> String {
+pub(crate) fn end_line(nonce: &str) -> String {
     format!("<<<END PIPED INPUT {nonce}>>>")
 }
 

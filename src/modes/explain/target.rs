@@ -25,7 +25,7 @@ pub enum Target {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ObjectKind {
+pub(crate) enum ObjectKind {
     Port,
     Pid,
     File,
@@ -34,7 +34,7 @@ pub enum ObjectKind {
 }
 
 /// What the machine knows, behind closures so the heuristic is testable.
-pub struct Lookup<'a> {
+pub(crate) struct Lookup<'a> {
     /// A program the policy, the shell or `PATH` knows.
     pub is_program: &'a dyn Fn(&str) -> bool,
     /// A path that exists.
@@ -49,7 +49,7 @@ const BUILTINS: &[&str] = &[
     "trap", "true", "type", "typeset", "ulimit", "umask", "unalias", "unset", "until", "wait", "while",
 ];
 
-pub fn classify(text: &str, assessment: &Assessment, lookup: &Lookup<'_>) -> Target {
+pub(crate) fn classify(text: &str, assessment: &Assessment, lookup: &Lookup<'_>) -> Target {
     let text = text.trim();
     let words: Vec<&str> = text.split_whitespace().collect();
     match crate::analyze::object::literal(text) {
@@ -108,7 +108,7 @@ fn has_shell_syntax(text: &str) -> bool {
 }
 
 /// The real lookup: the policy's program table, then `PATH`.
-pub fn is_known_program(word: &str) -> bool {
+pub(crate) fn is_known_program(word: &str) -> bool {
     if crate::policy::PROGRAMS.iter().any(|(names, _)| names.contains(&word)) {
         return true;
     }

@@ -24,7 +24,7 @@ pub enum Command {
 
 /// What to do with one submitted line.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Line {
+pub(crate) enum Line {
     Empty,
     Command(Command),
     /// A slash command that could not be understood: the message says how to use it.
@@ -33,7 +33,7 @@ pub enum Line {
 }
 
 /// Slash commands with their one-line help, in the order `/help` shows them (also Tab completion).
-pub const SLASH_COMMANDS: &[(&str, &str)] = &[
+pub(crate) const SLASH_COMMANDS: &[(&str, &str)] = &[
     ("/help", "this list"),
     ("/new", "start a new conversation"),
     ("/sessions", "list saved conversations"),

@@ -22,7 +22,7 @@ pub const HISTORY_ENTRIES: usize = 10_000;
 
 /// What the prompt shows; the REPL updates it as settings change.
 #[derive(Debug, Clone, Default)]
-pub struct AgentPrompt {
+pub(crate) struct AgentPrompt {
     pub model: String,
     pub cwd: String,
     pub approve_medium: bool,
@@ -108,7 +108,7 @@ impl Completer for SlashCompleter {
 
 /// `FileBackedHistory` (shared by several opsai processes through its file lock) that redacts each
 /// entry before it is kept, so a pasted token never reaches the file.
-pub struct RedactingHistory {
+pub(crate) struct RedactingHistory {
     inner: FileBackedHistory,
     redactor: Arc<Redactor>,
 }

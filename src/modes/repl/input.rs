@@ -41,7 +41,7 @@ impl Input {
     }
 
     /// Clears the screen, the prompt then at the top; from a pipe nothing is drawn, so nothing to do.
-    pub fn clear_screen(&mut self) -> Option<String> {
+    pub(crate) fn clear_screen(&mut self) -> Option<String> {
         match self {
             Input::Editor(editor) => editor.clear_screen().err().map(|err| format!("cannot clear the screen: {err}")),
             Input::Plain(_) => None,

@@ -32,7 +32,7 @@ static FENCED: LazyLock<Option<Regex>> =
 
 /// Classifies a plain answer; `is_program` says whether a word names a program (on `PATH`, or one
 /// the policy knows).
-pub fn classify(text: &str, is_program: impl Fn(&str) -> bool) -> Answer {
+pub(crate) fn classify(text: &str, is_program: impl Fn(&str) -> bool) -> Answer {
     let text = text.trim();
     if let Some(body) = FENCED.as_ref().and_then(|fence| fence.captures(text)).and_then(|c| c.get(1)) {
         let body = body.as_str();
@@ -89,7 +89,7 @@ fn looks_like_command(line: &str, is_program: &impl Fn(&str) -> bool) -> bool {
 }
 
 /// The message line: the first non-empty line of `text`, at most `width` columns (`…` when cut).
-pub fn message_line(text: &str, width: usize) -> String {
+pub(crate) fn message_line(text: &str, width: usize) -> String {
     let line = text.lines().map(str::trim).find(|line| !line.is_empty()).unwrap_or("");
     let clean: String = line
         .chars()
@@ -101,7 +101,7 @@ pub fn message_line(text: &str, width: usize) -> String {
 
 /// The risk warning for a proposal above Safe: `⚠ high: recursive delete` (the first reason without
 /// the command part it names), at most `width` columns.
-pub fn warning_line(assessment: &Assessment, width: usize) -> Option<String> {
+pub(crate) fn warning_line(assessment: &Assessment, width: usize) -> Option<String> {
     if assessment.risk == Risk::Safe {
         return None;
     }

@@ -15,15 +15,15 @@ use std::sync::Arc;
 use crate::redact::Redactor;
 
 /// The file's name under `$OPSAI_HOME`.
-pub const FILE_NAME: &str = "widget.log";
+pub(crate) const FILE_NAME: &str = "widget.log";
 /// Size at which the file is rotated to `widget.log.1`.
-pub const MAX_BYTES: u64 = 1024 * 1024;
+pub(crate) const MAX_BYTES: u64 = 1024 * 1024;
 /// Characters kept of one entry.
 const MAX_ENTRY_CHARS: usize = 2000;
 
 /// The widget's log file.
 #[derive(Debug, Clone)]
-pub struct WidgetLog {
+pub(crate) struct WidgetLog {
     path: PathBuf,
     redactor: Arc<Redactor>,
     max_bytes: u64,
@@ -35,8 +35,9 @@ impl WidgetLog {
         Self { path: dir.join(FILE_NAME), redactor, max_bytes: MAX_BYTES }
     }
 
+    #[cfg(test)]
     /// The same log rotating at `max_bytes` (tests).
-    pub fn with_max_bytes(mut self, max_bytes: u64) -> Self {
+    pub(crate) fn with_max_bytes(mut self, max_bytes: u64) -> Self {
         self.max_bytes = max_bytes;
         self
     }
@@ -68,7 +69,7 @@ impl WidgetLog {
 }
 
 /// The text on one line: newlines, tabs and other control characters escaped, length bounded.
-pub fn one_line(text: &str) -> String {
+pub(crate) fn one_line(text: &str) -> String {
     let mut out = String::with_capacity(text.len().min(MAX_ENTRY_CHARS));
     for (count, c) in text.chars().enumerate() {
         if count == MAX_ENTRY_CHARS {

@@ -5,7 +5,7 @@
 //! The caller redacts both before they leave the machine.
 
 /// History lines sent at most (the newest ones).
-pub const HISTORY_LINES: usize = 10;
+pub(crate) const HISTORY_LINES: usize = 10;
 /// Characters kept of one history line.
 const HISTORY_LINE_CHARS: usize = 500;
 
@@ -23,13 +23,13 @@ const HISTORY_LINE_CHARS: usize = 500;
 ///
 /// Everything else the shell exported stays on the machine: arbitrary variables carry tokens,
 /// hostnames and personal data, and a name the model never sees cannot leak.
-pub const ENV_ALLOWLIST: &[&str] = &[
+pub(crate) const ENV_ALLOWLIST: &[&str] = &[
     "VIRTUAL_ENV", "CONDA_DEFAULT_ENV", "AWS_PROFILE", "AWS_REGION", "AWS_DEFAULT_REGION", "KUBECONFIG", "DOCKER_HOST",
     "DOCKER_CONTEXT", "LANG", "LC_ALL", "TERM",
 ];
 
 /// The allowlisted variables that are set (non-empty), in [`ENV_ALLOWLIST`] order.
-pub fn allowed_env(lookup: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
+pub(crate) fn allowed_env(lookup: impl Fn(&str) -> Option<String>) -> Vec<(String, String)> {
     ENV_ALLOWLIST
         .iter()
         .filter_map(|name| Some(((*name).to_owned(), lookup(name).filter(|value| !value.is_empty())?)))
@@ -39,7 +39,7 @@ pub fn allowed_env(lookup: impl Fn(&str) -> Option<String>) -> Vec<(String, Stri
 /// The history the shell wrote on stdin, oldest first: each line trimmed (bash's `fc -ln` puts a
 /// tab and a space in front), control characters made spaces (an escape sequence must not fake a
 /// prompt line), empty lines dropped, the newest [`HISTORY_LINES`] kept.
-pub fn history_lines(raw: &str) -> Vec<String> {
+pub(crate) fn history_lines(raw: &str) -> Vec<String> {
     let lines: Vec<String> = raw
         .lines()
         .map(str::trim)

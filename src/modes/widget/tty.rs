@@ -30,11 +30,11 @@ use nix::sys::termios::{self, FlushArg, LocalFlags, SetArg, SpecialCharacterIndi
 /// The spinner's frames: one column each.
 const FRAMES: [&str; 10] = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
 /// Time between frames.
-pub const FRAME_INTERVAL: Duration = Duration::from_millis(80);
+pub(crate) const FRAME_INTERVAL: Duration = Duration::from_millis(80);
 /// Characters of text after the frame: the spinner must not reach the right margin.
 const LABEL_CHARS: usize = 24;
 /// Erases what the spinner drew, without moving the cursor.
-pub const ERASE: &[u8] = b"\x1b7\x1b[K\x1b8";
+pub(crate) const ERASE: &[u8] = b"\x1b7\x1b[K\x1b8";
 
 /// The terminal's settings before [`Tty::open`] changed them, for [`restore`].
 struct Saved {
@@ -45,7 +45,7 @@ struct Saved {
 static SAVED: Mutex<Option<Saved>> = Mutex::new(None);
 
 /// Puts the terminal back as it was (once; later calls do nothing) and drops typed-ahead input.
-pub fn restore() {
+pub(crate) fn restore() {
     let saved = match SAVED.lock() {
         Ok(mut slot) => slot.take(),
         Err(poisoned) => poisoned.into_inner().take(),
@@ -57,7 +57,7 @@ pub fn restore() {
 }
 
 /// For the panic hook: erase the spinner and restore the terminal.
-pub fn emergency_cleanup() {
+pub(crate) fn emergency_cleanup() {
     if let Ok(slot) = SAVED.lock()
         && let Some(saved) = slot.as_ref()
     {
@@ -67,7 +67,7 @@ pub fn emergency_cleanup() {
 }
 
 /// `/dev/tty` in raw mode; restored when dropped.
-pub struct Tty {
+pub(crate) struct Tty {
     file: File,
 }
 
@@ -127,7 +127,7 @@ impl Tty {
     }
 
     /// Writes `text` on the current line (erased first) and moves to the start of the next one.
-    pub fn warn(&self, text: &str) {
+    pub(crate) fn warn(&self, text: &str) {
         let bytes = format!("\r\x1b[K{text}\r\n");
         let _ = write_retrying(&self.file, bytes.as_bytes());
     }
@@ -159,7 +159,7 @@ fn write_retrying(mut file: &File, mut bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Keys read on a thread until one cancels.
-pub struct Keys {
+pub(crate) struct Keys {
     cancelled: tokio::sync::oneshot::Receiver<()>,
     stop: Arc<AtomicBool>,
 }
@@ -220,7 +220,7 @@ fn read_keys(mut input: File, cancel: tokio::sync::oneshot::Sender<()>, stop: Ar
 }
 
 /// A spinner drawn at the cursor.
-pub struct Spinner {
+pub(crate) struct Spinner {
     out: File,
     frame: usize,
     label: String,
@@ -256,7 +256,7 @@ impl Spinner {
 }
 
 /// `ESC 7`, erase to the end of the line, frame, text, `ESC 8`.
-pub fn frame_bytes(frame: &str, label: &str) -> Vec<u8> {
+pub(crate) fn frame_bytes(frame: &str, label: &str) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(16 + frame.len() + label.len());
     bytes.extend_from_slice(b"\x1b7\x1b[K");
     bytes.extend_from_slice(frame.as_bytes());
@@ -270,7 +270,7 @@ pub fn frame_bytes(frame: &str, label: &str) -> Vec<u8> {
 
 /// Printable ASCII only (one column each, no escape sequences from a model's command), on one
 /// line, at most [`LABEL_CHARS`] characters.
-pub fn label(text: &str) -> String {
+pub(crate) fn label(text: &str) -> String {
     let flat: String = text
         .split_whitespace()
         .collect::<Vec<_>>()

@@ -38,7 +38,7 @@ enum Ended {
 }
 
 impl Turn<'_> {
-    pub async fn converse(self) -> Response {
+    pub(crate) async fn converse(self) -> Response {
         // Handlers first: from here on SIGINT/SIGTERM/SIGHUP cancel instead of killing the process,
         // so the terminal is always restored.
         let mut signals = Signals::register();

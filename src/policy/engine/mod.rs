@@ -44,7 +44,7 @@ const PRINTERS: &[&str] = &["echo", "printf", "printenv", "cat", "env", "declare
 
 /// One non-Safe verdict on one part of the command, ready to show: `subject: reason`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub risk: Risk,
     pub text: String,
 }
@@ -66,7 +66,7 @@ struct Leaf {
     prints: Option<Word>,
 }
 
-pub struct Engine<'c> {
+pub(crate) struct Engine<'c> {
     config: &'c PolicyConfig,
     pub findings: Vec<Finding>,
     pub commands: Vec<Vec<String>>,

@@ -20,7 +20,7 @@ const HOSTS: &[&str] = &[
 /// The first metadata address found in `text` (a URL, `host:port`, `user@host`, a bare address).
 /// `host_position` says the text is an address wherever it sits (a network client's argument):
 /// only then do a bare `metadata` or a lone number count, which elsewhere are ordinary words.
-pub fn address_in(text: &str, host_position: bool) -> Option<String> {
+pub(crate) fn address_in(text: &str, host_position: bool) -> Option<String> {
     let lower = text.to_ascii_lowercase();
     // The host part of each URL is a host whatever it looks like.
     let in_urls = lower.split("://").skip(1).find_map(|rest| {

@@ -14,31 +14,31 @@ const fn at_most(short: &'static str, operands: usize) -> Options {
 /// `cd [-L|-P] [DIR]`. Safe: opsai runs each line in a fresh `bash -c`, so the new directory dies
 /// with the line; a secret directory is caught by the path check (cd is not a metadata reader), and
 /// the sandbox denies secret paths whatever the working directory.
-pub static CD: Options = at_most("LPe@", 1);
-pub static PUSHD: Options = at_most("n", 1);
-pub static POPD: Options = at_most("n", 1);
+pub(crate) static CD: Options = at_most("LPe@", 1);
+pub(crate) static PUSHD: Options = at_most("n", 1);
+pub(crate) static POPD: Options = at_most("n", 1);
 // `dirs -c` clears the stack: left out.
-pub static DIRS: Options = at_most("lpv", 1);
+pub(crate) static DIRS: Options = at_most("lpv", 1);
 // `wait -p VAR` assigns a variable: left out.
-pub static WAIT: Options = Options { short: "fn", ..Options::NONE };
+pub(crate) static WAIT: Options = Options { short: "fn", ..Options::NONE };
 // `jobs -x CMD` runs a command: left out.
-pub static JOBS: Options = Options { short: "lnprs", ..Options::NONE };
-pub static SHOPT: Options = Options { short: "opqsu", ..Options::NONE };
+pub(crate) static JOBS: Options = Options { short: "lnprs", ..Options::NONE };
+pub(crate) static SHOPT: Options = Options { short: "opqsu", ..Options::NONE };
 /// `ulimit -a`, `ulimit -n`: a new limit as an operand changes the shell's limits.
-pub static ULIMIT: Options = at_most("SHabcdefiklmnpqrstuvxPRT", 0);
-pub static TPUT: Options = Options { short: "SxVT:", ..Options::NONE };
-pub static CLEAR: Options = Options { short: "xVT:", ..Options::NONE };
+pub(crate) static ULIMIT: Options = at_most("SHabcdefiklmnpqrstuvxPRT", 0);
+pub(crate) static TPUT: Options = Options { short: "SxVT:", ..Options::NONE };
+pub(crate) static CLEAR: Options = Options { short: "xVT:", ..Options::NONE };
 /// `hash`, `hash -l`, `hash NAME`; `-p PATH NAME` rebinds a name to another program: left out.
-pub static HASH: Options = Options { short: "lrt", ..Options::NONE };
+pub(crate) static HASH: Options = Options { short: "lrt", ..Options::NONE };
 /// `alias` and `alias -p` print; `alias name=value` changes what later words run.
-pub static ALIAS: Options = at_most("p", 0);
+pub(crate) static ALIAS: Options = at_most("p", 0);
 /// `umask` and `umask -S` print; `umask 077` changes the mode of files created later.
-pub static UMASK: Options = at_most("pS", 0);
-pub static HELP: Options = Options { short: "dms", ..Options::NONE };
-pub static TYPE: Options = Options { short: "afptP", ..Options::NONE };
+pub(crate) static UMASK: Options = at_most("pS", 0);
+pub(crate) static HELP: Options = Options { short: "dms", ..Options::NONE };
+pub(crate) static TYPE: Options = Options { short: "afptP", ..Options::NONE };
 
-pub const ASSIGNS: &str = "assigns shell variables (what it assigns is only known at run time)";
-pub const SETS_OR_PRINTS: &str =
+pub(crate) const ASSIGNS: &str = "assigns shell variables (what it assigns is only known at run time)";
+pub(crate) const SETS_OR_PRINTS: &str =
     "sets shell variables or attributes, or prints them all (secrets included): never Safe";
 
 /// `printf FORMAT ARGS…`: the arguments are data; `-v VAR` assigns instead of printing.
@@ -54,7 +54,7 @@ pub fn printf<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// `printenv NAME…` prints those variables (a secret-looking name is High by the argument check);
 /// `printenv` alone prints the whole environment.
-pub fn printenv<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn printenv<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const PRINTENV: Options = Options { short: "0", long: &["null"], ..Options::NONE };
     if inv.positionals().is_empty() {
         return Verdict::medium("prints the whole environment (tokens and passwords included)").into();

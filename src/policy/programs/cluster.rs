@@ -158,7 +158,7 @@ fn exec_in_container<'a>(rest: &Invocation<'a>) -> Outcome<'a> {
     Outcome::from(verdict).then(Nested::Exec { words: command, bulk: false })
 }
 
-pub fn compose<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn compose<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let verdict = match inv.subcommand(&["-f", "--file", "-p", "--project-name", "--env-file", "--profile"]) {
         Some((index, sub)) => compose_verdict(sub, &inv.after(index)),
         None => Verdict::SAFE,
@@ -300,7 +300,7 @@ fn kubectl_rules<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     verdict.into()
 }
 
-pub fn helm<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn helm<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_long("--kubeconfig") {
         return Verdict::medium("--kubeconfig names a config whose exec credential plugins are programs").into();
     }

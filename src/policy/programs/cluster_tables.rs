@@ -5,7 +5,7 @@ use super::options::{Operands, Options};
 
 /// Options of docker's read-only commands (ps, images, logs, inspect, stats, …) and its global
 /// options. Left out: `-H/--host`, `--config` (checked before, with a reason).
-pub static DOCKER_READ: Options = Options {
+pub(crate) static DOCKER_READ: Options = Options {
     short: "aDqstvc:f:l:n:",
     long: &[
         "all", "filter=", "format=", "last=", "latest", "no-trunc", "quiet", "size", "details", "follow", "since=",
@@ -20,7 +20,7 @@ pub static DOCKER_READ: Options = Options {
 /// Options of kubectl's read-only commands (get, describe, logs, top, explain, …) and its global
 /// options. pflag accepts `--flag=true` for booleans, hence `[=]`. Left out: `--kubeconfig`
 /// (checked before), `--profile-output` and `cluster-info dump --output-directory` (write files).
-pub static KUBE_READ: Options = Options {
+pub(crate) static KUBE_READ: Options = Options {
     short: "AhpRwc:f:k:l:L:n:o:s:v:",
     long: &[
         "all-namespaces[=]",

@@ -52,7 +52,7 @@ pub fn copy<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 /// `mv`: both the sources (removed from where they were) and the destination are written.
-pub fn move_<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn move_<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     write_targets(inv.positionals(), "moves", Verdict::medium("moves files")).into()
 }
 
@@ -154,12 +154,12 @@ pub fn sort<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 /// `uniq IN OUT` writes OUT.
-pub fn uniq<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn uniq<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     second_operand_is_output(inv, &readers::UNIQ)
 }
 
 /// `xxd IN OUT` writes OUT (also with `-r`, which turns a dump back into bytes).
-pub fn xxd<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn xxd<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     second_operand_is_output(inv, &readers::XXD)
 }
 
@@ -293,7 +293,7 @@ static TAR_READ: Options = Options {
 };
 
 /// `unzip -l/-t/-v/-p/-Z` only read (`-p` and `-c` extract to stdout); anything else extracts.
-pub fn unzip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn unzip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const READ: Options = Options { short: "aCcLlMpqtvzZx:P:", ..Options::NONE };
     if inv.has_word(&["-l", "-t", "-v", "-p", "-c", "-Z", "-lv", "-tq", "-qq", "-Z1"])
         && !inv.has_short('d')

@@ -6,7 +6,7 @@ use super::options::{Operands, Options};
 /// and tag listings, rev-parse, cat-file…), in one table: each is read-only wherever git accepts
 /// it. Left out: `-O`/`--open-files-in-pager`, `--output`, `--ext-diff`, `--textconv`, `--filters`,
 /// `--upload-pack`, `--exec`, `--web` (see `READ_VETOES`).
-pub static GIT_READ: Options = Options {
+pub(crate) static GIT_READ: Options = Options {
     short: "0123456789abcdDfFghHiIklmnopqrRstTuvwWzEPM::A:B:C:e:G:L:S:U:x:X:",
     long: &[
         // log, rev-list, shortlog
@@ -386,7 +386,7 @@ pub static GIT_READ: Options = Options {
 };
 
 /// `git config --get…/--list` and `git config get/list`: reading options only.
-pub static GIT_CONFIG_READ: Options = Options {
+pub(crate) static GIT_CONFIG_READ: Options = Options {
     short: "lzf:",
     long: &[
         "get", "get-all", "get-regexp", "get-urlmatch", "get-color", "get-colorbool", "list", "show-origin",

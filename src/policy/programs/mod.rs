@@ -27,7 +27,7 @@ use super::word::Word;
 
 /// Index of the first word that is not an option of a wrapper-like program. `with_value` lists the
 /// options (`-n`, `--signal`) whose value is the next word unless attached (`-n10`, `--signal=9`).
-pub fn skip_options(args: &[Word], with_value: &[&str]) -> usize {
+pub(crate) fn skip_options(args: &[Word], with_value: &[&str]) -> usize {
     let mut i = 0;
     while let Some(word) = args.get(i) {
         let text = word.text.as_str();
@@ -50,7 +50,11 @@ pub fn skip_options(args: &[Word], with_value: &[&str]) -> usize {
 
 /// `git --namespace status`, `docker -l ps`: with no subcommand left, an option's value that is
 /// a subcommand's name was most likely meant as one; what the program will do is unclear.
-pub fn value_where_subcommand_expected(args: &[Word], with_value: &[&str], subcommands: &[&str]) -> Option<Verdict> {
+pub(crate) fn value_where_subcommand_expected(
+    args: &[Word],
+    with_value: &[&str],
+    subcommands: &[&str],
+) -> Option<Verdict> {
     args.windows(2).find_map(|pair| {
         (with_value.contains(&pair[0].text.as_str()) && subcommands.contains(&pair[1].text.as_str())).then(|| {
             Verdict::medium(format!(
@@ -63,13 +67,13 @@ pub fn value_where_subcommand_expected(args: &[Word], with_value: &[&str], subco
 
 /// A file argument that means "read standard input" (`-`, `/dev/stdin`, `/dev/fd/0`…): a config
 /// taken from there is whatever a here-string or pipe says.
-pub fn is_stdin(path: &str) -> bool {
+pub(crate) fn is_stdin(path: &str) -> bool {
     matches!(path, "-" | "/dev/stdin" | "/dev/fd/0" | "/proc/self/fd/0" | "/dev/tty")
         || path.starts_with("/proc/") && path.ends_with("/fd/0")
 }
 
 /// Verdict for writing (creating, truncating, deleting, re-permissioning) `target`.
-pub fn write_target(target: &Word, action: &str) -> Verdict {
+pub(crate) fn write_target(target: &Word, action: &str) -> Verdict {
     if let Some(place) = paths::sensitive(&target.text) {
         return Verdict::high(format!("{action} {} ({})", place.describe(), target.text));
     }
@@ -80,7 +84,11 @@ pub fn write_target(target: &Word, action: &str) -> Verdict {
 }
 
 /// The strictest `write_target` over several targets, or `fallback` when there are none.
-pub fn write_targets<'w>(targets: impl IntoIterator<Item = &'w Word>, action: &str, fallback: Verdict) -> Verdict {
+pub(crate) fn write_targets<'w>(
+    targets: impl IntoIterator<Item = &'w Word>,
+    action: &str,
+    fallback: Verdict,
+) -> Verdict {
     let mut verdict: Option<Verdict> = None;
     for target in targets {
         let next = write_target(target, action);
@@ -93,7 +101,7 @@ pub fn write_targets<'w>(targets: impl IntoIterator<Item = &'w Word>, action: &s
 }
 
 /// Joins words into one line of shell code (`eval a b`, `ssh host cmd…`, `watch cmd…`).
-pub fn join_code(words: &[Word]) -> Word {
+pub(crate) fn join_code(words: &[Word]) -> Word {
     let mut joined = Word { quoted: true, ..Word::default() };
     for (i, word) in words.iter().enumerate() {
         if i > 0 {
@@ -108,7 +116,12 @@ pub fn join_code(words: &[Word]) -> Word {
 }
 
 /// Subcommand tables: `(names, verdict)` rows; the first row whose names contain `sub` wins.
-pub fn by_subcommand(sub: &str, safe: &[&str], high: &[(&[&str], &'static str)], medium: &'static str) -> Verdict {
+pub(crate) fn by_subcommand(
+    sub: &str,
+    safe: &[&str],
+    high: &[(&[&str], &'static str)],
+    medium: &'static str,
+) -> Verdict {
     if safe.contains(&sub) {
         return Verdict::SAFE;
     }

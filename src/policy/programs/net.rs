@@ -347,7 +347,7 @@ fn is_remote(spec: &str) -> bool {
 }
 
 /// `scp`, `rsync`, `sftp`, `rclone`: sending to another host is High; fetching is Medium.
-pub fn copy_remote<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn copy_remote<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.name != "rclone"
         && let Some(verdict) = ssh_family_options(inv)
     {
@@ -423,7 +423,7 @@ pub fn sockets<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 /// The file a `curl`/`wget` invocation saves its download to, if any (`-o F`, `-O`, `wget URL`).
-pub fn download_target(name: &str, args: &[Word]) -> Option<String> {
+pub(crate) fn download_target(name: &str, args: &[Word]) -> Option<String> {
     let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
     let url_name = || {
         let url = texts.iter().find(|t| t.contains("://"))?;

@@ -10,7 +10,7 @@ use crate::policy::word::Word;
 
 /// The options and operands known to be read-only for one program.
 #[derive(Debug)]
-pub struct Options {
+pub(crate) struct Options {
     /// Short options in getopt syntax: `"lah"` are flags, `"w:"` takes a value (`-w 80`, `-w80`),
     /// `"d::"` takes a value only when attached (`-d5`).
     pub short: &'static str,
@@ -27,7 +27,7 @@ pub struct Options {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operands {
+pub(crate) enum Operands {
     /// Files, patterns, names: any number.
     Any,
     /// At most this many (`cd DIR`, `ulimit -n` without a new limit).
@@ -36,7 +36,8 @@ pub enum Operands {
 
 impl Options {
     /// No options at all; any operands.
-    pub const NONE: Options = Options { short: "", long: &[], words: &[], numeric: false, operands: Operands::Any };
+    pub(crate) const NONE: Options =
+        Options { short: "", long: &[], words: &[], numeric: false, operands: Operands::Any };
 
     /// Safe when every argument is known; otherwise Medium naming the first unknown one.
     pub fn check(&self, inv: &Invocation) -> Verdict {
@@ -47,17 +48,17 @@ impl Options {
     }
 
     /// Why the arguments are not all known read-only, if they are not.
-    pub fn first_unknown(&self, args: &[Word]) -> Option<String> {
+    pub(crate) fn first_unknown(&self, args: &[Word]) -> Option<String> {
         self.walk(args, &mut Vec::new())
     }
 
     /// Is `--name` (without dashes) one of this table's long options?
-    pub fn knows_long(&self, name: &str) -> bool {
+    pub(crate) fn knows_long(&self, name: &str) -> bool {
         self.long.iter().any(|entry| entry_name(entry) == name)
     }
 
     /// The indices of the operands (words that are neither options nor option values).
-    pub fn operand_indices(&self, args: &[Word]) -> Vec<usize> {
+    pub(crate) fn operand_indices(&self, args: &[Word]) -> Vec<usize> {
         let mut indices = Vec::new();
         let _ = self.walk(args, &mut indices);
         indices
@@ -184,7 +185,7 @@ fn short_kind(spec: &str, flag: char) -> Option<Kind> {
 }
 
 /// `--help` or `--version` as the only argument: every program opsai knows prints and exits.
-pub fn is_help_or_version(args: &[Word]) -> bool {
+pub(crate) fn is_help_or_version(args: &[Word]) -> bool {
     matches!(args, [only] if !only.dynamic && matches!(only.text.as_str(), "--help" | "--version"))
 }
 

@@ -8,7 +8,7 @@ use crate::policy::verdict::{Outcome, Verdict};
 
 /// Package managers and language toolchains: queries read, installs and builds change things,
 /// publishing sends code off the host.
-pub fn packages<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn packages<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const WITH_VALUE: &[&str] = &[
         "-o", "-c", "-t", "--prefix", "-C", "--cwd", "--dir", "--config", "--target", "-r", "--root",
         "--manifest-path", "-p", "--package", "-e", "--env", "-n", "--name", "--python",

@@ -52,7 +52,7 @@ pub fn history<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// `systemd-analyze` reports; `set-log-level`/`set-log-target` (and `log-level X`) change the
 /// service manager.
-pub fn systemd_analyze<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn systemd_analyze<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const OPTIONS: Options = Options {
         short: "hqM:H:",
         long: &[

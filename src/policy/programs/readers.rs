@@ -5,7 +5,7 @@
 use super::options::{Operands, Options};
 
 // Search, view and encode tables live beside these; they are read through this module too.
-pub use super::search_tables::*;
+pub(crate) use super::search_tables::*;
 
 const fn opts(short: &'static str, long: &'static [&'static str]) -> Options {
     Options { short, long, words: &[], numeric: false, operands: Operands::Any }
@@ -16,7 +16,7 @@ const fn numeric(short: &'static str, long: &'static [&'static str]) -> Options 
 }
 
 // GNU ls plus the BSD letters (`-@eOT`).
-pub static LS: Options = opts(
+pub(crate) static LS: Options = opts(
     "aAbBcCdDfFgGhHiklLmnNopqQrRsStuUvxXZ1@eOI:T:w:",
     &[
         "all",
@@ -65,7 +65,7 @@ pub static LS: Options = opts(
     ],
 );
 
-pub static EZA: Options = opts(
+pub(crate) static EZA: Options = opts(
     "1abdDfFgGhHilmnrRSTuUxXBL:I:s:t:",
     &[
         "oneline",
@@ -123,11 +123,11 @@ pub static EZA: Options = opts(
 pub static PWD: Options =
     Options { short: "LP", long: &["logical", "physical"], operands: Operands::AtMost(0), ..Options::NONE };
 
-pub static STAT: Options =
+pub(crate) static STAT: Options =
     opts("LfctZc:", &["dereference", "file-system", "cached=", "format=", "printf=", "terse", "context"]);
 
 // `du`: GNU plus BSD `-d N`, `-A`, `-g`, `-m`, `-n`, `-r`, `-I mask`.
-pub static DU: Options = opts(
+pub(crate) static DU: Options = opts(
     "0abcDghHklLmnPrsSxAB:d:t:X:I:",
     &[
         "null", "all", "apparent-size", "block-size=", "bytes", "total", "dereference-args", "max-depth=",
@@ -136,7 +136,7 @@ pub static DU: Options = opts(
     ],
 );
 
-pub static DF: Options = opts(
+pub(crate) static DF: Options = opts(
     "aghHiklmnPTvB:t:x:",
     &[
         "all", "block-size=", "human-readable", "si", "inodes", "local", "no-sync", "output[=]", "portability",
@@ -144,7 +144,7 @@ pub static DF: Options = opts(
     ],
 );
 
-pub static REALPATH: Options = opts(
+pub(crate) static REALPATH: Options = opts(
     "eLmPqsz",
     &[
         "canonicalize-existing", "canonicalize-missing", "logical", "physical", "quiet", "relative-to=",
@@ -152,7 +152,7 @@ pub static REALPATH: Options = opts(
     ],
 );
 
-pub static READLINK: Options = opts(
+pub(crate) static READLINK: Options = opts(
     "efmnqsvz",
     &[
         "canonicalize", "canonicalize-existing", "canonicalize-missing", "no-newline", "quiet", "silent", "verbose",
@@ -160,22 +160,22 @@ pub static READLINK: Options = opts(
     ],
 );
 
-pub static BASENAME: Options = opts("azs:", &["multiple", "suffix=", "zero"]);
-pub static DIRNAME: Options = opts("z", &["zero"]);
-pub static PATHCHK: Options = opts("pP", &["portability"]);
+pub(crate) static BASENAME: Options = opts("azs:", &["multiple", "suffix=", "zero"]);
+pub(crate) static DIRNAME: Options = opts("z", &["zero"]);
+pub(crate) static PATHCHK: Options = opts("pP", &["portability"]);
 
 // BSD `cat -l` locks stdout; harmless but unknown elsewhere, so left out.
-pub static CAT: Options = opts(
+pub(crate) static CAT: Options = opts(
     "AbeEnstTuv",
     &["show-all", "number-nonblank", "show-ends", "number", "squeeze-blank", "show-tabs", "show-nonprinting"],
 );
 
-pub static TAC: Options = opts("brs:", &["before", "regex", "separator="]);
+pub(crate) static TAC: Options = opts("brs:", &["before", "regex", "separator="]);
 
 pub static HEAD: Options = numeric("qvzc:n:", &["bytes=", "lines=", "quiet", "silent", "verbose", "zero-terminated"]);
 
 // `tail`: GNU plus BSD `-r` and `-b N`.
-pub static TAIL: Options = numeric(
+pub(crate) static TAIL: Options = numeric(
     "fFqrvzb:c:n:s:",
     &[
         "bytes=", "follow[=]", "lines=", "max-unchanged-stats=", "pid=", "quiet", "silent", "retry", "sleep-interval=",
@@ -183,10 +183,10 @@ pub static TAIL: Options = numeric(
     ],
 );
 
-pub static WC: Options =
+pub(crate) static WC: Options =
     opts("clmwL", &["bytes", "chars", "lines", "files0-from=", "max-line-length", "words", "total=", "debug"]);
 
-pub static NL: Options = opts(
+pub(crate) static NL: Options = opts(
     "pb:d:f:h:i:l:n:s:v:w:",
     &[
         "body-numbering=", "section-delimiter=", "footer-numbering=", "header-numbering=", "line-increment=",
@@ -195,13 +195,13 @@ pub static NL: Options = opts(
     ],
 );
 
-pub static FOLD: Options = numeric("bsw:", &["bytes", "characters", "spaces", "width="]);
-pub static FMT: Options = numeric(
+pub(crate) static FOLD: Options = numeric("bsw:", &["bytes", "characters", "spaces", "width="]);
+pub(crate) static FMT: Options = numeric(
     "cstuw:p:g:",
     &["crown-margin", "prefix=", "split-only", "tagged-paragraph", "uniform-spacing", "width=", "goal="],
 );
 
-pub static COLUMN: Options = opts(
+pub(crate) static COLUMN: Options = opts(
     "dehJLntxc:C:E:H:i:l:N:o:O:p:r:R:s:S:T:W:",
     &[
         "table", "separator=", "output-separator=", "columns=", "fillrows", "table-columns=", "table-right=",
@@ -211,21 +211,21 @@ pub static COLUMN: Options = opts(
     ],
 );
 
-pub static PASTE: Options = opts("szd:", &["delimiters=", "serial", "zero-terminated"]);
-pub static JOIN: Options =
+pub(crate) static PASTE: Options = opts("szd:", &["delimiters=", "serial", "zero-terminated"]);
+pub(crate) static JOIN: Options =
     opts("iza:e:o:t:v:1:2:j:", &["ignore-case", "check-order", "nocheck-order", "header", "zero-terminated"]);
-pub static COMM: Options =
+pub(crate) static COMM: Options =
     opts("123z", &["check-order", "nocheck-order", "output-delimiter=", "total", "zero-terminated"]);
-pub static CUT: Options = opts(
+pub(crate) static CUT: Options = opts(
     "nszb:c:d:f:",
     &[
         "bytes=", "characters=", "delimiter=", "fields=", "complement", "only-delimited", "output-delimiter=",
         "zero-terminated",
     ],
 );
-pub static TR: Options = opts("cCdst", &["complement", "delete", "squeeze-repeats", "truncate-set1"]);
-pub static EXPAND: Options = numeric("it:", &["initial", "tabs="]);
-pub static UNEXPAND: Options = numeric("at:", &["all", "first-only", "tabs="]);
+pub(crate) static TR: Options = opts("cCdst", &["complement", "delete", "squeeze-repeats", "truncate-set1"]);
+pub(crate) static EXPAND: Options = numeric("it:", &["initial", "tabs="]);
+pub(crate) static UNEXPAND: Options = numeric("at:", &["all", "first-only", "tabs="]);
 
 /// `diff` and friends. Left out: `--diff-program` (sdiff, diff3: runs a program), `-o`/`--output`
 /// (sdiff: writes a merged file).
@@ -286,15 +286,15 @@ const DIFF_LONG: &[&str] = &[
     "debug",
     "no-color",
 ];
-pub static DIFF: Options = numeric("abBcdeEfhHilnNpPqrstTuvwyZC:D:F:I:L:S:U:W:x:X:", DIFF_LONG);
-pub static DIFF3: Options = opts(
+pub(crate) static DIFF: Options = numeric("abBcdeEfhHilnNpPqrstTuvwyZC:D:F:I:L:S:U:W:x:X:", DIFF_LONG);
+pub(crate) static DIFF3: Options = opts(
     "3aAeEimTxXL:",
     &[
         "text", "show-all", "ed", "easy-only", "merge", "label=", "initial-tab", "strip-trailing-cr", "show-overlap",
         "overlap-only",
     ],
 );
-pub static SDIFF: Options = opts(
+pub(crate) static SDIFF: Options = opts(
     "abBdEHilstWI:w:",
     &[
         "ignore-case", "ignore-tab-expansion", "ignore-trailing-space", "ignore-space-change", "ignore-all-space",
@@ -302,5 +302,5 @@ pub static SDIFF: Options = opts(
         "suppress-common-lines", "expand-tabs", "tabsize=", "minimal", "speed-large-files",
     ],
 );
-pub static CMP: Options =
+pub(crate) static CMP: Options =
     opts("blsi:n:", &["print-bytes", "ignore-initial=", "verbose", "bytes=", "quiet", "silent", "zero-terminated"]);

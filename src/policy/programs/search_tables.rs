@@ -21,16 +21,16 @@ const GREP_LONG: &[&str] = &[
     "files-with-matches", "count", "initial-tab", "null", "before-context=", "after-context=", "context=",
     "group-separator=", "no-group-separator", "color[=]", "colour[=]", "binary", "unix-byte-offsets",
 ];
-pub static GREP: Options = numeric("abcEFGhHiIlLnoPqrRsTuUvVwxyzZA:B:C:d:D:e:f:m:", GREP_LONG);
+pub(crate) static GREP: Options = numeric("abcEFGhHiIlLnoPqrRsTuUvVwxyzZA:B:C:d:D:e:f:m:", GREP_LONG);
 
 /// `zcat` and the other decompress-to-stdout readers (`-l` lists, `-t` tests).
-pub static ZCAT: Options = opts(
+pub(crate) static ZCAT: Options = opts(
     "cdfhlLnNqrtvV",
     &["stdout", "decompress", "force", "list", "name", "no-name", "quiet", "test", "verbose", "keep"],
 );
 
 // `-p/--pager` runs a program: left out.
-pub static AG: Options = opts(
+pub(crate) static AG: Options = opts(
     "0aDfHhiLlnQrsStuUvVwzA:B:C:G:g:m:",
     &[
         "ignore=", "ignore-case", "case-sensitive", "smart-case", "literal", "hidden", "skip-vcs-ignores",
@@ -43,7 +43,7 @@ pub static AG: Options = opts(
 );
 
 // `--pager` runs a program and `--output` evaluates a Perl expression: left out.
-pub static ACK: Options = opts(
+pub(crate) static ACK: Options = opts(
     "1cfghHiIklLnoQrRsvwxA:B:C:m:",
     &[
         "ignore-case", "smart-case", "word-regexp", "invert-match", "count", "files-with-matches",
@@ -54,7 +54,7 @@ pub static ACK: Options = opts(
     ],
 );
 
-pub static JQ: Options = opts(
+pub(crate) static JQ: Options = opts(
     "aCcehjMnrRsSL:f:",
     &[
         "null-input", "raw-input", "slurp", "compact-output", "raw-output", "raw-output0", "join-output",
@@ -66,7 +66,7 @@ pub static JQ: Options = opts(
 
 // mikefarah yq and the Python yq wrapper. Left out: `-i/--inplace` (edits files), `-s/--split-exp`
 // (writes a file per document).
-pub static YQ: Options = opts(
+pub(crate) static YQ: Options = opts(
     "CeMnNPrjyI:o:p:",
     &[
         "colors", "exit-status", "no-colors", "null-input", "no-doc", "prettyPrint", "unwrapScalar", "indent=",
@@ -75,7 +75,7 @@ pub static YQ: Options = opts(
     ],
 );
 
-pub static STRINGS: Options = numeric(
+pub(crate) static STRINGS: Options = numeric(
     "adfwDn:t:e:s:T:",
     &[
         "all", "print-file-name", "bytes=", "radix=", "encoding=", "data", "target=", "output-separator=",
@@ -83,7 +83,7 @@ pub static STRINGS: Options = numeric(
     ],
 );
 
-pub static HEXDUMP: Options = opts(
+pub(crate) static HEXDUMP: Options = opts(
     "bcCdovxe:f:n:s:L::",
     &[
         "one-byte-octal", "one-byte-char", "canonical", "two-bytes-decimal", "two-bytes-octal", "two-bytes-hex",
@@ -91,7 +91,7 @@ pub static HEXDUMP: Options = opts(
     ],
 );
 
-pub static OD: Options = opts(
+pub(crate) static OD: Options = opts(
     "bcdDfFhHiIlLoOvxXA:j:N:t:S::w::",
     &[
         "address-radix=", "skip-bytes=", "read-bytes=", "format=", "output-duplicates", "strings[=]", "width[=]",
@@ -100,7 +100,7 @@ pub static OD: Options = opts(
 );
 
 // macOS `base64 -o FILE` writes a file: left out.
-pub static BASE64: Options = opts(
+pub(crate) static BASE64: Options = opts(
     "dDiw:",
     &[
         "decode", "ignore-garbage", "wrap=", "base64", "base64url", "base32", "base32hex", "base16", "base2msbf",
@@ -108,17 +108,17 @@ pub static BASE64: Options = opts(
     ],
 );
 
-pub static CHECKSUM: Options = opts(
+pub(crate) static CHECKSUM: Options = opts(
     "bctwza:l:",
     &[
         "binary", "check", "tag", "text", "ignore-missing", "quiet", "status", "strict", "warn", "zero", "algorithm=",
         "length=", "base64", "raw", "untagged", "debug",
     ],
 );
-pub static SUM: Options = opts("rs", &["sysv"]);
+pub(crate) static SUM: Options = opts("rs", &["sysv"]);
 
-pub static SEQ: Options = numeric("wf:s:", &["format=", "separator=", "equal-width"]);
-pub static NUMFMT: Options = opts(
+pub(crate) static SEQ: Options = numeric("wf:s:", &["format=", "separator=", "equal-width"]);
+pub(crate) static NUMFMT: Options = opts(
     "zd:",
     &[
         "from=", "to=", "from-unit=", "to-unit=", "padding=", "field=", "format=", "grouping", "header[=]", "invalid=",
@@ -126,20 +126,20 @@ pub static NUMFMT: Options = opts(
     ],
 );
 
-pub static WHICH: Options = opts(
+pub(crate) static WHICH: Options = opts(
     "asi",
     &["all", "skip-alias", "skip-dot", "skip-tilde", "show-dot", "show-tilde", "tty-only", "skip-functions"],
 );
-pub static WHEREIS: Options = opts("bmsulBMSf", &[]);
+pub(crate) static WHEREIS: Options = opts("bmsulBMSf", &[]);
 // `-C FILE` names a config file: left out.
-pub static APROPOS: Options = opts(
+pub(crate) static APROPOS: Options = opts(
     "adelrvwL:m:M:s:",
     &[
         "debug", "verbose", "regex", "wildcard", "exact", "and", "long", "section=", "sections=", "locale=",
         "systems=", "manpath=",
     ],
 );
-pub static LOCATE: Options = opts(
+pub(crate) static LOCATE: Options = opts(
     "0AbceEiLmPqSwd:l:n:r:",
     &[
         "all", "basename", "count", "database=", "existing", "follow", "ignore-case", "limit=", "nofollow", "null",
@@ -148,7 +148,7 @@ pub static LOCATE: Options = opts(
 );
 
 // `-o FILE` (tree writes its output there) and `-R` (writes 00Tree.html files) are left out.
-pub static TREE: Options = opts(
+pub(crate) static TREE: Options = opts(
     "aCdDfFghiJlnNpqQrstuvxXH:I:L:P:T:",
     &[
         "noreport", "charset=", "filelimit=", "timefmt=", "dirsfirst", "filesfirst", "gitignore", "gitfile=",
@@ -158,7 +158,7 @@ pub static TREE: Options = opts(
 );
 
 // `--pager` runs a program: left out.
-pub static BAT: Options = opts(
+pub(crate) static BAT: Options = opts(
     "AdfLnpPSul:H:m:r:",
     &[
         "show-all", "plain", "language=", "highlight-line=", "file-name=", "diff", "diff-context=", "tabs=", "wrap=",
@@ -169,7 +169,7 @@ pub static BAT: Options = opts(
 );
 
 // `-C` compiles (writes) a magic file and `-p` resets access times: left out.
-pub static FILE: Options = opts(
+pub(crate) static FILE: Options = opts(
     "0bcdEhiklLnNrsSvzZe:f:F:m:P:",
     &[
         "brief", "mime", "mime-type", "mime-encoding", "keep-going", "list", "dereference", "no-dereference", "no-pad",
@@ -179,7 +179,7 @@ pub static FILE: Options = opts(
 );
 
 // Left out: `--pre`/`--pre-glob` and `-z/--search-zip` (run programs), `--hostname-bin` (runs one).
-pub static RG: Options = opts(
+pub(crate) static RG: Options = opts(
     "0abcFhHiIlLnNoOpPqsSuUvVwxA:B:C:d:e:E:f:g:j:m:M:r:t:T:",
     &[
         "after-context=",
@@ -283,7 +283,7 @@ pub static RG: Options = opts(
 
 // Left out: `-P/--pager`, `-H/--html` (browser), `-X`, `-C/--config-file`, `-p/--preprocessor`,
 // `--catman` and `-u/--update` (write caches).
-pub static MAN: Options = opts(
+pub(crate) static MAN: Options = opts(
     "7acdDfhiIkKlLtwWZE:e:L:m:M:R:s:S:",
     &[
         "all", "apropos", "whatis", "where", "path", "location", "where-cat", "location-cat", "local-file", "default",
@@ -295,7 +295,7 @@ pub static MAN: Options = opts(
 
 // `-o FILE`/`--output=FILE` is vetted by `files::sort` before this table is read; the
 // compress program (runs one) is left out.
-pub static SORT: Options = opts(
+pub(crate) static SORT: Options = opts(
     "bcCdfghiMmnRrsuVzk:o:S:t:T:",
     &[
         "ignore-leading-blanks", "dictionary-order", "ignore-case", "general-numeric-sort", "ignore-nonprinting",
@@ -305,7 +305,7 @@ pub static SORT: Options = opts(
     ],
 );
 
-pub static UNIQ: Options = numeric(
+pub(crate) static UNIQ: Options = numeric(
     "cdDiuzf:s:w:",
     &[
         "count", "repeated", "all-repeated[=]", "skip-fields=", "group[=]", "ignore-case", "skip-chars=", "unique",
@@ -313,7 +313,7 @@ pub static UNIQ: Options = numeric(
     ],
 );
 
-pub static XXD: Options = Options {
+pub(crate) static XXD: Options = Options {
     short: "abCdEehiprRuvc:g:l:n:o:s:",
     long: &[],
     words: &[
@@ -326,7 +326,7 @@ pub static XXD: Options = Options {
 
 // `less` and friends. Left out: `-k`/`--lesskey-file` (key bindings can run commands), `-o`/`-O`
 // and the log-file options (write a file). `+cmd` operands are vetted by `text::pager`.
-pub static LESS: Options = numeric(
+pub(crate) static LESS: Options = numeric(
     "aABcCdeEfFgGiIJKLmMnNqQrRsSuUVwWXb:h:j:p:P:t:T:x:y:z:#:",
     &[
         "quit-at-eof", "QUIT-AT-EOF", "quit-if-one-screen", "ignore-case", "IGNORE-CASE", "long-prompt", "LONG-PROMPT",
@@ -338,5 +338,5 @@ pub static LESS: Options = numeric(
         "no-search-headers", "no-vbell", "tilde",
     ],
 );
-pub static MORE: Options =
+pub(crate) static MORE: Options =
     numeric("cdflpsun:", &["silent", "logical", "no-pause", "print-over", "clean-print", "squeeze", "plain", "lines="]);

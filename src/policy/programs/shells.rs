@@ -9,14 +9,14 @@ use crate::policy::verdict::{Nested, Outcome, Verdict};
 use crate::policy::word::Word;
 
 /// Environment variables that change which program runs or what it loads.
-pub const LOADER_VARIABLES: &[&str] = &[
+pub(crate) const LOADER_VARIABLES: &[&str] = &[
     "PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "DYLD_INSERT_LIBRARIES", "DYLD_LIBRARY_PATH", "BASH_ENV",
     "ENV", "PROMPT_COMMAND", "IFS", "PYTHONPATH", "PYTHONSTARTUP", "PERL5OPT", "NODE_OPTIONS", "RUBYOPT", "LESSOPEN",
     "LESSCLOSE", "PAGER", "GIT_PAGER", "GIT_SSH_COMMAND", "GIT_EXTERNAL_DIFF", "EDITOR", "VISUAL", "SHELLOPTS",
 ];
 
 /// True when setting `name` changes which program runs, what it loads or what it executes.
-pub fn changes_what_runs(name: &str) -> bool {
+pub(crate) fn changes_what_runs(name: &str) -> bool {
     const MORE: &[&str] = &[
         "GIT_DIR", "GIT_ASKPASS", "SSH_ASKPASS", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR", "GIT_PROXY_COMMAND", "MANPAGER",
         "SYSTEMD_PAGER", "LESS", "LESSKEYIN", "RIPGREP_CONFIG_PATH", "PS4", "BROWSER", "SUDO_ASKPASS",
@@ -30,7 +30,7 @@ pub fn changes_what_runs(name: &str) -> bool {
 }
 
 /// Variables that, changed, switch off shell history.
-pub const HISTORY_VARIABLES: &[&str] = &["HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "HISTIGNORE"];
+pub(crate) const HISTORY_VARIABLES: &[&str] = &["HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "HISTIGNORE"];
 
 /// `sh`, `bash`, `zsh`… : `-c STR` runs STR, a file argument runs a script, nothing reads stdin.
 pub fn shell<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
@@ -116,7 +116,7 @@ fn inline_code<'w>(name: &str, args: &'w [Word]) -> Option<&'w str> {
 
 /// Python, Perl, Ruby, Node…: versions are safe; inline code is a code runner (High, so no grant
 /// covers it); scripts and modules are Medium.
-pub fn interpreter<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn interpreter<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let texts: Vec<&str> = inv.texts().collect();
     if matches!(texts.as_slice(), ["--version" | "-V" | "-v" | "version"]) {
         return Verdict::SAFE.into();
@@ -151,7 +151,7 @@ fn looks_like_reverse_shell(code: &str) -> bool {
 }
 
 /// True when this interpreter or shell invocation takes its code from stdin (`curl … | sh`).
-pub fn reads_code_from_stdin(name: &str, args: &[Word]) -> bool {
+pub(crate) fn reads_code_from_stdin(name: &str, args: &[Word]) -> bool {
     let texts: Vec<&str> = args.iter().map(|w| w.text.as_str()).collect();
     if crate::policy::rules::is_shell(name) {
         if texts.contains(&"-s") {

@@ -8,7 +8,7 @@ use crate::policy::invocation::Invocation;
 use crate::policy::verdict::{Nested, Outcome, Verdict};
 
 /// Readers that can also set the hostname, clock or kernel state.
-pub fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn clocks_and_kernel<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let positionals = inv.positionals();
     let first = positionals.first().map(|w| w.text.as_str());
     match inv.name {
@@ -115,7 +115,7 @@ pub fn mounts<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 /// `ip`: `show`/`list`/`get` read; `down`, `flush` and deletions can cut this host off the network.
-pub fn ip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn ip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_word(&["-b", "-batch", "-force"]) {
         return Verdict::medium("runs ip commands from a file or stdin").into();
     }
@@ -159,7 +159,7 @@ pub fn ip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 /// `ifconfig`/`route` without changes only print.
-pub fn ifconfig<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn ifconfig<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let positionals = inv.positionals();
     if positionals.iter().any(|w| w.text == "down" || w.text == "del") {
         return Verdict::high("can take the network down").into();
@@ -176,7 +176,7 @@ pub fn ifconfig<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 /// Firewalls: listing reads, flushing or disabling opens the host, other rules change it.
-pub fn firewall<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn firewall<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let positionals: Vec<&str> = inv.positionals().iter().map(|w| w.text.as_str()).collect();
     let first = positionals.first().copied().unwrap_or("");
     let (open, read) = match inv.name {
@@ -359,7 +359,7 @@ static JOURNALCTL: Options = Options {
     operands: Operands::Any,
 };
 
-pub fn crontab<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn crontab<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_short('r') {
         return Verdict::high("removes all cron jobs").into();
     }
@@ -417,7 +417,7 @@ pub fn kill<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// Partition tools: printing the table is read-only; everything else rewrites a disk. Each tool
 /// has its own listing options (`parted -s` is script mode, not a listing).
-pub fn partitioning<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn partitioning<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let (listing, table): (&[&str], Options) = match inv.name {
         "fdisk" => (
             &["-l", "--list", "-x", "--list-details"],

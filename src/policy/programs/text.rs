@@ -214,7 +214,7 @@ fn skip_delimited(chars: &[char], start: usize, delim: char) -> Option<usize> {
     None
 }
 
-pub fn awk<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn awk<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const FLAGS: &str = "bcCgMnNOPrsStV";
     const LONG: &[&str] = &[
         "characters-as-bytes", "traditional", "copyright", "gen-pot", "bignum", "use-lc-numeric", "non-decimal-data",

@@ -28,7 +28,7 @@ static OPENSSL_READ: Options = Options {
     operands: Operands::Any,
 };
 
-pub fn openssl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn openssl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const READS: &[&str] = &[
         "version", "x509", "req", "crl", "verify", "asn1parse", "pkcs7", "dgst", "ciphers", "list", "help", "rand",
         "errstr", "prime", "sha256", "sha1", "md5", "sha512",
@@ -90,7 +90,7 @@ static GPG_READ: Options = Options {
     operands: Operands::Any,
 };
 
-pub fn gpg<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn gpg<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let lists = inv.has_word(&["-k", "-K"])
         || [
             "--list-keys", "--list-public-keys", "--list-secret-keys", "--list-sigs", "--check-sigs", "--fingerprint",
@@ -107,7 +107,7 @@ pub fn gpg<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// `ssh-keygen -l -f F` (fingerprint), `-y` (public half), `-F HOST` (look up known_hosts),
 /// `-L` (show a certificate). Left out: `-H`/`-R` (rewrite known_hosts), `-D` (loads a library).
-pub fn ssh_keygen<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn ssh_keygen<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     const READ: Options =
         Options { short: "lvyLqE:f:F:", long: &[], words: &[], numeric: false, operands: Operands::AtMost(0) };
     let reads = inv.has_short('l') || inv.has_short('y') || inv.has_short('L') || inv.has_word(&["-F"]);
@@ -144,7 +144,7 @@ pub fn editor<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 }
 
 /// `zip`/`7z`… change files; `zip -TT CMD` / `--unzip-command CMD` runs CMD.
-pub fn archiver<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn archiver<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.name == "zip" && inv.texts().any(|t| t == "-TT" || t.starts_with("--unzip-command") || t.starts_with("-TT"))
     {
         return Verdict::high("zip -TT runs the command it is given (a code runner)").into();
@@ -154,7 +154,7 @@ pub fn archiver<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// Compilers and runtimes opsai has no table for: asking for the version is Safe; anything else
 /// compiles or runs code.
-pub fn toolchain<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn toolchain<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let texts: Vec<&str> = inv.texts().collect();
     if matches!(texts.as_slice(), ["-version" | "--version" | "-V" | "-v" | "version" | "-dumpversion"]) {
         return Verdict::SAFE.into();

@@ -30,7 +30,7 @@ pub fn pager<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// `man`: reading a page is Safe; a pager, browser or preprocessor given on the command line
 /// runs that program, so it is a code runner (High).
-pub fn man<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn man<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let runs = inv.has_short('P')
         || inv.has_long("--pager")
         || inv.has_short('H')
@@ -45,7 +45,7 @@ pub fn man<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
 
 /// `jq`/`yq`: the filter language reads; `env`, `$ENV` (jq) and `env()`/`strenv()`/`load()` (yq)
 /// reach the environment or other files, and `yq -i` edits in place.
-pub fn jq<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
+pub(crate) fn jq<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.name == "yq" && (inv.has_short('i') || inv.has_long("--inplace")) {
         return Verdict::medium("edits files in place").into();
     }

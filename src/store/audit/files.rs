@@ -106,7 +106,7 @@ impl AuditLog {
 
     /// Deletes rotated files last written more than `retain_days` ago; never the live file. Returns how
     /// many were deleted. Runs by itself on the first append of a process and after each rotation.
-    pub fn prune_rotated(&self) -> Result<usize, AuditError> {
+    pub(crate) fn prune_rotated(&self) -> Result<usize, AuditError> {
         let Some(retain) = self.retain else { return Ok(0) };
         let Some(cutoff) = SystemTime::now().checked_sub(retain) else { return Ok(0) };
         let mut deleted = 0;

@@ -17,7 +17,7 @@ use crate::protocol::{Decision, Risk};
 
 /// What the tool is about to do with the path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
+pub(crate) enum Access {
     Read,
     Write,
 }
@@ -43,7 +43,7 @@ pub enum Refusal {
 }
 
 /// The inputs of the checks: the file system the path is on, the rules, the working directory.
-pub struct Guard<'g> {
+pub(crate) struct Guard<'g> {
     pub fs: &'g dyn FileSystem,
     pub config: &'g FilesConfig,
     pub policy: &'g PolicyConfig,

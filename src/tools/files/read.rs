@@ -13,7 +13,7 @@ use crate::protocol::{ObservationStatus, Risk, ToolSpec};
 use crate::store::audit::Confirmed;
 use crate::tools::{Tool, ToolContext, ToolEffect, gate, invalid_arguments, string_arg};
 
-pub struct ReadFile(pub(super) Arc<Settings>);
+pub(crate) struct ReadFile(pub(super) Arc<Settings>);
 
 /// Characters of content the model gets: the first and last, with a marker between.
 const HEAD_CHARS: usize = 8000;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::approval::{ApprovalRequest, Approver, NoApprover, ScriptedApprover};
+use crate::approval::{ApprovalRequest, Approver, NoApprover};
 use crate::config::FilesConfig;
 use crate::exec::fs::LocalFs;
 use crate::policy::PolicyConfig;
@@ -15,6 +15,7 @@ use crate::protocol::{AgentEvent, Approval, ObservationStatus};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::store::backups::Backups;
+use crate::testing::ScriptedApprover;
 use crate::testing::{HomeFs, ScriptedExecutor, ScriptedModel};
 use crate::tools::Interrupts;
 use crate::tools::{RunMode, RunState, Services, ToolContext, ToolEffect};

@@ -8,7 +8,7 @@ use similar::TextDiff;
 
 /// Why bytes are not treated as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum NotText {
+pub(crate) enum NotText {
     /// A NUL byte: a binary file (executables, images, archives all have them).
     Nul { offset: usize },
     /// Not valid UTF-8 from this byte on.
@@ -25,7 +25,7 @@ impl std::fmt::Display for NotText {
 }
 
 /// The bytes as text, or why they are not: a NUL byte anywhere, or invalid UTF-8.
-pub fn decode(bytes: &[u8]) -> Result<&str, NotText> {
+pub(crate) fn decode(bytes: &[u8]) -> Result<&str, NotText> {
     if let Some(offset) = bytes.iter().position(|b| *b == 0) {
         return Err(NotText::Nul { offset });
     }
@@ -43,7 +43,7 @@ pub struct Lines<'t> {
 }
 
 /// Lines `start..=end` (defaults: the first and the last); `end` past the end means the last.
-pub fn line_range(text: &str, start: Option<usize>, end: Option<usize>) -> Result<Lines<'_>, String> {
+pub(crate) fn line_range(text: &str, start: Option<usize>, end: Option<usize>) -> Result<Lines<'_>, String> {
     let starts: Vec<usize> =
         std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).filter(|i| *i < text.len()).collect();
     let total = starts.len();
@@ -69,7 +69,7 @@ pub fn line_range(text: &str, start: Option<usize>, end: Option<usize>) -> Resul
 }
 
 /// What `edit_file` looks for.
-pub enum Pattern<'p> {
+pub(crate) enum Pattern<'p> {
     Literal(&'p str),
     /// `replace` may use `$1`, `${name}` for capture groups.
     Regex(&'p Regex),
@@ -77,7 +77,7 @@ pub enum Pattern<'p> {
 
 /// The edit did not match the expected number of times; nothing was changed.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CountMismatch {
+pub(crate) struct CountMismatch {
     pub found: usize,
     pub expected: usize,
 }
@@ -99,7 +99,7 @@ pub fn edit(text: &str, pattern: &Pattern, replace: &str, expected: usize) -> Re
 
 /// A unified diff and its size.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Diff {
+pub(crate) struct Diff {
     pub text: String,
     pub added: usize,
     pub removed: usize,
@@ -110,7 +110,7 @@ const DIFF_DEADLINE: Duration = Duration::from_millis(200);
 
 /// The unified diff from `old` (`None`: the file does not exist) to `new`, 3 lines of context,
 /// at most `max_lines` lines of it written out (a 5 MB rewrite is counted, not rendered).
-pub fn unified_diff(old: Option<&str>, new: &str, label: &str, max_lines: usize) -> Diff {
+pub(crate) fn unified_diff(old: Option<&str>, new: &str, label: &str, max_lines: usize) -> Diff {
     let diff = TextDiff::configure().timeout(DIFF_DEADLINE).diff_lines(old.unwrap_or(""), new);
     let (mut added, mut removed) = (0, 0);
     for op in diff.ops() {
@@ -153,7 +153,7 @@ pub fn unified_diff(old: Option<&str>, new: &str, label: &str, max_lines: usize)
 }
 
 /// At most `max` lines of `text`, and a note of how many more there were.
-pub fn first_lines(text: &str, max: usize) -> String {
+pub(crate) fn first_lines(text: &str, max: usize) -> String {
     let total = text.lines().count();
     if total <= max {
         return text.to_owned();
@@ -164,7 +164,7 @@ pub fn first_lines(text: &str, max: usize) -> String {
 }
 
 /// At most `max_lines` lines and about `max_chars` characters of `text`, saying what was left out.
-pub fn clip(text: &str, max_lines: usize, max_chars: usize) -> String {
+pub(crate) fn clip(text: &str, max_lines: usize, max_chars: usize) -> String {
     let lines = first_lines(text, max_lines);
     if lines.chars().count() <= max_chars {
         return lines;

@@ -14,8 +14,8 @@ use crate::protocol::{ObservationStatus, Risk, ToolSpec};
 use crate::store::audit::Confirmed;
 use crate::tools::{Tool, ToolContext, ToolEffect, gate, invalid_arguments, string_arg};
 
-pub struct WriteFile(pub(super) Arc<Settings>);
-pub struct EditFile(pub(super) Arc<Settings>);
+pub(crate) struct WriteFile(pub(super) Arc<Settings>);
+pub(crate) struct EditFile(pub(super) Arc<Settings>);
 
 /// Characters of a diff shown or sent; a one-line 5 MB file would otherwise be one 5 MB diff line.
 const SHOWN_DIFF_CHARS: usize = 6000;

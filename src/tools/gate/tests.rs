@@ -8,12 +8,13 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::*;
-use crate::approval::{Approver, NoApprover, ScriptedApprover};
+use crate::approval::{Approver, NoApprover};
 use crate::exec::{ExecError, ExecResult, Executor, OutputSink};
 use crate::policy::{PolicyConfig, assess};
 use crate::protocol::CommandRequest;
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
+use crate::testing::ScriptedApprover;
 use crate::tools::{Interrupts, RunMode};
 
 struct NoExecutor;

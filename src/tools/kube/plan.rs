@@ -14,12 +14,12 @@ use crate::config::KubeConfig;
 /// Seconds each call may take: kubectl's own request timeout and the run's.
 pub const TIMEOUT_S: u64 = 30;
 /// Log lines when the model does not say.
-pub const DEFAULT_TAIL: u64 = 100;
+pub(crate) const DEFAULT_TAIL: u64 = 100;
 /// The most log lines one call may ask for; more is cut to this.
-pub const MAX_TAIL: u64 = 1000;
+pub(crate) const MAX_TAIL: u64 = 1000;
 /// The namespace read when the model names none. Explicit, rather than the kubeconfig context's,
 /// because opsai cannot see the context's namespace and could not check it against the blacklist.
-pub const DEFAULT_NAMESPACE: &str = "default";
+pub(crate) const DEFAULT_NAMESPACE: &str = "default";
 
 /// Where a read looks.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@
 use serde_json::Value;
 
 /// A namespace the model means as "every namespace" (`list_pods`, `get_events`, deployments).
-pub const ALL_NAMESPACES: [&str; 2] = ["all", "*"];
+pub(crate) const ALL_NAMESPACES: [&str; 2] = ["all", "*"];
 
 /// An optional string argument: absent, null and blank are `None`; any other type is an error.
 pub fn text(args: &Value, name: &str) -> Result<Option<String>, String> {
@@ -23,13 +23,13 @@ pub fn required(args: &Value, name: &str) -> Result<String, String> {
 }
 
 /// DNS-1123 label (namespaces, containers): `[a-z0-9]([-a-z0-9]*[a-z0-9])?`, at most 63 characters.
-pub fn label(what: &str, value: &str) -> Result<String, String> {
+pub(crate) fn label(what: &str, value: &str) -> Result<String, String> {
     let ok = value.len() <= 63 && dns_part(value);
     if ok { Ok(value.to_owned()) } else { Err(invalid_name(what, value, "a DNS-1123 label (a-z, 0-9, '-')")) }
 }
 
 /// DNS-1123 subdomain (pods, deployments, configmaps, nodes): labels joined by dots, at most 253.
-pub fn subdomain(what: &str, value: &str) -> Result<String, String> {
+pub(crate) fn subdomain(what: &str, value: &str) -> Result<String, String> {
     let ok = value.len() <= 253 && value.split('.').all(dns_part);
     if ok { Ok(value.to_owned()) } else { Err(invalid_name(what, value, "a DNS-1123 name (a-z, 0-9, '-', '.')")) }
 }
@@ -49,7 +49,7 @@ fn invalid_name(what: &str, value: &str, rule: &str) -> String {
 
 /// A label selector (`app=web,tier!=db`, `env in (prod,stage)`): the characters of the selector
 /// grammar only, never a leading `-`.
-pub fn label_selector(value: &str) -> Result<String, String> {
+pub(crate) fn label_selector(value: &str) -> Result<String, String> {
     selector("selector", value, |c| c.is_ascii_alphanumeric() || "-_./=!,() ".contains(c))
 }
 
@@ -71,7 +71,7 @@ fn selector(what: &str, value: &str, allowed: impl Fn(char) -> bool) -> Result<S
 /// A resource kind in one canonical form (`Secrets`, `secret`, `secrets.v1` → `secret`; `cm` →
 /// `configmap`), so the blacklist compares like with like whatever spelling the model or the user's
 /// config uses.
-pub fn canonical_kind(word: &str) -> String {
+pub(crate) fn canonical_kind(word: &str) -> String {
     let lower = word.trim().to_ascii_lowercase();
     let base = lower.split('.').next().unwrap_or("");
     let alias = KINDS.iter().find(|(canonical, _, aliases)| {
@@ -85,7 +85,7 @@ pub fn canonical_kind(word: &str) -> String {
 }
 
 /// The `Kind` an event's `involvedObject.kind` carries for a canonical kind, if known.
-pub fn event_kind(canonical: &str) -> Option<&'static str> {
+pub(crate) fn event_kind(canonical: &str) -> Option<&'static str> {
     KINDS.iter().find(|(c, _, _)| *c == canonical).map(|(_, kind, _)| *kind)
 }
 
@@ -110,7 +110,7 @@ const KINDS: &[(&str, &str, &[&str])] = &[
 ];
 
 /// Splits `kind/name` (as kubectl writes it); a bare name has no kind.
-pub fn split_kind(value: &str) -> (Option<String>, &str) {
+pub(crate) fn split_kind(value: &str) -> (Option<String>, &str) {
     match value.split_once('/') {
         Some((kind, name)) => (Some(canonical_kind(kind)), name),
         None => (None, value),

@@ -25,7 +25,7 @@ pub(super) struct Planned {
 
 impl Planned {
     /// The user edited the command at the prompt.
-    pub fn reassess(&mut self, typed: String, policy: &PolicyConfig) {
+    pub(crate) fn reassess(&mut self, typed: String, policy: &PolicyConfig) {
         self.assessment = policy::assess(&typed, policy);
         self.typed = typed;
     }

@@ -9,7 +9,7 @@ use crate::tools::gate::Allowed;
 
 /// Added to the observation of a sandboxed command that failed, so the model re-proposes it for
 /// approval instead of retrying it in the sandbox.
-pub const SANDBOX_HINT: &str = "[sandbox]: this command ran in the read-only sandbox (no writes, no network, \
+pub(crate) const SANDBOX_HINT: &str = "[sandbox]: this command ran in the read-only sandbox (no writes, no network, \
                                 secret files unreadable); if it failed because of that, propose it again with \
                                 \"sandbox\": false and the user will be asked";
 

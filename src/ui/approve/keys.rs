@@ -19,7 +19,7 @@ pub enum Answer {
 }
 
 /// The terminal with its signal keys, line editing and echo off; put back as it was when dropped.
-pub struct RawMode {
+pub(crate) struct RawMode {
     fd: OwnedFd,
     saved: Termios,
 }
@@ -27,7 +27,7 @@ pub struct RawMode {
 impl RawMode {
     /// Errors when `input` is not a terminal. Entered before the prompt is drawn, so a key typed the
     /// moment it appears is already read here, never turned into a signal by the terminal.
-    pub fn enter(input: &impl AsFd) -> std::io::Result<Self> {
+    pub(crate) fn enter(input: &impl AsFd) -> std::io::Result<Self> {
         // A duplicate of the descriptor, so the guard can hold it while `input` is read.
         let fd = input.as_fd().try_clone_to_owned()?;
         let saved = termios::tcgetattr(&fd).map_err(std::io::Error::from)?;
@@ -51,13 +51,13 @@ static STOPPING: AtomicBool = AtomicBool::new(false);
 
 /// Makes every open and later approval prompt answer as if Ctrl-C were pressed (`runner::stop`), so
 /// the refusal is audited and the turn ends instead of waiting for a key that will not come.
-pub fn stop_prompts() {
+pub(crate) fn stop_prompts() {
     STOPPING.store(true, Ordering::SeqCst);
 }
 
 /// The terminal read one `read(2)` at a time (no buffering, so a poll sees every pending byte),
 /// checking every 100 ms whether opsai must stop.
-pub struct Keys<'a>(pub BorrowedFd<'a>);
+pub(crate) struct Keys<'a>(pub BorrowedFd<'a>);
 
 impl Read for Keys<'_> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
