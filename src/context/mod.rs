@@ -161,8 +161,13 @@ impl EnvContext {
 
     /// The L3 prompt layer: a few compact lines. Secret-looking variables show `[REDACTED]`;
     /// control characters are flattened so nothing here can fake a new prompt line.
+    ///
+    /// Only facts that stay put while the user works are shown (issue 15): the same directory
+    /// renders the same bytes in every process, so a local server's prompt cache is reused. Hence
+    /// no git dirty state (it also depends on whether `git status` beat the probe budget) and no
+    /// Docker container counts or error text; the model asks with a tool when they matter.
     pub fn render(&self) -> String {
-        let mut out = String::from("Current environment:\n");
+        let mut out = String::new();
         let os = [self.os.as_str(), self.kernel.as_str(), self.arch.as_str()];
         let os: Vec<&str> = os.into_iter().filter(|part| !part.is_empty()).collect();
         line(&mut out, &format!("OS: {}", os.join(" · ")));
@@ -181,12 +186,7 @@ impl EnvContext {
                 GitHead::Detached(commit) => format!("detached at {commit}"),
                 GitHead::Unknown => "unknown HEAD".to_owned(),
             };
-            let state = match git.dirty {
-                Some(true) => ", uncommitted changes",
-                Some(false) => ", clean",
-                None => "",
-            };
-            cwd.push_str(&format!(" (git repo at {}, {head}{state})", git.root.display()));
+            cwd.push_str(&format!(" (git repo at {}, {head})", git.root.display()));
         }
         line(&mut out, &cwd);
         let (present, absent): (Vec<_>, Vec<_>) = self.tools.iter().partition(|(_, found)| *found);
@@ -232,12 +232,16 @@ impl PendingContext {
     }
 }
 
+/// Not yet checked and not answering read the same: whether the first probe has finished must not
+/// change the prompt. The summary's counts (`server 27.1.1, 3 containers …`) are left out.
 fn docker_text(status: &DockerStatus) -> String {
     match status {
         DockerStatus::NotInstalled => "not installed".to_owned(),
-        DockerStatus::Checking => "installed (daemon not checked yet)".to_owned(),
-        DockerStatus::Running { summary } => format!("daemon running, {summary}"),
-        DockerStatus::Unreachable { reason } => format!("installed, daemon not reachable: {reason}"),
+        DockerStatus::Checking | DockerStatus::Unreachable { .. } => "installed, daemon not answering".to_owned(),
+        DockerStatus::Running { summary } => match summary.split(',').next().map(str::trim) {
+            Some(server) if !server.is_empty() => format!("daemon running ({server})"),
+            _ => "daemon running".to_owned(),
+        },
     }
 }
 

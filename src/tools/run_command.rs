@@ -28,17 +28,15 @@ impl Tool for RunCommand {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name().into(),
-            description: "Run one bash command line on the user's machine and return its exit code and output. \
-                          opsai checks its risk and asks the user before anything that is not read-only."
-                .into(),
+            description: "Run one bash command line; returns exit code and output.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "command": {"type": "string", "description": "The command line to run with bash."},
-                    "cwd": {"type": "string", "description": "Working directory (default: the current one)."},
-                    "why": {"type": "string", "description": "A few words on why this command is needed."},
-                    "sandbox": {"type": "boolean", "description": "Read-only commands run without asking in a \
-                        sandbox (no writes, no network). false: run it outside the sandbox; the user is asked first."}
+                    "command": {"type": "string"},
+                    "cwd": {"type": "string"},
+                    "why": {"type": "string"},
+                    "sandbox": {"type": "boolean", "description": "false: run outside the read-only sandbox \
+                        (the user is asked)."}
                 },
                 "required": ["command"]
             }),
