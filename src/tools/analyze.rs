@@ -32,7 +32,7 @@ impl Tool for Analyze {
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "target": {"type": "string", "description": "A container or service name, a port, a pid, a path."},
+                    "target": {"type": "string"},
                     "type": {"type": "string", "description": format!(
                         "{}, or any other (redis, nginx-site); omit to detect.", BUILTIN_TYPES.join(", "))}
                 },

@@ -43,8 +43,7 @@ impl Container {
 pub fn family() -> Family {
     Family::new(
         "container",
-        "Docker: list (all: with stopped ones), inspect (name), logs (name, tail=50), restart (name; the user is \
-         asked).",
+        "Docker: list (all: with stopped ones), inspect (name), logs (name, tail=50), restart (name).",
         json!({"name": {"type": "string"}, "all": {"type": "boolean"}, "tail": {"type": "integer"}}),
         Container::ALL.into_iter().map(|tool| (tool.action(), Arc::new(tool) as Arc<dyn Tool>)).collect(),
     )

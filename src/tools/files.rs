@@ -32,7 +32,7 @@ pub fn family(config: FilesConfig, backups: Backups) -> Family {
         "file",
         "Text files: read (path, start_line, end_line; long files are cut in the middle), write (path, content, \
          mode), edit (path, search, replace, regex, expected_count: the exact `search` must occur that often, \
-         default 1; regex `replace` may use $1). The user approves changes as a diff.",
+         default 1; regex `replace` may use $1).",
         json!({
             "path": text(),
             "start_line": number(),

@@ -188,8 +188,10 @@ impl Registry {
     /// The agent's tools: run commands, analyze an ops object, the structured tools (`cli`), the
     /// file tools, and where relevant the `container` and `kube` families.
     pub fn agent(config: ToolsConfig) -> Self {
-        let mut registry =
-            Self { tools: vec![Arc::new(run_command::RunCommand), Arc::new(analyze::Analyze)], hidden: Vec::new() };
+        let mut registry = Self {
+            tools: vec![Arc::new(run_command::RunCommand::FULL), Arc::new(analyze::Analyze)],
+            hidden: Vec::new(),
+        };
         registry.family(structured::family(), true);
         registry.family(files::family(config.files, config.backups), true);
         registry.family(containers::family(), config.offer.containers);
@@ -207,12 +209,15 @@ impl Registry {
     /// commands). The input is untrusted text, so nothing it could talk the model into is offered
     /// beyond the normal approval path.
     pub fn explain() -> Self {
-        Self { tools: vec![Arc::new(run_command::RunCommand), Arc::new(analyze::Analyze)], hidden: Vec::new() }
+        Self { tools: vec![Arc::new(run_command::RunCommand::FULL), Arc::new(analyze::Analyze)], hidden: Vec::new() }
     }
 
     /// The widget's tools: safe probes, then a proposal.
     pub fn widget() -> Self {
-        Self { tools: vec![Arc::new(run_command::RunCommand), Arc::new(propose::ProposeCommand)], hidden: Vec::new() }
+        Self {
+            tools: vec![Arc::new(run_command::RunCommand::PROBES), Arc::new(propose::ProposeCommand)],
+            hidden: Vec::new(),
+        }
     }
 
     pub fn specs(&self) -> Vec<ToolSpec> {

@@ -18,7 +18,16 @@ use crate::store::audit::{AuditError, AuditRecord, Confirmed};
 
 pub use self::observe::SANDBOX_HINT;
 
-pub struct RunCommand;
+/// `probes`: the widget's schema, without `cwd` and `sandbox` (its probes are read-only and run
+/// where the user is; the arguments are still accepted, only not advertised).
+pub struct RunCommand {
+    pub probes: bool,
+}
+
+impl RunCommand {
+    pub const FULL: RunCommand = RunCommand { probes: false };
+    pub const PROBES: RunCommand = RunCommand { probes: true };
+}
 
 impl Tool for RunCommand {
     fn name(&self) -> &'static str {
@@ -26,20 +35,15 @@ impl Tool for RunCommand {
     }
 
     fn spec(&self) -> ToolSpec {
+        let mut properties = json!({"command": {"type": "string"}, "why": {"type": "string"}});
+        if !self.probes {
+            properties["cwd"] = json!({"type": "string"});
+            properties["sandbox"] = json!({"type": "boolean", "description": "false: run outside the read-only sandbox (the user is asked)."});
+        }
         ToolSpec {
             name: self.name().into(),
             description: "Run one bash command line; returns exit code and output.".into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string"},
-                    "cwd": {"type": "string"},
-                    "why": {"type": "string"},
-                    "sandbox": {"type": "boolean", "description": "false: run outside the read-only sandbox \
-                        (the user is asked)."}
-                },
-                "required": ["command"]
-            }),
+            parameters: json!({"type": "object", "properties": properties, "required": ["command"]}),
         }
     }
 
