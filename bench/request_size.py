@@ -8,7 +8,8 @@ and JSON run at 3.5 – 4.5 bytes a token for the common BPE vocabularies).
 Runs the real binary against a local endpoint that records each request body and answers with
 text at once, from an empty working directory and an empty OPSAI_HOME. Two environments: this
 machine's PATH as is, and a PATH on which a `docker` that answers and a `kubectl` exist (the
-largest agent request). Budgets (issue 15): agent <= 6,000 bytes, widget <= 3,000, explain <= 4,000.
+largest agent request). Budgets (issue 15): agent <= 6,000 bytes, widget <= 3,000, explain <= 4,000;
+exits 1 when one is over. REQUEST_SIZE_DUMP=DIR also writes each request body to DIR/N.json.
 """
 import http.server
 import json
