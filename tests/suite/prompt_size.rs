@@ -172,3 +172,37 @@ fn a_docker_probe_finishing_between_two_processes_does_not_change_the_prompt() {
     assert!(system_prompt(&requests[0]).contains("- Docker: installed, daemon not answering\n"));
     assert_eq!(requests[0].tool_names(), ["run_command", "analyze", "cli", "file"]);
 }
+
+/// A conversation saved before the tools were folded holds calls by their old names; resumed, it is
+/// sent back as it was, and the model may go on calling the old name: the tool still answers.
+#[test]
+fn a_resumed_conversation_with_old_tool_names_goes_on_working() {
+    let env = TestEnv::new();
+    std::fs::write(env.user_home().join("notes.txt"), "hello from the notes\n").unwrap();
+    let mock = MockLlm::start([
+        reply_tool_call("r1", "read_file", json!({"path": "notes.txt"})),
+        reply_text("It says hello."),
+        reply_tool_call("r2", "read_file", json!({"path": "notes.txt", "start_line": 1})),
+        reply_tool_call("r3", "file", json!({"action": "read", "path": "notes.txt"})),
+        reply_text("Still hello."),
+    ]);
+    let path = std::env::var("PATH").unwrap_or_default();
+    opsai(&env, &mock, &path).args(["-q", "what do my notes say?"]).assert().success().stdout("It says hello.\n");
+    opsai(&env, &mock, &path).args(["-q", "-c", "and now?"]).assert().success().stdout("Still hello.\n");
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 5);
+    let resumed = &requests[2];
+    let old_call = resumed
+        .messages()
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+        .any(|call| call["id"] == "r1" && call["function"]["name"] == "read_file");
+    assert!(old_call, "the saved call is sent back under its name: {:?}", resumed.messages());
+    assert!(resumed.tool_names().iter().any(|name| name == "file"));
+    let last = &requests[4];
+    for id in ["r2", "r3"] {
+        let result = last.tool_result(id).unwrap_or_default();
+        assert!(result.contains("hello from the notes"), "{id}: {result}");
+    }
+    last.assert_tool_calls_answered();
+}
