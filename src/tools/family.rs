@@ -87,11 +87,7 @@ mod tests {
         }
     }
 
-    const OLD_NAMES: [&str; 20] = [
-        "find", "grep", "wget", "ps", "ss", "lsof", "list_containers", "inspect_container", "container_logs",
-        "restart_container", "read_file", "write_file", "edit_file", "list_pods", "get_pod_logs", "describe_pod",
-        "get_deployment_status", "get_events", "get_configmap", "get_node_status",
-    ];
+    const FAMILIES: [&str; 4] = ["cli", "file", "container", "kube"];
 
     #[test]
     fn families_are_offered_by_relevance_and_every_name_still_answers() {
@@ -99,12 +95,29 @@ mod tests {
         assert_eq!(all.names(), ["run_command", "analyze", "cli", "file", "container", "kube"]);
         let plain = Registry::agent(config(Offer { containers: false, kube: false }));
         assert_eq!(plain.names(), ["run_command", "analyze", "cli", "file"]);
+        assert_eq!(FAMILIES.iter().map(|family| super::super::old_names(family).len()).sum::<usize>(), 20);
         for registry in [&all, &plain] {
-            for name in OLD_NAMES.into_iter().chain(["container", "kube", "cli", "file"]) {
+            let old = FAMILIES.iter().flat_map(|family| super::super::old_names(family)).copied();
+            for name in old.chain(FAMILIES) {
                 let tool = registry.get(name).unwrap_or_else(|| panic!("{name} answers"));
                 assert_eq!(tool.name(), name);
             }
             assert!(registry.get("delete_everything").is_none());
+        }
+    }
+
+    #[test]
+    fn old_names_are_the_members_names() {
+        let config = config(Offer::ALL);
+        let families = [
+            super::super::structured::family(),
+            super::super::files::family(config.files, config.backups),
+            super::super::containers::family(),
+            super::super::kube::family(config.kube),
+        ];
+        for family in families {
+            let members: Vec<&str> = family.members().map(|tool| tool.name()).collect();
+            assert_eq!(members, super::super::old_names(super::Tool::name(&family)), "{}", super::Tool::name(&family));
         }
     }
 

@@ -206,3 +206,19 @@ fn a_resumed_conversation_with_old_tool_names_goes_on_working() {
     }
     last.assert_tool_calls_answered();
 }
+
+/// A small model that prints its call as text under an old name (`read_file`) is understood too.
+#[test]
+fn an_old_name_printed_as_a_text_call_still_runs() {
+    let env = TestEnv::new();
+    std::fs::write(env.user_home().join("notes.txt"), "hello from the notes\n").unwrap();
+    let mock = MockLlm::start([
+        reply_text("<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}</tool_call>"),
+        reply_text("It says hello."),
+    ]);
+    let path = std::env::var("PATH").unwrap_or_default();
+    opsai(&env, &mock, &path).args(["-q", "what do my notes say?"]).assert().success().stdout("It says hello.\n");
+    let messages = mock.chat_requests()[1].messages();
+    let result = messages.iter().find(|m| m["role"] == "tool").map(|m| m["content"].to_string()).unwrap_or_default();
+    assert!(result.contains("hello from the notes"), "{result}");
+}
