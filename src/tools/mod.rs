@@ -149,7 +149,7 @@ pub struct ToolsConfig {
 }
 
 impl ToolsConfig {
-    /// The same settings, offering what `context` makes relevant.
+    /// The same settings offering `offer` (usually [`Offer::for_context`]).
     pub fn offering(self, offer: Offer) -> Self {
         Self { offer, ..self }
     }
