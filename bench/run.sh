@@ -273,6 +273,9 @@ else
     gaps="Every target was met in this run."
 fi
 
+echo "==> python3 bench/request_size.py (first request bytes per mode, issue 15)"
+python3 bench/request_size.py "$BIN" | tee "$WORK/request_size.txt" || echo "bench/run.sh: a first request is over its budget" >&2
+
 cat >"$OUT" <<EOF
 # Benchmarks
 
@@ -301,6 +304,15 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 | sandbox cost per command: \`opsai __opsai-sandbox strict -- sh -c true\` (what the executor runs for an auto-run command; ${k_rules:-?} Landlock read rules here) vs \`sh -c true\`, $RUNS runs each, alternating (bench/sandbox.py) | $k_median ms | $k_min – $k_max ms | \`sh -c true\`: $k_plain ms; ratio ${k_ratio}× | added ≤ 2 ms: $k_added ms | $k_verdict |
 
 $gaps
+
+## First request size (issue 15)
+
+\`python3 bench/request_size.py\`: bytes of each mode's first request (system prompt + tools JSON as
+sent) and tokens estimated as bytes / 4; budgets agent ≤ 6,000, widget ≤ 3,000, explain ≤ 4,000.
+
+\`\`\`
+$(cat "$WORK/request_size.txt")
+\`\`\`
 
 ## Peers: the same one-shot request against the same instant mock
 

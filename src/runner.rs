@@ -186,7 +186,12 @@ impl Parts {
 
     /// The agent's tools' own settings.
     pub(crate) fn tools_config(&self) -> ToolsConfig {
-        ToolsConfig { files: self.config.files.clone(), backups: self.backups.clone(), kube: self.config.kube.clone() }
+        ToolsConfig {
+            files: self.config.files.clone(),
+            backups: self.backups.clone(),
+            kube: self.config.kube.clone(),
+            offer: crate::tools::Offer::ALL,
+        }
     }
 
     /// The run mode the configuration and these flags give.

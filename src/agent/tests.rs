@@ -15,7 +15,7 @@ use crate::protocol::{AgentEvent, Approval, ChatMessage, Role, ToolCall, TurnOut
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::testing::ScriptedApprover;
-use crate::testing::{ScriptedExecutor, ScriptedModel, answer, command_call as call};
+use crate::testing::{ScriptedExecutor, ScriptedModel, answer, command_call as call, tool_call};
 use crate::tools::Interrupts;
 use crate::tools::{Registry, RunMode, RunState, Services};
 
@@ -77,6 +77,7 @@ impl Scenario {
             files: crate::config::FilesConfig::default(),
             backups: crate::store::backups::Backups::new(dir.path().join("backups")),
             kube: crate::config::KubeConfig::default(),
+            offer: crate::tools::Offer::ALL,
         };
         let mut agent = Agent {
             model: &model,
@@ -143,12 +144,7 @@ fn one_command_then_answer_links_the_observation_to_its_call() {
     assert!(first.messages[0].content.starts_with("# Safety rules"));
     assert_eq!(
         first.tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
-        [
-            "run_command", "analyze", "find", "grep", "wget", "ps", "ss", "lsof", "list_containers",
-            "inspect_container", "container_logs", "restart_container", "read_file", "write_file", "edit_file",
-            "list_pods", "get_pod_logs", "describe_pod", "get_deployment_status", "get_events", "get_configmap",
-            "get_node_status"
-        ]
+        ["run_command", "analyze", "cli", "file", "container", "kube"]
     );
     let tools = tool_messages(&run.requests[1]);
     assert_eq!(tools.len(), 1);
@@ -240,7 +236,7 @@ fn invalid_arguments_and_unknown_tools_are_observations_and_the_loop_goes_on() {
     assert_eq!(tool_messages(&run.requests[1])[0].1, "[ERROR]: missing required argument `command`");
     assert_eq!(
         tool_messages(&run.requests[2])[1].1,
-        "[ERROR]: unknown tool `delete_everything`; the tools are: run_command, analyze, find, grep, wget, ps, ss, lsof, list_containers, inspect_container, container_logs, restart_container, read_file, write_file, edit_file, list_pods, get_pod_logs, describe_pod, get_deployment_status, get_events, get_configmap, get_node_status"
+        "[ERROR]: unknown tool `delete_everything`; the tools are: run_command, analyze, cli, file, container, kube"
     );
 }
 
@@ -323,4 +319,26 @@ fn an_unwritable_audit_log_stops_everything_above_safe() {
     assert_eq!(run.ran, vec!["ls"], "safe still runs; medium is refused even with -y");
     let refusal = &tool_messages(&run.requests[2])[1].1;
     assert!(refusal.starts_with("refused: the audit log cannot be written"), "{refusal}");
+}
+
+/// Issue 15: the structured tools are one `cli` schema picked by `action`; the old names still
+/// answer (a resumed conversation, a model that calls `grep`), and an unknown action says which exist.
+#[test]
+fn a_family_runs_its_member_by_action_and_old_names_still_answer() {
+    let run = Scenario::new(vec![
+        Ok(tool_call("c1", "cli", json!({"action": "grep", "pattern": "error", "file": "app.log"}))),
+        Ok(tool_call("c2", "grep", json!({"pattern": "warn", "file": "app.log"}))),
+        Ok(tool_call("c3", "cli", json!({"action": "rm", "path": "/"}))),
+        Ok(answer("done")),
+    ])
+    .run("errors?");
+    assert_eq!(run.outcome, TurnOutcome::Answer("done".into()));
+    assert_eq!(run.ran, vec!["grep -e error -- app.log", "grep -e warn -- app.log"]);
+    let observed = tool_messages(&run.requests[3]);
+    assert!(
+        observed[2].1.starts_with("[ERROR]: `action` must be one of find, grep, wget, ps, ss, lsof, got \"rm\""),
+        "{}",
+        observed[2].1
+    );
+    assert_eq!(run.audit.matches("TOOL: shell.grep").count(), 2, "{}", run.audit);
 }

@@ -43,7 +43,7 @@ struct CachedDocker {
     status: DockerStatus,
 }
 
-pub(crate) fn cache_path(opsai_home: &Path) -> PathBuf {
+pub fn cache_path(opsai_home: &Path) -> PathBuf {
     opsai_home.join("cache").join("context.json")
 }
 
@@ -69,7 +69,7 @@ fn read_cache(cache: &Path) -> Option<CachedDocker> {
 }
 
 /// Stores a probe result (private directory and file, temp + rename so readers never see half).
-pub(crate) fn write_cache(cache: &Path, now: u64, status: &DockerStatus) -> std::io::Result<()> {
+pub fn write_cache(cache: &Path, now: u64, status: &DockerStatus) -> std::io::Result<()> {
     let dir = cache.parent().unwrap_or(Path::new("."));
     DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
     let file = CacheFile { docker: CachedDocker { checked_at: now, status: status.clone() } };

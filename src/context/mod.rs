@@ -2,12 +2,12 @@
 //! shell, cwd, user, host, home, git branch, which ops tools exist, Docker, and env the shell
 //! widget supplies.
 //!
-//! Collecting is fast by construction: files and a `PATH` scan only. The two slow facts run in
-//! threads: `git status` (dirty or not) and `docker info` (cached for a minute under
-//! `$OPSAI_HOME/cache/context.json`, refreshed in the background); [`EnvContext::collect`] waits
-//! for them at most [`ContextInput::probe_budget`] and leaves them unknown otherwise.
-//! [`EnvContext::start`] + [`PendingContext::finish`] split the two, so the probes can overlap
-//! with other start-up work.
+//! Collecting is fast by construction: files and a `PATH` scan only. The one slow fact, `docker
+//! info`, runs in a thread (cached for a minute under `$OPSAI_HOME/cache/context.json`, refreshed in
+//! the background); [`EnvContext::collect`] waits for it at most [`ContextInput::probe_budget`] and
+//! leaves it unknown otherwise. [`EnvContext::start`] + [`PendingContext::finish`] split the two, so
+//! the probe can overlap with other start-up work. (`git status` is not asked: whether the tree is
+//! dirty changes with every edit, and the prompt must stay the same bytes for a server's cache.)
 
 pub mod docker;
 pub mod probe;
@@ -22,10 +22,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::Serialize;
 
-pub(crate) use docker::DockerStatus;
+pub use docker::DockerStatus;
 pub(crate) use probe::{GitHead, GitInfo, TOOLS};
 
-/// How long [`EnvContext::collect`] waits for the slow probes by default.
+/// How long [`EnvContext::collect`] waits for the Docker probe by default.
 pub(crate) const DEFAULT_PROBE_BUDGET: Duration = Duration::from_millis(5);
 
 /// The process environment variables the context reads; nothing else is copied.
@@ -43,7 +43,7 @@ pub struct ContextInput {
     /// Widget-supplied environment (`VIRTUAL_ENV`, `KUBECONFIG`, …); secret-looking names are
     /// rendered as `[REDACTED]`.
     pub extra: Vec<(String, String)>,
-    /// The longest the slow probes may delay [`EnvContext::collect`]; zero skips `git status`.
+    /// The longest the Docker probe may delay [`EnvContext::collect`].
     pub probe_budget: Duration,
     /// Whether a stale Docker cache may be refreshed by a background `docker info`.
     pub refresh_docker: bool,
@@ -109,12 +109,6 @@ impl EnvContext {
         let deadline = Instant::now() + input.probe_budget;
         let path_var = input.var("PATH").unwrap_or("");
         let git = probe::find_git(&input.cwd);
-        let dirty = match (&git, probe::find_on_path("git", path_var)) {
-            (Some(repo), Some(git_bin)) if !input.probe_budget.is_zero() => {
-                Some(spawn_git_dirty(git_bin, repo.root.clone()))
-            }
-            _ => None,
-        };
         let tools =
             TOOLS.iter().map(|tool| ((*tool).to_owned(), probe::find_on_path(tool, path_var).is_some())).collect();
         let mut refreshing = None;
@@ -145,7 +139,7 @@ impl EnvContext {
             docker,
             extra: input.extra.clone(),
         };
-        PendingContext { context, deadline, dirty, docker: refreshing }
+        PendingContext { context, deadline, docker: refreshing }
     }
 
     #[cfg(test)]
@@ -163,8 +157,13 @@ impl EnvContext {
 
     /// The L3 prompt layer: a few compact lines. Secret-looking variables show `[REDACTED]`;
     /// control characters are flattened so nothing here can fake a new prompt line.
+    ///
+    /// Only facts that stay put while the user works are shown (issue 15): the same directory
+    /// renders the same bytes in every process, so a local server's prompt cache is reused. Hence
+    /// no git dirty state and no Docker container counts or error text; the model asks with a tool
+    /// when they matter.
     pub fn render(&self) -> String {
-        let mut out = String::from("Current environment:\n");
+        let mut out = String::new();
         let os = [self.os.as_str(), self.kernel.as_str(), self.arch.as_str()];
         let os: Vec<&str> = os.into_iter().filter(|part| !part.is_empty()).collect();
         line(&mut out, &format!("OS: {}", os.join(" · ")));
@@ -183,12 +182,7 @@ impl EnvContext {
                 GitHead::Detached(commit) => format!("detached at {commit}"),
                 GitHead::Unknown => "unknown HEAD".to_owned(),
             };
-            let state = match git.dirty {
-                Some(true) => ", uncommitted changes",
-                Some(false) => ", clean",
-                None => "",
-            };
-            cwd.push_str(&format!(" (git repo at {}, {head}{state})", git.root.display()));
+            cwd.push_str(&format!(" (git repo at {}, {head})", git.root.display()));
         }
         line(&mut out, &cwd);
         let (present, absent): (Vec<_>, Vec<_>) = self.tools.iter().partition(|(_, found)| *found);
@@ -216,7 +210,6 @@ pub struct PendingContext {
     context: EnvContext,
     /// `start` + the probe budget: `finish` never waits past it.
     deadline: Instant,
-    dirty: Option<Receiver<Option<bool>>>,
     docker: Option<Receiver<DockerStatus>>,
 }
 
@@ -224,9 +217,6 @@ impl PendingContext {
     /// Takes what the probes have answered by the deadline; the rest stays unknown.
     pub fn finish(self) -> EnvContext {
         let mut context = self.context;
-        if let (Some(repo), Some(answer)) = (context.git.as_mut(), self.dirty) {
-            repo.dirty = wait_until(&answer, self.deadline).flatten();
-        }
         if let (DockerStatus::Checking, Some(answer)) = (&context.docker, self.docker) {
             context.docker = wait_until(&answer, self.deadline).unwrap_or(DockerStatus::Checking);
         }
@@ -234,12 +224,16 @@ impl PendingContext {
     }
 }
 
+/// Not yet checked and not answering read the same: whether the first probe has finished must not
+/// change the prompt. The summary's counts (`server 27.1.1, 3 containers …`) are left out.
 fn docker_text(status: &DockerStatus) -> String {
     match status {
         DockerStatus::NotInstalled => "not installed".to_owned(),
-        DockerStatus::Checking => "installed (daemon not checked yet)".to_owned(),
-        DockerStatus::Running { summary } => format!("daemon running, {summary}"),
-        DockerStatus::Unreachable { reason } => format!("installed, daemon not reachable: {reason}"),
+        DockerStatus::Checking | DockerStatus::Unreachable { .. } => "installed, daemon not answering".to_owned(),
+        DockerStatus::Running { summary } => match summary.split(',').next().map(str::trim) {
+            Some(server) if !server.is_empty() => format!("daemon running ({server})"),
+            _ => "daemon running".to_owned(),
+        },
     }
 }
 
@@ -261,15 +255,6 @@ fn shown_value(name: &str, value: &str) -> String {
 /// One definition of "secret-looking variable name": the redactor's.
 pub(crate) fn is_secret_name(name: &str) -> bool {
     crate::redact::is_secret_name(name)
-}
-
-fn spawn_git_dirty(git: PathBuf, root: PathBuf) -> Receiver<Option<bool>> {
-    let (sender, receiver) = std::sync::mpsc::channel();
-    let spawned = std::thread::Builder::new().name("git-status".to_owned()).spawn(move || {
-        let _ = sender.send(probe::git_dirty(&git, &root, Duration::from_secs(2)));
-    });
-    drop(spawned);
-    receiver
 }
 
 fn wait_until<T>(answer: &Receiver<T>, deadline: Instant) -> Option<T> {

@@ -75,8 +75,6 @@ pub struct GitInfo {
     /// The work tree's top directory.
     pub root: PathBuf,
     pub head: GitHead,
-    /// From `git status`; `None` when it was not asked or did not answer in time.
-    pub dirty: Option<bool>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -102,7 +100,7 @@ pub(crate) fn find_git(dir: &Path) -> Option<GitInfo> {
             root.join(target)
         };
         let head = std::fs::read_to_string(git_dir.join("HEAD")).map_or(GitHead::Unknown, |text| parse_head(&text));
-        return Some(GitInfo { root: root.to_owned(), head, dirty: None });
+        return Some(GitInfo { root: root.to_owned(), head });
     }
     None
 }
@@ -117,20 +115,6 @@ fn parse_head(text: &str) -> GitHead {
         return GitHead::Detached(text[..7].to_owned());
     }
     GitHead::Unknown
-}
-
-/// Whether the work tree has uncommitted changes to tracked files (`git status`, no optional
-/// locks, so it never contends with the user's own git), or `None` if git failed or was too slow.
-pub(crate) fn git_dirty(git: &Path, root: &Path, limit: Duration) -> Option<bool> {
-    let mut command = Command::new(git);
-    command
-        .arg("-C")
-        .arg(root)
-        .args(["status", "--porcelain", "--untracked-files=no", "--ignore-submodules"])
-        .env("GIT_OPTIONAL_LOCKS", "0")
-        .env("LC_ALL", "C");
-    let output = output_within(command, limit)?;
-    output.success.then(|| !output.stdout.trim().is_empty())
 }
 
 /// What a bounded probe printed.

@@ -9,7 +9,7 @@ use crate::home::Paths;
 use crate::runner::conversation::{Conversation, Origin};
 use crate::runner::{self, Approvals, Parts};
 use crate::tools::Interrupts;
-use crate::tools::{Registry, RunState};
+use crate::tools::{Offer, Registry, RunState};
 use crate::ui::render::Renderer;
 
 use super::common::{self, render_style, turn_exit_code};
@@ -74,7 +74,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
         model: &parts.model,
         recorder: Some(&conversation),
         services: parts.services(parts.mode(args.yes, args.dry_run), conversation.label(), &interrupts),
-        tools: Registry::agent(parts.tools_config()),
+        tools: Registry::agent(parts.tools_config().offering(Offer::for_context(&context))),
         settings: parts.settings(&parts.config.llm.model, &environment),
         state: RunState { cwd, ..RunState::default() },
     };

@@ -23,7 +23,7 @@ use crate::runner::conversation::{Conversation, Origin};
 use crate::runner::{self, Approvals, Parts};
 use crate::store::sessions::{ConversationId, SessionStore};
 use crate::tools::Interrupts;
-use crate::tools::{Registry, RunState};
+use crate::tools::{Offer, Registry, RunState};
 use crate::ui::render::Renderer;
 use crate::ui::sessions_view;
 
@@ -48,6 +48,8 @@ struct Repl<'s> {
     prompt: AgentPrompt,
     state: RunState,
     environment: String,
+    /// The tool families `environment` makes relevant.
+    offer: Offer,
     hostname: String,
     color: bool,
     terminal: bool,
@@ -103,6 +105,7 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
         },
         state: RunState { cwd, ..RunState::default() },
         environment: context.render(),
+        offer: Offer::for_context(&context),
         hostname: context.hostname,
         color,
         terminal,
@@ -317,6 +320,7 @@ impl Repl<'_> {
             Ok(Some(remote)) => {
                 let name = host.unwrap_or_default();
                 self.environment = runner::remote_environment(&name, &remote);
+                self.offer = Offer::for_context(&remote);
                 self.prompt.cwd = format!("{name}:{}", remote.cwd.display());
                 self.state.cwd = remote.cwd;
                 note(&format!("commands and file tools now run on {name} over ssh"));
@@ -326,7 +330,9 @@ impl Repl<'_> {
                 let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
                 let mut input = common::context_input(&self.paths.home);
                 input.cwd = cwd.clone();
-                self.environment = EnvContext::start(&input).finish().render();
+                let context = EnvContext::start(&input).finish();
+                self.environment = context.render();
+                self.offer = Offer::for_context(&context);
                 self.prompt.cwd = display_dir(&cwd, self.paths.user_home.as_deref());
                 self.state.cwd = cwd;
                 note("commands run on this machine again");
@@ -356,7 +362,9 @@ impl Repl<'_> {
                 self.prompt.cwd = display_dir(&path, self.paths.user_home.as_deref());
                 let mut input = common::context_input(&self.paths.home);
                 input.cwd = path.clone();
-                self.environment = EnvContext::start(&input).finish().render();
+                let context = EnvContext::start(&input).finish();
+                self.environment = context.render();
+                self.offer = Offer::for_context(&context);
                 self.state.cwd = path;
                 note(&format!("now in {}", self.prompt.cwd));
             }
@@ -394,7 +402,7 @@ impl Repl<'_> {
             model: &self.parts.model,
             recorder: Some(&self.conversation),
             services: self.parts.services(mode, self.conversation.label(), &interrupts),
-            tools: Registry::agent(self.parts.tools_config()),
+            tools: Registry::agent(self.parts.tools_config().offering(self.offer)),
             settings: self.parts.settings(&self.prompt.model, &self.environment),
             state: std::mem::take(&mut self.state),
         };

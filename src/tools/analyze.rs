@@ -28,17 +28,13 @@ impl Tool for Analyze {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name().into(),
-            description: format!(
-                "Find out what an ops object is (a container, port, process, file, service, …) by running \
-                 read-only inspection commands, and return their output. Built-in types: {}; any other type \
-                 (redis, nginx-site, kubernetes pod, …) works too.",
-                BUILTIN_TYPES.join(", ")
-            ),
+            description: "Find out what an ops object is (read-only inspection commands).".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "target": {"type": "string", "description": "The object: a container or service name, a port, a pid, a path."},
-                    "type": {"type": "string", "description": "container, port, process, file, service, or another type. Omit to detect port, pid, existing path, container or service."}
+                    "target": {"type": "string"},
+                    "type": {"type": "string", "description": format!(
+                        "{}, or any other (redis, nginx-site); omit to detect.", BUILTIN_TYPES.join(", "))}
                 },
                 "required": ["target"]
             }),

@@ -6,9 +6,12 @@
 //! error: on this machine a missing `docker` on PATH answers at once; on an `--ssh-host`, a run that
 //! ends with exit 127, or fails with the shell's "docker: command not found" as its first line, says so.
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::family::Family;
 use super::run_command::{self, Caller};
 use super::{Tool, ToolContext, ToolEffect, invalid_arguments};
 use crate::policy::quote_word;
@@ -23,7 +26,27 @@ pub enum Container {
 }
 
 impl Container {
-    pub(crate) const ALL: [Container; 4] = [Container::List, Container::Inspect, Container::Logs, Container::Restart];
+    pub const ALL: [Container; 4] = [Container::List, Container::Inspect, Container::Logs, Container::Restart];
+
+    /// Its `action` in the `container` family.
+    fn action(self) -> &'static str {
+        match self {
+            Container::List => "list",
+            Container::Inspect => "inspect",
+            Container::Logs => "logs",
+            Container::Restart => "restart",
+        }
+    }
+}
+
+/// The four tools as one `container` schema (`action`: list, inspect, logs, restart).
+pub fn family() -> Family {
+    Family::new(
+        "container",
+        "Docker: list (all: with stopped ones), inspect (name), logs (name, tail=50), restart (name).",
+        json!({"name": {"type": "string"}, "all": {"type": "boolean"}, "tail": {"type": "integer"}}),
+        Container::ALL.into_iter().map(|tool| (tool.action(), Arc::new(tool) as Arc<dyn Tool>)).collect(),
+    )
 }
 
 /// Lines of logs when the model does not say.

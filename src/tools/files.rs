@@ -1,4 +1,4 @@
-//! The file tools (seed 004): `read_file`, `write_file`, `edit_file`.
+//! The file tools (seed 004): `read_file`, `write_file`, `edit_file`, offered as one `file` schema.
 //!
 //! Every call: arguments checked → path resolved and checked (`paths`) → risk from the command
 //! policy → approval (writes are at least Medium and show a unified diff) → for writes, the old
@@ -12,8 +12,9 @@ mod write;
 
 use std::sync::Arc;
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
+use super::family::Family;
 use super::gate::{self, Allowed, Proposal, Refusal, Verdict};
 use super::{RunState, Services, Tool, ToolContext, ToolEffect};
 use crate::config::FilesConfig;
@@ -21,15 +22,34 @@ use crate::protocol::{AgentEvent, ApprovalDecision, Observation, ObservationStat
 use crate::store::audit::{AuditRecord, Confirmed};
 use crate::store::backups::Backups;
 
-/// The file tools, in the order they are offered, with their limits and allowed places
-/// (`files.*`) and where they keep the previous content of what they change.
-pub fn tools(config: FilesConfig, backups: Backups) -> Vec<Box<dyn Tool>> {
+/// The file tools as one `file` schema (`action`: read, write, edit), with their limits and allowed
+/// places (`files.*`) and where they keep the previous content of what they change.
+pub fn family(config: FilesConfig, backups: Backups) -> Family {
     let settings = Arc::new(Settings { config, backups });
-    vec![
-        Box::new(read::ReadFile(settings.clone())),
-        Box::new(write::WriteFile(settings.clone())),
-        Box::new(write::EditFile(settings)),
-    ]
+    let text = || json!({"type": "string"});
+    let number = || json!({"type": "integer"});
+    Family::new(
+        "file",
+        "Text files: read (path, start_line, end_line; long files are cut in the middle), write (path, content, \
+         mode), edit (path, search, replace, regex, expected_count: the exact `search` must occur that often, \
+         default 1; regex `replace` may use $1).",
+        json!({
+            "path": text(),
+            "start_line": number(),
+            "end_line": number(),
+            "content": text(),
+            "mode": {"type": "string", "enum": ["overwrite", "append"]},
+            "search": text(),
+            "replace": text(),
+            "regex": {"type": "boolean"},
+            "expected_count": number()
+        }),
+        vec![
+            ("read", Arc::new(read::ReadFile(settings.clone())) as Arc<dyn Tool>),
+            ("write", Arc::new(write::WriteFile(settings.clone()))),
+            ("edit", Arc::new(write::EditFile(settings))),
+        ],
+    )
 }
 
 /// What the file tools are given when the registry is built.

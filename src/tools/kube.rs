@@ -17,6 +17,7 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::family::Family;
 use super::run_command::{self, Caller};
 use super::{Tool, ToolContext, ToolEffect, invalid_arguments};
 use crate::config::KubeConfig;
@@ -49,13 +50,35 @@ impl Kube {
     ];
 }
 
-/// The Kubernetes tools, in the order they are offered, with the refusals of `kube.*`.
-pub fn tools(config: KubeConfig) -> Vec<Box<dyn Tool>> {
+/// The seven tools as one `kube` schema (`action`: pods, logs, describe, deployments, events,
+/// configmap, nodes); the description says which arguments each takes.
+pub fn family(config: KubeConfig) -> Family {
     let config = Arc::new(config);
-    Kube::ALL.into_iter().map(|kind| Box::new(KubeTool { kind, config: config.clone() }) as Box<dyn Tool>).collect()
+    let text = || json!({"type": "string"});
+    Family::new(
+        "kube",
+        "Read-only kubectl: pods (namespace, selector), logs (name, namespace, container, tail, previous), \
+         describe pod (name, namespace), deployments (name?, namespace), events (namespace, for_object, \
+         field_selector), configmap (name, namespace), nodes (name?). namespace \"all\" = all. Refused: Secrets, \
+         system namespaces, changes.",
+        json!({
+            "name": text(),
+            "namespace": text(),
+            "selector": text(),
+            "container": text(),
+            "tail": {"type": "integer"},
+            "previous": {"type": "boolean"},
+            "for_object": {"type": "string", "description": "pod/web-1"},
+            "field_selector": text()
+        }),
+        Kube::ALL
+            .into_iter()
+            .map(|kind| (kind.action(), Arc::new(KubeTool { kind, config: config.clone() }) as Arc<dyn Tool>))
+            .collect(),
+    )
 }
 
-/// One Kubernetes tool as offered: its kind and the user's `kube.*` settings.
+/// One Kubernetes tool (a member of the `kube` family): its kind and the user's `kube.*` settings.
 pub(crate) struct KubeTool {
     pub kind: Kube,
     config: Arc<KubeConfig>,
@@ -66,6 +89,19 @@ const READ_ONLY: &str = "Read-only (kubectl). Refused: Secrets, the kube-system,
                          namespaces (or as configured), and any change to the cluster.";
 
 impl Kube {
+    /// Its `action` in the `kube` family.
+    fn action(self) -> &'static str {
+        match self {
+            Kube::ListPods => "pods",
+            Kube::PodLogs => "logs",
+            Kube::DescribePod => "describe",
+            Kube::DeploymentStatus => "deployments",
+            Kube::Events => "events",
+            Kube::ConfigMap => "configmap",
+            Kube::NodeStatus => "nodes",
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             Kube::ListPods => "list_pods",

@@ -3,6 +3,7 @@
 
 pub mod analyze;
 pub mod containers;
+pub mod family;
 pub mod files;
 pub mod gate;
 pub mod grant;
@@ -13,7 +14,7 @@ pub mod structured;
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use futures_util::future::BoxFuture;
@@ -143,46 +144,109 @@ pub struct ToolsConfig {
     pub backups: crate::store::backups::Backups,
     /// The Kubernetes tools' refusals (`kube.*`).
     pub kube: crate::config::KubeConfig,
+    /// Which optional families the model is offered.
+    pub offer: Offer,
 }
 
-/// The tools offered in one mode.
+impl ToolsConfig {
+    /// The same settings offering `offer` (usually [`Offer::for_context`]).
+    pub(crate) fn offering(self, offer: Offer) -> Self {
+        Self { offer, ..self }
+    }
+}
+
+/// The families offered only where they can work, so a small model reads no schema it cannot use.
+/// One not offered still answers when called (a resumed conversation, a model that guesses).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Offer {
+    /// `container`: the Docker daemon answered (`docker info`, cached).
+    pub containers: bool,
+    /// `kube`: `kubectl` is on PATH.
+    pub kube: bool,
+}
+
+impl Offer {
+    pub const ALL: Offer = Offer { containers: true, kube: true };
+
+    /// What the environment makes relevant (this machine's or an SSH host's).
+    pub(crate) fn for_context(context: &crate::context::EnvContext) -> Self {
+        Offer {
+            containers: matches!(context.docker, crate::context::DockerStatus::Running { .. }),
+            kube: context.tools.iter().any(|(tool, found)| tool == "kubectl" && *found),
+        }
+    }
+}
+
+/// The tools offered in one mode, and those that answer to a name without being offered.
 pub struct Registry {
-    tools: Vec<Box<dyn Tool>>,
+    tools: Vec<Arc<dyn Tool>>,
+    /// Family members under their old names, and families this run does not offer.
+    hidden: Vec<Arc<dyn Tool>>,
 }
 
 impl Registry {
-    /// The agent's tools: run commands, analyze an ops object, the structured and the container tools.
+    /// The agent's tools: run commands, analyze an ops object, the structured tools (`cli`), the
+    /// file tools, and where relevant the `container` and `kube` families.
     pub fn agent(config: ToolsConfig) -> Self {
-        let mut tools: Vec<Box<dyn Tool>> = vec![Box::new(run_command::RunCommand), Box::new(analyze::Analyze)];
-        tools.extend(structured::Structured::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>));
-        tools.extend(containers::Container::ALL.into_iter().map(|tool| Box::new(tool) as Box<dyn Tool>));
-        tools.extend(files::tools(config.files, config.backups));
-        tools.extend(kube::tools(config.kube));
-        Self { tools }
+        let mut registry = Self {
+            tools: vec![Arc::new(run_command::RunCommand::FULL), Arc::new(analyze::Analyze)],
+            hidden: Vec::new(),
+        };
+        registry.family(structured::family(), true);
+        registry.family(files::family(config.files, config.backups), true);
+        registry.family(containers::family(), config.offer.containers);
+        registry.family(kube::family(config.kube), config.offer.kube);
+        registry
+    }
+
+    fn family(&mut self, family: family::Family, offered: bool) {
+        self.hidden.extend(family.members());
+        let family: Arc<dyn Tool> = Arc::new(family);
+        if offered { self.tools.push(family) } else { self.hidden.push(family) }
     }
 
     /// `opsai explain`'s tools: probes through `run_command`, and `analyze` (which runs only Safe
     /// commands). The input is untrusted text, so nothing it could talk the model into is offered
     /// beyond the normal approval path.
     pub fn explain() -> Self {
-        Self { tools: vec![Box::new(run_command::RunCommand), Box::new(analyze::Analyze)] }
+        Self { tools: vec![Arc::new(run_command::RunCommand::FULL), Arc::new(analyze::Analyze)], hidden: Vec::new() }
     }
 
     /// The widget's tools: safe probes, then a proposal.
     pub fn widget() -> Self {
-        Self { tools: vec![Box::new(run_command::RunCommand), Box::new(propose::ProposeCommand)] }
+        Self {
+            tools: vec![Arc::new(run_command::RunCommand::PROBES), Arc::new(propose::ProposeCommand)],
+            hidden: Vec::new(),
+        }
     }
 
     pub(crate) fn specs(&self) -> Vec<ToolSpec> {
         self.tools.iter().map(|tool| tool.spec()).collect()
     }
 
+    /// The names offered.
     pub fn names(&self) -> Vec<&'static str> {
         self.tools.iter().map(|tool| tool.name()).collect()
     }
 
+    /// The tool called `name`: an offered one, or one that still answers to it.
     pub fn get(&self, name: &str) -> Option<&dyn Tool> {
-        self.tools.iter().find(|tool| tool.name() == name).map(|tool| tool.as_ref())
+        self.tools.iter().chain(&self.hidden).find(|tool| tool.name() == name).map(|tool| tool.as_ref())
+    }
+}
+
+/// The names a family's tools had before they were folded into it, which the registry still
+/// answers to; `llm::text_calls` recognizes them in a model's text when the family is offered.
+pub(crate) fn old_names(family: &str) -> &'static [&'static str] {
+    match family {
+        "cli" => &["find", "grep", "wget", "ps", "ss", "lsof"],
+        "file" => &["read_file", "write_file", "edit_file"],
+        "container" => &["list_containers", "inspect_container", "container_logs", "restart_container"],
+        "kube" => &[
+            "list_pods", "get_pod_logs", "describe_pod", "get_deployment_status", "get_events", "get_configmap",
+            "get_node_status",
+        ],
+        _ => &[],
     }
 }
 

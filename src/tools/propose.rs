@@ -18,14 +18,12 @@ impl Tool for ProposeCommand {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name().into(),
-            description: "Propose the final shell command for the user to review and run themselves. \
-                          Ends the turn; nothing is executed."
-                .into(),
+            description: "The final command, for the user to review and run. Ends the turn; nothing runs.".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "command": {"type": "string", "description": "The complete command line."},
-                    "explanation": {"type": "string", "description": "One short sentence on what it does."}
+                    "command": {"type": "string"},
+                    "explanation": {"type": "string", "description": "One short sentence."}
                 },
                 "required": ["command"]
             }),

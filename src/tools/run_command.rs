@@ -16,7 +16,16 @@ use super::{RunState, Services, Tool, ToolContext, ToolEffect};
 use crate::protocol::{AgentEvent, ApprovalDecision, Assessment, Observation, ToolSpec};
 use crate::store::audit::{AuditError, AuditRecord, Confirmed};
 
-pub(crate) struct RunCommand;
+/// `probes`: the widget's schema, without `cwd` and `sandbox` (its probes are read-only and run
+/// where the user is; the arguments are still accepted, only not advertised).
+pub(crate) struct RunCommand {
+    pub probes: bool,
+}
+
+impl RunCommand {
+    pub(crate) const FULL: RunCommand = RunCommand { probes: false };
+    pub(crate) const PROBES: RunCommand = RunCommand { probes: true };
+}
 
 impl Tool for RunCommand {
     fn name(&self) -> &'static str {
@@ -24,22 +33,15 @@ impl Tool for RunCommand {
     }
 
     fn spec(&self) -> ToolSpec {
+        let mut properties = json!({"command": {"type": "string"}, "why": {"type": "string"}});
+        if !self.probes {
+            properties["cwd"] = json!({"type": "string"});
+            properties["sandbox"] = json!({"type": "boolean", "description": "false: run outside the read-only sandbox (the user is asked)."});
+        }
         ToolSpec {
             name: self.name().into(),
-            description: "Run one bash command line on the user's machine and return its exit code and output. \
-                          opsai checks its risk and asks the user before anything that is not read-only."
-                .into(),
-            parameters: json!({
-                "type": "object",
-                "properties": {
-                    "command": {"type": "string", "description": "The command line to run with bash."},
-                    "cwd": {"type": "string", "description": "Working directory (default: the current one)."},
-                    "why": {"type": "string", "description": "A few words on why this command is needed."},
-                    "sandbox": {"type": "boolean", "description": "Read-only commands run without asking in a \
-                        sandbox (no writes, no network). false: run it outside the sandbox; the user is asked first."}
-                },
-                "required": ["command"]
-            }),
+            description: "Run one bash command line; returns exit code and output.".into(),
+            parameters: json!({"type": "object", "properties": properties, "required": ["command"]}),
         }
     }
 

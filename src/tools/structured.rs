@@ -4,9 +4,12 @@
 //! or is rejected. The command line built is then sanitized, assessed, approved, run and audited
 //! exactly like a `run_command` call, so the policy sees what really runs.
 
+use std::sync::Arc;
+
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};
 
+use super::family::Family;
 use super::run_command::{self, Caller};
 use super::{Tool, ToolContext, ToolEffect, invalid_arguments};
 use crate::policy::quote_word;
@@ -25,6 +28,39 @@ pub enum Structured {
 impl Structured {
     pub(crate) const ALL: [Structured; 6] =
         [Structured::Find, Structured::Grep, Structured::Wget, Structured::Ps, Structured::Ss, Structured::Lsof];
+}
+
+/// The six tools as one `cli` schema: `action` is the program; the description says whose each
+/// argument is, which is shorter than saying it in every argument.
+pub fn family() -> Family {
+    let text = || json!({"type": "string"});
+    let number = || json!({"type": "integer"});
+    let flag = || json!({"type": "boolean"});
+    Family::new(
+        "cli",
+        "find (name: '*.log', path, type, maxdepth), grep (pattern, file, recursive, ignore_case, count_only), ps \
+         (user, name, pid, options), ss (port, protocol, options), lsof (path, port, user, options), wget (url, \
+         output_file), with checked, quoted arguments.",
+        json!({
+            "name": text(),
+            "path": text(),
+            "type": {"type": "string", "enum": ["f", "d"]},
+            "maxdepth": number(),
+            "pattern": text(),
+            "file": text(),
+            "recursive": flag(),
+            "ignore_case": flag(),
+            "count_only": flag(),
+            "user": text(),
+            "pid": text(),
+            "port": number(),
+            "protocol": {"type": "string", "enum": ["tcp", "udp"]},
+            "options": {"type": "array", "items": {"type": "string"}, "description": "Flags ('aux')."},
+            "url": text(),
+            "output_file": text()
+        }),
+        Structured::ALL.into_iter().map(|tool| (tool.name(), Arc::new(tool) as Arc<dyn Tool>)).collect(),
+    )
 }
 
 impl Tool for Structured {

@@ -387,7 +387,7 @@ fn structured_tools_build_their_own_command_and_a_value_never_becomes_code() {
     let mock = MockLlm::start([
         reply_tool_call("g1", "grep", json!({"pattern": "error", "file": "app.log", "ignore_case": true})),
         reply_tool_call("g2", "grep", json!({"pattern": "x'; touch pwned; echo '", "file": "app.log"})),
-        reply_tool_call("f1", "find", json!({"name": "*.log", "maxdepth": 1})),
+        reply_tool_call("f1", "cli", json!({"action": "find", "name": "*.log", "maxdepth": 1})),
         reply_text("One error: disk full."),
     ]);
     opsai(&env, &mock).arg("any errors in app.log?").assert().success().stdout("One error: disk full.\n");
@@ -397,10 +397,21 @@ fn structured_tools_build_their_own_command_and_a_value_never_becomes_code() {
     assert!(!env.user_home().join("pwned").exists(), "the pattern stayed a pattern");
     let log = audit(&env);
     assert!(log.contains(r#"TOOL: shell.grep | CMD: "grep -i -e error -- app.log""#), "{log}");
+    // One `cli` schema is offered for all six; `grep` above is its old name, which still answers.
     let names = mock.chat_requests()[0].tool_names();
-    for tool in ["run_command", "find", "grep", "wget", "ps", "ss", "lsof"] {
-        assert!(names.iter().any(|n| n == tool), "{tool} offered: {names:?}");
-    }
+    assert!(names.iter().any(|n| n == "cli"), "cli offered: {names:?}");
+    assert!(!names.iter().any(|n| n == "grep" || n == "find"), "no schema per program: {names:?}");
+    let cli = &mock.chat_requests()[0].json()["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["function"]["name"] == "cli")
+        .cloned()
+        .unwrap();
+    assert_eq!(
+        cli["function"]["parameters"]["properties"]["action"]["enum"],
+        json!(["find", "grep", "wget", "ps", "ss", "lsof"])
+    );
 }
 
 #[test]

@@ -14,6 +14,7 @@ mod kube_cli;
 mod llm_client;
 mod local_models;
 mod policy_cli;
+mod prompt_size;
 mod redaction_cli;
 mod repl_tmux;
 mod sandbox_cli;

@@ -27,16 +27,15 @@ impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name().into(),
-            description: "Read a UTF-8 text file on the user's machine, or only lines start_line..end_line \
-                          (1-based, inclusive). Binary and oversized files are refused; a long file is cut in \
-                          the middle, so read a range of lines to see the rest."
+            description: "Read a text file, or lines start_line..end_line (1-based). A long file is cut in the \
+                          middle: read a range to see the rest."
                 .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "The file: absolute, ~/…, or relative to the working directory."},
-                    "start_line": {"type": "integer", "description": "First line to return (default 1)."},
-                    "end_line": {"type": "integer", "description": "Last line to return (default: the last line)."}
+                    "path": {"type": "string"},
+                    "start_line": {"type": "integer"},
+                    "end_line": {"type": "integer"}
                 },
                 "required": ["path"]
             }),

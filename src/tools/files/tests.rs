@@ -104,7 +104,7 @@ impl Harness {
         };
         let mut state = RunState { cwd: self.home.clone(), ..RunState::default() };
         let mut events = Vec::new();
-        let tools = super::tools(self.config.clone(), backups);
+        let tools: Vec<_> = super::family(self.config.clone(), backups).members().collect();
         let tool = tools.iter().find(|t| t.name() == tool).unwrap();
         let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
         let effect = runtime.block_on(async {

@@ -34,17 +34,13 @@ impl Tool for WriteFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name().into(),
-            description: "Create or change a text file on the user's machine. mode overwrite (default) replaces the \
-                          whole content; append adds content at the end. The user sees the diff and approves it; \
-                          the old content is backed up so it can be undone. Only under the user's allowed \
-                          directories and file extensions."
-                .into(),
+            description: "Create, overwrite or append to a text file (the user approves the diff).".into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "The file: absolute, ~/…, or relative to the working directory."},
-                    "content": {"type": "string", "description": "The text to write."},
-                    "mode": {"type": "string", "enum": ["overwrite", "append"], "description": "overwrite (default) or append."}
+                    "path": {"type": "string"},
+                    "content": {"type": "string"},
+                    "mode": {"type": "string", "enum": ["overwrite", "append"]}
                 },
                 "required": ["path", "content"]
             }),
@@ -79,20 +75,17 @@ impl Tool for EditFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: self.name().into(),
-            description: "Change a text file on the user's machine by search and replace: each occurrence of \
-                          `search` becomes `replace`. Fails, changing nothing, unless there are exactly \
-                          expected_count occurrences (default 1), so make `search` long enough to be unique. \
-                          With regex true, `search` is a regular expression and `replace` may use $1. The user \
-                          sees the diff and approves it; the old content is backed up so it can be undone."
+            description: "Replace `search` (exact text) with `replace` in a text file; it must occur \
+                          expected_count times (default 1). regex: `replace` may use $1. The user approves the diff."
                 .into(),
             parameters: json!({
                 "type": "object",
                 "properties": {
-                    "path": {"type": "string", "description": "The file: absolute, ~/…, or relative to the working directory."},
-                    "search": {"type": "string", "description": "The exact text to find (whitespace included)."},
-                    "replace": {"type": "string", "description": "The text to put in its place."},
-                    "regex": {"type": "boolean", "description": "Treat search as a regular expression (default false)."},
-                    "expected_count": {"type": "integer", "description": "How many occurrences there must be (default 1)."}
+                    "path": {"type": "string"},
+                    "search": {"type": "string"},
+                    "replace": {"type": "string"},
+                    "regex": {"type": "boolean"},
+                    "expected_count": {"type": "integer"}
                 },
                 "required": ["path", "search", "replace"]
             }),
