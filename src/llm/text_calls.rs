@@ -205,7 +205,7 @@ pub(crate) fn recover_text_calls(mut reply: ModelReply, request: &ChatRequest) -
     }
     let mut known: Vec<&str> = request.tools.iter().map(|tool| tool.name.as_str()).collect();
     // A folded family's old names (`read_file` for `file`) still answer, printed as text too.
-    known.extend(request.tools.iter().flat_map(|tool| crate::tools::old_names(&tool.name)).copied());
+    known.extend(request.tools.iter().flat_map(|tool| crate::protocol::former_tool_names(&tool.name)).copied());
     if let Some((call, prose)) = recover(&reply.content, &known) {
         reply.tool_calls.push(call);
         reply.content = prose;

@@ -95,9 +95,9 @@ mod tests {
         assert_eq!(all.names(), ["run_command", "analyze", "cli", "file", "container", "kube"]);
         let plain = Registry::agent(config(Offer { containers: false, kube: false }));
         assert_eq!(plain.names(), ["run_command", "analyze", "cli", "file"]);
-        assert_eq!(FAMILIES.iter().map(|family| super::super::old_names(family).len()).sum::<usize>(), 20);
+        assert_eq!(FAMILIES.iter().map(|family| crate::protocol::former_tool_names(family).len()).sum::<usize>(), 20);
         for registry in [&all, &plain] {
-            let old = FAMILIES.iter().flat_map(|family| super::super::old_names(family)).copied();
+            let old = FAMILIES.iter().flat_map(|family| crate::protocol::former_tool_names(family)).copied();
             for name in old.chain(FAMILIES) {
                 let tool = registry.get(name).unwrap_or_else(|| panic!("{name} answers"));
                 assert_eq!(tool.name(), name);
@@ -117,7 +117,12 @@ mod tests {
         ];
         for family in families {
             let members: Vec<&str> = family.members().map(|tool| tool.name()).collect();
-            assert_eq!(members, super::super::old_names(super::Tool::name(&family)), "{}", super::Tool::name(&family));
+            assert_eq!(
+                members,
+                crate::protocol::former_tool_names(super::Tool::name(&family)),
+                "{}",
+                super::Tool::name(&family)
+            );
         }
     }
 

@@ -235,21 +235,6 @@ impl Registry {
     }
 }
 
-/// The names a family's tools had before they were folded into it, which the registry still
-/// answers to; `llm::text_calls` recognizes them in a model's text when the family is offered.
-pub(crate) fn old_names(family: &str) -> &'static [&'static str] {
-    match family {
-        "cli" => &["find", "grep", "wget", "ps", "ss", "lsof"],
-        "file" => &["read_file", "write_file", "edit_file"],
-        "container" => &["list_containers", "inspect_container", "container_logs", "restart_container"],
-        "kube" => &[
-            "list_pods", "get_pod_logs", "describe_pod", "get_deployment_status", "get_events", "get_configmap",
-            "get_node_status",
-        ],
-        _ => &[],
-    }
-}
-
 /// An observation for a call the agent could not even attempt.
 pub(crate) fn invalid_arguments(id: &str, message: impl Into<String>) -> Observation {
     Observation {
