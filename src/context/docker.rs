@@ -165,10 +165,17 @@ fn summarize(stdout: &str) -> String {
 pub fn refresh_in_background(docker: PathBuf, cache: PathBuf) -> std::sync::mpsc::Receiver<DockerStatus> {
     let (sender, receiver) = std::sync::mpsc::channel();
     let _ = claim_refresh(&cache, super::unix_now());
-    if IS_OPSAI_BINARY.load(Ordering::Relaxed) && spawn_helper(&docker, &cache).is_ok() {
-        return receiver;
-    }
+    let detach = IS_OPSAI_BINARY.load(Ordering::Relaxed);
+    // Even starting the helper (an exec of opsai) stays off the caller's path: a thread starts it
+    // and reaps its first stage, which exits as soon as it has started the second. If opsai exits
+    // first, the reaper of orphans collects it, and the mark above has the next run retry later.
     let spawned = std::thread::Builder::new().name("docker-probe".to_owned()).spawn(move || {
+        if detach {
+            if let Ok(mut helper) = start_helper(&docker, &cache) {
+                let _ = helper.wait();
+                return;
+            }
+        }
         let status = probe(&docker, PROBE_LIMIT);
         let entry = CachedDocker { checked_at: super::unix_now(), status: status.clone(), refreshing_since: None };
         let _ = store(&cache, &entry, false);
@@ -179,12 +186,10 @@ pub fn refresh_in_background(docker: PathBuf, cache: PathBuf) -> std::sync::mpsc
     receiver
 }
 
-/// Starts the helper's first stage and reaps it from a thread: it exits as soon as it has started
-/// the second, and if opsai exits first, the reaper of orphans collects it.
-fn spawn_helper(docker: &Path, cache: &Path) -> std::io::Result<()> {
+fn start_helper(docker: &Path, cache: &Path) -> std::io::Result<std::process::Child> {
     // The helper runs in `/`, so it holds no directory busy: its paths must not be relative.
     let (docker, cache) = (std::path::absolute(docker)?, std::path::absolute(cache)?);
-    let mut child = Command::new(std::env::current_exe()?)
+    Command::new(std::env::current_exe()?)
         .arg(ENTRY)
         .arg(docker)
         .arg(cache)
@@ -192,10 +197,7 @@ fn spawn_helper(docker: &Path, cache: &Path) -> std::io::Result<()> {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .current_dir("/")
-        .spawn()?;
-    let reaper = std::thread::Builder::new().name("probe-reaper".to_owned()).spawn(move || child.wait());
-    drop(reaper);
-    Ok(())
+        .spawn()
 }
 
 /// Call first thing in `main`: runs the helper when the arguments ask for it (and returns its
