@@ -170,11 +170,9 @@ pub fn refresh_in_background(docker: PathBuf, cache: PathBuf) -> std::sync::mpsc
     // and reaps its first stage, which exits as soon as it has started the second. If opsai exits
     // first, the reaper of orphans collects it, and the mark above has the next run retry later.
     let spawned = std::thread::Builder::new().name("docker-probe".to_owned()).spawn(move || {
-        if detach {
-            if let Ok(mut helper) = start_helper(&docker, &cache) {
-                let _ = helper.wait();
-                return;
-            }
+        if detach && let Ok(mut helper) = start_helper(&docker, &cache) {
+            let _ = helper.wait();
+            return;
         }
         let status = probe(&docker, PROBE_LIMIT);
         let entry = CachedDocker { checked_at: super::unix_now(), status: status.clone(), refreshing_since: None };
