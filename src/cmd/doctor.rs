@@ -58,12 +58,13 @@ async fn check(llm: &LlmConfig, report: &mut Report) -> std::io::Result<()> {
     let listed = client.list_models().await;
     let https = route.scheme == "https";
     match (&listed, https) {
-        (Err(err @ LlmError::Tls { detail, .. }), _) => {
+        (Err(LlmError::Tls { detail, .. }), _) => {
             let fix = format!(
                 "{}; for a private CA set llm.ca_file to its PEM file (or SSL_CERT_FILE to a bundle that holds it)",
                 tls_advice(detail)
             );
-            report.step(Outcome::Fail, "TLS", &err.to_string(), Some(&fix))?;
+            let detail = format!("the handshake with {} failed: {detail} ({})", route.host, roots(llm));
+            report.step(Outcome::Fail, "TLS", &detail, Some(&fix))?;
             return report.skip(&AFTER_CONNECT[1..]);
         }
         (_, true) => {

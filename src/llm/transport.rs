@@ -141,6 +141,20 @@ mod tests {
         assert!(other.contains("http://gpu-box:8000/v1") && other.contains("mistral-7b"), "{other}");
         let no_model = connect_message("https://api.openai.com/v1", None);
         assert!(!no_model.contains("(model"), "{no_model}");
+        for message in [ollama, other, no_model] {
+            assert!(message.contains("`opsai doctor` checks the connection step by step"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_ca_file_that_is_missing_or_not_pem_is_named_with_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = read_ca_file(&dir.path().join("nope.pem")).unwrap_err().to_string();
+        assert!(missing.contains("llm.ca_file") && missing.contains("cannot be read"), "{missing}");
+        let text = dir.path().join("text.pem");
+        std::fs::write(&text, "not a certificate\n").unwrap();
+        let empty = read_ca_file(&text).unwrap_err().to_string();
+        assert!(empty.contains("holds no certificate") || empty.contains("is not PEM"), "{empty}");
     }
 
     #[test]

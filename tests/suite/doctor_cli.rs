@@ -123,3 +123,95 @@ fn a_401_names_the_api_key() {
     step(&stdout, "–", "chat");
     assert_eq!(mock.requests().len(), 1, "not retried, nothing after it");
 }
+
+/// A private CA, a certificate it signed for localhost and 127.0.0.1, and `openssl s_server`
+/// serving `v1/models` over TLS with it; killed on drop.
+struct TlsServer {
+    dir: tempfile::TempDir,
+    port: u16,
+    child: std::process::Child,
+}
+
+impl TlsServer {
+    fn start() -> Option<TlsServer> {
+        if std::process::Command::new("openssl").arg("version").output().is_err() {
+            crate::support::skipped("no openssl to make a CA and serve TLS");
+            return None;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let script = "set -e
+            openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=opsai-test-ca \
+              -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+            openssl req -newkey rsa:2048 -nodes -keyout leaf.key -out leaf.csr -subj /CN=localhost
+            printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\\nbasicConstraints=CA:FALSE\\nextendedKeyUsage=serverAuth\\n' >leaf.ext
+            openssl x509 -req -in leaf.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out leaf.pem -days 2 -extfile leaf.ext
+            mkdir -p www/v1
+            printf '{\"object\":\"list\",\"data\":[{\"id\":\"qwen2.5:7b\"}]}' >www/v1/models";
+        let made = std::process::Command::new("sh").args(["-c", script]).current_dir(dir.path()).output().unwrap();
+        assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = std::process::Command::new("openssl")
+            .args(["s_server", "-quiet", "-WWW", "-accept", &port.to_string()])
+            .args(["-cert", "../leaf.pem", "-key", "../leaf.key"])
+            .current_dir(dir.path().join("www"))
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let up = opsai::testing::wait_until(Duration::from_secs(30), || {
+            std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+        });
+        assert!(up, "openssl s_server did not start");
+        Some(TlsServer { dir, port, child })
+    }
+
+    fn ca(&self) -> String {
+        self.dir.path().join("ca.pem").display().to_string()
+    }
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn tls_is_checked_against_the_system_roots_ssl_cert_file_and_llm_ca_file() {
+    let Some(server) = TlsServer::start() else { return };
+    let url = format!("https://localhost:{}/v1", server.port);
+    // s_server answers no chat: the chat step fails fast, after the steps under test.
+    let quick = r#""timeout": 1, "local_first_byte_timeout": 1"#;
+
+    let untrusted = TestEnv::new();
+    untrusted.write_config(&format!(r#"{{"llm": {{{quick}}}}}"#));
+    let (code, stdout) = doctor(&untrusted, &url);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(step(&stdout, "✗", "TLS").contains("the handshake with localhost failed"), "{stdout}");
+    assert!(stdout.contains("for a private CA set llm.ca_file to its PEM file"), "{stdout}");
+    step(&stdout, "–", "HTTP");
+
+    let configured = TestEnv::new();
+    configured.write_config(&format!(r#"{{"llm": {{{quick}, "ca_file": "{}"}}}}"#, server.ca()));
+    let (_, stdout) = doctor(&configured, &url);
+    let tls = step(&stdout, "✓", "TLS");
+    assert!(tls.contains(&format!("system roots + llm.ca_file {}", server.ca())), "{stdout}");
+    step(&stdout, "✓", "HTTP");
+    step(&stdout, "✓", "models");
+
+    let from_env = TestEnv::new();
+    from_env.write_config(&format!(r#"{{"llm": {{{quick}}}}}"#));
+    let out = from_env
+        .cmd()
+        .env("OPSAI_BASE_URL", &url)
+        .env("SSL_CERT_FILE", server.ca())
+        .arg("doctor")
+        .timeout(RUN_LIMIT)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(step(&stdout, "✓", "TLS").contains("roots from SSL_CERT_FILE="), "{stdout}");
+    step(&stdout, "✓", "models");
+}
