@@ -215,3 +215,28 @@ fn tls_is_checked_against_the_system_roots_ssl_cert_file_and_llm_ca_file() {
     assert!(step(&stdout, "✓", "TLS").contains("roots from SSL_CERT_FILE="), "{stdout}");
     step(&stdout, "✓", "models");
 }
+
+#[test]
+fn with_a_proxy_dns_and_tcp_check_the_proxy_and_the_fix_names_the_variables() {
+    let env = TestEnv::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let closed = listener.local_addr().unwrap();
+    drop(listener);
+    let out = env
+        .cmd()
+        .env("OPSAI_BASE_URL", "https://llm.example.com/v1")
+        .env("HTTPS_PROXY", format!("http://{closed}"))
+        .arg("doctor")
+        .timeout(RUN_LIMIT)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(step(&stdout, "✓", "proxy").contains(&format!("http://{closed} (from the environment)")), "{stdout}");
+    assert!(step(&stdout, "✓", "DNS").contains("the proxy's host 127.0.0.1"), "{stdout}");
+    step(&stdout, "✗", "TCP");
+    assert!(
+        stdout.contains("fix HTTPS_PROXY / HTTP_PROXY / ALL_PROXY, or add llm.example.com to NO_PROXY"),
+        "{stdout}"
+    );
+}
