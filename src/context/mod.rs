@@ -6,8 +6,9 @@
 //! threads: `git status` (dirty or not) and `docker info` (cached for a minute under
 //! `$OPSAI_HOME/cache/context.json`, refreshed in the background); [`EnvContext::collect`] waits
 //! for them at most [`ContextInput::probe_budget`] and leaves them unknown otherwise.
-//! [`EnvContext::start`] + [`PendingContext::finish`] split the two, so the probes can overlap
-//! with other start-up work.
+//! [`EnvContext::start`] + [`PendingContext::finish`] split the two, so `git status` can overlap
+//! with other start-up work; a stale Docker cache is refreshed from `finish` (in the opsai binary by
+//! a detached helper nobody waits for: see `docker`).
 
 pub mod docker;
 pub mod probe;
@@ -124,7 +125,7 @@ impl EnvContext {
                 let cache = docker::cache_path(&input.opsai_home);
                 docker::cached_status(&cache, unix_now(), || {
                     if input.refresh_docker {
-                        refreshing = Some(docker::refresh_in_background(bin, cache.clone()));
+                        refreshing = Some((bin, cache.clone()));
                     }
                 })
             }
@@ -215,7 +216,9 @@ pub struct PendingContext {
     /// `start` + the probe budget: `finish` never waits past it.
     deadline: Instant,
     dirty: Option<Receiver<Option<bool>>>,
-    docker: Option<Receiver<DockerStatus>>,
+    /// The `docker` binary and cache to refresh: started by `finish`, so a run that ends before
+    /// its first request (a bad config) starts no probe and leaves no cache behind.
+    docker: Option<(PathBuf, PathBuf)>,
 }
 
 impl PendingContext {
@@ -225,8 +228,11 @@ impl PendingContext {
         if let (Some(repo), Some(answer)) = (context.git.as_mut(), self.dirty) {
             repo.dirty = wait_until(&answer, self.deadline).flatten();
         }
-        if let (DockerStatus::Checking, Some(answer)) = (&context.docker, self.docker) {
-            context.docker = wait_until(&answer, self.deadline).unwrap_or(DockerStatus::Checking);
+        if let Some((bin, cache)) = self.docker {
+            let answer = docker::refresh_in_background(bin, cache);
+            if context.docker == DockerStatus::Checking {
+                context.docker = wait_until(&answer, self.deadline).unwrap_or(DockerStatus::Checking);
+            }
         }
         context
     }
