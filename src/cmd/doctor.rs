@@ -93,14 +93,14 @@ async fn check(llm: &LlmConfig, report: &mut Report) -> std::io::Result<()> {
     let chat = match chat {
         Ok(chat) => chat,
         Err(err) => {
-            report.step(Outcome::Fail, "chat", &err.to_string(), None)?;
+            report.step(Outcome::Fail, "chat", &err.to_string(), chat_fix(&err))?;
             return report.skip(&["tool call", "speed"]);
         }
     };
     report.step(Outcome::Pass, "chat", &chat_detail(&chat), None)?;
     match probe::tool_call(&client, &llm.model).await {
         Ok(tool) => tool_step(&tool, report)?,
-        Err(err) => report.step(Outcome::Fail, "tool call", &err.to_string(), Some(TOOL_FIX))?,
+        Err(err) => report.step(Outcome::Fail, "tool call", &err.to_string(), chat_fix(&err).or(Some(TOOL_FIX)))?,
     }
     speed_step(&chat, report)
 }
@@ -262,6 +262,21 @@ fn http_fix(err: &LlmError) -> Option<String> {
             "the API key is missing or wrong: set it with `opsai config set-llm`, or OPSAI_API_KEY / \
              OPENAI_API_KEY for one run"
                 .to_owned(),
+        ),
+        _ => None,
+    }
+}
+
+/// What to change when a chat did not come back; the other errors say it themselves.
+fn chat_fix(err: &LlmError) -> Option<&'static str> {
+    match err {
+        LlmError::Timeout { .. } => Some(
+            "the server accepted the request but sent nothing in time: check its load and log, or raise \
+             llm.timeout in config.json (`opsai config path`)",
+        ),
+        LlmError::FirstByteTimeout { .. } => Some(
+            "the model may still be loading or reading the prompt on the CPU: try again, raise \
+             llm.local_first_byte_timeout in config.json, or use a smaller model",
         ),
         _ => None,
     }

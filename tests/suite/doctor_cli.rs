@@ -200,6 +200,8 @@ fn tls_is_checked_against_the_system_roots_ssl_cert_file_and_llm_ca_file() {
     assert!(tls.contains(&format!("system roots + llm.ca_file {}", server.ca())), "{stdout}");
     step(&stdout, "✓", "HTTP");
     step(&stdout, "✓", "models");
+    step(&stdout, "✗", "chat");
+    assert!(stdout.contains("fix: the model may still be loading or reading the prompt"), "{stdout}");
 
     let from_env = TestEnv::new();
     from_env.write_config(&format!(r#"{{"llm": {{{quick}}}}}"#));
