@@ -82,6 +82,16 @@ echo "==> bench/sandbox.py: sh -c true plainly vs through the sandbox helper"
 read -r k_median k_min k_max k_plain k_added k_ratio < <(python3 bench/sandbox.py "$BIN" "$RUNS" 2>/dev/null |
     sed -n 's/^BENCH sandbox_spawn_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\) plain_median=\([0-9.]*\) .* added=\([0-9.-]*\) ratio=\([0-9.]*\)$/\1 \2 \3 \4 \5 \6/p')
 : "${k_median:=n/a}" "${k_min:=n/a}" "${k_max:=n/a}" "${k_plain:=n/a}" "${k_added:=n/a}" "${k_ratio:=n/a}"
+echo "==> bench/oneshot.py: opsai -q with and without docker on PATH, next to curl"
+d_line=$(python3 bench/oneshot.py "$BIN" 100 2>/dev/null | grep '^BENCH oneshot_docker' || true)
+d_field() { local v; v=$(sed -n "s/.* $1=\([0-9.]*\).*/\1/p" <<<"$d_line"); echo "${v:-n/a}"; }
+d_curl=$(d_field curl_ms) d_warm=$(d_field docker_ms) d_warm_ratio=$(d_field docker_ratio)
+d_cold=$(d_field docker_cold_ms) d_cold_ratio=$(d_field docker_cold_ratio)
+d_none=$(d_field no_docker_ms) d_none_ratio=$(d_field no_docker_ratio)
+d_rss=$(d_field docker_rss_mb) d_none_rss=$(d_field no_docker_rss_mb)
+d_verdict=$(awk -v a="$d_warm_ratio" -v b="$d_cold_ratio" -v c="$d_none_ratio" \
+    'BEGIN { print (a != "n/a" && a <= 1.5 && b <= 1.5 && c <= 1.5) ? "met" : "**not met**" }')
+d_rss_verdict=$(awk -v a="$d_rss" 'BEGIN { print (a != "n/a" && a <= 12) ? "met" : "**not met**" }')
 k_rules=$("$BIN" sandbox --status 2>/dev/null | sed -n 's/.*fully enforced (\([0-9]*\) read rules.*/\1/p')
 
 # --- peers: the same one-shot request from curl, shell-gpt and aichat, when installed ----------
@@ -301,6 +311,8 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 | release binary size | $size_mb MB | — | — | ≤ 15 MB | $z_verdict |
 | PTY executor throughput, \`head -c 200M /dev/zero \| base64\` (benches/exec.rs) | $x_mb MB/s | — | \`script -qc\`: $x_script MB/s; ratio $x_ratio | ≥ 0.8× script | $x_verdict |
 | peak RSS of \`opsai\` through a turn whose command prints 200 MB (GNU time) | $rss_mb MB | — | — | ≤ 20 MB | $r_verdict |
+| one-shot \`opsai -q TASK\` with \`docker\` on PATH, 100 runs each, interleaved with curl (bench/oneshot.py) | $d_warm ms | — | probe cache cold every run: $d_cold ms; no docker on PATH: $d_none ms; \`curl\` of the same request: $d_curl ms | ≤ 1.5× curl: ${d_warm_ratio}× (cold ${d_cold_ratio}×, no docker ${d_none_ratio}×) | $d_verdict |
+| peak RSS of \`opsai -q TASK\` with \`docker\` on PATH (wait4: counts every descendant opsai waited for) | $d_rss MB | — | no docker on PATH: $d_none_rss MB | ≤ 12 MB | $d_rss_verdict |
 | sandbox cost per command: \`opsai __opsai-sandbox strict -- sh -c true\` (what the executor runs for an auto-run command; ${k_rules:-?} Landlock read rules here) vs \`sh -c true\`, $RUNS runs each, alternating (bench/sandbox.py) | $k_median ms | $k_min – $k_max ms | \`sh -c true\`: $k_plain ms; ratio ${k_ratio}× | added ≤ 2 ms: $k_added ms | $k_verdict |
 
 $gaps

@@ -28,6 +28,9 @@ _opsai() {
             opsai,config)
                 cmd="opsai__subcmd__config"
                 ;;
+            opsai,doctor)
+                cmd="opsai__subcmd__doctor"
+                ;;
             opsai,explain)
                 cmd="opsai__subcmd__explain"
                 ;;
@@ -105,6 +108,9 @@ _opsai() {
                 ;;
             opsai__subcmd__help,config)
                 cmd="opsai__subcmd__help__subcmd__config"
+                ;;
+            opsai__subcmd__help,doctor)
+                cmd="opsai__subcmd__help__subcmd__doctor"
                 ;;
             opsai__subcmd__help,explain)
                 cmd="opsai__subcmd__help__subcmd__explain"
@@ -200,7 +206,7 @@ _opsai() {
 
     case "${cmd}" in
         opsai)
-            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --ssh-host --help --version policy config audit sessions init widget completions explain cache undo sandbox help"
+            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --ssh-host --help --version policy config audit sessions init widget completions explain cache undo sandbox doctor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -489,6 +495,28 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        opsai__subcmd__doctor)
+            opts="-h --model --base-url --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --base-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         opsai__subcmd__explain)
             opts="-q -h --quiet --model --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -508,7 +536,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help)
-            opts="policy config audit sessions init widget completions explain cache undo sandbox help"
+            opts="policy config audit sessions init widget completions explain cache undo sandbox doctor help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -636,6 +664,20 @@ _opsai() {
         opsai__subcmd__help__subcmd__config__subcmd__show)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__doctor)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -79,6 +79,19 @@ pub enum Command {
     /// Run one command in the sandbox that commands running without a human yes get (read-only
     /// filesystem without secrets, no network), or show whether it works here (`--status`).
     Sandbox(SandboxArgs),
+    /// Check the model endpoint step by step (DNS, TCP, TLS, proxy, HTTP, the model list, a streamed
+    /// chat, a tool call, speed) and say what to fix; exit 1 when a step fails.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct DoctorArgs {
+    /// The model to check (overrides the config and OPSAI_MODEL).
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// The OpenAI-compatible endpoint to check (overrides the config and OPSAI_BASE_URL).
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
 }
 
 #[derive(Debug, Args)]

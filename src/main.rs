@@ -11,6 +11,10 @@ fn main() -> ExitCode {
     if let Some(code) = opsai::sandbox::entry_from_args() {
         return code;
     }
+    // The detached docker probe is opsai re-executed too (see context::docker).
+    if let Some(code) = opsai::context::docker::entry_from_args() {
+        return code;
+    }
     let cli = Cli::parse();
     match app::run(cli) {
         Ok(code) => ExitCode::from(code),

@@ -309,7 +309,7 @@ pub enum TurnOutcome {
 /// The names a family's tools had before they were folded into it, which the registry still
 /// answers to; `llm::text_calls` recognizes them in a model's text when the family is offered.
 /// Here, with the other shared data, because both the tools and the model client need it.
-pub fn former_tool_names(family: &str) -> &'static [&'static str] {
+pub(crate) fn former_tool_names(family: &str) -> &'static [&'static str] {
     match family {
         "cli" => &["find", "grep", "wget", "ps", "ss", "lsof"],
         "file" => &["read_file", "write_file", "edit_file"],

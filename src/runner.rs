@@ -52,10 +52,12 @@ pub(crate) fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Re
 
 /// The model client for `llm`: the one place a client is made, so every mode talks to the model alike.
 /// Both timeouts apply: `llm.timeout` between bytes, `llm.local_first_byte_timeout` before the first
-/// one from a model on this machine (reading a long prompt on a CPU).
+/// one from a model on this machine (reading a long prompt on a CPU). `llm.ca_file` is trusted too.
 pub(crate) fn model_client(llm: &LlmConfig) -> Result<OpenAiClient, LlmError> {
     let client = OpenAiClient::new(llm.base_url.clone(), llm.api_key.clone(), Duration::from_secs(llm.timeout))?;
-    Ok(client.with_local_first_byte(Duration::from_secs(llm.local_first_byte_timeout)))
+    client
+        .with_local_first_byte(Duration::from_secs(llm.local_first_byte_timeout))
+        .with_ca_file(llm.ca_path().as_deref())
 }
 
 /// The audit log as configured.

@@ -32,6 +32,10 @@ pub struct LlmConfig {
     /// early instead of holding the prompt for minutes.
     #[serde(default = "default_widget_max_tokens")]
     pub widget_max_tokens: u32,
+    /// A PEM file of CA certificates to trust for an `https://` endpoint, on top of the system's
+    /// (a private CA); an absolute path or `~/…`. `SSL_CERT_FILE` replaces the system's roots instead.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "empty_is_none")]
+    pub ca_file: Option<String>,
 }
 
 fn default_base_url() -> String {
@@ -234,6 +238,7 @@ impl Default for LlmConfig {
             local_first_byte_timeout: default_local_first_byte_timeout(),
             max_tokens: default_max_tokens(),
             widget_max_tokens: default_widget_max_tokens(),
+            ca_file: None,
         }
     }
 }
@@ -322,7 +327,22 @@ impl LlmConfig {
         at_least("llm.timeout", self.timeout, 1)?;
         at_least("llm.local_first_byte_timeout", self.local_first_byte_timeout, 1)?;
         at_least("llm.max_tokens", self.max_tokens.into(), 1)?;
-        at_least("llm.widget_max_tokens", self.widget_max_tokens.into(), 1)
+        at_least("llm.widget_max_tokens", self.widget_max_tokens.into(), 1)?;
+        match &self.ca_file {
+            Some(path) if !path.starts_with('/') && !path.starts_with("~/") => {
+                Err(("llm.ca_file", format!("must be an absolute path or start with ~/, not `{path}`")))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// `llm.ca_file` with `~/` expanded (from `$HOME`).
+    pub(crate) fn ca_path(&self) -> Option<PathBuf> {
+        let raw = self.ca_file.as_deref()?;
+        match (raw.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => Some(PathBuf::from(home).join(rest)),
+            _ => Some(PathBuf::from(raw)),
+        }
     }
 }
 

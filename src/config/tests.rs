@@ -95,6 +95,7 @@ fn bad_values_name_their_key() {
     assert_eq!(invalid_key(r#"{"llm": {"model": "x", "max_tokens": -1}}"#), "llm.max_tokens");
     assert_eq!(invalid_key(r#"{"llm": {"base_url": "localhost:11434"}}"#), "llm.base_url");
     assert_eq!(invalid_key(r#"{"llm": {"model": " "}}"#), "llm.model");
+    assert_eq!(invalid_key(r#"{"llm": {"ca_file": "certs/ca.pem"}}"#), "llm.ca_file");
     assert_eq!(invalid_key(r#"{"safety": {"sandbox": "extreme"}}"#), "safety.sandbox");
     assert_eq!(invalid_key(r#"{"agent": {"max_iterations": 0}}"#), "agent.max_iterations");
     assert_eq!(invalid_key(r#"{"exec": 30}"#), "exec");
@@ -228,4 +229,15 @@ fn a_base_url_needs_http_or_https_a_host_and_only_one_scheme() {
     ] {
         assert!(check_base_url(bad).is_err(), "{bad} was accepted");
     }
+}
+
+#[test]
+fn the_ca_file_is_absolute_or_under_home_and_absent_by_default() {
+    assert_eq!(parse("{}").unwrap().llm.ca_file, None);
+    assert_eq!(parse(r#"{"llm": {"ca_file": ""}}"#).unwrap().llm.ca_path(), None, "empty is none");
+    let config = parse(r#"{"llm": {"ca_file": "/etc/corp/ca.pem"}}"#).unwrap();
+    assert_eq!(config.llm.ca_path(), Some(PathBuf::from("/etc/corp/ca.pem")));
+    let home = parse(r#"{"llm": {"ca_file": "~/corp-ca.pem"}}"#).unwrap().llm.ca_path().unwrap();
+    assert!(home.is_absolute() && home.ends_with("corp-ca.pem"), "{home:?}");
+    assert!(!Config::default().to_json_text().unwrap().contains("ca_file"), "not written when unset");
 }

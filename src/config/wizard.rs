@@ -165,6 +165,11 @@ pub async fn run(prompter: &mut dyn Prompter, current: &LlmConfig, connect: Conn
                  key, and the model name ({}).",
                 llm.base_url, llm.model
             ))?;
+            prompter.note(&format!(
+                "  `opsai doctor --base-url {} --model {}` checks it step by step (DNS, TCP, TLS, HTTP, the \
+                 model list, a chat, a tool call) and says what to fix for each failure.",
+                llm.base_url, llm.model
+            ))?;
             if prompter.confirm("Save this configuration anyway?", false)? {
                 Ok(WizardOutcome::Save { llm, verified: false })
             } else {

@@ -1,12 +1,20 @@
 //! Docker reachability: `docker info` is slow (tens of ms, seconds when the daemon hangs), so its
 //! result is cached in `$OPSAI_HOME/cache/context.json` for a minute and refreshed in the
 //! background. A request never waits for it beyond the caller's probe budget.
+//!
+//! In the opsai binary the refresh is a detached helper (opsai re-executed as `__opsai-probe`,
+//! which starts a second copy in its own session and exits at once): a one-shot run that ends
+//! before `docker info` does still gets its result cached, never waits for it, and never has
+//! docker as a descendant (so its memory is not counted as opsai's). A refresh marks the cache
+//! first, so the runs that start while it is under way do not start another.
 
+use std::ffi::{OsStr, OsString};
 use std::fs::{DirBuilder, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Command, ExitCode, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
@@ -17,6 +25,17 @@ use super::probe::output_within;
 pub(crate) const FRESH_FOR_SECS: u64 = 60;
 /// The longest `docker info` may run before it is killed and the daemon reported unreachable.
 pub(crate) const PROBE_LIMIT: Duration = Duration::from_secs(2);
+/// How long a started refresh keeps other runs from starting their own (longer than
+/// [`PROBE_LIMIT`], so only a helper that died lets the next run try again).
+pub(crate) const REFRESH_CLAIM_SECS: u64 = 10;
+/// The hidden first argument that runs the detached probe helper.
+pub(crate) const ENTRY: &str = "__opsai-probe";
+/// The helper's second stage: the copy that runs in its own session and does the work.
+const DETACHED: &str = "--detached";
+
+/// Set once `main` has checked for [`ENTRY`]: only then is this process the opsai binary that can
+/// be re-executed as the helper (a test harness or a library user gets a background thread).
+static IS_OPSAI_BINARY: AtomicBool = AtomicBool::new(false);
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "state", rename_all = "snake_case")]
@@ -31,7 +50,8 @@ pub enum DockerStatus {
     Unreachable { reason: String },
 }
 
-/// The cache file: `{"docker": {"checked_at": <unix seconds>, "status": {...}}}`.
+/// The cache file: `{"docker": {"checked_at": <unix seconds>, "status": {...}}}`, plus
+/// `"refreshing_since"` while a refresh is under way.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 struct CacheFile {
     docker: CachedDocker,
@@ -41,6 +61,8 @@ struct CacheFile {
 struct CachedDocker {
     checked_at: u64,
     status: DockerStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    refreshing_since: Option<u64>,
 }
 
 pub fn cache_path(opsai_home: &Path) -> PathBuf {
@@ -49,9 +71,12 @@ pub fn cache_path(opsai_home: &Path) -> PathBuf {
 
 /// The status to show now. A fresh cache entry is used as is; a stale one is used while
 /// `refresh` (called at most once) updates it; with no usable entry the answer is `Checking`.
+/// An entry whose refresh started less than [`REFRESH_CLAIM_SECS`] ago is not refreshed again.
 pub(crate) fn cached_status(cache: &Path, now: u64, refresh: impl FnOnce()) -> DockerStatus {
+    let within = |since: u64, secs: u64| since <= now && now - since < secs;
     match read_cache(cache) {
-        Some(entry) if entry.checked_at <= now && now - entry.checked_at < FRESH_FOR_SECS => entry.status,
+        Some(entry) if within(entry.checked_at, FRESH_FOR_SECS) => entry.status,
+        Some(entry) if entry.refreshing_since.is_some_and(|since| within(since, REFRESH_CLAIM_SECS)) => entry.status,
         Some(stale) => {
             refresh();
             stale.status
@@ -70,9 +95,30 @@ fn read_cache(cache: &Path) -> Option<CachedDocker> {
 
 /// Stores a probe result (private directory and file, temp + rename so readers never see half).
 pub fn write_cache(cache: &Path, now: u64, status: &DockerStatus) -> std::io::Result<()> {
+    let entry = CachedDocker { checked_at: now, status: status.clone(), refreshing_since: None };
+    store(cache, &entry, true)
+}
+
+/// Marks the cache as being refreshed since `now`, keeping the status it holds (`Checking` when
+/// it holds none), so other runs keep showing it and start no refresh of their own.
+pub(crate) fn claim_refresh(cache: &Path, now: u64) -> std::io::Result<()> {
+    let entry = read_cache(cache).unwrap_or(CachedDocker {
+        checked_at: 0,
+        status: DockerStatus::Checking,
+        refreshing_since: None,
+    });
+    store(cache, &CachedDocker { refreshing_since: Some(now), ..entry }, true)
+}
+
+/// `create_home`: whether `$OPSAI_HOME` itself may be created. The detached helper may outlive
+/// the home it was started for (a test's temporary one): it must not create that again.
+fn store(cache: &Path, entry: &CachedDocker, create_home: bool) -> std::io::Result<()> {
     let dir = cache.parent().unwrap_or(Path::new("."));
-    DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
-    let file = CacheFile { docker: CachedDocker { checked_at: now, status: status.clone() } };
+    match DirBuilder::new().recursive(create_home).mode(0o700).create(dir) {
+        Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => return Err(err),
+        _ => {}
+    }
+    let file = CacheFile { docker: entry.clone() };
     let text = serde_json::to_string(&file).map_err(std::io::Error::other)?;
     let temp = dir.join(format!(".context.json.{}.{:?}.tmp", std::process::id(), std::thread::current().id()));
     let result = OpenOptions::new()
@@ -113,15 +159,84 @@ fn summarize(stdout: &str) -> String {
     }
 }
 
-/// Probes in a background thread and stores the result, so the next run has it.
+/// Starts a refresh that stores its result in `cache`. In the opsai binary it is the detached
+/// helper and the receiver never answers (nothing waits for docker); elsewhere a thread probes
+/// and answers too.
 pub(crate) fn refresh_in_background(docker: PathBuf, cache: PathBuf) -> std::sync::mpsc::Receiver<DockerStatus> {
     let (sender, receiver) = std::sync::mpsc::channel();
+    let _ = claim_refresh(&cache, super::unix_now());
+    let detach = IS_OPSAI_BINARY.load(Ordering::Relaxed);
+    // Even starting the helper (an exec of opsai) stays off the caller's path: a thread starts it
+    // and reaps its first stage, which exits as soon as it has started the second. If opsai exits
+    // first, the reaper of orphans collects it, and the mark above has the next run retry later.
     let spawned = std::thread::Builder::new().name("docker-probe".to_owned()).spawn(move || {
+        if detach && let Ok(mut helper) = start_helper(&docker, &cache) {
+            let _ = helper.wait();
+            return;
+        }
         let status = probe(&docker, PROBE_LIMIT);
-        let _ = write_cache(&cache, super::unix_now(), &status);
+        let entry = CachedDocker { checked_at: super::unix_now(), status: status.clone(), refreshing_since: None };
+        let _ = store(&cache, &entry, false);
         let _ = sender.send(status);
     });
     // Without a thread there is simply no result: the status stays `Checking`.
     drop(spawned);
     receiver
+}
+
+fn start_helper(docker: &Path, cache: &Path) -> std::io::Result<std::process::Child> {
+    // The helper runs in `/`, so it holds no directory busy: its paths must not be relative.
+    let (docker, cache) = (std::path::absolute(docker)?, std::path::absolute(cache)?);
+    Command::new(std::env::current_exe()?)
+        .arg(ENTRY)
+        .arg(docker)
+        .arg(cache)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .current_dir("/")
+        .spawn()
+}
+
+/// Call first thing in `main`: runs the helper when the arguments ask for it (and returns its
+/// exit code), and otherwise records that this process is the opsai binary.
+pub fn entry_from_args() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() != Some(OsStr::new(ENTRY)) {
+        IS_OPSAI_BINARY.store(true, Ordering::Relaxed);
+        return None;
+    }
+    Some(helper(args.collect()))
+}
+
+/// `ENTRY [--detached] DOCKER CACHE`. The first stage starts the second (no `--detached` → with
+/// it) and exits without waiting; the second leaves opsai's session and terminal, probes, and
+/// stores the result. Nothing is printed: the helper's output goes nowhere.
+fn helper(args: Vec<OsString>) -> ExitCode {
+    let (detached, rest) = match args.split_first() {
+        Some((first, rest)) if first == DETACHED => (true, rest),
+        _ => (false, &args[..]),
+    };
+    let [docker, cache] = rest else { return ExitCode::FAILURE };
+    let (docker, cache) = (Path::new(docker), Path::new(cache));
+    if !detached {
+        let started = std::env::current_exe().and_then(|exe| {
+            Command::new(exe)
+                .arg(ENTRY)
+                .arg(DETACHED)
+                .arg(docker)
+                .arg(cache)
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+        });
+        return if started.is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE };
+    }
+    // A session of its own: no terminal, so neither Ctrl-C nor a hang-up meant for opsai's
+    // terminal reaches it.
+    let _ = nix::unistd::setsid();
+    let status = probe(docker, PROBE_LIMIT);
+    let entry = CachedDocker { checked_at: super::unix_now(), status, refreshing_since: None };
+    if store(cache, &entry, false).is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }

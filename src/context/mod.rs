@@ -3,11 +3,11 @@
 //! widget supplies.
 //!
 //! Collecting is fast by construction: files and a `PATH` scan only. The one slow fact, `docker
-//! info`, runs in a thread (cached for a minute under `$OPSAI_HOME/cache/context.json`, refreshed in
-//! the background); [`EnvContext::collect`] waits for it at most [`ContextInput::probe_budget`] and
-//! leaves it unknown otherwise. [`EnvContext::start`] + [`PendingContext::finish`] split the two, so
-//! the probe can overlap with other start-up work. (`git status` is not asked: whether the tree is
-//! dirty changes with every edit, and the prompt must stay the same bytes for a server's cache.)
+//! info`, is cached for a minute under `$OPSAI_HOME/cache/context.json`; a stale cache is refreshed
+//! from `finish` (in the opsai binary by a detached helper nobody waits for: see `docker`), and
+//! [`EnvContext::collect`] waits for the answer at most [`ContextInput::probe_budget`], leaving it
+//! unknown otherwise. (`git status` is not asked: whether the tree is dirty changes with every edit,
+//! and the prompt must stay the same bytes for a server's cache.)
 
 pub mod docker;
 pub mod probe;
@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::Serialize;
 
 pub use docker::DockerStatus;
-pub(crate) use probe::{GitHead, GitInfo, TOOLS};
+pub use probe::{GitHead, GitInfo, TOOLS};
 
 /// How long [`EnvContext::collect`] waits for the Docker probe by default.
 pub(crate) const DEFAULT_PROBE_BUDGET: Duration = Duration::from_millis(5);
@@ -118,7 +118,7 @@ impl EnvContext {
                 let cache = docker::cache_path(&input.opsai_home);
                 docker::cached_status(&cache, unix_now(), || {
                     if input.refresh_docker {
-                        refreshing = Some(docker::refresh_in_background(bin, cache.clone()));
+                        refreshing = Some((bin, cache.clone()));
                     }
                 })
             }
@@ -210,15 +210,20 @@ pub struct PendingContext {
     context: EnvContext,
     /// `start` + the probe budget: `finish` never waits past it.
     deadline: Instant,
-    docker: Option<Receiver<DockerStatus>>,
+    /// The `docker` binary and cache to refresh: started by `finish`, so a run that ends before
+    /// its first request (a bad config) starts no probe and leaves no cache behind.
+    docker: Option<(PathBuf, PathBuf)>,
 }
 
 impl PendingContext {
     /// Takes what the probes have answered by the deadline; the rest stays unknown.
     pub fn finish(self) -> EnvContext {
         let mut context = self.context;
-        if let (DockerStatus::Checking, Some(answer)) = (&context.docker, self.docker) {
-            context.docker = wait_until(&answer, self.deadline).unwrap_or(DockerStatus::Checking);
+        if let Some((bin, cache)) = self.docker {
+            let answer = docker::refresh_in_background(bin, cache);
+            if context.docker == DockerStatus::Checking {
+                context.docker = wait_until(&answer, self.deadline).unwrap_or(DockerStatus::Checking);
+            }
         }
         context
     }

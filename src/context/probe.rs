@@ -14,7 +14,7 @@ use nix::unistd::Pid;
 use serde::Serialize;
 
 /// The programs whose presence the model is told about, in the order rendered.
-pub(crate) const TOOLS: &[&str] = &["ss", "lsof", "docker", "kubectl", "systemctl", "journalctl"];
+pub const TOOLS: &[&str] = &["ss", "lsof", "docker", "kubectl", "systemctl", "journalctl"];
 
 /// `(os, kernel)`: `("Ubuntu 24.04.1 LTS", "Linux 6.8.0-45-generic")`, from files only.
 pub(crate) fn os_and_kernel() -> (String, String) {

@@ -2,6 +2,7 @@
 //! reply (text, reasoning and tool calls). Never prints.
 //!
 //! - `openai`: the OpenAI-compatible HTTP client (request, status handling, retries, timeouts);
+//! - `probe`: the step-by-step checks of `opsai doctor` (route, DNS, TCP, a chat, a tool call);
 //! - `wire`: `ChatRequest` → the chat-completions JSON body;
 //! - `sse`: response bytes → SSE `data:` payloads, with an idle timeout;
 //! - `stream`: payloads → `ModelReply` and live `ModelDelta`s, for every provider's stream shape;
@@ -15,6 +16,7 @@
 
 mod classify;
 pub mod openai;
+pub mod probe;
 mod repeat;
 pub mod retry;
 mod sse;

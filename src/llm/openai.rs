@@ -42,9 +42,6 @@ use super::text_calls::recover_text_calls;
 use super::wire::{self, BodyOptions};
 use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, transport};
 
-/// How long establishing the TCP (and TLS) connection may take.
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// A streaming chat-completions client for one endpoint.
 pub struct OpenAiClient {
     http: reqwest::Client,
@@ -94,21 +91,9 @@ impl OpenAiClient {
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(invalid(format!("the scheme is `{}`, not http or https", parsed.scheme())));
         }
-        let mut builder = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
-            .tcp_nodelay(true)
-            .user_agent(concat!("opsai/", env!("CARGO_PKG_VERSION")));
         let loopback = transport::is_loopback(&parsed);
         let proxy = transport::proxy_for(&parsed, loopback, |name| std::env::var(name).ok());
-        if loopback {
-            // A local model never goes through the user's HTTP proxy.
-            builder = builder.no_proxy();
-        }
-        if parsed.scheme() == "http" {
-            // Plain HTTP needs no certificates; loading the system's roots costs 3–10 ms of startup.
-            builder = builder.tls_certs_only(Vec::<reqwest::Certificate>::new());
-        }
-        let http = builder.build().map_err(|err| LlmError::Client(sse::describe(&err)))?;
+        let http = transport::http_client(&parsed, loopback, Vec::new())?;
         let api_key = api_key.map(|key| key.trim().to_owned()).filter(|key| !key.is_empty());
         Ok(Self {
             http,
@@ -131,6 +116,17 @@ impl OpenAiClient {
             self.local_first_byte = Some(wait);
         }
         self
+    }
+
+    /// Also trusts the CA certificates in `ca_file` (`llm.ca_file`) for an `https://` endpoint.
+    pub(crate) fn with_ca_file(mut self, ca_file: Option<&std::path::Path>) -> Result<Self, LlmError> {
+        let Some(path) = ca_file else { return Ok(self) };
+        let url = reqwest::Url::parse(&self.base_url)
+            .map_err(|err| LlmError::InvalidUrl { url: self.base_url.clone(), reason: err.to_string() })?;
+        if url.scheme() == "https" {
+            self.http = transport::http_client(&url, self.loopback, transport::read_ca_file(path)?)?;
+        }
+        Ok(self)
     }
 
     /// Replaces the retry policy (tests use short waits).

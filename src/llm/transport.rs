@@ -1,8 +1,15 @@
 //! Why a request never reached the endpoint: refused or unresolvable (`Connect`), a TLS failure
 //! (`Tls`), or the HTTP proxy in the way (`Proxy`), each with its own advice, and the proxy that
-//! applies to an endpoint (the same environment variables reqwest reads).
+//! applies to an endpoint (the same environment variables reqwest reads). Also the one HTTP client
+//! builder, with the extra CA certificates of `llm.ca_file`.
+
+use std::path::Path;
+use std::time::Duration;
 
 use super::LlmError;
+
+/// How long establishing the TCP (and TLS) connection may take.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// Ollama's OpenAI-compatible endpoint, the default `llm.base_url`: only there does the
 /// cannot-connect hint talk about Ollama.
@@ -29,14 +36,15 @@ pub(crate) fn connect_message(url: &str, model: Option<&str>) -> String {
         let model = model.unwrap_or("qwen2.5:7b");
         return format!(
             "cannot connect to Ollama at {url}. Is it running? Start it with `ollama serve`, then \
-             `ollama pull {model}`; or point opsai at another endpoint with `opsai config set-llm`"
+             `ollama pull {model}`; or point opsai at another endpoint with `opsai config set-llm`. \
+             `opsai doctor` checks the connection step by step"
         );
     }
     let model = model.map(|m| format!(" (model {m})")).unwrap_or_default();
     format!(
         "cannot connect to the model endpoint {url}{model}: check that the server is running and \
          reachable from here and that the URL is right (`opsai config show`); change it with \
-         `opsai config set-llm`"
+         `opsai config set-llm`. `opsai doctor` checks the connection step by step"
     )
 }
 
@@ -49,6 +57,47 @@ pub(crate) fn tls_advice(detail: &str) -> &'static str {
     } else {
         "Does the server speak HTTPS on that port? A plain HTTP endpoint needs an http:// URL"
     }
+}
+
+/// The HTTP client for an endpoint: `loopback` ones bypass the proxy, plain `http://` loads no
+/// certificates, and `https://` trusts the system's roots (or `SSL_CERT_FILE`/`SSL_CERT_DIR`)
+/// plus `extra_roots`.
+pub(crate) fn http_client(
+    url: &reqwest::Url,
+    loopback: bool,
+    extra_roots: Vec<reqwest::Certificate>,
+) -> Result<reqwest::Client, LlmError> {
+    let mut builder = reqwest::Client::builder()
+        .connect_timeout(CONNECT_TIMEOUT)
+        .tcp_nodelay(true)
+        .user_agent(concat!("opsai/", env!("CARGO_PKG_VERSION")));
+    if loopback {
+        // A local model never goes through the user's HTTP proxy.
+        builder = builder.no_proxy();
+    }
+    if url.scheme() == "http" {
+        // Plain HTTP needs no certificates; loading the system's roots costs 3–10 ms of startup.
+        builder = builder.tls_certs_only(Vec::<reqwest::Certificate>::new());
+    } else if !extra_roots.is_empty() {
+        builder = builder.tls_certs_merge(extra_roots);
+    }
+    builder.build().map_err(|err| LlmError::Client(super::sse::describe(&err)))
+}
+
+/// The PEM certificates in `llm.ca_file`.
+pub(crate) fn read_ca_file(path: &Path) -> Result<Vec<reqwest::Certificate>, LlmError> {
+    let problem = |why: String| {
+        LlmError::Client(format!(
+            "llm.ca_file {}: {why}; point it at a PEM file of CA certificates, or remove the key",
+            path.display()
+        ))
+    };
+    let pem = std::fs::read(path).map_err(|err| problem(format!("cannot be read ({err})")))?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem).map_err(|err| problem(format!("is not PEM ({err})")))?;
+    if certs.is_empty() {
+        return Err(problem("holds no certificate".to_owned()));
+    }
+    Ok(certs)
 }
 
 /// True for a model on this machine: `localhost` or a loopback address.
@@ -92,6 +141,20 @@ mod tests {
         assert!(other.contains("http://gpu-box:8000/v1") && other.contains("mistral-7b"), "{other}");
         let no_model = connect_message("https://api.openai.com/v1", None);
         assert!(!no_model.contains("(model"), "{no_model}");
+        for message in [ollama, other, no_model] {
+            assert!(message.contains("`opsai doctor` checks the connection step by step"), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_ca_file_that_is_missing_or_not_pem_is_named_with_its_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = read_ca_file(&dir.path().join("nope.pem")).unwrap_err().to_string();
+        assert!(missing.contains("llm.ca_file") && missing.contains("cannot be read"), "{missing}");
+        let text = dir.path().join("text.pem");
+        std::fs::write(&text, "not a certificate\n").unwrap();
+        let empty = read_ca_file(&text).unwrap_err().to_string();
+        assert!(empty.contains("holds no certificate") || empty.contains("is not PEM"), "{empty}");
     }
 
     #[test]

@@ -29,7 +29,7 @@ use std::process::ExitCode;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-pub(crate) use crate::protocol::SandboxProfile;
+pub use crate::protocol::SandboxProfile;
 
 /// The hidden first argument of the re-executed sandbox helper.
 pub(crate) const ENTRY: &str = "__opsai-sandbox";

@@ -13,6 +13,7 @@
 //!   write) are deleted. `max_size_mb = 0` never rotates; `retain_days = 0` keeps rotated files forever.
 
 mod files;
+mod local_time;
 mod read;
 #[cfg(test)]
 mod tests;
@@ -148,7 +149,7 @@ impl AuditLog {
 
     /// Appends one line stamped with the local time now.
     pub fn append(&self, record: &AuditRecord) -> Result<(), AuditError> {
-        self.append_at(record, jiff::Zoned::now().datetime())
+        self.append_at(record, local_time::now())
     }
 
     /// Appends one line stamped `at` (also the rotated file's name, if this append rotates).

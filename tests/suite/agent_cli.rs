@@ -203,6 +203,7 @@ fn an_unreachable_endpoint_gives_the_friendly_message() {
         "{stderr}"
     );
     assert!(!stderr.to_lowercase().contains("ollama"), "not Ollama's endpoint, so no Ollama advice: {stderr}");
+    assert!(stderr.contains("`opsai doctor` checks the connection step by step"), "{stderr}");
 }
 
 #[test]

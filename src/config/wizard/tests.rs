@@ -373,7 +373,9 @@ async fn a_failed_test_says_what_to_check_not_to_run_set_llm_again() {
         assert!(!script.saw("set-llm"), "advice to run the command the user is in: {:?}", script.transcript);
         assert!(
             script.saw("Check the Base URL (http://gpu-box:8000/v1), that the server is running")
-                && script.saw("the model name (mistral-7b)"),
+                && script.saw("the model name (mistral-7b)")
+                && script
+                    .saw("`opsai doctor --base-url http://gpu-box:8000/v1 --model mistral-7b` checks it step by step"),
             "{:?}",
             script.transcript
         );
