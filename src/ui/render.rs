@@ -1,7 +1,12 @@
 //! Renders `AgentEvent`s for a person (stderr, with the answer on stdout), as JSON lines (`--json`),
 //! or as the bare answer (`-q`). stdout is a protocol: only the answer or the JSON lines go there.
 
+mod answer;
+
 use std::io::Write;
+
+use answer::AnswerStream;
+pub use answer::BlockRenderer;
 
 use crate::protocol::{AgentEvent, ApprovalDecision, ObservationStatus};
 use crate::ui::{display, markdown, style};
@@ -39,6 +44,8 @@ pub struct Renderer<O: Write, E: Write> {
     raw_answer: bool,
     /// Under `-q`: the call id and command of a refusal whose reason (its `tool_result`) is next.
     refused: Option<(String, String)>,
+    /// The reply text streaming in (`answer_delta`), until its `answer` or `thought` arrives.
+    answer: AnswerStream,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
@@ -97,19 +104,57 @@ impl<O: Write, E: Write> Renderer<O, E> {
             markdown_width: None,
             raw_answer: false,
             refused: None,
+            answer: AnswerStream::plain(true),
         }
     }
 
     /// Under `-q`, writes the answer unchanged; only for a stdout that is not a terminal.
     pub fn with_raw_answer(mut self, raw: bool) -> Self {
         self.raw_answer = raw;
+        self.answer = AnswerStream::plain(!(raw && self.style == Style::Quiet));
         self
     }
 
     /// Answers as Markdown for a terminal `width` columns wide (plain text when color is off).
     pub fn with_markdown(mut self, width: usize) -> Self {
         self.markdown_width = Some(width);
+        if self.color() {
+            let render: BlockRenderer = Box::new(move |block: &str| markdown::render(block, width, true));
+            self.answer = AnswerStream::blocks(render, true, width);
+        }
         self
+    }
+
+    /// A streamed answer is written a Markdown block at a time through `render` (`explain` adds risk
+    /// badges to the commands it suggests); `preview`: the block being written is shown as plain
+    /// text meanwhile (a colour terminal `width` columns wide).
+    pub fn with_blocks(mut self, render: BlockRenderer, preview: bool, width: usize) -> Self {
+        self.answer = AnswerStream::blocks(render, preview, width);
+        self
+    }
+
+    /// The streamed answer so far is complete (`whole`: the text that completes it, when known).
+    fn finish_answer(&mut self, whole: Option<&str>) -> std::io::Result<()> {
+        let mut shown = String::new();
+        if let Some(whole) = whole {
+            match self.answer.rest_of(whole) {
+                Some(rest) => shown.push_str(&self.answer.push(rest)),
+                None => {
+                    shown.push_str(&self.answer.finish());
+                    shown.push_str(&self.answer.push(whole));
+                }
+            }
+        }
+        shown.push_str(&self.answer.finish());
+        self.out.write_all(shown.as_bytes())?;
+        self.out.flush()
+    }
+
+    /// An `answer_delta`: written as it arrives.
+    fn stream_answer(&mut self, text: &str) -> std::io::Result<()> {
+        let shown = self.answer.push(text);
+        self.out.write_all(shown.as_bytes())?;
+        self.out.flush()
     }
 
     fn color(&self) -> bool {
@@ -167,6 +212,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 self.out.flush()
             }
             Style::Quiet => {
+                if let AgentEvent::AnswerDelta { text } = event {
+                    return self.stream_answer(text);
+                }
+                if self.answer.active() {
+                    // The text streamed so far is complete: an answer, or a thought before a tool call
+                    // (already written; a line break separates it from what follows).
+                    let whole = if let AgentEvent::Answer { text } = event { Some(text.as_str()) } else { None };
+                    self.finish_answer(whole)?;
+                    if whole.is_some() {
+                        return Ok(());
+                    }
+                }
                 if let AgentEvent::Answer { text } = event {
                     let text = if self.raw_answer { text.into() } else { display::prose(text) };
                     writeln!(self.out, "{}", text.trim_end())?;
@@ -205,10 +262,30 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     fn human(&mut self, event: &AgentEvent) -> std::io::Result<()> {
         self.clear_spinner();
-        if !matches!(event, AgentEvent::Thought { .. }) {
+        if !matches!(event, AgentEvent::Thought { .. }) || self.answer.active() {
             self.end_thought();
         }
+        if let AgentEvent::AnswerDelta { text } = event {
+            return self.stream_answer(text);
+        }
+        if self.answer.active() {
+            match event {
+                AgentEvent::Answer { text } => return self.finish_answer(Some(text)),
+                // The streamed text was a thought (tool calls follow): what it did not show yet is
+                // shown as one.
+                AgentEvent::Thought { text } => {
+                    let rest = self.answer.rest_of(text).unwrap_or(text).trim_start().to_owned();
+                    self.finish_answer(None)?;
+                    if rest.trim().is_empty() {
+                        return Ok(());
+                    }
+                    return self.human(&AgentEvent::Thought { text: rest });
+                }
+                _ => self.finish_answer(None)?,
+            }
+        }
         match event {
+            AgentEvent::AnswerDelta { .. } => {}
             AgentEvent::Thought { text } => {
                 // Model text, which may repeat untrusted output: no escape, control, bidi or
                 // zero-width character reaches the screen.

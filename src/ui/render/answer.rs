@@ -1,0 +1,294 @@
+//! The answer as it streams (`answer_delta` events), for a person or for `-q`.
+//!
+//! - [`AnswerStream::plain`]: text as it arrives, sanitized through [`display::ProseStream`] (or raw,
+//!   for `-q` into a pipe). Trailing whitespace waits for what follows, so the screen ends exactly as
+//!   the whole answer printed at once would (trimmed, one final newline).
+//! - [`AnswerStream::blocks`]: Markdown, rendered a block at a time (a paragraph ends at a blank line,
+//!   a code block at its closing fence) by the given function. On a colour terminal the block being
+//!   written is shown as plain text meanwhile and replaced by its rendering when it completes.
+
+use crate::ui::display::ProseStream;
+
+/// Renders one complete Markdown block for the screen (it is sanitized inside).
+pub type BlockRenderer = Box<dyn FnMut(&str) -> String + Send>;
+
+pub struct AnswerStream {
+    /// The raw text passed in since the last finish: what a final `answer` repeats.
+    raw: String,
+    kind: Kind,
+}
+
+enum Kind {
+    Plain {
+        /// `None`: raw bytes (`-q` into a pipe or a file).
+        sanitizer: Option<ProseStream>,
+        /// Shown text not yet written: trailing whitespace.
+        held: String,
+        written: bool,
+    },
+    Blocks {
+        render: BlockRenderer,
+        /// The raw text of the block being written.
+        block: String,
+        /// The plain preview of `block` on screen (colour terminals only), to erase when it completes.
+        preview: Option<Preview>,
+        /// Screen columns, for counting the rows the preview takes.
+        width: usize,
+        rendered_any: bool,
+    },
+}
+
+#[derive(Default)]
+struct Preview {
+    sanitizer: ProseStream,
+    shown: String,
+}
+
+impl AnswerStream {
+    pub fn plain(sanitize: bool) -> Self {
+        let sanitizer = sanitize.then(ProseStream::default);
+        Self { raw: String::new(), kind: Kind::Plain { sanitizer, held: String::new(), written: false } }
+    }
+
+    /// `preview`: show the block being written as plain text until it completes (a colour terminal
+    /// `width` columns wide, where the preview can be erased).
+    pub fn blocks(render: BlockRenderer, preview: bool, width: usize) -> Self {
+        let preview = preview.then(Preview::default);
+        let kind = Kind::Blocks { render, block: String::new(), preview, width: width.max(1), rendered_any: false };
+        Self { raw: String::new(), kind }
+    }
+
+    /// Whether any text was passed in since the last finish.
+    pub fn active(&self) -> bool {
+        !self.raw.is_empty()
+    }
+
+    /// What a later whole text (`answer`, `thought`) adds to what was streamed; the whole text when
+    /// it does not continue it.
+    pub fn rest_of<'t>(&self, whole: &'t str) -> Option<&'t str> {
+        whole.strip_prefix(self.raw.as_str())
+    }
+
+    /// What to write for the next piece.
+    pub fn push(&mut self, chunk: &str) -> String {
+        self.raw.push_str(chunk);
+        match &mut self.kind {
+            Kind::Plain { sanitizer, held, written } => {
+                let shown = match sanitizer {
+                    Some(sanitizer) => sanitizer.push(chunk),
+                    None => chunk.to_owned(),
+                };
+                held.push_str(&shown);
+                let end = held.trim_end().len();
+                if end == 0 && !*written {
+                    // Nothing but whitespace yet: a whole answer would start with it only if text follows.
+                    return String::new();
+                }
+                *written |= end > 0;
+                let out: String = held.drain(..end).collect();
+                out
+            }
+            Kind::Blocks { render, block, preview, width, rendered_any } => {
+                block.push_str(chunk);
+                let mut out = String::new();
+                let complete = complete_blocks(block);
+                if complete > 0 {
+                    if let Some(preview) = preview.as_mut() {
+                        out.push_str(&preview.erase(*width));
+                    }
+                    let done: String = block.drain(..complete).collect();
+                    out.push_str(&rendered(render, &done, rendered_any));
+                    if let Some(preview) = preview.as_mut() {
+                        out.push_str(&preview.push(block));
+                    }
+                } else if let Some(preview) = preview.as_mut() {
+                    out.push_str(&preview.push(chunk));
+                }
+                out
+            }
+        }
+    }
+
+    /// Ends the answer: what remains to write, and a final newline if anything was written.
+    pub fn finish(&mut self) -> String {
+        self.raw.clear();
+        match &mut self.kind {
+            Kind::Plain { sanitizer, held, written } => {
+                if let Some(sanitizer) = sanitizer {
+                    held.push_str(&sanitizer.finish());
+                }
+                let rest = held.trim_end().to_owned();
+                held.clear();
+                let any = std::mem::take(written) || !rest.is_empty();
+                if any { format!("{rest}\n") } else { String::new() }
+            }
+            Kind::Blocks { render, block, preview, width, rendered_any } => {
+                let mut out = String::new();
+                if let Some(preview) = preview.as_mut() {
+                    out.push_str(&preview.erase(*width));
+                }
+                let done = std::mem::take(block);
+                out.push_str(&rendered(render, &done, rendered_any));
+                *rendered_any = false;
+                out
+            }
+        }
+    }
+}
+
+/// A rendered block, after a blank line when one came before it.
+fn rendered(render: &mut BlockRenderer, block: &str, rendered_any: &mut bool) -> String {
+    let shown = render(block);
+    if shown.trim().is_empty() {
+        return String::new();
+    }
+    let gap = if std::mem::replace(rendered_any, true) { "\n" } else { "" };
+    format!("{gap}{shown}")
+}
+
+impl Preview {
+    fn push(&mut self, chunk: &str) -> String {
+        let shown = self.sanitizer.push(chunk).replace('\t', "    ");
+        self.shown.push_str(&shown);
+        shown
+    }
+
+    /// Moves back to where the preview started and erases to the end of the screen.
+    fn erase(&mut self, width: usize) -> String {
+        let _ = self.sanitizer.finish();
+        let shown = std::mem::take(&mut self.shown);
+        if shown.is_empty() {
+            return String::new();
+        }
+        let mut rows = 0;
+        let mut lines = shown.split('\n').peekable();
+        while let Some(line) = lines.next() {
+            let columns = display_width(line);
+            if lines.peek().is_some() {
+                rows += columns.div_ceil(width).max(1);
+            } else {
+                // The cursor stays on the row it filled (pending wrap) until more text comes.
+                rows += columns.div_ceil(width).max(1) - 1;
+            }
+        }
+        if rows == 0 { "\r\x1b[J".to_owned() } else { format!("\x1b[{rows}A\r\x1b[J") }
+    }
+}
+
+fn display_width(line: &str) -> usize {
+    dialoguer::console::measure_text_width(line)
+}
+
+/// Bytes of `text` that form complete blocks: up to the last blank line outside a code block, or
+/// the last closing fence.
+fn complete_blocks(text: &str) -> usize {
+    let mut end = 0;
+    let mut offset = 0;
+    let mut fence: Option<(char, usize)> = None;
+    let mut has_text = false;
+    for line in text.split_inclusive('\n') {
+        offset += line.len();
+        if !line.ends_with('\n') {
+            break;
+        }
+        let trimmed = line.trim();
+        let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+        let run = marker.map_or(0, |m| trimmed.chars().take_while(|c| *c == m).count());
+        match fence {
+            Some((open, len)) => {
+                if marker == Some(open) && run >= len && trimmed[run..].trim().is_empty() {
+                    fence = None;
+                    end = offset;
+                    has_text = false;
+                }
+            }
+            None if run >= 3 => fence = marker.map(|m| (m, run)),
+            None if trimmed.is_empty() => {
+                if has_text {
+                    end = offset;
+                    has_text = false;
+                }
+            }
+            None => has_text = true,
+        }
+    }
+    end
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn streamed(mut stream: AnswerStream, text: &str, size: usize) -> String {
+        let chars: Vec<char> = text.chars().collect();
+        let mut out: String = chars.chunks(size).map(|piece| stream.push(&piece.iter().collect::<String>())).collect();
+        out.push_str(&stream.finish());
+        out
+    }
+
+    #[test]
+    fn plain_text_split_anywhere_ends_as_the_whole_answer_would() {
+        let text = "  The disk\x1b]0;x\x07 is \x1b[31mfull\x1b[0m.\r\n\n- one\t\n- two  \n\n";
+        let whole = crate::ui::markdown::render(text, usize::MAX, false);
+        for size in 1..=text.len() {
+            assert_eq!(streamed(AnswerStream::plain(true), text, size), whole, "pieces of {size}");
+        }
+        assert_eq!(streamed(AnswerStream::plain(false), "a\x1b[2J\n\n", 1), "a\x1b[2J\n");
+        assert_eq!(streamed(AnswerStream::plain(true), " \n", 1), "");
+    }
+
+    #[test]
+    fn blocks_are_rendered_when_complete_and_code_blocks_stay_whole() {
+        let render: BlockRenderer = Box::new(|block: &str| format!("<{}>\n", block.trim()));
+        let mut stream = AnswerStream::blocks(render, false, 80);
+        assert_eq!(stream.push("One\ntwo"), "");
+        assert_eq!(stream.push("\n\n```sh\nls\n\n"), "<One\ntwo>\n");
+        assert_eq!(stream.push("pwd\n```\nend"), "\n<```sh\nls\n\npwd\n```>\n");
+        assert_eq!(stream.finish(), "\n<end>\n");
+    }
+
+    #[test]
+    fn the_preview_is_erased_before_its_block_is_rendered() {
+        // (The real renderers sanitize; this one shows what it was given.)
+        let render: BlockRenderer = Box::new(|block: &str| format!("[{}]\n", block.trim()));
+        let mut stream = AnswerStream::blocks(render, true, 10);
+        assert_eq!(stream.push("abc\x1b[2J"), "abc");
+        assert_eq!(stream.push("defghijkl\nxy"), "defghijkl\nxy");
+        // 12 columns over 10 take two rows, then `xy` on the third: up two rows.
+        assert_eq!(stream.push("\n\nz"), "\x1b[2A\r\x1b[J[abc\x1b[2Jdefghijkl\nxy]\nz");
+        assert_eq!(stream.finish(), "\r\x1b[J\n[z]\n");
+    }
+
+    fn events(style: super::super::Style, events: &[crate::protocol::AgentEvent]) -> (String, String) {
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        {
+            let mut renderer = super::super::Renderer::new(style, &mut out, &mut err);
+            for event in events {
+                renderer.handle(event).unwrap();
+            }
+        }
+        (String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+    }
+
+    #[test]
+    fn streamed_answers_and_thoughts_end_as_the_whole_event_alone_would() {
+        use super::super::Style;
+        use crate::protocol::AgentEvent::{Answer, AnswerDelta, Thought};
+        let delta = |text: &str| AnswerDelta { text: text.into() };
+        let human = Style::Human { color: false, spinner: false };
+        let whole = "Disk \x1b]52;c;eA==\x07full.\n\n";
+        let pieces = [delta("Disk \x1b]52"), delta(";c;eA==\x07fu"), delta("ll.\n"), Answer { text: whole.into() }];
+        for style in [human, Style::Quiet] {
+            assert_eq!(events(style, &pieces), events(style, &pieces[3..]), "{style:?}");
+        }
+        // Text before a tool call: shown as it streamed, the line ended; the rest of the thought dimmed on stderr.
+        let thought = [delta("Let me "), delta("check."), Thought { text: "Let me check. More".into() }];
+        assert_eq!(events(human, &thought), ("Let me check.\n".into(), "More".into()));
+        assert_eq!(events(Style::Quiet, &thought), ("Let me check.\n".into(), String::new()));
+        // JSON: every delta, then the whole answer.
+        let (out, _) = events(Style::Json, &pieces);
+        let types: Vec<String> =
+            out.lines().map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["type"].to_string()).collect();
+        assert_eq!(types, ["\"answer_delta\"", "\"answer_delta\"", "\"answer_delta\"", "\"answer\""]);
+    }
+}
