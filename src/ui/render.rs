@@ -31,6 +31,12 @@ pub struct Renderer<O: Write, E: Write> {
     at_line_start: bool,
     /// Reasoning was streamed on the current line.
     in_thought: bool,
+    /// Thoughts arrive in pieces: sanitized on what has arrived, so an escape split across pieces
+    /// is still removed whole.
+    thought_text: display::ProseStream,
+    /// stdout is not a terminal: a person watches stderr, so reply text streams there (dimmed, as
+    /// progress) and stdout receives only the whole answer. Holds the text streamed so far.
+    reply_on_stderr: Option<String>,
     /// Which spinner frame is showing.
     frame: usize,
     /// Answers are rendered as Markdown wrapped to this width (the REPL); else printed as text.
@@ -100,6 +106,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
             live_filter: super::live::LiveFilter::new(),
             cur: LiveLine::default(),
             in_thought: false,
+            thought_text: display::ProseStream::default(),
+            reply_on_stderr: None,
             frame: 0,
             markdown_width: None,
             raw_answer: false,
@@ -108,9 +116,11 @@ impl<O: Write, E: Write> Renderer<O, E> {
         }
     }
 
-    /// Under `-q`, writes the answer unchanged; only for a stdout that is not a terminal.
+    /// stdout is not a terminal: under `-q` the answer is written to it unchanged; for a person the
+    /// reply streams on stderr and stdout gets the whole answer once it is complete.
     pub fn with_raw_answer(mut self, raw: bool) -> Self {
         self.raw_answer = raw;
+        self.reply_on_stderr = (raw && matches!(self.style, Style::Human { .. })).then(String::new);
         self.answer = AnswerStream::plain(!(raw && self.style == Style::Quiet));
         self
     }
@@ -197,7 +207,25 @@ impl<O: Write, E: Write> Renderer<O, E> {
         }
     }
 
+    /// Model text, which may repeat untrusted output: no escape, control, bidi or zero-width
+    /// character reaches the screen.
+    fn thought(&mut self, text: &str) -> std::io::Result<()> {
+        let text = self.thought_text.push(text);
+        if !text.is_empty() {
+            let text = self.paint(style::dim(), &text);
+            write!(self.err, "{text}")?;
+            self.in_thought = !text.ends_with('\n');
+        }
+        self.err.flush()
+    }
+
     fn end_thought(&mut self) {
+        let rest = self.thought_text.finish();
+        if !rest.is_empty() {
+            let rest = self.paint(style::dim(), &rest);
+            let _ = write!(self.err, "{rest}");
+            self.in_thought = !rest.ends_with('\n');
+        }
         if self.in_thought {
             let _ = writeln!(self.err);
             self.in_thought = false;
@@ -215,7 +243,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 if let AgentEvent::AnswerDelta { text } = event {
                     return self.stream_answer(text);
                 }
-                if self.answer.active() {
+                if self.answer.active() || (self.answer.is_blocks() && matches!(event, AgentEvent::Answer { .. })) {
                     // The text streamed so far is complete: an answer, or a thought before a tool call
                     // (already written; a line break separates it from what follows).
                     let whole = if let AgentEvent::Answer { text } = event { Some(text.as_str()) } else { None };
@@ -261,12 +289,33 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 
     fn human(&mut self, event: &AgentEvent) -> std::io::Result<()> {
+        if let Some(streamed) = self.reply_on_stderr.as_mut() {
+            match event {
+                AgentEvent::AnswerDelta { text } => {
+                    streamed.push_str(text);
+                    self.clear_spinner();
+                    return self.thought(text);
+                }
+                AgentEvent::Thought { text } if !streamed.is_empty() => {
+                    let rest = text.strip_prefix(streamed.as_str()).unwrap_or(text).trim_start().to_owned();
+                    streamed.clear();
+                    self.clear_spinner();
+                    return self.thought(&rest);
+                }
+                _ => streamed.clear(),
+            }
+        }
         self.clear_spinner();
         if !matches!(event, AgentEvent::Thought { .. }) || self.answer.active() {
             self.end_thought();
         }
         if let AgentEvent::AnswerDelta { text } = event {
             return self.stream_answer(text);
+        }
+        if let AgentEvent::Answer { text } = event
+            && self.answer.is_blocks()
+        {
+            return self.finish_answer(Some(text));
         }
         if self.answer.active() {
             match event {
@@ -286,13 +335,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
         }
         match event {
             AgentEvent::AnswerDelta { .. } => {}
-            AgentEvent::Thought { text } => {
-                // Model text, which may repeat untrusted output: no escape, control, bidi or
-                // zero-width character reaches the screen.
-                let text = self.paint(style::dim(), &display::prose(text));
-                write!(self.err, "{text}")?;
-                self.in_thought = !text.ends_with('\n');
-            }
+            AgentEvent::Thought { text } => self.thought(text)?,
             AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
                 self.live_filter = super::live::LiveFilter::new();
                 self.cur = LiveLine::default();

@@ -34,7 +34,9 @@ enum Kind {
         preview: Option<Preview>,
         /// Screen columns, for counting the rows the preview takes.
         width: usize,
+        /// A block was rendered, and whether its source ended with a blank line (shown before the next).
         rendered_any: bool,
+        gap: bool,
     },
 }
 
@@ -54,8 +56,20 @@ impl AnswerStream {
     /// `width` columns wide, where the preview can be erased).
     pub fn blocks(render: BlockRenderer, preview: bool, width: usize) -> Self {
         let preview = preview.then(Preview::default);
-        let kind = Kind::Blocks { render, block: String::new(), preview, width: width.max(1), rendered_any: false };
+        let kind = Kind::Blocks {
+            render,
+            block: String::new(),
+            preview,
+            width: width.max(1),
+            rendered_any: false,
+            gap: false,
+        };
         Self { raw: String::new(), kind }
+    }
+
+    /// Whether answers are rendered a block at a time (streamed or not).
+    pub fn is_blocks(&self) -> bool {
+        matches!(self.kind, Kind::Blocks { .. })
     }
 
     /// Whether any text was passed in since the last finish.
@@ -88,7 +102,7 @@ impl AnswerStream {
                 let out: String = held.drain(..end).collect();
                 out
             }
-            Kind::Blocks { render, block, preview, width, rendered_any } => {
+            Kind::Blocks { render, block, preview, width, rendered_any, gap } => {
                 block.push_str(chunk);
                 let mut out = String::new();
                 let complete = complete_blocks(block);
@@ -97,7 +111,7 @@ impl AnswerStream {
                         out.push_str(&preview.erase(*width));
                     }
                     let done: String = block.drain(..complete).collect();
-                    out.push_str(&rendered(render, &done, rendered_any));
+                    out.push_str(&rendered(render, &done, rendered_any, gap));
                     if let Some(preview) = preview.as_mut() {
                         out.push_str(&preview.push(block));
                     }
@@ -122,13 +136,13 @@ impl AnswerStream {
                 let any = std::mem::take(written) || !rest.is_empty();
                 if any { format!("{rest}\n") } else { String::new() }
             }
-            Kind::Blocks { render, block, preview, width, rendered_any } => {
+            Kind::Blocks { render, block, preview, width, rendered_any, gap } => {
                 let mut out = String::new();
                 if let Some(preview) = preview.as_mut() {
                     out.push_str(&preview.erase(*width));
                 }
                 let done = std::mem::take(block);
-                out.push_str(&rendered(render, &done, rendered_any));
+                out.push_str(&rendered(render, &done, rendered_any, gap));
                 *rendered_any = false;
                 out
             }
@@ -136,14 +150,15 @@ impl AnswerStream {
     }
 }
 
-/// A rendered block, after a blank line when one came before it.
-fn rendered(render: &mut BlockRenderer, block: &str, rendered_any: &mut bool) -> String {
+/// A rendered block, after a blank line when its source had one before it.
+fn rendered(render: &mut BlockRenderer, block: &str, rendered_any: &mut bool, gap: &mut bool) -> String {
     let shown = render(block);
     if shown.trim().is_empty() {
         return String::new();
     }
-    let gap = if std::mem::replace(rendered_any, true) { "\n" } else { "" };
-    format!("{gap}{shown}")
+    let before = if std::mem::replace(rendered_any, true) && *gap { "\n" } else { "" };
+    *gap = block.lines().last().is_some_and(|line| line.trim().is_empty());
+    format!("{before}{shown}")
 }
 
 impl Preview {
@@ -244,7 +259,8 @@ mod tests {
         assert_eq!(stream.push("One\ntwo"), "");
         assert_eq!(stream.push("\n\n```sh\nls\n\n"), "<One\ntwo>\n");
         assert_eq!(stream.push("pwd\n```\nend"), "\n<```sh\nls\n\npwd\n```>\n");
-        assert_eq!(stream.finish(), "\n<end>\n");
+        // Right after a code block, as in the source: no blank line.
+        assert_eq!(stream.finish(), "<end>\n");
     }
 
     #[test]
