@@ -2,6 +2,7 @@
 //! or as the bare answer (`-q`). stdout is a protocol: only the answer or the JSON lines go there.
 
 mod answer;
+mod spinner;
 
 use std::io::Write;
 
@@ -39,6 +40,8 @@ pub struct Renderer<O: Write, E: Write> {
     reply_on_stderr: Option<String>,
     /// Which spinner frame is showing.
     frame: usize,
+    /// What the spinner says, and since when.
+    stage: spinner::Spinner,
     /// Answers are rendered as Markdown wrapped to this width (the REPL); else printed as text.
     markdown_width: Option<usize>,
     /// Live output is untrusted: only text, colors and progress-bar controls reach the terminal.
@@ -109,6 +112,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             thought_text: display::ProseStream::default(),
             reply_on_stderr: None,
             frame: 0,
+            stage: spinner::Spinner::new(spinner::Stage::Model),
             markdown_width: None,
             raw_answer: false,
             refused: None,
@@ -175,8 +179,15 @@ impl<O: Write, E: Write> Renderer<O, E> {
         style::paint(style, text, self.color())
     }
 
-    /// Shows "Thinking…" until the next event (only on a terminal).
+    /// A model request goes out: the spinner says so until the next event (only on a terminal).
     pub fn waiting(&mut self) {
+        if !self.spinner_shown {
+            self.stage = spinner::Spinner::new(spinner::Stage::Model);
+        }
+        self.show_spinner();
+    }
+
+    fn show_spinner(&mut self) {
         if let Style::Human { spinner: true, .. } = self.style
             && !self.spinner_shown
         {
@@ -195,8 +206,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     /// One write per frame: back to the line start, the frame, then the text.
     fn draw_spinner(&mut self) {
-        let line = self.paint(style::dim(), &format!("{} Thinking…", FRAMES[self.frame]));
-        let _ = write!(self.err, "\r{line}");
+        let line = self.paint(style::dim(), &format!("{} {}", FRAMES[self.frame], self.stage.label()));
+        let _ = write!(self.err, "\r\x1b[2K{line}");
         let _ = self.err.flush();
     }
 
@@ -361,8 +372,24 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 let line = self.paint(style::failure(), ABORTED);
                 writeln!(self.err, "  {line}")?;
             }
-            AgentEvent::Approval { .. } | AgentEvent::Done { .. } => {}
-            AgentEvent::Output { chunk, .. } => self.live(chunk)?,
+            AgentEvent::Approval { decision, command, .. } => {
+                if matches!(
+                    decision,
+                    ApprovalDecision::Auto | ApprovalDecision::Approved | ApprovalDecision::ApprovedForSession
+                ) {
+                    self.stage = spinner::Spinner::running(command);
+                    self.show_spinner();
+                }
+            }
+            AgentEvent::Done { .. } => {}
+            AgentEvent::Output { chunk, .. } => {
+                self.live(chunk)?;
+                // Between lines of output the command is still running: the spinner says for how long.
+                if self.at_line_start && matches!(self.stage.stage(), spinner::Stage::Running(_)) {
+                    self.err.flush()?;
+                    self.show_spinner();
+                }
+            }
             AgentEvent::ToolResult { status, exit_code, output, output_bytes, duration_ms, .. } => {
                 if !self.at_line_start {
                     writeln!(self.err)?;
@@ -707,7 +734,10 @@ mod tests {
             renderer.handle(&AgentEvent::Answer { text: "hi".into() }).unwrap();
             renderer.tick();
         }
-        assert_eq!(String::from_utf8(err).unwrap(), "\r⠋ Thinking…\r⠙ Thinking…\r\x1b[2K");
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "\r\x1b[2K⠋ waiting for the model · 0 s\r\x1b[2K⠙ waiting for the model · 0 s\r\x1b[2K"
+        );
         assert_eq!(String::from_utf8(out).unwrap(), "hi\n");
     }
 

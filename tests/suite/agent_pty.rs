@@ -126,7 +126,7 @@ fn ctrl_c_while_the_model_is_thinking_cancels_with_130() {
     let env = TestEnv::new();
     let mock = MockLlm::start([reply_hang_before_head()]);
     let mut session = start(&env, &mock, &["anything"]);
-    session.expect("Thinking", LIMIT);
+    session.expect("waiting for the model", LIMIT);
     session.send("\x03");
     assert_eq!(session.wait(LIMIT), 130);
 }

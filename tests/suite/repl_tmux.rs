@@ -357,7 +357,7 @@ fn ctrl_c_while_the_model_thinks_cancels_the_turn_and_the_repl_goes_on() {
     let term = start(&env, &mock, &[]);
     term.wait_for(PROMPT, LIMIT);
     term.line("think forever");
-    term.wait_for("Thinking", LIMIT);
+    term.wait_until(LIMIT, "the spinner", |s| s.contains("waiting for the model") || s.contains("reading the prompt"));
     // The request must have arrived, or the hang would be served to the next one.
     term.wait_until(LIMIT, "the request", |_| !mock.chat_requests().is_empty());
     term.press(&["C-c"]);
