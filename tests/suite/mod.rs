@@ -20,4 +20,5 @@ mod sandbox_cli;
 mod screen_tmux;
 mod sessions_cli;
 mod ssh_cli;
+mod streaming;
 mod widget_cli;
