@@ -38,6 +38,9 @@ pub struct Renderer<O: Write, E: Write> {
     /// stdout is not a terminal: a person watches stderr, so reply text streams there (dimmed, as
     /// progress) and stdout receives only the whole answer. Holds the text streamed so far.
     reply_on_stderr: Option<String>,
+    /// Neither stdout nor stderr is a terminal: reply text is shown once complete, as an answer or a
+    /// thought, not as it streams.
+    unstreamed: bool,
     /// Which spinner frame is showing.
     frame: usize,
     /// What the spinner says, and since when.
@@ -111,6 +114,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             in_thought: false,
             thought_text: display::ProseStream::default(),
             reply_on_stderr: None,
+            unstreamed: false,
             frame: 0,
             stage: spinner::Spinner::new(spinner::Stage::Model),
             markdown_width: None,
@@ -121,10 +125,14 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 
     /// stdout is not a terminal: under `-q` the answer is written to it unchanged; for a person the
-    /// reply streams on stderr and stdout gets the whole answer once it is complete.
+    /// reply streams on stderr (when that is a terminal) and stdout gets the whole answer once it is
+    /// complete.
     pub fn with_raw_answer(mut self, raw: bool) -> Self {
         self.raw_answer = raw;
-        self.reply_on_stderr = (raw && matches!(self.style, Style::Human { .. })).then(String::new);
+        // With stderr not a terminal either (a log, `2>&1 | tee`), nobody reads the progress live:
+        // the reply is not streamed there, so the answer is not written twice.
+        self.reply_on_stderr = (raw && matches!(self.style, Style::Human { spinner: true, .. })).then(String::new);
+        self.unstreamed = raw && matches!(self.style, Style::Human { spinner: false, .. });
         self.answer = AnswerStream::plain(!(raw && self.style == Style::Quiet));
         self
     }
@@ -300,6 +308,9 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 
     fn human(&mut self, event: &AgentEvent) -> std::io::Result<()> {
+        if self.unstreamed && matches!(event, AgentEvent::AnswerDelta { .. }) {
+            return Ok(());
+        }
         if let Some(streamed) = self.reply_on_stderr.as_mut() {
             match event {
                 AgentEvent::AnswerDelta { text } => {
@@ -308,7 +319,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     return self.thought(text);
                 }
                 AgentEvent::Thought { text } if !streamed.is_empty() => {
-                    let rest = text.strip_prefix(streamed.as_str()).unwrap_or(text).trim_start().to_owned();
+                    let rest = answer::unseen(streamed, text).trim_start().to_owned();
                     streamed.clear();
                     self.clear_spinner();
                     return self.thought(&rest);
@@ -334,7 +345,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
                 // The streamed text was a thought (tool calls follow): what it did not show yet is
                 // shown as one.
                 AgentEvent::Thought { text } => {
-                    let rest = self.answer.rest_of(text).unwrap_or(text).trim_start().to_owned();
+                    let rest = self.answer.unseen(text).trim_start().to_owned();
                     self.finish_answer(None)?;
                     if rest.trim().is_empty() {
                         return Ok(());

@@ -148,6 +148,10 @@ fn a_tool_call_streamed_as_text_never_reaches_the_screen() {
                 assert!(!shown.contains(raw), "{args:?} {form:?}: {shown:?}");
             }
             assert!(stdout.contains("It printed hi."), "{args:?}: {stdout}");
+            // The prose before the call is shown, once.
+            if form.starts_with("Let me look.") && args[0] != "--json" {
+                assert_eq!(shown.matches("Let me look.").count(), 1, "{args:?} {form:?}: {shown:?}");
+            }
         }
     }
 }

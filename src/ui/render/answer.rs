@@ -83,6 +83,11 @@ impl AnswerStream {
         whole.strip_prefix(self.raw.as_str())
     }
 
+    /// What a later whole thought adds to the text streamed so far (see [`unseen`]).
+    pub fn unseen<'t>(&self, whole: &'t str) -> &'t str {
+        unseen(&self.raw, whole)
+    }
+
     /// What to write for the next piece.
     pub fn push(&mut self, chunk: &str) -> String {
         self.raw.push_str(chunk);
@@ -148,6 +153,22 @@ impl AnswerStream {
             }
         }
     }
+}
+
+/// The part of `whole` not in `shown` (text streamed before it). A text tool call recovered from the
+/// reply leaves the prose around it, trimmed: what was shown of it is not shown twice.
+pub fn unseen<'t>(shown: &str, whole: &'t str) -> &'t str {
+    if let Some(rest) = whole.strip_prefix(shown) {
+        return rest;
+    }
+    let (shown, whole_start) = (shown.trim(), whole.trim_start());
+    if let Some(rest) = whole_start.strip_prefix(shown) {
+        return rest;
+    }
+    if shown.starts_with(whole_start.trim_end()) {
+        return "";
+    }
+    whole
 }
 
 /// A rendered block, after a blank line when its source had one before it.
@@ -301,6 +322,10 @@ mod tests {
         let thought = [delta("Let me "), delta("check."), Thought { text: "Let me check. More".into() }];
         assert_eq!(events(human, &thought), ("Let me check.\n".into(), "More".into()));
         assert_eq!(events(Style::Quiet, &thought), ("Let me check.\n".into(), String::new()));
+        // A recovered text call leaves the prose around it, trimmed: nothing shown twice.
+        assert_eq!(unseen("Let me look.\n", "Let me look.\n\nThen more."), "\n\nThen more.");
+        assert_eq!(unseen("Let me look.\n", "Let me look."), "");
+        assert_eq!(unseen("Something", "Else entirely"), "Else entirely");
         // JSON: every delta, then the whole answer.
         let (out, _) = events(Style::Json, &pieces);
         let types: Vec<String> =
