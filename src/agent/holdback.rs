@@ -53,9 +53,14 @@ impl HoldBack {
             let rest = &self.text[self.shown..];
             if self.text[..self.shown].trim().is_empty() {
                 let trimmed = rest.trim_start();
-                // Leading whitespace waits for what follows; a reply opening with JSON may be a bare call.
-                if trimmed.is_empty() || trimmed.starts_with(['{', '[']) {
-                    self.held = !trimmed.is_empty();
+                // Leading whitespace waits for what follows; a reply opening with a JSON object, or an
+                // array of them, may be a bare call (a Markdown link `[docs](…)` is not).
+                let in_array = trimmed.strip_prefix('[').map(str::trim_start);
+                if trimmed.is_empty() || in_array == Some("") {
+                    return;
+                }
+                if trimmed.starts_with('{') || in_array.is_some_and(|rest| rest.starts_with('{')) {
+                    self.held = true;
                     return;
                 }
             }
@@ -200,6 +205,15 @@ mod tests {
         }
         let mut hold = HoldBack::new(KNOWN.to_vec());
         assert_eq!(hold.push("Config:\n```json\n{\"a\""), "Config:\n");
+    }
+
+    #[test]
+    fn a_reply_opening_with_a_link_streams_and_one_opening_with_json_waits() {
+        for size in [1, 2, 50] {
+            assert_eq!(shown("[docs](http://x) say so.", size), "[docs](http://x) say so.");
+            assert_eq!(shown("[ {\"a\": 1}]", size), "");
+            assert_eq!(shown("  {\"a\": 1}", size), "");
+        }
     }
 
     #[test]
