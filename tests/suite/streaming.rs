@@ -191,3 +191,39 @@ fn the_repl_shows_the_answer_while_it_streams_in_colour_and_without() {
         assert_eq!(term.wait_exit(LIMIT), 0);
     }
 }
+
+/// One-shot on a terminal: the text before a tool call streams once, and while the approved
+/// command runs the spinner names it and counts; the command waits for a file the test creates
+/// once it has seen the spinner.
+#[test]
+fn a_terminal_shows_the_text_before_a_call_once_and_the_spinner_names_the_running_command() {
+    if !require("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let command = "while [ ! -e go ]; do sleep 0.1; done; echo ready";
+    let mock = MockLlm::start([
+        reply_text_then_tool_call("Let me check.", "c1", "run_command", json!({"command": command, "why": "wait"})),
+        reply_text("All set."),
+    ]);
+    let term = Tmux::start(
+        env!("CARGO_BIN_EXE_opsai"),
+        &["wait for it"],
+        &env.terminal_vars(&mock.base_url()),
+        env.user_home(),
+    );
+    let screen = term.wait_until(LIMIT, "the approval or the spinner", |s| {
+        s.contains("[y] run once") || s.contains("running while")
+    });
+    if screen.contains("[y] run once") {
+        term.line("y");
+    }
+    term.wait_until(LIMIT, "the spinner naming the command", |s| s.contains("running while [ ! -e go ]"));
+    std::fs::write(env.user_home().join("go"), "").unwrap();
+    let screen = term.wait_for("All set.", LIMIT);
+    assert_eq!(term.wait_exit(LIMIT), 0, "{screen}");
+    let screen = term.screen();
+    assert_eq!(screen.matches("Let me check.").count(), 1, "{screen}");
+    assert!(screen.contains("│ ready"), "{screen}");
+    assert!(!screen.contains("running while"), "the spinner is erased once the command ends: {screen}");
+}
