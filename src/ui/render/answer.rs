@@ -44,6 +44,11 @@ enum Kind {
 struct Preview {
     sanitizer: ProseStream,
     shown: String,
+    /// Rows the screen has room for: a preview taller than that could not be erased (the cursor
+    /// cannot move above the screen), so such a block stays as plain text instead.
+    max_rows: Option<usize>,
+    /// The current block's preview reached `max_rows`: it stays on screen as it is.
+    kept: bool,
 }
 
 impl AnswerStream {
@@ -55,7 +60,8 @@ impl AnswerStream {
     /// `preview`: show the block being written as plain text until it completes (a colour terminal
     /// `width` columns wide, where the preview can be erased).
     pub fn blocks(render: BlockRenderer, preview: bool, width: usize) -> Self {
-        let preview = preview.then(Preview::default);
+        let max_rows = dialoguer::console::Term::stdout().size_checked().map(|(rows, _)| usize::from(rows).max(3) - 2);
+        let preview = preview.then(|| Preview { max_rows, ..Preview::default() });
         let kind = Kind::Blocks {
             render,
             block: String::new(),
@@ -108,20 +114,23 @@ impl AnswerStream {
                 out
             }
             Kind::Blocks { render, block, preview, width, rendered_any, gap } => {
+                let before = block.len();
                 block.push_str(chunk);
                 let mut out = String::new();
                 let complete = complete_blocks(block);
                 if complete > 0 {
-                    if let Some(preview) = preview.as_mut() {
-                        out.push_str(&preview.erase(*width));
+                    // A kept preview shows the rest of its block as it is (the completing line ends
+                    // in this chunk, so the next block starts inside it).
+                    if let Some(preview) = preview.as_mut().filter(|preview| preview.kept) {
+                        out.push_str(&preview.push(&chunk[..complete.saturating_sub(before)], *width));
                     }
                     let done: String = block.drain(..complete).collect();
-                    out.push_str(&rendered(render, &done, rendered_any, gap));
+                    out.push_str(&close_block(render, preview.as_mut(), *width, &done, rendered_any, gap));
                     if let Some(preview) = preview.as_mut() {
-                        out.push_str(&preview.push(block));
+                        out.push_str(&preview.push(block, *width));
                     }
                 } else if let Some(preview) = preview.as_mut() {
-                    out.push_str(&preview.push(chunk));
+                    out.push_str(&preview.push(chunk, *width));
                 }
                 out
             }
@@ -142,12 +151,8 @@ impl AnswerStream {
                 if any { format!("{rest}\n") } else { String::new() }
             }
             Kind::Blocks { render, block, preview, width, rendered_any, gap } => {
-                let mut out = String::new();
-                if let Some(preview) = preview.as_mut() {
-                    out.push_str(&preview.erase(*width));
-                }
                 let done = std::mem::take(block);
-                out.push_str(&rendered(render, &done, rendered_any, gap));
+                let out = close_block(render, preview.as_mut(), *width, &done, rendered_any, gap);
                 *rendered_any = false;
                 out
             }
@@ -171,6 +176,34 @@ pub fn unseen<'t>(shown: &str, whole: &'t str) -> &'t str {
     whole
 }
 
+/// A block is complete: its preview replaced by its rendering, or, when the preview was too tall to
+/// erase, left as it is.
+fn close_block(
+    render: &mut BlockRenderer,
+    preview: Option<&mut Preview>,
+    width: usize,
+    done: &str,
+    rendered_any: &mut bool,
+    gap: &mut bool,
+) -> String {
+    match preview {
+        Some(preview) if preview.kept => {
+            let mut out = preview.sanitizer.finish();
+            preview.shown.clear();
+            preview.kept = false;
+            if !out.ends_with('\n') && !done.ends_with('\n') {
+                out.push('\n');
+            }
+            // Its own blank lines are on screen already.
+            *rendered_any = true;
+            *gap = false;
+            out
+        }
+        Some(preview) => preview.erase(width) + &rendered(render, done, rendered_any, gap),
+        None => rendered(render, done, rendered_any, gap),
+    }
+}
+
 /// A rendered block, after a blank line when its source had one before it.
 fn rendered(render: &mut BlockRenderer, block: &str, rendered_any: &mut bool, gap: &mut bool) -> String {
     let shown = render(block);
@@ -183,9 +216,12 @@ fn rendered(render: &mut BlockRenderer, block: &str, rendered_any: &mut bool, ga
 }
 
 impl Preview {
-    fn push(&mut self, chunk: &str) -> String {
+    fn push(&mut self, chunk: &str, width: usize) -> String {
         let shown = self.sanitizer.push(chunk).replace('\t', "    ");
-        self.shown.push_str(&shown);
+        if !self.kept {
+            self.shown.push_str(&shown);
+            self.kept = self.max_rows.is_some_and(|max| rows_above(&self.shown, width) + 1 >= max);
+        }
         shown
     }
 
@@ -196,19 +232,27 @@ impl Preview {
         if shown.is_empty() {
             return String::new();
         }
-        let mut rows = 0;
-        let mut lines = shown.split('\n').peekable();
-        while let Some(line) = lines.next() {
-            let columns = display_width(line);
-            if lines.peek().is_some() {
-                rows += columns.div_ceil(width).max(1);
-            } else {
-                // The cursor stays on the row it filled (pending wrap) until more text comes.
-                rows += columns.div_ceil(width).max(1) - 1;
-            }
+        match rows_above(&shown, width) {
+            0 => "\r\x1b[J".to_owned(),
+            rows => format!("\x1b[{rows}A\r\x1b[J"),
         }
-        if rows == 0 { "\r\x1b[J".to_owned() } else { format!("\x1b[{rows}A\r\x1b[J") }
     }
+}
+
+/// How many rows above the cursor `shown` starts, written from the start of a row `width` wide.
+fn rows_above(shown: &str, width: usize) -> usize {
+    let mut rows = 0;
+    let mut lines = shown.split('\n').peekable();
+    while let Some(line) = lines.next() {
+        let columns = display_width(line);
+        if lines.peek().is_some() {
+            rows += columns.div_ceil(width).max(1);
+        } else {
+            // The cursor stays on the row it filled (pending wrap) until more text comes.
+            rows += columns.div_ceil(width).max(1) - 1;
+        }
+    }
+    rows
 }
 
 fn display_width(line: &str) -> usize {
@@ -296,6 +340,19 @@ mod tests {
         assert_eq!(stream.finish(), "\r\x1b[J\n[z]\n");
     }
 
+    #[test]
+    fn a_preview_taller_than_the_screen_stays_as_plain_text() {
+        let render: BlockRenderer = Box::new(|block: &str| format!("[{}]\n", block.trim()));
+        let mut stream = AnswerStream::blocks(render, true, 10);
+        if let Kind::Blocks { preview: Some(preview), .. } = &mut stream.kind {
+            preview.max_rows = Some(3);
+        }
+        assert_eq!(stream.push("a\nb\nc\nd"), "a\nb\nc\nd");
+        // Too tall to erase: kept as it is, not rendered again.
+        assert_eq!(stream.push("\n\nshort"), "\n\nshort");
+        assert_eq!(stream.finish(), "\r\x1b[J[short]\n");
+    }
+
     fn events(style: super::super::Style, events: &[crate::protocol::AgentEvent]) -> (String, String) {
         let (mut out, mut err) = (Vec::new(), Vec::new());
         {
@@ -323,7 +380,7 @@ mod tests {
         assert_eq!(events(human, &thought), ("Let me check.\n".into(), "More".into()));
         assert_eq!(events(Style::Quiet, &thought), ("Let me check.\n".into(), String::new()));
         // A recovered text call leaves the prose around it, trimmed: nothing shown twice.
-        assert_eq!(unseen("Let me look.\n", "Let me look.\n\nThen more."), "\n\nThen more.");
+        assert_eq!(unseen("Let me look.\n", "Let me look.\n\nThen more."), "\nThen more.");
         assert_eq!(unseen("Let me look.\n", "Let me look."), "");
         assert_eq!(unseen("Something", "Else entirely"), "Else entirely");
         // JSON: every delta, then the whole answer.
