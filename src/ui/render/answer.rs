@@ -329,6 +329,19 @@ mod tests {
     }
 
     #[test]
+    fn markdown_blocks_split_anywhere_render_as_one_piece_would() {
+        let text =
+            "# Disk\n\nIt is **full**:\n\n```sh\ndf -h\n\ndu -sh /var\n```\nThen:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n";
+        let stream =
+            || AnswerStream::blocks(Box::new(|block: &str| crate::ui::markdown::render(block, 60, true)), false, 60);
+        let whole = streamed(stream(), text, text.len());
+        assert!(whole.contains("df -h") && !whole.contains("**full**"), "{whole:?}");
+        for size in 1..text.len() {
+            assert_eq!(streamed(stream(), text, size), whole, "pieces of {size}");
+        }
+    }
+
+    #[test]
     fn the_preview_is_erased_before_its_block_is_rendered() {
         // (The real renderers sanitize; this one shows what it was given.)
         let render: BlockRenderer = Box::new(|block: &str| format!("[{}]\n", block.trim()));
