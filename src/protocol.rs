@@ -275,7 +275,14 @@ pub enum AgentEvent {
         output_bytes: u64,
         duration_ms: u64,
     },
-    /// Streamed answer text.
+    /// A piece of the reply text as it streams (text that may be a tool call written as text is
+    /// held back). Provisional: when the reply ends without a tool call, `answer` follows with the
+    /// whole text; when tool calls follow, the pieces since the last model request were a thought,
+    /// and `thought` follows with the whole text.
+    AnswerDelta {
+        text: String,
+    },
+    /// The whole answer, once the reply has ended.
     Answer {
         text: String,
     },

@@ -6,6 +6,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod history;
+mod holdback;
 pub mod prompt;
 
 use thiserror::Error;
@@ -280,7 +281,16 @@ impl Agent<'_> {
                 tools: self.tools.specs(),
                 max_tokens: self.settings.max_tokens,
             };
+            // Reply text streams as `answer_delta`, except what may be a tool call written as text.
+            let mut holdback =
+                holdback::HoldBack::new(if request.tools.is_empty() { Vec::new() } else { self.tools.names() });
             let mut on_delta = |delta: ModelDelta| match delta {
+                ModelDelta::Content(text) => {
+                    let text = holdback.push(&text);
+                    if !text.is_empty() {
+                        events(AgentEvent::AnswerDelta { text });
+                    }
+                }
                 ModelDelta::Reasoning(text) => events(AgentEvent::Thought { text }),
                 ModelDelta::Retry { reason, wait, attempt, max_attempts } => events(AgentEvent::Retry {
                     reason,
@@ -288,7 +298,6 @@ impl Agent<'_> {
                     attempt,
                     max_attempts,
                 }),
-                ModelDelta::Content(_) => {}
             };
             let cancel = self.services.interrupts.turn.clone();
             let result = tokio::select! {

@@ -37,7 +37,6 @@ use crate::cli::ExplainArgs;
 use crate::context::EnvContext;
 use crate::home::Paths;
 use crate::policy::PolicyConfig;
-use crate::protocol::TurnOutcome;
 use crate::runner::{self, Approvals, LlmOverrides, Parts};
 use crate::tools::Interrupts;
 use crate::tools::{Registry, RunState};
@@ -211,20 +210,20 @@ fn explain_turn(
             state: RunState { cwd: std::env::current_dir()?, ..RunState::default() },
         };
         let style = render_style(false, args.quiet, true);
-        // The answer is printed below, with risk badges: the renderer shows only the progress.
-        let renderer = Mutex::new(Renderer::new(style, std::io::sink(), std::io::stderr()));
+        // The answer streams a Markdown block at a time, each suggested command with its risk badge.
+        let width = dialoguer::console::Term::stdout().size_checked().map_or(80, |(_, cols)| usize::from(cols));
+        let (policy, color) = (parts.policy.clone(), stdout_color());
+        let blocks = Box::new(move |block: &str| render_answer(block, &policy, color, width));
+        let renderer = Mutex::new(
+            Renderer::new(style, std::io::stdout(), std::io::stderr())
+                .with_raw_answer(!std::io::stdout().is_terminal())
+                .with_blocks(blocks, color, width),
+        );
         let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
         let mut history = Vec::new();
         let outcome = drive(&mut agent, &mut history, &task, &renderer, &mut sigint).await;
         let refused = agent.state.refused_without_terminal;
         drop(agent);
-        if let Ok(TurnOutcome::Answer(text)) = &outcome {
-            let width = dialoguer::console::Term::stdout().size_checked().map_or(80, |(_, cols)| usize::from(cols));
-            let shown = render_answer(text, &parts.policy, stdout_color(), width);
-            let mut out = std::io::stdout().lock();
-            out.write_all(shown.as_bytes())?;
-            out.flush()?;
-        }
         Ok(turn_exit_code(&outcome, refused, interrupts.turn.is_cancelled()))
     })
 }

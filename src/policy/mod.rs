@@ -33,7 +33,7 @@ mod table_tests;
 mod tests;
 
 pub(crate) use rules::PROGRAMS;
-pub use sanitize::{Sanitized, is_invisible, sanitize};
+pub use sanitize::{Sanitized, is_invisible, sanitize, settled_len};
 pub use user_rules::{PolicyConfig, RuleError, UserRule};
 
 use crate::protocol::{Assessment, Decision, Risk};

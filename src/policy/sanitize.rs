@@ -51,6 +51,28 @@ pub fn sanitize(input: &str) -> Sanitized {
     out
 }
 
+/// Bytes of `input` whose sanitized text more input cannot change: all of it, unless it ends
+/// inside an escape sequence that may still continue (then up to where that sequence starts). Text
+/// that streams in pieces is sanitized up to here, so a sequence split across pieces is still
+/// removed whole.
+pub fn settled_len(input: &str) -> usize {
+    let chars: Vec<(usize, char)> = input.char_indices().collect();
+    let plain: Vec<char> = chars.iter().map(|(_, c)| *c).collect();
+    let mut i = 0;
+    while i < plain.len() {
+        if matches!(plain[i], '\x1b' | '\u{9b}' | '\u{9d}') {
+            let end = escape_end(&plain, i);
+            if end >= plain.len() {
+                return chars[i].0;
+            }
+            i = end;
+        } else {
+            i += 1;
+        }
+    }
+    input.len()
+}
+
 impl Sanitized {
     fn note(&mut self, kind: &'static str) {
         if !self.removed.contains(&kind) {
@@ -179,5 +201,15 @@ mod tests {
         assert_eq!(sanitize("ls\x1b\nrm x").text, "ls\nrm x");
         assert_eq!(sanitize("a\x1b[12").text, "a");
         assert_eq!(sanitize("a\x1b]0;title\x1b[31mb").text, "ab");
+    }
+
+    #[test]
+    fn a_sequence_that_may_continue_is_not_settled() {
+        assert_eq!(settled_len("ab"), 2);
+        assert_eq!(settled_len("ab\x1b"), 2);
+        assert_eq!(settled_len("ab\x1b[3"), 2);
+        assert_eq!(settled_len("ab\x1b]0;t\nmore"), 2);
+        assert_eq!(settled_len("ab\x1b[31mc"), 8);
+        assert_eq!(settled_len("é\x1b]0;t\x07x"), 9);
     }
 }

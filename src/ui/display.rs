@@ -27,6 +27,31 @@ pub fn prose(text: &str) -> Cow<'_, str> {
     if is_plain(text, true) { Cow::Borrowed(text) } else { Cow::Owned(sanitize(text).text) }
 }
 
+/// [`prose`] for text that arrives in pieces (a streamed answer): each push returns the sanitized
+/// text that can be shown now, holding back an escape sequence that may continue in the next piece,
+/// so the pieces shown together are exactly `prose` of the whole, however the text was split.
+#[derive(Debug, Default)]
+pub(crate) struct ProseStream {
+    pending: String,
+}
+
+impl ProseStream {
+    pub fn push(&mut self, chunk: &str) -> String {
+        self.pending.push_str(chunk);
+        let settled = crate::policy::settled_len(&self.pending);
+        let shown = prose(&self.pending[..settled]).into_owned();
+        self.pending.drain(..settled);
+        shown
+    }
+
+    /// The rest, once no more text follows.
+    pub fn finish(&mut self) -> String {
+        let shown = prose(&self.pending).into_owned();
+        self.pending.clear();
+        shown
+    }
+}
+
 /// A command or path as it should be shown: removed characters written visibly where they stood;
 /// line breaks and tabs kept (they are part of what runs).
 pub fn command(text: &str) -> Cow<'_, str> {
@@ -81,6 +106,22 @@ mod tests {
         assert_eq!(command("a\n\tb"), "a\n\tb");
         assert_eq!(line("restart\n  [LOW] ls\tnow"), "restart⏎  [LOW] ls now");
         assert_eq!(line("title\x1b]0;x\x07"), "title\\x1b]0;x\\x07");
+    }
+
+    #[test]
+    fn streamed_prose_split_anywhere_shows_what_the_whole_would() {
+        let texts =
+            [HOSTILE, "ok \x1b]52;c;cm0=\x07 done \x1b[2J!\n\x1b[31mred\x1b[0m \u{9d}0;t\u{9c}x\x1b", "plain\nété\r\n"];
+        for text in texts {
+            let chars: Vec<char> = text.chars().collect();
+            for size in 1..=chars.len() {
+                let mut stream = ProseStream::default();
+                let mut shown: String =
+                    chars.chunks(size).map(|piece| stream.push(&piece.iter().collect::<String>())).collect();
+                shown.push_str(&stream.finish());
+                assert_eq!(shown, prose(text), "pieces of {size}");
+            }
+        }
     }
 
     #[test]

@@ -23,4 +23,5 @@ mod screen_tmux;
 mod sessions_cli;
 mod ssh_cli;
 mod startup_cli;
+mod streaming;
 mod widget_cli;

@@ -302,7 +302,12 @@ fn q_at_the_approval_prompt_says_it_aborted_and_clear_clears_the_screen() {
         !visible.contains("make a file") && visible.starts_with(PROMPT) && prompts(&visible) == 1
     });
     term.line("are you there?");
-    term.wait_until(LIMIT, "the answer", |_| term.visible().contains("Still here."));
+    // The answer streams, so it shows before the turn ends: Ctrl-D waits for the next prompt (one
+    // pressed during the turn is lost, as in a shell).
+    term.wait_until(LIMIT, "the answer and a new prompt", |_| {
+        let visible = term.visible();
+        visible.contains("Still here.") && prompts(&visible) == 2
+    });
     assert_eq!(mock.chat_requests().len(), 2, "`clear` was not sent to the model");
     term.press(&["C-d"]);
     assert_eq!(term.wait_exit(LIMIT), 0);
@@ -357,7 +362,7 @@ fn ctrl_c_while_the_model_thinks_cancels_the_turn_and_the_repl_goes_on() {
     let term = start(&env, &mock, &[]);
     term.wait_for(PROMPT, LIMIT);
     term.line("think forever");
-    term.wait_for("Thinking", LIMIT);
+    term.wait_until(LIMIT, "the spinner", |s| s.contains("waiting for the model") || s.contains("reading the prompt"));
     // The request must have arrived, or the hang would be served to the next one.
     term.wait_until(LIMIT, "the request", |_| !mock.chat_requests().is_empty());
     term.press(&["C-c"]);

@@ -316,6 +316,7 @@ async fn write_reply(stream: &mut TcpStream, reply: Reply) {
                 }
             }
             Part::Pause(pause) => tokio::time::sleep(pause).await,
+            Part::Wait(gate) => gate.0.notified().await,
             Part::Hang => {
                 hang(stream).await;
                 return;

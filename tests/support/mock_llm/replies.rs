@@ -25,7 +25,32 @@ pub(super) enum Part {
     Pause(Duration),
     /// Stop writing and hold the connection open.
     Hang,
+    /// Write nothing more until the test opens the gate.
+    Wait(Gate),
 }
+
+/// A signal from the test to a reply held with [`Reply::held_after`]: the rest of the body is
+/// written once it is opened (opening first is fine: the permit is kept).
+#[derive(Debug, Clone, Default)]
+pub struct Gate(pub(super) std::sync::Arc<tokio::sync::Notify>);
+
+impl Gate {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn open(&self) {
+        self.0.notify_one();
+    }
+}
+
+impl PartialEq for Gate {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl Eq for Gate {}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum BodyMode {
@@ -113,6 +138,17 @@ impl Reply {
     /// After the body so far, closes the connection without finishing the body.
     pub fn then_abort(mut self) -> Self {
         self.abort = true;
+        self
+    }
+
+    /// After `writes` writes of the body, waits until `gate` is opened before writing the rest.
+    pub fn held_after(mut self, writes: usize, gate: &Gate) -> Self {
+        let mut seen = 0;
+        let at = self.parts.iter().position(|part| {
+            seen += usize::from(matches!(part, Part::Bytes(_)));
+            seen > writes
+        });
+        self.parts.insert(at.unwrap_or(self.parts.len()), Part::Wait(gate.clone()));
         self
     }
 
