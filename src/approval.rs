@@ -54,18 +54,7 @@ mod tests {
     use super::*;
     use crate::testing::ScriptedApprover;
 
-    fn request(risk: Risk) -> ApprovalRequest {
-        ApprovalRequest {
-            command: "git commit -m wip".into(),
-            display: None,
-            risk,
-            reasons: vec!["git commit -m wip: git commit changes the repository".into()],
-            why: Some("save the work".into()),
-            grant: (risk == Risk::Medium).then(|| "git commit".into()),
-            host: None,
-            detail: None,
-        }
-    }
+    use crate::testing::approval_request as request;
 
     #[test]
     fn scripted_answers_in_order_then_denies() {

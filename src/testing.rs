@@ -17,7 +17,7 @@ use crate::approval::{ApprovalRequest, Approver};
 use crate::exec::fs::{FileMeta, FileSystem, LocalFs};
 use crate::exec::{ExecError, ExecResult, Executor, OutputSink};
 use crate::llm::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply};
-use crate::protocol::{Approval, CommandRequest, ToolCall};
+use crate::protocol::{Approval, CommandRequest, Risk, ToolCall};
 
 type Reply = Result<ModelReply, LlmError>;
 type Fallback = Arc<dyn Fn(&ChatRequest) -> Reply + Send + Sync>;
@@ -218,6 +218,20 @@ pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
             return false;
         }
         std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// An approval request for `git commit -m wip` at `risk`, with a reason, a why and (for Medium) a grant.
+pub fn approval_request(risk: Risk) -> ApprovalRequest {
+    ApprovalRequest {
+        command: "git commit -m wip".into(),
+        display: None,
+        risk,
+        reasons: vec!["git commit -m wip: git commit changes the repository".into()],
+        why: Some("save the work".into()),
+        grant: (risk == Risk::Medium).then(|| "git commit".into()),
+        host: None,
+        detail: None,
     }
 }
 

@@ -189,18 +189,7 @@ fn command_block(command: &str) -> String {
 mod tests {
     use super::*;
 
-    fn request(risk: Risk) -> ApprovalRequest {
-        ApprovalRequest {
-            command: "git commit -m wip".into(),
-            display: None,
-            risk,
-            reasons: vec!["git commit -m wip: git commit changes the repository".into()],
-            why: Some("save the work".into()),
-            grant: (risk == Risk::Medium).then(|| "git commit".into()),
-            host: None,
-            detail: None,
-        }
-    }
+    use crate::testing::approval_request as request;
 
     #[test]
     fn the_host_and_the_detail_are_shown() {

@@ -12,6 +12,7 @@ mod files_cli;
 mod init_cli;
 mod injection;
 mod kube_cli;
+mod layers;
 mod llm_client;
 mod local_models;
 mod policy_cli;

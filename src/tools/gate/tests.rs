@@ -4,31 +4,13 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures_util::future::BoxFuture;
-use tokio_util::sync::CancellationToken;
-
 use super::*;
 use crate::approval::{Approver, NoApprover};
-use crate::exec::{ExecError, ExecResult, Executor, OutputSink};
 use crate::policy::{PolicyConfig, assess};
-use crate::protocol::CommandRequest;
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
-use crate::testing::ScriptedApprover;
+use crate::testing::{ScriptedApprover, ScriptedExecutor};
 use crate::tools::{Interrupts, RunMode};
-
-struct NoExecutor;
-
-impl Executor for NoExecutor {
-    fn run<'a>(
-        &'a self,
-        _: &'a CommandRequest,
-        _: OutputSink<'a>,
-        _: CancellationToken,
-    ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
-        Box::pin(async { panic!("the gate never runs anything") })
-    }
-}
 
 /// Decides each proposal in turn with one approver, mode and run state, as a turn would.
 struct Gate {
@@ -49,8 +31,9 @@ impl Gate {
     fn decide(&mut self, approver: &dyn Approver, proposal: &Proposal) -> Verdict {
         let (redactor, policy, interrupts) =
             (Redactor::new(Vec::new()), PolicyConfig::default(), Interrupts::default());
+        let executor = ScriptedExecutor::unused();
         let services = Services {
-            executor: &NoExecutor,
+            executor: &executor,
             approver,
             audit: &self.audit,
             redactor: &redactor,
