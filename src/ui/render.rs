@@ -9,7 +9,7 @@ use std::io::Write;
 use answer::AnswerStream;
 pub(crate) use answer::BlockRenderer;
 
-use crate::protocol::{AgentEvent, ApprovalDecision, ObservationStatus};
+use crate::protocol::{AgentEvent, ApprovalDecision, ObservationStatus, ReplyProgress};
 use crate::ui::{display, markdown, style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +58,8 @@ pub(crate) struct Renderer<O: Write, E: Write> {
     refused: Option<(String, String)>,
     /// The reply text streaming in (`answer_delta`), until its `answer` or `thought` arrives.
     answer: AnswerStream,
+    /// Under `-q`: reply text not yet known to be the answer (a tool call may still follow it).
+    undecided: String,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
@@ -121,6 +123,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             raw_answer: false,
             refused: None,
             answer: AnswerStream::plain(true),
+            undecided: String::new(),
         }
     }
 
@@ -253,14 +256,32 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     pub fn handle(&mut self, event: &AgentEvent) -> std::io::Result<()> {
         match self.style {
+            Style::Json if matches!(event, AgentEvent::Progress { .. }) => Ok(()),
             Style::Json => {
                 serde_json::to_writer(&mut self.out, event)?;
                 writeln!(self.out)?;
                 self.out.flush()
             }
             Style::Quiet => {
-                if let AgentEvent::AnswerDelta { text } = event {
-                    return self.stream_answer(text);
+                // stdout gets only the answer: reply text is held until the reply is decided (it
+                // finished without calls, or its `answer` arrived); a thought before a call never goes.
+                match event {
+                    AgentEvent::AnswerDelta { text } if self.answer.active() => return self.stream_answer(text),
+                    AgentEvent::AnswerDelta { text } => {
+                        self.undecided.push_str(text);
+                        return Ok(());
+                    }
+                    AgentEvent::Progress { stage: ReplyProgress::AnswerComplete } | AgentEvent::Answer { .. } => {
+                        let decided = std::mem::take(&mut self.undecided);
+                        if !decided.is_empty() {
+                            self.stream_answer(&decided)?;
+                        }
+                        if matches!(event, AgentEvent::Progress { .. }) {
+                            return Ok(());
+                        }
+                    }
+                    AgentEvent::Progress { .. } => return Ok(()),
+                    _ => self.undecided.clear(),
                 }
                 if self.answer.active() || (self.answer.is_blocks() && matches!(event, AgentEvent::Answer { .. })) {
                     // The text streamed so far is complete: an answer, or a thought before a tool call
@@ -308,6 +329,10 @@ impl<O: Write, E: Write> Renderer<O, E> {
     }
 
     fn human(&mut self, event: &AgentEvent) -> std::io::Result<()> {
+        if let AgentEvent::Progress { stage } = event {
+            self.progress(*stage);
+            return Ok(());
+        }
         if self.unstreamed && matches!(event, AgentEvent::AnswerDelta { .. }) {
             return Ok(());
         }
@@ -356,7 +381,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
         }
         match event {
-            AgentEvent::AnswerDelta { .. } => {}
+            AgentEvent::AnswerDelta { .. } | AgentEvent::Progress { .. } => {}
             AgentEvent::Thought { text } => self.thought(text)?,
             AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
                 self.live_filter = super::live::LiveFilter::new();
@@ -440,6 +465,23 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
         }
         self.err.flush()
+    }
+
+    /// The model writes a tool call: the spinner says so, unless reply text is on the current line
+    /// (the spinner's line erase would take it away; the call's own line follows soon).
+    fn progress(&mut self, stage: ReplyProgress) {
+        let mid_line =
+            self.answer.active() || self.in_thought || self.reply_on_stderr.as_ref().is_some_and(|s| !s.is_empty());
+        if stage != ReplyProgress::WritingCall || mid_line || !matches!(self.style, Style::Human { spinner: true, .. })
+        {
+            return;
+        }
+        self.stage = spinner::Spinner::new(spinner::Stage::WritingCall);
+        if self.spinner_shown {
+            self.draw_spinner();
+        } else {
+            self.show_spinner();
+        }
     }
 
     /// Live command output in an indented block with a gutter.
