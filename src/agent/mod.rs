@@ -306,12 +306,16 @@ impl Agent<'_> {
                 }
                 ModelDelta::Finished { .. } => {}
                 ModelDelta::Reasoning(text) => events(AgentEvent::Thought { text }),
-                ModelDelta::Retry { reason, wait, attempt, max_attempts } => events(AgentEvent::Retry {
-                    reason,
-                    wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-                    attempt,
-                    max_attempts,
-                }),
+                ModelDelta::Retry { reason, wait, attempt, max_attempts } => {
+                    // The next attempt starts over: its call is announced again.
+                    writing_call = false;
+                    events(AgentEvent::Retry {
+                        reason,
+                        wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                        attempt,
+                        max_attempts,
+                    })
+                }
             };
             let cancel = self.services.interrupts.turn.clone();
             let result = tokio::select! {

@@ -192,7 +192,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     /// A model request goes out: the spinner says so until the next event (only on a terminal).
     pub fn waiting(&mut self) {
-        if !self.spinner_shown || matches!(self.stage.stage(), spinner::Stage::Running(_)) {
+        if !self.spinner_shown || !matches!(self.stage.stage(), spinner::Stage::Model) {
             self.stage = spinner::Spinner::new(spinner::Stage::Model);
         }
         self.show_spinner();

@@ -197,10 +197,13 @@ fn the_spinner_says_when_the_model_writes_a_tool_call() {
         let mut renderer = Renderer::new(Style::Human { color: false, spinner: true }, Vec::new(), &mut err);
         renderer.waiting();
         renderer.handle(&AgentEvent::Progress { stage: WritingCall }).unwrap();
+        // A retried request waits for the model again.
+        renderer.waiting();
+        renderer.tick();
     }
     assert_eq!(
         String::from_utf8(err).unwrap(),
-        "\r\x1b[2K⠋ waiting for the model · 0 s\r\x1b[2K⠋ writing a tool call · 0 s"
+        "\r\x1b[2K⠋ waiting for the model · 0 s\r\x1b[2K⠋ writing a tool call · 0 s\r\x1b[2K⠙ waiting for the model · 0 s"
     );
     // With reply text on the line, the spinner stays away (its erase would take the text).
     let mut out = Vec::new();
