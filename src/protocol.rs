@@ -236,8 +236,10 @@ pub enum ApprovalDecision {
 /// See [`AgentEvent::Progress`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReplyProgress {
-    /// The model writes a tool call (native call pieces, or text held back as a possible call).
+    /// The model writes a native tool call: the reply holds calls, its text is a thought.
     WritingCall,
+    /// Reply text is held back as a possible tool call written as text (not decided yet).
+    HoldingText,
     /// The reply finished without tool calls and nothing of it is held back: the `answer_delta`s
     /// so far are the answer (the `answer` event follows once the stream has closed).
     AnswerComplete,

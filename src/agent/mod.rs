@@ -284,15 +284,15 @@ impl Agent<'_> {
             // Reply text streams as `answer_delta`, except what may be a tool call written as text.
             let mut holdback =
                 holdback::HoldBack::new(if request.tools.is_empty() { Vec::new() } else { self.tools.names() });
-            // The spinner hears once per request that a call is being written.
-            let mut writing_call = false;
+            // The screen hears once per request that a call is being written, or text held back.
+            let (mut writing_call, mut holding) = (false, false);
             let mut on_delta = |delta: ModelDelta| match delta {
                 ModelDelta::Content(text) => {
                     let text = holdback.push(&text);
                     if !text.is_empty() {
                         events(AgentEvent::AnswerDelta { text });
-                    } else if holdback.holding() && !std::mem::replace(&mut writing_call, true) {
-                        events(AgentEvent::Progress { stage: ReplyProgress::WritingCall });
+                    } else if holdback.holding() && !std::mem::replace(&mut holding, true) {
+                        events(AgentEvent::Progress { stage: ReplyProgress::HoldingText });
                     }
                 }
                 ModelDelta::ToolCallPiece => {
@@ -308,7 +308,7 @@ impl Agent<'_> {
                 ModelDelta::Reasoning(text) => events(AgentEvent::Thought { text }),
                 ModelDelta::Retry { reason, wait, attempt, max_attempts } => {
                     // The next attempt starts over: its call is announced again.
-                    writing_call = false;
+                    (writing_call, holding) = (false, false);
                     events(AgentEvent::Retry {
                         reason,
                         wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),

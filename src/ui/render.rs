@@ -60,6 +60,9 @@ pub(crate) struct Renderer<O: Write, E: Write> {
     answer: AnswerStream,
     /// Under `-q`: reply text not yet known to be the answer (a tool call may still follow it).
     undecided: String,
+    /// Reply text streamed as an answer and ended early because a native call followed: the
+    /// `thought` that comes with the call shows only what it adds.
+    ended_thought: Option<String>,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
@@ -124,6 +127,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             refused: None,
             answer: AnswerStream::plain(true),
             undecided: String::new(),
+            ended_thought: None,
         }
     }
 
@@ -330,8 +334,13 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     fn human(&mut self, event: &AgentEvent) -> std::io::Result<()> {
         if let AgentEvent::Progress { stage } = event {
-            self.progress(*stage);
-            return Ok(());
+            return self.progress(*stage);
+        }
+        if let Some(shown) = self.ended_thought.take()
+            && let AgentEvent::Thought { text } = event
+        {
+            let rest = answer::unseen(&shown, text).trim_start().to_owned();
+            return if rest.trim().is_empty() { Ok(()) } else { self.human(&AgentEvent::Thought { text: rest }) };
         }
         if self.unstreamed && matches!(event, AgentEvent::AnswerDelta { .. }) {
             return Ok(());
@@ -467,14 +476,23 @@ impl<O: Write, E: Write> Renderer<O, E> {
         self.err.flush()
     }
 
-    /// The model writes a tool call: the spinner says so, unless reply text is on the current line
-    /// (the spinner's line erase would take it away; the call's own line follows soon).
-    fn progress(&mut self, stage: ReplyProgress) {
-        let mid_line =
-            self.answer.active() || self.in_thought || self.reply_on_stderr.as_ref().is_some_and(|s| !s.is_empty());
-        if stage != ReplyProgress::WritingCall || mid_line || !matches!(self.style, Style::Human { spinner: true, .. })
-        {
-            return;
+    /// The model writes a tool call: the spinner says so. Reply text on the current line is a
+    /// thought once a native call follows: its line is ended first, so the spinner's line erase
+    /// cannot take it away; text that may still be an answer (reasoning, stderr) keeps its line and
+    /// the spinner stays away until the call's own line.
+    fn progress(&mut self, stage: ReplyProgress) -> std::io::Result<()> {
+        if !matches!(self.style, Style::Human { spinner: true, .. }) {
+            return Ok(());
+        }
+        if stage == ReplyProgress::WritingCall && self.answer.active() && !self.in_thought {
+            self.ended_thought = Some(self.answer.text().to_owned());
+            self.finish_answer(None)?;
+        }
+        let mid_line = self.answer.active()
+            || self.in_thought
+            || self.reply_on_stderr.as_ref().is_some_and(|streamed| !streamed.is_empty());
+        if stage == ReplyProgress::AnswerComplete || mid_line {
+            return Ok(());
         }
         self.stage = spinner::Spinner::new(spinner::Stage::WritingCall);
         if self.spinner_shown {
@@ -482,6 +500,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
         } else {
             self.show_spinner();
         }
+        Ok(())
     }
 
     /// Live command output in an indented block with a gutter.

@@ -109,30 +109,43 @@ fn quiet_writes_only_the_final_answer_not_the_text_before_a_call() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "It printed hi.\n");
 }
 
-/// While the model streams a native tool call, the spinner says so instead of "reading the prompt".
+/// While the model streams a native tool call, the spinner says so instead of "reading the prompt";
+/// text written before the call stays on screen, once.
 #[test]
 fn the_spinner_says_when_the_model_writes_a_tool_call() {
     if !require("tmux") {
         return;
     }
-    let env = TestEnv::new();
-    let gate = Gate::new();
-    // Role chunk, the call's name, its first arguments fragment; then the stream waits.
-    let call = reply_tool_call("c1", "run_command", json!({"command": "echo hi", "why": "look"})).held_after(3, &gate);
-    let mock = MockLlm::start([call, reply_text("It printed hi.")]);
-    let term =
-        Tmux::start(env!("CARGO_BIN_EXE_opsai"), &["show me"], &env.terminal_vars(&mock.base_url()), env.user_home());
-    term.wait_for("writing a tool call", LIMIT);
-    gate.open();
-    let screen = term.wait_until(LIMIT, "the approval or the answer", |s| {
-        s.contains("[y] run once") || s.contains("It printed hi.")
-    });
-    if screen.contains("[y] run once") {
-        term.line("y");
+    let args = json!({"command": "echo hi", "why": "look"});
+    // Role chunk, the call's name, its first arguments fragment (after three pieces of text in the
+    // second case); then the stream waits.
+    let cases = [
+        (reply_tool_call("c1", "run_command", args.clone()), 3, ""),
+        (reply_text_then_tool_call("Let me check.", "c1", "run_command", args), 6, "Let me check."),
+    ];
+    for (call, writes, before) in cases {
+        let env = TestEnv::new();
+        let gate = Gate::new();
+        let mock = MockLlm::start([call.held_after(writes, &gate), reply_text("It printed hi.")]);
+        let vars = env.terminal_vars(&mock.base_url());
+        let term = Tmux::start(env!("CARGO_BIN_EXE_opsai"), &["show me"], &vars, env.user_home());
+        let screen = term.wait_for("writing a tool call", LIMIT);
+        assert!(screen.contains(before), "{screen}");
+        gate.open();
+        let screen = term.wait_until(LIMIT, "the approval or the answer", |s| {
+            s.contains("[y] run once") || s.contains("It printed hi.")
+        });
+        if screen.contains("[y] run once") {
+            term.line("y");
+        }
+        let screen = term.wait_for("It printed hi.", LIMIT);
+        assert_eq!(term.wait_exit(LIMIT), 0, "{screen}");
+        let screen = term.screen();
+        assert!(!screen.contains("writing a tool call"), "the spinner is erased: {screen}");
+        if !before.is_empty() {
+            assert_eq!(screen.matches(before).count(), 1, "{screen}");
+        }
     }
-    let screen = term.wait_for("It printed hi.", LIMIT);
-    assert_eq!(term.wait_exit(LIMIT), 0, "{screen}");
-    assert!(!term.screen().contains("writing a tool call"), "the spinner is erased: {}", term.screen());
 }
 
 #[test]

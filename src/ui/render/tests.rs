@@ -205,16 +205,25 @@ fn the_spinner_says_when_the_model_writes_a_tool_call() {
         String::from_utf8(err).unwrap(),
         "\r\x1b[2K⠋ waiting for the model · 0 s\r\x1b[2K⠋ writing a tool call · 0 s\r\x1b[2K⠙ waiting for the model · 0 s"
     );
-    // With reply text on the line, the spinner stays away (its erase would take the text).
-    let mut out = Vec::new();
-    let mut err = Vec::new();
-    {
-        let mut renderer = Renderer::new(Style::Human { color: false, spinner: true }, &mut out, &mut err);
-        renderer.handle(&AgentEvent::AnswerDelta { text: "Let me check.".into() }).unwrap();
-        renderer.handle(&AgentEvent::Progress { stage: WritingCall }).unwrap();
-    }
-    assert_eq!(String::from_utf8(err).unwrap(), "");
-    assert_eq!(String::from_utf8(out).unwrap(), "Let me check.");
+    // Text before a native call is a thought: its line ends, the spinner follows, and the thought
+    // with the call adds only what was not shown.
+    let (out, err) = render(
+        Style::Human { color: false, spinner: true },
+        &[
+            AgentEvent::AnswerDelta { text: "Let me check.".into() },
+            AgentEvent::Progress { stage: WritingCall },
+            AgentEvent::Thought { text: "Let me check. Then more.".into() },
+        ],
+    );
+    assert_eq!(out, "Let me check.\n");
+    assert_eq!(err, "\r\x1b[2K⠋ writing a tool call · 0 s\r\x1b[2KThen more.");
+    // Text held back as a possible call may still be an answer: the line stays, the spinner away.
+    let events = [
+        AgentEvent::AnswerDelta { text: "Fine.".into() },
+        AgentEvent::Progress { stage: crate::protocol::ReplyProgress::HoldingText },
+    ];
+    let (out, err) = render(Style::Human { color: false, spinner: true }, &events);
+    assert_eq!((out.as_str(), err.as_str()), ("Fine.", ""));
 }
 
 #[test]
