@@ -233,6 +233,18 @@ pub enum ApprovalDecision {
     Abort,
 }
 
+/// See [`AgentEvent::Progress`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReplyProgress {
+    /// The model writes a native tool call: the reply holds calls, its text is a thought.
+    WritingCall,
+    /// Reply text is held back as a possible tool call written as text (not decided yet).
+    HoldingText,
+    /// The reply finished without tool calls and nothing of it is held back: the `answer_delta`s
+    /// so far are the answer (the `answer` event follows once the stream has closed).
+    AnswerComplete,
+}
+
 /// Everything the UI sees of a turn; also the `--json` line format (`{"type": "tool_call", …}`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -281,6 +293,13 @@ pub enum AgentEvent {
     /// and `thought` follows with the whole text.
     AnswerDelta {
         text: String,
+    },
+    /// Where the reply being written stands, for the screen: the spinner's stage, and when `-q`
+    /// may write the streamed text. Never a `--json` line (serializing it is an error; the JSON
+    /// renderer skips it), so the `--json` contract is unchanged.
+    #[serde(skip)]
+    Progress {
+        stage: ReplyProgress,
     },
     /// The whole answer, once the reply has ended.
     Answer {

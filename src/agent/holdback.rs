@@ -43,6 +43,11 @@ impl HoldBack {
         self.text[start..self.shown].to_owned()
     }
 
+    /// Some text is held back (a possible call, or a line not decided yet).
+    pub fn holding(&self) -> bool {
+        self.shown < self.text.len() && (self.held || !self.text[self.shown..].trim().is_empty())
+    }
+
     fn advance(&mut self) {
         if self.known.is_empty() {
             self.shown = self.text.len();
@@ -214,6 +219,18 @@ mod tests {
             assert_eq!(shown("[ {\"a\": 1}]", size), "");
             assert_eq!(shown("  {\"a\": 1}", size), "");
         }
+    }
+
+    #[test]
+    fn holding_says_whether_text_waits() {
+        let mut hold = HoldBack::new(KNOWN.to_vec());
+        hold.push("Fine.\n");
+        assert!(!hold.holding());
+        hold.push("<tool_");
+        assert!(hold.holding());
+        let mut hold = HoldBack::new(KNOWN.to_vec());
+        hold.push("{\"name\"");
+        assert!(hold.holding());
     }
 
     #[test]

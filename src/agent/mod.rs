@@ -13,7 +13,7 @@ use thiserror::Error;
 
 use crate::llm::ModelRef;
 use crate::llm::{ChatModel, ChatRequest, LlmError, ModelDelta};
-use crate::protocol::{AgentEvent, ChatMessage, ObservationStatus, TurnOutcome, Usage};
+use crate::protocol::{AgentEvent, ChatMessage, ObservationStatus, ReplyProgress, TurnOutcome, Usage};
 use crate::tools::{Registry, RunState, Services, ToolContext, ToolEffect, invalid_arguments};
 
 /// Characters of history kept before the oldest observations are shortened.
@@ -284,20 +284,38 @@ impl Agent<'_> {
             // Reply text streams as `answer_delta`, except what may be a tool call written as text.
             let mut holdback =
                 holdback::HoldBack::new(if request.tools.is_empty() { Vec::new() } else { self.tools.names() });
+            // The screen hears once per request that a call is being written, or text held back.
+            let (mut writing_call, mut holding) = (false, false);
             let mut on_delta = |delta: ModelDelta| match delta {
                 ModelDelta::Content(text) => {
                     let text = holdback.push(&text);
                     if !text.is_empty() {
                         events(AgentEvent::AnswerDelta { text });
+                    } else if holdback.holding() && !std::mem::replace(&mut holding, true) {
+                        events(AgentEvent::Progress { stage: ReplyProgress::HoldingText });
                     }
                 }
+                ModelDelta::ToolCallPiece => {
+                    if !std::mem::replace(&mut writing_call, true) {
+                        events(AgentEvent::Progress { stage: ReplyProgress::WritingCall });
+                    }
+                }
+                // Held text may still be recovered as a call once the stream ends: not decided yet.
+                ModelDelta::Finished { tool_calls: false } if !holdback.holding() => {
+                    events(AgentEvent::Progress { stage: ReplyProgress::AnswerComplete });
+                }
+                ModelDelta::Finished { .. } => {}
                 ModelDelta::Reasoning(text) => events(AgentEvent::Thought { text }),
-                ModelDelta::Retry { reason, wait, attempt, max_attempts } => events(AgentEvent::Retry {
-                    reason,
-                    wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
-                    attempt,
-                    max_attempts,
-                }),
+                ModelDelta::Retry { reason, wait, attempt, max_attempts } => {
+                    // The next attempt starts over: its call is announced again.
+                    (writing_call, holding) = (false, false);
+                    events(AgentEvent::Retry {
+                        reason,
+                        wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
+                        attempt,
+                        max_attempts,
+                    })
+                }
             };
             let cancel = self.services.interrupts.turn.clone();
             let result = tokio::select! {

@@ -53,6 +53,13 @@ pub enum ModelDelta {
     /// An attempt failed and is retried: `reason` (`is busy (429)`, `failed with HTTP 503`), then attempt
     /// `attempt` of `max_attempts` after `wait`. Sent before the wait, so it is never silent.
     Retry { reason: String, wait: std::time::Duration, attempt: u32, max_attempts: u32 },
+    /// A piece of a native tool call arrived (its name or a fragment of its arguments): the model
+    /// is writing a call, not text.
+    ToolCallPiece,
+    /// The reply's `finish_reason` arrived and it finished normally; `tool_calls`: whether it holds
+    /// native calls. Nothing of the reply follows (only usage and `[DONE]`), so text streamed
+    /// before it is decided: an answer unless it holds calls.
+    Finished { tool_calls: bool },
 }
 
 /// The whole reply once the stream ended.

@@ -20,6 +20,10 @@
 //!   still be taken ([`ReplyAssembler::salvage`]);
 //! - `finish_reason` `length` / `content_filter`, kept as [`Finish`].
 //!
+//! Besides text, the caller hears that a tool call is being written ([`ModelDelta::ToolCallPiece`],
+//! for each fragment) and that the reply finished ([`ModelDelta::Finished`], when `finish_reason`
+//! arrives, before usage and `[DONE]`).
+//!
 //! A model streaming the same short chunk back to back is stopped ([`StreamError::Repeating`],
 //! the rule is in `repeat`). Arguments are parsed once the stream ends: empty → `{}`; valid JSON →
 //! that value (a JSON string holding an object is unwrapped); anything else stays a string
@@ -156,6 +160,10 @@ impl ReplyAssembler {
             if let Some(delta) = delta.filter(|d| d.is_object()) {
                 self.push_delta(delta, emit)?;
             }
+            // After the chunk's own delta: a call in the finishing chunk counts.
+            if choice.get("finish_reason").and_then(Value::as_str).is_some() && self.finish == Finish::Complete {
+                emit(ModelDelta::Finished { tool_calls: !self.calls.is_empty() });
+            }
         }
         Ok(())
     }
@@ -186,10 +194,12 @@ impl ReplyAssembler {
                 let index = fragment.get("index").and_then(Value::as_u64);
                 let id = fragment.get("id").and_then(Value::as_str).filter(|id| !id.is_empty());
                 self.push_fragment(index, id, fragment.get("function"));
+                emit(ModelDelta::ToolCallPiece);
             }
         }
         if let Some(function) = delta.get("function_call").filter(|f| f.is_object()) {
             self.push_fragment(None, None, Some(function));
+            emit(ModelDelta::ToolCallPiece);
         }
         Ok(())
     }

@@ -2,6 +2,7 @@
 //! or as the bare answer (`-q`). stdout is a protocol: only the answer or the JSON lines go there.
 
 mod answer;
+mod quiet;
 mod spinner;
 
 use std::io::Write;
@@ -9,7 +10,7 @@ use std::io::Write;
 use answer::AnswerStream;
 pub(crate) use answer::BlockRenderer;
 
-use crate::protocol::{AgentEvent, ApprovalDecision, ObservationStatus};
+use crate::protocol::{AgentEvent, ApprovalDecision, ObservationStatus, ReplyProgress};
 use crate::ui::{display, markdown, style};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,11 @@ pub(crate) struct Renderer<O: Write, E: Write> {
     refused: Option<(String, String)>,
     /// The reply text streaming in (`answer_delta`), until its `answer` or `thought` arrives.
     answer: AnswerStream,
+    /// Under `-q`: reply text not yet known to be the answer (a tool call may still follow it).
+    undecided: String,
+    /// Reply text streamed as an answer and ended early because a native call followed: the
+    /// `thought` that comes with the call shows only what it adds.
+    ended_thought: Option<String>,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
@@ -121,6 +127,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
             raw_answer: false,
             refused: None,
             answer: AnswerStream::plain(true),
+            undecided: String::new(),
+            ended_thought: None,
         }
     }
 
@@ -189,7 +197,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     /// A model request goes out: the spinner says so until the next event (only on a terminal).
     pub fn waiting(&mut self) {
-        if !self.spinner_shown || matches!(self.stage.stage(), spinner::Stage::Running(_)) {
+        if !self.spinner_shown || !matches!(self.stage.stage(), spinner::Stage::Model) {
             self.stage = spinner::Spinner::new(spinner::Stage::Model);
         }
         self.show_spinner();
@@ -253,61 +261,27 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     pub fn handle(&mut self, event: &AgentEvent) -> std::io::Result<()> {
         match self.style {
+            Style::Json if matches!(event, AgentEvent::Progress { .. }) => Ok(()),
             Style::Json => {
                 serde_json::to_writer(&mut self.out, event)?;
                 writeln!(self.out)?;
                 self.out.flush()
             }
-            Style::Quiet => {
-                if let AgentEvent::AnswerDelta { text } = event {
-                    return self.stream_answer(text);
-                }
-                if self.answer.active() || (self.answer.is_blocks() && matches!(event, AgentEvent::Answer { .. })) {
-                    // The text streamed so far is complete: an answer, or a thought before a tool call
-                    // (already written; a line break separates it from what follows).
-                    let whole = if let AgentEvent::Answer { text } = event { Some(text.as_str()) } else { None };
-                    self.finish_answer(whole)?;
-                    if whole.is_some() {
-                        return Ok(());
-                    }
-                }
-                if let AgentEvent::Answer { text } = event {
-                    let text = if self.raw_answer { text.into() } else { display::prose(text) };
-                    writeln!(self.out, "{}", text.trim_end())?;
-                    self.out.flush()?;
-                }
-                if let AgentEvent::Error { message } = event {
-                    writeln!(self.err, "opsai: {}", display::command(message))?;
-                }
-                if let AgentEvent::Retry { .. } = event
-                    && let Some(line) = retry_line(event)
-                {
-                    writeln!(self.err, "{line}")?;
-                }
-                // A refusal changes the exit code (3), so `-q` says which command and why, in one line.
-                if let AgentEvent::Approval { id, decision, command } = event
-                    && *decision == ApprovalDecision::Refused
-                {
-                    self.refused = Some((id.clone(), command.clone()));
-                }
-                if let AgentEvent::Approval { decision, .. } = event
-                    && *decision == ApprovalDecision::Abort
-                {
-                    writeln!(self.err, "opsai: {}", ABORTED.trim_start_matches("✗ "))?;
-                }
-                if let AgentEvent::ToolResult { id, output, .. } = event
-                    && let Some((_, command)) = self.refused.take_if(|refused| refused.0 == *id)
-                {
-                    let reason = output.lines().next().unwrap_or("refused");
-                    writeln!(self.err, "opsai: not run: {} ({})", display::line(&command), display::line(reason))?;
-                }
-                Ok(())
-            }
+            Style::Quiet => self.quiet(event),
             Style::Human { .. } => self.human(event),
         }
     }
 
     fn human(&mut self, event: &AgentEvent) -> std::io::Result<()> {
+        if let AgentEvent::Progress { stage } = event {
+            return self.progress(*stage);
+        }
+        if let Some(shown) = self.ended_thought.take()
+            && let AgentEvent::Thought { text } = event
+        {
+            let rest = answer::unseen(&shown, text).trim_start().to_owned();
+            return if rest.trim().is_empty() { Ok(()) } else { self.human(&AgentEvent::Thought { text: rest }) };
+        }
         if self.unstreamed && matches!(event, AgentEvent::AnswerDelta { .. }) {
             return Ok(());
         }
@@ -356,7 +330,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
         }
         match event {
-            AgentEvent::AnswerDelta { .. } => {}
+            AgentEvent::AnswerDelta { .. } | AgentEvent::Progress { .. } => {}
             AgentEvent::Thought { text } => self.thought(text)?,
             AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
                 self.live_filter = super::live::LiveFilter::new();
@@ -440,6 +414,33 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
         }
         self.err.flush()
+    }
+
+    /// The model writes a tool call: the spinner says so. Reply text on the current line is a
+    /// thought once a native call follows: its line is ended first, so the spinner's line erase
+    /// cannot take it away; text that may still be an answer (reasoning, stderr) keeps its line and
+    /// the spinner stays away until the call's own line.
+    fn progress(&mut self, stage: ReplyProgress) -> std::io::Result<()> {
+        if !matches!(self.style, Style::Human { spinner: true, .. }) {
+            return Ok(());
+        }
+        if stage == ReplyProgress::WritingCall && self.answer.active() && !self.in_thought {
+            self.ended_thought = Some(self.answer.text().to_owned());
+            self.finish_answer(None)?;
+        }
+        let mid_line = self.answer.active()
+            || self.in_thought
+            || self.reply_on_stderr.as_ref().is_some_and(|streamed| !streamed.is_empty());
+        if stage == ReplyProgress::AnswerComplete || mid_line {
+            return Ok(());
+        }
+        self.stage = spinner::Spinner::new(spinner::Stage::WritingCall);
+        if self.spinner_shown {
+            self.draw_spinner();
+        } else {
+            self.show_spinner();
+        }
+        Ok(())
     }
 
     /// Live command output in an indented block with a gutter.

@@ -67,22 +67,85 @@ fn finish(mut child: Child, receive: &Receiver<Vec<u8>>, seen: &mut Vec<u8>) -> 
     (status.code().unwrap_or(-1), stderr)
 }
 
+/// `-q` writes the answer once it is decided: the reply finished without a tool call. That is when
+/// its `finish_reason` arrives, before the stream closes; the mock holds the rest (usage, `[DONE]`).
 #[test]
 fn quiet_into_a_pipe_writes_the_answer_while_the_model_still_writes() {
     let env = TestEnv::new();
     let gate = Gate::new();
-    // Role chunk, then "The disk ", "is ", then the stream waits for the gate.
-    let reply = reply_text_deltas(&deltas(&["The disk ", "is ", "\x1b[31mfull", ".\n"])).held_after(3, &gate);
+    // Role chunk, four deltas, the finish chunk; then the stream waits for the gate.
+    let reply = reply_text_deltas(&deltas(&["The disk ", "is ", "\x1b[31mfull", ".\n"])).held_after(6, &gate);
     let mock = MockLlm::start([reply]);
     let (child, receive) = spawn(&env, &mock, &["-q", "how full is the disk"]);
     let mut seen = Vec::new();
-    read_until(&receive, &mut seen, |out| out.contains("The disk is"));
-    assert_eq!(String::from_utf8_lossy(&seen), "The disk is", "the rest waits for the gate");
+    read_until(&receive, &mut seen, |out| out.contains("full."));
+    assert_eq!(String::from_utf8_lossy(&seen), "The disk is \x1b[31mfull.", "the stream is still open");
     gate.open();
     let (code, stderr) = finish(child, &receive, &mut seen);
     assert_eq!(code, 0, "{stderr}");
     // Into a pipe: the bytes the model wrote, as the whole answer was before.
     assert_eq!(String::from_utf8_lossy(&seen), "The disk is \x1b[31mfull.\n");
+}
+
+/// stdout is a protocol: a sentence the model writes before a native tool call is no answer.
+#[test]
+fn quiet_writes_only_the_final_answer_not_the_text_before_a_call() {
+    let env = TestEnv::new();
+    let args = json!({"command": "echo hi", "why": "look"});
+    let mock = MockLlm::start([
+        reply_text_then_tool_call("Let me check.", "c1", "run_command", args),
+        reply_text("It printed hi."),
+    ]);
+    let out = env
+        .cmd()
+        .env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_NONINTERACTIVE", "1")
+        .args(["-q", "show me"])
+        .timeout(LIMIT)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(mock.chat_requests()[1].tool_result("c1").unwrap_or_default().contains("hi"), "the call ran");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "It printed hi.\n");
+}
+
+/// While the model streams a native tool call, the spinner says so instead of "reading the prompt";
+/// text written before the call stays on screen, once.
+#[test]
+fn the_spinner_says_when_the_model_writes_a_tool_call() {
+    if !require("tmux") {
+        return;
+    }
+    let args = json!({"command": "echo hi", "why": "look"});
+    // Role chunk, the call's name, its first arguments fragment (after three pieces of text in the
+    // second case); then the stream waits.
+    let cases = [
+        (reply_tool_call("c1", "run_command", args.clone()), 3, ""),
+        (reply_text_then_tool_call("Let me check.", "c1", "run_command", args), 6, "Let me check."),
+    ];
+    for (call, writes, before) in cases {
+        let env = TestEnv::new();
+        let gate = Gate::new();
+        let mock = MockLlm::start([call.held_after(writes, &gate), reply_text("It printed hi.")]);
+        let vars = env.terminal_vars(&mock.base_url());
+        let term = Tmux::start(env!("CARGO_BIN_EXE_opsai"), &["show me"], &vars, env.user_home());
+        let screen = term.wait_for("writing a tool call", LIMIT);
+        assert!(screen.contains(before), "{screen}");
+        gate.open();
+        let screen = term.wait_until(LIMIT, "the approval or the answer", |s| {
+            s.contains("[y] run once") || s.contains("It printed hi.")
+        });
+        if screen.contains("[y] run once") {
+            term.line("y");
+        }
+        let screen = term.wait_for("It printed hi.", LIMIT);
+        assert_eq!(term.wait_exit(LIMIT), 0, "{screen}");
+        let screen = term.screen();
+        assert!(!screen.contains("writing a tool call"), "the spinner is erased: {screen}");
+        if !before.is_empty() {
+            assert_eq!(screen.matches(before).count(), 1, "{screen}");
+        }
+    }
 }
 
 #[test]
@@ -148,9 +211,10 @@ fn a_tool_call_streamed_as_text_never_reaches_the_screen() {
                 assert!(!shown.contains(raw), "{args:?} {form:?}: {shown:?}");
             }
             assert!(stdout.contains("It printed hi."), "{args:?}: {stdout}");
-            // The prose before the call is shown, once.
+            // The prose before the call is shown, once; `-q` shows only the answer.
             if form.starts_with("Let me look.") && args[0] != "--json" {
-                assert_eq!(shown.matches("Let me look.").count(), 1, "{args:?} {form:?}: {shown:?}");
+                let times = if args[0] == "-q" { 0 } else { 1 };
+                assert_eq!(shown.matches("Let me look.").count(), times, "{args:?} {form:?}: {shown:?}");
             }
         }
     }

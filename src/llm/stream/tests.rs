@@ -4,11 +4,47 @@ use serde_json::{Value, json};
 
 use super::*;
 
-/// Assembles `payloads`, returning the reply and every delta emitted.
+/// Assembles `payloads`, returning the reply and every text delta emitted (reasoning, content).
 fn run(payloads: &[String]) -> (ModelReply, Vec<ModelDelta>) {
+    let (reply, deltas) = run_all(payloads);
+    let text = deltas.into_iter().filter(|d| matches!(d, ModelDelta::Content(_) | ModelDelta::Reasoning(_)));
+    (reply, text.collect())
+}
+
+/// Assembles `payloads`, returning the reply and every delta emitted.
+fn run_all(payloads: &[String]) -> (ModelReply, Vec<ModelDelta>) {
     let mut deltas = Vec::new();
     let reply = assemble(payloads.iter().map(String::as_str), &mut |delta| deltas.push(delta)).unwrap();
     (reply, deltas)
+}
+
+#[test]
+fn call_pieces_and_the_finish_are_heard_as_they_arrive() {
+    let call = json!({"index": 0, "id": "c1", "function": {"name": "run_command", "arguments": "{\"com"}});
+    let more = json!({"index": 0, "function": {"arguments": "mand\": \"ls\"}"}});
+    let payloads = [
+        chunk(json!({"content": "Let me check."})),
+        chunk(json!({"tool_calls": [call]})),
+        chunk(json!({"tool_calls": [more]})),
+        finish("tool_calls"),
+        usage(1, 1),
+        done(),
+    ];
+    let (_, deltas) = run_all(&payloads);
+    assert_eq!(
+        deltas,
+        vec![
+            ModelDelta::Content("Let me check.".into()),
+            ModelDelta::ToolCallPiece,
+            ModelDelta::ToolCallPiece,
+            ModelDelta::Finished { tool_calls: true },
+        ]
+    );
+    let (_, deltas) = run_all(&[chunk(json!({"content": "Done."})), finish("stop"), usage(1, 1), done()]);
+    assert_eq!(deltas, vec![ModelDelta::Content("Done.".into()), ModelDelta::Finished { tool_calls: false }]);
+    // A reply cut at max_tokens is not finished: its text is no whole answer.
+    let (_, deltas) = run_all(&[chunk(json!({"content": "Do"})), finish("length"), done()]);
+    assert_eq!(deltas, vec![ModelDelta::Content("Do".into())]);
 }
 
 fn chunk(delta: Value) -> String {

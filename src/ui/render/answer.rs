@@ -89,6 +89,11 @@ impl AnswerStream {
         whole.strip_prefix(self.raw.as_str())
     }
 
+    /// The raw text passed in since the last finish.
+    pub(crate) fn text(&self) -> &str {
+        &self.raw
+    }
+
     /// What a later whole thought adds to the text streamed so far (see [`unseen`]).
     pub(crate) fn unseen<'t>(&self, whole: &'t str) -> &'t str {
         unseen(&self.raw, whole)

@@ -16,6 +16,8 @@ const COMMAND_CHARS: usize = 40;
 pub(super) enum Stage {
     /// A model request is out and nothing of its reply has arrived.
     Model,
+    /// The model writes a tool call (its arguments stream, or text held back as one).
+    WritingCall,
     /// A command runs (its output, if any, shows above).
     Running(String),
 }
@@ -50,6 +52,7 @@ impl Spinner {
         let stage = match &self.stage {
             Stage::Model if elapsed < PROMPT_READ_AFTER => "waiting for the model".to_owned(),
             Stage::Model => "reading the prompt".to_owned(),
+            Stage::WritingCall => "writing a tool call".to_owned(),
             Stage::Running(command) => format!("running {command}"),
         };
         format!("{stage} · {} s", elapsed.as_secs())
@@ -68,6 +71,7 @@ mod tests {
         assert_eq!(reading.label(), "reading the prompt · 12 s");
         let long = format!("sleep 5 && {}\x1b[2J", "x".repeat(60));
         let running = Spinner::running(&long).label();
+        assert_eq!(Spinner::new(Stage::WritingCall).label(), "writing a tool call · 0 s");
         assert!(running.starts_with("running sleep 5 && xxx") && running.ends_with("… · 0 s"), "{running}");
     }
 }

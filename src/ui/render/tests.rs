@@ -160,6 +160,73 @@ fn the_spinner_animates_in_place_and_is_erased_before_output() {
 }
 
 #[test]
+fn quiet_writes_reply_text_once_it_is_decided_to_be_the_answer() {
+    use crate::protocol::ReplyProgress::{AnswerComplete, WritingCall};
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    {
+        let mut renderer = Renderer::new(Style::Quiet, &mut out, &mut err).with_raw_answer(true);
+        let mut step = |event: AgentEvent| renderer.handle(&event).unwrap();
+        step(AgentEvent::AnswerDelta { text: "Let me check.".into() });
+        step(AgentEvent::Progress { stage: WritingCall });
+        step(AgentEvent::Thought { text: "Let me check.".into() });
+        step(AgentEvent::AnswerDelta { text: "The disk ".into() });
+        step(AgentEvent::AnswerDelta { text: "is full.".into() });
+        step(AgentEvent::Progress { stage: AnswerComplete });
+    }
+    // Decided before the stream closed: written at once, the thought before the call never.
+    assert_eq!(String::from_utf8(out.clone()).unwrap(), "The disk is full.");
+    {
+        let mut renderer = Renderer::new(Style::Quiet, &mut out, &mut err).with_raw_answer(true);
+        renderer.handle(&AgentEvent::AnswerDelta { text: "The disk is full.".into() }).unwrap();
+        renderer.handle(&AgentEvent::Progress { stage: AnswerComplete }).unwrap();
+        renderer.handle(&AgentEvent::Answer { text: "The disk is full.".into() }).unwrap();
+    }
+    assert_eq!(String::from_utf8(out).unwrap(), "The disk is full.The disk is full.\n");
+    // A reply that breaks off before it is decided leaves stdout empty.
+    let events = [AgentEvent::AnswerDelta { text: "The di".into() }, AgentEvent::Error { message: "cut".into() }];
+    assert_eq!(render(Style::Quiet, &events).0, "");
+    // Progress is for the screen: never a `--json` line.
+    assert_eq!(render(Style::Json, &[AgentEvent::Progress { stage: WritingCall }]).0, "");
+}
+
+#[test]
+fn the_spinner_says_when_the_model_writes_a_tool_call() {
+    use crate::protocol::ReplyProgress::WritingCall;
+    let mut err = Vec::new();
+    {
+        let mut renderer = Renderer::new(Style::Human { color: false, spinner: true }, Vec::new(), &mut err);
+        renderer.waiting();
+        renderer.handle(&AgentEvent::Progress { stage: WritingCall }).unwrap();
+        // A retried request waits for the model again.
+        renderer.waiting();
+        renderer.tick();
+    }
+    assert_eq!(
+        String::from_utf8(err).unwrap(),
+        "\r\x1b[2K⠋ waiting for the model · 0 s\r\x1b[2K⠋ writing a tool call · 0 s\r\x1b[2K⠙ waiting for the model · 0 s"
+    );
+    // Text before a native call is a thought: its line ends, the spinner follows, and the thought
+    // with the call adds only what was not shown.
+    let (out, err) = render(
+        Style::Human { color: false, spinner: true },
+        &[
+            AgentEvent::AnswerDelta { text: "Let me check.".into() },
+            AgentEvent::Progress { stage: WritingCall },
+            AgentEvent::Thought { text: "Let me check. Then more.".into() },
+        ],
+    );
+    assert_eq!(out, "Let me check.\n");
+    assert_eq!(err, "\r\x1b[2K⠋ writing a tool call · 0 s\r\x1b[2KThen more.");
+    // Text held back as a possible call may still be an answer: the line stays, the spinner away.
+    let events = [
+        AgentEvent::AnswerDelta { text: "Fine.".into() },
+        AgentEvent::Progress { stage: crate::protocol::ReplyProgress::HoldingText },
+    ];
+    let (out, err) = render(Style::Human { color: false, spinner: true }, &events);
+    assert_eq!((out.as_str(), err.as_str()), ("Fine.", ""));
+}
+
+#[test]
 fn a_retry_is_a_notice_on_stderr_and_a_json_line_on_stdout() {
     let retry = AgentEvent::Retry { reason: "is busy (429)".into(), wait_ms: 3000, attempt: 2, max_attempts: 3 };
     let expected = "opsai: the model endpoint is busy (429); retrying in 3 s (attempt 2/3)\n";

@@ -92,7 +92,8 @@ fn streamed_answers_and_thoughts_end_as_the_whole_event_alone_would() {
     // Text before a tool call: shown as it streamed, the line ended; the rest of the thought dimmed on stderr.
     let thought = [delta("Let me "), delta("check."), Thought { text: "Let me check. More".into() }];
     assert_eq!(events(human, &thought), ("Let me check.\n".into(), "More".into()));
-    assert_eq!(events(Style::Quiet, &thought), ("Let me check.\n".into(), String::new()));
+    // `-q`: stdout is only the answer; text before a call never reaches it.
+    assert_eq!(events(Style::Quiet, &thought), (String::new(), String::new()));
     // A recovered text call leaves the prose around it, trimmed: nothing shown twice.
     assert_eq!(unseen("Let me look.\n", "Let me look.\n\nThen more."), "\nThen more.");
     assert_eq!(unseen("Let me look.\n", "Let me look."), "");
