@@ -42,6 +42,11 @@ pub(crate) fn render_style(json: bool, quiet: bool, interactive: bool) -> Style 
     }
 }
 
+/// The columns of the terminal on stdout (80 when it has none), for Markdown wrapping.
+pub fn stdout_width() -> usize {
+    dialoguer::console::Term::stdout().size_checked().map_or(80, |(_, cols)| usize::from(cols))
+}
+
 /// A finished turn's exit code (DESIGN §3): 0 done, 3 a command was refused for want of a terminal
 /// to confirm it, 130 interrupted (Ctrl-C), 1 the task or the model failed (an `error` event has
 /// said why).

@@ -82,8 +82,12 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
     // `-q` into a pipe or a file gets the answer byte for byte (README "What you see is what runs");
     // on a terminal it is sanitized, as every model-written string is.
     let raw_answer = !std::io::IsTerminal::is_terminal(&std::io::stdout());
-    let renderer =
-        std::sync::Mutex::new(Renderer::new(style, std::io::stdout(), std::io::stderr()).with_raw_answer(raw_answer));
+    let mut renderer = Renderer::new(style, std::io::stdout(), std::io::stderr()).with_raw_answer(raw_answer);
+    if !raw_answer {
+        // A person reads the answer on a terminal: Markdown a block at a time, as in the REPL.
+        renderer = renderer.with_markdown(common::stdout_width());
+    }
+    let renderer = std::sync::Mutex::new(renderer);
     // Registered before anything is shown, so a Ctrl-C is never the default "kill" instead.
     let mut sigint = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     // SIGTERM/SIGHUP end the turn like Ctrl-C does (see `modes::stop`); exit 128+n.

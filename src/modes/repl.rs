@@ -406,7 +406,7 @@ impl Repl<'_> {
             settings: self.parts.settings(&self.prompt.model, &self.environment),
             state: std::mem::take(&mut self.state),
         };
-        let width = dialoguer::console::Term::stdout().size_checked().map_or(80, |(_, cols)| usize::from(cols));
+        let width = common::stdout_width();
         let style = render_style(false, false, self.terminal);
         let renderer = Mutex::new(Renderer::new(style, std::io::stdout(), std::io::stderr()).with_markdown(width));
         stop.during(interrupts.turn.clone());

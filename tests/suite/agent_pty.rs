@@ -143,3 +143,19 @@ fn ctrl_c_at_the_approval_prompt_answers_at_once_and_exits_130() {
     assert!(!env.user_home().join("never.txt").exists());
     assert!(audit(&env).contains("CONFIRMED: no"), "{}", audit(&env));
 }
+
+#[test]
+fn a_one_shot_answer_on_a_colour_terminal_is_rendered_as_markdown() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("Run **du -sh** in `logs`.\n\n- then sort\n")]);
+    let mut vars: Vec<(&str, String)> =
+        env.terminal_vars(&mock.base_url()).into_iter().filter(|(name, _)| *name != "NO_COLOR").collect();
+    vars.push(("TERM", "xterm-256color".to_owned()));
+    let mut session = PtySession::spawn(env!("CARGO_BIN_EXE_opsai"), &["how big"], &vars, env.user_home());
+    assert_eq!(session.wait(LIMIT), 0);
+    // The raw bytes hold the plain preview written while the block streamed, then its erasure and
+    // the block rendered: bold for `**…**`, a bullet for `-`.
+    let screen = session.screen();
+    assert!(screen.contains("\x1b[1mdu -sh\x1b[0m"), "the answer was not rendered as Markdown:\n{screen}");
+    assert!(screen.contains("•"), "{screen}");
+}

@@ -63,7 +63,16 @@ fn request() -> ChatRequest {
 }
 
 /// Runs one completion, collecting the deltas.
+/// The text deltas (content, reasoning, retries); the progress signals a spinner uses (tool-call
+/// pieces, the finish) are left out here and checked in `streams::progress_signals_arrive_in_order`.
 async fn complete(client: &OpenAiClient, request: &ChatRequest) -> (Result<ModelReply, LlmError>, Vec<ModelDelta>) {
+    let (result, deltas) = complete_all(client, request).await;
+    let text = deltas.into_iter().filter(|d| !matches!(d, ModelDelta::ToolCallPiece | ModelDelta::Finished { .. }));
+    (result, text.collect())
+}
+
+/// Every delta, progress signals included.
+async fn complete_all(client: &OpenAiClient, request: &ChatRequest) -> (Result<ModelReply, LlmError>, Vec<ModelDelta>) {
     let mut deltas = Vec::new();
     let result = client.complete(request, &mut |delta| deltas.push(delta)).await;
     (result, deltas)

@@ -225,3 +225,15 @@ async fn list_models_reads_the_model_list() {
     assert_eq!((sent.method.as_str(), sent.path.as_str()), ("GET", "/v1/models"));
     assert_eq!(sent.header("authorization"), Some(format!("Bearer {KEY}").as_str()));
 }
+
+#[tokio::test]
+async fn progress_signals_arrive_in_order() {
+    let args = json!({"command": "ls", "why": "look"});
+    let mock = MockLlm::start([reply_tool_call("call_p", "run_command", args), reply_text("done")]);
+    let (reply, deltas) = super::complete_all(&client(&mock), &request()).await;
+    assert_eq!(reply.unwrap().tool_calls.len(), 1);
+    assert!(matches!(deltas.last(), Some(ModelDelta::Finished { tool_calls: true })), "{deltas:?}");
+    assert!(deltas.iter().any(|d| matches!(d, ModelDelta::ToolCallPiece)), "{deltas:?}");
+    let (_, deltas) = super::complete_all(&client(&mock), &request()).await;
+    assert!(matches!(deltas.last(), Some(ModelDelta::Finished { tool_calls: false })), "{deltas:?}");
+}
