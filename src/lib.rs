@@ -13,7 +13,8 @@ pub mod agent;
 pub mod analyze;
 /// The dispatcher: a parsed command line to the mode or command that handles it.
 pub mod app;
-/// Who says yes before a command above Safe runs: terminal, scripted (tests) or nobody.
+/// The `Approver` seam: who says yes before an action above Safe runs (the terminal's prompt is
+/// `ui::approve`; `NoApprover` refuses; tests script one in `testing`).
 pub mod approval;
 /// The command-line contract (DESIGN §3) as clap types.
 pub mod cli;
@@ -30,8 +31,9 @@ pub mod exec;
 pub mod exit;
 /// Where opsai keeps its state (`$OPSAI_HOME`) and the files in it.
 pub mod home;
-/// The model seam: `ChatModel` and the OpenAI-compatible client. Replies are read as an SSE stream,
-/// but the answer is shown once it is complete: it is not streamed to the terminal yet.
+/// The model seam: `ChatModel` and the OpenAI-compatible client: streamed replies as deltas (text,
+/// reasoning, tool-call progress), tool-call assembly and text-call recovery, retries, timeouts,
+/// finish reasons, loop detection, and the endpoint checks of `opsai doctor`.
 pub mod llm;
 /// The entry modes (one-shot, REPL, widget, explain), their signal handling and what they share
 /// (render style, exit codes, probe budget, stderr lines, the turn driver).
@@ -56,11 +58,12 @@ pub mod term;
 /// Test doubles for the seams and the deadline wait, shared by unit tests, integration tests and benches; not an API.
 #[doc(hidden)]
 pub mod testing;
-/// The tools the model may call and the registry each mode offers: `run_command`,
-/// `propose_command`, the structured read-only tools (find, grep, ps, ss, lsof, wget…), the file
-/// tools (read, write, edit), `analyze`, containers and Kubernetes (read-only).
+/// The tools the model may call, the one approval gate they pass (`tools::gate`), and the registry
+/// each mode offers: `run_command`, `propose_command`, `analyze`, and the families `cli` (find,
+/// grep, ps, ss, lsof, wget…), `file` (read, write, edit), `container` and `kube` (read-only).
 pub mod tools;
-/// The terminal: agent events, Markdown answers, policy verdicts, session lists, styles, and the
+/// The terminal: agent events, streamed Markdown answers, the spinner, policy verdicts, session
+/// lists, styles, and the
 /// approval prompt (`ui::approve`, the terminal `Approver`).
 pub mod ui;
 /// Restoring the file the last file-tool change replaced (`opsai undo`, the REPL's `/undo`).

@@ -108,16 +108,3 @@ fn tool_call_cut_in_arguments(id: &str, arguments: Value) -> Vec<String> {
     // role chunk, the call's first fragment (id, name, ""), then the first piece of the arguments.
     payloads[..3].to_vec()
 }
-
-/// One tool call whose arguments string is `raw`, byte for byte (need not be JSON).
-fn reply_raw_arguments(id: &str, name: &str, raw: &str) -> Reply {
-    let first = json!({"index": 0, "id": id, "type": "function", "function": {"name": name, "arguments": ""}});
-    let rest = json!({"index": 0, "function": {"arguments": raw}});
-    reply_sse_events(&[
-        chunk(json!({"role": "assistant", "content": null}), None),
-        chunk(json!({"tool_calls": [first]}), None),
-        chunk(json!({"tool_calls": [rest]}), None),
-        chunk(json!({}), Some("tool_calls")),
-        "[DONE]".to_owned(),
-    ])
-}

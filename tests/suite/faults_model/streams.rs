@@ -114,7 +114,7 @@ fn invalid_json_arguments_get_an_observation_and_the_model_recovers() {
     let target = env.user_home().join("never-created");
     let raw = format!("{{\"command\": \"touch {}\", \"why\": ", target.display());
     let mock = MockLlm::start([
-        reply_raw_arguments("c1", "run_command", &raw),
+        reply_raw_tool_call("c1", "run_command", &raw, "tool_calls"),
         reply_tool_call("c2", "run_command", run("echo fixed-call")),
         reply_text("Recovered with a valid call."),
     ]);
