@@ -282,8 +282,8 @@ impl Agent<'_> {
                 max_tokens: self.settings.max_tokens,
             };
             // Reply text streams as `answer_delta`, except what may be a tool call written as text.
-            let mut holdback =
-                holdback::HoldBack::new(if request.tools.is_empty() { Vec::new() } else { self.tools.names() });
+            let tool_names = if request.tools.is_empty() { Vec::new() } else { self.tools.names() };
+            let mut holdback = holdback::HoldBack::new(tool_names.clone());
             // The screen hears once per request that a call is being written, or text held back.
             let (mut writing_call, mut holding) = (false, false);
             let mut on_delta = |delta: ModelDelta| match delta {
@@ -307,8 +307,10 @@ impl Agent<'_> {
                 ModelDelta::Finished { .. } => {}
                 ModelDelta::Reasoning(text) => events(AgentEvent::Thought { text }),
                 ModelDelta::Retry { reason, wait, attempt, max_attempts } => {
-                    // The next attempt starts over: its call is announced again.
+                    // The next attempt starts over: its call is announced again, and its text is
+                    // judged from its own start (a text call there is held back, not streamed).
                     (writing_call, holding) = (false, false);
+                    holdback = holdback::HoldBack::new(tool_names.clone());
                     events(AgentEvent::Retry {
                         reason,
                         wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),

@@ -19,9 +19,11 @@ pub fn run(paths: &Paths, command: &CacheCommand) -> anyhow::Result<u8> {
                 let _ = writeln!(std::io::stderr(), "opsai: no cached templates ({})", cache.path().display());
             }
             for (kind, template) in &cache.templates {
+                // The type name and the commands may be the model's: through the screen gate.
+                let kind = crate::ui::display::line(kind);
                 writeln!(out, "{kind}  (created {}, used {} times)", template.created_at, template.hit_count)?;
                 for command in &template.commands {
-                    writeln!(out, "    {command}")?;
+                    writeln!(out, "    {}", crate::ui::display::command(command))?;
                 }
             }
         }

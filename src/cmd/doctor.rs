@@ -24,7 +24,12 @@ pub fn run(paths: &Paths, args: &DoctorArgs) -> anyhow::Result<u8> {
     let config = runner::load_config(paths, &overrides)?;
     let mut report = Report::new(std::io::stdout(), crate::term::stdout_color());
     let key = if config.llm.api_key.is_some() { "an API key" } else { "no API key" };
-    report.line(&format!("Checking {} for model {} ({key}).", config.llm.base_url, config.llm.model))?;
+    let shown_url = crate::llm::transport::mask_credentials(&config.llm.base_url);
+    report.line(&format!(
+        "Checking {} for model {} ({key}).",
+        crate::ui::display::line(&shown_url),
+        crate::ui::display::line(&config.llm.model)
+    ))?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let finished = runtime.block_on(async {
         tokio::select! {
@@ -138,7 +143,7 @@ async fn route_steps(llm: &LlmConfig, route: &Route, report: &mut Report) -> std
                 None => format!(
                     "check the host name in llm.base_url ({}) for typos (`opsai config show`; change it with \
                      `opsai config set-llm` or --base-url) and that this machine's DNS works (`getent hosts {host}`)",
-                    llm.base_url
+                    crate::llm::transport::mask_credentials(&llm.base_url)
                 ),
             };
             report.step(Outcome::Fail, "DNS", &format!("{whose}{host} does not resolve: {why}"), Some(&fix))?;

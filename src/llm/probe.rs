@@ -52,13 +52,6 @@ impl Route {
             }
             None => (host.clone(), port),
         };
-        let proxy = proxy.map(|raw| match proxy_url {
-            Some(mut parsed) if parsed.password().is_some() => {
-                let _ = parsed.set_password(Some("***"));
-                parsed.to_string()
-            }
-            _ => raw,
-        });
         Ok(Route { scheme: url.scheme().to_owned(), host, port, loopback, proxy, first_hop })
     }
 }
@@ -211,7 +204,7 @@ mod tests {
     fn the_route_goes_through_the_proxy_unless_local_or_exempt() {
         let vars = env(&[("HTTPS_PROXY", "http://user:secret@proxy.lan:3128"), ("NO_PROXY", "internal.lan")]);
         let route = Route::new("https://api.example.com/v1", &vars).unwrap();
-        assert_eq!(route.proxy.as_deref(), Some("http://user:***@proxy.lan:3128/"));
+        assert_eq!(route.proxy.as_deref(), Some("http://***@proxy.lan:3128"));
         assert_eq!(route.first_hop, ("proxy.lan".to_owned(), 3128));
         assert_eq!((route.host.as_str(), route.port), ("api.example.com", 443));
         let exempt = Route::new("https://gpu.internal.lan:8443/v1", &vars).unwrap();

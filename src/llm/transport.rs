@@ -123,7 +123,19 @@ pub(crate) fn proxy_for(url: &reqwest::Url, loopback: bool, env: impl Fn(&str) -
             entry == "*" || (!domain.is_empty() && (host == domain || host.ends_with(&format!(".{domain}"))))
         })
     });
-    (!exempt).then_some(proxy)
+    (!exempt).then(|| mask_credentials(&proxy))
+}
+
+/// `scheme://user:password@host…` (or without a scheme) with the credentials replaced by `***`:
+/// the proxy is named in messages, and its password must never be. Any `…@` before the host counts,
+/// a bare token (`http://TOKEN@proxy`) too.
+pub(crate) fn mask_credentials(url: &str) -> String {
+    let start = url.find("://").map_or(0, |at| at + 3);
+    let authority_end = url[start..].find(['/', '?', '#']).map_or(url.len(), |at| start + at);
+    match url[start..authority_end].rfind('@') {
+        Some(at) => format!("{}***{}", &url[..start], &url[start + at..]),
+        None => url.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -131,6 +143,17 @@ mod tests {
     use pretty_assertions::assert_eq;
 
     use super::*;
+
+    #[test]
+    fn proxy_credentials_are_never_named() {
+        assert_eq!(mask_credentials("http://u:pw@proxy:3128"), "http://***@proxy:3128");
+        assert_eq!(mask_credentials("user:pw@proxy.lan:3128"), "***@proxy.lan:3128");
+        assert_eq!(mask_credentials("http://TOKEN@proxy/path@x"), "http://***@proxy/path@x");
+        assert_eq!(mask_credentials("http://proxy:3128"), "http://proxy:3128");
+        let env = |name: &str| (name == "HTTPS_PROXY").then(|| "http://alice:s3cret@proxy:3128".to_owned());
+        let url = reqwest::Url::parse("https://api.example.com/v1").unwrap();
+        assert_eq!(proxy_for(&url, false, env).as_deref(), Some("http://***@proxy:3128"));
+    }
 
     #[test]
     fn the_ollama_hint_only_for_ollamas_default_endpoint() {

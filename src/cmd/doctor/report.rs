@@ -43,7 +43,9 @@ impl Report {
             Outcome::Warn => self.warned += 1,
             Outcome::Pass | Outcome::Skip => {}
         }
-        // Error bodies (an HTML page) come with line breaks: one line per step.
+        // Error bodies (an HTML page) come with line breaks: one line per step. What the endpoint or
+        // the model wrote passes the screen gate like any model-written text.
+        let detail = crate::ui::display::line(detail);
         let mut detail = detail.split_whitespace().collect::<Vec<_>>().join(" ");
         if detail.chars().count() > 400 {
             detail = detail.chars().take(400).chain(['…']).collect();
@@ -51,7 +53,7 @@ impl Report {
         let mark = if self.color { format!("\x1b[{code}m{mark}\x1b[0m") } else { mark.to_owned() };
         writeln!(self.out, "{mark} {name:<10} {detail}")?;
         if let Some(fix) = fix {
-            writeln!(self.out, "  fix: {fix}")?;
+            writeln!(self.out, "  fix: {}", crate::ui::display::line(fix))?;
         }
         self.out.flush()
     }
