@@ -8,11 +8,7 @@
 
 use crate::llm::text_calls;
 
-/// Tags that open a text tool call, as `text_calls` knows them.
-const OPENERS: &[&str] = &["<tool_call>", "<function_call>", "<|python_tag|>", "[TOOL_CALLS]"];
-
-/// Fence languages that may hold a call (as in `text_calls`); other fences stream.
-const CALL_FENCES: &[&str] = &["", "json", "json5", "jsonc", "tool_call", "tool_code", "function_call"];
+use crate::llm::text_calls::{CALL_FENCES, TAGS};
 
 #[derive(Debug)]
 pub(crate) struct HoldBack {
@@ -92,12 +88,12 @@ impl HoldBack {
             // Inside the line: stop before a tag opener, or what may become one.
             for (offset, _) in line.char_indices().filter(|(_, c)| *c == '<' || *c == '[') {
                 let tail = &rest[offset..];
-                if OPENERS.iter().any(|opener| tail.starts_with(opener)) {
+                if TAGS.iter().any(|(opener, _)| tail.starts_with(opener)) {
                     self.shown += offset;
                     self.held = true;
                     return;
                 }
-                if OPENERS.iter().any(|opener| opener.starts_with(tail)) {
+                if TAGS.iter().any(|(opener, _)| opener.starts_with(tail)) {
                     self.shown += offset;
                     return;
                 }
@@ -200,6 +196,16 @@ mod tests {
             assert_eq!(shown(calls[2], size), "Checking.\n");
             assert_eq!(shown(calls[5], size), "ok ");
         }
+    }
+
+    #[test]
+    fn a_folded_tool_s_former_name_written_as_a_text_call_is_held_too() {
+        // What the agent passes: the offered family and, through `callable_names`, its old names.
+        let known = crate::llm::text_calls::callable_names(["run_command", "file"]);
+        let mut hold = HoldBack::new(known);
+        let mut out = hold.push("Reading.\nAction: read_file\n");
+        out.push_str(&hold.push("Action Input: {\"path\": \"a\"}\n"));
+        assert_eq!(out, "Reading.\n");
     }
 
     #[test]

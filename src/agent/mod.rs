@@ -282,7 +282,12 @@ impl Agent<'_> {
                 max_tokens: self.settings.max_tokens,
             };
             // Reply text streams as `answer_delta`, except what may be a tool call written as text.
-            let tool_names = if request.tools.is_empty() { Vec::new() } else { self.tools.names() };
+            // The names `text_calls` will recover a call by, so nothing it runs was shown first.
+            let tool_names = if request.tools.is_empty() {
+                Vec::new()
+            } else {
+                crate::llm::text_calls::callable_names(self.tools.names())
+            };
             let mut holdback = holdback::HoldBack::new(tool_names.clone());
             // The screen hears once per request that a call is being written, or text held back.
             let (mut writing_call, mut holding) = (false, false);

@@ -22,7 +22,7 @@ use crate::protocol::ToolCall;
 const RECOVERED_ID: &str = "call_1";
 
 /// Openers of tagged calls, each with the closer that may follow the JSON.
-const TAGS: &[(&str, &str)] = &[
+pub(crate) const TAGS: &[(&str, &str)] = &[
     ("<tool_call>", "</tool_call>"),
     ("<function_call>", "</function_call>"),
     ("<|python_tag|>", "<|eom_id|>"),
@@ -30,7 +30,7 @@ const TAGS: &[(&str, &str)] = &[
 ];
 
 /// Fence languages that may hold a call; anything else (bash, sh, yaml, …) is left alone.
-const CALL_FENCES: &[&str] = &["", "json", "json5", "jsonc", "tool_call", "tool_code", "function_call"];
+pub(crate) const CALL_FENCES: &[&str] = &["", "json", "json5", "jsonc", "tool_call", "tool_code", "function_call"];
 
 static FENCE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?m)^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n((?s:.*?))^[ \t]*```[ \t]*\r?$").ok()
@@ -198,14 +198,22 @@ fn call_from(value: &Value, known: &[&str]) -> Option<(String, Value)> {
     Some((name.to_owned(), arguments))
 }
 
+/// The names a call written as text may use: the tools offered, and a folded family's former names
+/// (`read_file` for `file`), which still answer.
+pub(crate) fn callable_names<'a>(offered: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
+    let mut names: Vec<&'a str> = offered.into_iter().collect();
+    let former: Vec<&'a str> =
+        names.iter().flat_map(|name| crate::protocol::former_tool_names(name)).copied().collect();
+    names.extend(former);
+    names
+}
+
 /// When no structured call arrived, a call the model printed into its text (known tools only).
 pub(crate) fn recover_text_calls(mut reply: ModelReply, request: &ChatRequest) -> ModelReply {
     if !reply.tool_calls.is_empty() || request.tools.is_empty() {
         return reply;
     }
-    let mut known: Vec<&str> = request.tools.iter().map(|tool| tool.name.as_str()).collect();
-    // A folded family's old names (`read_file` for `file`) still answer, printed as text too.
-    known.extend(request.tools.iter().flat_map(|tool| crate::protocol::former_tool_names(&tool.name)).copied());
+    let known = callable_names(request.tools.iter().map(|tool| tool.name.as_str()));
     if let Some((call, prose)) = recover(&reply.content, &known) {
         reply.tool_calls.push(call);
         reply.content = prose;
