@@ -10,13 +10,13 @@ use crate::store::templates::{TemplateCache, default_path};
 pub fn run(paths: &Paths, command: &CacheCommand) -> anyhow::Result<u8> {
     let (mut cache, warning) = TemplateCache::load(&default_path(&paths.home))?;
     if let Some(warning) = warning {
-        let _ = writeln!(std::io::stderr(), "opsai: warning: {warning}");
+        crate::modes::common::warn(&format!("warning: {warning}"));
     }
     let mut out = std::io::stdout().lock();
     match command {
         CacheCommand::List => {
             if cache.templates.is_empty() {
-                let _ = writeln!(std::io::stderr(), "opsai: no cached templates ({})", cache.path().display());
+                crate::modes::common::warn(&format!("no cached templates ({})", cache.path().display()));
             }
             for (kind, template) in &cache.templates {
                 // The type name and the commands may be the model's: through the screen gate.

@@ -224,8 +224,10 @@ fn models_step(llm: &LlmConfig, models: Option<&[String]>, chat_ok: bool, report
 }
 
 fn chat_detail(chat: &ChatCheck) -> String {
-    let mut text: String = chat.text.chars().filter(|c| !c.is_control()).take(60).collect();
-    if chat.text.chars().count() > 60 {
+    // What the model wrote passes the one screen gate before it is cut short.
+    let shown = crate::ui::display::line(&chat.text);
+    let mut text: String = shown.chars().take(60).collect();
+    if shown.chars().count() > 60 {
         text.push('…');
     }
     let unit = if chat.tokens == 1 { "token" } else { "tokens" };

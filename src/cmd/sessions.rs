@@ -26,14 +26,14 @@ pub fn run(paths: &Paths, command: &SessionsCommand) -> anyhow::Result<u8> {
         }
         SessionsCommand::Show { id } => {
             let Some(summary) = store.get(*id)? else {
-                writeln!(std::io::stderr(), "opsai: {}", SessionError::NotFound(*id))?;
+                crate::modes::common::warn(&SessionError::NotFound(*id).to_string());
                 return Ok(1);
             };
             sessions_view::write_show(&mut out, &summary, &store.messages(*id)?, color)?;
         }
         SessionsCommand::Delete { id } => {
             if !store.delete(*id)? {
-                writeln!(std::io::stderr(), "opsai: {}", SessionError::NotFound(*id))?;
+                crate::modes::common::warn(&SessionError::NotFound(*id).to_string());
                 return Ok(1);
             }
             writeln!(out, "deleted conversation {}", sessions::label(*id))?;

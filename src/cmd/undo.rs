@@ -30,11 +30,11 @@ pub fn run(paths: &Paths, args: &UndoArgs) -> anyhow::Result<u8> {
             Ok(0)
         }
         Ok(nothing) => {
-            writeln!(std::io::stderr(), "opsai: {nothing}")?;
+            crate::modes::common::warn(&nothing.to_string());
             Ok(1)
         }
         Err(error) => {
-            writeln!(std::io::stderr(), "opsai: {error}")?;
+            crate::modes::common::warn(&error.to_string());
             Ok(1)
         }
     }

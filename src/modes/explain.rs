@@ -161,7 +161,7 @@ fn explain_argument(paths: &Paths, args: &ExplainArgs, text: &str) -> anyhow::Re
 fn explain_command(text: &str, parts: &Parts) -> anyhow::Result<String> {
     let assessment = crate::policy::assess(text, &parts.policy);
     let mut out = std::io::stdout().lock();
-    write!(out, "{}", command_view(text, &assessment, stdout_color()))?;
+    write!(out, "{}", command_view(text, &assessment, crate::term::stdout_color()))?;
     writeln!(out)?;
     out.flush()?;
     Ok(request::command(&assessment))
@@ -211,8 +211,8 @@ fn explain_turn(
         };
         let style = render_style(false, args.quiet, true);
         // The answer streams a Markdown block at a time, each suggested command with its risk badge.
-        let width = dialoguer::console::Term::stdout().size_checked().map_or(80, |(_, cols)| usize::from(cols));
-        let (policy, color) = (parts.policy.clone(), stdout_color());
+        let width = common::stdout_width();
+        let (policy, color) = (parts.policy.clone(), crate::term::stdout_color());
         let blocks = Box::new(move |block: &str| render_answer(block, &policy, color, width));
         let renderer = Mutex::new(
             Renderer::new(style, std::io::stdout(), std::io::stderr())
@@ -226,9 +226,4 @@ fn explain_turn(
         drop(agent);
         Ok(turn_exit_code(&outcome, refused, interrupts.turn.is_cancelled()))
     })
-}
-
-/// Markdown and badges in color only on a color terminal.
-fn stdout_color() -> bool {
-    crate::term::stdout_color()
 }
