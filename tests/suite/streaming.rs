@@ -7,6 +7,9 @@ use std::process::{Child, Stdio};
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
+/// A command whose output (`ran-ok`) is not in its own text: seeing it proves the command ran.
+const RAN: &str = "printf '%s-%s\\n' ran ok";
+
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
@@ -91,7 +94,7 @@ fn quiet_into_a_pipe_writes_the_answer_while_the_model_still_writes() {
 #[test]
 fn quiet_writes_only_the_final_answer_not_the_text_before_a_call() {
     let env = TestEnv::new();
-    let args = json!({"command": "echo hi", "why": "look"});
+    let args = json!({"command": RAN, "why": "look"});
     let mock = MockLlm::start([
         reply_text_then_tool_call("Let me check.", "c1", "run_command", args),
         reply_text("It printed hi."),
@@ -105,7 +108,7 @@ fn quiet_writes_only_the_final_answer_not_the_text_before_a_call() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(mock.chat_requests()[1].tool_result("c1").unwrap_or_default().contains("hi"), "the call ran");
+    assert!(mock.chat_requests()[1].tool_result("c1").unwrap().contains("ran-ok"), "the call ran");
     assert_eq!(String::from_utf8_lossy(&out.stdout), "It printed hi.\n");
 }
 
@@ -116,7 +119,7 @@ fn the_spinner_says_when_the_model_writes_a_tool_call() {
     if !require("tmux") {
         return;
     }
-    let args = json!({"command": "echo hi", "why": "look"});
+    let args = json!({"command": RAN, "why": "look"});
     // Role chunk, the call's name, its first arguments fragment (after three pieces of text in the
     // second case); then the stream waits.
     let cases = [
@@ -176,9 +179,9 @@ fn json_streams_answer_deltas_then_the_whole_answer() {
 #[test]
 fn a_tool_call_streamed_as_text_never_reaches_the_screen() {
     let forms = [
-        "{\"name\": \"run_command\", \"arguments\": {\"command\": \"echo hi\", \"why\": \"look\"}}",
-        "Let me look.\n<tool_call>\n{\"name\": \"run_command\", \"arguments\": {\"command\": \"echo hi\", \"why\": \"look\"}}\n</tool_call>",
-        "Let me look.\n```json\n{\"name\": \"run_command\", \"arguments\": {\"command\": \"echo hi\", \"why\": \"look\"}}\n```",
+        "{\"name\": \"run_command\", \"arguments\": {\"command\": \"printf '%s-%s\\\\n' ran ok\", \"why\": \"look\"}}",
+        "Let me look.\n<tool_call>\n{\"name\": \"run_command\", \"arguments\": {\"command\": \"printf '%s-%s\\\\n' ran ok\", \"why\": \"look\"}}\n</tool_call>",
+        "Let me look.\n```json\n{\"name\": \"run_command\", \"arguments\": {\"command\": \"printf '%s-%s\\\\n' ran ok\", \"why\": \"look\"}}\n```",
     ];
     for form in forms {
         let pieces: Vec<String> =
@@ -197,7 +200,7 @@ fn a_tool_call_streamed_as_text_never_reaches_the_screen() {
             let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
             assert_eq!(out.status.code(), Some(0), "{args:?} {form:?}: {stderr}");
             let observation = mock.chat_requests()[1].tool_result("call_1").unwrap_or_default();
-            assert!(observation.contains("hi"), "{args:?} {form:?}: the recovered call ran: {observation}");
+            assert!(observation.contains("ran-ok"), "{args:?} {form:?}: the recovered call ran: {observation}");
             let shown = if args[0] == "--json" {
                 let lines = stdout.lines().map(|line| serde_json::from_str::<Value>(line).unwrap());
                 lines
