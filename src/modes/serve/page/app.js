@@ -1,0 +1,1 @@
+// the page (owned by the page helper)
