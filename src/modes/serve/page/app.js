@@ -34,6 +34,8 @@ window.OpsaiRender = (() => {
     for (let j = text.indexOf(mark, from); j >= 0; j = text.indexOf(mark, j + 1)) {
       if (j === from) continue;
       if (mark.length === 1 && text[j + 1] === mark) { j += 1; continue; }
+      // snake_case and __dunder__ words are not emphasis.
+      if (mark[0] === '_' && /\w/.test(text[j + mark.length] || '')) continue;
       if (text[j - 1] !== ' ') return j;
     }
     return -1;
@@ -422,9 +424,10 @@ window.OpsaiRender = (() => {
     const paint = () => {
       pending = false;
       if (!draftEl) return;
+      const follow = opts.atBottom();
       draftEl.replaceChildren();
       markdown(draft, draftEl);
-      opts.scroll();
+      if (follow) opts.toBottom();
     };
     const dropDraft = () => { if (draftEl) draftEl.remove(); draftEl = null; const text = draft; draft = ''; return text; };
     const thought = (text) => {
@@ -448,6 +451,7 @@ window.OpsaiRender = (() => {
     const api = {
       root, tools, thought, answer, tool, notice,
       handle(ev) {
+        const follow = opts.atBottom();
         const kind = ev.kind || ev.type;
         if (ev.type === 'text') {
           if (kind === 'start') return;
@@ -482,9 +486,9 @@ window.OpsaiRender = (() => {
           const left = dropDraft();
           if (left.trim()) answer(left);
         }
-        opts.scroll();
+        if (follow) opts.toBottom();
       },
-      error(msg) { notice('error', msg); opts.scroll(); },
+      error(msg) { const follow = opts.atBottom(); notice('error', msg); if (follow) opts.toBottom(); },
       finish() {
         const left = dropDraft();
         if (left.trim()) answer(left);
@@ -505,7 +509,7 @@ window.OpsaiRender = (() => {
       const last = list.map((m) => m.role).lastIndexOf('user');
       if (last >= 0) list = list.slice(0, last + 1);
     }
-    const opts = { role: 'viewer', approve: null, scroll: () => {}, conv };
+    const opts = { role: 'viewer', approve: null, atBottom: () => false, toBottom: () => {}, conv };
     let t = null;
     for (const m of list) {
       if (m.role === 'user') { user(log, m.content || ''); t = null; continue; }
@@ -520,7 +524,11 @@ window.OpsaiRender = (() => {
         } else if (m.content) t.answer(m.content);
       } else if (m.role === 'tool') {
         const rec = t.tools.get(m.tool_call_id);
-        if (rec) showOutput(rec, m.content || '(no output)', 'Result');
+        if (rec) {
+          showOutput(rec, m.content || '(no output)', 'Result');
+          // The observation's first line is its header (`exit 0 · 12 ms`, `refused: …`).
+          rec.status.textContent = (m.content || '').split('\n')[0].slice(0, 80);
+        }
         else t.notice('hint', m.content || '');
       }
     }
@@ -750,7 +758,7 @@ window.OpsaiRender = (() => {
     if (state.current !== id) return;
     log.replaceChildren();
     window.OpsaiRender.stored(log, msgs, conv || {}, Boolean(conv && conv.running));
-    scrollDown(true);
+    scrollDown();
     if (conv && conv.running) await attach(id);
   }
 
@@ -769,9 +777,14 @@ window.OpsaiRender = (() => {
     state.turn = null;
   }
 
-  function scrollDown(force) {
+  // Follow the stream only while the reader is at the bottom: scrolling up to read stays put.
+  function atBottom() {
     const log = $('log');
-    if (force || log.scrollHeight - log.scrollTop - log.clientHeight < 120) log.scrollTop = log.scrollHeight;
+    return log.scrollHeight - log.scrollTop - log.clientHeight < 80;
+  }
+  function scrollDown() {
+    const log = $('log');
+    log.scrollTop = log.scrollHeight;
   }
 
   async function send(ev) {
@@ -789,13 +802,14 @@ window.OpsaiRender = (() => {
       state.current = conv.id;
       history.replaceState(null, '', `#c=${conv.id}`);
       $('log').replaceChildren();
-      setHeader({ ...conv, title: conv.title || text.slice(0, 80) });
+      if (!conv.title) conv.title = text.slice(0, 80);
+      setHeader(conv);
       renderList();
     }
     const id = state.current;
     input.value = '';
     window.OpsaiRender.user($('log'), text);
-    scrollDown(true);
+    scrollDown();
     await stream(id, 'POST', '/api/v2/ai/chat', { conversation_id: id, message: text });
   }
 
@@ -808,7 +822,7 @@ window.OpsaiRender = (() => {
     const abort = new AbortController();
     state.abort = abort;
     const turn = window.OpsaiRender.turn($('log'), {
-      role: state.me.role, approve: decide, scroll: () => scrollDown(false),
+      role: state.me.role, approve: decide, atBottom, toBottom: () => scrollDown(),
       conv: state.convs.find((c) => c.id === id),
     });
     state.turn = turn;
