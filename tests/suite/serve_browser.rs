@@ -1,0 +1,319 @@
+//! Issue 16 "The page": a real browser — headless Chromium driven over WebDriver by chromedriver —
+//! against the real `opsai serve` and the mock LLM. Log in, ask, watch the answer stream, approve a
+//! Medium command and see its output, reload and find the conversation stored; a hostile answer
+//! stays text. Every wait polls a DOM condition with a deadline.
+
+use std::future::Future;
+use std::io::{BufRead, BufReader};
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc::channel;
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use futures_util::FutureExt;
+use serde_json::{Value, json};
+
+use crate::support::TestEnv;
+use crate::support::mock_llm::*;
+use crate::support::tmux::require;
+
+const LIMIT: Duration = Duration::from_secs(30);
+const PASSWORD: &str = "correct horse battery staple";
+const ENTER: &str = "\u{e007}";
+
+/// Whether Chromium and chromedriver are installed: under `CI=true` a missing one fails the test,
+/// elsewhere the test is skipped with the reason printed.
+fn browser_installed() -> bool {
+    require("chromedriver") && require("chromium")
+}
+
+/// Reads the first line `child` prints to stdout, within [`LIMIT`].
+fn first_line(child: &mut Child, what: &str) -> String {
+    let stdout = child.stdout.take().expect("piped stdout");
+    let (send, receive) = channel();
+    std::thread::spawn(move || {
+        let mut reader = BufReader::new(stdout);
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                break;
+            }
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receive.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("{what} printed no line within {LIMIT:?}"))
+}
+
+fn stop(child: &mut Child) {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).expect("pid"));
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while Instant::now() < deadline {
+        if child.try_wait().ok().flatten().is_some() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+/// `opsai serve` on a free loopback port, talking to `mock`; stopped when dropped.
+struct Server {
+    child: Child,
+    url: String,
+}
+
+impl Server {
+    fn start(env: &TestEnv, mock: &MockLlm, users: Option<&PathBuf>) -> Server {
+        let mut cmd = env.std_cmd();
+        cmd.env("OPSAI_BASE_URL", mock.base_url()).args(["serve", "--listen", "127.0.0.1:0"]);
+        if let Some(users) = users {
+            cmd.arg("--users").arg(users);
+        }
+        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).spawn().expect("start opsai serve");
+        let line = first_line(&mut child, "opsai serve");
+        let url = line.trim().strip_prefix("opsai serve: open ").unwrap_or_else(|| panic!("URL line: {line:?}"));
+        Server { url: url.to_owned(), child }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        stop(&mut self.child);
+    }
+}
+
+/// A users file with one user made by `opsai serve user add` (the password on stdin).
+fn users_file(env: &TestEnv, name: &str, role: &str) -> PathBuf {
+    let path = env.opsai_home().join("users.json");
+    env.cmd()
+        .args(["serve", "user", "add", name, "--role", role, "--users"])
+        .arg(&path)
+        .write_stdin(format!("{PASSWORD}\n"))
+        .timeout(LIMIT)
+        .assert()
+        .success();
+    path
+}
+
+/// chromedriver on a port of its choosing; it and the browser it started end when dropped.
+struct Driver {
+    child: Child,
+    port: u16,
+    profile: tempfile::TempDir,
+}
+
+impl Driver {
+    fn start() -> Driver {
+        let mut child = Command::new("chromedriver")
+            .arg("--port=0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start chromedriver");
+        // "ChromeDriver was started successfully on port 40767."
+        let mut line = String::new();
+        let deadline = Instant::now() + LIMIT;
+        let stdout = child.stdout.take().expect("piped stdout");
+        let mut reader = BufReader::new(stdout);
+        while !line.contains("started successfully") {
+            assert!(Instant::now() < deadline, "chromedriver did not start: {line}");
+            line.clear();
+            assert!(reader.read_line(&mut line).unwrap_or(0) > 0, "chromedriver exited before it listened");
+        }
+        // Its later output must not block it on a full pipe.
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        let port = line.trim().trim_end_matches('.').rsplit(' ').next().and_then(|p| p.parse().ok());
+        let profile = tempfile::tempdir().expect("browser profile dir");
+        Driver { child, port: port.unwrap_or_else(|| panic!("chromedriver's port in {line:?}")), profile }
+    }
+
+    async fn browser(&self) -> Client {
+        // As root (CI), Chromium runs only without its sandbox; --headless=new is the real browser.
+        let caps = json!({
+            "browserName": "chrome",
+            "goog:chromeOptions": {"args": [
+                "--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                "--window-size=1200,900", format!("--user-data-dir={}", self.profile.path().display()),
+            ]},
+        });
+        let Value::Object(caps) = caps else { unreachable!("a JSON object") };
+        ClientBuilder::new(hyper_util::client::legacy::connect::HttpConnector::new())
+            .capabilities(caps)
+            .connect(&format!("http://127.0.0.1:{}", self.port))
+            .await
+            .expect("a WebDriver session with headless Chromium")
+    }
+}
+
+impl Drop for Driver {
+    fn drop(&mut self) {
+        stop(&mut self.child);
+    }
+}
+
+/// Runs `body` with a browser session; the session is closed even when `body` panics, so no
+/// Chromium outlives the test.
+fn with_browser<F, Fut>(body: F)
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let driver = Driver::start();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().expect("runtime");
+    runtime.block_on(async {
+        let client = driver.browser().await;
+        let outcome = AssertUnwindSafe(body(client.clone())).catch_unwind().await;
+        let _ = client.close().await;
+        if let Err(panic) = outcome {
+            std::panic::resume_unwind(panic);
+        }
+    });
+}
+
+/// Polls the JavaScript expression `condition` until it is truthy, within [`LIMIT`]; its value.
+async fn wait_for(c: &Client, what: &str, condition: &str) -> Value {
+    let deadline = Instant::now() + LIMIT;
+    loop {
+        let value = c.execute(&format!("return ({condition});"), vec![]).await.expect("run a script in the page");
+        let falsy = matches!(&value, Value::Null | Value::Bool(false))
+            || value.as_str() == Some("")
+            || value.as_f64() == Some(0.0);
+        if !falsy {
+            return value;
+        }
+        if Instant::now() > deadline {
+            let page = js(c, "document.body.innerText").await;
+            panic!("timed out waiting for {what} ({condition}); the page shows:\n{page}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+async fn js(c: &Client, expression: &str) -> Value {
+    c.execute(&format!("return ({expression});"), vec![]).await.expect("run a script in the page")
+}
+
+async fn type_into(c: &Client, css: &str, text: &str) {
+    c.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).send_keys(text).await.expect("type");
+}
+
+async fn click(c: &Client, css: &str) {
+    c.find(Locator::Css(css)).await.unwrap_or_else(|e| panic!("{css}: {e}")).click().await.expect("click");
+}
+
+async fn log_in(c: &Client, url: &str, user: &str) {
+    c.goto(url).await.expect("open the page");
+    wait_for(c, "the login form", "!document.getElementById('login-view').hidden").await;
+    type_into(c, "#login-user", user).await;
+    type_into(c, "#login-pass", &format!("{PASSWORD}{ENTER}")).await;
+    wait_for(c, "the chat after logging in", "!document.getElementById('main-view').hidden").await;
+}
+
+/// The turn has ended: no stop button, and the send button works again.
+const TURN_OVER: &str = "document.getElementById('stop').hidden && !document.getElementById('send').disabled";
+
+const MEDIUM: &str = "touch made-by-browser && printf '%s-%s\\n' ran ok";
+
+#[test]
+fn an_operator_logs_in_asks_approves_a_medium_command_and_finds_it_after_reload() {
+    if !browser_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let users = users_file(&env, "alice", "operator");
+    let gate = Gate::new();
+    let mock = MockLlm::start([
+        reply_text_then_tool_call("Let me create it.", "c1", "run_command", json!({"command": MEDIUM, "why": "asked"})),
+        reply_text_deltas(&["Created ".into(), "the file; it printed ".into(), "**ran-ok**.".into()])
+            .held_after(2, &gate),
+    ]);
+    let server = Server::start(&env, &mock, Some(&users));
+    let (env, server, gate) = (&env, &server, &gate);
+    with_browser(|c| async move {
+        log_in(&c, &server.url, "alice").await;
+        type_into(&c, "#input", &format!("create the file{ENTER}")).await;
+
+        wait_for(&c, "the approval request", "document.querySelector('.approval button.approve')").await;
+        let badge = js(&c, "document.querySelector('.tool .badge').textContent").await;
+        assert_eq!(badge, "Medium risk", "the risk badge says it in words");
+        let tool = js(&c, "document.querySelector('.tool').textContent").await;
+        assert!(tool.as_str().unwrap().contains("touch made-by-browser"), "the command is shown: {tool}");
+        let session = js(&c, "document.querySelector('.approval .approve-session') !== null").await;
+        assert_eq!(session, true, "Medium offers approval for the session");
+        assert!(!env.user_home().join("made-by-browser").exists(), "nothing ran before the approval");
+        click(&c, ".approval button.approve").await;
+
+        let output = "[...document.querySelectorAll('.tool-output')].some(e => e.textContent.includes('ran-ok'))";
+        wait_for(&c, "the command's output", output).await;
+        // The model's answer is held half-way: what shows now was streamed.
+        let partial = wait_for(&c, "streamed text", "document.querySelector('.answer.provisional')?.textContent").await;
+        assert!(partial.as_str().unwrap().starts_with("Created"), "{partial}");
+        assert!(!partial.as_str().unwrap().contains("ran-ok."), "the rest is still held: {partial}");
+        assert_eq!(js(&c, "document.getElementById('stop').hidden").await, false, "the stop button shows");
+        gate.open();
+        let strong = "document.querySelector('.answer:not(.provisional) strong')?.textContent";
+        assert_eq!(wait_for(&c, "the final answer", strong).await, "ran-ok");
+        wait_for(&c, "the end of the turn", TURN_OVER).await;
+        assert!(env.user_home().join("made-by-browser").exists(), "the approved command ran");
+
+        c.refresh().await.expect("reload");
+        let stored = "document.querySelector('.answer strong')?.textContent";
+        assert_eq!(wait_for(&c, "the stored conversation", stored).await, "ran-ok");
+        let log = js(&c, "document.getElementById('log').textContent").await;
+        let log = log.as_str().unwrap();
+        assert!(
+            log.contains("create the file") && log.contains("touch made-by-browser") && log.contains("ran-ok"),
+            "{log}"
+        );
+        let title = js(&c, "document.querySelector('.conv-title').textContent").await;
+        assert_eq!(title, "create the file", "the first question names the conversation");
+    });
+    assert!(mock.chat_requests()[1].tool_result("c1").unwrap().contains("ran-ok"), "the model saw the output");
+}
+
+/// The model is hostile: markup in its answer is shown as text, and nothing in it runs.
+const HOSTILE: &str = "Look: <img src=x onerror=\"window.__pwned=1\"> <script>window.__pwned=2</script> \
+    [click](javascript:window.__pwned=3) <a href=\"javascript:window.__pwned=4\">x</a> **<b>bold</b>**";
+
+async fn assert_inert(c: &Client, when: &str) {
+    assert_eq!(js(c, "window.__pwned === undefined").await, true, "{when}: a script ran");
+    assert_eq!(js(c, "document.querySelectorAll('#log img, #log script, #log b, #log a').length").await, 0, "{when}");
+    let text = js(c, "document.querySelector('.answer').textContent").await;
+    let text = text.as_str().unwrap();
+    assert!(
+        text.contains("<img src=x onerror=") && text.contains("<script>window.__pwned=2</script>"),
+        "{when}: {text}"
+    );
+}
+
+#[test]
+fn a_hostile_answer_shows_as_text_and_runs_nothing() {
+    if !browser_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text(HOSTILE)]);
+    // Token mode: the printed URL logs the browser in.
+    let server = Server::start(&env, &mock, None);
+    let server = &server;
+    with_browser(|c| async move {
+        c.goto(&server.url).await.expect("open the printed URL");
+        wait_for(&c, "the chat", "!document.getElementById('main-view').hidden").await;
+        let address = c.current_url().await.expect("the address");
+        assert!(!address.as_str().contains("token"), "the token leaves the address bar: {address}");
+        type_into(&c, "#input", &format!("say something{ENTER}")).await;
+        wait_for(&c, "the answer", "document.querySelector('.answer:not(.provisional)')").await;
+        wait_for(&c, "the end of the turn", TURN_OVER).await;
+        assert_inert(&c, "streamed").await;
+        c.refresh().await.expect("reload");
+        wait_for(&c, "the stored answer", "document.querySelector('.answer')").await;
+        assert_inert(&c, "stored").await;
+    });
+}
