@@ -71,7 +71,8 @@ struct Server {
 impl Server {
     fn start(env: &TestEnv, mock: &MockLlm, users: Option<&PathBuf>) -> Server {
         let mut cmd = env.std_cmd();
-        cmd.env("OPSAI_BASE_URL", mock.base_url()).args(["serve", "--listen", "127.0.0.1:0"]);
+        // LC_ALL=C: the approved command's output is matched in English.
+        cmd.env("OPSAI_BASE_URL", mock.base_url()).env("LC_ALL", "C").args(["serve", "--listen", "127.0.0.1:0"]);
         if let Some(users) = users {
             cmd.arg("--users").arg(users);
         }
@@ -219,7 +220,8 @@ async fn log_in(c: &Client, url: &str, user: &str) {
 /// The turn has ended: no stop button, and the send button works again.
 const TURN_OVER: &str = "document.getElementById('stop').hidden && !document.getElementById('send').disabled";
 
-const MEDIUM: &str = "touch made-by-browser && printf '%s-%s\\n' ran ok";
+/// Medium (it creates a directory); what it prints is not in its own text.
+const MEDIUM: &str = "mkdir -v made-by-browser";
 
 #[test]
 fn an_operator_logs_in_asks_approves_a_medium_command_and_finds_it_after_reload() {
@@ -231,51 +233,58 @@ fn an_operator_logs_in_asks_approves_a_medium_command_and_finds_it_after_reload(
     let gate = Gate::new();
     let mock = MockLlm::start([
         reply_text_then_tool_call("Let me create it.", "c1", "run_command", json!({"command": MEDIUM, "why": "asked"})),
-        reply_text_deltas(&["Created ".into(), "the file; it printed ".into(), "**ran-ok**.".into()])
+        reply_text_deltas(&["Created ".into(), "the directory: ".into(), "**made-by-browser**.".into()])
             .held_after(2, &gate),
     ]);
     let server = Server::start(&env, &mock, Some(&users));
     let (env, server, gate) = (&env, &server, &gate);
     with_browser(|c| async move {
         log_in(&c, &server.url, "alice").await;
-        type_into(&c, "#input", &format!("create the file{ENTER}")).await;
+        type_into(&c, "#input", &format!("create the directory{ENTER}")).await;
 
         wait_for(&c, "the approval request", "document.querySelector('.approval button.approve')").await;
         let badge = js(&c, "document.querySelector('.tool .badge').textContent").await;
         assert_eq!(badge, "Medium risk", "the risk badge says it in words");
         let tool = js(&c, "document.querySelector('.tool').textContent").await;
-        assert!(tool.as_str().unwrap().contains("touch made-by-browser"), "the command is shown: {tool}");
-        let session = js(&c, "document.querySelector('.approval .approve-session') !== null").await;
-        assert_eq!(session, true, "Medium offers approval for the session");
+        assert!(tool.as_str().unwrap().contains(MEDIUM), "the command is shown: {tool}");
+        let session = js(&c, "document.querySelector('.approval .approve-session')?.textContent").await;
+        let session = session.as_str().unwrap_or_default();
+        assert!(session.starts_with("Approve for session: mkdir"), "Medium offers its grant: {session}");
         assert!(!env.user_home().join("made-by-browser").exists(), "nothing ran before the approval");
         click(&c, ".approval button.approve").await;
 
-        let output = "[...document.querySelectorAll('.tool-output')].some(e => e.textContent.includes('ran-ok'))";
+        let output =
+            "[...document.querySelectorAll('.tool-output')].some(e => e.textContent.includes('created directory'))";
         wait_for(&c, "the command's output", output).await;
         // The model's answer is held half-way: what shows now was streamed.
         let partial = wait_for(&c, "streamed text", "document.querySelector('.answer.provisional')?.textContent").await;
         assert!(partial.as_str().unwrap().starts_with("Created"), "{partial}");
-        assert!(!partial.as_str().unwrap().contains("ran-ok."), "the rest is still held: {partial}");
+        assert!(!partial.as_str().unwrap().contains("made-by"), "the rest is still held: {partial}");
         assert_eq!(js(&c, "document.getElementById('stop').hidden").await, false, "the stop button shows");
         gate.open();
         let strong = "document.querySelector('.answer:not(.provisional) strong')?.textContent";
-        assert_eq!(wait_for(&c, "the final answer", strong).await, "ran-ok");
+        assert_eq!(wait_for(&c, "the final answer", strong).await, "made-by-browser");
         wait_for(&c, "the end of the turn", TURN_OVER).await;
         assert!(env.user_home().join("made-by-browser").exists(), "the approved command ran");
 
         c.refresh().await.expect("reload");
         let stored = "document.querySelector('.answer strong')?.textContent";
-        assert_eq!(wait_for(&c, "the stored conversation", stored).await, "ran-ok");
+        assert_eq!(wait_for(&c, "the stored conversation", stored).await, "made-by-browser");
         let log = js(&c, "document.getElementById('log').textContent").await;
         let log = log.as_str().unwrap();
         assert!(
-            log.contains("create the file") && log.contains("touch made-by-browser") && log.contains("ran-ok"),
+            log.contains("create the directory")
+                && log.contains("mkdir -v made-by-browser")
+                && log.contains("created directory"),
             "{log}"
         );
         let title = js(&c, "document.querySelector('.conv-title').textContent").await;
-        assert_eq!(title, "create the file", "the first question names the conversation");
+        assert_eq!(title, "create the directory", "the first question names the conversation");
     });
-    assert!(mock.chat_requests()[1].tool_result("c1").unwrap().contains("ran-ok"), "the model saw the output");
+    assert!(
+        mock.chat_requests()[1].tool_result("c1").unwrap().contains("created directory"),
+        "the model saw the output"
+    );
 }
 
 /// The model is hostile: markup in its answer is shown as text, and nothing in it runs.

@@ -355,6 +355,7 @@ window.OpsaiRender = (() => {
     if (ev.command) box.append(el('pre', 'mono', ev.command));
     const dl = el('dl', 'tool-meta');
     if (Array.isArray(ev.reasons) && ev.reasons.length) row(dl, 'Why this risk', ev.reasons.join('; '));
+    row(dl, 'Runs on', ev.host);
     row(dl, 'Why run it', ev.why);
     row(dl, 'Detail', ev.detail, 'mono pre');
     box.append(dl);
@@ -400,8 +401,9 @@ window.OpsaiRender = (() => {
     }
     const row2 = el('div', 'approval-buttons');
     row2.append(approve);
-    if (ev.risk === 'medium' && !ev.confirm_word) {
-      const session = button('Approve for session', 'approve-session', () => send('approve_session'));
+    // As on the terminal: only a Medium command with a grant (what it would cover) offers it.
+    if (ev.risk === 'medium' && ev.grant && !ev.confirm_word) {
+      const session = button(`Approve for session: ${ev.grant}`, 'approve-session', () => send('approve_session'));
       buttons.push(session);
       row2.append(session);
     }
@@ -468,7 +470,11 @@ window.OpsaiRender = (() => {
         } else if (ev.type === 'approval') {
           const rec = tool({ id: ev.id, tool: 'command', command: ev.command, risk: ev.risk });
           if (kind === 'request') approvalBox(rec, ev, opts);
-          else {
+          else if (kind === 'timeout') {
+            rec.approval.replaceChildren(el('p', 'decision', 'Nobody answered in time: refused.'));
+            rec.d.classList.remove('waiting');
+            rec.status.textContent = 'refused (no answer)';
+          } else {
             rec.approval.replaceChildren();
             rec.d.classList.remove('waiting');
             rec.status.textContent = DECISIONS[ev.decision] || ev.decision || '';
