@@ -348,7 +348,7 @@ window.OpsaiRender = (() => {
     rec.d.classList.add('waiting');
     setRisk(rec.badge, ev.risk);
     rec.status.textContent = 'waiting for approval';
-    const box = el('div', 'approval');
+    const box = el('div', ev.risk === 'high' ? 'approval high' : 'approval');
     box.setAttribute('role', 'group');
     box.setAttribute('aria-label', 'Approval request');
     box.append(el('p', 'approval-title', `Approval needed: ${RISKS[ev.risk] || ev.risk || 'unknown risk'}`));
