@@ -460,7 +460,8 @@ window.OpsaiRender = (() => {
           if (kind === 'answer_delta') {
             draft += text(ev);
             if (!draftEl) { draftEl = el('div', 'answer provisional'); root.append(draftEl); }
-            if (!pending) { pending = true; window.requestAnimationFrame(paint); }
+            // Repaint at most every 50 ms: a reply can come in hundreds of small pieces.
+            if (!pending) { pending = true; window.setTimeout(paint, 50); }
           } else if (kind === 'thought') { dropDraft(); thought(text(ev)); } else { dropDraft(); answer(text(ev)); }
         } else if (ev.type === 'tool_call') {
           thought(dropDraft());
@@ -747,7 +748,8 @@ window.OpsaiRender = (() => {
     renderList();
   }
 
-  async function select(id) {
+  // `attachRunning` false: show the stored messages only (the turn the list called running ended).
+  async function select(id, attachRunning = true) {
     stopReading();
     setRunning(false);
     state.current = id;
@@ -763,9 +765,10 @@ window.OpsaiRender = (() => {
     } catch (e) { report(e); log.replaceChildren(); return; }
     if (state.current !== id) return;
     log.replaceChildren();
-    window.OpsaiRender.stored(log, msgs, conv || {}, Boolean(conv && conv.running));
+    const running = Boolean(attachRunning && conv && conv.running);
+    window.OpsaiRender.stored(log, msgs, conv || {}, running);
     scrollDown();
-    if (conv && conv.running) await attach(id);
+    if (running) await attach(id);
   }
 
   // ---------- turns ----------
@@ -834,10 +837,12 @@ window.OpsaiRender = (() => {
     state.turn = turn;
     setRunning(true);
     let done = false;
+    let seen = 0;
     try {
       const resp = await api(method, path, body, { signal: abort.signal });
       await readSse(resp, abort.signal, (event) => {
         if (event.type === 'done') done = true;
+        else if (event.kind !== 'start') seen += 1;
         turn.handle(event);
       });
       if (!done) turn.error('The connection closed before the turn finished. Select the conversation again to see how it ended.');
@@ -852,6 +857,8 @@ window.OpsaiRender = (() => {
       await loadList();
       const conv = state.convs.find((c) => c.id === id);
       if (conv) setHeader(conv);
+      // Attached to a turn that had already ended: its messages are stored, show them.
+      if (method === 'GET' && done && seen === 0 && state.abort === null) await select(id, false);
     }
   }
 
