@@ -287,19 +287,32 @@ fn an_operator_logs_in_asks_approves_a_medium_command_and_finds_it_after_reload(
     );
 }
 
-/// The model is hostile: markup in its answer is shown as text, and nothing in it runs.
+/// The model is hostile: markup in its answer is shown as text, nothing in it runs, and only http(s)
+/// links become links. The Markdown around it still renders (a table, a code block with its copy button).
 const HOSTILE: &str = "Look: <img src=x onerror=\"window.__pwned=1\"> <script>window.__pwned=2</script> \
-    [click](javascript:window.__pwned=3) <a href=\"javascript:window.__pwned=4\">x</a> **<b>bold</b>**";
+    [click](javascript:window.__pwned=3) <a href=\"javascript:window.__pwned=4\">x</a> **<b>bold</b>** \
+    [docs](https://example.com/docs)\n\n| pod | state |\n|---|---|\n| web-1 | <i>ok</i> |\n\n\
+    ```html\n<script>window.__pwned=5</script>\n```\n";
 
 async fn assert_inert(c: &Client, when: &str) {
     assert_eq!(js(c, "window.__pwned === undefined").await, true, "{when}: a script ran");
-    assert_eq!(js(c, "document.querySelectorAll('#log img, #log script, #log b, #log a').length").await, 0, "{when}");
+    let tags = js(c, "document.querySelectorAll('#log img, #log script, #log b, #log i').length").await;
+    assert_eq!(tags, 0, "{when}: the model's markup became elements");
+    let links = js(c, "[...document.querySelectorAll('#log a')].map(a => a.href + ' ' + a.rel).join(',')").await;
+    assert_eq!(links, "https://example.com/docs noopener noreferrer", "{when}: only the http(s) link is a link");
     let text = js(c, "document.querySelector('.answer').textContent").await;
     let text = text.as_str().unwrap();
     assert!(
         text.contains("<img src=x onerror=") && text.contains("<script>window.__pwned=2</script>"),
         "{when}: {text}"
     );
+    assert!(text.contains("[click](javascript:"), "{when}: the javascript: link stays text: {text}");
+    let cell = js(c, "document.querySelector('.answer td:last-child')?.textContent").await;
+    assert_eq!(cell, "<i>ok</i>", "{when}: the table renders, its cells as text");
+    let code = js(c, "document.querySelector('.answer .code-block code')?.textContent").await;
+    assert_eq!(code, "<script>window.__pwned=5</script>", "{when}: the code block shows its text");
+    let copy = js(c, "document.querySelector('.answer .code-block button.copy')?.textContent").await;
+    assert_eq!(copy, "Copy", "{when}: the code block has a copy button");
 }
 
 #[test]
