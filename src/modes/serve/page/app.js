@@ -686,6 +686,7 @@ window.OpsaiRender = (() => {
     const wanted = Number((location.hash.match(/^#c=(\d+)$/) || [])[1]);
     if (wanted && state.convs.some((c) => c.id === wanted)) await select(wanted);
     else newConversation();
+    $('input').focus();
   }
 
   // ---------- conversation list ----------
@@ -768,7 +769,7 @@ window.OpsaiRender = (() => {
     const running = Boolean(attachRunning && conv && conv.running);
     window.OpsaiRender.stored(log, msgs, conv || {}, running);
     scrollDown();
-    if (running) await attach(id);
+    if (running) attach(id); // runs until the turn ends; errors show in the turn
   }
 
   // ---------- turns ----------
@@ -819,7 +820,9 @@ window.OpsaiRender = (() => {
     input.value = '';
     window.OpsaiRender.user($('log'), text);
     scrollDown();
-    await stream(id, 'POST', '/api/v2/ai/chat', { conversation_id: id, message: text });
+    const accepted = await stream(id, 'POST', '/api/v2/ai/chat', { conversation_id: id, message: text });
+    // Refused (busy, logged out, unreachable): keep the question to send again.
+    if (!accepted && !input.value) input.value = text;
   }
 
   async function attach(id) {
@@ -838,8 +841,10 @@ window.OpsaiRender = (() => {
     setRunning(true);
     let done = false;
     let seen = 0;
+    let accepted = false;
     try {
       const resp = await api(method, path, body, { signal: abort.signal });
+      accepted = true;
       await readSse(resp, abort.signal, (event) => {
         if (event.type === 'done') done = true;
         else if (event.kind !== 'start') seen += 1;
@@ -847,7 +852,7 @@ window.OpsaiRender = (() => {
       });
       if (!done) turn.error('The connection closed before the turn finished. Select the conversation again to see how it ended.');
     } catch (e) {
-      if (e.name === 'AbortError') return;
+      if (e.name === 'AbortError') return accepted;
       turn.error(e.message);
     } finally {
       turn.finish();
@@ -860,6 +865,7 @@ window.OpsaiRender = (() => {
       // Attached to a turn that had already ended: its messages are stored, show them.
       if (method === 'GET' && done && seen === 0 && state.abort === null) await select(id, false);
     }
+    return accepted;
   }
 
   // Server-sent events over fetch: EventSource cannot POST a body.
