@@ -339,3 +339,38 @@ fn a_hostile_answer_shows_as_text_and_runs_nothing() {
         assert_inert(&c, "stored").await;
     });
 }
+
+/// The turn belongs to the server: a reload while it waits for an approval finds the question
+/// stored and the approval replayed, and approving it there finishes the turn.
+#[test]
+fn a_reload_mid_turn_reattaches_to_the_running_turn_and_its_approval() {
+    if !browser_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": MEDIUM, "why": "asked"})),
+        reply_text("Done, *really*."),
+    ]);
+    let server = Server::start(&env, &mock, None);
+    let (env, server) = (&env, &server);
+    with_browser(|c| async move {
+        c.goto(&server.url).await.expect("open the printed URL");
+        wait_for(&c, "the chat", "!document.getElementById('main-view').hidden").await;
+        type_into(&c, "#input", &format!("make it{ENTER}")).await;
+        wait_for(&c, "the approval request", "document.querySelector('.approval button.approve')").await;
+
+        c.refresh().await.expect("reload");
+        wait_for(&c, "the replayed approval request", "document.querySelector('.approval button.approve')").await;
+        let questions = js(&c, "[...document.querySelectorAll('.msg.user')].map(m => m.textContent).join('|')").await;
+        assert_eq!(questions, "You: make it", "the stored question, once");
+        assert_eq!(js(&c, "document.querySelectorAll('.tool').length").await, 1, "the tool call, once");
+        click(&c, ".approval button.approve").await;
+        let output =
+            "[...document.querySelectorAll('.tool-output')].some(e => e.textContent.includes('created directory'))";
+        wait_for(&c, "the command's output", output).await;
+        assert_eq!(wait_for(&c, "the answer", "document.querySelector('.answer em')?.textContent").await, "really");
+        wait_for(&c, "the end of the turn", TURN_OVER).await;
+        assert!(env.user_home().join("made-by-browser").exists(), "the approved command ran");
+    });
+}
