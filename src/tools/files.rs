@@ -166,7 +166,7 @@ impl<'c> Call<'c> {
 
     /// Runs the approval gate and reports a refusal; `Ok` says how it was allowed.
     fn approve(&mut self, reasons: &[String], detail: Option<String>) -> Result<Allowed, Box<ToolEffect>> {
-        let proposal = Proposal::file(&self.summary, self.risk, reasons, detail);
+        let proposal = Proposal::file(self.id, &self.summary, self.risk, reasons, detail);
         match gate::decide(self.ctx.services, self.ctx.state, &proposal) {
             Verdict::Run(allowed) => {
                 self.approval_event(allowed.decision());

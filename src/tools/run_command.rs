@@ -135,7 +135,8 @@ impl Call<'_> {
 /// aborted. An edited command is assessed and announced again, then decided anew.
 fn approve(call: &mut Call, state: &mut RunState, planned: &mut Planned) -> Result<Allowed, Box<ToolEffect>> {
     loop {
-        let proposal = Proposal::command(&planned.assessment, &planned.typed, planned.why.as_deref(), planned.auto);
+        let proposal =
+            Proposal::command(call.id, &planned.assessment, &planned.typed, planned.why.as_deref(), planned.auto);
         match gate::decide(call.services, state, &proposal) {
             Verdict::Run(allowed) => {
                 call.approval(allowed.decision(), &planned.assessment);
