@@ -91,6 +91,7 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
             interrupts: &interrupts,
             files: &opsai::exec::fs::LocalFs,
             host: None,
+            user: None,
         },
         tools: Registry::agent(tools),
         settings: LoopSettings {

@@ -183,6 +183,7 @@ impl Parts {
             interrupts,
             files: self.files.as_ref(),
             host: self.host.as_deref(),
+            user: None,
         }
     }
 

@@ -94,6 +94,7 @@ impl Scenario {
                 interrupts: &interrupts,
                 files: &crate::exec::fs::LocalFs,
                 host: None,
+                user: None,
             },
             tools: Registry::agent(tools),
             settings: LoopSettings {

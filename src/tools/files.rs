@@ -123,6 +123,7 @@ impl<'c> Call<'c> {
             input: self.ctx.input.to_owned(),
             tool: format!("{WORKER}.{}", self.tool),
             host: services.host.map(str::to_owned),
+            user: services.user.clone(),
             command: self.summary.clone(),
             risk: self.risk,
             confirmed,

@@ -230,6 +230,7 @@ fn refuse(tool: Kube, id: &str, args: &Value, command: &str, reason: &str, ctx: 
         input: input.to_owned(),
         tool: format!("kube.{}", tool.name()),
         host: services.host.map(str::to_owned),
+        user: services.user.clone(),
         command: assessment.sanitized.clone(),
         risk: assessment.risk,
         confirmed: Confirmed::No,

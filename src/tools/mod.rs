@@ -104,6 +104,8 @@ pub struct Services<'a> {
     pub files: &'a dyn crate::exec::fs::FileSystem,
     /// `--ssh-host`/`/host`: commands and files are on this host; `None` is this machine.
     pub host: Option<&'a str>,
+    /// `opsai serve`: the signed-in user the turn runs for, for the audit log; `None` in the terminal.
+    pub user: Option<String>,
 }
 
 /// Per-run state tools read and change.

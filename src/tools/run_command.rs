@@ -122,6 +122,7 @@ impl Call<'_> {
             input: self.input.to_owned(),
             tool: format!("{}.{}", self.caller.worker, self.caller.tool),
             host: self.services.host.map(str::to_owned),
+            user: self.services.user.clone(),
             command: assessment.sanitized.clone(),
             risk: assessment.risk,
             confirmed,

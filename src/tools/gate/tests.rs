@@ -44,6 +44,7 @@ impl Gate {
             interrupts: &interrupts,
             files: &crate::exec::fs::LocalFs,
             host: None,
+            user: None,
         };
         decide(&services, &mut self.state, proposal)
     }
