@@ -50,9 +50,7 @@ impl Pendings {
         let Ok(mut waiting) = self.waiting.lock() else { return Err(AnswerError::NotPending) };
         let at = waiting
             .iter()
-            .position(|p| {
-                p.call_id == call_id && p.owner == user && conversation.is_none_or(|c| c == p.conversation)
-            })
+            .position(|p| p.call_id == call_id && p.owner == user && conversation.is_none_or(|c| c == p.conversation))
             .ok_or(AnswerError::NotPending)?;
         if waiting[at].risk == Risk::High && !confirmed && approval != Approval::Denied {
             return Err(AnswerError::NeedsConfirm);

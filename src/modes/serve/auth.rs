@@ -67,12 +67,7 @@ fn same(a: &str, b: &str) -> bool {
 
 impl Auth {
     pub fn new(mode: Mode) -> Self {
-        Self {
-            mode,
-            sessions: Mutex::default(),
-            api_tokens: Mutex::default(),
-            failures: Mutex::default(),
-        }
+        Self { mode, sessions: Mutex::default(), api_tokens: Mutex::default(), failures: Mutex::default() }
     }
 
     pub fn mode_name(&self) -> &'static str {
@@ -170,7 +165,8 @@ impl Auth {
                 while times.front().is_some_and(|t| t.elapsed() >= WINDOW) {
                     times.pop_front();
                 }
-                (times.len() >= FAILURES).then(|| WINDOW.saturating_sub(times.front()?.elapsed()))
+                let oldest = times.front().filter(|_| times.len() >= FAILURES)?;
+                Some(WINDOW.saturating_sub(oldest.elapsed()))
             })
             .max()
     }

@@ -33,7 +33,7 @@ pub fn data(event: &AgentEvent, cluster: Option<&str>) -> Option<Value> {
     let kind = object.remove("type").and_then(|k| k.as_str().map(str::to_owned)).unwrap_or_default();
     let mut out = Map::new();
     out.insert("type".into(), seed_type(&kind).into());
-    out.insert("kind".into(), kind.clone().into());
+    out.insert("kind".into(), kind.into());
     match event {
         AgentEvent::AnswerDelta { text } | AgentEvent::Thought { text } | AgentEvent::Answer { text } => {
             out.insert("content".into(), text.clone().into());

@@ -42,6 +42,12 @@ impl Turn {
         self.log.send_modify(|log| log.finished = true);
     }
 
+    /// Returns once the turn has ended.
+    pub async fn finished(&self) {
+        let mut receiver = self.log.subscribe();
+        let _ = receiver.wait_for(|log| log.finished).await;
+    }
+
     pub fn stop(&self) {
         self.interrupts.turn.cancel();
     }

@@ -164,7 +164,11 @@ pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
             let path = file_of(users);
             let file = UsersFile::load(&path)?;
             if file.users.is_empty() {
-                writeln!(out, "no users in {}; add one with `opsai serve user add NAME --role operator`", path.display())?;
+                writeln!(
+                    out,
+                    "no users in {}; add one with `opsai serve user add NAME --role operator`",
+                    path.display()
+                )?;
             }
             for user in &file.users {
                 writeln!(out, "{}\t{}", user.name, role_name(user.role))?;
@@ -227,9 +231,8 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("users.json");
-        let file = UsersFile {
-            users: vec![User { name: "a".into(), role: ServeRole::Viewer, password_hash: "h".into() }],
-        };
+        let file =
+            UsersFile { users: vec![User { name: "a".into(), role: ServeRole::Viewer, password_hash: "h".into() }] };
         file.save(&path).unwrap();
         assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
         let loaded = UsersFile::load(&path).unwrap();
