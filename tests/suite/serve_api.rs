@@ -347,3 +347,37 @@ async fn stop_ends_a_waiting_turn_and_sigterm_exits_cleanly() {
     assert!(!env.user_home().join("made").exists());
     server.stop();
 }
+
+#[test]
+fn a_remote_address_needs_users_or_allow_remote() {
+    let env = TestEnv::new();
+    let out = env.cmd().args(["serve", "--listen", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--users") && stderr.contains("--allow-remote"), "{stderr}");
+    assert!(out.stdout.is_empty(), "no URL is printed");
+    let short =
+        env.cmd().args(["serve", "--listen", "127.0.0.1:0"]).env("OPSAI_SERVE_TOKEN", "short").output().unwrap();
+    assert_eq!(short.status.code(), Some(2), "{short:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_mid_turn_stores_the_turn_and_exits_0() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("g1", "run_command", json!({"command": MEDIUM}))]);
+    let server = Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", "fixed-token-for-the-test").start();
+    assert_eq!(server.token.as_deref(), Some("fixed-token-for-the-test"));
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let mut events = api.chat(id, "make a file").await;
+    events.until(|e| e["kind"] == "request").await;
+    server.stop();
+    let rest = events.collect().await;
+    assert_eq!(rest.last().unwrap()["type"], "done", "{rest:#?}");
+
+    let again = Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", "fixed-token-for-the-test").start();
+    let (_, messages) = again.api().messages(id).await;
+    let roles: Vec<&str> = messages.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool"], "{messages}");
+    again.stop();
+}
