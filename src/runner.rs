@@ -193,6 +193,7 @@ impl Parts {
             files: self.config.files.clone(),
             backups: self.backups.clone(),
             kube: self.config.kube.clone(),
+            kube_context: None,
             offer: crate::tools::Offer::ALL,
         }
     }

@@ -77,6 +77,7 @@ impl Scenario {
             files: crate::config::FilesConfig::default(),
             backups: crate::store::backups::Backups::new(dir.path().join("backups")),
             kube: crate::config::KubeConfig::default(),
+            kube_context: None,
             offer: crate::tools::Offer::ALL,
         };
         let mut agent = Agent {

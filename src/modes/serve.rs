@@ -18,7 +18,6 @@ mod chat;
 mod events;
 mod login;
 mod page;
-mod shim;
 mod state;
 mod turn;
 mod users;

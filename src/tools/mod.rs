@@ -146,6 +146,9 @@ pub struct ToolsConfig {
     pub backups: crate::store::backups::Backups,
     /// The Kubernetes tools' refusals (`kube.*`).
     pub kube: crate::config::KubeConfig,
+    /// The kube context every kubectl line talks to (`--context=NAME`, checked against
+    /// `kube.contexts`); `None` = kubectl's current one.
+    pub kube_context: Option<String>,
     /// Which optional families the model is offered.
     pub offer: Offer,
 }
@@ -197,7 +200,7 @@ impl Registry {
         registry.family(structured::family(), true);
         registry.family(files::family(config.files, config.backups), true);
         registry.family(containers::family(), config.offer.containers);
-        registry.family(kube::family(config.kube), config.offer.kube);
+        registry.family(kube::family(config.kube, config.kube_context), config.offer.kube);
         registry
     }
 

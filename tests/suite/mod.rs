@@ -22,6 +22,7 @@ mod repl_tmux;
 mod sandbox_cli;
 mod screen_tmux;
 mod serve_api;
+mod serve_load;
 mod sessions_cli;
 mod ssh_cli;
 mod startup_cli;

@@ -12,11 +12,11 @@ use serde_json::{Value, json};
 
 use super::approvals::{AnswerError, decision};
 use super::auth::Caller;
-use super::shim::{NewConversation, StoredMessage, Web, WebConversation};
 use super::state::AppState;
 use super::{ApiError, Body, blocking};
 use crate::cli::ServeRole;
 use crate::protocol::Role;
+use crate::store::sessions::{NewConversation, StoredMessage, WebConversation};
 
 /// Characters kept of a title given at creation.
 const TITLE_CHARS: usize = 200;
@@ -82,7 +82,7 @@ pub async fn create(
             user: Some(&user),
             cluster: cluster.as_deref(),
         };
-        let id = Web::create(&state.store, &new)?; // SHIM
+        let id = state.store.create(&new)?;
         state.store.get_web(id)
     })
     .await?

@@ -19,7 +19,6 @@ use serde_json::Value;
 
 use super::approvals::BrowserApprover;
 use super::auth::{Caller, Principal};
-use super::shim::Web;
 use super::state::AppState;
 use super::turn::{Turn, single};
 use super::{ApiError, Body, api, events};
@@ -149,7 +148,7 @@ async fn drive(
         user: Some(principal.user.clone()),
         ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
     };
-    let tools: ToolsConfig = parts.tools_config().offering(state.offer); // SHIM kube_context
+    let tools = ToolsConfig { kube_context: cluster.map(str::to_owned), ..parts.tools_config().offering(state.offer) };
     let grants = state.grants.lock().ok().and_then(|g| g.get(&id).cloned()).unwrap_or_default();
     let mut agent = Agent {
         model: &parts.model,
