@@ -74,6 +74,7 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
         files: opsai::config::FilesConfig::default(),
         backups: opsai::store::backups::Backups::new(dir.join("backups")),
         kube: opsai::config::KubeConfig::default(),
+        kube_context: None,
         offer: opsai::tools::Offer::ALL,
     };
     let mut agent = Agent {
@@ -91,6 +92,7 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
             interrupts: &interrupts,
             files: &opsai::exec::fs::LocalFs,
             host: None,
+            user: None,
         },
         tools: Registry::agent(tools),
         settings: LoopSettings {

@@ -62,6 +62,8 @@ fn fill(path: &Path, conversations: usize) -> Result<(), Box<dyn std::error::Err
             cwd: DIRECTORIES[n % DIRECTORIES.len()],
             host: "localhost",
             model: "gpt-4o-mini",
+            user: None,
+            cluster: None,
         })?;
         for message in &messages {
             store.append(id, message)?;

@@ -10,6 +10,8 @@ use crate::protocol::{Approval, Risk};
 /// Everything the human needs to decide.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ApprovalRequest {
+    /// The id of the tool call asking (a browser answers by it).
+    pub call_id: String,
     /// Exactly what will run (sanitized).
     pub command: String,
     /// The display form: removed characters written visibly (`\u{202e}`), when the sanitizer changed it.
@@ -31,6 +33,10 @@ pub trait Approver: Send + Sync {
     fn ask(&self, request: &ApprovalRequest) -> Approval;
     /// Whether a human can be asked at all; without one, only Safe commands run.
     fn interactive(&self) -> bool;
+    /// What a refusal without one says was needed ("refused: medium requires {this}").
+    fn unavailable(&self) -> &str {
+        "confirmation in a terminal"
+    }
     /// True once after an `Abort` that was a Ctrl-C (the turn is then interrupted, not just ended).
     fn interrupted(&self) -> bool {
         false

@@ -183,6 +183,7 @@ impl Parts {
             interrupts,
             files: self.files.as_ref(),
             host: self.host.as_deref(),
+            user: None,
         }
     }
 
@@ -192,6 +193,7 @@ impl Parts {
             files: self.config.files.clone(),
             backups: self.backups.clone(),
             kube: self.config.kube.clone(),
+            kube_context: None,
             offer: crate::tools::Offer::ALL,
         }
     }

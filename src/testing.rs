@@ -224,6 +224,7 @@ pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
 /// An approval request for `git commit -m wip` at `risk`, with a reason, a why and (for Medium) a grant.
 pub fn approval_request(risk: Risk) -> ApprovalRequest {
     ApprovalRequest {
+        call_id: "c1".into(),
         command: "git commit -m wip".into(),
         display: None,
         risk,

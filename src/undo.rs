@@ -212,6 +212,7 @@ impl Undo<'_> {
             exit,
             output,
             host: entry.host.clone(),
+            user: None,
         })
     }
 }

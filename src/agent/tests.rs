@@ -77,6 +77,7 @@ impl Scenario {
             files: crate::config::FilesConfig::default(),
             backups: crate::store::backups::Backups::new(dir.path().join("backups")),
             kube: crate::config::KubeConfig::default(),
+            kube_context: None,
             offer: crate::tools::Offer::ALL,
         };
         let mut agent = Agent {
@@ -94,6 +95,7 @@ impl Scenario {
                 interrupts: &interrupts,
                 files: &crate::exec::fs::LocalFs,
                 host: None,
+                user: None,
             },
             tools: Registry::agent(tools),
             settings: LoopSettings {

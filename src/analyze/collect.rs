@@ -28,6 +28,8 @@ pub struct Collector<'a> {
     pub cancel: CancellationToken,
     /// `--ssh-host`: where the executor runs commands, for the audit log.
     pub host: Option<String>,
+    /// `opsai serve`'s signed-in user, for the audit log.
+    pub user: Option<String>,
 }
 
 /// One command's result.
@@ -122,6 +124,7 @@ impl Collector<'_> {
                 Err(why) => why.clone(),
             },
             host: self.host.clone(),
+            user: self.user.clone(),
         };
         // A failing audit log is named in the report rather than hiding the analysis.
         match self.audit.append(&record) {
@@ -186,6 +189,7 @@ mod tests {
             timeout: COMMAND_TIMEOUT,
             cancel: CancellationToken::new(),
             host: None,
+            user: None,
         };
         let commands: Vec<String> = ["ok", "slow", "fail", "boom"].map(String::from).to_vec();
         let report = collector.run_all(&commands, &["rm x (not read-only: high)".to_owned()]).await;

@@ -206,6 +206,10 @@ pub struct KubeConfig {
     /// Resource kinds never read (`secret`).
     #[serde(default = "default_kube_resources")]
     pub forbidden_resources: Vec<String>,
+    /// The kube contexts (clusters) `opsai serve` offers and the tools may use; empty = no list
+    /// (kubectl's current context, or whichever context a conversation names).
+    #[serde(default)]
+    pub contexts: Vec<String>,
 }
 
 fn default_kube_actions() -> Vec<String> {
@@ -224,6 +228,7 @@ impl Default for KubeConfig {
             forbidden_actions: default_kube_actions(),
             forbidden_namespaces: default_kube_namespaces(),
             forbidden_resources: default_kube_resources(),
+            contexts: Vec::new(),
         }
     }
 }

@@ -44,7 +44,14 @@ impl<'s> Conversation<'s> {
     /// the audit log can name it from the first command on.
     pub fn begin(&mut self, first_request: &str, origin: &Origin) {
         let (Some(store), None) = (self.store, self.id) else { return };
-        let new = NewConversation { first_request, cwd: &origin.cwd, host: &origin.host, model: &origin.model };
+        let new = NewConversation {
+            first_request,
+            cwd: &origin.cwd,
+            host: &origin.host,
+            model: &origin.model,
+            user: None,
+            cluster: None,
+        };
         match store.create(&new) {
             Ok(id) => {
                 self.id = Some(id);
@@ -86,7 +93,8 @@ impl<'s> Conversation<'s> {
     }
 
     /// The conversation `--session ID` or `--continue` asks for: the last one in `cwd`, else the
-    /// last one. `Ok(None)` when nothing was asked for or there is nothing to continue.
+    /// last one. `Ok(None)` when nothing was asked for or there is nothing to continue. A web
+    /// conversation (`opsai serve`'s) is not continued here: its turns belong to the server.
     pub fn chosen(
         &self,
         session: Option<ConversationId>,
@@ -95,7 +103,11 @@ impl<'s> Conversation<'s> {
     ) -> Result<Option<ConversationId>, SessionError> {
         match (session, continue_last, self.store) {
             (None, false, _) => Ok(None),
-            (Some(id), _, _) => Ok(Some(id)),
+            (Some(id), _, Some(store)) => match store.get(id)? {
+                Some(ConversationSummary { user: Some(user), .. }) => Err(SessionError::Web { id, user }),
+                _ => Ok(Some(id)),
+            },
+            (Some(id), _, None) => Ok(Some(id)),
             (None, true, None) => Ok(None),
             (None, true, Some(store)) => Ok(store.last(Some(cwd))?.map(|last| last.id)),
         }
@@ -288,7 +300,16 @@ mod tests {
     fn a_resumed_conversation_is_never_deleted() {
         let dir = tempfile::tempdir().unwrap();
         let store = store(&dir);
-        let id = store.create(&NewConversation { first_request: "old", cwd: "/", host: "h", model: "m" }).unwrap();
+        let id = store
+            .create(&NewConversation {
+                first_request: "old",
+                cwd: "/",
+                host: "h",
+                model: "m",
+                user: None,
+                cluster: None,
+            })
+            .unwrap();
         let mut conversation = Conversation::new(Some(&store));
         conversation.resume(id).unwrap();
         conversation.begin("ignored: a conversation is open", &origin());

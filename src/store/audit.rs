@@ -3,6 +3,8 @@
 //!
 //! `[2026-11-22 10:30:15] SESSION: s12 | INPUT: "…" | TOOL: shell.run_command | CMD: "…" | RISK: high | CONFIRMED: yes | EXIT: 0 | OUTPUT: <first 100 chars>`
 //!
+//! with `| USER: NAME` (`opsai serve`'s signed-in user) and `| HOST: HOST` (`--ssh-host`) after TOOL when they apply.
+//!
 //! - Every field is redacted; quoted fields escape `\` and `"`; every field escapes newlines, control,
 //!   bidi and zero-width characters (`\n`, `\u{1b}`), so a record is always exactly one line and the
 //!   log is safe to print on a terminal.
@@ -82,6 +84,8 @@ pub struct AuditRecord {
     pub output: String,
     /// `--ssh-host`: the host it ran on (a `HOST:` field); `None` is this machine (no field).
     pub host: Option<String>,
+    /// `opsai serve`: the signed-in user who asked (a `USER:` field); `None` in the terminal (no field).
+    pub user: Option<String>,
 }
 
 #[derive(Debug, Error)]
@@ -194,6 +198,10 @@ impl AuditLog {
         escape_into(&mut line, &redact(&record.input), FIELD_CHARS, true);
         line.push_str("\" | TOOL: ");
         escape_into(&mut line, &redact(&record.tool), NAME_CHARS, false);
+        if let Some(user) = &record.user {
+            line.push_str(" | USER: ");
+            escape_into(&mut line, &redact(user), NAME_CHARS, false);
+        }
         if let Some(host) = &record.host {
             line.push_str(" | HOST: ");
             escape_into(&mut line, &redact(host), NAME_CHARS, false);

@@ -1,5 +1,6 @@
 //! Conversations and their messages in `$OPSAI_HOME/sessions.db` (SQLite, WAL), as in seed 002 §6
-//! without users (DESIGN §8).
+//! (DESIGN §8). A conversation made in the terminal has no user; one made by `opsai serve` belongs
+//! to its signed-in user (`web`). The terminal lists and continues only its own.
 //!
 //! - Every message is stored as it happens: one short `BEGIN IMMEDIATE` transaction inserts it and
 //!   bumps its conversation's `message_count` and `updated_at`. With WAL and a 5 s busy timeout,
@@ -19,6 +20,9 @@ mod concurrency_tests;
 mod schema;
 #[cfg(test)]
 mod tests;
+mod web;
+#[cfg(test)]
+mod web_tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -30,6 +34,8 @@ use thiserror::Error;
 
 use crate::protocol::{ChatMessage, Role, ToolCall};
 use crate::redact::Redactor;
+
+pub use web::{StoredMessage, WebConversation};
 
 pub(crate) type ConversationId = i64;
 
@@ -69,6 +75,12 @@ pub struct ConversationSummary {
     /// Unix milliseconds of the last message (or of creation).
     pub updated_at: i64,
     pub message_count: i64,
+    /// `opsai serve`'s user it belongs to; `None` = made in the terminal.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The kube context a web conversation talks to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<String>,
 }
 
 /// What [`SessionStore::create`] needs; the first request becomes the title (its message is appended
@@ -79,6 +91,10 @@ pub struct NewConversation<'a> {
     pub cwd: &'a str,
     pub host: &'a str,
     pub model: &'a str,
+    /// `opsai serve`'s signed-in user; `None` in the terminal.
+    pub user: Option<&'a str>,
+    /// The kube context (`kube.contexts`) a web conversation talks to.
+    pub cluster: Option<&'a str>,
 }
 
 #[derive(Debug, Error)]
@@ -113,6 +129,11 @@ pub enum SessionError {
     CannotOpen { path: PathBuf },
     #[error("no saved conversation c{0}; `opsai sessions list` shows the saved ones")]
     NotFound(ConversationId),
+    #[error(
+        "c{id} is {user}'s conversation in opsai serve; continue it in the browser, or start a new one here \
+         (`opsai sessions show c{id}` shows it)"
+    )]
+    Web { id: ConversationId, user: String },
     #[error("the sessions database failed: {0}; if this persists, move sessions.db aside to start a new one")]
     Sqlite(#[from] rusqlite::Error),
 }
@@ -153,17 +174,20 @@ impl SessionStore {
         &self.path
     }
 
-    /// A new, empty conversation titled after the (redacted) first request.
+    /// A new, empty conversation titled after the (redacted) first request (a web one's title may
+    /// be longer: [`web::WEB_TITLE_CHARS`]).
     pub fn create(&self, new: &NewConversation<'_>) -> Result<ConversationId, SessionError> {
-        let title = title_for(&self.redactor.redact(new.first_request));
+        let request = self.redactor.redact(new.first_request);
+        let title = if new.user.is_some() { cut_title(&request, web::WEB_TITLE_CHARS) } else { title_for(&request) };
         let now = now_ms();
         self.with_connection(|connection| {
             connection
                 .prepare_cached(
-                    "INSERT INTO conversations (title, cwd, host, model, created_at, updated_at, message_count) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0)",
+                    "INSERT INTO conversations \
+                     (title, cwd, host, model, created_at, updated_at, message_count, user_id, cluster_id) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, ?6, ?7)",
                 )?
-                .execute(params![title, new.cwd, new.host, new.model, now])?;
+                .execute(params![title, new.cwd, new.host, new.model, now, new.user, new.cluster])?;
             Ok(connection.last_insert_rowid())
         })
     }
@@ -230,27 +254,28 @@ impl SessionStore {
         })
     }
 
-    /// At most `limit` conversations, the most recently updated first.
+    /// At most `limit` conversations made in the terminal, the most recently updated first.
     pub fn list(&self, limit: usize) -> Result<Vec<ConversationSummary>, SessionError> {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.with_connection(|connection| {
             connection
                 .prepare_cached(&format!(
-                    "SELECT {SUMMARY_COLUMNS} FROM conversations ORDER BY updated_at DESC, id DESC LIMIT ?1"
+                    "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE user_id IS NULL \
+                     ORDER BY updated_at DESC, id DESC LIMIT ?1"
                 ))?
                 .query_map(params![limit], summary_from_row)?
                 .collect()
         })
     }
 
-    /// The most recently updated conversation in `cwd`; when there is none there (or no `cwd`), the
-    /// most recently updated of all.
+    /// The most recently updated terminal conversation in `cwd`; when there is none there (or no
+    /// `cwd`), the most recently updated of all the terminal's.
     pub fn last(&self, cwd: Option<&str>) -> Result<Option<ConversationSummary>, SessionError> {
         if let Some(cwd) = cwd {
             let in_cwd = self.with_connection(|connection| {
                 connection
                     .prepare_cached(&format!(
-                        "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE cwd = ?1 \
+                        "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE cwd = ?1 AND user_id IS NULL \
                          ORDER BY updated_at DESC, id DESC LIMIT 1"
                     ))?
                     .query_row(params![cwd], summary_from_row)
@@ -308,19 +333,23 @@ impl SessionStore {
 /// becomes a space), trimmed, cut on a character boundary to at most [`TITLE_CHARS`] characters with
 /// "…" as the last one when anything was cut.
 pub(crate) fn title_for(first_request: &str) -> String {
-    let one_line: String =
-        first_request.replace("\r\n", " ").chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
+    cut_title(first_request, TITLE_CHARS)
+}
+
+/// `text` on one line, trimmed, at most `max` characters ("…" last when cut).
+fn cut_title(text: &str, max: usize) -> String {
+    let one_line: String = text.replace("\r\n", " ").chars().map(|c| if c.is_control() { ' ' } else { c }).collect();
     let one_line = one_line.trim();
-    if one_line.chars().count() <= TITLE_CHARS {
+    if one_line.chars().count() <= max {
         return one_line.to_owned();
     }
-    let mut title: String = one_line.chars().take(TITLE_CHARS - 1).collect();
+    let mut title: String = one_line.chars().take(max.saturating_sub(1)).collect();
     title.truncate(title.trim_end().len());
     title.push('…');
     title
 }
 
-const SUMMARY_COLUMNS: &str = "id, title, cwd, host, model, created_at, updated_at, message_count";
+const SUMMARY_COLUMNS: &str = "id, title, cwd, host, model, created_at, updated_at, message_count, user_id, cluster_id";
 
 fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<ConversationSummary> {
     Ok(ConversationSummary {
@@ -332,6 +361,8 @@ fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<ConversationSummary> {
         created_at: row.get(5)?,
         updated_at: row.get(6)?,
         message_count: row.get(7)?,
+        user: row.get(8)?,
+        cluster: row.get(9)?,
     })
 }
 

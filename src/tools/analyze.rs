@@ -74,6 +74,7 @@ async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
             timeout: COMMAND_TIMEOUT.min(services.exec_timeout),
             cancel: services.interrupts.turn.child_token(),
             host: services.host.map(str::to_owned),
+            user: services.user.clone(),
         };
         let found = match optional_string(args, "type") {
             Some(kind) => Some((kind, target.clone())),

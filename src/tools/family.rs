@@ -83,6 +83,7 @@ mod tests {
             files: crate::config::FilesConfig::default(),
             backups: crate::store::backups::Backups::new(std::env::temp_dir().join("opsai-family-test-backups")),
             kube: crate::config::KubeConfig::default(),
+            kube_context: None,
             offer,
         }
     }
@@ -113,7 +114,7 @@ mod tests {
             super::super::structured::family(),
             super::super::files::family(config.files, config.backups),
             super::super::containers::family(),
-            super::super::kube::family(config.kube),
+            super::super::kube::family(config.kube, None),
         ];
         for family in families {
             let members: Vec<&str> = family.members().map(|tool| tool.name()).collect();

@@ -123,6 +123,7 @@ impl<'c> Call<'c> {
             input: self.ctx.input.to_owned(),
             tool: format!("{WORKER}.{}", self.tool),
             host: services.host.map(str::to_owned),
+            user: services.user.clone(),
             command: self.summary.clone(),
             risk: self.risk,
             confirmed,
@@ -166,7 +167,7 @@ impl<'c> Call<'c> {
 
     /// Runs the approval gate and reports a refusal; `Ok` says how it was allowed.
     fn approve(&mut self, reasons: &[String], detail: Option<String>) -> Result<Allowed, Box<ToolEffect>> {
-        let proposal = Proposal::file(&self.summary, self.risk, reasons, detail);
+        let proposal = Proposal::file(self.id, &self.summary, self.risk, reasons, detail);
         match gate::decide(self.ctx.services, self.ctx.state, &proposal) {
             Verdict::Run(allowed) => {
                 self.approval_event(allowed.decision());

@@ -13,6 +13,8 @@ use crate::store::audit::Confirmed;
 
 /// What is to be done, as the gate needs to see it.
 pub(crate) struct Proposal<'p> {
+    /// The tool call's id, for the approval request.
+    pub call_id: &'p str,
     pub action: Action<'p>,
     /// Exactly what runs or changes, as shown and audited (a sanitized command, `edit_file ~/a.sh`).
     pub shown: &'p str,
@@ -38,8 +40,15 @@ pub(crate) enum Action<'p> {
 }
 
 impl<'p> Proposal<'p> {
-    pub fn command(assessment: &'p Assessment, typed: &'p str, why: Option<&'p str>, auto: AutoRun) -> Self {
+    pub fn command(
+        call_id: &'p str,
+        assessment: &'p Assessment,
+        typed: &'p str,
+        why: Option<&'p str>,
+        auto: AutoRun,
+    ) -> Self {
         Self {
+            call_id,
             action: Action::Command { typed, why, auto, grant: super::grant::grant_key(assessment) },
             shown: &assessment.sanitized,
             risk: assessment.risk,
@@ -48,8 +57,8 @@ impl<'p> Proposal<'p> {
         }
     }
 
-    pub fn file(shown: &'p str, risk: Risk, reasons: &'p [String], detail: Option<String>) -> Self {
-        Self { action: Action::File { detail }, shown, risk, reasons, denied: false }
+    pub fn file(call_id: &'p str, shown: &'p str, risk: Risk, reasons: &'p [String], detail: Option<String>) -> Self {
+        Self { call_id, action: Action::File { detail }, shown, risk, reasons, denied: false }
     }
 
     fn is_command(&self) -> bool {
@@ -203,9 +212,10 @@ pub(crate) fn decide(services: &Services, state: &mut RunState, proposal: &Propo
     }
     if !services.approver.interactive() {
         state.refused_without_terminal = true;
+        let needed = services.approver.unavailable();
         return Verdict::Refuse(Refusal::policy(match &unsandboxed {
-            Some(reason) => format!("refused: {reason}, so this {risk} command needs confirmation in a terminal"),
-            None => format!("refused: {risk} requires confirmation in a terminal"),
+            Some(reason) => format!("refused: {reason}, so this {risk} command needs {needed}"),
+            None => format!("refused: {risk} requires {needed}"),
         }));
     }
     let answer =
@@ -249,6 +259,7 @@ fn request(
         Action::File { detail } => (None, None, detail.clone()),
     };
     ApprovalRequest {
+        call_id: proposal.call_id.to_owned(),
         command: proposal.shown.to_owned(),
         display,
         risk: proposal.risk,

@@ -7,6 +7,8 @@
 //! and the output reaching the model is bounded and redacted, with one audit line per call.
 
 mod blacklist;
+#[cfg(test)]
+mod context_tests;
 mod plan;
 #[cfg(test)]
 mod tests;
@@ -25,6 +27,7 @@ use crate::policy::{self, quote_word};
 use crate::protocol::{AgentEvent, ApprovalDecision, Observation, ObservationStatus, ToolSpec};
 use crate::store::audit::{AuditRecord, Confirmed};
 
+pub use blacklist::context_refusal;
 pub use plan::{Plan, Scope, TIMEOUT_S, build};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -51,9 +54,11 @@ impl Kube {
 }
 
 /// The seven tools as one `kube` schema (`action`: pods, logs, describe, deployments, events,
-/// configmap, nodes); the description says which arguments each takes.
-pub fn family(config: KubeConfig) -> Family {
+/// configmap, nodes); the description says which arguments each takes. With a `context`, every
+/// kubectl line talks to that kube context (`opsai serve`'s conversation's cluster).
+pub fn family(config: KubeConfig, context: Option<String>) -> Family {
     let config = Arc::new(config);
+    let context: Option<Arc<str>> = context.map(Into::into);
     let text = || json!({"type": "string"});
     Family::new(
         "kube",
@@ -73,7 +78,12 @@ pub fn family(config: KubeConfig) -> Family {
         }),
         Kube::ALL
             .into_iter()
-            .map(|kind| (kind.action(), Arc::new(KubeTool { kind, config: config.clone() }) as Arc<dyn Tool>))
+            .map(|kind| {
+                (
+                    kind.action(),
+                    Arc::new(KubeTool { kind, config: config.clone(), context: context.clone() }) as Arc<dyn Tool>,
+                )
+            })
             .collect(),
     )
 }
@@ -82,6 +92,8 @@ pub fn family(config: KubeConfig) -> Family {
 pub(crate) struct KubeTool {
     pub kind: Kube,
     config: Arc<KubeConfig>,
+    /// `--context=NAME` on every line; `None` = kubectl's current context.
+    context: Option<Arc<str>>,
 }
 
 /// Told to the model with every tool, so it does not try what will be refused.
@@ -185,12 +197,16 @@ impl Tool for KubeTool {
     fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect> {
         Box::pin(async move {
             let config = &self.config;
-            let plan = match build(self.kind, args, config) {
+            let mut plan = match build(self.kind, args, config) {
                 Ok(plan) => plan,
                 Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
             };
+            let refused_context = self.context.as_deref().and_then(|context| {
+                plan.in_context(context);
+                context_refusal(context, config)
+            });
             let command = plan.argv.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ");
-            if let Some(reason) = blacklist::refusal(self.kind, &plan, config) {
+            if let Some(reason) = refused_context.or_else(|| blacklist::refusal(self.kind, &plan, config)) {
                 return refuse(self.kind, id, args, &command, &reason, ctx);
             }
             // Over SSH kubectl runs on the host, whose PATH only the host knows.
@@ -230,6 +246,7 @@ fn refuse(tool: Kube, id: &str, args: &Value, command: &str, reason: &str, ctx: 
         input: input.to_owned(),
         tool: format!("kube.{}", tool.name()),
         host: services.host.map(str::to_owned),
+        user: services.user.clone(),
         command: assessment.sanitized.clone(),
         risk: assessment.risk,
         confirmed: Confirmed::No,

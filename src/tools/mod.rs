@@ -104,6 +104,8 @@ pub struct Services<'a> {
     pub files: &'a dyn crate::exec::fs::FileSystem,
     /// `--ssh-host`/`/host`: commands and files are on this host; `None` is this machine.
     pub host: Option<&'a str>,
+    /// `opsai serve`: the signed-in user the turn runs for, for the audit log; `None` in the terminal.
+    pub user: Option<String>,
 }
 
 /// Per-run state tools read and change.
@@ -144,6 +146,9 @@ pub struct ToolsConfig {
     pub backups: crate::store::backups::Backups,
     /// The Kubernetes tools' refusals (`kube.*`).
     pub kube: crate::config::KubeConfig,
+    /// The kube context every kubectl line talks to (`--context=NAME`, checked against
+    /// `kube.contexts`); `None` = kubectl's current one.
+    pub kube_context: Option<String>,
     /// Which optional families the model is offered.
     pub offer: Offer,
 }
@@ -195,7 +200,7 @@ impl Registry {
         registry.family(structured::family(), true);
         registry.family(files::family(config.files, config.backups), true);
         registry.family(containers::family(), config.offer.containers);
-        registry.family(kube::family(config.kube), config.offer.kube);
+        registry.family(kube::family(config.kube, config.kube_context), config.offer.kube);
         registry
     }
 

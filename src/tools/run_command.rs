@@ -122,6 +122,7 @@ impl Call<'_> {
             input: self.input.to_owned(),
             tool: format!("{}.{}", self.caller.worker, self.caller.tool),
             host: self.services.host.map(str::to_owned),
+            user: self.services.user.clone(),
             command: assessment.sanitized.clone(),
             risk: assessment.risk,
             confirmed,
@@ -135,7 +136,8 @@ impl Call<'_> {
 /// aborted. An edited command is assessed and announced again, then decided anew.
 fn approve(call: &mut Call, state: &mut RunState, planned: &mut Planned) -> Result<Allowed, Box<ToolEffect>> {
     loop {
-        let proposal = Proposal::command(&planned.assessment, &planned.typed, planned.why.as_deref(), planned.auto);
+        let proposal =
+            Proposal::command(call.id, &planned.assessment, &planned.typed, planned.why.as_deref(), planned.auto);
         match gate::decide(call.services, state, &proposal) {
             Verdict::Run(allowed) => {
                 call.approval(allowed.decision(), &planned.assessment);

@@ -215,6 +215,7 @@ mod tests {
     fn every_model_field_is_shown_without_terminal_controls() {
         let hostile = "\x1b[1A\x1b[2K\x1b]0;pwned\x07\x1b]52;c;cm0=\x07\x1b]8;;http://x/\x1b\\\r";
         let request = ApprovalRequest {
+            call_id: "c1".into(),
             command: "touch /tmp/a\nrm -rf /tmp/b".into(),
             display: Some(format!("touch /tmp/a{hostile}")),
             risk: Risk::Medium,

@@ -74,7 +74,10 @@ pub(crate) fn write_show(
     let title = if summary.title.is_empty() { "(untitled)".to_owned() } else { one_line(&summary.title) };
     writeln!(out, "conversation {}: {}", label(summary.id), paint(bold, &title, color))?;
     let mut facts = Vec::new();
-    for (label, value) in [("cwd", &summary.cwd), ("host", &summary.host), ("model", &summary.model)] {
+    let web = [("user", &summary.user), ("cluster", &summary.cluster)];
+    let web = web.iter().filter_map(|(label, value)| value.as_ref().map(|value| (*label, value)));
+    let terminal = [("cwd", &summary.cwd), ("host", &summary.host), ("model", &summary.model)];
+    for (label, value) in web.chain(terminal) {
         if !value.is_empty() {
             facts.push(format!("{label} {}", one_line(value)));
         }
@@ -197,6 +200,8 @@ mod tests {
             created_at: updated_at - 1000,
             updated_at,
             message_count,
+            user: None,
+            cluster: None,
         }
     }
 

@@ -183,7 +183,8 @@ fn blacklisted_calls_are_refused_audited_and_never_reach_kubectl() {
 fn configured_blacklist_entries_are_refused_too() {
     let env = TestEnv::new();
     env.write_config(
-        r#"{"kube": {"forbidden_actions": ["logs"], "forbidden_namespaces": ["payments"], "forbidden_resources": ["configmap"]}}"#,
+        r#"{"kube": {"forbidden_actions": ["logs"], "forbidden_namespaces": ["payments"], "forbidden_resources": ["configmap"],
+            "contexts": ["prod", "staging"]}}"#,
     );
     let (path, log) = fake_kubectl(&env);
     let calls = [
@@ -200,6 +201,7 @@ fn configured_blacklist_entries_are_refused_too() {
         assert!(result.starts_with("no permission: ") && result.contains(what), "{id}: {result}");
     }
     // All namespaces leaves out the configured ones (kube-system is readable once it is not listed).
+    // The terminal talks to kubectl's current context: `kube.contexts` adds no `--context`.
     let expected =
         argv(&format!("get pods --all-namespaces --field-selector metadata.namespace!=payments -o wide {T}"));
     assert_eq!(runs(&log), vec![expected]);

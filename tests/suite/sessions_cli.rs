@@ -260,3 +260,66 @@ fn a_failed_first_turn_in_the_repl_is_forgotten_and_a_resumed_conversation_is_ke
     assert_eq!(rows.len(), 1, "{rows:?}");
     assert_eq!(rows[0]["title"], "the second question");
 }
+
+/// Step 1 of sessions.db's schema as released (a released step is never edited).
+const SCHEMA_V1: &str = "CREATE TABLE conversations (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, title TEXT NOT NULL, cwd TEXT NOT NULL, host TEXT NOT NULL,
+        model TEXT NOT NULL, created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL,
+        message_count INTEGER NOT NULL DEFAULT 0);
+    CREATE TABLE messages (
+        id INTEGER PRIMARY KEY,
+        conversation_id INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        role TEXT NOT NULL CHECK (role IN ('system', 'user', 'assistant', 'tool')),
+        content TEXT NOT NULL, tool_calls TEXT CHECK (tool_calls IS NULL OR json_valid(tool_calls)),
+        tool_call_id TEXT, created_at INTEGER NOT NULL);
+    CREATE INDEX messages_by_conversation ON messages (conversation_id, id);
+    CREATE INDEX conversations_by_cwd ON conversations (cwd, updated_at);
+    CREATE INDEX conversations_by_updated ON conversations (updated_at);
+    PRAGMA user_version = 1;";
+
+#[test]
+fn an_older_database_keeps_its_conversations_and_a_web_one_is_shown_but_not_continued() {
+    let env = TestEnv::new();
+    let db = env.opsai_home().join("sessions.db");
+    std::fs::create_dir_all(env.opsai_home()).unwrap();
+    let v1 = rusqlite::Connection::open(&db).unwrap();
+    v1.execute_batch(SCHEMA_V1).unwrap();
+    v1.execute_batch(
+        "INSERT INTO conversations (title, cwd, host, model, created_at, updated_at, message_count)
+             VALUES ('kept from before', '/srv', 'h', 'm', 1700000000000, 1700000001000, 2);
+         INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, created_at)
+             VALUES (1, 'user', 'what happened before', NULL, NULL, 1700000000500),
+                    (1, 'assistant', 'Earlier answer.', NULL, NULL, 1700000001000);",
+    )
+    .unwrap();
+    drop(v1);
+    let list = env.cmd().args(["sessions", "list"]).output().unwrap();
+    assert!(list.status.success() && stdout(&list).contains("kept from before"), "{}", stderr(&list));
+
+    // A conversation `opsai serve` made for alice (migration 2's columns).
+    let db = rusqlite::Connection::open(&db).unwrap();
+    let version: i64 = db.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
+    assert_eq!(version, 2);
+    db.execute_batch(
+        "INSERT INTO conversations (title, cwd, host, model, created_at, updated_at, message_count, user_id, cluster_id)
+             VALUES ('alice in the browser', '', 'srv', 'm', 1800000000000, 1800000000000, 1, 'alice', 'prod');
+         INSERT INTO messages (conversation_id, role, content, created_at) VALUES (2, 'user', 'pods?', 1800000000000);",
+    )
+    .unwrap();
+    let list = stdout(&env.cmd().args(["sessions", "list"]).output().unwrap());
+    assert!(list.contains("kept from before") && !list.contains("alice"), "{list}");
+    let show = env.cmd().args(["sessions", "show", "c2"]).output().unwrap();
+    let text = stdout(&show);
+    assert!(show.status.success() && text.contains("alice in the browser"), "{}", stderr(&show));
+    assert!(text.contains("user alice · cluster prod"), "{text}");
+
+    let mock = MockLlm::start([reply_text("Continued.")]);
+    let refused = opsai(&env, &mock).args(["--session", "c2", "more"]).output().unwrap();
+    assert_eq!(refused.status.code(), Some(1));
+    assert!(stderr(&refused).contains("c2 is alice's conversation in opsai serve"), "{}", stderr(&refused));
+    assert!(mock.chat_requests().is_empty());
+    // `-c` continues the terminal's own, not the newer web one.
+    opsai(&env, &mock).args(["-c", "and now?"]).assert().success().stdout("Continued.\n");
+    let seen = contents(&mock.chat_requests()[0]);
+    assert!(seen.contains(&"what happened before".to_owned()) && !seen.contains(&"pods?".to_owned()), "{seen:?}");
+}

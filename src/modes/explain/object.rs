@@ -44,6 +44,7 @@ pub(crate) async fn object_request(
         timeout: COMMAND_TIMEOUT,
         cancel,
         host: parts.host.clone(),
+        user: None,
     };
     let Some(found) = identify(&collector, parts.files.as_ref(), text).await else {
         return Ok(match if_unknown {

@@ -196,6 +196,7 @@ impl Turn<'_> {
             input: self.task.clone(),
             tool: "widget.propose_command".to_owned(),
             host: None,
+            user: None,
             command: command.clone(),
             risk: assessment.risk,
             confirmed: if denied { Confirmed::No } else { Confirmed::Proposed },

@@ -21,6 +21,7 @@ fn record(command: &str, output: &str) -> AuditRecord {
         exit: Some(0),
         output: output.into(),
         host: None,
+        user: None,
     }
 }
 
@@ -31,6 +32,34 @@ fn a_remote_action_names_its_host() {
     log.append(&AuditRecord { host: Some("db-1".into()), ..record("uptime", "up 3 days") }).unwrap();
     let line = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
     assert!(line.contains("| TOOL: shell.run_command | HOST: db-1 | CMD: \"uptime\""), "{line}");
+}
+
+#[test]
+fn a_web_action_names_its_user_escaped_and_redacted_and_old_lines_still_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let redactor = Arc::new(Redactor::new([("MY_API_KEY".to_owned(), "learned-secret-value".to_owned())]));
+    let log = AuditLog::new(dir.path().join("audit.log"), 10, 90, redactor);
+    // A line written before the USER field existed, as `opsai audit` finds it in an old log.
+    let old = r#"[2026-11-22 10:30:15] SESSION: s1 | INPUT: "x" | TOOL: shell.run_command | CMD: "ls" | RISK: safe | CONFIRMED: auto | EXIT: 0 | OUTPUT: a"#;
+    std::fs::write(log.path(), format!("{old}\n")).unwrap();
+    log.append_at(
+        &AuditRecord { user: Some("alice".into()), host: Some("db-1".into()), ..record("uptime", "up") },
+        at(),
+    )
+    .unwrap();
+    let hostile = AuditRecord { user: Some("bob\n| CMD: \"learned-secret-value".into()), ..record("id", "uid") };
+    log.append_at(&hostile, at()).unwrap();
+    let lines = log.tail(10).unwrap();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert_eq!(lines[0], old);
+    assert!(
+        lines[1].contains("| TOOL: shell.run_command | USER: alice | HOST: db-1 | CMD: \"uptime\""),
+        "{}",
+        lines[1]
+    );
+    assert!(lines[2].contains(r#"| USER: bob\n| CMD: "[REDACTED:env:MY_API_KEY] | CMD: "id""#), "{}", lines[2]);
+    assert_eq!(log.grep("USER: alice", 10).unwrap(), [lines[1].clone()]);
+    assert!(!lines[0].contains("USER:") && !read(log.path()).contains("learned-secret-value"));
 }
 
 fn at() -> DateTime {

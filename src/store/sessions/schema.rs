@@ -13,7 +13,7 @@ use super::SessionError;
 
 /// The schema, one step per version: step `n` takes `user_version` from `n` to `n + 1`. Append only;
 /// a released step is never edited.
-const MIGRATIONS: &[&str] = &[
+pub(super) const MIGRATIONS: &[&str] = &[
     // 1: conversations and messages (seed 002 §6 without users).
     "CREATE TABLE conversations (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
@@ -37,6 +37,11 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX messages_by_conversation ON messages (conversation_id, id);
     CREATE INDEX conversations_by_cwd ON conversations (cwd, updated_at);
     CREATE INDEX conversations_by_updated ON conversations (updated_at);",
+    // 2: `opsai serve`'s users (seed 002 §6): NULL user_id = made in the terminal; cluster_id = the
+    // kube context it talks to.
+    "ALTER TABLE conversations ADD COLUMN user_id TEXT;
+    ALTER TABLE conversations ADD COLUMN cluster_id TEXT;
+    CREATE INDEX conversations_by_user ON conversations (user_id, updated_at);",
 ];
 
 /// The `user_version` this build migrates to.

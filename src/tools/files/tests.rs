@@ -29,6 +29,8 @@ struct Harness {
     mode: RunMode,
     /// `None`: no terminal.
     answers: Option<Vec<Approval>>,
+    /// `Services::user` (a web turn's signed-in user).
+    user: Option<String>,
 }
 
 struct Outcome {
@@ -53,6 +55,7 @@ impl Harness {
             config: FilesConfig::default(),
             mode: RunMode { auto_approve_safe: true, approve_medium: false, dry_run: false, probe_limit: None },
             answers: None,
+            user: None,
         }
     }
 
@@ -101,6 +104,7 @@ impl Harness {
             interrupts: &interrupts,
             files: &fs,
             host: None,
+            user: self.user.clone(),
         };
         let mut state = RunState { cwd: self.home.clone(), ..RunState::default() };
         let mut events = Vec::new();
@@ -178,6 +182,7 @@ impl Harness {
             config: self.config.clone(),
             mode: self.mode.clone(),
             answers: self.answers.clone(),
+            user: self.user.clone(),
         }
         .yes()
     }
@@ -214,13 +219,16 @@ fn the_approval_shows_the_diff_and_a_no_leaves_the_file() {
     assert_eq!(out.status, ObservationStatus::DeniedByUser);
     assert_eq!(h.read("a.sh"), "echo 1\n");
     let asked = &out.asked[0];
-    assert_eq!(asked.command, "edit_file ~/a.sh");
+    assert_eq!((asked.call_id.as_str(), asked.command.as_str()), ("call_1", "edit_file ~/a.sh"));
     assert_eq!(asked.detail.as_deref(), Some("--- ~/a.sh\n+++ ~/a.sh\n@@ -1 +1 @@\n-echo 1\n+echo 2\n"));
+    assert!(!out.audit.contains("USER:"), "{}", out.audit);
     h.answers = Some(vec![Approval::Approved]);
+    h.user = Some("alice".into());
     let out = h.call("edit_file", json!({"path": "a.sh", "search": "echo 1", "replace": "echo 2"}));
     assert_eq!(out.status, ObservationStatus::Ran);
     assert_eq!(h.read("a.sh"), "echo 2\n");
-    assert!(out.audit.contains("CONFIRMED: yes"), "{}", out.audit);
+    let last = out.audit.lines().last().unwrap_or_default();
+    assert!(last.contains("CONFIRMED: yes") && last.contains("| TOOL: file.edit_file | USER: alice | CMD:"), "{last}");
 }
 
 #[test]

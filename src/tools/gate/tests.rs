@@ -44,6 +44,7 @@ impl Gate {
             interrupts: &interrupts,
             files: &crate::exec::fs::LocalFs,
             host: None,
+            user: None,
         };
         decide(&services, &mut self.state, proposal)
     }
@@ -52,7 +53,7 @@ impl Gate {
 const AUTO: AutoRun = AutoRun { profile: SandboxProfile::Strict, refused: false };
 
 fn file(risk: Risk) -> Proposal<'static> {
-    Proposal::file("write_file ~/a.conf", risk, &[], Some("+port = 80".into()))
+    Proposal::file("c1", "write_file ~/a.conf", risk, &[], Some("+port = 80".into()))
 }
 
 fn refusal(verdict: Verdict) -> Refusal {
@@ -86,7 +87,7 @@ async fn a_dry_run_says_what_it_did_not_do() {
     );
     assert_eq!(change.confirmed(), Confirmed::DryRun);
     let assessment = assess("touch x", &PolicyConfig::default());
-    let command = refusal(gate.decide(&NoApprover, &Proposal::command(&assessment, "touch x", None, AUTO)));
+    let command = refusal(gate.decide(&NoApprover, &Proposal::command("c1", &assessment, "touch x", None, AUTO)));
     assert_eq!(command.message, "dry run: not executed (risk medium)");
 }
 
@@ -95,10 +96,10 @@ async fn always_grants_a_command_for_the_session_but_not_a_file_change() {
     let mut gate = Gate::new();
     let approver = ScriptedApprover::new([Approval::ApprovedForSession, Approval::ApprovedForSession]);
     let first = assess("git commit -m one", &PolicyConfig::default());
-    let verdict = gate.decide(&approver, &Proposal::command(&first, "git commit -m one", None, AUTO));
+    let verdict = gate.decide(&approver, &Proposal::command("c1", &first, "git commit -m one", None, AUTO));
     assert!(matches!(verdict, Verdict::Run(Allowed::Session)));
     let second = assess("git commit -m two", &PolicyConfig::default());
-    let verdict = gate.decide(&approver, &Proposal::command(&second, "git commit -m two", None, AUTO));
+    let verdict = gate.decide(&approver, &Proposal::command("c1", &second, "git commit -m two", None, AUTO));
     assert!(matches!(verdict, Verdict::Run(Allowed::Session)));
     assert_eq!(approver.asked.lock().unwrap().len(), 1, "the grant covers the second commit");
     assert!(matches!(gate.decide(&approver, &file(Risk::Medium)), Verdict::Run(Allowed::Yes)));
@@ -124,14 +125,49 @@ async fn a_safe_command_that_refuses_the_sandbox_asks() {
     let mut gate = Gate::new();
     let assessment = assess("ls", &PolicyConfig::default());
     let unsandboxed = AutoRun { refused: true, ..AUTO };
-    let refused = refusal(gate.decide(&NoApprover, &Proposal::command(&assessment, "ls", None, unsandboxed)));
+    let refused = refusal(gate.decide(&NoApprover, &Proposal::command("c1", &assessment, "ls", None, unsandboxed)));
     assert_eq!(
         refused.message,
         "refused: the command asked to run outside the sandbox, so this safe command needs confirmation in a terminal"
     );
     let approver = ScriptedApprover::new([Approval::Approved]);
-    let verdict = gate.decide(&approver, &Proposal::command(&assessment, "ls", None, unsandboxed));
+    let verdict = gate.decide(&approver, &Proposal::command("c1", &assessment, "ls", None, unsandboxed));
     assert!(matches!(verdict, Verdict::Run(Allowed::Yes)));
     let detail = approver.asked.lock().unwrap()[0].detail.clone().unwrap_or_default();
     assert!(detail.starts_with("read-only, but asks: the command asked to run outside the sandbox"), "{detail}");
+}
+
+/// An approver nobody can answer, named the way the browser's viewer role names it.
+struct Viewer;
+
+impl Approver for Viewer {
+    fn ask(&self, _request: &crate::approval::ApprovalRequest) -> Approval {
+        Approval::Denied
+    }
+    fn interactive(&self) -> bool {
+        false
+    }
+    fn unavailable(&self) -> &str {
+        "an operator's approval in the browser"
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn the_request_carries_the_call_id_and_a_refusal_names_what_was_missing() {
+    let mut gate = Gate::new();
+    let approver = ScriptedApprover::new([Approval::Approved, Approval::Approved]);
+    let assessment = assess("touch x", &PolicyConfig::default());
+    gate.decide(&approver, &Proposal::command("call_7", &assessment, "touch x", None, AUTO));
+    gate.decide(&approver, &Proposal::file("call_8", "write_file ~/a.conf", Risk::Medium, &[], None));
+    let ids: Vec<String> = approver.asked.lock().unwrap().iter().map(|r| r.call_id.clone()).collect();
+    assert_eq!(ids, ["call_7", "call_8"]);
+    let refused = refusal(gate.decide(&Viewer, &Proposal::command("c2", &assessment, "touch x", None, AUTO)));
+    assert_eq!(refused.message, "refused: medium requires an operator's approval in the browser");
+    let unsandboxed = AutoRun { refused: true, ..AUTO };
+    let ls = assess("ls", &PolicyConfig::default());
+    let refused = refusal(gate.decide(&Viewer, &Proposal::command("c3", &ls, "ls", None, unsandboxed)));
+    assert_eq!(
+        refused.message,
+        "refused: the command asked to run outside the sandbox, so this safe command needs an operator's approval in the browser"
+    );
 }

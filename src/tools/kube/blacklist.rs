@@ -39,6 +39,27 @@ pub fn refusal(tool: Kube, plan: &Plan, config: &KubeConfig) -> Option<String> {
     None
 }
 
+/// Why the tools may not talk to kube context `context`, or `None` when they may: its name must be
+/// one word kubectl takes as it is, and in `kube.contexts` when that list is not empty.
+pub fn context_refusal(context: &str, config: &KubeConfig) -> Option<String> {
+    let safe = |c: char| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@' | ':' | '/');
+    if context.is_empty() || context.len() > 253 || context.starts_with('-') || !context.chars().all(safe) {
+        return Some(format!(
+            "{:?} is not a kube context name opsai uses (letters, digits and . _ - @ : / only); \
+             nothing was run; tell the user",
+            context.chars().take(80).collect::<String>()
+        ));
+    }
+    if !config.contexts.is_empty() && !config.contexts.iter().any(|allowed| allowed.trim() == context) {
+        return Some(format!(
+            "the kube context `{context}` is not one opsai may use (kube.contexts: {}); nothing was run; \
+             tell the user, who can add it to kube.contexts or pick another cluster",
+            config.contexts.join(", ")
+        ));
+    }
+    None
+}
+
 fn tool_name(tool: Kube) -> &'static str {
     tool.name()
 }

@@ -133,6 +133,14 @@ pub fn build(tool: Kube, args: &Value, config: &KubeConfig) -> Result<Plan, Stri
     Ok(plan)
 }
 
+impl Plan {
+    /// Talks to kube context `context`: `--context=NAME` right after `kubectl`, before the verb.
+    pub fn in_context(&mut self, context: &str) {
+        let at = usize::from(self.argv.first().is_some_and(|word| word == "kubectl"));
+        self.argv.insert(at, format!("--context={context}"));
+    }
+}
+
 /// A named node's status: conditions, capacity, taints, versions.
 const NODE_TEMPLATE: &str = concat!(
     r#"{.metadata.name}{"\n"}"#,
