@@ -6,9 +6,7 @@
 use std::future::Future;
 use std::io::{BufRead, BufReader};
 use std::panic::AssertUnwindSafe;
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -17,6 +15,7 @@ use serde_json::{Value, json};
 
 use crate::support::TestEnv;
 use crate::support::mock_llm::*;
+use crate::support::serve::{Server, add_user};
 use crate::support::tmux::require;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -27,25 +26,6 @@ const ENTER: &str = "\u{e007}";
 /// elsewhere the test is skipped with the reason printed.
 fn browser_installed() -> bool {
     require("chromedriver") && require("chromium")
-}
-
-/// Reads the first line `child` prints to stdout, within [`LIMIT`].
-fn first_line(child: &mut Child, what: &str) -> String {
-    let stdout = child.stdout.take().expect("piped stdout");
-    let (send, receive) = channel();
-    std::thread::spawn(move || {
-        let mut reader = BufReader::new(stdout);
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 {
-                break;
-            }
-            if send.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    receive.recv_timeout(LIMIT).unwrap_or_else(|_| panic!("{what} printed no line within {LIMIT:?}"))
 }
 
 fn stop(child: &mut Child) {
@@ -62,44 +42,19 @@ fn stop(child: &mut Child) {
     let _ = child.wait();
 }
 
-/// `opsai serve` on a free loopback port, talking to `mock`; stopped when dropped.
-struct Server {
-    child: Child,
-    url: String,
+/// `opsai serve` in users mode with `alice`, an operator made by `opsai serve user add`.
+fn users_server(env: &TestEnv, mock: &MockLlm) -> Server {
+    let users = env.opsai_home().join("users.json");
+    add_user(env, &users, "alice", "operator", PASSWORD);
+    // LC_ALL=C: the approved command's output is matched in English.
+    Server::builder(env).mock(mock).env("LC_ALL", "C").users(&users).start()
 }
 
-impl Server {
-    fn start(env: &TestEnv, mock: &MockLlm, users: Option<&PathBuf>) -> Server {
-        let mut cmd = env.std_cmd();
-        // LC_ALL=C: the approved command's output is matched in English.
-        cmd.env("OPSAI_BASE_URL", mock.base_url()).env("LC_ALL", "C").args(["serve", "--listen", "127.0.0.1:0"]);
-        if let Some(users) = users {
-            cmd.arg("--users").arg(users);
-        }
-        let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).spawn().expect("start opsai serve");
-        let line = first_line(&mut child, "opsai serve");
-        let url = line.trim().strip_prefix("opsai serve: open ").unwrap_or_else(|| panic!("URL line: {line:?}"));
-        Server { url: url.to_owned(), child }
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        stop(&mut self.child);
-    }
-}
-
-/// A users file with one user made by `opsai serve user add` (the password on stdin).
-fn users_file(env: &TestEnv, name: &str, role: &str) -> PathBuf {
-    let path = env.opsai_home().join("users.json");
-    env.cmd()
-        .args(["serve", "user", "add", name, "--role", role, "--users"])
-        .arg(&path)
-        .write_stdin(format!("{PASSWORD}\n"))
-        .timeout(LIMIT)
-        .assert()
-        .success();
-    path
+/// `opsai serve` in token mode and the URL it printed (which logs a browser in).
+fn token_server(env: &TestEnv, mock: &MockLlm) -> (Server, String) {
+    let server = Server::builder(env).mock(mock).env("LC_ALL", "C").start();
+    let url = format!("{}/?token={}", server.base, server.token.as_deref().expect("token mode"));
+    (server, url)
 }
 
 /// chromedriver on a port of its choosing; it and the browser it started end when dropped.
@@ -229,17 +184,16 @@ fn an_operator_logs_in_asks_approves_a_medium_command_and_finds_it_after_reload(
         return;
     }
     let env = TestEnv::new();
-    let users = users_file(&env, "alice", "operator");
     let gate = Gate::new();
     let mock = MockLlm::start([
         reply_text_then_tool_call("Let me create it.", "c1", "run_command", json!({"command": MEDIUM, "why": "asked"})),
         reply_text_deltas(&["Created ".into(), "the directory: ".into(), "**made-by-browser**.".into()])
             .held_after(2, &gate),
     ]);
-    let server = Server::start(&env, &mock, Some(&users));
+    let server = users_server(&env, &mock);
     let (env, server, gate) = (&env, &server, &gate);
     with_browser(|c| async move {
-        log_in(&c, &server.url, "alice").await;
+        log_in(&c, &server.base, "alice").await;
         type_into(&c, "#input", &format!("create the directory{ENTER}")).await;
 
         wait_for(&c, "the approval request", "document.querySelector('.approval button.approve')").await;
@@ -323,10 +277,10 @@ fn a_hostile_answer_shows_as_text_and_runs_nothing() {
     let env = TestEnv::new();
     let mock = MockLlm::start([reply_text(HOSTILE)]);
     // Token mode: the printed URL logs the browser in.
-    let server = Server::start(&env, &mock, None);
-    let server = &server;
+    let (_server, url) = token_server(&env, &mock);
+    let url = &url;
     with_browser(|c| async move {
-        c.goto(&server.url).await.expect("open the printed URL");
+        c.goto(url).await.expect("open the printed URL");
         wait_for(&c, "the chat", "!document.getElementById('main-view').hidden").await;
         let address = c.current_url().await.expect("the address");
         assert!(!address.as_str().contains("token"), "the token leaves the address bar: {address}");
@@ -352,10 +306,10 @@ fn a_reload_mid_turn_reattaches_to_the_running_turn_and_its_approval() {
         reply_tool_call("c1", "run_command", json!({"command": MEDIUM, "why": "asked"})),
         reply_text("Done, *really*."),
     ]);
-    let server = Server::start(&env, &mock, None);
-    let (env, server) = (&env, &server);
+    let (_server, url) = token_server(&env, &mock);
+    let (env, url) = (&env, &url);
     with_browser(|c| async move {
-        c.goto(&server.url).await.expect("open the printed URL");
+        c.goto(url).await.expect("open the printed URL");
         wait_for(&c, "the chat", "!document.getElementById('main-view').hidden").await;
         type_into(&c, "#input", &format!("make it{ENTER}")).await;
         wait_for(&c, "the approval request", "document.querySelector('.approval button.approve')").await;
