@@ -234,6 +234,12 @@ fn an_operator_logs_in_asks_approves_a_medium_command_and_finds_it_after_reload(
         );
         let title = js(&c, "document.querySelector('.conv-title').textContent").await;
         assert_eq!(title, "create the directory", "the first question names the conversation");
+
+        // Deleting asks first.
+        click(&c, ".conv-delete").await;
+        c.accept_alert().await.expect("the delete confirmation");
+        wait_for(&c, "an empty list", "!document.getElementById('conv-empty').hidden").await;
+        assert_eq!(js(&c, "document.querySelectorAll('.conv').length").await, 0);
     });
     assert!(
         mock.chat_requests()[1].tool_result("c1").unwrap().contains("created directory"),
@@ -326,5 +332,41 @@ fn a_reload_mid_turn_reattaches_to_the_running_turn_and_its_approval() {
         assert_eq!(wait_for(&c, "the answer", "document.querySelector('.answer em')?.textContent").await, "really");
         wait_for(&c, "the end of the turn", TURN_OVER).await;
         assert!(env.user_home().join("made-by-browser").exists(), "the approved command ran");
+    });
+}
+
+/// Keyboard only, on a phone-sized window: Shift+Enter breaks the line, Enter sends, and the stop
+/// button ends a turn whose model never finishes.
+#[test]
+fn shift_enter_breaks_the_line_enter_sends_and_stop_ends_the_turn_on_a_narrow_window() {
+    if !browser_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let never = Gate::new();
+    let mock = MockLlm::start([reply_text_deltas(&["Still ".into(), "thinking".into()]).held_after(2, &never)]);
+    let (_server, url) = token_server(&env, &mock);
+    let url = &url;
+    with_browser(|c| async move {
+        c.set_window_size(400, 800).await.expect("a narrow window");
+        c.goto(url).await.expect("open the printed URL");
+        wait_for(&c, "the chat", "!document.getElementById('main-view').hidden").await;
+        let fits = js(&c, "document.documentElement.scrollWidth <= window.innerWidth").await;
+        assert_eq!(fits, true, "nothing sticks out sideways");
+        let stacked = js(&c, "getComputedStyle(document.getElementById('main-view')).flexDirection").await;
+        assert_eq!(stacked, "column", "the list sits above the chat");
+
+        // Shift (\u{e008}) held for Enter, then released (\u{e000}).
+        type_into(&c, "#input", "first line\u{e008}\u{e007}\u{e000}second line").await;
+        assert_eq!(js(&c, "document.getElementById('input').value").await, "first line\nsecond line");
+        assert_eq!(js(&c, "document.querySelectorAll('.msg.user').length").await, 0, "nothing sent yet");
+        type_into(&c, "#input", ENTER).await;
+        let question = wait_for(&c, "the question", "document.querySelector('.user-text')?.textContent").await;
+        assert_eq!(question, "first line\nsecond line");
+
+        wait_for(&c, "streamed text", "document.querySelector('.answer.provisional')?.textContent === 'Still'").await;
+        assert_eq!(js(&c, "document.getElementById('stop').hidden").await, false, "the stop button shows");
+        click(&c, "#stop").await;
+        wait_for(&c, "the end of the stopped turn", TURN_OVER).await;
     });
 }
