@@ -170,6 +170,9 @@ async fn users_see_only_their_own_conversations_and_logins_are_rate_limited() {
     let token = server.post_credentials("/api/v2/auth/token", "bob", "bob-password").await;
     assert_eq!(token.status(), StatusCode::TOO_MANY_REQUESTS, "the same IP is limited too");
     assert!(!server.stderr().contains("alice-password"));
+    let removed = env.cmd().args(["serve", "user", "remove", "bob", "--users"]).arg(&file).output().unwrap();
+    assert!(removed.status.success(), "{removed:?}");
+    assert_eq!(bob.list().await.0, StatusCode::UNAUTHORIZED, "a removed user is logged out at once");
     server.stop();
 }
 

@@ -157,7 +157,11 @@ pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
                 return Ok(1);
             }
             file.save(&path)?;
-            writeln!(out, "removed {name} from {} (their open sessions end when the server restarts)", path.display())?;
+            writeln!(
+                out,
+                "removed {name} from {} (a running server logs them out at their next request)",
+                path.display()
+            )?;
             Ok(0)
         }
         UserCommand::List { users } => {
