@@ -23,6 +23,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
         Some(Command::Widget(args)) => modes::widget::run(&Paths::from_env()?, &args),
         Some(Command::Explain(args)) => modes::explain::run(&Paths::from_env()?, &args),
         Some(Command::Doctor(args)) => cmd::doctor::run(&Paths::from_env()?, &args),
+        Some(Command::Serve(args)) => modes::serve::run(&Paths::from_env()?, &args),
         None if cli.run.task.is_empty() => {
             if cli.run.json || cli.run.quiet {
                 writeln!(std::io::stderr(), "opsai: --json and --quiet need a task: `opsai --json \"TASK\"`")?;

@@ -82,6 +82,74 @@ pub enum Command {
     /// Check the model endpoint step by step (DNS, TCP, TLS, proxy, HTTP, the model list, a streamed
     /// chat, a tool call, speed) and say what to fix; exit 1 when a step fails.
     Doctor(DoctorArgs),
+    /// The web chat for a team: serve the page and its API (`opsai serve`), or manage its users
+    /// (`opsai serve user add NAME --role viewer|operator`).
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub struct ServeArgs {
+    #[command(subcommand)]
+    pub command: Option<ServeCommand>,
+    /// The address to listen on (port 0: any free port). Anything but loopback needs --users or
+    /// --allow-remote.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
+    pub listen: String,
+    /// Log in with the users of this file (`opsai serve user add`) instead of one access token.
+    #[arg(long, value_name = "FILE")]
+    pub users: Option<std::path::PathBuf>,
+    /// Listen on a non-loopback address in token mode (put a TLS reverse proxy in front).
+    #[arg(long)]
+    pub allow_remote: bool,
+    /// Seconds an approval waits for an operator in the browser before it counts as a refusal.
+    #[arg(long, value_name = "SECS", default_value_t = 300)]
+    pub approval_timeout: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ServeCommand {
+    /// Add, remove or list the users who may log in to `opsai serve --users FILE`.
+    #[command(subcommand)]
+    User(UserCommand),
+}
+
+/// What a user of `opsai serve` may do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ServeRole {
+    /// Read-only tools only: kube tools and Safe sandboxed commands; anything else is refused.
+    Viewer,
+    /// May also approve Medium and High commands in the browser.
+    Operator,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Add a user, or change an existing user's password and role. The password is asked twice on
+    /// a terminal, or read from the first line of standard input.
+    Add {
+        /// Letters, digits, `.`, `_` and `-`, at most 64.
+        name: String,
+        #[arg(long, value_enum)]
+        role: ServeRole,
+        /// The users file (default `$OPSAI_HOME/serve-users.json`).
+        #[arg(long, value_name = "FILE")]
+        users: Option<std::path::PathBuf>,
+    },
+    /// Remove a user.
+    Remove {
+        name: String,
+        /// The users file (default `$OPSAI_HOME/serve-users.json`).
+        #[arg(long, value_name = "FILE")]
+        users: Option<std::path::PathBuf>,
+    },
+    /// List the users and their roles.
+    List {
+        /// The users file (default `$OPSAI_HOME/serve-users.json`).
+        #[arg(long, value_name = "FILE")]
+        users: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Debug, Args)]

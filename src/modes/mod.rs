@@ -4,6 +4,7 @@
 //! - [`repl`]: `opsai` with no task, a conversation at the `Agent >` prompt.
 //! - [`widget`]: `opsai widget`, one Ctrl-G request answered with a command for the shell's line.
 //! - [`explain`]: `opsai explain`, piped output, a command or an ops object explained.
+//! - [`serve`]: `opsai serve`, the web chat: each turn in the browser runs on the same loop.
 //!
 //! Each builds its seams with [`crate::runner::Parts`] and shares [`common`] (render style, exit
 //! codes, probe budget, stderr lines), [`drive`] (one turn with rendering and Ctrl-C) and [`stop`]
@@ -14,5 +15,6 @@ pub mod drive;
 pub mod explain;
 pub mod oneshot;
 pub mod repl;
+pub mod serve;
 pub mod stop;
 pub mod widget;

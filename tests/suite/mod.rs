@@ -21,6 +21,7 @@ mod redaction_cli;
 mod repl_tmux;
 mod sandbox_cli;
 mod screen_tmux;
+mod serve_api;
 mod serve_load;
 mod sessions_cli;
 mod ssh_cli;

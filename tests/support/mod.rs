@@ -8,6 +8,7 @@ pub mod inspect;
 pub mod killed_rewrites;
 pub mod mock_llm;
 pub mod pty;
+pub mod serve;
 pub mod sshd;
 pub mod tmux;
 

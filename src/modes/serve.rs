@@ -1,0 +1,316 @@
+//! `opsai serve`: the web chat of seed 002 (issue 16) as one more entry mode. One [`Parts`] is built
+//! at start and shared; each turn gets its own services (a browser approver, the user, the
+//! conversation's session label and kube context) and runs as a task owned by the server, not by
+//! the HTTP connection. See `/work/notes/serve-contract.md` for the routes, shapes and auth, and the
+//! README's "opsai serve".
+//!
+//! - [`auth`]: token and users modes, cookie sessions, CSRF, the login rate limit.
+//! - [`login`]: the `/api/v2/auth/*` routes.
+//! - [`api`]: conversations and approvals; [`chat`]: a turn and its SSE stream.
+//! - [`turn`]: a running turn's event log; [`events`]: `AgentEvent` → SSE data.
+//! - [`approvals`]: the browser approver; [`users`]: the users file and `serve user …`.
+//! - [`page`]: the embedded page.
+
+mod api;
+mod approvals;
+mod auth;
+mod chat;
+mod events;
+mod login;
+mod page;
+mod state;
+mod turn;
+mod users;
+
+use std::io::Write;
+use std::net::{SocketAddr, ToSocketAddrs};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{FromRequest, Request};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{delete, get, post};
+use serde::de::DeserializeOwned;
+use tokio_util::sync::CancellationToken;
+use tower_http::limit::RequestBodyLimitLayer;
+use tower_http::set_header::SetResponseHeaderLayer;
+
+use crate::cli::{ServeArgs, ServeCommand};
+use crate::config::Config;
+use crate::context::{EnvContext, PendingContext};
+use crate::home::Paths;
+use crate::runner::{self, Approvals, LlmOverrides, Parts};
+use crate::tools::Offer;
+
+use super::common;
+use auth::{Auth, Mode};
+use state::AppState;
+
+/// Request bodies larger than this are refused (413): a chat message is text.
+const BODY_LIMIT: usize = 64 * 1024;
+/// How long running turns get to end after SIGINT/SIGTERM before the server exits anyway.
+const GRACE: Duration = Duration::from_secs(10);
+const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                   connect-src 'self'; frame-ancestors 'none'";
+
+pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
+    if let Some(ServeCommand::User(command)) = &args.command {
+        return users::run(paths, command);
+    }
+    let Some(addr) = args.listen.to_socket_addrs().ok().and_then(|mut addrs| addrs.next()) else {
+        common::warn(&format!("--listen {}: not an address such as 127.0.0.1:8765", args.listen));
+        return Ok(2);
+    };
+    if !addr.ip().is_loopback() && args.users.is_none() && !args.allow_remote {
+        common::warn(&format!(
+            "--listen {addr} is reachable from other machines: log in with users (--users FILE, see \
+             `opsai serve user add`), or pass --allow-remote to use the access token there (put a TLS \
+             reverse proxy in front either way)"
+        ));
+        return Ok(2);
+    }
+    let mode = match &args.users {
+        Some(path) => Mode::Users(path.clone()),
+        None => match std::env::var("OPSAI_SERVE_TOKEN") {
+            Ok(token) if token.len() >= 16 => Mode::Token(token),
+            Ok(_) => {
+                common::warn("OPSAI_SERVE_TOKEN is too short: use at least 16 characters, or unset it");
+                return Ok(2);
+            }
+            Err(_) => Mode::Token(auth::random_token()),
+        },
+    };
+    if let Mode::Users(path) = &mode {
+        match users::UsersFile::load(path) {
+            Ok(file) if file.users.is_empty() => common::warn(&format!(
+                "{} has no users yet: add one with `opsai serve user add NAME --role operator --users {}`",
+                path.display(),
+                path.display()
+            )),
+            Ok(_) => {}
+            Err(err) => {
+                common::warn(&err.to_string());
+                return Ok(2);
+            }
+        }
+    }
+    let context = EnvContext::start(&common::context_input(&paths.home));
+    let config = runner::load_config(paths, &LlmOverrides::default())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
+    runtime.block_on(serve(paths, args, config, context, mode, addr))
+}
+
+async fn serve(
+    paths: &Paths,
+    args: &ServeArgs,
+    config: Config,
+    context: PendingContext,
+    mode: Mode,
+    addr: SocketAddr,
+) -> anyhow::Result<u8> {
+    let parts = Parts::build(paths, config, Approvals::Nobody)?;
+    let store = match runner::session_store(paths, parts.redactor.clone()) {
+        Ok(store) => store,
+        Err(err) => {
+            common::warn(&format!("cannot serve without the sessions database: {err}"));
+            return Ok(1);
+        }
+    };
+    let context = context.finish();
+    let listener = match tokio::net::TcpListener::bind(addr).await {
+        Ok(listener) => listener,
+        Err(err) => {
+            common::warn(&format!("cannot listen on {addr}: {err}; choose another --listen address or port"));
+            return Ok(1);
+        }
+    };
+    let local = listener.local_addr()?;
+    let url = match &mode {
+        Mode::Token(token) => format!("http://{local}/?token={token}"),
+        Mode::Users(_) => format!("http://{local}/"),
+    };
+    let state = Arc::new(AppState {
+        environment: context.render(),
+        offer: Offer::for_context(&context),
+        cwd: std::env::current_dir()?,
+        parts,
+        store,
+        auth: Auth::new(mode),
+        turns: Mutex::default(),
+        pendings: Arc::default(),
+        grants: Mutex::default(),
+        approval_timeout: Duration::from_secs(args.approval_timeout),
+        shutdown: CancellationToken::new(),
+    });
+    let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
+    {
+        // The one place the token is shown: the URL to open.
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "opsai serve: open {url}")?;
+        out.flush()?;
+    }
+    let signalled = state.shutdown.clone();
+    let watcher = state.clone();
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = interrupt.recv() => {}
+            _ = terminate.recv() => {}
+        }
+        log("stopping: no new turns; running turns are stopped and stored");
+        watcher.shutdown.cancel();
+        watcher.stop_all();
+    });
+    let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
+    let server = axum::serve(listener, app).with_graceful_shutdown(signalled.clone().cancelled_owned());
+    let grace = async {
+        signalled.cancelled().await;
+        tokio::time::sleep(GRACE).await;
+    };
+    tokio::select! {
+        result = server => result?,
+        () = grace => log("connections still open after the grace period: exiting anyway"),
+    }
+    // Every running turn ends (and is stored) before the process does.
+    let turns: Vec<_> = state.turns.lock().map(|t| t.values().cloned().collect()).unwrap_or_default();
+    let _ = tokio::time::timeout(GRACE, async {
+        for turn in turns {
+            turn.finished().await;
+        }
+    })
+    .await;
+    Ok(0)
+}
+
+fn router(state: Arc<AppState>) -> Router {
+    let api = Router::new()
+        .route("/api/v2/auth/login", post(login::login))
+        .route("/api/v2/auth/token", post(login::token))
+        .route("/api/v2/auth/logout", post(login::logout))
+        .route("/api/v2/auth/me", get(login::me))
+        .route("/api/v2/ai/conversations", post(api::create).get(api::list))
+        .route("/api/v2/ai/conversations/{id}", delete(api::remove))
+        .route("/api/v2/ai/conversations/{id}/messages", get(api::messages))
+        .route("/api/v2/ai/conversations/{id}/stream", get(chat::stream))
+        .route("/api/v2/ai/conversations/{id}/stop", post(chat::stop))
+        .route("/api/v2/ai/chat", post(chat::chat))
+        .route("/api/v2/ai/approvals/{call_id}", post(api::approve))
+        .fallback(|| async {
+            ApiError::new(StatusCode::NOT_FOUND, "no such API route: see the README's \"opsai serve\"")
+        })
+        .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
+    Router::new()
+        .route("/", get(page::index))
+        .route("/assets/app.js", get(page::script))
+        .route("/assets/app.css", get(page::style))
+        .merge(api)
+        .layer(middleware::from_fn(same_origin))
+        .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)))
+        .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
+        .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
+        .with_state(state)
+}
+
+/// A request from a page on another origin is refused, whatever it carries.
+async fn same_origin(request: Request, next: Next) -> Response {
+    if !auth::origin_allowed(request.headers()) {
+        return ApiError::new(StatusCode::FORBIDDEN, "the Origin header does not match this server").into_response();
+    }
+    next.run(request).await
+}
+
+/// A line on the server's stderr.
+pub(super) fn log(text: &str) {
+    common::warn(&format!("serve: {text}"));
+}
+
+/// An API error: `{"error": "what happened and what to do"}` with its status.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    message: String,
+    retry_after: Option<Duration>,
+    /// On a 401: the auth mode, so the page knows whether to show a login form.
+    mode: Option<&'static str>,
+}
+
+impl ApiError {
+    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
+        Self { status, message: message.into(), retry_after: None, mode: None }
+    }
+
+    pub fn unauthorized(mode: &'static str) -> Self {
+        let message = if mode == "token" {
+            "not logged in: open the URL opsai serve printed, or send Authorization: Bearer TOKEN"
+        } else {
+            "not logged in: log in with POST /api/v2/auth/login, or send Authorization: Bearer TOKEN"
+        };
+        Self { mode: Some(mode), ..Self::new(StatusCode::UNAUTHORIZED, message) }
+    }
+
+    pub fn retry_after(self, wait: Duration) -> Self {
+        Self { retry_after: Some(wait), ..self }
+    }
+
+    pub fn not_found(what: &str) -> Self {
+        Self::new(
+            StatusCode::NOT_FOUND,
+            format!("no {what} with that id: list yours with GET /api/v2/ai/conversations"),
+        )
+    }
+
+    /// A failure of the server itself: logged, and said without details.
+    pub fn internal(err: &dyn std::fmt::Display) -> Self {
+        log(&err.to_string());
+        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "the server failed: see its log (stderr)")
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = serde_json::json!({"error": self.message});
+        if let Some(mode) = self.mode {
+            body["mode"] = mode.into();
+        }
+        let mut response = (self.status, axum::Json(body)).into_response();
+        if let Some(wait) = self.retry_after
+            && let Ok(value) = HeaderValue::from_str(&wait.as_secs().max(1).to_string())
+        {
+            response.headers_mut().insert(header::RETRY_AFTER, value);
+        }
+        response
+    }
+}
+
+/// A JSON body whose problems are answered `400 {"error"}`.
+pub struct Body<T>(pub T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        match axum::Json::<T>::from_request(request, state).await {
+            Ok(axum::Json(value)) => Ok(Body(value)),
+            Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                Err(ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "the request body is too large (64 KiB at most)"))
+            }
+            Err(rejection) => Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                format!("the body is not the JSON this route takes ({}): see the README's API", rejection.body_text()),
+            )),
+        }
+    }
+}
+
+/// Runs a blocking store call off the async threads.
+pub(super) async fn blocking<T: Send + 'static>(
+    state: &Arc<AppState>,
+    call: impl FnOnce(&AppState) -> T + Send + 'static,
+) -> Result<T, ApiError> {
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || call(&state)).await.map_err(|err| ApiError::internal(&err))
+}

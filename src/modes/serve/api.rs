@@ -1,0 +1,202 @@
+//! The conversation routes (seed 002 §8.1) and approvals. Every route is authorised per
+//! conversation: a user sees only their own (another's is 403, an approval not theirs 404).
+
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::approvals::{AnswerError, decision};
+use super::auth::Caller;
+use super::state::AppState;
+use super::{ApiError, Body, blocking};
+use crate::cli::ServeRole;
+use crate::protocol::Role;
+use crate::store::sessions::{NewConversation, StoredMessage, WebConversation};
+
+/// Characters kept of a title given at creation.
+const TITLE_CHARS: usize = 200;
+
+/// The conversation `id` when it is the caller's: 404 when there is none, 403 when it is another's.
+pub async fn owned(state: &Arc<AppState>, id: i64, caller: &Caller) -> Result<WebConversation, ApiError> {
+    let found = blocking(state, move |state| state.store.get_web(id)).await?.map_err(|err| ApiError::internal(&err))?;
+    let conversation = found.ok_or_else(|| ApiError::not_found("conversation"))?;
+    if conversation.user.as_deref() != Some(caller.principal.user.as_str()) {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "this conversation belongs to someone else"));
+    }
+    Ok(conversation)
+}
+
+fn object(state: &AppState, conversation: &WebConversation) -> Value {
+    json!({
+        "id": conversation.id,
+        "title": conversation.title,
+        "cluster_id": conversation.cluster,
+        "user_id": conversation.user,
+        "message_count": conversation.message_count,
+        "created_at": conversation.created_at,
+        "updated_at": conversation.updated_at,
+        "running": state.turn(conversation.id).is_some(),
+    })
+}
+
+#[derive(Deserialize)]
+pub struct CreateBody {
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    cluster_id: Option<String>,
+}
+
+pub async fn create(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Body(body): Body<CreateBody>,
+) -> Result<Response, ApiError> {
+    let clusters = state.clusters();
+    let cluster = body.cluster_id.filter(|c| !c.is_empty() && c != "default");
+    if let Some(cluster) = &cluster
+        && !clusters.contains(cluster)
+    {
+        let known =
+            if clusters.is_empty() { "none are configured (kube.contexts)".to_owned() } else { clusters.join(", ") };
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("cluster_id `{cluster}` is not one of kube.contexts: {known}"),
+        ));
+    }
+    let title: String = body.title.unwrap_or_default().trim().chars().take(TITLE_CHARS).collect();
+    let user = caller.principal.user.clone();
+    let made = blocking(&state, move |state| {
+        let model = state.parts.config.llm.model.clone();
+        let cwd = state.cwd.to_string_lossy().into_owned();
+        let new = NewConversation {
+            first_request: &title,
+            cwd: &cwd,
+            host: "web",
+            model: &model,
+            user: Some(&user),
+            cluster: cluster.as_deref(),
+        };
+        let id = state.store.create(&new)?;
+        state.store.get_web(id)
+    })
+    .await?
+    .map_err(|err| ApiError::internal(&err))?;
+    let conversation = made.ok_or_else(|| ApiError::internal(&"a new conversation vanished"))?;
+    Ok((StatusCode::CREATED, Json(object(&state, &conversation))).into_response())
+}
+
+pub async fn list(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Response, ApiError> {
+    let user = caller.principal.user.clone();
+    let conversations = blocking(&state, move |state| state.store.list_for_user(&user))
+        .await?
+        .map_err(|err| ApiError::internal(&err))?;
+    let list: Vec<Value> = conversations.iter().map(|c| object(&state, c)).collect();
+    Ok(Json(list).into_response())
+}
+
+pub async fn messages(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Response, ApiError> {
+    owned(&state, id, &caller).await?;
+    let messages = blocking(&state, move |state| state.store.messages_with_meta(id))
+        .await?
+        .map_err(|err| ApiError::internal(&err))?;
+    let list: Vec<Value> = messages.iter().map(|m| message(&state, m)).collect();
+    Ok(Json(list).into_response())
+}
+
+/// A stored message; a tool call holding a command carries its risk as the policy rates it now.
+fn message(state: &AppState, stored: &StoredMessage) -> Value {
+    let message = &stored.message;
+    let role = match message.role {
+        Role::System => "system",
+        Role::User => "user",
+        Role::Assistant => "assistant",
+        Role::Tool => "tool",
+    };
+    let calls = (!message.tool_calls.is_empty()).then(|| {
+        message
+            .tool_calls
+            .iter()
+            .map(|call| {
+                let mut value = json!({"id": call.id, "name": call.name, "arguments": call.arguments});
+                if let Some(command) = call.arguments.get("command").and_then(Value::as_str) {
+                    value["risk"] = crate::policy::assess(command, &state.parts.policy).risk.as_str().into();
+                }
+                value
+            })
+            .collect::<Vec<_>>()
+    });
+    json!({
+        "id": stored.id,
+        "role": role,
+        "content": message.content,
+        "tool_calls": calls,
+        "tool_call_id": message.tool_call_id,
+        "created_at": stored.created_at,
+    })
+}
+
+/// Deletes a conversation; a running turn is stopped first and given time to end.
+pub async fn remove(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<StatusCode, ApiError> {
+    owned(&state, id, &caller).await?;
+    if let Some(turn) = state.turn(id) {
+        turn.stop();
+        state.pendings.abort(id);
+        let _ = tokio::time::timeout(std::time::Duration::from_secs(10), turn.finished()).await;
+    }
+    blocking(&state, move |state| state.store.delete(id)).await?.map_err(|err| ApiError::internal(&err))?;
+    if let Ok(mut grants) = state.grants.lock() {
+        grants.remove(&id);
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Deserialize)]
+pub struct ApproveBody {
+    decision: String,
+    #[serde(default)]
+    confirm: Option<String>,
+    /// Which conversation, when the same call id waits in two of the caller's.
+    #[serde(default)]
+    conversation_id: Option<i64>,
+}
+
+/// An operator's answer to an approval of one of their turns.
+pub async fn approve(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(call_id): Path<String>,
+    Body(body): Body<ApproveBody>,
+) -> Result<StatusCode, ApiError> {
+    if caller.principal.role != ServeRole::Operator {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "only an operator can approve commands"));
+    }
+    let approval = decision(&body.decision).ok_or_else(|| {
+        ApiError::new(StatusCode::BAD_REQUEST, "decision must be \"approve\", \"approve_session\" or \"deny\"")
+    })?;
+    let confirmed = body.confirm.as_deref() == Some("yes");
+    match state.pendings.answer(&call_id, &caller.principal.user, body.conversation_id, approval, confirmed) {
+        Ok(()) => Ok(StatusCode::NO_CONTENT),
+        Err(AnswerError::NotPending) => Err(ApiError::new(
+            StatusCode::NOT_FOUND,
+            "no approval of yours waits under that id (answered, timed out or stopped already)",
+        )),
+        Err(AnswerError::NeedsConfirm) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "this is a high-risk command: send \"confirm\": \"yes\" with the approval (nothing was decided)",
+        )),
+    }
+}

@@ -1,0 +1,294 @@
+//! Who is asking: the access token (token mode) or a user's password (users mode), cookie sessions
+//! with their CSRF token, bearer API tokens, and the login rate limit. Everything is in memory: a
+//! restart logs everyone out.
+
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts as RequestParts;
+use axum::http::{HeaderMap, Method, StatusCode};
+use base64::Engine;
+
+use super::ApiError;
+use super::state::AppState;
+use super::users::{UsersFile, dummy_hash, verify_password};
+use crate::cli::ServeRole;
+
+/// A session or API token unused this long is forgotten.
+const IDLE: Duration = Duration::from_secs(12 * 3600);
+/// Failed logins counted per IP and per name …
+const FAILURES: usize = 5;
+/// … within this window.
+const WINDOW: Duration = Duration::from_secs(60);
+pub const COOKIE: &str = "opsai_session";
+
+/// How people prove who they are.
+pub enum Mode {
+    /// One access token (printed in the URL); the user is `owner`, an operator.
+    Token(String),
+    /// The users of this file (read at each login, so `serve user add` needs no restart).
+    Users(PathBuf),
+}
+
+/// Who a request comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Principal {
+    pub user: String,
+    pub role: ServeRole,
+}
+
+struct Session {
+    principal: Principal,
+    csrf: String,
+    last_seen: Instant,
+}
+
+pub struct Auth {
+    pub mode: Mode,
+    sessions: Mutex<HashMap<String, Session>>,
+    api_tokens: Mutex<HashMap<String, (Principal, Instant)>>,
+    failures: Mutex<HashMap<String, VecDeque<Instant>>>,
+}
+
+/// A random token: 32 bytes, base64url.
+pub fn random_token() -> String {
+    let bytes: [u8; 32] = rand::random();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Equal without a timing difference on the first differing byte.
+fn same(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+impl Auth {
+    pub fn new(mode: Mode) -> Self {
+        Self { mode, sessions: Mutex::default(), api_tokens: Mutex::default(), failures: Mutex::default() }
+    }
+
+    pub fn mode_name(&self) -> &'static str {
+        match self.mode {
+            Mode::Token(_) => "token",
+            Mode::Users(_) => "users",
+        }
+    }
+
+    /// The token mode's token matches.
+    pub fn token_matches(&self, token: &str) -> bool {
+        matches!(&self.mode, Mode::Token(expected) if same(expected, token))
+    }
+
+    /// A new cookie session: its id and CSRF token.
+    pub fn open_session(&self, principal: Principal) -> (String, String) {
+        let (id, csrf) = (random_token(), random_token());
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.retain(|_, s| s.last_seen.elapsed() < IDLE);
+            sessions.insert(id.clone(), Session { principal, csrf: csrf.clone(), last_seen: Instant::now() });
+        }
+        (id, csrf)
+    }
+
+    pub fn close_session(&self, id: &str) {
+        if let Ok(mut sessions) = self.sessions.lock() {
+            sessions.remove(id);
+        }
+    }
+
+    pub fn api_token(&self, principal: Principal) -> String {
+        let token = random_token();
+        if let Ok(mut tokens) = self.api_tokens.lock() {
+            tokens.retain(|_, (_, seen)| seen.elapsed() < IDLE);
+            tokens.insert(token.clone(), (principal, Instant::now()));
+        }
+        token
+    }
+
+    fn session(&self, id: &str) -> Option<(Principal, String)> {
+        let mut sessions = self.sessions.lock().ok()?;
+        let session = sessions.get_mut(id).filter(|s| s.last_seen.elapsed() < IDLE)?;
+        session.last_seen = Instant::now();
+        Some((session.principal.clone(), session.csrf.clone()))
+    }
+
+    fn bearer(&self, token: &str) -> Option<Principal> {
+        if self.token_matches(token) {
+            return Some(owner());
+        }
+        let mut tokens = self.api_tokens.lock().ok()?;
+        let (principal, seen) = tokens.get_mut(token).filter(|(_, seen)| seen.elapsed() < IDLE)?;
+        *seen = Instant::now();
+        Some(principal.clone())
+    }
+
+    /// Checks a user's password under the rate limit. `Err` is the response to give.
+    pub fn login(&self, ip: IpAddr, name: &str, password: &str) -> Result<Principal, ApiError> {
+        let Mode::Users(path) = &self.mode else {
+            return Err(ApiError::new(
+                StatusCode::BAD_REQUEST,
+                "this server has no users (token mode): open the URL opsai serve printed",
+            ));
+        };
+        let keys = [format!("ip {ip}"), format!("name {name}")];
+        if let Some(wait) = self.limited(&keys) {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!("too many failed logins: try again in {} s", wait.as_secs().max(1)),
+            )
+            .retry_after(wait));
+        }
+        let users = UsersFile::load(path).map_err(|err| {
+            super::log(&err.to_string());
+            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the users file cannot be read: see the server's log")
+        })?;
+        let user = users.find(name);
+        // An unknown name costs a hash check too, so timing does not tell which names exist.
+        let ok = verify_password(password, user.map_or(dummy_hash(), |u| u.password_hash.as_str()));
+        match user {
+            Some(user) if ok => Ok(Principal { user: user.name.clone(), role: user.role }),
+            _ => {
+                self.failed(&keys);
+                Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong user name or password"))
+            }
+        }
+    }
+
+    /// How long until another attempt is allowed, when one of `keys` has too many recent failures.
+    fn limited(&self, keys: &[String]) -> Option<Duration> {
+        let mut failures = self.failures.lock().ok()?;
+        keys.iter()
+            .filter_map(|key| {
+                let times = failures.get_mut(key)?;
+                while times.front().is_some_and(|t| t.elapsed() >= WINDOW) {
+                    times.pop_front();
+                }
+                let oldest = times.front().filter(|_| times.len() >= FAILURES)?;
+                Some(WINDOW.saturating_sub(oldest.elapsed()))
+            })
+            .max()
+    }
+
+    fn failed(&self, keys: &[String]) {
+        if let Ok(mut failures) = self.failures.lock() {
+            failures.retain(|_, times| times.back().is_some_and(|t| t.elapsed() < WINDOW));
+            for key in keys {
+                failures.entry(key.clone()).or_default().push_back(Instant::now());
+            }
+        }
+    }
+}
+
+/// Token mode's one user.
+pub fn owner() -> Principal {
+    Principal { user: "owner".into(), role: ServeRole::Operator }
+}
+
+/// The session cookie's value, when the request has one.
+pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(axum::http::header::COOKIE)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('=').map(str::to_owned))
+}
+
+/// The `Set-Cookie` value for a session (`None`: clears it).
+pub fn set_cookie(id: Option<&str>) -> String {
+    match id {
+        Some(id) => format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/"),
+        None => format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
+    }
+}
+
+/// An authenticated request: who, and (cookie sessions) their session id and CSRF token.
+pub struct Caller {
+    pub principal: Principal,
+    pub session: Option<(String, String)>,
+}
+
+impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut RequestParts,
+        state: &std::sync::Arc<AppState>,
+    ) -> Result<Self, Self::Rejection> {
+        let auth = &state.auth;
+        let bearer = parts
+            .headers
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if let Some(token) = bearer {
+            // Bearer requests carry no ambient credential, so they need no CSRF token.
+            return match auth.bearer(token.trim()) {
+                Some(principal) => Ok(Caller { principal, session: None }),
+                None => Err(ApiError::new(StatusCode::UNAUTHORIZED, "the bearer token is not valid: log in again")),
+            };
+        }
+        let Some(id) = session_cookie(&parts.headers) else {
+            return Err(ApiError::unauthorized(auth.mode_name()));
+        };
+        let Some((principal, csrf)) = auth.session(&id) else {
+            return Err(ApiError::unauthorized(auth.mode_name()));
+        };
+        if parts.method != Method::GET && parts.method != Method::HEAD {
+            let sent = parts.headers.get("x-csrf-token").and_then(|v| v.to_str().ok()).unwrap_or("");
+            if !same(sent, &csrf) {
+                return Err(ApiError::new(
+                    StatusCode::FORBIDDEN,
+                    "missing or wrong X-CSRF-Token header: send the csrf_token from /api/v2/auth/me",
+                ));
+            }
+        }
+        Ok(Caller { principal, session: Some((id, csrf)) })
+    }
+}
+
+/// An `Origin` header, when present, names this server (`Host`): a page elsewhere cannot post here.
+pub fn origin_allowed(headers: &HeaderMap) -> bool {
+    let Some(origin) = headers.get(axum::http::header::ORIGIN) else { return true };
+    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok());
+    let origin = origin.to_str().ok().and_then(|o| o.split_once("://").map(|(_, rest)| rest));
+    matches!((origin, host), (Some(origin), Some(host)) if origin.eq_ignore_ascii_case(host))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cookie_is_found_among_others() {
+        let mut headers = HeaderMap::new();
+        headers.insert(axum::http::header::COOKIE, "a=1; opsai_session=xyz; b=2".parse().unwrap());
+        assert_eq!(session_cookie(&headers).as_deref(), Some("xyz"));
+    }
+
+    #[test]
+    fn five_failures_limit_the_name_and_the_ip() {
+        let auth = Auth::new(Mode::Token("t".repeat(20)));
+        let keys = ["ip 1.2.3.4".to_owned(), "name bob".to_owned()];
+        for _ in 0..4 {
+            auth.failed(&keys);
+        }
+        assert!(auth.limited(&keys).is_none());
+        auth.failed(&keys);
+        assert!(auth.limited(&keys[..1]).is_some());
+        assert!(auth.limited(&["name alice".to_owned()]).is_none());
+    }
+
+    #[test]
+    fn origin_must_name_the_host() {
+        let mut headers = HeaderMap::new();
+        headers.insert(axum::http::header::HOST, "127.0.0.1:8765".parse().unwrap());
+        assert!(origin_allowed(&headers));
+        headers.insert(axum::http::header::ORIGIN, "http://127.0.0.1:8765".parse().unwrap());
+        assert!(origin_allowed(&headers));
+        headers.insert(axum::http::header::ORIGIN, "http://evil.example".parse().unwrap());
+        assert!(!origin_allowed(&headers));
+    }
+}

@@ -1,0 +1,177 @@
+//! `POST /api/v2/ai/chat` (a turn, answered as SSE), `/stream` (its events again) and `/stop`.
+//!
+//! A turn is a task of the server's multi-thread runtime (the gate blocks in `block_in_place`
+//! while the browser decides), built on the shared [`crate::runner::Parts`] with its own services.
+//! Its events go to the turn's log, which every SSE reader follows; a reader that disconnects
+//! changes nothing. `done` is always the last event: the loop's own is held back until the turn
+//! is no longer running, so a new message right after it is not refused as busy.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use futures_util::Stream;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::approvals::BrowserApprover;
+use super::auth::{Caller, Principal};
+use super::state::AppState;
+use super::turn::{Turn, single};
+use super::{ApiError, Body, api, events};
+use crate::agent::Agent;
+use crate::protocol::AgentEvent;
+use crate::runner::conversation::Conversation;
+use crate::tools::{Registry, RunState, Services, ToolsConfig};
+
+/// A comment line this often keeps proxies from closing a quiet stream.
+const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// Characters of the first message that become an untitled conversation's title.
+const TITLE_CHARS: usize = 80;
+
+#[derive(Deserialize)]
+pub struct ChatBody {
+    conversation_id: i64,
+    message: String,
+}
+
+fn sse(stream: impl Stream<Item = Result<Event, std::convert::Infallible>> + Send + 'static) -> Response {
+    Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response()
+}
+
+pub async fn chat(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Body(body): Body<ChatBody>,
+) -> Result<Response, ApiError> {
+    if state.shutdown.is_cancelled() {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is stopping: try again once it is back",
+        ));
+    }
+    let message = body.message.trim().to_owned();
+    if message.is_empty() {
+        return Err(ApiError::new(StatusCode::BAD_REQUEST, "the message is empty: write what you want to know"));
+    }
+    let id = body.conversation_id;
+    let conversation = api::owned(&state, id, &caller).await?;
+    if conversation.title.trim().is_empty() {
+        let title: String =
+            message.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(TITLE_CHARS).collect();
+        super::blocking(&state, move |state| state.store.set_title(id, &title))
+            .await?
+            .map_err(|err| ApiError::internal(&err))?;
+    }
+    let turn = Arc::new(Turn::new(id, caller.principal.user.clone()));
+    {
+        let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
+        if turns.contains_key(&id) {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "a turn is already running in this conversation: wait for it (GET …/stream) or stop it (POST …/stop)",
+            ));
+        }
+        turns.insert(id, turn.clone());
+    }
+    turn.publish(&events::start(id));
+    tokio::spawn(run(state.clone(), turn.clone(), caller.principal, conversation.cluster, message));
+    Ok(sse(turn.stream()))
+}
+
+/// The running turn's events so far and then live; a single `done` when none runs.
+pub async fn stream(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Response, ApiError> {
+    api::owned(&state, id, &caller).await?;
+    Ok(match state.turn(id) {
+        Some(turn) => sse(turn.stream()),
+        None => sse(single(&events::done())),
+    })
+}
+
+/// Interrupts the running turn, like Ctrl-C: a waiting approval is aborted, a command is stopped.
+pub async fn stop(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<StatusCode, ApiError> {
+    api::owned(&state, id, &caller).await?;
+    if let Some(turn) = state.turn(id) {
+        turn.stop();
+        state.pendings.abort(id);
+    }
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// The turn's task: runs it, then ends its stream with `done` once it no longer counts as running.
+async fn run(state: Arc<AppState>, turn: Arc<Turn>, principal: Principal, cluster: Option<String>, message: String) {
+    let done = drive(&state, &turn, &principal, cluster.as_deref(), &message).await;
+    if let Ok(mut turns) = state.turns.lock() {
+        turns.remove(&turn.conversation);
+    }
+    turn.publish(&done.unwrap_or_else(events::done));
+    turn.finish();
+}
+
+/// One agent turn on the shared parts; returns the loop's `done` (held back), if it sent one.
+async fn drive(
+    state: &AppState,
+    turn: &Arc<Turn>,
+    principal: &Principal,
+    cluster: Option<&str>,
+    message: &str,
+) -> Option<Value> {
+    let parts = &state.parts;
+    let id = turn.conversation;
+    let mut conversation = Conversation::new(Some(&state.store));
+    let mut history = match tokio::task::block_in_place(|| conversation.resume(id)) {
+        Ok((_, messages)) => messages,
+        Err(err) => {
+            turn.publish(&serde_json::json!({"type": "error", "kind": "error", "content": err.to_string()}));
+            return None;
+        }
+    };
+    let approver = BrowserApprover {
+        turn: turn.clone(),
+        pendings: state.pendings.clone(),
+        role: principal.role,
+        timeout: state.approval_timeout,
+    };
+    let services = Services {
+        approver: &approver,
+        user: Some(principal.user.clone()),
+        ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
+    };
+    let tools: ToolsConfig = parts.tools_config().offering(state.offer); // SHIM kube_context
+    let grants = state.grants.lock().ok().and_then(|g| g.get(&id).cloned()).unwrap_or_default();
+    let mut agent = Agent {
+        model: &parts.model,
+        recorder: Some(&conversation),
+        services,
+        tools: Registry::agent(tools),
+        settings: parts.settings(&parts.config.llm.model, &state.environment),
+        state: RunState { cwd: state.cwd.clone(), grants, ..RunState::default() },
+    };
+    let mut done = None;
+    let mut sink = |event: AgentEvent| match events::data(&event, cluster) {
+        Some(data) if data["type"] == "done" => done = Some(data),
+        Some(data) => turn.publish(&data),
+        None => {}
+    };
+    // A model failure was already sent as an `error` event; the stream ends with `done` either way.
+    let _ = agent.run_turn(&mut history, message, &mut sink).await;
+    if let Ok(mut grants) = state.grants.lock() {
+        grants.insert(id, std::mem::take(&mut agent.state.grants));
+    }
+    drop(agent);
+    if let Some(warning) = conversation.take_warning() {
+        super::log(&warning);
+    }
+    done
+}

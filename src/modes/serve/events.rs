@@ -1,0 +1,136 @@
+//! The SSE `data:` of each event (serve contract "SSE"): the `--json` line of an [`AgentEvent`] with
+//! its `type` moved to `kind` and seed 002 §8.2's `type` added, plus the server's own events.
+
+use serde_json::{Map, Value, json};
+
+use crate::approval::ApprovalRequest;
+use crate::protocol::{AgentEvent, Risk};
+
+/// The seed's `type` for an event kind.
+fn seed_type(kind: &str) -> &'static str {
+    match kind {
+        "answer_delta" | "thought" | "answer" => "text",
+        "tool_call" => "tool_call",
+        "approval" => "approval",
+        "output" | "tool_result" => "tool_result",
+        "done" => "done",
+        _ => "error",
+    }
+}
+
+/// Whether `tool` is one of the Kubernetes tools (the family or a former name).
+fn is_kube(tool: &str) -> bool {
+    tool == "kube" || crate::protocol::former_tool_names("kube").contains(&tool)
+}
+
+/// The event as SSE data; `None` for what is never sent (`progress`). `cluster` is the
+/// conversation's kube context, named on kube tool calls.
+pub fn data(event: &AgentEvent, cluster: Option<&str>) -> Option<Value> {
+    if matches!(event, AgentEvent::Progress { .. }) {
+        return None;
+    }
+    let Ok(Value::Object(mut object)) = serde_json::to_value(event) else { return None };
+    let kind = object.remove("type").and_then(|k| k.as_str().map(str::to_owned)).unwrap_or_default();
+    let mut out = Map::new();
+    out.insert("type".into(), seed_type(&kind).into());
+    out.insert("kind".into(), kind.into());
+    match event {
+        AgentEvent::AnswerDelta { text } | AgentEvent::Thought { text } | AgentEvent::Answer { text } => {
+            out.insert("content".into(), text.clone().into());
+        }
+        AgentEvent::ToolCall { tool, args, .. } => {
+            out.insert("tool".into(), tool.clone().into());
+            out.insert("params".into(), args.to_string().into());
+            if is_kube(tool) {
+                out.insert("cluster".into(), cluster.map_or(Value::Null, Value::from));
+                let namespace = args.get("namespace").and_then(Value::as_str).map(str::to_owned);
+                out.insert("namespace".into(), namespace.map_or(Value::Null, Value::from));
+            }
+        }
+        AgentEvent::ToolResult { output, .. } => {
+            out.insert("content".into(), output.clone().into());
+        }
+        AgentEvent::Retry { reason, .. } => {
+            out.insert("recoverable".into(), true.into());
+            out.insert("content".into(), reason.clone().into());
+        }
+        AgentEvent::Error { message } => {
+            out.insert("content".into(), message.clone().into());
+        }
+        _ => {}
+    }
+    for (key, value) in object {
+        out.entry(key).or_insert(value);
+    }
+    Some(Value::Object(out))
+}
+
+/// The first event of every chat stream.
+pub fn start(conversation: i64) -> Value {
+    json!({"type": "text", "kind": "start", "conversation_id": conversation})
+}
+
+/// The `done` the server adds when the loop ended without one.
+pub fn done() -> Value {
+    json!({"type": "done", "kind": "done"})
+}
+
+/// An approval an operator is asked for in the browser.
+pub fn approval_request(id: &str, request: &ApprovalRequest, timeout_s: u64) -> Value {
+    json!({
+        "type": "approval",
+        "kind": "request",
+        "id": id,
+        "command": request.command,
+        "risk": request.risk,
+        "reasons": request.reasons,
+        "why": request.why,
+        "detail": request.detail,
+        "host": request.host,
+        "grant": request.grant,
+        "confirm_word": (request.risk == Risk::High).then_some("yes"),
+        "timeout_s": timeout_s,
+    })
+}
+
+/// Nobody answered an approval in time: it counts as a refusal.
+pub fn approval_timeout(id: &str) -> Value {
+    json!({"type": "approval", "kind": "timeout", "id": id})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{ObservationStatus, ReplyProgress};
+
+    #[test]
+    fn each_event_gets_the_seed_type_and_keeps_its_kind() {
+        let delta = data(&AgentEvent::AnswerDelta { text: "hi".into() }, None).unwrap();
+        assert_eq!(delta, json!({"type": "text", "kind": "answer_delta", "content": "hi", "text": "hi"}));
+        let call = AgentEvent::ToolCall {
+            id: "c1".into(),
+            tool: "kube".into(),
+            args: json!({"action": "pods", "namespace": "prod"}),
+            command: None,
+            risk: None,
+            reasons: vec![],
+        };
+        let call = data(&call, Some("staging")).unwrap();
+        assert_eq!(call["type"], "tool_call");
+        assert_eq!(call["params"], r#"{"action":"pods","namespace":"prod"}"#);
+        assert_eq!((call["cluster"].as_str(), call["namespace"].as_str()), (Some("staging"), Some("prod")));
+        let result = AgentEvent::ToolResult {
+            id: "c1".into(),
+            status: ObservationStatus::Ran,
+            exit_code: Some(0),
+            output: "ok".into(),
+            truncated_bytes: 0,
+            output_bytes: 2,
+            duration_ms: 1,
+        };
+        let result = data(&result, None).unwrap();
+        assert_eq!((result["type"].as_str(), result["content"].as_str()), (Some("tool_result"), Some("ok")));
+        assert_eq!(data(&AgentEvent::Done { iterations: 1, usage: None }, None).unwrap()["type"], "done");
+        assert!(data(&AgentEvent::Progress { stage: ReplyProgress::WritingCall }, None).is_none());
+    }
+}

@@ -1,0 +1,70 @@
+//! `/api/v2/auth/*`: log in (a cookie session), an API token, log out, and who am I.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::Json;
+use axum::extract::{ConnectInfo, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use serde::Deserialize;
+use serde_json::json;
+
+use super::auth::{Caller, Principal, set_cookie};
+use super::state::AppState;
+use super::users::role_name;
+use super::{ApiError, Body};
+
+#[derive(Deserialize)]
+pub struct Credentials {
+    username: String,
+    password: String,
+}
+
+/// Checks the password on a blocking thread: argon2 takes tens of milliseconds of CPU.
+async fn check(state: &Arc<AppState>, addr: SocketAddr, credentials: Credentials) -> Result<Principal, ApiError> {
+    let state = state.clone();
+    tokio::task::spawn_blocking(move || state.auth.login(addr.ip(), &credentials.username, &credentials.password))
+        .await
+        .map_err(|err| ApiError::internal(&err))?
+}
+
+pub async fn login(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    Body(credentials): Body<Credentials>,
+) -> Result<Response, ApiError> {
+    let principal = check(&state, addr, credentials).await?;
+    let body = json!({"user": principal.user, "role": role_name(principal.role)});
+    let (id, csrf) = state.auth.open_session(principal);
+    let mut body = body;
+    body["csrf_token"] = csrf.into();
+    Ok(([(header::SET_COOKIE, set_cookie(Some(&id)))], Json(body)).into_response())
+}
+
+pub async fn token(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    Body(credentials): Body<Credentials>,
+) -> Result<Response, ApiError> {
+    let principal = check(&state, addr, credentials).await?;
+    Ok(Json(json!({"token": state.auth.api_token(principal)})).into_response())
+}
+
+pub async fn logout(State(state): State<Arc<AppState>>, caller: Caller) -> Response {
+    if let Some((id, _)) = &caller.session {
+        state.auth.close_session(id);
+    }
+    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(None))]).into_response()
+}
+
+pub async fn me(State(state): State<Arc<AppState>>, caller: Caller) -> Response {
+    Json(json!({
+        "user": caller.principal.user,
+        "role": role_name(caller.principal.role),
+        "csrf_token": caller.session.map(|(_, csrf)| csrf),
+        "mode": state.auth.mode_name(),
+        "clusters": state.clusters(),
+    }))
+    .into_response()
+}

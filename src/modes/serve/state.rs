@@ -1,0 +1,56 @@
+//! What every request handler shares: the one [`Parts`] every turn is built on, the session
+//! store, who is logged in, and the turns running now.
+
+use std::collections::{HashMap, HashSet};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+
+use super::approvals::Pendings;
+use super::auth::Auth;
+use super::turn::Turn;
+use crate::runner::Parts;
+use crate::store::sessions::SessionStore;
+use crate::tools::Offer;
+
+pub struct AppState {
+    pub parts: Parts,
+    pub store: SessionStore,
+    pub auth: Auth,
+    /// The running turn of each conversation (at most one).
+    pub turns: Mutex<HashMap<i64, Arc<Turn>>>,
+    pub pendings: Arc<Pendings>,
+    /// "Always this session" grants, per conversation, kept between its turns.
+    pub grants: Mutex<HashMap<i64, HashSet<String>>>,
+    /// The prompt's environment layer (this machine).
+    pub environment: String,
+    pub offer: Offer,
+    /// Where commands run (the server's working directory).
+    pub cwd: PathBuf,
+    pub approval_timeout: Duration,
+    /// SIGINT/SIGTERM: no new turn starts.
+    pub shutdown: CancellationToken,
+}
+
+impl AppState {
+    /// The running turn of `conversation`.
+    pub fn turn(&self, conversation: i64) -> Option<Arc<Turn>> {
+        self.turns.lock().ok()?.get(&conversation).cloned()
+    }
+
+    /// `kube.contexts`: the clusters a conversation may name (empty: kubectl's current context only).
+    pub fn clusters(&self) -> Vec<String> {
+        Vec::new() // SHIM
+    }
+
+    /// Stops every running turn (shutdown).
+    pub fn stop_all(&self) {
+        let turns: Vec<Arc<Turn>> = self.turns.lock().map(|t| t.values().cloned().collect()).unwrap_or_default();
+        for turn in turns {
+            turn.stop();
+            self.pendings.abort(turn.conversation);
+        }
+    }
+}

@@ -1,0 +1,98 @@
+//! One running turn as the browser sees it: the log of its SSE events (replayed to whoever opens
+//! `/stream` later) and the signal that wakes the live readers. The turn belongs to the server: a
+//! reader that goes away changes nothing.
+
+use std::convert::Infallible;
+use std::sync::Arc;
+
+use axum::response::sse::Event;
+use futures_util::Stream;
+use serde_json::Value;
+use tokio::sync::watch;
+
+use crate::tools::Interrupts;
+
+#[derive(Default)]
+pub struct Log {
+    events: Vec<Arc<str>>,
+    finished: bool,
+}
+
+pub struct Turn {
+    pub conversation: i64,
+    pub owner: String,
+    /// The turn's Ctrl-C: the stop button, a deleted conversation and shutdown cancel `turn`.
+    pub interrupts: Interrupts,
+    log: watch::Sender<Log>,
+}
+
+impl Turn {
+    pub fn new(conversation: i64, owner: String) -> Self {
+        Self { conversation, owner, interrupts: Interrupts::default(), log: watch::Sender::new(Log::default()) }
+    }
+
+    /// Appends an event and wakes the readers.
+    pub fn publish(&self, data: &Value) {
+        let text: Arc<str> = data.to_string().into();
+        self.log.send_modify(|log| log.events.push(text));
+    }
+
+    /// No event follows: the readers end after the ones they have not seen yet.
+    pub fn finish(&self) {
+        self.log.send_modify(|log| log.finished = true);
+    }
+
+    /// Returns once the turn has ended.
+    pub async fn finished(&self) {
+        let mut receiver = self.log.subscribe();
+        let _ = receiver.wait_for(|log| log.finished).await;
+    }
+
+    pub fn stop(&self) {
+        self.interrupts.turn.cancel();
+    }
+
+    /// Every event so far, then each new one as it comes, ending after the last.
+    pub fn stream(self: Arc<Self>) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
+        let receiver = self.log.subscribe();
+        futures_util::stream::unfold((receiver, 0usize), |(mut receiver, next)| async move {
+            loop {
+                let (item, finished) = {
+                    let log = receiver.borrow_and_update();
+                    (log.events.get(next).cloned(), log.finished)
+                };
+                if let Some(item) = item {
+                    let event = Event::default().event("message").data(&*item);
+                    return Some((Ok(event), (receiver, next + 1)));
+                }
+                if finished || receiver.changed().await.is_err() {
+                    return None;
+                }
+            }
+        })
+    }
+}
+
+/// A stream of one event (`/stream` when no turn runs).
+pub fn single(data: &Value) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
+    let event = Event::default().event("message").data(data.to_string());
+    futures_util::stream::iter([Ok(event)])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+
+    #[tokio::test]
+    async fn a_late_reader_sees_every_event_then_live_ones_then_the_end() {
+        let turn = Arc::new(Turn::new(1, "a".into()));
+        turn.publish(&serde_json::json!({"n": 1}));
+        let mut stream = Box::pin(turn.clone().stream());
+        assert!(stream.next().await.is_some());
+        turn.publish(&serde_json::json!({"n": 2}));
+        turn.finish();
+        assert!(stream.next().await.is_some());
+        assert!(stream.next().await.is_none());
+    }
+}

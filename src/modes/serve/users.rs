@@ -1,0 +1,242 @@
+//! The users of `opsai serve --users FILE`: the file (`{"users":[{"name","role","password_hash"}]}`,
+//! mode 0600, replaced atomically), argon2id password hashes, and `opsai serve user add|remove|list`.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::{Algorithm, Argon2, Params, Version};
+use serde::{Deserialize, Serialize};
+use thiserror::Error;
+
+use crate::cli::{ServeRole, UserCommand};
+use crate::home::Paths;
+
+#[derive(Debug, Error)]
+pub enum UsersError {
+    #[error("cannot read the users file {path}: {error}; check its path and permissions")]
+    Read { path: PathBuf, error: std::io::Error },
+    #[error("the users file {path} is not valid ({error}); fix it or remove it and add the users again")]
+    Parse { path: PathBuf, error: serde_json::Error },
+    #[error("cannot write the users file {path}: {error}; make its directory writable")]
+    Write { path: PathBuf, error: std::io::Error },
+    #[error("`{0}` is not a valid user name: use 1 to 64 letters, digits, `.`, `_` or `-`")]
+    BadName(String),
+    #[error("cannot hash the password: {0}")]
+    Hash(String),
+}
+
+/// One user as stored.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct User {
+    pub name: String,
+    pub role: ServeRole,
+    pub password_hash: String,
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+pub struct UsersFile {
+    pub users: Vec<User>,
+}
+
+/// `$OPSAI_HOME/serve-users.json`, the file `serve user …` uses when not told another.
+pub fn default_path(paths: &Paths) -> PathBuf {
+    paths.home.join("serve-users.json")
+}
+
+pub fn valid_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b))
+}
+
+impl UsersFile {
+    /// The file's users; a missing file has none.
+    pub fn load(path: &Path) -> Result<Self, UsersError> {
+        match std::fs::read(path) {
+            Ok(bytes) => {
+                serde_json::from_slice(&bytes).map_err(|error| UsersError::Parse { path: path.to_owned(), error })
+            }
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
+            Err(error) => Err(UsersError::Read { path: path.to_owned(), error }),
+        }
+    }
+
+    /// Replaces the file: a 0600 temp file in the same directory, synced, renamed over it.
+    pub fn save(&self, path: &Path) -> Result<(), UsersError> {
+        let failed = |error| UsersError::Write { path: path.to_owned(), error };
+        let mut text = serde_json::to_string_pretty(self).map_err(|e| failed(std::io::Error::other(e)))?;
+        text.push('\n');
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).map_err(failed)?;
+        }
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let written = (|| {
+            let _ = std::fs::remove_file(&temp);
+            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp)?;
+            file.write_all(text.as_bytes())?;
+            file.sync_all()?;
+            std::fs::rename(&temp, path)
+        })();
+        if let Err(error) = written {
+            let _ = std::fs::remove_file(&temp);
+            return Err(failed(error));
+        }
+        Ok(())
+    }
+
+    pub fn find(&self, name: &str) -> Option<&User> {
+        self.users.iter().find(|user| user.name == name)
+    }
+}
+
+/// An argon2id PHC string for `password`, with a random salt.
+pub fn hash_password(password: &str) -> Result<String, UsersError> {
+    let salt_bytes: [u8; 16] = rand::random();
+    let salt = SaltString::encode_b64(&salt_bytes).map_err(|e| UsersError::Hash(e.to_string()))?;
+    argon2()
+        .hash_password(password.as_bytes(), &salt)
+        .map(|hash| hash.to_string())
+        .map_err(|e| UsersError::Hash(e.to_string()))
+}
+
+/// Whether `password` matches the stored `hash` (a malformed hash matches nothing).
+pub fn verify_password(password: &str, hash: &str) -> bool {
+    PasswordHash::new(hash).is_ok_and(|parsed| argon2().verify_password(password.as_bytes(), &parsed).is_ok())
+}
+
+/// A hash to check against when the name is unknown, so a wrong name costs as long as a wrong password.
+pub fn dummy_hash() -> &'static str {
+    static DUMMY: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    DUMMY.get_or_init(|| hash_password("opsai-no-such-user").unwrap_or_default())
+}
+
+fn argon2() -> Argon2<'static> {
+    // OWASP's argon2id minimum (19 MiB, 2 passes), the crate's default.
+    Argon2::new(Algorithm::Argon2id, Version::V0x13, Params::default())
+}
+
+/// `opsai serve user add|remove|list`.
+pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
+    let file_of = |users: &Option<PathBuf>| users.clone().unwrap_or_else(|| default_path(paths));
+    let mut out = std::io::stdout().lock();
+    match command {
+        UserCommand::Add { name, role, users } => {
+            let path = file_of(users);
+            if !valid_name(name) {
+                return Err(UsersError::BadName(name.clone()).into());
+            }
+            let Some(password) = read_password(name)? else { return Ok(2) };
+            let hash = hash_password(&password)?;
+            let mut file = UsersFile::load(&path)?;
+            let user = User { name: name.clone(), role: *role, password_hash: hash };
+            let verb = match file.users.iter_mut().find(|u| u.name == *name) {
+                Some(existing) => {
+                    *existing = user;
+                    "updated"
+                }
+                None => {
+                    file.users.push(user);
+                    "added"
+                }
+            };
+            file.save(&path)?;
+            writeln!(out, "{verb} {name} ({}) in {}", role_name(*role), path.display())?;
+            Ok(0)
+        }
+        UserCommand::Remove { name, users } => {
+            let path = file_of(users);
+            let mut file = UsersFile::load(&path)?;
+            let before = file.users.len();
+            file.users.retain(|u| u.name != *name);
+            if file.users.len() == before {
+                super::super::common::warn(&format!(
+                    "no user {name} in {}; `opsai serve user list` shows them",
+                    path.display()
+                ));
+                return Ok(1);
+            }
+            file.save(&path)?;
+            writeln!(out, "removed {name} from {} (their open sessions end when the server restarts)", path.display())?;
+            Ok(0)
+        }
+        UserCommand::List { users } => {
+            let path = file_of(users);
+            let file = UsersFile::load(&path)?;
+            if file.users.is_empty() {
+                writeln!(
+                    out,
+                    "no users in {}; add one with `opsai serve user add NAME --role operator`",
+                    path.display()
+                )?;
+            }
+            for user in &file.users {
+                writeln!(out, "{}\t{}", user.name, role_name(user.role))?;
+            }
+            Ok(0)
+        }
+    }
+}
+
+pub fn role_name(role: ServeRole) -> &'static str {
+    match role {
+        ServeRole::Viewer => "viewer",
+        ServeRole::Operator => "operator",
+    }
+}
+
+/// The password: asked twice on a terminal, else the first line of stdin. `None`: nothing usable
+/// (a message was printed).
+fn read_password(name: &str) -> anyhow::Result<Option<String>> {
+    let password = if std::io::stdin().is_terminal() {
+        dialoguer::Password::new()
+            .with_prompt(format!("Password for {name}"))
+            .with_confirmation("Repeat it", "the passwords differ")
+            .interact()?
+    } else {
+        let mut line = String::new();
+        std::io::stdin().lock().read_line(&mut line)?;
+        line.trim_end_matches(['\n', '\r']).to_owned()
+    };
+    if password.chars().count() < 8 {
+        super::super::common::warn("the password is too short: use at least 8 characters");
+        return Ok(None);
+    }
+    Ok(Some(password))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_checked() {
+        assert!(valid_name("alice.b_c-1"));
+        assert!(!valid_name(""));
+        assert!(!valid_name("a b"));
+        assert!(!valid_name(&"x".repeat(65)));
+    }
+
+    #[test]
+    fn a_hash_verifies_its_password_only() {
+        let hash = hash_password("correct horse").unwrap();
+        assert!(hash.starts_with("$argon2id$"), "{hash}");
+        assert!(verify_password("correct horse", &hash));
+        assert!(!verify_password("wrong", &hash));
+        assert!(!verify_password("correct horse", "not a hash"));
+    }
+
+    #[test]
+    fn the_file_round_trips_with_mode_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("users.json");
+        let file =
+            UsersFile { users: vec![User { name: "a".into(), role: ServeRole::Viewer, password_hash: "h".into() }] };
+        file.save(&path).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
+        let loaded = UsersFile::load(&path).unwrap();
+        assert_eq!(loaded.find("a").unwrap().role, ServeRole::Viewer);
+        assert!(UsersFile::load(&dir.path().join("missing")).unwrap().users.is_empty());
+    }
+}

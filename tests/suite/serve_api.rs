@@ -1,0 +1,349 @@
+//! `opsai serve`'s API against the real binary on loopback, with the mock model (issue 16): the
+//! conversation routes and the SSE turn, auth (token, cookie + CSRF, users, rate limit), approvals
+//! in the browser by role, the kube blacklist relayed, and turns that outlive their connection.
+
+use std::path::PathBuf;
+
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+
+use crate::support::TestEnv;
+use crate::support::mock_llm::*;
+use crate::support::serve::*;
+
+fn audit(env: &TestEnv) -> String {
+    std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
+}
+
+fn kinds(events: &[Value]) -> Vec<String> {
+    events.iter().map(|e| format!("{}/{}", e["type"].as_str().unwrap(), e["kind"].as_str().unwrap_or(""))).collect()
+}
+
+/// Two users (alice operator, bob viewer) in a users file under `env`'s home.
+fn two_users(env: &TestEnv) -> PathBuf {
+    let file = env.opsai_home().join("users.json");
+    add_user(env, &file, "alice", "operator", "alice-password");
+    add_user(env, &file, "bob", "viewer", "bob-password");
+    file
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_is_created_chatted_read_listed_and_deleted() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("All pods are running.")]);
+    let server = Server::builder(&env).mock(&mock).start();
+    let api = server.api();
+    let created = api.create(json!({"title": ""})).await;
+    assert_eq!((created["user_id"].as_str(), created["message_count"].as_i64()), (Some("owner"), Some(0)));
+    assert_eq!((created["cluster_id"].clone(), created["running"].clone()), (Value::Null, json!(false)));
+    let id = created["id"].as_i64().unwrap();
+
+    let events = api.chat(id, "how are my pods?").await.collect().await;
+    assert_eq!(events[0], json!({"type": "text", "kind": "start", "conversation_id": id}));
+    let kinds = kinds(&events);
+    assert_eq!(kinds.last().map(String::as_str), Some("done/done"), "{kinds:?}");
+    assert_eq!(kinds.iter().filter(|k| *k == "done/done").count(), 1, "{kinds:?}");
+    let answer = events.iter().find(|e| e["kind"] == "answer").unwrap();
+    assert_eq!(answer["content"], "All pods are running.");
+    let deltas: String =
+        events.iter().filter(|e| e["kind"] == "answer_delta").map(|e| e["content"].as_str().unwrap()).collect();
+    assert_eq!(deltas, "All pods are running.");
+    assert!(!kinds.iter().any(|k| k.contains("progress")), "{kinds:?}");
+
+    let (status, messages) = api.messages(id).await;
+    assert_eq!(status, StatusCode::OK);
+    let shape: Vec<(&str, &str)> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+        .collect();
+    assert_eq!(shape, [("user", "how are my pods?"), ("assistant", "All pods are running.")]);
+    assert!(messages[0]["created_at"].as_i64().unwrap() > 1_700_000_000);
+
+    let (_, list) = api.list().await;
+    assert_eq!(list.as_array().unwrap().len(), 1);
+    assert_eq!(list[0]["title"], "how are my pods?", "an empty title becomes the first message");
+    assert_eq!(list[0]["message_count"], 2);
+
+    assert_eq!(api.delete(id).await, StatusCode::NO_CONTENT);
+    assert_eq!(api.messages(id).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(api.list().await.1, json!([]));
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn auth_is_required_the_token_url_sets_a_cookie_and_cookie_posts_need_csrf() {
+    let env = TestEnv::new();
+    let server = Server::builder(&env).start();
+    let anonymous = server.api_with(Auth::None);
+    let (status, body) = anonymous.list().await;
+    assert_eq!((status, body["mode"].as_str()), (StatusCode::UNAUTHORIZED, Some("token")), "{body}");
+    assert!(body["error"].as_str().unwrap().contains("open the URL"), "{body}");
+    let wrong = server.api_with(Auth::Bearer("not-the-token-at-all".into()));
+    assert_eq!(wrong.list().await.0, StatusCode::UNAUTHORIZED);
+
+    let client = server.client();
+    let bad = client.get(server.url("/?token=wrong")).send().await.unwrap();
+    assert_eq!(bad.status(), StatusCode::UNAUTHORIZED);
+    let good = client.get(server.url(&format!("/?token={}", server.token.as_ref().unwrap()))).send().await.unwrap();
+    assert_eq!(good.status(), StatusCode::SEE_OTHER);
+    assert_eq!(good.headers()["location"], "/");
+    let set_cookie = good.headers()["set-cookie"].to_str().unwrap().to_owned();
+    assert!(set_cookie.contains("HttpOnly") && set_cookie.contains("SameSite=Strict"), "{set_cookie}");
+    let session = session_cookie(&good).unwrap();
+
+    let page = client.get(server.url("/")).send().await.unwrap();
+    let headers = page.headers().clone();
+    assert!(headers["content-security-policy"].to_str().unwrap().contains("script-src 'self'"));
+    assert_eq!(headers["x-content-type-options"], "nosniff");
+    assert_eq!(headers["referrer-policy"], "no-referrer");
+    assert!(page.text().await.unwrap().contains("/assets/app.js"));
+
+    let no_csrf = server.api_with(Auth::Cookie { session: session.clone(), csrf: "wrong".into() });
+    let (status, me) = no_csrf.send(no_csrf.request(Method::GET, "/api/v2/auth/me")).await;
+    assert_eq!((status, me["user"].as_str(), me["mode"].as_str()), (StatusCode::OK, Some("owner"), Some("token")));
+    assert_eq!(me["clusters"], json!([]));
+    let create = no_csrf.request(Method::POST, "/api/v2/ai/conversations").json(&json!({}));
+    assert_eq!(no_csrf.send(create).await.0, StatusCode::FORBIDDEN);
+    let with_csrf = server.api_with(Auth::Cookie { session, csrf: me["csrf_token"].as_str().unwrap().into() });
+    let foreign = with_csrf
+        .request(Method::POST, "/api/v2/ai/conversations")
+        .header("Origin", "http://evil.example")
+        .json(&json!({}));
+    assert_eq!(with_csrf.send(foreign).await.0, StatusCode::FORBIDDEN);
+    let (status, list) = with_csrf.list().await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(with_csrf.create(json!({"title": "mine"})).await["title"], "mine");
+    assert!(list.is_array());
+    let listed = with_csrf.send(with_csrf.request(Method::GET, "/api/v2/ai/conversations")).await;
+    assert_eq!(listed.1.as_array().unwrap().len(), 1);
+    let unknown = with_csrf.request(Method::POST, "/api/v2/ai/conversations").json(&json!({"cluster_id": "prod"}));
+    assert_eq!(with_csrf.send(unknown).await.0, StatusCode::BAD_REQUEST, "prod is not in kube.contexts");
+    let bad_body = with_csrf.request(Method::POST, "/api/v2/ai/chat").body("{not json");
+    let (status, body) = with_csrf.send(bad_body).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert!(body["error"].is_string(), "{body}");
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn users_see_only_their_own_conversations_and_logins_are_rate_limited() {
+    let env = TestEnv::new();
+    let file = two_users(&env);
+    let listed = env.cmd().args(["serve", "user", "list", "--users"]).arg(&file).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed.stdout), "alice\toperator\nbob\tviewer\n");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("$argon2id$") && !text.contains("alice-password"), "{text}");
+
+    let mock = MockLlm::start([reply_text("hello alice")]);
+    let server = Server::builder(&env).mock(&mock).users(&file).start();
+    assert!(server.token.is_none());
+    let alice = server.login("alice", "alice-password").await;
+    let bob = server.api_token("bob", "bob-password").await;
+    let id = alice.new_conversation().await;
+    alice.chat(id, "hi").await.collect().await;
+
+    assert_eq!(bob.messages(id).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(bob.delete(id).await, StatusCode::FORBIDDEN);
+    assert_eq!(bob.stop_turn(id).await, StatusCode::FORBIDDEN);
+    let chat = bob.request(Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": id, "message": "x"}));
+    assert_eq!(bob.send(chat).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(bob.list().await.1, json!([]));
+    assert_eq!(alice.list().await.1.as_array().unwrap().len(), 1);
+    assert_eq!(alice.messages(999).await.0, StatusCode::NOT_FOUND);
+
+    for _ in 0..5 {
+        let response = server.post_credentials("/api/v2/auth/login", "alice", "wrong-password").await;
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    }
+    let limited = server.post_credentials("/api/v2/auth/login", "alice", "alice-password").await;
+    assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(limited.headers().contains_key("retry-after"));
+    let token = server.post_credentials("/api/v2/auth/token", "bob", "bob-password").await;
+    assert_eq!(token.status(), StatusCode::TOO_MANY_REQUESTS, "the same IP is limited too");
+    assert!(!server.stderr().contains("alice-password"));
+    server.stop();
+}
+
+const MEDIUM: &str = "touch \"$HOME/made\" && echo made-it";
+const HIGH: &str = "rm -rf \"$HOME/junk\" && echo removed-ok";
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_viewer_is_refused_at_once_and_cannot_approve() {
+    let env = TestEnv::new();
+    let file = two_users(&env);
+    let mock = MockLlm::start([
+        reply_tool_call("v1", "run_command", json!({"command": MEDIUM})),
+        reply_text("I was not allowed to."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).users(&file).start();
+    let bob = server.login("bob", "bob-password").await;
+    let id = bob.new_conversation().await;
+    let events = bob.chat(id, "make a file").await.collect().await;
+    assert!(!events.iter().any(|e| e["kind"] == "request"), "a viewer is never asked: {events:#?}");
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert!(result["content"].as_str().unwrap().contains("an operator's approval in the browser"), "{result}");
+    assert_eq!(events.last().unwrap()["type"], "done");
+    assert!(!env.user_home().join("made").exists());
+    assert_eq!(bob.approve("v1", "approve", None).await.0, StatusCode::FORBIDDEN);
+    let log = audit(&env);
+    assert!(log.contains("USER: bob") && log.contains("CONFIRMED: no"), "{log}");
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_approves_medium_and_confirms_high_in_the_browser() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.user_home().join("junk")).unwrap();
+    let file = two_users(&env);
+    let mock = MockLlm::start([
+        reply_tool_call("m1", "run_command", json!({"command": MEDIUM})),
+        reply_tool_call("h1", "run_command", json!({"command": HIGH})),
+        reply_text("Both done."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).users(&file).start();
+    let alice = server.login("alice", "alice-password").await;
+    let bob = server.login("bob", "bob-password").await;
+    let id = alice.new_conversation().await;
+    let mut events = alice.chat(id, "make a file, then clean up").await;
+
+    let request = events.until(|e| e["kind"] == "request").await;
+    assert_eq!((request["id"].as_str(), request["risk"].as_str()), (Some("m1"), Some("medium")), "{request}");
+    assert_eq!(request["confirm_word"], Value::Null);
+    assert_eq!(bob.approve("m1", "approve", None).await.0, StatusCode::FORBIDDEN, "a viewer");
+    assert_eq!(alice.approve("nope", "approve", None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(alice.approve("m1", "approve", None).await.0, StatusCode::NO_CONTENT);
+    let result = events.until(|e| e["type"] == "tool_result" && e["kind"] == "tool_result").await;
+    assert!(result["content"].as_str().unwrap().contains("made-it"), "{result}");
+
+    let request = events.until(|e| e["kind"] == "request").await;
+    assert_eq!((request["id"].as_str(), request["confirm_word"].as_str()), (Some("h1"), Some("yes")), "{request}");
+    let (status, body) = alice.approve("h1", "approve", None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(env.user_home().join("junk").exists(), "nothing was decided");
+    assert_eq!(alice.approve("h1", "approve", Some("yes")).await.0, StatusCode::NO_CONTENT);
+    let result = events.until(|e| e["type"] == "tool_result" && e["kind"] == "tool_result").await;
+    assert!(result["content"].as_str().unwrap().contains("removed-ok"), "{result}");
+    let rest = events.collect().await;
+    assert_eq!(rest.last().unwrap()["type"], "done");
+    assert!(!env.user_home().join("junk").exists());
+
+    let (_, messages) = alice.messages(id).await;
+    let risks: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+        .map(|c| c["risk"].as_str().unwrap())
+        .collect();
+    assert_eq!(risks, ["medium", "high"]);
+    let log = audit(&env);
+    let approved: Vec<&str> =
+        log.lines().filter(|l| l.contains("USER: alice") && l.contains("CONFIRMED: yes")).collect();
+    assert_eq!(approved.len(), 2, "{log}");
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unanswered_approval_times_out_as_a_refusal() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("t1", "run_command", json!({"command": MEDIUM})),
+        reply_text("Nobody approved it."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).arg("--approval-timeout").arg("1").start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let events = api.chat(id, "make a file").await.collect().await;
+    let kinds = kinds(&events);
+    let at = |kind: &str| kinds.iter().position(|k| k == kind).unwrap_or_else(|| panic!("{kind}: {kinds:?}"));
+    assert!(at("approval/request") < at("approval/timeout") && at("approval/timeout") < at("tool_result/tool_result"));
+    let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
+    assert_eq!(result["status"], "denied_by_user", "{result}");
+    assert_eq!(events.last().unwrap()["type"], "done");
+    assert!(!env.user_home().join("made").exists());
+    let log = audit(&env);
+    assert!(log.contains("USER: owner") && log.contains("CONFIRMED: no"), "{log}");
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_blacklisted_kube_call_is_refused_and_relayed() {
+    let env = TestEnv::new();
+    let bin = env.user_home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let ran = env.user_home().join("kubectl-ran");
+    let script = format!("#!/bin/sh\necho \"$@\" >> '{}'\necho 'NAME READY'\n", ran.display());
+    std::fs::write(bin.join("kubectl"), script).unwrap();
+    std::fs::set_permissions(bin.join("kubectl"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mock = MockLlm::start([
+        reply_tool_call("k1", "get_configmap", json!({"name": "secret/db-credentials", "namespace": "prod"})),
+        reply_text("I may not read secrets."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).env("PATH", &path).start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let events = api.chat(id, "show the db password").await.collect().await;
+    let call = events.iter().find(|e| e["type"] == "tool_call").unwrap();
+    assert_eq!((call["tool"].as_str(), call["namespace"].as_str()), (Some("get_configmap"), Some("prod")), "{call}");
+    assert!(call["params"].as_str().unwrap().contains("db-credentials"), "params is the arguments as a string");
+    let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
+    assert!(result["content"].as_str().unwrap().starts_with("no permission: "), "{result}");
+    let answer = events.iter().find(|e| e["kind"] == "answer").unwrap();
+    assert_eq!(answer["content"], "I may not read secrets.");
+    assert!(!ran.exists(), "kubectl ran");
+    assert!(mock.chat_requests()[1].tool_result("k1").unwrap().starts_with("no permission: "));
+    let log = audit(&env);
+    assert!(log.contains("USER: owner") && log.contains("no permission"), "{log}");
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turn_outlives_its_connection_and_stream_shows_it() {
+    let env = TestEnv::new();
+    let gate = Gate::new();
+    let mock = MockLlm::start([reply_text("first part, second part, and the end.").held_after(3, &gate)]);
+    let server = Server::builder(&env).mock(&mock).start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let mut events = api.chat(id, "tell me").await;
+    events.until(|e| e["kind"] == "answer_delta").await;
+    drop(events);
+    let busy = api.request(Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": id, "message": "again"}));
+    assert_eq!(api.send(busy).await.0, StatusCode::CONFLICT, "the turn still runs");
+    assert_eq!(api.list().await.1[0]["running"], true);
+
+    let mut replay = api.stream(id).await;
+    assert_eq!(replay.next().await.unwrap()["kind"], "start", "the stream replays the turn from its start");
+    replay.until(|e| e["kind"] == "answer_delta").await;
+    gate.open();
+    let rest = replay.collect().await;
+    assert_eq!(rest.last().unwrap()["type"], "done");
+    let (_, messages) = api.messages(id).await;
+    assert_eq!(messages[1]["content"], "first part, second part, and the end.");
+    let idle = api.stream(id).await.collect().await;
+    assert_eq!(kinds(&idle), ["done/done"]);
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_ends_a_waiting_turn_and_sigterm_exits_cleanly() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("s1", "run_command", json!({"command": MEDIUM}))]);
+    let server = Server::builder(&env).mock(&mock).start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let mut events = api.chat(id, "make a file").await;
+    events.until(|e| e["kind"] == "request").await;
+    assert_eq!(api.stop_turn(id).await, StatusCode::NO_CONTENT);
+    let rest = events.collect().await;
+    assert_eq!(rest.last().unwrap()["type"], "done");
+    assert_eq!(api.approve("s1", "approve", None).await.0, StatusCode::NOT_FOUND, "no longer pending");
+    let (_, messages) = api.messages(id).await;
+    let roles: Vec<&str> = messages.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool"], "the stopped turn is stored");
+    assert!(!env.user_home().join("made").exists());
+    server.stop();
+}
