@@ -150,7 +150,7 @@ pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
             let before = file.users.len();
             file.users.retain(|u| u.name != *name);
             if file.users.len() == before {
-                super::super::common::warn(&format!(
+                crate::modes::common::warn(&format!(
                     "no user {name} in {}; `opsai serve user list` shows them",
                     path.display()
                 ));
@@ -203,7 +203,7 @@ fn read_password(name: &str) -> anyhow::Result<Option<String>> {
         line.trim_end_matches(['\n', '\r']).to_owned()
     };
     if password.chars().count() < 8 {
-        super::super::common::warn("the password is too short: use at least 8 characters");
+        crate::modes::common::warn("the password is too short: use at least 8 characters");
         return Ok(None);
     }
     Ok(Some(password))
