@@ -39,7 +39,10 @@ pub struct ChatBody {
 }
 
 fn sse(stream: impl Stream<Item = Result<Event, std::convert::Infallible>> + Send + 'static) -> Response {
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response()
+    let mut response = Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response();
+    // A reverse proxy in front (nginx) would otherwise hold the events back in its buffer.
+    response.headers_mut().insert("x-accel-buffering", axum::http::HeaderValue::from_static("no"));
+    response
 }
 
 pub async fn chat(
