@@ -370,3 +370,39 @@ fn shift_enter_breaks_the_line_enter_sends_and_stop_ends_the_turn_on_a_narrow_wi
         wait_for(&c, "the end of the stopped turn", TURN_OVER).await;
     });
 }
+
+/// A viewer: a wrong password is told on the form; a command above Safe is refused at once, and the
+/// page says it needs an operator instead of offering buttons.
+#[test]
+fn a_viewer_is_told_a_medium_command_needs_an_operator() {
+    if !browser_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let users = env.opsai_home().join("users.json");
+    add_user(&env, &users, "victor", "viewer", PASSWORD);
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": MEDIUM, "why": "asked"})),
+        reply_text("I may not."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).users(&users).start();
+    let (env, server) = (&env, &server);
+    with_browser(|c| async move {
+        c.goto(&server.base).await.expect("open the page");
+        wait_for(&c, "the login form", "!document.getElementById('login-view').hidden").await;
+        type_into(&c, "#login-user", "victor").await;
+        type_into(&c, "#login-pass", &format!("not the password{ENTER}")).await;
+        wait_for(&c, "the login error", "document.getElementById('login-error').textContent").await;
+        type_into(&c, "#login-pass", &format!("{PASSWORD}{ENTER}")).await;
+        wait_for(&c, "the chat", "!document.getElementById('main-view').hidden").await;
+        assert_eq!(js(&c, "document.getElementById('who').textContent").await, "victor · viewer");
+
+        type_into(&c, "#input", &format!("make it{ENTER}")).await;
+        wait_for(&c, "the answer", "document.querySelector('.answer:not(.provisional)')").await;
+        wait_for(&c, "the end of the turn", TURN_OVER).await;
+        assert_eq!(js(&c, "document.querySelectorAll('.approval button').length").await, 0, "no buttons for a viewer");
+        let tool = js(&c, "document.querySelector('.tool').textContent").await;
+        assert!(tool.as_str().unwrap().contains("operator"), "the refusal names who may approve: {tool}");
+        assert!(!env.user_home().join("made-by-browser").exists(), "nothing ran");
+    });
+}
