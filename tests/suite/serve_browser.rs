@@ -18,7 +18,8 @@ use crate::support::mock_llm::*;
 use crate::support::serve::{Server, add_user};
 use crate::support::tmux::require;
 
-const LIMIT: Duration = Duration::from_secs(30);
+/// The longest one wait may take: generous, as the whole suite shares two cores with the browsers.
+const LIMIT: Duration = Duration::from_secs(60);
 const PASSWORD: &str = "correct horse battery staple";
 const ENTER: &str = "\u{e007}";
 
@@ -73,18 +74,25 @@ impl Driver {
             .stderr(Stdio::null())
             .spawn()
             .expect("start chromedriver");
-        // "ChromeDriver was started successfully on port 40767."
-        let mut line = String::new();
-        let deadline = Instant::now() + LIMIT;
+        // "ChromeDriver was started successfully on port 40767." — read on a thread, so a
+        // chromedriver that never says it bounds the wait instead of hanging the test. The thread
+        // keeps draining its output afterwards: a full pipe would block it.
         let stdout = child.stdout.take().expect("piped stdout");
-        let mut reader = BufReader::new(stdout);
-        while !line.contains("started successfully") {
-            assert!(Instant::now() < deadline, "chromedriver did not start: {line}");
-            line.clear();
-            assert!(reader.read_line(&mut line).unwrap_or(0) > 0, "chromedriver exited before it listened");
-        }
-        // Its later output must not block it on a full pipe.
-        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        let (send, receive) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                let _ = send.send(line);
+            }
+        });
+        let deadline = Instant::now() + LIMIT;
+        let line = loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match receive.recv_timeout(left) {
+                Ok(line) if line.contains("started successfully") => break line,
+                Ok(_) => {}
+                Err(_) => panic!("chromedriver did not say it listens within {LIMIT:?}"),
+            }
+        };
         let port = line.trim().trim_end_matches('.').rsplit(' ').next().and_then(|p| p.parse().ok());
         let profile = tempfile::tempdir().expect("browser profile dir");
         Driver { child, port: port.unwrap_or_else(|| panic!("chromedriver's port in {line:?}")), profile }
