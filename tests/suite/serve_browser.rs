@@ -376,6 +376,8 @@ fn shift_enter_breaks_the_line_enter_sends_and_stop_ends_the_turn_on_a_narrow_wi
         assert_eq!(js(&c, "document.getElementById('stop').hidden").await, false, "the stop button shows");
         click(&c, "#stop").await;
         wait_for(&c, "the end of the stopped turn", TURN_OVER).await;
+        let said = js(&c, "document.querySelector('.stopped')?.textContent").await;
+        assert_eq!(said, "Stopped. What came before is kept.");
     });
 }
 

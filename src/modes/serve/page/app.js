@@ -549,6 +549,7 @@ window.OpsaiRender = (() => {
   const $ = (id) => document.getElementById(id);
   const state = {
     me: null, csrf: '', mode: null, convs: [], current: null, running: false, abort: null, turn: null,
+    stopAsked: false,
   };
 
   function el(tag, cls, text) {
@@ -838,6 +839,7 @@ window.OpsaiRender = (() => {
       conv: state.convs.find((c) => c.id === id),
     });
     state.turn = turn;
+    state.stopAsked = false;
     setRunning(true);
     let done = false;
     let seen = 0;
@@ -856,6 +858,7 @@ window.OpsaiRender = (() => {
       turn.error(e.message);
     } finally {
       turn.finish();
+      if (state.turn === turn && state.stopAsked) turn.notice('stopped', 'Stopped. What came before is kept.');
       if (state.turn === turn) { setRunning(false); state.turn = null; state.abort = null; }
     }
     if (state.current === id) {
@@ -901,6 +904,7 @@ window.OpsaiRender = (() => {
   async function stop() {
     if (state.current === null) return;
     $('stop').disabled = true;
+    state.stopAsked = true;
     try { await api('POST', `/api/v2/ai/conversations/${state.current}/stop`); } catch (e) { report(e); $('stop').disabled = false; }
   }
 
