@@ -205,6 +205,10 @@ fn an_operator_logs_in_asks_approves_a_medium_command_and_finds_it_after_reload(
         type_into(&c, "#input", &format!("create the directory{ENTER}")).await;
 
         wait_for(&c, "the approval request", "document.querySelector('.approval button.approve')").await;
+        // The text before the call streamed as provisional text and became a (collapsed) thought.
+        let thought = js(&c, "document.querySelector('details.thought:not([open])')?.textContent").await;
+        assert_eq!(thought, "ThoughtLet me create it.", "the text before the call is a thought");
+        assert_eq!(js(&c, "document.querySelectorAll('.provisional').length").await, 0);
         let badge = js(&c, "document.querySelector('.tool .badge').textContent").await;
         assert_eq!(badge, "Medium risk", "the risk badge says it in words");
         let tool = js(&c, "document.querySelector('.tool').textContent").await;
