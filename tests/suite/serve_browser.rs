@@ -252,6 +252,11 @@ fn an_operator_logs_in_asks_approves_a_medium_command_and_finds_it_after_reload(
         c.accept_alert().await.expect("the delete confirmation");
         wait_for(&c, "an empty list", "!document.getElementById('conv-empty').hidden").await;
         assert_eq!(js(&c, "document.querySelectorAll('.conv').length").await, 0);
+
+        click(&c, "#logout").await;
+        wait_for(&c, "the login form after logging out", "!document.getElementById('login-view').hidden").await;
+        c.refresh().await.expect("reload");
+        wait_for(&c, "the login form, the session gone", "!document.getElementById('login-view').hidden").await;
     });
     assert!(
         mock.chat_requests()[1].tool_result("c1").unwrap().contains("created directory"),

@@ -535,35 +535,22 @@ window.OpsaiRender = (() => {
           showOutput(rec, m.content || '(no output)', 'Result');
           // The observation's first line is its header (`exit 0 · 12 ms`, `refused: …`).
           rec.status.textContent = (m.content || '').split('\n')[0].slice(0, 80);
-        }
-        else t.notice('hint', m.content || '');
+        } else t.notice('hint', m.content || '');
       }
     }
   }
 
-  return { markdown, user, turn, stored };
+  return { el, button, markdown, user, turn, stored };
 })();
 
 // ---------- the app: login, conversations, streaming turns ----------
 (() => {
   const $ = (id) => document.getElementById(id);
+  const { el, button } = window.OpsaiRender;
   const state = {
     me: null, csrf: '', mode: null, convs: [], current: null, running: false, abort: null, turn: null,
     stopAsked: false,
   };
-
-  function el(tag, cls, text) {
-    const e = document.createElement(tag);
-    if (cls) e.className = cls;
-    if (text !== undefined && text !== null) e.textContent = String(text);
-    return e;
-  }
-  function button(text, cls, onClick) {
-    const b = el('button', cls, text);
-    b.type = 'button';
-    b.addEventListener('click', onClick);
-    return b;
-  }
 
   // ---------- API ----------
   class ApiError extends Error {
@@ -630,6 +617,8 @@ window.OpsaiRender = (() => {
 
   function showLogin(mode) {
     state.me = null; state.csrf = ''; state.mode = mode || state.mode;
+    $('who').textContent = '';
+    $('logout').hidden = true;
     if (state.mode === 'token') { show('token'); return; }
     $('login-token-hint').hidden = state.mode === 'users';
     show('login');
