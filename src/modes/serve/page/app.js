@@ -41,7 +41,13 @@ window.OpsaiRender = (() => {
     return -1;
   }
 
+  // Bounded link parts, matched in place (sticky): a hostile line full of `[` stays linear.
+  const LINK_RE = /\[([^\]]{0,500})\]\(\s*<?([^)\s>]{1,2000})>?(?:\s+"[^"]{0,500}")?\s*\)/y;
+
   function inline(text, parent, depth = 0) {
+    // A mark with no closer after some position has none after any later one either: remembering
+    // that keeps a line of unmatched `**` or backticks linear instead of quadratic.
+    const unclosed = new Set();
     let buf = '';
     const flush = () => { if (buf) { parent.append(document.createTextNode(buf)); buf = ''; } };
     let i = 0;
@@ -53,18 +59,22 @@ window.OpsaiRender = (() => {
       if (c === '`') {
         let n = 1;
         while (text[i + n] === '`') n += 1;
-        const end = text.indexOf('`'.repeat(n), i + n);
+        const fence = '`'.repeat(n);
+        const end = unclosed.has(fence) ? -1 : text.indexOf(fence, i + n);
         if (end > 0) {
           flush();
           parent.append(el('code', null, text.slice(i + n, end)));
           i = end + n; continue;
         }
+        unclosed.add(fence);
+        buf += fence; i += n; continue;
       }
       if ((c === '*' || c === '_') && depth < MAX_DEPTH) {
         const mark = text[i + 1] === c ? c + c : c;
         const wordInside = c === '_' && i > 0 && /\w/.test(text[i - 1]);
         const start = i + mark.length;
-        const end = wordInside || text[start] === ' ' ? -1 : closing(text, start, mark);
+        const end = wordInside || text[start] === ' ' || unclosed.has(mark) ? -1 : closing(text, start, mark);
+        if (end < 0 && !wordInside && text[start] !== ' ') unclosed.add(mark);
         if (end > start) {
           flush();
           const e = el(mark.length === 2 ? 'strong' : 'em');
@@ -74,7 +84,8 @@ window.OpsaiRender = (() => {
         }
       }
       if (c === '[') {
-        const m = /^\[([^\]]*)\]\(\s*<?([^)\s>]*)>?(?:\s+"[^"]*")?\s*\)/.exec(text.slice(i));
+        LINK_RE.lastIndex = i;
+        const m = LINK_RE.exec(text);
         if (m) {
           flush();
           const href = safeUrl(m[2]);
