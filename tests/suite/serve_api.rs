@@ -131,7 +131,9 @@ async fn auth_is_required_the_token_url_sets_a_cookie_and_cookie_posts_need_csrf
     assert_eq!(with_csrf.list().await.0, StatusCode::UNAUTHORIZED, "the session is gone");
     // Last: the server answers before reading the body and closes that connection.
     let huge = server.api().request(Method::POST, "/api/v2/ai/chat").body(vec![b' '; 100 * 1024]);
-    assert_eq!(huge.send().await.unwrap().status(), StatusCode::PAYLOAD_TOO_LARGE);
+    let huge = huge.send().await.unwrap();
+    assert_eq!(huge.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(huge.json::<Value>().await.unwrap()["error"].as_str().unwrap().contains("64 KiB"));
     server.stop();
 }
 
