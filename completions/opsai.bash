@@ -46,6 +46,9 @@ _opsai() {
             opsai,sandbox)
                 cmd="opsai__subcmd__sandbox"
                 ;;
+            opsai,serve)
+                cmd="opsai__subcmd__serve"
+                ;;
             opsai,sessions)
                 cmd="opsai__subcmd__sessions"
                 ;;
@@ -127,6 +130,9 @@ _opsai() {
             opsai__subcmd__help,sandbox)
                 cmd="opsai__subcmd__help__subcmd__sandbox"
                 ;;
+            opsai__subcmd__help,serve)
+                cmd="opsai__subcmd__help__subcmd__serve"
+                ;;
             opsai__subcmd__help,sessions)
                 cmd="opsai__subcmd__help__subcmd__sessions"
                 ;;
@@ -154,6 +160,18 @@ _opsai() {
             opsai__subcmd__help__subcmd__policy,check)
                 cmd="opsai__subcmd__help__subcmd__policy__subcmd__check"
                 ;;
+            opsai__subcmd__help__subcmd__serve,user)
+                cmd="opsai__subcmd__help__subcmd__serve__subcmd__user"
+                ;;
+            opsai__subcmd__help__subcmd__serve__subcmd__user,add)
+                cmd="opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__add"
+                ;;
+            opsai__subcmd__help__subcmd__serve__subcmd__user,list)
+                cmd="opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__list"
+                ;;
+            opsai__subcmd__help__subcmd__serve__subcmd__user,remove)
+                cmd="opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__remove"
+                ;;
             opsai__subcmd__help__subcmd__sessions,delete)
                 cmd="opsai__subcmd__help__subcmd__sessions__subcmd__delete"
                 ;;
@@ -174,6 +192,51 @@ _opsai() {
                 ;;
             opsai__subcmd__policy__subcmd__help,help)
                 cmd="opsai__subcmd__policy__subcmd__help__subcmd__help"
+                ;;
+            opsai__subcmd__serve,help)
+                cmd="opsai__subcmd__serve__subcmd__help"
+                ;;
+            opsai__subcmd__serve,user)
+                cmd="opsai__subcmd__serve__subcmd__user"
+                ;;
+            opsai__subcmd__serve__subcmd__help,help)
+                cmd="opsai__subcmd__serve__subcmd__help__subcmd__help"
+                ;;
+            opsai__subcmd__serve__subcmd__help,user)
+                cmd="opsai__subcmd__serve__subcmd__help__subcmd__user"
+                ;;
+            opsai__subcmd__serve__subcmd__help__subcmd__user,add)
+                cmd="opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__add"
+                ;;
+            opsai__subcmd__serve__subcmd__help__subcmd__user,list)
+                cmd="opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__list"
+                ;;
+            opsai__subcmd__serve__subcmd__help__subcmd__user,remove)
+                cmd="opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__remove"
+                ;;
+            opsai__subcmd__serve__subcmd__user,add)
+                cmd="opsai__subcmd__serve__subcmd__user__subcmd__add"
+                ;;
+            opsai__subcmd__serve__subcmd__user,help)
+                cmd="opsai__subcmd__serve__subcmd__user__subcmd__help"
+                ;;
+            opsai__subcmd__serve__subcmd__user,list)
+                cmd="opsai__subcmd__serve__subcmd__user__subcmd__list"
+                ;;
+            opsai__subcmd__serve__subcmd__user,remove)
+                cmd="opsai__subcmd__serve__subcmd__user__subcmd__remove"
+                ;;
+            opsai__subcmd__serve__subcmd__user__subcmd__help,add)
+                cmd="opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__add"
+                ;;
+            opsai__subcmd__serve__subcmd__user__subcmd__help,help)
+                cmd="opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__help"
+                ;;
+            opsai__subcmd__serve__subcmd__user__subcmd__help,list)
+                cmd="opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__list"
+                ;;
+            opsai__subcmd__serve__subcmd__user__subcmd__help,remove)
+                cmd="opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__remove"
                 ;;
             opsai__subcmd__sessions,delete)
                 cmd="opsai__subcmd__sessions__subcmd__delete"
@@ -206,7 +269,7 @@ _opsai() {
 
     case "${cmd}" in
         opsai)
-            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --ssh-host --help --version policy config audit sessions init widget completions explain cache undo sandbox doctor help"
+            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --ssh-host --help --version policy config audit sessions init widget completions explain cache undo sandbox doctor serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -536,7 +599,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help)
-            opts="policy config audit sessions init widget completions explain cache undo sandbox doctor help"
+            opts="policy config audit sessions init widget completions explain cache undo sandbox doctor serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -773,6 +836,76 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        opsai__subcmd__help__subcmd__serve)
+            opts="user"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__serve__subcmd__user)
+            opts="add remove list"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         opsai__subcmd__help__subcmd__sessions)
             opts="list show delete"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -952,6 +1085,258 @@ _opsai() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve)
+            opts="-h --listen --users --allow-remote --approval-timeout --help user help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --listen)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --approval-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__help)
+            opts="user help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__help__subcmd__user)
+            opts="add remove list"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user)
+            opts="-h --help add remove list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user__subcmd__add)
+            opts="-h --role --users --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --role)
+                    COMPREPLY=($(compgen -W "viewer operator" -- "${cur}"))
+                    return 0
+                    ;;
+                --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user__subcmd__help)
+            opts="add remove list help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user__subcmd__list)
+            opts="-h --users --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user__subcmd__remove)
+            opts="-h --users --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

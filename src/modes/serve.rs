@@ -1,8 +1,7 @@
 //! `opsai serve`: the web chat of seed 002 (issue 16) as one more entry mode. One [`Parts`] is built
 //! at start and shared; each turn gets its own services (a browser approver, the user, the
 //! conversation's session label and kube context) and runs as a task owned by the server, not by
-//! the HTTP connection. See `/work/notes/serve-contract.md` for the routes, shapes and auth, and the
-//! README's "opsai serve".
+//! the HTTP connection. The routes, JSON shapes, auth and SSE events are the README's "opsai serve".
 //!
 //! - [`auth`]: token and users modes, cookie sessions, CSRF, the login rate limit.
 //! - [`login`]: the `/api/v2/auth/*` routes.

@@ -120,10 +120,17 @@ async fn auth_is_required_the_token_url_sets_a_cookie_and_cookie_posts_need_csrf
     assert_eq!(listed.1.as_array().unwrap().len(), 1);
     let unknown = with_csrf.request(Method::POST, "/api/v2/ai/conversations").json(&json!({"cluster_id": "prod"}));
     assert_eq!(with_csrf.send(unknown).await.0, StatusCode::BAD_REQUEST, "prod is not in kube.contexts");
+    let huge = with_csrf.request(Method::POST, "/api/v2/ai/chat").body(vec![b' '; 100 * 1024]);
+    assert_eq!(with_csrf.send(huge).await.0, StatusCode::PAYLOAD_TOO_LARGE);
+    let api_headers = with_csrf.request(Method::GET, "/api/v2/ai/conversations").send().await.unwrap();
+    assert_eq!(api_headers.headers()["cache-control"], "no-store");
     let bad_body = with_csrf.request(Method::POST, "/api/v2/ai/chat").body("{not json");
     let (status, body) = with_csrf.send(bad_body).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     assert!(body["error"].is_string(), "{body}");
+    let logout = with_csrf.send(with_csrf.request(Method::POST, "/api/v2/auth/logout")).await;
+    assert_eq!(logout.0, StatusCode::NO_CONTENT);
+    assert_eq!(with_csrf.list().await.0, StatusCode::UNAUTHORIZED, "the session is gone");
     server.stop();
 }
 
@@ -163,6 +170,43 @@ async fn users_see_only_their_own_conversations_and_logins_are_rate_limited() {
     let token = server.post_credentials("/api/v2/auth/token", "bob", "bob-password").await;
     assert_eq!(token.status(), StatusCode::TOO_MANY_REQUESTS, "the same IP is limited too");
     assert!(!server.stderr().contains("alice-password"));
+    let removed = env.cmd().args(["serve", "user", "remove", "bob", "--users"]).arg(&file).output().unwrap();
+    assert!(removed.status.success(), "{removed:?}");
+    assert_eq!(bob.list().await.0, StatusCode::UNAUTHORIZED, "a removed user is logged out at once");
+    server.stop();
+}
+
+/// A fake kubectl first on PATH that appends its argv to a file: the PATH and the file.
+fn fake_kubectl(env: &TestEnv) -> (String, PathBuf) {
+    let bin = env.user_home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let ran = env.user_home().join("kubectl-ran");
+    let script = format!("#!/bin/sh\necho \"$@\" >> '{}'\necho 'NAME READY'\n", ran.display());
+    std::fs::write(bin.join("kubectl"), script).unwrap();
+    std::fs::set_permissions(bin.join("kubectl"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    (format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()), ran)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_talks_to_its_own_cluster() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"kube": {"contexts": ["staging", "prod"]}}"#);
+    let (path, ran) = fake_kubectl(&env);
+    let mock =
+        MockLlm::start([reply_tool_call("p1", "list_pods", json!({"namespace": "web"})), reply_text("One pod.")]);
+    let server = Server::builder(&env).mock(&mock).env("PATH", &path).start();
+    let api = server.api();
+    let (_, me) = api.send(api.request(Method::GET, "/api/v2/auth/me")).await;
+    assert_eq!(me["clusters"], json!(["staging", "prod"]));
+    let unknown = api.request(Method::POST, "/api/v2/ai/conversations").json(&json!({"cluster_id": "dev"}));
+    assert_eq!(api.send(unknown).await.0, StatusCode::BAD_REQUEST);
+    let created = api.create(json!({"title": "staging pods", "cluster_id": "staging"})).await;
+    assert_eq!(created["cluster_id"], "staging");
+    let events = api.chat(created["id"].as_i64().unwrap(), "list the web pods").await.collect().await;
+    let call = events.iter().find(|e| e["type"] == "tool_call").unwrap();
+    assert_eq!((call["cluster"].as_str(), call["namespace"].as_str()), (Some("staging"), Some("web")), "{call}");
+    let argv = std::fs::read_to_string(&ran).unwrap();
+    assert!(argv.contains("--context=staging") && argv.contains("get pods -n web"), "{argv}");
     server.stop();
 }
 
@@ -271,13 +315,7 @@ async fn an_unanswered_approval_times_out_as_a_refusal() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_blacklisted_kube_call_is_refused_and_relayed() {
     let env = TestEnv::new();
-    let bin = env.user_home().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let ran = env.user_home().join("kubectl-ran");
-    let script = format!("#!/bin/sh\necho \"$@\" >> '{}'\necho 'NAME READY'\n", ran.display());
-    std::fs::write(bin.join("kubectl"), script).unwrap();
-    std::fs::set_permissions(bin.join("kubectl"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let (path, ran) = fake_kubectl(&env);
     let mock = MockLlm::start([
         reply_tool_call("k1", "get_configmap", json!({"name": "secret/db-credentials", "namespace": "prod"})),
         reply_text("I may not read secrets."),
@@ -346,4 +384,38 @@ async fn stop_ends_a_waiting_turn_and_sigterm_exits_cleanly() {
     assert_eq!(roles, ["user", "assistant", "tool"], "the stopped turn is stored");
     assert!(!env.user_home().join("made").exists());
     server.stop();
+}
+
+#[test]
+fn a_remote_address_needs_users_or_allow_remote() {
+    let env = TestEnv::new();
+    let out = env.cmd().args(["serve", "--listen", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("--users") && stderr.contains("--allow-remote"), "{stderr}");
+    assert!(out.stdout.is_empty(), "no URL is printed");
+    let short =
+        env.cmd().args(["serve", "--listen", "127.0.0.1:0"]).env("OPSAI_SERVE_TOKEN", "short").output().unwrap();
+    assert_eq!(short.status.code(), Some(2), "{short:?}");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn sigterm_mid_turn_stores_the_turn_and_exits_0() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("g1", "run_command", json!({"command": MEDIUM}))]);
+    let server = Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", "fixed-token-for-the-test").start();
+    assert_eq!(server.token.as_deref(), Some("fixed-token-for-the-test"));
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let mut events = api.chat(id, "make a file").await;
+    events.until(|e| e["kind"] == "request").await;
+    server.stop();
+    let rest = events.collect().await;
+    assert_eq!(rest.last().unwrap()["type"], "done", "{rest:#?}");
+
+    let again = Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", "fixed-token-for-the-test").start();
+    let (_, messages) = again.api().messages(id).await;
+    let roles: Vec<&str> = messages.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool"], "{messages}");
+    again.stop();
 }

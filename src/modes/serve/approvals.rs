@@ -136,3 +136,47 @@ pub fn decision(text: &str) -> Option<Approval> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pending(
+        pendings: &Pendings,
+        call_id: &str,
+        conversation: i64,
+        risk: Risk,
+    ) -> std::sync::mpsc::Receiver<Approval> {
+        let (answer, answered) = sync_channel(1);
+        let owner = "alice".to_owned();
+        pendings.waiting.lock().unwrap().push(Pending { call_id: call_id.into(), conversation, owner, risk, answer });
+        answered
+    }
+
+    #[test]
+    fn only_the_owner_answers_and_high_needs_the_word() {
+        let pendings = Pendings::default();
+        let medium = pending(&pendings, "c1", 1, Risk::Medium);
+        let high = pending(&pendings, "c2", 1, Risk::High);
+        assert_eq!(pendings.answer("c1", "bob", None, Approval::Approved, false), Err(AnswerError::NotPending));
+        assert_eq!(pendings.answer("c1", "alice", Some(2), Approval::Approved, false), Err(AnswerError::NotPending));
+        assert_eq!(pendings.answer("c1", "alice", None, Approval::Approved, false), Ok(()));
+        assert_eq!(medium.recv().unwrap(), Approval::Approved);
+        assert_eq!(pendings.answer("c2", "alice", None, Approval::Approved, false), Err(AnswerError::NeedsConfirm));
+        assert_eq!(pendings.answer("c2", "alice", None, Approval::Denied, false), Ok(()), "no needs no word");
+        assert_eq!(high.recv().unwrap(), Approval::Denied);
+        assert_eq!(pendings.answer("c2", "alice", None, Approval::Denied, false), Err(AnswerError::NotPending));
+    }
+
+    #[test]
+    fn a_stop_aborts_the_conversations_approvals_only() {
+        let pendings = Pendings::default();
+        let stopped = pending(&pendings, "c1", 1, Risk::Medium);
+        let other = pending(&pendings, "c1", 2, Risk::Medium);
+        pendings.abort(1);
+        assert_eq!(stopped.recv().unwrap(), Approval::Abort);
+        assert!(other.try_recv().is_err());
+        assert_eq!(pendings.answer("c1", "alice", None, Approval::Approved, false), Ok(()));
+        assert_eq!(other.recv().unwrap(), Approval::Approved);
+    }
+}

@@ -108,20 +108,47 @@ impl Auth {
     }
 
     fn session(&self, id: &str) -> Option<(Principal, String)> {
-        let mut sessions = self.sessions.lock().ok()?;
-        let session = sessions.get_mut(id).filter(|s| s.last_seen.elapsed() < IDLE)?;
-        session.last_seen = Instant::now();
-        Some((session.principal.clone(), session.csrf.clone()))
+        let found = {
+            let mut sessions = self.sessions.lock().ok()?;
+            let session = sessions.get_mut(id).filter(|s| s.last_seen.elapsed() < IDLE)?;
+            session.last_seen = Instant::now();
+            (session.principal.clone(), session.csrf.clone())
+        };
+        match self.current(found.0) {
+            Some(principal) => Some((principal, found.1)),
+            None => {
+                self.close_session(id);
+                None
+            }
+        }
     }
 
     fn bearer(&self, token: &str) -> Option<Principal> {
         if self.token_matches(token) {
             return Some(owner());
         }
-        let mut tokens = self.api_tokens.lock().ok()?;
-        let (principal, seen) = tokens.get_mut(token).filter(|(_, seen)| seen.elapsed() < IDLE)?;
-        *seen = Instant::now();
-        Some(principal.clone())
+        let principal = {
+            let mut tokens = self.api_tokens.lock().ok()?;
+            let (principal, seen) = tokens.get_mut(token).filter(|(_, seen)| seen.elapsed() < IDLE)?;
+            *seen = Instant::now();
+            principal.clone()
+        };
+        let current = self.current(principal);
+        if current.is_none()
+            && let Ok(mut tokens) = self.api_tokens.lock()
+        {
+            tokens.remove(token);
+        }
+        current
+    }
+
+    /// The principal as the users file says now: a removed user is logged out at their next
+    /// request, and a changed role applies at once.
+    fn current(&self, principal: Principal) -> Option<Principal> {
+        let Mode::Users(path) = &self.mode else { return Some(principal) };
+        let users = UsersFile::load(path).ok()?;
+        let user = users.find(&principal.user)?;
+        Some(Principal { role: user.role, ..principal })
     }
 
     /// Checks a user's password under the rate limit. `Err` is the response to give.

@@ -39,7 +39,10 @@ pub struct ChatBody {
 }
 
 fn sse(stream: impl Stream<Item = Result<Event, std::convert::Infallible>> + Send + 'static) -> Response {
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response()
+    let mut response = Sse::new(stream).keep_alive(KeepAlive::new().interval(KEEP_ALIVE)).into_response();
+    // A reverse proxy in front (nginx) would otherwise hold the events back in its buffer.
+    response.headers_mut().insert("x-accel-buffering", axum::http::HeaderValue::from_static("no"));
+    response
 }
 
 pub async fn chat(
@@ -148,7 +151,7 @@ async fn drive(
         user: Some(principal.user.clone()),
         ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
     };
-    let tools: ToolsConfig = parts.tools_config().offering(state.offer); // SHIM kube_context
+    let tools = ToolsConfig { kube_context: cluster.map(str::to_owned), ..parts.tools_config().offering(state.offer) };
     let grants = state.grants.lock().ok().and_then(|g| g.get(&id).cloned()).unwrap_or_default();
     let mut agent = Agent {
         model: &parts.model,

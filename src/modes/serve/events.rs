@@ -23,6 +23,24 @@ fn is_kube(tool: &str) -> bool {
     tool == "kube" || crate::protocol::former_tool_names("kube").contains(&tool)
 }
 
+/// The namespace a kube call reads: its `namespace` argument, or its kubectl line's `-n NS`
+/// (`all` for `--all-namespaces`); `None` for cluster-wide reads (nodes).
+fn namespace(args: &Value) -> Option<String> {
+    if let Some(namespace) = args.get("namespace").and_then(Value::as_str) {
+        return Some(namespace.to_owned());
+    }
+    let command = args.get("command").and_then(Value::as_str)?;
+    let mut words = command.split_whitespace();
+    while let Some(word) = words.next() {
+        match word {
+            "-n" | "--namespace" => return words.next().map(|w| w.trim_matches('\'').to_owned()),
+            "--all-namespaces" | "-A" => return Some("all".to_owned()),
+            _ => {}
+        }
+    }
+    None
+}
+
 /// The event as SSE data; `None` for what is never sent (`progress`). `cluster` is the
 /// conversation's kube context, named on kube tool calls.
 pub fn data(event: &AgentEvent, cluster: Option<&str>) -> Option<Value> {
@@ -43,8 +61,7 @@ pub fn data(event: &AgentEvent, cluster: Option<&str>) -> Option<Value> {
             out.insert("params".into(), args.to_string().into());
             if is_kube(tool) {
                 out.insert("cluster".into(), cluster.map_or(Value::Null, Value::from));
-                let namespace = args.get("namespace").and_then(Value::as_str).map(str::to_owned);
-                out.insert("namespace".into(), namespace.map_or(Value::Null, Value::from));
+                out.insert("namespace".into(), namespace(args).map_or(Value::Null, Value::from));
             }
         }
         AgentEvent::ToolResult { output, .. } => {
@@ -119,6 +136,9 @@ mod tests {
         assert_eq!(call["type"], "tool_call");
         assert_eq!(call["params"], r#"{"action":"pods","namespace":"prod"}"#);
         assert_eq!((call["cluster"].as_str(), call["namespace"].as_str()), (Some("staging"), Some("prod")));
+        let line = json!({"command": "kubectl --context=x get pods -n web -o wide"});
+        assert_eq!(namespace(&line).as_deref(), Some("web"));
+        assert_eq!(namespace(&json!({"command": "kubectl get nodes -o wide"})), None);
         let result = AgentEvent::ToolResult {
             id: "c1".into(),
             status: ObservationStatus::Ran,

@@ -42,7 +42,7 @@ impl AppState {
 
     /// `kube.contexts`: the clusters a conversation may name (empty: kubectl's current context only).
     pub fn clusters(&self) -> Vec<String> {
-        Vec::new() // SHIM
+        self.parts.config.kube.contexts.clone()
     }
 
     /// Stops every running turn (shutdown).

@@ -150,14 +150,18 @@ pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
             let before = file.users.len();
             file.users.retain(|u| u.name != *name);
             if file.users.len() == before {
-                super::super::common::warn(&format!(
+                crate::modes::common::warn(&format!(
                     "no user {name} in {}; `opsai serve user list` shows them",
                     path.display()
                 ));
                 return Ok(1);
             }
             file.save(&path)?;
-            writeln!(out, "removed {name} from {} (their open sessions end when the server restarts)", path.display())?;
+            writeln!(
+                out,
+                "removed {name} from {} (a running server logs them out at their next request)",
+                path.display()
+            )?;
             Ok(0)
         }
         UserCommand::List { users } => {
@@ -199,7 +203,7 @@ fn read_password(name: &str) -> anyhow::Result<Option<String>> {
         line.trim_end_matches(['\n', '\r']).to_owned()
     };
     if password.chars().count() < 8 {
-        super::super::common::warn("the password is too short: use at least 8 characters");
+        crate::modes::common::warn("the password is too short: use at least 8 characters");
         return Ok(None);
     }
     Ok(Some(password))
