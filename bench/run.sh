@@ -283,6 +283,9 @@ else
     gaps="Every target was met in this run."
 fi
 
+echo "==> python3 bench/serve.py (opsai serve: first SSE byte, idle RSS, 20 streams; issue 16)"
+python3 bench/serve.py "$BIN" 50 2>/dev/null | tee "$WORK/serve.txt" || echo "bench/run.sh: bench/serve.py failed" >&2
+
 echo "==> python3 bench/request_size.py (first request bytes per mode, issue 15)"
 python3 bench/request_size.py "$BIN" | tee "$WORK/request_size.txt" || echo "bench/run.sh: a first request is over its budget" >&2
 
@@ -324,6 +327,16 @@ sent) and tokens estimated as bytes / 4; budgets agent ≤ 6,000, widget ≤ 3,0
 
 \`\`\`
 $(cat "$WORK/request_size.txt")
+\`\`\`
+
+## \`opsai serve\` (issue 16)
+
+\`python3 bench/serve.py\`: \`POST /api/v2/ai/chat\` to the first SSE byte (the server's own \`start\`
+event) and to the first model text, next to the mock's own first byte (target ≤ 1.5×); the server's
+VmRSS from /proc idle (target ≤ 20 MB) and with 20 concurrent streams.
+
+\`\`\`
+$(cat "$WORK/serve.txt" 2>/dev/null)
 \`\`\`
 
 ## Peers: the same one-shot request against the same instant mock

@@ -208,6 +208,7 @@ fn router(state: Arc<AppState>) -> Router {
         .merge(api)
         .layer(middleware::from_fn(same_origin))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(middleware::map_response(json_too_large))
         .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)))
         .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
@@ -220,6 +221,16 @@ async fn same_origin(request: Request, next: Next) -> Response {
         return ApiError::new(StatusCode::FORBIDDEN, "the Origin header does not match this server").into_response();
     }
     next.run(request).await
+}
+
+/// The body limit's own 413 is plain text; the API answers JSON errors.
+async fn json_too_large(response: Response) -> Response {
+    let json =
+        response.headers().get(header::CONTENT_TYPE).is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
+    if response.status() != StatusCode::PAYLOAD_TOO_LARGE || json {
+        return response;
+    }
+    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "the request body is too large (64 KiB at most)").into_response()
 }
 
 /// A line on the server's stderr.

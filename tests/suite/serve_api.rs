@@ -120,8 +120,6 @@ async fn auth_is_required_the_token_url_sets_a_cookie_and_cookie_posts_need_csrf
     assert_eq!(listed.1.as_array().unwrap().len(), 1);
     let unknown = with_csrf.request(Method::POST, "/api/v2/ai/conversations").json(&json!({"cluster_id": "prod"}));
     assert_eq!(with_csrf.send(unknown).await.0, StatusCode::BAD_REQUEST, "prod is not in kube.contexts");
-    let huge = with_csrf.request(Method::POST, "/api/v2/ai/chat").body(vec![b' '; 100 * 1024]);
-    assert_eq!(with_csrf.send(huge).await.0, StatusCode::PAYLOAD_TOO_LARGE);
     let api_headers = with_csrf.request(Method::GET, "/api/v2/ai/conversations").send().await.unwrap();
     assert_eq!(api_headers.headers()["cache-control"], "no-store");
     let bad_body = with_csrf.request(Method::POST, "/api/v2/ai/chat").body("{not json");
@@ -131,6 +129,11 @@ async fn auth_is_required_the_token_url_sets_a_cookie_and_cookie_posts_need_csrf
     let logout = with_csrf.send(with_csrf.request(Method::POST, "/api/v2/auth/logout")).await;
     assert_eq!(logout.0, StatusCode::NO_CONTENT);
     assert_eq!(with_csrf.list().await.0, StatusCode::UNAUTHORIZED, "the session is gone");
+    // Last: the server answers before reading the body and closes that connection.
+    let huge = server.api().request(Method::POST, "/api/v2/ai/chat").body(vec![b' '; 100 * 1024]);
+    let huge = huge.send().await.unwrap();
+    assert_eq!(huge.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert!(huge.json::<Value>().await.unwrap()["error"].as_str().unwrap().contains("64 KiB"));
     server.stop();
 }
 

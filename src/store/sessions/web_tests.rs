@@ -5,7 +5,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
-use super::tests::{new_in, open_in, raw, user_version_of};
+use super::tests::{new_in, open_in, raw, tick, user_version_of};
 use super::*;
 use crate::protocol::ToolCall;
 
@@ -61,6 +61,7 @@ fn each_user_sees_only_their_own_and_the_terminal_only_its_own() {
     let alice_1 = store.create(&web("alice", Some("prod"), "pods in prod")).unwrap();
     let bob = store.create(&web("bob", None, "bob's")).unwrap();
     let alice_2 = store.create(&web("alice", Some("staging"), "second")).unwrap();
+    tick();
     store.append(alice_1, &ChatMessage::user("newest activity")).unwrap();
 
     let alice: Vec<_> = store.list_for_user("alice").unwrap();
