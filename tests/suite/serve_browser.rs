@@ -368,6 +368,8 @@ fn shift_enter_breaks_the_line_enter_sends_and_stop_ends_the_turn_on_a_narrow_wi
         c.set_window_size(400, 800).await.expect("a narrow window");
         c.goto(url).await.expect("open the printed URL");
         wait_for(&c, "the chat", "!document.getElementById('main-view').hidden").await;
+        // The new size may reach the page after the call returns.
+        wait_for(&c, "the narrow window", "window.innerWidth <= 400").await;
         let fits = js(&c, "document.documentElement.scrollWidth <= window.innerWidth").await;
         assert_eq!(fits, true, "nothing sticks out sideways");
         let stacked = js(&c, "getComputedStyle(document.getElementById('main-view')).flexDirection").await;
