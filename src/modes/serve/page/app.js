@@ -707,6 +707,9 @@ window.OpsaiRender = (() => {
 
   function renderList() {
     const list = $('conv-list');
+    // Rebuilding the list must not drop the keyboard's place in it.
+    const focused = list.contains(document.activeElement) ? document.activeElement : null;
+    const refocus = focused && `.${focused.classList[0]}[data-id="${focused.dataset.id}"]`;
     list.replaceChildren();
     $('conv-empty').hidden = state.convs.length > 0;
     for (const c of state.convs) {
@@ -714,14 +717,19 @@ window.OpsaiRender = (() => {
       const open = button('', 'conv-open', () => select(c.id));
       open.dataset.id = String(c.id);
       if (c.id === state.current) open.setAttribute('aria-current', 'true');
-      const meta = [c.cluster_id || 'default', `${c.message_count} messages`, when(c.updated_at)];
+      const count = `${c.message_count} message${c.message_count === 1 ? '' : 's'}`;
+      const meta = [c.cluster_id || 'default', count, when(c.updated_at)];
       if (c.running) meta.push('running');
       open.append(el('span', 'conv-title', c.title || 'Untitled'), el('span', 'conv-meta', meta.join(' · ')));
       const del = button('Delete', 'conv-delete', () => remove(c));
+      del.dataset.id = String(c.id);
       del.setAttribute('aria-label', `Delete conversation: ${c.title || 'Untitled'}`);
       li.append(open, del);
       list.append(li);
     }
+    const again = refocus && list.querySelector(refocus);
+    if (again) again.focus();
+    else if (focused) $('new-conv').focus();
   }
 
   async function remove(c) {
