@@ -352,8 +352,8 @@ fn a_reload_mid_turn_reattaches_to_the_running_turn_and_its_approval() {
     });
 }
 
-/// Keyboard only, on a phone-sized window: Shift+Enter breaks the line, Enter sends, and the stop
-/// button ends a turn whose model never finishes.
+/// Keyboard only, on a phone-sized window: Shift+Enter breaks the line, Enter sends, the stop
+/// button ends a turn whose model never finishes, and Enter on a listed conversation opens it.
 #[test]
 fn shift_enter_breaks_the_line_enter_sends_and_stop_ends_the_turn_on_a_narrow_window() {
     if !browser_installed() {
@@ -389,6 +389,12 @@ fn shift_enter_breaks_the_line_enter_sends_and_stop_ends_the_turn_on_a_narrow_wi
         wait_for(&c, "the end of the stopped turn", TURN_OVER).await;
         let said = js(&c, "document.querySelector('.stopped')?.textContent").await;
         assert_eq!(said, "Stopped. What came before is kept.");
+
+        // Opening a conversation from the keyboard reloads it and keeps the focus on it.
+        js(&c, "document.querySelector('.conv-open').focus() || true").await;
+        c.active_element().await.expect("the focused element").send_keys(ENTER).await.expect("Enter");
+        wait_for(&c, "the reloaded conversation", "document.querySelector('.msg.user')").await;
+        assert_eq!(js(&c, "document.activeElement.className").await, "conv-open", "focus stays in the list");
     });
 }
 
