@@ -422,3 +422,36 @@ async fn sigterm_mid_turn_stores_the_turn_and_exits_0() {
     assert_eq!(roles, ["user", "assistant", "tool"], "{messages}");
     again.stop();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_session_covers_the_next_turn_and_delete_stops_a_running_one() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("a1", "run_command", json!({"command": "touch made-one"})),
+        reply_text("Made."),
+        reply_tool_call("a2", "run_command", json!({"command": "touch made-two"})),
+        reply_text("Made again."),
+        reply_tool_call("a3", "run_command", json!({"command": "mkdir -p newdir"})),
+    ]);
+    let server = Server::builder(&env).mock(&mock).arg("--approval-timeout").arg("30").start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let mut events = api.chat(id, "make a file").await;
+    events.until(|e| e["kind"] == "request").await;
+    assert_eq!(api.approve("a1", "approve_session", None).await.0, StatusCode::NO_CONTENT);
+    let first = events.collect().await;
+    assert!(first.iter().any(|e| e["decision"] == "approved_for_session"), "{first:#?}");
+    let second = api.chat(id, "again").await.collect().await;
+    assert!(!second.iter().any(|e| e["kind"] == "request"), "the grant holds in the next turn: {second:#?}");
+    let result = second.iter().find(|e| e["kind"] == "tool_result").unwrap();
+    assert_eq!(result["status"], "ran", "{result}");
+    assert!(env.user_home().join("made-two").exists());
+
+    let mut third = api.chat(id, "make a directory").await;
+    third.until(|e| e["kind"] == "request").await;
+    assert_eq!(api.delete(id).await, StatusCode::NO_CONTENT);
+    assert_eq!(third.collect().await.last().unwrap()["type"], "done");
+    assert_eq!(api.messages(id).await.0, StatusCode::NOT_FOUND);
+    assert!(!env.user_home().join("newdir").exists());
+    server.stop();
+}
