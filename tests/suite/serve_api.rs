@@ -168,6 +168,12 @@ async fn users_see_only_their_own_conversations_and_logins_are_rate_limited() {
     assert_eq!(bob.list().await.1, json!([]));
     assert_eq!(alice.list().await.1.as_array().unwrap().len(), 1);
     assert_eq!(alice.messages(999).await.0, StatusCode::NOT_FOUND);
+    let alice_token = server.api_token("alice", "alice-password").await;
+    assert_eq!(
+        alice_token.send(alice_token.request(Method::POST, "/api/v2/auth/logout")).await.0,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(alice_token.list().await.0, StatusCode::UNAUTHORIZED, "logging out revokes an API token");
 
     for _ in 0..5 {
         let response = server.post_credentials("/api/v2/auth/login", "alice", "wrong-password").await;
