@@ -1,6 +1,6 @@
 //! `opsai serve`'s API against the real binary on loopback, with the mock model (issue 16): the
 //! conversation routes and the SSE turn, auth (token, cookie + CSRF, users, rate limit), approvals
-//! in the browser by role, the kube blacklist relayed, and turns that outlive their connection.
+//! by role (in `approvals`), the kube blacklist relayed, and turns that outlive their connection.
 
 use std::path::PathBuf;
 
@@ -10,6 +10,12 @@ use serde_json::{Value, json};
 use crate::support::TestEnv;
 use crate::support::mock_llm::*;
 use crate::support::serve::*;
+
+mod approvals;
+
+/// A Medium command with output to look for, and a High one.
+const MEDIUM: &str = "touch \"$HOME/made\" && echo made-it";
+const HIGH: &str = "rm -rf \"$HOME/junk\" && echo removed-ok";
 
 fn audit(env: &TestEnv) -> String {
     std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
@@ -162,6 +168,12 @@ async fn users_see_only_their_own_conversations_and_logins_are_rate_limited() {
     assert_eq!(bob.list().await.1, json!([]));
     assert_eq!(alice.list().await.1.as_array().unwrap().len(), 1);
     assert_eq!(alice.messages(999).await.0, StatusCode::NOT_FOUND);
+    let alice_token = server.api_token("alice", "alice-password").await;
+    assert_eq!(
+        alice_token.send(alice_token.request(Method::POST, "/api/v2/auth/logout")).await.0,
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(alice_token.list().await.0, StatusCode::UNAUTHORIZED, "logging out revokes an API token");
 
     for _ in 0..5 {
         let response = server.post_credentials("/api/v2/auth/login", "alice", "wrong-password").await;
@@ -210,108 +222,6 @@ async fn a_conversation_talks_to_its_own_cluster() {
     assert_eq!((call["cluster"].as_str(), call["namespace"].as_str()), (Some("staging"), Some("web")), "{call}");
     let argv = std::fs::read_to_string(&ran).unwrap();
     assert!(argv.contains("--context=staging") && argv.contains("get pods -n web"), "{argv}");
-    server.stop();
-}
-
-const MEDIUM: &str = "touch \"$HOME/made\" && echo made-it";
-const HIGH: &str = "rm -rf \"$HOME/junk\" && echo removed-ok";
-
-#[tokio::test(flavor = "multi_thread")]
-async fn a_viewer_is_refused_at_once_and_cannot_approve() {
-    let env = TestEnv::new();
-    let file = two_users(&env);
-    let mock = MockLlm::start([
-        reply_tool_call("v1", "run_command", json!({"command": MEDIUM})),
-        reply_text("I was not allowed to."),
-    ]);
-    let server = Server::builder(&env).mock(&mock).users(&file).start();
-    let bob = server.login("bob", "bob-password").await;
-    let id = bob.new_conversation().await;
-    let events = bob.chat(id, "make a file").await.collect().await;
-    assert!(!events.iter().any(|e| e["kind"] == "request"), "a viewer is never asked: {events:#?}");
-    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
-    assert!(result["content"].as_str().unwrap().contains("an operator's approval in the browser"), "{result}");
-    assert_eq!(events.last().unwrap()["type"], "done");
-    assert!(!env.user_home().join("made").exists());
-    assert_eq!(bob.approve("v1", "approve", None).await.0, StatusCode::FORBIDDEN);
-    let log = audit(&env);
-    assert!(log.contains("USER: bob") && log.contains("CONFIRMED: no"), "{log}");
-    server.stop();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn an_operator_approves_medium_and_confirms_high_in_the_browser() {
-    let env = TestEnv::new();
-    std::fs::create_dir_all(env.user_home().join("junk")).unwrap();
-    let file = two_users(&env);
-    let mock = MockLlm::start([
-        reply_tool_call("m1", "run_command", json!({"command": MEDIUM})),
-        reply_tool_call("h1", "run_command", json!({"command": HIGH})),
-        reply_text("Both done."),
-    ]);
-    let server = Server::builder(&env).mock(&mock).users(&file).start();
-    let alice = server.login("alice", "alice-password").await;
-    let bob = server.login("bob", "bob-password").await;
-    let id = alice.new_conversation().await;
-    let mut events = alice.chat(id, "make a file, then clean up").await;
-
-    let request = events.until(|e| e["kind"] == "request").await;
-    assert_eq!((request["id"].as_str(), request["risk"].as_str()), (Some("m1"), Some("medium")), "{request}");
-    assert_eq!(request["confirm_word"], Value::Null);
-    assert_eq!(bob.approve("m1", "approve", None).await.0, StatusCode::FORBIDDEN, "a viewer");
-    assert_eq!(alice.approve("nope", "approve", None).await.0, StatusCode::NOT_FOUND);
-    assert_eq!(alice.approve("m1", "approve", None).await.0, StatusCode::NO_CONTENT);
-    let result = events.until(|e| e["type"] == "tool_result" && e["kind"] == "tool_result").await;
-    assert!(result["content"].as_str().unwrap().contains("made-it"), "{result}");
-
-    let request = events.until(|e| e["kind"] == "request").await;
-    assert_eq!((request["id"].as_str(), request["confirm_word"].as_str()), (Some("h1"), Some("yes")), "{request}");
-    let (status, body) = alice.approve("h1", "approve", None).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
-    assert!(env.user_home().join("junk").exists(), "nothing was decided");
-    assert_eq!(alice.approve("h1", "approve", Some("yes")).await.0, StatusCode::NO_CONTENT);
-    let result = events.until(|e| e["type"] == "tool_result" && e["kind"] == "tool_result").await;
-    assert!(result["content"].as_str().unwrap().contains("removed-ok"), "{result}");
-    let rest = events.collect().await;
-    assert_eq!(rest.last().unwrap()["type"], "done");
-    assert!(!env.user_home().join("junk").exists());
-
-    let (_, messages) = alice.messages(id).await;
-    let risks: Vec<&str> = messages
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
-        .map(|c| c["risk"].as_str().unwrap())
-        .collect();
-    assert_eq!(risks, ["medium", "high"]);
-    let log = audit(&env);
-    let approved: Vec<&str> =
-        log.lines().filter(|l| l.contains("USER: alice") && l.contains("CONFIRMED: yes")).collect();
-    assert_eq!(approved.len(), 2, "{log}");
-    server.stop();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn an_unanswered_approval_times_out_as_a_refusal() {
-    let env = TestEnv::new();
-    let mock = MockLlm::start([
-        reply_tool_call("t1", "run_command", json!({"command": MEDIUM})),
-        reply_text("Nobody approved it."),
-    ]);
-    let server = Server::builder(&env).mock(&mock).arg("--approval-timeout").arg("1").start();
-    let api = server.api();
-    let id = api.new_conversation().await;
-    let events = api.chat(id, "make a file").await.collect().await;
-    let kinds = kinds(&events);
-    let at = |kind: &str| kinds.iter().position(|k| k == kind).unwrap_or_else(|| panic!("{kind}: {kinds:?}"));
-    assert!(at("approval/request") < at("approval/timeout") && at("approval/timeout") < at("tool_result/tool_result"));
-    let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
-    assert_eq!(result["status"], "denied_by_user", "{result}");
-    assert_eq!(events.last().unwrap()["type"], "done");
-    assert!(!env.user_home().join("made").exists());
-    let log = audit(&env);
-    assert!(log.contains("USER: owner") && log.contains("CONFIRMED: no"), "{log}");
     server.stop();
 }
 
@@ -366,26 +276,6 @@ async fn a_turn_outlives_its_connection_and_stream_shows_it() {
     assert_eq!(messages[1]["content"], "first part, second part, and the end.");
     let idle = api.stream(id).await.collect().await;
     assert_eq!(kinds(&idle), ["done/done"]);
-    server.stop();
-}
-
-#[tokio::test(flavor = "multi_thread")]
-async fn stop_ends_a_waiting_turn_and_sigterm_exits_cleanly() {
-    let env = TestEnv::new();
-    let mock = MockLlm::start([reply_tool_call("s1", "run_command", json!({"command": MEDIUM}))]);
-    let server = Server::builder(&env).mock(&mock).start();
-    let api = server.api();
-    let id = api.new_conversation().await;
-    let mut events = api.chat(id, "make a file").await;
-    events.until(|e| e["kind"] == "request").await;
-    assert_eq!(api.stop_turn(id).await, StatusCode::NO_CONTENT);
-    let rest = events.collect().await;
-    assert_eq!(rest.last().unwrap()["type"], "done");
-    assert_eq!(api.approve("s1", "approve", None).await.0, StatusCode::NOT_FOUND, "no longer pending");
-    let (_, messages) = api.messages(id).await;
-    let roles: Vec<&str> = messages.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["user", "assistant", "tool"], "the stopped turn is stored");
-    assert!(!env.user_home().join("made").exists());
     server.stop();
 }
 

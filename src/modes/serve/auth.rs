@@ -98,6 +98,13 @@ impl Auth {
         }
     }
 
+    /// Forgets an API token (the access token of token mode stays).
+    pub fn revoke(&self, token: &str) {
+        if let Ok(mut tokens) = self.api_tokens.lock() {
+            tokens.remove(token);
+        }
+    }
+
     pub fn api_token(&self, principal: Principal) -> String {
         let token = random_token();
         if let Ok(mut tokens) = self.api_tokens.lock() {
@@ -235,6 +242,8 @@ pub fn set_cookie(id: Option<&str>) -> String {
 pub struct Caller {
     pub principal: Principal,
     pub session: Option<(String, String)>,
+    /// The bearer token it came with (an API token is revoked by logging out with it).
+    pub bearer: Option<String>,
 }
 
 impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
@@ -253,7 +262,7 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
         if let Some(token) = bearer {
             // Bearer requests carry no ambient credential, so they need no CSRF token.
             return match auth.bearer(token.trim()) {
-                Some(principal) => Ok(Caller { principal, session: None }),
+                Some(principal) => Ok(Caller { principal, session: None, bearer: Some(token.trim().to_owned()) }),
                 None => Err(ApiError::new(StatusCode::UNAUTHORIZED, "the bearer token is not valid: log in again")),
             };
         }
@@ -272,7 +281,7 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
                 ));
             }
         }
-        Ok(Caller { principal, session: Some((id, csrf)) })
+        Ok(Caller { principal, session: Some((id, csrf)), bearer: None })
     }
 }
 

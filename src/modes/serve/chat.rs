@@ -114,12 +114,26 @@ pub async fn stop(
 
 /// The turn's task: runs it, then ends its stream with `done` once it no longer counts as running.
 async fn run(state: Arc<AppState>, turn: Arc<Turn>, principal: Principal, cluster: Option<String>, message: String) {
-    let done = drive(&state, &turn, &principal, cluster.as_deref(), &message).await;
-    if let Ok(mut turns) = state.turns.lock() {
-        turns.remove(&turn.conversation);
+    let mut ending = Ending { state: state.clone(), turn: turn.clone(), done: None };
+    ending.done = drive(&state, &turn, &principal, cluster.as_deref(), &message).await;
+}
+
+/// Ends a turn however its task ends (a panic included): it stops counting as running, and its
+/// readers get the last event, `done`.
+struct Ending {
+    state: Arc<AppState>,
+    turn: Arc<Turn>,
+    done: Option<Value>,
+}
+
+impl Drop for Ending {
+    fn drop(&mut self) {
+        if let Ok(mut turns) = self.state.turns.lock() {
+            turns.remove(&self.turn.conversation);
+        }
+        self.turn.publish(&self.done.take().unwrap_or_else(events::done));
+        self.turn.finish();
     }
-    turn.publish(&done.unwrap_or_else(events::done));
-    turn.finish();
 }
 
 /// One agent turn on the shared parts; returns the loop's `done` (held back), if it sent one.

@@ -55,6 +55,9 @@ pub async fn logout(State(state): State<Arc<AppState>>, caller: Caller) -> Respo
     if let Some((id, _)) = &caller.session {
         state.auth.close_session(id);
     }
+    if let Some(token) = &caller.bearer {
+        state.auth.revoke(token);
+    }
     (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(None))]).into_response()
 }
 

@@ -1,0 +1,163 @@
+//! Approvals in the browser by role: a viewer is refused at once, an operator approves Medium and
+//! confirms High, an unanswered approval times out as a refusal, a grant holds for the conversation,
+//! and stopping or deleting a waiting turn ends it; every decision has its audit line with USER.
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use super::{HIGH, MEDIUM, audit, kinds, two_users};
+use crate::support::TestEnv;
+use crate::support::mock_llm::*;
+use crate::support::serve::*;
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_viewer_is_refused_at_once_and_cannot_approve() {
+    let env = TestEnv::new();
+    let file = two_users(&env);
+    let mock = MockLlm::start([
+        reply_tool_call("v1", "run_command", json!({"command": MEDIUM})),
+        reply_text("I was not allowed to."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).users(&file).start();
+    let bob = server.login("bob", "bob-password").await;
+    let id = bob.new_conversation().await;
+    let events = bob.chat(id, "make a file").await.collect().await;
+    assert!(!events.iter().any(|e| e["kind"] == "request"), "a viewer is never asked: {events:#?}");
+    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
+    assert!(result["content"].as_str().unwrap().contains("an operator's approval in the browser"), "{result}");
+    assert_eq!(events.last().unwrap()["type"], "done");
+    assert!(!env.user_home().join("made").exists());
+    assert_eq!(bob.approve("v1", "approve", None).await.0, StatusCode::FORBIDDEN);
+    let log = audit(&env);
+    assert!(log.contains("USER: bob") && log.contains("CONFIRMED: no"), "{log}");
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_approves_medium_and_confirms_high_in_the_browser() {
+    let env = TestEnv::new();
+    std::fs::create_dir_all(env.user_home().join("junk")).unwrap();
+    let file = two_users(&env);
+    let mock = MockLlm::start([
+        reply_tool_call("m1", "run_command", json!({"command": MEDIUM})),
+        reply_tool_call("h1", "run_command", json!({"command": HIGH})),
+        reply_text("Both done."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).users(&file).start();
+    let alice = server.login("alice", "alice-password").await;
+    let bob = server.login("bob", "bob-password").await;
+    let id = alice.new_conversation().await;
+    let mut events = alice.chat(id, "make a file, then clean up").await;
+
+    let request = events.until(|e| e["kind"] == "request").await;
+    assert_eq!((request["id"].as_str(), request["risk"].as_str()), (Some("m1"), Some("medium")), "{request}");
+    assert_eq!(request["confirm_word"], Value::Null);
+    assert_eq!(bob.approve("m1", "approve", None).await.0, StatusCode::FORBIDDEN, "a viewer");
+    assert_eq!(alice.approve("nope", "approve", None).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(alice.approve("m1", "approve", None).await.0, StatusCode::NO_CONTENT);
+    let result = events.until(|e| e["type"] == "tool_result" && e["kind"] == "tool_result").await;
+    assert!(result["content"].as_str().unwrap().contains("made-it"), "{result}");
+
+    let request = events.until(|e| e["kind"] == "request").await;
+    assert_eq!((request["id"].as_str(), request["confirm_word"].as_str()), (Some("h1"), Some("yes")), "{request}");
+    let (status, body) = alice.approve("h1", "approve", None).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(env.user_home().join("junk").exists(), "nothing was decided");
+    assert_eq!(alice.approve("h1", "approve", Some("yes")).await.0, StatusCode::NO_CONTENT);
+    let result = events.until(|e| e["type"] == "tool_result" && e["kind"] == "tool_result").await;
+    assert!(result["content"].as_str().unwrap().contains("removed-ok"), "{result}");
+    let rest = events.collect().await;
+    assert_eq!(rest.last().unwrap()["type"], "done");
+    assert!(!env.user_home().join("junk").exists());
+
+    let (_, messages) = alice.messages(id).await;
+    let risks: Vec<&str> = messages
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|m| m["tool_calls"].as_array().into_iter().flatten())
+        .map(|c| c["risk"].as_str().unwrap())
+        .collect();
+    assert_eq!(risks, ["medium", "high"]);
+    let log = audit(&env);
+    let approved: Vec<&str> =
+        log.lines().filter(|l| l.contains("USER: alice") && l.contains("CONFIRMED: yes")).collect();
+    assert_eq!(approved.len(), 2, "{log}");
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_unanswered_approval_times_out_as_a_refusal() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("t1", "run_command", json!({"command": MEDIUM})),
+        reply_text("Nobody approved it."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).arg("--approval-timeout").arg("1").start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let events = api.chat(id, "make a file").await.collect().await;
+    let kinds = kinds(&events);
+    let at = |kind: &str| kinds.iter().position(|k| k == kind).unwrap_or_else(|| panic!("{kind}: {kinds:?}"));
+    assert!(at("approval/request") < at("approval/timeout") && at("approval/timeout") < at("tool_result/tool_result"));
+    let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
+    assert_eq!(result["status"], "denied_by_user", "{result}");
+    assert_eq!(events.last().unwrap()["type"], "done");
+    assert!(!env.user_home().join("made").exists());
+    let log = audit(&env);
+    assert!(log.contains("USER: owner") && log.contains("CONFIRMED: no"), "{log}");
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_ends_a_waiting_turn_which_is_stored() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("s1", "run_command", json!({"command": MEDIUM}))]);
+    let server = Server::builder(&env).mock(&mock).start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let mut events = api.chat(id, "make a file").await;
+    events.until(|e| e["kind"] == "request").await;
+    assert_eq!(api.stop_turn(id).await, StatusCode::NO_CONTENT);
+    let rest = events.collect().await;
+    assert_eq!(rest.last().unwrap()["type"], "done");
+    assert_eq!(api.approve("s1", "approve", None).await.0, StatusCode::NOT_FOUND, "no longer pending");
+    let (_, messages) = api.messages(id).await;
+    let roles: Vec<&str> = messages.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["user", "assistant", "tool"], "the stopped turn is stored");
+    assert!(!env.user_home().join("made").exists());
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_session_covers_the_next_turn_and_delete_stops_a_running_one() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("a1", "run_command", json!({"command": "touch made-one"})),
+        reply_text("Made."),
+        reply_tool_call("a2", "run_command", json!({"command": "touch made-two"})),
+        reply_text("Made again."),
+        reply_tool_call("a3", "run_command", json!({"command": "mkdir -p newdir"})),
+    ]);
+    let server = Server::builder(&env).mock(&mock).arg("--approval-timeout").arg("30").start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let mut events = api.chat(id, "make a file").await;
+    events.until(|e| e["kind"] == "request").await;
+    assert_eq!(api.approve("a1", "approve_session", None).await.0, StatusCode::NO_CONTENT);
+    let first = events.collect().await;
+    assert!(first.iter().any(|e| e["decision"] == "approved_for_session"), "{first:#?}");
+    let second = api.chat(id, "again").await.collect().await;
+    assert!(!second.iter().any(|e| e["kind"] == "request"), "the grant holds in the next turn: {second:#?}");
+    let result = second.iter().find(|e| e["kind"] == "tool_result").unwrap();
+    assert_eq!(result["status"], "ran", "{result}");
+    assert!(env.user_home().join("made-two").exists());
+
+    let mut third = api.chat(id, "make a directory").await;
+    third.until(|e| e["kind"] == "request").await;
+    assert_eq!(api.delete(id).await, StatusCode::NO_CONTENT);
+    assert_eq!(third.collect().await.last().unwrap()["type"], "done");
+    assert_eq!(api.messages(id).await.0, StatusCode::NOT_FOUND);
+    assert!(!env.user_home().join("newdir").exists());
+    server.stop();
+}
