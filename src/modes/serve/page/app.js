@@ -383,7 +383,8 @@ window.OpsaiRender = (() => {
       buttons.forEach((b) => { b.disabled = true; });
       msg.textContent = 'Sending…';
       try {
-        await opts.approve(ev.id, decision, confirm);
+        // The request's own command, byte for byte: the server checks the answer is for it.
+        await opts.approve(ev.id, decision, confirm, ev.command);
         msg.textContent = decision === 'deny' ? 'Denied.' : 'Approved; waiting for the command.';
       } catch (e) {
         msg.textContent = e.message;
@@ -843,7 +844,8 @@ window.OpsaiRender = (() => {
     const abort = new AbortController();
     state.abort = abort;
     const turn = window.OpsaiRender.turn($('log'), {
-      role: state.me.role, approve: decide, atBottom, toBottom: () => scrollDown(),
+      role: state.me.role, atBottom, toBottom: () => scrollDown(),
+      approve: (callId, decision, confirm, command) => decide(id, callId, decision, confirm, command),
       conv: state.convs.find((c) => c.id === id),
     });
     state.turn = turn;
@@ -903,9 +905,11 @@ window.OpsaiRender = (() => {
     }
   }
 
-  async function decide(callId, decision, confirm) {
-    const body = { decision };
+  // Call ids are the model's: the conversation (and the command) say which waiting call this answers.
+  async function decide(conversationId, callId, decision, confirm, command) {
+    const body = { decision, conversation_id: conversationId };
     if (confirm !== undefined) body.confirm = confirm;
+    if (typeof command === 'string') body.command = command;
     await api('POST', `/api/v2/ai/approvals/${encodeURIComponent(callId)}`, body);
   }
 
