@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::approvals::{AnswerError, decision};
+use super::approvals::{AnswerError, Target, decision};
 use super::auth::Caller;
 use super::state::AppState;
 use super::{ApiError, Body, blocking};
@@ -169,9 +169,12 @@ pub struct ApproveBody {
     decision: String,
     #[serde(default)]
     confirm: Option<String>,
-    /// Which conversation, when the same call id waits in two of the caller's.
+    /// Which conversation: required when the same call id waits in two of the caller's.
     #[serde(default)]
     conversation_id: Option<i64>,
+    /// The command the answerer saw (the request event's `command`): it must be the one waiting.
+    #[serde(default)]
+    command: Option<String>,
 }
 
 /// An operator's answer to an approval of one of their turns.
@@ -188,7 +191,8 @@ pub async fn approve(
         ApiError::new(StatusCode::BAD_REQUEST, "decision must be \"approve\", \"approve_session\" or \"deny\"")
     })?;
     let confirmed = body.confirm.as_deref() == Some("yes");
-    match state.pendings.answer(&call_id, &caller.principal.user, body.conversation_id, approval, confirmed) {
+    let target = Target { conversation: body.conversation_id, command: body.command.as_deref() };
+    match state.pendings.answer(&call_id, &caller.principal.user, target, approval, confirmed) {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
         Err(AnswerError::NotPending) => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -197,6 +201,16 @@ pub async fn approve(
         Err(AnswerError::NeedsConfirm) => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "this is a high-risk command: send \"confirm\": \"yes\" with the approval (nothing was decided)",
+        )),
+        Err(AnswerError::Ambiguous) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "approvals with that id wait in more than one of your conversations: send its \"conversation_id\" \
+             (nothing was decided)",
+        )),
+        Err(AnswerError::OtherCommand) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "the approval waiting under that id is for another command than the one sent: reload and answer \
+             the request shown (nothing was decided)",
         )),
     }
 }
