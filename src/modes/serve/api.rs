@@ -159,7 +159,7 @@ pub async fn remove(
     }
     blocking(&state, move |state| state.store.delete(id)).await?.map_err(|err| ApiError::internal(&err))?;
     if let Ok(mut grants) = state.grants.lock() {
-        grants.remove(&id);
+        grants.retain(|(conversation, _), _| *conversation != id);
     }
     Ok(StatusCode::NO_CONTENT)
 }
