@@ -12,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::approvals::{AnswerError, Target, decision};
 use super::auth::Caller;
+use super::screen;
 use super::state::AppState;
 use super::{ApiError, Body, blocking};
 use crate::cli::ServeRole;
@@ -127,9 +128,14 @@ fn message(state: &AppState, stored: &StoredMessage) -> Value {
             .tool_calls
             .iter()
             .map(|call| {
-                let mut value = json!({"id": call.id, "name": call.name, "arguments": call.arguments});
+                let mut arguments = call.arguments.clone();
+                screen::model_text(&mut arguments);
+                let mut value = json!({"id": call.id, "name": call.name, "arguments": arguments});
                 if let Some(command) = call.arguments.get("command").and_then(Value::as_str) {
-                    value["risk"] = crate::policy::assess(command, &state.parts.policy).risk.as_str().into();
+                    let assessment = crate::policy::assess(command, &state.parts.policy);
+                    value["risk"] = assessment.risk.as_str().into();
+                    // What runs, as the approval showed it; `arguments.command` is as written (made visible).
+                    value["command"] = assessment.sanitized.into();
                 }
                 value
             })
@@ -138,7 +144,7 @@ fn message(state: &AppState, stored: &StoredMessage) -> Value {
     json!({
         "id": stored.id,
         "role": role,
-        "content": message.content,
+        "content": if message.role == Role::Assistant { screen::visible(&message.content) } else { message.content.as_str().into() },
         "tool_calls": calls,
         "tool_call_id": message.tool_call_id,
         "created_at": stored.created_at,

@@ -113,6 +113,8 @@ impl Approver for BrowserApprover {
             return Approval::Denied;
         }
         let (answer, answered) = sync_channel(1);
+        // The command as the request event shows it: what an answer naming it must match.
+        let command = self.turn.shown(&request.command);
         let call_id = request.call_id.clone();
         let conversation = self.turn.conversation;
         if let Ok(mut waiting) = self.pendings.waiting.lock() {
@@ -121,7 +123,7 @@ impl Approver for BrowserApprover {
                 conversation,
                 owner: self.turn.owner.clone(),
                 risk: request.risk,
-                command: request.command.clone(),
+                command: command.clone(),
                 answer,
             });
         }
@@ -130,7 +132,7 @@ impl Approver for BrowserApprover {
             self.pendings.remove(&call_id, conversation);
             return Approval::Abort;
         }
-        self.turn.publish(&events::approval_request(&call_id, request, self.timeout.as_secs()));
+        self.turn.publish(&events::approval_request(&call_id, conversation, &command, request, self.timeout.as_secs()));
         match answered.recv_timeout(self.timeout) {
             Ok(approval) => approval,
             Err(RecvTimeoutError::Timeout) => {

@@ -71,7 +71,7 @@ pub async fn chat(
             .await?
             .map_err(|err| ApiError::internal(&err))?;
     }
-    let turn = Arc::new(Turn::new(id, caller.principal.user.clone()));
+    let turn = Arc::new(Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()));
     {
         let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
         if turns.contains_key(&id) {
