@@ -12,6 +12,7 @@ use crate::support::mock_llm::*;
 use crate::support::serve::*;
 
 mod approvals;
+mod limits;
 mod screen;
 
 /// A Medium command with output to look for, and a High one.
