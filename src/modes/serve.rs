@@ -6,7 +6,8 @@
 //! - [`auth`]: token and users modes, cookie sessions, CSRF, the login rate limit.
 //! - [`login`]: the `/api/v2/auth/*` routes.
 //! - [`api`]: conversations and approvals; [`chat`]: a turn and its SSE stream.
-//! - [`turn`]: a running turn's event log; [`events`]: `AgentEvent` → SSE data.
+//! - [`turn`]: a running turn's event log; [`events`]: `AgentEvent` → SSE data; [`screen`]: what
+//!   the browser may see of it (redacted, hidden characters visible, output by lines).
 //! - [`approvals`]: the browser approver; [`users`]: the users file and `serve user …`.
 //! - [`page`]: the embedded page.
 
@@ -17,6 +18,7 @@ mod chat;
 mod events;
 mod login;
 mod page;
+mod screen;
 mod state;
 mod turn;
 mod users;

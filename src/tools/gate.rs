@@ -207,7 +207,9 @@ pub(crate) fn decide(services: &Services, state: &mut RunState, proposal: &Propo
         Action::Command { grant, .. } if risk == Risk::Medium => grant.clone(),
         _ => None,
     };
-    if grant.as_ref().is_some_and(|g| state.grants.contains(g)) {
+    // A grant stands for a yes, so only an approver who could say yes now may use it (a web user
+    // demoted to viewer keeps none of the grants given as an operator).
+    if services.approver.interactive() && grant.as_ref().is_some_and(|g| state.grants.contains(g)) {
         return Verdict::Run(Allowed::Session);
     }
     if !services.approver.interactive() {

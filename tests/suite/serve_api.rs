@@ -12,6 +12,8 @@ use crate::support::mock_llm::*;
 use crate::support::serve::*;
 
 mod approvals;
+mod limits;
+mod screen;
 
 /// A Medium command with output to look for, and a High one.
 const MEDIUM: &str = "touch \"$HOME/made\" && echo made-it";

@@ -10,8 +10,9 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::approvals::{AnswerError, decision};
+use super::approvals::{AnswerError, Target, decision};
 use super::auth::Caller;
+use super::screen;
 use super::state::AppState;
 use super::{ApiError, Body, blocking};
 use crate::cli::ServeRole;
@@ -127,9 +128,14 @@ fn message(state: &AppState, stored: &StoredMessage) -> Value {
             .tool_calls
             .iter()
             .map(|call| {
-                let mut value = json!({"id": call.id, "name": call.name, "arguments": call.arguments});
+                let mut arguments = call.arguments.clone();
+                screen::model_text(&mut arguments);
+                let mut value = json!({"id": call.id, "name": call.name, "arguments": arguments});
                 if let Some(command) = call.arguments.get("command").and_then(Value::as_str) {
-                    value["risk"] = crate::policy::assess(command, &state.parts.policy).risk.as_str().into();
+                    let assessment = crate::policy::assess(command, &state.parts.policy);
+                    value["risk"] = assessment.risk.as_str().into();
+                    // What runs, as the approval showed it; `arguments.command` is as written (made visible).
+                    value["command"] = assessment.sanitized.into();
                 }
                 value
             })
@@ -138,7 +144,7 @@ fn message(state: &AppState, stored: &StoredMessage) -> Value {
     json!({
         "id": stored.id,
         "role": role,
-        "content": message.content,
+        "content": if message.role == Role::Assistant { screen::visible(&message.content) } else { message.content.as_str().into() },
         "tool_calls": calls,
         "tool_call_id": message.tool_call_id,
         "created_at": stored.created_at,
@@ -159,7 +165,7 @@ pub async fn remove(
     }
     blocking(&state, move |state| state.store.delete(id)).await?.map_err(|err| ApiError::internal(&err))?;
     if let Ok(mut grants) = state.grants.lock() {
-        grants.remove(&id);
+        grants.retain(|(conversation, _), _| *conversation != id);
     }
     Ok(StatusCode::NO_CONTENT)
 }
@@ -169,9 +175,12 @@ pub struct ApproveBody {
     decision: String,
     #[serde(default)]
     confirm: Option<String>,
-    /// Which conversation, when the same call id waits in two of the caller's.
+    /// Which conversation: required when the same call id waits in two of the caller's.
     #[serde(default)]
     conversation_id: Option<i64>,
+    /// The command the answerer saw (the request event's `command`): it must be the one waiting.
+    #[serde(default)]
+    command: Option<String>,
 }
 
 /// An operator's answer to an approval of one of their turns.
@@ -188,7 +197,8 @@ pub async fn approve(
         ApiError::new(StatusCode::BAD_REQUEST, "decision must be \"approve\", \"approve_session\" or \"deny\"")
     })?;
     let confirmed = body.confirm.as_deref() == Some("yes");
-    match state.pendings.answer(&call_id, &caller.principal.user, body.conversation_id, approval, confirmed) {
+    let target = Target { conversation: body.conversation_id, command: body.command.as_deref() };
+    match state.pendings.answer(&call_id, &caller.principal.user, target, approval, confirmed) {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
         Err(AnswerError::NotPending) => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -197,6 +207,16 @@ pub async fn approve(
         Err(AnswerError::NeedsConfirm) => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
             "this is a high-risk command: send \"confirm\": \"yes\" with the approval (nothing was decided)",
+        )),
+        Err(AnswerError::Ambiguous) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "approvals with that id wait in more than one of your conversations: send its \"conversation_id\" \
+             (nothing was decided)",
+        )),
+        Err(AnswerError::OtherCommand) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "the approval waiting under that id is for another command than the one sent: reload and answer \
+             the request shown (nothing was decided)",
         )),
     }
 }

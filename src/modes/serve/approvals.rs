@@ -19,6 +19,8 @@ struct Pending {
     conversation: i64,
     owner: String,
     risk: Risk,
+    /// The command as the request event showed it, which an answer may name to be sure.
+    command: String,
     answer: SyncSender<Approval>,
 }
 
@@ -35,23 +37,44 @@ pub enum AnswerError {
     NotPending,
     /// High needs the typed word.
     NeedsConfirm,
+    /// The id waits in more than one of the caller's conversations: the answer must name which.
+    Ambiguous,
+    /// The answer named another command than the one waiting.
+    OtherCommand,
+}
+
+/// Which pending approval an answer is for, beyond its call id.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Target<'a> {
+    pub conversation: Option<i64>,
+    /// The command the answerer saw, compared byte for byte.
+    pub command: Option<&'a str>,
 }
 
 impl Pendings {
-    /// Answers the caller's pending approval `call_id` (in `conversation` when given).
+    /// Answers the caller's pending approval `call_id`. The model picks call ids, so two of the
+    /// caller's conversations may wait under the same one: then the answer must name the
+    /// conversation, and when it names the command that must be the one waiting.
     pub fn answer(
         &self,
         call_id: &str,
         user: &str,
-        conversation: Option<i64>,
+        target: Target,
         approval: Approval,
         confirmed: bool,
     ) -> Result<(), AnswerError> {
         let Ok(mut waiting) = self.waiting.lock() else { return Err(AnswerError::NotPending) };
+        let mine = |p: &&Pending| p.call_id == call_id && p.owner == user;
+        if target.conversation.is_none() && waiting.iter().filter(mine).count() > 1 {
+            return Err(AnswerError::Ambiguous);
+        }
         let at = waiting
             .iter()
-            .position(|p| p.call_id == call_id && p.owner == user && conversation.is_none_or(|c| c == p.conversation))
+            .position(|p| mine(&p) && target.conversation.is_none_or(|c| c == p.conversation))
             .ok_or(AnswerError::NotPending)?;
+        if target.command.is_some_and(|command| command != waiting[at].command) {
+            return Err(AnswerError::OtherCommand);
+        }
         if waiting[at].risk == Risk::High && !confirmed && approval != Approval::Denied {
             return Err(AnswerError::NeedsConfirm);
         }
@@ -90,6 +113,8 @@ impl Approver for BrowserApprover {
             return Approval::Denied;
         }
         let (answer, answered) = sync_channel(1);
+        // The command as the request event shows it: what an answer naming it must match.
+        let command = self.turn.shown(&request.command);
         let call_id = request.call_id.clone();
         let conversation = self.turn.conversation;
         if let Ok(mut waiting) = self.pendings.waiting.lock() {
@@ -98,6 +123,7 @@ impl Approver for BrowserApprover {
                 conversation,
                 owner: self.turn.owner.clone(),
                 risk: request.risk,
+                command: command.clone(),
                 answer,
             });
         }
@@ -106,7 +132,7 @@ impl Approver for BrowserApprover {
             self.pendings.remove(&call_id, conversation);
             return Approval::Abort;
         }
-        self.turn.publish(&events::approval_request(&call_id, request, self.timeout.as_secs()));
+        self.turn.publish(&events::approval_request(&call_id, conversation, &command, request, self.timeout.as_secs()));
         match answered.recv_timeout(self.timeout) {
             Ok(approval) => approval,
             Err(RecvTimeoutError::Timeout) => {
@@ -148,9 +174,14 @@ mod tests {
         risk: Risk,
     ) -> std::sync::mpsc::Receiver<Approval> {
         let (answer, answered) = sync_channel(1);
-        let owner = "alice".to_owned();
-        pendings.waiting.lock().unwrap().push(Pending { call_id: call_id.into(), conversation, owner, risk, answer });
+        let (owner, command) = ("alice".to_owned(), format!("touch {conversation}"));
+        let pending = Pending { call_id: call_id.into(), conversation, owner, risk, command, answer };
+        pendings.waiting.lock().unwrap().push(pending);
         answered
+    }
+
+    fn in_conversation(conversation: i64) -> Target<'static> {
+        Target { conversation: Some(conversation), command: None }
     }
 
     #[test]
@@ -158,14 +189,30 @@ mod tests {
         let pendings = Pendings::default();
         let medium = pending(&pendings, "c1", 1, Risk::Medium);
         let high = pending(&pendings, "c2", 1, Risk::High);
-        assert_eq!(pendings.answer("c1", "bob", None, Approval::Approved, false), Err(AnswerError::NotPending));
-        assert_eq!(pendings.answer("c1", "alice", Some(2), Approval::Approved, false), Err(AnswerError::NotPending));
-        assert_eq!(pendings.answer("c1", "alice", None, Approval::Approved, false), Ok(()));
+        assert_eq!(
+            pendings.answer("c1", "bob", Target::default(), Approval::Approved, false),
+            Err(AnswerError::NotPending)
+        );
+        assert_eq!(
+            pendings.answer("c1", "alice", in_conversation(2), Approval::Approved, false),
+            Err(AnswerError::NotPending)
+        );
+        assert_eq!(pendings.answer("c1", "alice", Target::default(), Approval::Approved, false), Ok(()));
         assert_eq!(medium.recv().unwrap(), Approval::Approved);
-        assert_eq!(pendings.answer("c2", "alice", None, Approval::Approved, false), Err(AnswerError::NeedsConfirm));
-        assert_eq!(pendings.answer("c2", "alice", None, Approval::Denied, false), Ok(()), "no needs no word");
+        assert_eq!(
+            pendings.answer("c2", "alice", Target::default(), Approval::Approved, false),
+            Err(AnswerError::NeedsConfirm)
+        );
+        assert_eq!(
+            pendings.answer("c2", "alice", Target::default(), Approval::Denied, false),
+            Ok(()),
+            "no needs no word"
+        );
         assert_eq!(high.recv().unwrap(), Approval::Denied);
-        assert_eq!(pendings.answer("c2", "alice", None, Approval::Denied, false), Err(AnswerError::NotPending));
+        assert_eq!(
+            pendings.answer("c2", "alice", Target::default(), Approval::Denied, false),
+            Err(AnswerError::NotPending)
+        );
     }
 
     #[test]
@@ -176,7 +223,25 @@ mod tests {
         pendings.abort(1);
         assert_eq!(stopped.recv().unwrap(), Approval::Abort);
         assert!(other.try_recv().is_err());
-        assert_eq!(pendings.answer("c1", "alice", None, Approval::Approved, false), Ok(()));
+        assert_eq!(pendings.answer("c1", "alice", Target::default(), Approval::Approved, false), Ok(()));
         assert_eq!(other.recv().unwrap(), Approval::Approved);
+    }
+
+    #[test]
+    fn the_same_call_id_in_two_conversations_needs_the_conversation_and_the_right_command() {
+        let pendings = Pendings::default();
+        let three = pending(&pendings, "call_1", 3, Risk::Medium);
+        let four = pending(&pendings, "call_1", 4, Risk::Medium);
+        let answer = |target| pendings.answer("call_1", "alice", target, Approval::Approved, false);
+        assert_eq!(answer(Target::default()), Err(AnswerError::Ambiguous));
+        let wrong = Target { conversation: Some(4), command: Some("touch 3") };
+        assert_eq!(answer(wrong), Err(AnswerError::OtherCommand));
+        assert_eq!(answer(Target { command: Some("touch 4 "), ..wrong }), Err(AnswerError::OtherCommand));
+        assert!(three.try_recv().is_err() && four.try_recv().is_err(), "nothing was decided");
+        assert_eq!(answer(Target { command: Some("touch 4"), ..wrong }), Ok(()));
+        assert_eq!(four.recv().unwrap(), Approval::Approved);
+        assert!(three.try_recv().is_err());
+        assert_eq!(answer(Target::default()), Ok(()), "one left: the id alone names it");
+        assert_eq!(three.recv().unwrap(), Approval::Approved);
     }
 }

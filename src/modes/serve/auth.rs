@@ -25,6 +25,9 @@ const FAILURES: usize = 5;
 /// … within this window.
 const WINDOW: Duration = Duration::from_secs(60);
 pub const COOKIE: &str = "opsai_session";
+/// Password checks running at once (argon2 takes 19 MiB and tens of milliseconds each); a login
+/// beyond them is answered 429 at once.
+const VERIFYING: usize = 2;
 
 /// How people prove who they are.
 pub enum Mode {
@@ -52,6 +55,8 @@ pub struct Auth {
     sessions: Mutex<HashMap<String, Session>>,
     api_tokens: Mutex<HashMap<String, (Principal, Instant)>>,
     failures: Mutex<HashMap<String, VecDeque<Instant>>>,
+    /// Permits for password checks.
+    pub verifying: std::sync::Arc<tokio::sync::Semaphore>,
 }
 
 /// A random token: 32 bytes, base64url.
@@ -67,7 +72,13 @@ fn same(a: &str, b: &str) -> bool {
 
 impl Auth {
     pub fn new(mode: Mode) -> Self {
-        Self { mode, sessions: Mutex::default(), api_tokens: Mutex::default(), failures: Mutex::default() }
+        Self {
+            mode,
+            sessions: Mutex::default(),
+            api_tokens: Mutex::default(),
+            failures: Mutex::default(),
+            verifying: std::sync::Arc::new(tokio::sync::Semaphore::new(VERIFYING)),
+        }
     }
 
     pub fn mode_name(&self) -> &'static str {
@@ -167,7 +178,9 @@ impl Auth {
             ));
         };
         let keys = [format!("ip {ip}"), format!("name {name}")];
-        if let Some(wait) = self.limited(&keys) {
+        // Counted as a failure before the check, under the same lock as the limit: parallel
+        // attempts cannot all pass the limit before any is counted.
+        if let Some(wait) = self.admit(&keys) {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!("too many failed logins: try again in {} s", wait.as_secs().max(1)),
@@ -182,18 +195,21 @@ impl Auth {
         // An unknown name costs a hash check too, so timing does not tell which names exist.
         let ok = verify_password(password, user.map_or(dummy_hash(), |u| u.password_hash.as_str()));
         match user {
-            Some(user) if ok => Ok(Principal { user: user.name.clone(), role: user.role }),
-            _ => {
-                self.failed(&keys);
-                Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong user name or password"))
+            Some(user) if ok => {
+                self.forgive(&keys);
+                Ok(Principal { user: user.name.clone(), role: user.role })
             }
+            _ => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong user name or password")),
         }
     }
 
-    /// How long until another attempt is allowed, when one of `keys` has too many recent failures.
-    fn limited(&self, keys: &[String]) -> Option<Duration> {
-        let mut failures = self.failures.lock().ok()?;
-        keys.iter()
+    /// Counts an attempt for each of `keys`, unless one of them already has too many recent
+    /// failures: then how long until another attempt is allowed (and nothing is counted).
+    fn admit(&self, keys: &[String]) -> Option<Duration> {
+        let Ok(mut failures) = self.failures.lock() else { return Some(WINDOW) };
+        failures.retain(|_, times| times.back().is_some_and(|t| t.elapsed() < WINDOW));
+        let wait = keys
+            .iter()
             .filter_map(|key| {
                 let times = failures.get_mut(key)?;
                 while times.front().is_some_and(|t| t.elapsed() >= WINDOW) {
@@ -202,14 +218,22 @@ impl Auth {
                 let oldest = times.front().filter(|_| times.len() >= FAILURES)?;
                 Some(WINDOW.saturating_sub(oldest.elapsed()))
             })
-            .max()
-    }
-
-    fn failed(&self, keys: &[String]) {
-        if let Ok(mut failures) = self.failures.lock() {
-            failures.retain(|_, times| times.back().is_some_and(|t| t.elapsed() < WINDOW));
+            .max();
+        if wait.is_none() {
             for key in keys {
                 failures.entry(key.clone()).or_default().push_back(Instant::now());
+            }
+        }
+        wait
+    }
+
+    /// Takes back the attempt [`Auth::admit`] counted: it succeeded.
+    fn forgive(&self, keys: &[String]) {
+        if let Ok(mut failures) = self.failures.lock() {
+            for key in keys {
+                if let Some(times) = failures.get_mut(key) {
+                    times.pop_back();
+                }
             }
         }
     }
@@ -308,13 +332,15 @@ mod tests {
     fn five_failures_limit_the_name_and_the_ip() {
         let auth = Auth::new(Mode::Token("t".repeat(20)));
         let keys = ["ip 1.2.3.4".to_owned(), "name bob".to_owned()];
-        for _ in 0..4 {
-            auth.failed(&keys);
+        for _ in 0..5 {
+            assert!(auth.admit(&keys).is_none());
         }
-        assert!(auth.limited(&keys).is_none());
-        auth.failed(&keys);
-        assert!(auth.limited(&keys[..1]).is_some());
-        assert!(auth.limited(&["name alice".to_owned()]).is_none());
+        assert!(auth.admit(&keys[..1]).is_some());
+        assert!(auth.admit(&["name alice".to_owned()]).is_none());
+        auth.forgive(&["name alice".to_owned()]);
+        for _ in 0..4 {
+            assert!(auth.admit(&["name alice".to_owned()]).is_none(), "a success is not counted");
+        }
     }
 
     #[test]

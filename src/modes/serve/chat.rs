@@ -6,6 +6,7 @@
 //! changes nothing. `done` is always the last event: the loop's own is held back until the turn
 //! is no longer running, so a new message right after it is not refused as busy.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -23,6 +24,7 @@ use super::state::AppState;
 use super::turn::{Turn, single};
 use super::{ApiError, Body, api, events};
 use crate::agent::Agent;
+use crate::cli::ServeRole;
 use crate::protocol::AgentEvent;
 use crate::runner::conversation::Conversation;
 use crate::tools::{Registry, RunState, Services, ToolsConfig};
@@ -69,7 +71,7 @@ pub async fn chat(
             .await?
             .map_err(|err| ApiError::internal(&err))?;
     }
-    let turn = Arc::new(Turn::new(id, caller.principal.user.clone()));
+    let turn = Arc::new(Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()));
     {
         let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
         if turns.contains_key(&id) {
@@ -166,7 +168,18 @@ async fn drive(
         ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
     };
     let tools = ToolsConfig { kube_context: cluster.map(str::to_owned), ..parts.tools_config().offering(state.offer) };
-    let grants = state.grants.lock().ok().and_then(|g| g.get(&id).cloned()).unwrap_or_default();
+    // Grants are an operator's: whoever is not one now (demoted, or a new user under a removed
+    // one's name) neither uses nor keeps them.
+    let operator = principal.role == ServeRole::Operator;
+    let key = (id, principal.user.clone());
+    let grants = match state.grants.lock() {
+        Ok(mut grants) if !operator => {
+            grants.remove(&key);
+            HashSet::new()
+        }
+        Ok(grants) => grants.get(&key).cloned().unwrap_or_default(),
+        Err(_) => HashSet::new(),
+    };
     let mut agent = Agent {
         model: &parts.model,
         recorder: Some(&conversation),
@@ -183,8 +196,8 @@ async fn drive(
     };
     // A model failure was already sent as an `error` event; the stream ends with `done` either way.
     let _ = agent.run_turn(&mut history, message, &mut sink).await;
-    if let Ok(mut grants) = state.grants.lock() {
-        grants.insert(id, std::mem::take(&mut agent.state.grants));
+    if operator && let Ok(mut grants) = state.grants.lock() {
+        grants.insert(key, std::mem::take(&mut agent.state.grants));
     }
     drop(agent);
     if let Some(warning) = conversation.take_warning() {

@@ -6,6 +6,8 @@ use serde_json::{Map, Value, json};
 use crate::approval::ApprovalRequest;
 use crate::protocol::{AgentEvent, Risk};
 
+use super::screen;
+
 /// The seed's `type` for an event kind.
 fn seed_type(kind: &str) -> &'static str {
     match kind {
@@ -79,7 +81,19 @@ pub fn data(event: &AgentEvent, cluster: Option<&str>) -> Option<Value> {
     for (key, value) in object {
         out.entry(key).or_insert(value);
     }
-    Some(Value::Object(out))
+    let mut out = Value::Object(out);
+    if matches!(
+        event,
+        AgentEvent::AnswerDelta { .. }
+            | AgentEvent::Thought { .. }
+            | AgentEvent::Answer { .. }
+            | AgentEvent::ToolCall { .. }
+            | AgentEvent::Retry { .. }
+            | AgentEvent::Error { .. }
+    ) {
+        screen::model_text(&mut out);
+    }
+    Some(out)
 }
 
 /// The first event of every chat stream.
@@ -92,17 +106,28 @@ pub fn done() -> Value {
     json!({"type": "done", "kind": "done"})
 }
 
-/// An approval an operator is asked for in the browser.
-pub fn approval_request(id: &str, request: &ApprovalRequest, timeout_s: u64) -> Value {
+/// An approval an operator is asked for in the browser: `command` is what runs (sanitized, as
+/// shown by [`super::turn::Turn::shown`]), `display` the line as written with hidden characters
+/// made visible (when sanitizing changed it); an answer names `conversation_id` and `command`.
+pub fn approval_request(
+    id: &str,
+    conversation: i64,
+    command: &str,
+    request: &ApprovalRequest,
+    timeout_s: u64,
+) -> Value {
+    let visible = |text: &Option<String>| text.as_deref().map(|t| screen::visible(t).into_owned());
     json!({
         "type": "approval",
         "kind": "request",
         "id": id,
-        "command": request.command,
+        "conversation_id": conversation,
+        "command": command,
+        "display": request.display,
         "risk": request.risk,
         "reasons": request.reasons,
-        "why": request.why,
-        "detail": request.detail,
+        "why": visible(&request.why),
+        "detail": visible(&request.detail),
         "host": request.host,
         "grant": request.grant,
         "confirm_word": (request.risk == Risk::High).then_some("yes"),

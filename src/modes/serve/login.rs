@@ -22,11 +22,19 @@ pub struct Credentials {
 }
 
 /// Checks the password on a blocking thread: argon2 takes tens of milliseconds of CPU.
+/// Only a few run at once: a login beyond them is answered 429 without a check.
 async fn check(state: &Arc<AppState>, addr: SocketAddr, credentials: Credentials) -> Result<Principal, ApiError> {
+    let Ok(permit) = state.auth.verifying.clone().try_acquire_owned() else {
+        return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too many logins at once: try again in a second")
+            .retry_after(std::time::Duration::from_secs(1)));
+    };
     let state = state.clone();
-    tokio::task::spawn_blocking(move || state.auth.login(addr.ip(), &credentials.username, &credentials.password))
-        .await
-        .map_err(|err| ApiError::internal(&err))?
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        state.auth.login(addr.ip(), &credentials.username, &credentials.password)
+    })
+    .await
+    .map_err(|err| ApiError::internal(&err))?
 }
 
 pub async fn login(

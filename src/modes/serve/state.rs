@@ -22,8 +22,9 @@ pub struct AppState {
     /// The running turn of each conversation (at most one).
     pub turns: Mutex<HashMap<i64, Arc<Turn>>>,
     pub pendings: Arc<Pendings>,
-    /// "Always this session" grants, per conversation, kept between its turns.
-    pub grants: Mutex<HashMap<i64, HashSet<String>>>,
+    /// "Always this session" grants, per conversation and the operator who gave them, kept between
+    /// its turns.
+    pub grants: Mutex<HashMap<(i64, String), HashSet<String>>>,
     /// The prompt's environment layer (this machine).
     pub environment: String,
     pub offer: Offer,

@@ -3,13 +3,15 @@
 //! reader that goes away changes nothing.
 
 use std::convert::Infallible;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use axum::response::sse::Event;
 use futures_util::Stream;
 use serde_json::Value;
 use tokio::sync::watch;
 
+use super::screen::{self, OutputLines};
+use crate::redact::Redactor;
 use crate::tools::Interrupts;
 
 #[derive(Default)]
@@ -24,17 +26,54 @@ pub struct Turn {
     /// The turn's Ctrl-C: the stop button, a deleted conversation and shutdown cancel `turn`.
     pub interrupts: Interrupts,
     log: watch::Sender<Log>,
+    redactor: Arc<Redactor>,
+    output: Mutex<OutputLines>,
 }
 
 impl Turn {
-    pub fn new(conversation: i64, owner: String) -> Self {
-        Self { conversation, owner, interrupts: Interrupts::default(), log: watch::Sender::new(Log::default()) }
+    pub fn new(conversation: i64, owner: String, redactor: Arc<Redactor>) -> Self {
+        Self {
+            conversation,
+            owner,
+            interrupts: Interrupts::default(),
+            log: watch::Sender::new(Log::default()),
+            redactor,
+            output: Mutex::default(),
+        }
     }
 
-    /// Appends an event and wakes the readers.
+    /// Appends an event, as the browser may see it, and wakes the readers: the one place every
+    /// event passes, so every string is redacted here. Live output goes out a line at a time (the
+    /// rest of a call's output before its result).
     pub fn publish(&self, data: &Value) {
+        let id = data["id"].as_str().unwrap_or_default();
+        match (data["type"].as_str(), data["kind"].as_str()) {
+            (Some("tool_result"), Some("output")) => {
+                let ready = self.output.lock().ok().and_then(|mut o| o.push(id, data["chunk"].as_str().unwrap_or("")));
+                if let Some(chunk) = ready {
+                    self.append(serde_json::json!({"type": "tool_result", "kind": "output", "id": id, "chunk": chunk}));
+                }
+                return;
+            }
+            (Some("tool_result"), Some("tool_result")) => {
+                if let Some(rest) = self.output.lock().ok().and_then(|mut o| o.flush(id)) {
+                    self.append(serde_json::json!({"type": "tool_result", "kind": "output", "id": id, "chunk": rest}));
+                }
+            }
+            _ => {}
+        }
+        self.append(data.clone());
+    }
+
+    fn append(&self, mut data: Value) {
+        screen::redact(&self.redactor, &mut data);
         let text: Arc<str> = data.to_string().into();
         self.log.send_modify(|log| log.events.push(text));
+    }
+
+    /// `text` as an event published now would show it (redacted).
+    pub fn shown(&self, text: &str) -> String {
+        self.redactor.redact(text)
     }
 
     /// No event follows: the readers end after the ones they have not seen yet.
@@ -86,7 +125,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_late_reader_sees_every_event_then_live_ones_then_the_end() {
-        let turn = Arc::new(Turn::new(1, "a".into()));
+        let turn = Arc::new(Turn::new(1, "a".into(), Arc::default()));
         turn.publish(&serde_json::json!({"n": 1}));
         let mut stream = Box::pin(turn.clone().stream());
         assert!(stream.next().await.is_some());

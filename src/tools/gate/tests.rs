@@ -171,3 +171,15 @@ async fn the_request_carries_the_call_id_and_a_refusal_names_what_was_missing() 
         "refused: the command asked to run outside the sandbox, so this safe command needs an operator's approval in the browser"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn a_grant_is_used_only_while_someone_could_say_yes() {
+    let mut gate = Gate::new();
+    let approver = ScriptedApprover::new([Approval::ApprovedForSession]);
+    let assessment = assess("git commit -m one", &PolicyConfig::default());
+    let proposal = Proposal::command("c1", &assessment, "git commit -m one", None, AUTO);
+    assert!(matches!(gate.decide(&approver, &proposal), Verdict::Run(Allowed::Session)));
+    assert!(!gate.state.grants.is_empty());
+    let refused = refusal(gate.decide(&Viewer, &proposal));
+    assert_eq!(refused.message, "refused: medium requires an operator's approval in the browser");
+}

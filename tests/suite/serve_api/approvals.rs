@@ -161,3 +161,34 @@ async fn approve_session_covers_the_next_turn_and_delete_stops_a_running_one() {
     assert!(!env.user_home().join("newdir").exists());
     server.stop();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_demoted_operator_keeps_no_grant() {
+    let env = TestEnv::new();
+    let file = two_users(&env);
+    let mock = MockLlm::start([
+        reply_tool_call("g1", "run_command", json!({"command": "touch made-one"})),
+        reply_text("Made."),
+        reply_tool_call("g2", "run_command", json!({"command": "touch made-two"})),
+        reply_text("Not allowed."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).users(&file).start();
+    let alice = server.login("alice", "alice-password").await;
+    let id = alice.new_conversation().await;
+    let mut events = alice.chat(id, "make a file").await;
+    events.until(|e| e["kind"] == "request").await;
+    assert_eq!(alice.approve("g1", "approve_session", None).await.0, StatusCode::NO_CONTENT);
+    events.collect().await;
+    assert!(env.user_home().join("made-one").exists());
+
+    add_user(&env, &file, "alice", "viewer", "alice-password");
+    let alice = server.login("alice", "alice-password").await;
+    let events = alice.chat(id, "again").await.collect().await;
+    let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
+    assert_eq!(result["status"], "denied_by_policy", "the grant is gone with the role: {result}");
+    assert!(!env.user_home().join("made-two").exists());
+    let log = audit(&env);
+    let last = log.lines().rfind(|l| l.contains("made-two")).unwrap_or_default();
+    assert!(last.contains("USER: alice") && last.contains("CONFIRMED: no"), "{log}");
+    server.stop();
+}

@@ -1,0 +1,119 @@
+//! What the browser may see of a turn: every string redacted with the server's redactor (one
+//! place, the turn's publish), text the model wrote with hidden characters written visibly (the
+//! display form the terminal shows), and live command output released a line at a time, cleaned of
+//! escape sequences, so a secret split across PTY chunks is redacted whole.
+
+use std::borrow::Cow;
+use std::collections::HashMap;
+
+use serde_json::Value;
+
+use crate::policy::sanitize;
+use crate::redact::Redactor;
+
+/// A partial line of live output longer than this is released anyway (bounded memory).
+pub const PARTIAL_LINE: usize = 4 * 1024;
+
+/// Keys whose values are ids the API is answered with: never rewritten for the screen.
+const ID_KEYS: [&str; 4] = ["id", "type", "kind", "call_id"];
+
+/// `text` as the screen shows model-written text: hidden characters (bidi controls, escapes,
+/// zero-width) written visibly where they stood; line breaks and tabs kept.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    let clean = sanitize(text);
+    if clean.changed() { Cow::Owned(clean.display) } else { Cow::Borrowed(text) }
+}
+
+/// Rewrites every string in `value` (keys of objects stay) with `rewrite`, except the ids.
+pub fn each_string(value: &mut Value, rewrite: &mut impl FnMut(&str) -> Option<String>) {
+    match value {
+        Value::String(text) => {
+            if let Some(new) = rewrite(text) {
+                *text = new;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| each_string(item, rewrite)),
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                if !ID_KEYS.contains(&key.as_str()) {
+                    each_string(item, rewrite);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Model-written strings of `value` in their visible form.
+pub fn model_text(value: &mut Value) {
+    each_string(value, &mut |text| match visible(text) {
+        Cow::Owned(shown) => Some(shown),
+        Cow::Borrowed(_) => None,
+    });
+}
+
+/// Every string of `value` redacted.
+pub fn redact(redactor: &Redactor, value: &mut Value) {
+    each_string(value, &mut |text| {
+        let redacted = redactor.redact(text);
+        (redacted != text).then_some(redacted)
+    });
+}
+
+/// Live output per tool call, held until a line is complete.
+#[derive(Default)]
+pub struct OutputLines {
+    partial: HashMap<String, String>,
+}
+
+impl OutputLines {
+    /// Adds a chunk of call `id`'s output; returns what is ready to show: the complete lines, or
+    /// everything when the partial line grew past [`PARTIAL_LINE`].
+    pub fn push(&mut self, id: &str, chunk: &str) -> Option<String> {
+        let pending = self.partial.entry(id.to_owned()).or_default();
+        pending.push_str(chunk);
+        let ready = if pending.len() > PARTIAL_LINE { pending.len() } else { pending.rfind('\n').map(|at| at + 1)? };
+        let rest = pending.split_off(ready);
+        Some(clean(&std::mem::replace(pending, rest)))
+    }
+
+    /// What is left of call `id`'s output (it ended).
+    pub fn flush(&mut self, id: &str) -> Option<String> {
+        self.partial.remove(id).filter(|rest| !rest.is_empty()).map(|rest| clean(&rest))
+    }
+}
+
+/// Terminal output as plain text: escape sequences dropped, `\r` redraws applied.
+fn clean(text: &str) -> String {
+    crate::exec::output::clean_text(text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn output_is_released_by_lines_and_a_long_partial_line_at_the_limit() {
+        let mut lines = OutputLines::default();
+        assert_eq!(lines.push("c1", "ghp_0123456789"), None);
+        assert_eq!(lines.push("c1", "abcdef\nnext").as_deref(), Some("ghp_0123456789abcdef\n"));
+        assert_eq!(lines.push("c1", "\x1b[31mred\x1b[0m\n").as_deref(), Some("nextred\n"));
+        assert_eq!(lines.flush("c1"), None);
+        assert_eq!(lines.push("c2", "tail"), None);
+        assert_eq!(lines.flush("c2").as_deref(), Some("tail"));
+        let long = "x".repeat(PARTIAL_LINE + 1);
+        assert_eq!(lines.push("c3", &long).map(|t| t.len()), Some(PARTIAL_LINE + 1));
+    }
+
+    #[test]
+    fn strings_are_redacted_and_model_text_made_visible_but_ids_kept() {
+        let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+        let mut value = json!({"id": "c\u{202e}1", "content": format!("key {token}"), "args": {"why": "x\u{202e}y"}});
+        redact(&Redactor::default(), &mut value);
+        model_text(&mut value);
+        assert!(!value.to_string().contains(&token), "{value}");
+        assert_eq!(value["args"]["why"], "x\\u{202e}y");
+        assert_eq!(value["id"], "c\u{202e}1");
+    }
+}
