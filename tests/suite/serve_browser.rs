@@ -334,3 +334,37 @@ fn the_picked_cluster_is_where_a_kube_call_runs_and_the_call_says_so() {
         assert_eq!(js(&c, "document.getElementById('chat-cluster').textContent").await, "cluster: staging");
     });
 }
+
+/// The model picks call ids, so two conversations may wait under the same one: the page's answer
+/// names its conversation (and command), so approving in one runs that one only.
+#[test]
+fn approving_answers_the_open_conversations_call_when_another_waits_under_the_same_id() {
+    if !browser_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "mkdir -v first-dir", "why": "asked"})),
+        reply_tool_call("c1", "run_command", json!({"command": "mkdir -v second-dir", "why": "asked"})),
+        reply_text("Second done."),
+    ]);
+    let (_server, url) = token_server(&env, &mock);
+    let (env, url) = (&env, &url);
+    with_browser(|c| async move {
+        c.goto(url).await.expect("open the printed URL");
+        wait_for(&c, "the chat", "!document.getElementById('main-view').hidden").await;
+        type_into(&c, "#input", &format!("first{ENTER}")).await;
+        wait_for(&c, "the first approval", "document.querySelector('.approval button.approve')").await;
+        // Leave it waiting (the turn is the server's) and ask in a new conversation.
+        click(&c, "#new-conv").await;
+        type_into(&c, "#input", &format!("second{ENTER}")).await;
+        let waiting = "document.querySelector('.approval pre')?.textContent === 'mkdir -v second-dir'";
+        wait_for(&c, "the second approval", waiting).await;
+        click(&c, ".approval button.approve").await;
+        let output = "[...document.querySelectorAll('.tool-output')].some(e => e.textContent.includes('second-dir'))";
+        wait_for(&c, "the second command's output", output).await;
+        wait_for(&c, "the end of the turn", TURN_OVER).await;
+        assert!(env.user_home().join("second-dir").exists(), "the approved command ran");
+        assert!(!env.user_home().join("first-dir").exists(), "the other conversation's call still waits");
+    });
+}
