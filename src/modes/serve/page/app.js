@@ -860,6 +860,8 @@ window.OpsaiRender = (() => {
       await readSse(resp, abort.signal, (event) => {
         if (event.type === 'done') done = true;
         else if (event.kind !== 'start') seen += 1;
+        // The question is stored and the turn runs: the list can say so.
+        else if (method === 'POST') loadList();
         turn.handle(event);
       });
       if (!done) turn.error('The connection closed before the turn finished. Select the conversation again to see how it ended.');
