@@ -31,6 +31,9 @@ use crate::tools::{Registry, RunState, Services, ToolsConfig};
 
 /// A comment line this often keeps proxies from closing a quiet stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
+/// Turns one user may have running at once, and all users together.
+const TURNS_PER_USER: usize = 4;
+const TURNS: usize = 32;
 /// Characters of the first message that become an untitled conversation's title.
 const TITLE_CHARS: usize = 80;
 
@@ -52,12 +55,6 @@ pub async fn chat(
     caller: Caller,
     Body(body): Body<ChatBody>,
 ) -> Result<Response, ApiError> {
-    if state.shutdown.is_cancelled() {
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server is stopping: try again once it is back",
-        ));
-    }
     let message = body.message.trim().to_owned();
     if message.is_empty() {
         return Err(ApiError::new(StatusCode::BAD_REQUEST, "the message is empty: write what you want to know"));
@@ -74,6 +71,24 @@ pub async fn chat(
     let turn = Arc::new(Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()));
     {
         let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
+        // Under the lock shutdown's stop_all takes: a turn is either refused here or stopped there.
+        if state.shutdown.is_cancelled() {
+            return Err(ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server is stopping: try again once it is back",
+            ));
+        }
+        let user = &caller.principal.user;
+        if turns.values().filter(|t| t.owner == *user).count() >= TURNS_PER_USER || turns.len() >= TURNS {
+            return Err(ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                format!(
+                    "too many turns running ({TURNS_PER_USER} per user, {TURNS} in all): wait for one to end \
+                     or stop one"
+                ),
+            )
+            .retry_after(Duration::from_secs(5)));
+        }
         if turns.contains_key(&id) {
             return Err(ApiError::new(
                 StatusCode::CONFLICT,

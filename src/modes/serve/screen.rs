@@ -60,26 +60,55 @@ pub fn redact(redactor: &Redactor, value: &mut Value) {
     });
 }
 
-/// Live output per tool call, held until a line is complete.
+/// Live output shown of one turn at most: beyond it the turn's log (kept for `/stream` readers)
+/// would grow with whatever a command prints (`yes`). The tool result is bounded on its own.
+pub const OUTPUT_LIMIT: usize = 2 * 1024 * 1024;
+
+/// Live output per tool call, held until a line is complete, up to [`OUTPUT_LIMIT`] per turn.
 #[derive(Default)]
 pub struct OutputLines {
     partial: HashMap<String, String>,
+    shown: usize,
+    cut: bool,
+}
+
+/// What a chunk of output releases.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Released {
+    Text(String),
+    /// The turn's output reached [`OUTPUT_LIMIT`]: no more is shown live (said once).
+    Cut,
 }
 
 impl OutputLines {
     /// Adds a chunk of call `id`'s output; returns what is ready to show: the complete lines, or
     /// everything when the partial line grew past [`PARTIAL_LINE`].
-    pub fn push(&mut self, id: &str, chunk: &str) -> Option<String> {
+    pub fn push(&mut self, id: &str, chunk: &str) -> Option<Released> {
+        if self.cut {
+            return None;
+        }
         let pending = self.partial.entry(id.to_owned()).or_default();
         pending.push_str(chunk);
         let ready = if pending.len() > PARTIAL_LINE { pending.len() } else { pending.rfind('\n').map(|at| at + 1)? };
         let rest = pending.split_off(ready);
-        Some(clean(&std::mem::replace(pending, rest)))
+        let text = std::mem::replace(pending, rest);
+        self.release(text)
     }
 
     /// What is left of call `id`'s output (it ended).
-    pub fn flush(&mut self, id: &str) -> Option<String> {
-        self.partial.remove(id).filter(|rest| !rest.is_empty()).map(|rest| clean(&rest))
+    pub fn flush(&mut self, id: &str) -> Option<Released> {
+        let rest = self.partial.remove(id).filter(|rest| !rest.is_empty() && !self.cut)?;
+        self.release(rest)
+    }
+
+    fn release(&mut self, text: String) -> Option<Released> {
+        self.shown += text.len();
+        if self.shown > OUTPUT_LIMIT {
+            self.cut = true;
+            self.partial.clear();
+            return Some(Released::Cut);
+        }
+        Some(Released::Text(clean(&text)))
     }
 }
 
@@ -95,15 +124,27 @@ mod tests {
 
     #[test]
     fn output_is_released_by_lines_and_a_long_partial_line_at_the_limit() {
+        let text = |t: &str| Some(Released::Text(t.to_owned()));
         let mut lines = OutputLines::default();
         assert_eq!(lines.push("c1", "ghp_0123456789"), None);
-        assert_eq!(lines.push("c1", "abcdef\nnext").as_deref(), Some("ghp_0123456789abcdef\n"));
-        assert_eq!(lines.push("c1", "\x1b[31mred\x1b[0m\n").as_deref(), Some("nextred\n"));
+        assert_eq!(lines.push("c1", "abcdef\nnext"), text("ghp_0123456789abcdef\n"));
+        assert_eq!(lines.push("c1", "\x1b[31mred\x1b[0m\n"), text("nextred\n"));
         assert_eq!(lines.flush("c1"), None);
         assert_eq!(lines.push("c2", "tail"), None);
-        assert_eq!(lines.flush("c2").as_deref(), Some("tail"));
+        assert_eq!(lines.flush("c2"), text("tail"));
         let long = "x".repeat(PARTIAL_LINE + 1);
-        assert_eq!(lines.push("c3", &long).map(|t| t.len()), Some(PARTIAL_LINE + 1));
+        assert_eq!(lines.push("c3", &long), Some(Released::Text(long.clone())));
+    }
+
+    #[test]
+    fn a_turns_live_output_stops_at_the_limit_once() {
+        let mut lines = OutputLines::default();
+        let line = format!("{}\n", "y".repeat(1023));
+        let released: Vec<Released> = (0..OUTPUT_LIMIT / 1024 + 10).filter_map(|_| lines.push("c1", &line)).collect();
+        assert_eq!(released.len(), OUTPUT_LIMIT / 1024 + 1);
+        assert_eq!(released.last(), Some(&Released::Cut));
+        assert_eq!(lines.push("c2", "more\n"), None);
+        assert_eq!(lines.flush("c1"), None);
     }
 
     #[test]

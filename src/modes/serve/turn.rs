@@ -7,10 +7,10 @@ use std::sync::{Arc, Mutex};
 
 use axum::response::sse::Event;
 use futures_util::Stream;
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use super::screen::{self, OutputLines};
+use super::screen::{self, OutputLines, Released};
 use crate::redact::Redactor;
 use crate::tools::Interrupts;
 
@@ -50,19 +50,31 @@ impl Turn {
         match (data["type"].as_str(), data["kind"].as_str()) {
             (Some("tool_result"), Some("output")) => {
                 let ready = self.output.lock().ok().and_then(|mut o| o.push(id, data["chunk"].as_str().unwrap_or("")));
-                if let Some(chunk) = ready {
-                    self.append(serde_json::json!({"type": "tool_result", "kind": "output", "id": id, "chunk": chunk}));
-                }
+                self.release(id, ready);
                 return;
             }
             (Some("tool_result"), Some("tool_result")) => {
-                if let Some(rest) = self.output.lock().ok().and_then(|mut o| o.flush(id)) {
-                    self.append(serde_json::json!({"type": "tool_result", "kind": "output", "id": id, "chunk": rest}));
-                }
+                let rest = self.output.lock().ok().and_then(|mut o| o.flush(id));
+                self.release(id, rest);
             }
             _ => {}
         }
         self.append(data.clone());
+    }
+
+    fn release(&self, id: &str, released: Option<Released>) {
+        match released {
+            Some(Released::Text(chunk)) => {
+                self.append(json!({"type": "tool_result", "kind": "output", "id": id, "chunk": chunk}));
+            }
+            Some(Released::Cut) => self.append(json!({
+                "type": "tool_result",
+                "kind": "output_truncated",
+                "id": id,
+                "limit_bytes": screen::OUTPUT_LIMIT,
+            })),
+            None => {}
+        }
     }
 
     fn append(&self, mut data: Value) {

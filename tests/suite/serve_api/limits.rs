@@ -1,10 +1,12 @@
 //! What bounds a caller: logins in parallel, a turn's output, turns per user, credentials that
 //! changed, the Host a request names, guessed tokens.
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
+use serde_json::json;
 
-use super::two_users;
+use super::{MEDIUM, two_users};
 use crate::support::TestEnv;
+use crate::support::mock_llm::*;
 use crate::support::serve::*;
 
 #[tokio::test(flavor = "multi_thread")]
@@ -19,5 +21,53 @@ async fn parallel_wrong_logins_are_limited_like_sequential_ones() {
     assert!((1..=5).contains(&checked), "{statuses:?}");
     assert_eq!(checked + statuses.iter().filter(|s| **s == StatusCode::TOO_MANY_REQUESTS).count(), 20);
     assert!(answers.iter().filter(|a| a.status() == 429).all(|a| a.headers().contains_key("retry-after")));
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_turns_live_output_is_cut_at_2_mib_and_the_result_still_comes() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("y1", "run_command", json!({"command": "yes | head -c 6000000"})),
+        reply_text("Lots of y."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let events = api.chat(id, "say yes").await.collect().await;
+    let shown: usize =
+        events.iter().filter(|e| e["kind"] == "output").map(|e| e["chunk"].as_str().unwrap().len()).sum();
+    assert!(shown <= 2 * 1024 * 1024, "{shown} bytes of live output");
+    let cut: Vec<_> = events.iter().filter(|e| e["kind"] == "output_truncated").collect();
+    assert_eq!(cut.len(), 1, "one marker");
+    assert_eq!(cut[0]["id"], "y1");
+    let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
+    assert_eq!(result["output_bytes"], 6_000_000, "{result}");
+    assert_eq!(events.last().unwrap()["type"], "done");
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_user_runs_at_most_four_turns_at_once() {
+    let env = TestEnv::new();
+    let mock =
+        MockLlm::start((1..=4).map(|n| reply_tool_call(&format!("t{n}"), "run_command", json!({"command": MEDIUM}))));
+    let server = Server::builder(&env).mock(&mock).arg("--approval-timeout").arg("60").start();
+    let api = server.api();
+    let mut waiting = Vec::new();
+    for _ in 0..4 {
+        let id = api.new_conversation().await;
+        let mut events = api.chat(id, "make a file").await;
+        events.until(|e| e["kind"] == "request").await;
+        waiting.push((id, events));
+    }
+    let fifth = api.new_conversation().await;
+    let chat = api.request(Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": fifth, "message": "x"}));
+    let (status, body) = api.send(chat).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    for (id, events) in waiting {
+        assert_eq!(api.stop_turn(id).await, StatusCode::NO_CONTENT);
+        assert_eq!(events.collect().await.last().unwrap()["type"], "done");
+    }
     server.stop();
 }
