@@ -335,7 +335,7 @@ window.OpsaiRender = (() => {
     body.append(approval, outLabel, out);
     d.append(summary, body);
     container.append(d);
-    return { d, badge, status, out, outLabel, approval, live: '' };
+    return { d, badge, status, out, outLabel, approval };
   }
 
   function showOutput(rec, text, label) {
@@ -343,6 +343,12 @@ window.OpsaiRender = (() => {
     rec.outLabel.hidden = false;
     rec.out.hidden = false;
     rec.out.textContent = text;
+  }
+
+  // Live output grows by text nodes: resetting the whole text per chunk would be quadratic.
+  function appendOutput(rec, text) {
+    if (rec.out.hidden) showOutput(rec, '', 'Output (live)');
+    rec.out.append(document.createTextNode(text));
   }
 
   function result(rec, ev) {
@@ -495,7 +501,11 @@ window.OpsaiRender = (() => {
           }
         } else if (ev.type === 'tool_result') {
           const rec = tool({ id: ev.id, tool: 'tool' });
-          if (kind === 'output') { rec.live += ev.chunk || ''; showOutput(rec, rec.live, 'Output (live)'); } else result(rec, ev);
+          if (kind === 'output') appendOutput(rec, ev.chunk || '');
+          else if (kind === 'output_truncated') {
+            const mib = ev.limit_bytes ? ` after ${Math.round(ev.limit_bytes / 1048576)} MiB` : '';
+            appendOutput(rec, `\n… live output cut${mib}; the result follows when the command ends.\n`);
+          } else result(rec, ev);
         } else if (ev.type === 'error') {
           if (ev.recoverable || kind === 'retry') {
             const why = ev.content || ev.reason || 'the model endpoint failed';
