@@ -42,6 +42,17 @@ pub enum Mode {
 pub struct Principal {
     pub user: String,
     pub role: ServeRole,
+    /// Users mode: which password the session or token was made with ([`credential`]); a changed
+    /// password ends them.
+    pub credential: Option<u64>,
+}
+
+/// A fingerprint of a stored password hash (in memory only, never shown).
+fn credential(password_hash: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    password_hash.hash(&mut hasher);
+    hasher.finish()
 }
 
 struct Session {
@@ -160,12 +171,15 @@ impl Auth {
         current
     }
 
-    /// The principal as the users file says now: a removed user is logged out at their next
-    /// request, and a changed role applies at once.
+    /// The principal as the users file says now: a removed user, or one whose password changed,
+    /// is logged out at their next request, and a changed role applies at once.
     fn current(&self, principal: Principal) -> Option<Principal> {
         let Mode::Users(path) = &self.mode else { return Some(principal) };
         let users = UsersFile::load(path).ok()?;
         let user = users.find(&principal.user)?;
+        if principal.credential != Some(credential(&user.password_hash)) {
+            return None;
+        }
         Some(Principal { role: user.role, ..principal })
     }
 
@@ -197,7 +211,11 @@ impl Auth {
         match user {
             Some(user) if ok => {
                 self.forgive(&keys);
-                Ok(Principal { user: user.name.clone(), role: user.role })
+                Ok(Principal {
+                    user: user.name.clone(),
+                    role: user.role,
+                    credential: Some(credential(&user.password_hash)),
+                })
             }
             _ => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong user name or password")),
         }
@@ -241,7 +259,7 @@ impl Auth {
 
 /// Token mode's one user.
 pub fn owner() -> Principal {
-    Principal { user: "owner".into(), role: ServeRole::Operator }
+    Principal { user: "owner".into(), role: ServeRole::Operator, credential: None }
 }
 
 /// The session cookie's value, when the request has one.

@@ -71,3 +71,20 @@ async fn a_user_runs_at_most_four_turns_at_once() {
     }
     server.stop();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_password_ends_sessions_and_api_tokens() {
+    let env = TestEnv::new();
+    let file = two_users(&env);
+    let server = Server::builder(&env).users(&file).start();
+    let cookie = server.login("alice", "alice-password").await;
+    let token = server.api_token("alice", "alice-password").await;
+    let bob = server.login("bob", "bob-password").await;
+    assert_eq!(cookie.list().await.0, StatusCode::OK);
+    add_user(&env, &file, "alice", "operator", "alice-new-password");
+    assert_eq!(cookie.list().await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(token.list().await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(bob.list().await.0, StatusCode::OK, "others stay logged in");
+    server.login("alice", "alice-new-password").await;
+    server.stop();
+}
