@@ -48,12 +48,13 @@ async fn a_turns_live_output_is_cut_at_2_mib_and_the_result_still_comes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_user_runs_at_most_four_turns_at_once() {
+async fn a_user_runs_at_most_four_turns_at_once_in_users_mode() {
     let env = TestEnv::new();
     let mock =
         MockLlm::start((1..=4).map(|n| reply_tool_call(&format!("t{n}"), "run_command", json!({"command": MEDIUM}))));
-    let server = Server::builder(&env).mock(&mock).arg("--approval-timeout").arg("60").start();
-    let api = server.api();
+    let file = two_users(&env);
+    let server = Server::builder(&env).mock(&mock).users(&file).arg("--approval-timeout").arg("60").start();
+    let api = server.login("alice", "alice-password").await;
     let mut waiting = Vec::new();
     for _ in 0..4 {
         let id = api.new_conversation().await;
@@ -86,5 +87,22 @@ async fn a_changed_password_ends_sessions_and_api_tokens() {
     assert_eq!(token.list().await.0, StatusCode::UNAUTHORIZED);
     assert_eq!(bob.list().await.0, StatusCode::OK, "others stay logged in");
     server.login("alice", "alice-new-password").await;
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_this_servers_host_names_are_answered() {
+    let env = TestEnv::new();
+    let server = Server::builder(&env).arg("--public-host").arg("chat.example").start();
+    let api = server.api();
+    let port = server.base.rsplit(':').next().unwrap().to_owned();
+    let with_host = |host: String| api.send(api.request(Method::GET, "/api/v2/auth/me").header("host", host));
+    let (status, body) = with_host(format!("evil.example:{port}")).await;
+    assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{body}");
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), "chat.example".to_owned()] {
+        assert_eq!(with_host(host.clone()).await.0, StatusCode::OK, "{host}");
+    }
+    let page = server.client().get(server.url("/")).header("host", "evil.example").send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::MISDIRECTED_REQUEST);
     server.stop();
 }
