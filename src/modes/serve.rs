@@ -78,9 +78,12 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
     let mode = match &args.users {
         Some(path) => Mode::Users(path.clone()),
         None => match std::env::var("OPSAI_SERVE_TOKEN") {
-            Ok(token) if token.len() >= 16 => Mode::Token(token),
+            Ok(token) if token.len() >= auth::MIN_TOKEN => Mode::Token(token),
             Ok(_) => {
-                common::warn("OPSAI_SERVE_TOKEN is too short: use at least 16 characters, or unset it");
+                common::warn(&format!(
+                    "OPSAI_SERVE_TOKEN is too short: use at least {} characters, or unset it",
+                    auth::MIN_TOKEN
+                ));
                 return Ok(2);
             }
             Err(_) => Mode::Token(auth::random_token()),

@@ -106,3 +106,63 @@ async fn only_this_servers_host_names_are_answered() {
     assert_eq!(page.status(), StatusCode::MISDIRECTED_REQUEST);
     server.stop();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_access_token_is_long_hidden_from_commands_and_not_guessable() {
+    let env = TestEnv::new();
+    let short = env
+        .cmd()
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("OPSAI_SERVE_TOKEN", "0123456789abcdefghij")
+        .output()
+        .unwrap();
+    assert_eq!(short.status.code(), Some(2), "20 characters are too few: {short:?}");
+    let token = "a-fixed-token-of-thirty-two-chars";
+    let mock = MockLlm::start([
+        reply_tool_call("e1", "run_command", json!({"command": "printenv OPSAI_SERVE_TOKEN; echo rc=$?"})),
+        reply_text("Looked."),
+    ]);
+    let server =
+        Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", token).arg("--approval-timeout").arg("30").start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let mut events = api.chat(id, "look").await;
+    if events.until(|e| e["kind"] == "request" || e["kind"] == "tool_result").await["kind"] == "request" {
+        assert_eq!(api.approve("e1", "approve", Some("yes")).await.0, StatusCode::NO_CONTENT);
+    }
+    let events = events.collect().await;
+    let result = events.iter().find(|e| e["kind"] == "tool_result").expect("the result");
+    assert!(result["content"].as_str().unwrap().contains("rc=1"), "commands do not inherit it: {result}");
+
+    let guesser = server.api_with(Auth::Bearer("guess".into()));
+    for _ in 0..20 {
+        assert_eq!(guesser.list().await.0, StatusCode::UNAUTHORIZED);
+    }
+    let (status, body) = guesser.list().await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    let url = server.url(&format!("/?token={token}"));
+    let page = server.client().get(url).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::TOO_MANY_REQUESTS, "the address is throttled, the right token too");
+    server.stop();
+}
+
+#[test]
+fn the_token_modes_user_name_is_reserved() {
+    let env = TestEnv::new();
+    let file = env.opsai_home().join("users.json");
+    let mut child = env
+        .std_cmd()
+        .args(["serve", "user", "add", "owner", "--role", "viewer", "--users"])
+        .arg(&file)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"owner-password\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reserved"), "{out:?}");
+    assert!(!file.exists());
+}
