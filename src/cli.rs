@@ -105,6 +105,10 @@ pub struct ServeArgs {
     /// Seconds an approval waits for an operator in the browser before it counts as a refusal.
     #[arg(long, value_name = "SECS", default_value_t = 300)]
     pub approval_timeout: u64,
+    /// The name browsers reach this server by through a reverse proxy (`Host` header, NAME or
+    /// NAME:PORT); repeatable. Without it only IP addresses and localhost are accepted.
+    #[arg(long, value_name = "NAME[:PORT]")]
+    pub public_host: Vec<String>,
 }
 
 #[derive(Debug, Subcommand)]

@@ -125,6 +125,9 @@ impl PtyExecutor {
         for (key, value) in &self.env {
             cmd.env(key, value);
         }
+        // `opsai serve`'s access token is the server's, never a command's (the crate cannot
+        // remove it from its own environment without unsafe code).
+        cmd.env_remove("OPSAI_SERVE_TOKEN");
         if request.sandbox == Some(SandboxProfile::Strict) {
             // The helper removes them too; removing them here covers macOS's sandbox-exec.
             let secret: Vec<OsString> = cmd

@@ -3,7 +3,8 @@
 //! conversation's session label and kube context) and runs as a task owned by the server, not by
 //! the HTTP connection. The routes, JSON shapes, auth and SSE events are the README's "opsai serve".
 //!
-//! - [`auth`]: token and users modes, cookie sessions, CSRF, the login rate limit.
+//! - [`auth`]: token and users modes, cookie sessions, CSRF, the login rate limit; [`hosts`]: the
+//!   Host header check.
 //! - [`login`]: the `/api/v2/auth/*` routes.
 //! - [`api`]: conversations and approvals; [`chat`]: a turn and its SSE stream.
 //! - [`turn`]: a running turn's event log; [`events`]: `AgentEvent` → SSE data; [`screen`]: what
@@ -16,6 +17,7 @@ mod approvals;
 mod auth;
 mod chat;
 mod events;
+mod hosts;
 mod login;
 mod page;
 mod screen;
@@ -29,7 +31,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{FromRequest, Request};
+use axum::extract::{FromRequest, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -76,9 +78,12 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
     let mode = match &args.users {
         Some(path) => Mode::Users(path.clone()),
         None => match std::env::var("OPSAI_SERVE_TOKEN") {
-            Ok(token) if token.len() >= 16 => Mode::Token(token),
+            Ok(token) if token.len() >= auth::MIN_TOKEN => Mode::Token(token),
             Ok(_) => {
-                common::warn("OPSAI_SERVE_TOKEN is too short: use at least 16 characters, or unset it");
+                common::warn(&format!(
+                    "OPSAI_SERVE_TOKEN is too short: use at least {} characters, or unset it",
+                    auth::MIN_TOKEN
+                ));
                 return Ok(2);
             }
             Err(_) => Mode::Token(auth::random_token()),
@@ -144,6 +149,7 @@ async fn serve(
         pendings: Arc::default(),
         grants: Mutex::default(),
         approval_timeout: Duration::from_secs(args.approval_timeout),
+        hosts: hosts::Hosts::new(local.port(), &args.public_host),
         shutdown: CancellationToken::new(),
     });
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -208,7 +214,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/assets/app.js", get(page::script))
         .route("/assets/app.css", get(page::style))
         .merge(api)
-        .layer(middleware::from_fn(same_origin))
+        .layer(middleware::from_fn_with_state(state.clone(), same_origin))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
         .layer(middleware::map_response(json_too_large))
         .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)))
@@ -217,8 +223,18 @@ fn router(state: Arc<AppState>) -> Router {
         .with_state(state)
 }
 
-/// A request from a page on another origin is refused, whatever it carries.
-async fn same_origin(request: Request, next: Next) -> Response {
+/// A request for another host name (DNS rebinding) or from a page on another origin is refused,
+/// whatever it carries.
+async fn same_origin(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if !state.hosts.allows(host) {
+        return ApiError::new(
+            StatusCode::MISDIRECTED_REQUEST,
+            "this server does not answer to that host name: use its address, localhost, or a name given \
+             with --public-host",
+        )
+        .into_response();
+    }
     if !auth::origin_allowed(request.headers()) {
         return ApiError::new(StatusCode::FORBIDDEN, "the Origin header does not match this server").into_response();
     }

@@ -298,8 +298,9 @@ fn a_remote_address_needs_users_or_allow_remote() {
 async fn sigterm_mid_turn_stores_the_turn_and_exits_0() {
     let env = TestEnv::new();
     let mock = MockLlm::start([reply_tool_call("g1", "run_command", json!({"command": MEDIUM}))]);
-    let server = Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", "fixed-token-for-the-test").start();
-    assert_eq!(server.token.as_deref(), Some("fixed-token-for-the-test"));
+    let server =
+        Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", "fixed-token-for-the-test-0123456789").start();
+    assert_eq!(server.token.as_deref(), Some("fixed-token-for-the-test-0123456789"));
     let api = server.api();
     let id = api.new_conversation().await;
     let mut events = api.chat(id, "make a file").await;
@@ -308,7 +309,8 @@ async fn sigterm_mid_turn_stores_the_turn_and_exits_0() {
     let rest = events.collect().await;
     assert_eq!(rest.last().unwrap()["type"], "done", "{rest:#?}");
 
-    let again = Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", "fixed-token-for-the-test").start();
+    let again =
+        Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", "fixed-token-for-the-test-0123456789").start();
     let (_, messages) = again.api().messages(id).await;
     let roles: Vec<&str> = messages.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
     assert_eq!(roles, ["user", "assistant", "tool"], "{messages}");

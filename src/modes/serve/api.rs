@@ -208,6 +208,10 @@ pub async fn approve(
             StatusCode::BAD_REQUEST,
             "this is a high-risk command: send \"confirm\": \"yes\" with the approval (nothing was decided)",
         )),
+        Err(AnswerError::TimedOut) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "this approval timed out before your answer and was refused: nothing ran; ask again in the chat",
+        )),
         Err(AnswerError::Ambiguous) => Err(ApiError::new(
             StatusCode::CONFLICT,
             "approvals with that id wait in more than one of your conversations: send its \"conversation_id\" \

@@ -3,6 +3,7 @@
 //! `POST /api/v2/ai/approvals/{call_id}`, the turn is stopped (an abort), or the timeout passes (a
 //! refusal, audited like every other). A viewer is never asked: anything above Safe is refused at once.
 
+use std::collections::VecDeque;
 use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -28,7 +29,12 @@ struct Pending {
 #[derive(Default)]
 pub struct Pendings {
     waiting: Mutex<Vec<Pending>>,
+    /// The last approvals that timed out (call id, conversation, owner): a late answer is told so.
+    expired: Mutex<VecDeque<(String, i64, String)>>,
 }
+
+/// Timed-out approvals remembered for late answers.
+const EXPIRED: usize = 64;
 
 /// Why an answer was not taken.
 #[derive(Debug, PartialEq, Eq)]
@@ -41,6 +47,8 @@ pub enum AnswerError {
     Ambiguous,
     /// The answer named another command than the one waiting.
     OtherCommand,
+    /// It timed out before the answer came, and was refused.
+    TimedOut,
 }
 
 /// Which pending approval an answer is for, beyond its call id.
@@ -68,10 +76,15 @@ impl Pendings {
         if target.conversation.is_none() && waiting.iter().filter(mine).count() > 1 {
             return Err(AnswerError::Ambiguous);
         }
-        let at = waiting
-            .iter()
-            .position(|p| mine(&p) && target.conversation.is_none_or(|c| c == p.conversation))
-            .ok_or(AnswerError::NotPending)?;
+        let Some(at) = waiting.iter().position(|p| mine(&p) && target.conversation.is_none_or(|c| c == p.conversation))
+        else {
+            let expired = self.expired.lock().is_ok_and(|expired| {
+                expired.iter().any(|(id, conversation, owner)| {
+                    id == call_id && owner == user && target.conversation.is_none_or(|c| c == *conversation)
+                })
+            });
+            return Err(if expired { AnswerError::TimedOut } else { AnswerError::NotPending });
+        };
         if target.command.is_some_and(|command| command != waiting[at].command) {
             return Err(AnswerError::OtherCommand);
         }
@@ -92,10 +105,32 @@ impl Pendings {
         }
     }
 
-    fn remove(&self, call_id: &str, conversation: i64) {
-        if let Ok(mut waiting) = self.waiting.lock() {
-            waiting.retain(|p| !(p.call_id == call_id && p.conversation == conversation));
+    /// Takes the approval off the waiting list; `false` when it was no longer there (answered).
+    fn remove(&self, call_id: &str, conversation: i64) -> bool {
+        let Ok(mut waiting) = self.waiting.lock() else { return false };
+        let before = waiting.len();
+        waiting.retain(|p| !(p.call_id == call_id && p.conversation == conversation));
+        waiting.len() < before
+    }
+
+    /// Takes a timed-out approval off the waiting list and remembers it; `false` when an answer
+    /// took it first (that answer counts).
+    fn expire(&self, call_id: &str, conversation: i64, owner: &str) -> bool {
+        // The waiting list's lock is held while the expired one is written, so an answer sees
+        // the approval in one list or the other.
+        let Ok(mut waiting) = self.waiting.lock() else { return false };
+        let before = waiting.len();
+        waiting.retain(|p| !(p.call_id == call_id && p.conversation == conversation));
+        if waiting.len() == before {
+            return false;
         }
+        if let Ok(mut expired) = self.expired.lock() {
+            if expired.len() >= EXPIRED {
+                expired.pop_front();
+            }
+            expired.push_back((call_id.to_owned(), conversation, owner.to_owned()));
+        }
+        true
     }
 }
 
@@ -136,7 +171,11 @@ impl Approver for BrowserApprover {
         match answered.recv_timeout(self.timeout) {
             Ok(approval) => approval,
             Err(RecvTimeoutError::Timeout) => {
-                self.pendings.remove(&call_id, conversation);
+                if !self.pendings.expire(&call_id, conversation, &self.turn.owner) {
+                    // Answered between the timeout and here: the answer (sent before it was
+                    // taken off the list) is what the operator was told was decided.
+                    return answered.try_recv().unwrap_or(Approval::Denied);
+                }
                 self.turn.publish(&events::approval_timeout(&call_id));
                 Approval::Denied
             }
@@ -213,6 +252,19 @@ mod tests {
             pendings.answer("c2", "alice", Target::default(), Approval::Denied, false),
             Err(AnswerError::NotPending)
         );
+    }
+
+    #[test]
+    fn an_answer_after_the_timeout_is_told_so_and_one_just_before_counts() {
+        let pendings = Pendings::default();
+        let _late = pending(&pendings, "c1", 1, Risk::Medium);
+        assert!(pendings.expire("c1", 1, "alice"));
+        let answer = || pendings.answer("c1", "alice", Target::default(), Approval::Approved, false);
+        assert_eq!(answer(), Err(AnswerError::TimedOut));
+        let just_in_time = pending(&pendings, "c2", 1, Risk::Medium);
+        assert_eq!(pendings.answer("c2", "alice", Target::default(), Approval::Approved, false), Ok(()));
+        assert!(!pendings.expire("c2", 1, "alice"), "the answer took it first");
+        assert_eq!(just_in_time.try_recv(), Ok(Approval::Approved));
     }
 
     #[test]

@@ -3,12 +3,12 @@
 //! restart logs everyone out.
 
 use std::collections::{HashMap, VecDeque};
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::FromRequestParts;
+use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts as RequestParts;
 use axum::http::{HeaderMap, Method, StatusCode};
 use base64::Engine;
@@ -25,6 +25,10 @@ const FAILURES: usize = 5;
 /// … within this window.
 const WINDOW: Duration = Duration::from_secs(60);
 pub const COOKIE: &str = "opsai_session";
+/// `OPSAI_SERVE_TOKEN` must be at least this long (the random one is 43 characters).
+pub const MIN_TOKEN: usize = 32;
+/// Wrong access or API tokens one IP may send per [`WINDOW`] before it is answered 429.
+const BAD_TOKENS: usize = 20;
 /// Password checks running at once (argon2 takes 19 MiB and tens of milliseconds each); a login
 /// beyond them is answered 429 at once.
 const VERIFYING: usize = 2;
@@ -42,6 +46,17 @@ pub enum Mode {
 pub struct Principal {
     pub user: String,
     pub role: ServeRole,
+    /// Users mode: which password the session or token was made with ([`credential`]); a changed
+    /// password ends them.
+    pub credential: Option<u64>,
+}
+
+/// A fingerprint of a stored password hash (in memory only, never shown).
+fn credential(password_hash: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    password_hash.hash(&mut hasher);
+    hasher.finish()
 }
 
 struct Session {
@@ -57,6 +72,8 @@ pub struct Auth {
     failures: Mutex<HashMap<String, VecDeque<Instant>>>,
     /// Permits for password checks.
     pub verifying: std::sync::Arc<tokio::sync::Semaphore>,
+    /// Wrong tokens per IP (guessing).
+    bad_tokens: Mutex<HashMap<IpAddr, VecDeque<Instant>>>,
 }
 
 /// A random token: 32 bytes, base64url.
@@ -78,6 +95,7 @@ impl Auth {
             api_tokens: Mutex::default(),
             failures: Mutex::default(),
             verifying: std::sync::Arc::new(tokio::sync::Semaphore::new(VERIFYING)),
+            bad_tokens: Mutex::default(),
         }
     }
 
@@ -91,6 +109,34 @@ impl Auth {
     /// The token mode's token matches.
     pub fn token_matches(&self, token: &str) -> bool {
         matches!(&self.mode, Mode::Token(expected) if same(expected, token))
+    }
+
+    /// `Err` (429) when `ip` sent too many wrong tokens lately: checked before any token it sends.
+    pub fn token_guard(&self, ip: Option<IpAddr>) -> Result<(), ApiError> {
+        let Some(ip) = ip else { return Ok(()) };
+        let Ok(mut bad) = self.bad_tokens.lock() else { return Ok(()) };
+        let Some(times) = bad.get_mut(&ip) else { return Ok(()) };
+        while times.front().is_some_and(|t| t.elapsed() >= WINDOW) {
+            times.pop_front();
+        }
+        match times.front().filter(|_| times.len() >= BAD_TOKENS) {
+            Some(oldest) => {
+                let wait = WINDOW.saturating_sub(oldest.elapsed());
+                Err(ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    format!("too many wrong tokens from this address: try again in {} s", wait.as_secs().max(1)),
+                )
+                .retry_after(wait))
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Counts a wrong token from `ip`.
+    pub fn bad_token(&self, ip: Option<IpAddr>) {
+        let (Some(ip), Ok(mut bad)) = (ip, self.bad_tokens.lock()) else { return };
+        bad.retain(|_, times| times.back().is_some_and(|t| t.elapsed() < WINDOW));
+        bad.entry(ip).or_default().push_back(Instant::now());
     }
 
     /// A new cookie session: its id and CSRF token.
@@ -160,12 +206,15 @@ impl Auth {
         current
     }
 
-    /// The principal as the users file says now: a removed user is logged out at their next
-    /// request, and a changed role applies at once.
+    /// The principal as the users file says now: a removed user, or one whose password changed,
+    /// is logged out at their next request, and a changed role applies at once.
     fn current(&self, principal: Principal) -> Option<Principal> {
         let Mode::Users(path) = &self.mode else { return Some(principal) };
         let users = UsersFile::load(path).ok()?;
         let user = users.find(&principal.user)?;
+        if principal.credential != Some(credential(&user.password_hash)) {
+            return None;
+        }
         Some(Principal { role: user.role, ..principal })
     }
 
@@ -197,7 +246,11 @@ impl Auth {
         match user {
             Some(user) if ok => {
                 self.forgive(&keys);
-                Ok(Principal { user: user.name.clone(), role: user.role })
+                Ok(Principal {
+                    user: user.name.clone(),
+                    role: user.role,
+                    credential: Some(credential(&user.password_hash)),
+                })
             }
             _ => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong user name or password")),
         }
@@ -241,7 +294,7 @@ impl Auth {
 
 /// Token mode's one user.
 pub fn owner() -> Principal {
-    Principal { user: "owner".into(), role: ServeRole::Operator }
+    Principal { user: super::users::RESERVED.into(), role: ServeRole::Operator, credential: None }
 }
 
 /// The session cookie's value, when the request has one.
@@ -284,10 +337,15 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
         if let Some(token) = bearer {
+            let ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
+            auth.token_guard(ip)?;
             // Bearer requests carry no ambient credential, so they need no CSRF token.
             return match auth.bearer(token.trim()) {
                 Some(principal) => Ok(Caller { principal, session: None, bearer: Some(token.trim().to_owned()) }),
-                None => Err(ApiError::new(StatusCode::UNAUTHORIZED, "the bearer token is not valid: log in again")),
+                None => {
+                    auth.bad_token(ip);
+                    Err(ApiError::new(StatusCode::UNAUTHORIZED, "the bearer token is not valid: log in again"))
+                }
             };
         }
         let Some(id) = session_cookie(&parts.headers) else {

@@ -31,7 +31,7 @@ use crate::tools::{Registry, RunState, Services, ToolsConfig};
 
 /// A comment line this often keeps proxies from closing a quiet stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// Turns one user may have running at once, and all users together.
+/// Turns one user may have running at once (users mode), and all users together.
 const TURNS_PER_USER: usize = 4;
 const TURNS: usize = 32;
 /// Characters of the first message that become an untitled conversation's title.
@@ -78,13 +78,16 @@ pub async fn chat(
                 "the server is stopping: try again once it is back",
             ));
         }
+        // Token mode has one user, whom only the overall limit bounds.
         let user = &caller.principal.user;
-        if turns.values().filter(|t| t.owner == *user).count() >= TURNS_PER_USER || turns.len() >= TURNS {
+        let users_mode = state.auth.mode_name() == "users";
+        let own = turns.values().filter(|t| t.owner == *user).count();
+        if (users_mode && own >= TURNS_PER_USER) || turns.len() >= TURNS {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!(
-                    "too many turns running ({TURNS_PER_USER} per user, {TURNS} in all): wait for one to end \
-                     or stop one"
+                    "too many turns running ({TURNS_PER_USER} per user with --users, {TURNS} in all): wait \
+                     for one to end or stop one"
                 ),
             )
             .retry_after(Duration::from_secs(5)));

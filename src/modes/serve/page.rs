@@ -1,9 +1,10 @@
 //! The page and its two assets, embedded in the binary, and the token URL's exchange for a cookie.
 
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{Query, State};
+use axum::extract::{ConnectInfo, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
@@ -20,11 +21,19 @@ opsai serve printed last.</p></body></html>";
 
 /// `/`: the page; with `?token=` the token is exchanged for a session cookie and the address bar
 /// is cleaned by a redirect.
-pub async fn index(State(state): State<Arc<AppState>>, Query(query): Query<HashMap<String, String>>) -> Response {
+pub async fn index(
+    State(state): State<Arc<AppState>>,
+    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    Query(query): Query<HashMap<String, String>>,
+) -> Response {
     let Some(token) = query.get("token") else {
         return ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], INDEX).into_response();
     };
+    if let Err(limited) = state.auth.token_guard(Some(addr.ip())) {
+        return limited.into_response();
+    }
     if !state.auth.token_matches(token) {
+        state.auth.bad_token(Some(addr.ip()));
         return (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], WRONG_TOKEN)
             .into_response();
     }

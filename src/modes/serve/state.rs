@@ -31,6 +31,8 @@ pub struct AppState {
     /// Where commands run (the server's working directory).
     pub cwd: PathBuf,
     pub approval_timeout: Duration,
+    /// The `Host` values requests may name.
+    pub hosts: super::hosts::Hosts,
     /// SIGINT/SIGTERM: no new turn starts.
     pub shutdown: CancellationToken,
 }

@@ -23,6 +23,8 @@ pub enum UsersError {
     Write { path: PathBuf, error: std::io::Error },
     #[error("`{0}` is not a valid user name: use 1 to 64 letters, digits, `.`, `_` or `-`")]
     BadName(String),
+    #[error("`{0}` is reserved (the token mode's user, who owns its conversations): choose another name")]
+    Reserved(String),
     #[error("cannot hash the password: {0}")]
     Hash(String),
 }
@@ -39,6 +41,9 @@ pub struct User {
 pub struct UsersFile {
     pub users: Vec<User>,
 }
+
+/// Token mode's user: no users-mode user may take the name (and so its conversations).
+pub const RESERVED: &str = "owner";
 
 /// `$OPSAI_HOME/serve-users.json`, the file `serve user …` uses when not told another.
 pub fn default_path(paths: &Paths) -> PathBuf {
@@ -85,8 +90,9 @@ impl UsersFile {
         Ok(())
     }
 
+    /// The user `name`; never [`RESERVED`] (a file edited by hand cannot make them).
     pub fn find(&self, name: &str) -> Option<&User> {
-        self.users.iter().find(|user| user.name == name)
+        self.users.iter().find(|user| user.name == name && name != RESERVED)
     }
 }
 
@@ -125,6 +131,9 @@ pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
             let path = file_of(users);
             if !valid_name(name) {
                 return Err(UsersError::BadName(name.clone()).into());
+            }
+            if name == RESERVED {
+                return Err(UsersError::Reserved(name.clone()).into());
             }
             let Some(password) = read_password(name)? else { return Ok(2) };
             let hash = hash_password(&password)?;

@@ -104,6 +104,8 @@ async fn an_unanswered_approval_times_out_as_a_refusal() {
     assert_eq!(result["status"], "denied_by_user", "{result}");
     assert_eq!(events.last().unwrap()["type"], "done");
     assert!(!env.user_home().join("made").exists());
+    let (status, body) = api.approve("t1", "approve", None).await;
+    assert_eq!(status, StatusCode::CONFLICT, "a late answer is told it timed out: {body}");
     let log = audit(&env);
     assert!(log.contains("USER: owner") && log.contains("CONFIRMED: no"), "{log}");
     server.stop();

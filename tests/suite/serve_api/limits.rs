@@ -48,12 +48,13 @@ async fn a_turns_live_output_is_cut_at_2_mib_and_the_result_still_comes() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_user_runs_at_most_four_turns_at_once() {
+async fn a_user_runs_at_most_four_turns_at_once_in_users_mode() {
     let env = TestEnv::new();
     let mock =
         MockLlm::start((1..=4).map(|n| reply_tool_call(&format!("t{n}"), "run_command", json!({"command": MEDIUM}))));
-    let server = Server::builder(&env).mock(&mock).arg("--approval-timeout").arg("60").start();
-    let api = server.api();
+    let file = two_users(&env);
+    let server = Server::builder(&env).mock(&mock).users(&file).arg("--approval-timeout").arg("60").start();
+    let api = server.login("alice", "alice-password").await;
     let mut waiting = Vec::new();
     for _ in 0..4 {
         let id = api.new_conversation().await;
@@ -70,4 +71,98 @@ async fn a_user_runs_at_most_four_turns_at_once() {
         assert_eq!(events.collect().await.last().unwrap()["type"], "done");
     }
     server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_changed_password_ends_sessions_and_api_tokens() {
+    let env = TestEnv::new();
+    let file = two_users(&env);
+    let server = Server::builder(&env).users(&file).start();
+    let cookie = server.login("alice", "alice-password").await;
+    let token = server.api_token("alice", "alice-password").await;
+    let bob = server.login("bob", "bob-password").await;
+    assert_eq!(cookie.list().await.0, StatusCode::OK);
+    add_user(&env, &file, "alice", "operator", "alice-new-password");
+    assert_eq!(cookie.list().await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(token.list().await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(bob.list().await.0, StatusCode::OK, "others stay logged in");
+    server.login("alice", "alice-new-password").await;
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn only_this_servers_host_names_are_answered() {
+    let env = TestEnv::new();
+    let server = Server::builder(&env).arg("--public-host").arg("chat.example").start();
+    let api = server.api();
+    let port = server.base.rsplit(':').next().unwrap().to_owned();
+    let with_host = |host: String| api.send(api.request(Method::GET, "/api/v2/auth/me").header("host", host));
+    let (status, body) = with_host(format!("evil.example:{port}")).await;
+    assert_eq!(status, StatusCode::MISDIRECTED_REQUEST, "{body}");
+    for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), "chat.example".to_owned()] {
+        assert_eq!(with_host(host.clone()).await.0, StatusCode::OK, "{host}");
+    }
+    let page = server.client().get(server.url("/")).header("host", "evil.example").send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::MISDIRECTED_REQUEST);
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_access_token_is_long_hidden_from_commands_and_not_guessable() {
+    let env = TestEnv::new();
+    let short = env
+        .cmd()
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .env("OPSAI_SERVE_TOKEN", "0123456789abcdefghij")
+        .output()
+        .unwrap();
+    assert_eq!(short.status.code(), Some(2), "20 characters are too few: {short:?}");
+    let token = "a-fixed-token-of-thirty-two-chars";
+    let mock = MockLlm::start([
+        reply_tool_call("e1", "run_command", json!({"command": "printenv OPSAI_SERVE_TOKEN; echo rc=$?"})),
+        reply_text("Looked."),
+    ]);
+    let server =
+        Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", token).arg("--approval-timeout").arg("30").start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let mut events = api.chat(id, "look").await;
+    if events.until(|e| e["kind"] == "request" || e["kind"] == "tool_result").await["kind"] == "request" {
+        assert_eq!(api.approve("e1", "approve", Some("yes")).await.0, StatusCode::NO_CONTENT);
+    }
+    let events = events.collect().await;
+    let result = events.iter().find(|e| e["kind"] == "tool_result").expect("the result");
+    assert!(result["content"].as_str().unwrap().contains("rc=1"), "commands do not inherit it: {result}");
+
+    let guesser = server.api_with(Auth::Bearer("guess".into()));
+    for _ in 0..20 {
+        assert_eq!(guesser.list().await.0, StatusCode::UNAUTHORIZED);
+    }
+    let (status, body) = guesser.list().await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    let url = server.url(&format!("/?token={token}"));
+    let page = server.client().get(url).send().await.unwrap();
+    assert_eq!(page.status(), StatusCode::TOO_MANY_REQUESTS, "the address is throttled, the right token too");
+    server.stop();
+}
+
+#[test]
+fn the_token_modes_user_name_is_reserved() {
+    let env = TestEnv::new();
+    let file = env.opsai_home().join("users.json");
+    let mut child = env
+        .std_cmd()
+        .args(["serve", "user", "add", "owner", "--role", "viewer", "--users"])
+        .arg(&file)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(b"owner-password\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(!out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reserved"), "{out:?}");
+    assert!(!file.exists());
 }
