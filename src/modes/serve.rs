@@ -102,6 +102,14 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
                 return Ok(2);
             }
         }
+        if let Some(mode) = users::readable_by_others(path) {
+            common::warn(&format!(
+                "{} can be read by other users (mode {mode:o}): its password hashes can be attacked offline; \
+                 run `chmod 600 {}`",
+                path.display(),
+                path.display()
+            ));
+        }
     }
     let context = EnvContext::start(&common::context_input(&paths.home));
     let config = runner::load_config(paths, &LlmOverrides::default())?;
