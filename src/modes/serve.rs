@@ -22,6 +22,7 @@ mod login;
 mod page;
 mod screen;
 mod state;
+mod throttle;
 mod turn;
 mod users;
 
