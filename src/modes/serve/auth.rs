@@ -252,14 +252,17 @@ pub fn owner() -> Principal {
     Principal { user: super::users::RESERVED.into(), role: ServeRole::Operator, credential: None }
 }
 
-/// The session cookie's value, when the request has one.
+/// The session cookie's value, when the request has exactly one: two mean another site (a
+/// sibling subdomain) set one of them (cookie tossing), and neither is trusted.
 pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
-    headers
+    let mut found = headers
         .get_all(axum::http::header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('=').map(str::to_owned))
+        .filter_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('=').map(str::to_owned));
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
 }
 
 /// The `Set-Cookie` value for a session (`None`: clears it).
@@ -339,6 +342,8 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(axum::http::header::COOKIE, "a=1; opsai_session=xyz; b=2".parse().unwrap());
         assert_eq!(session_cookie(&headers).as_deref(), Some("xyz"));
+        headers.append(axum::http::header::COOKIE, "opsai_session=tossed".parse().unwrap());
+        assert_eq!(session_cookie(&headers), None, "two session cookies: neither");
     }
 
     #[test]
