@@ -1093,7 +1093,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve)
-            opts="-h --listen --users --allow-remote --approval-timeout --help user help"
+            opts="-h --listen --users --allow-remote --approval-timeout --public-host --help user help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1108,6 +1108,10 @@ _opsai() {
                     return 0
                     ;;
                 --approval-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --public-host)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -190,6 +190,9 @@ pub enum Approval {
     #[default]
     Denied,
     Abort,
+    /// Nobody answered (the browser's approval timeout): a refusal by the rules, not a person's
+    /// no; the text says why ("no operator answered within 300 s").
+    Unanswered(String),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -22,6 +22,7 @@ mod login;
 mod page;
 mod screen;
 mod state;
+mod throttle;
 mod turn;
 mod users;
 
@@ -101,6 +102,14 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
                 common::warn(&err.to_string());
                 return Ok(2);
             }
+        }
+        if let Some(mode) = users::readable_by_others(path) {
+            common::warn(&format!(
+                "{} can be read by other users (mode {mode:o}): its password hashes can be attacked offline; \
+                 run `chmod 600 {}`",
+                path.display(),
+                path.display()
+            ));
         }
     }
     let context = EnvContext::start(&common::context_input(&paths.home));

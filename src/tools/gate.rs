@@ -234,6 +234,7 @@ pub(crate) fn decide(services: &Services, state: &mut RunState, proposal: &Propo
         Approval::ApprovedForSession => Verdict::Run(Allowed::Yes),
         Approval::Edited(command) => Verdict::Edited(command),
         Approval::Denied => Verdict::Refuse(declined(what)),
+        Approval::Unanswered(why) => Verdict::Refuse(Refusal::policy(format!("refused: {why}"))),
         Approval::Abort => {
             // Ctrl-C at the prompt interrupts the turn like a Ctrl-C anywhere else (exit 130).
             if services.approver.interrupted() {

@@ -177,7 +177,7 @@ impl Approver for BrowserApprover {
                     return answered.try_recv().unwrap_or(Approval::Denied);
                 }
                 self.turn.publish(&events::approval_timeout(&call_id));
-                Approval::Denied
+                Approval::Unanswered(format!("no operator answered within {} s", self.timeout.as_secs()))
             }
             Err(RecvTimeoutError::Disconnected) => Approval::Abort,
         }

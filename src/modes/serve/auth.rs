@@ -2,7 +2,7 @@
 //! with their CSRF token, bearer API tokens, and the login rate limit. Everything is in memory: a
 //! restart logs everyone out.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -15,6 +15,7 @@ use base64::Engine;
 
 use super::ApiError;
 use super::state::AppState;
+use super::throttle::Throttle;
 use super::users::{UsersFile, dummy_hash, verify_password};
 use crate::cli::ServeRole;
 
@@ -69,11 +70,11 @@ pub struct Auth {
     pub mode: Mode,
     sessions: Mutex<HashMap<String, Session>>,
     api_tokens: Mutex<HashMap<String, (Principal, Instant)>>,
-    failures: Mutex<HashMap<String, VecDeque<Instant>>>,
+    failures: Throttle<String>,
     /// Permits for password checks.
     pub verifying: std::sync::Arc<tokio::sync::Semaphore>,
     /// Wrong tokens per IP (guessing).
-    bad_tokens: Mutex<HashMap<IpAddr, VecDeque<Instant>>>,
+    bad_tokens: Throttle<IpAddr>,
 }
 
 /// A random token: 32 bytes, base64url.
@@ -93,9 +94,9 @@ impl Auth {
             mode,
             sessions: Mutex::default(),
             api_tokens: Mutex::default(),
-            failures: Mutex::default(),
+            failures: Throttle::new(FAILURES, WINDOW),
             verifying: std::sync::Arc::new(tokio::sync::Semaphore::new(VERIFYING)),
-            bad_tokens: Mutex::default(),
+            bad_tokens: Throttle::new(BAD_TOKENS, WINDOW),
         }
     }
 
@@ -113,30 +114,19 @@ impl Auth {
 
     /// `Err` (429) when `ip` sent too many wrong tokens lately: checked before any token it sends.
     pub fn token_guard(&self, ip: Option<IpAddr>) -> Result<(), ApiError> {
-        let Some(ip) = ip else { return Ok(()) };
-        let Ok(mut bad) = self.bad_tokens.lock() else { return Ok(()) };
-        let Some(times) = bad.get_mut(&ip) else { return Ok(()) };
-        while times.front().is_some_and(|t| t.elapsed() >= WINDOW) {
-            times.pop_front();
-        }
-        match times.front().filter(|_| times.len() >= BAD_TOKENS) {
-            Some(oldest) => {
-                let wait = WINDOW.saturating_sub(oldest.elapsed());
-                Err(ApiError::new(
-                    StatusCode::TOO_MANY_REQUESTS,
-                    format!("too many wrong tokens from this address: try again in {} s", wait.as_secs().max(1)),
-                )
-                .retry_after(wait))
-            }
-            None => Ok(()),
-        }
+        let Some(wait) = ip.and_then(|ip| self.bad_tokens.wait(&[ip])) else { return Ok(()) };
+        Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!("too many wrong tokens from this address: try again in {} s", wait.as_secs().max(1)),
+        )
+        .retry_after(wait))
     }
 
     /// Counts a wrong token from `ip`.
     pub fn bad_token(&self, ip: Option<IpAddr>) {
-        let (Some(ip), Ok(mut bad)) = (ip, self.bad_tokens.lock()) else { return };
-        bad.retain(|_, times| times.back().is_some_and(|t| t.elapsed() < WINDOW));
-        bad.entry(ip).or_default().push_back(Instant::now());
+        if let Some(ip) = ip {
+            self.bad_tokens.admit(&[ip]);
+        }
     }
 
     /// A new cookie session: its id and CSRF token.
@@ -229,7 +219,7 @@ impl Auth {
         let keys = [format!("ip {ip}"), format!("name {name}")];
         // Counted as a failure before the check, under the same lock as the limit: parallel
         // attempts cannot all pass the limit before any is counted.
-        if let Some(wait) = self.admit(&keys) {
+        if let Some(wait) = self.failures.admit(&keys) {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!("too many failed logins: try again in {} s", wait.as_secs().max(1)),
@@ -245,7 +235,7 @@ impl Auth {
         let ok = verify_password(password, user.map_or(dummy_hash(), |u| u.password_hash.as_str()));
         match user {
             Some(user) if ok => {
-                self.forgive(&keys);
+                self.failures.forgive(&keys);
                 Ok(Principal {
                     user: user.name.clone(),
                     role: user.role,
@@ -255,41 +245,6 @@ impl Auth {
             _ => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong user name or password")),
         }
     }
-
-    /// Counts an attempt for each of `keys`, unless one of them already has too many recent
-    /// failures: then how long until another attempt is allowed (and nothing is counted).
-    fn admit(&self, keys: &[String]) -> Option<Duration> {
-        let Ok(mut failures) = self.failures.lock() else { return Some(WINDOW) };
-        failures.retain(|_, times| times.back().is_some_and(|t| t.elapsed() < WINDOW));
-        let wait = keys
-            .iter()
-            .filter_map(|key| {
-                let times = failures.get_mut(key)?;
-                while times.front().is_some_and(|t| t.elapsed() >= WINDOW) {
-                    times.pop_front();
-                }
-                let oldest = times.front().filter(|_| times.len() >= FAILURES)?;
-                Some(WINDOW.saturating_sub(oldest.elapsed()))
-            })
-            .max();
-        if wait.is_none() {
-            for key in keys {
-                failures.entry(key.clone()).or_default().push_back(Instant::now());
-            }
-        }
-        wait
-    }
-
-    /// Takes back the attempt [`Auth::admit`] counted: it succeeded.
-    fn forgive(&self, keys: &[String]) {
-        if let Ok(mut failures) = self.failures.lock() {
-            for key in keys {
-                if let Some(times) = failures.get_mut(key) {
-                    times.pop_back();
-                }
-            }
-        }
-    }
 }
 
 /// Token mode's one user.
@@ -297,14 +252,17 @@ pub fn owner() -> Principal {
     Principal { user: super::users::RESERVED.into(), role: ServeRole::Operator, credential: None }
 }
 
-/// The session cookie's value, when the request has one.
+/// The session cookie's value, when the request has exactly one: two mean another site (a
+/// sibling subdomain) set one of them (cookie tossing), and neither is trusted.
 pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
-    headers
+    let mut found = headers
         .get_all(axum::http::header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('=').map(str::to_owned))
+        .filter_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('=').map(str::to_owned));
+    let first = found.next()?;
+    found.next().is_none().then_some(first)
 }
 
 /// The `Set-Cookie` value for a session (`None`: clears it).
@@ -384,21 +342,8 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(axum::http::header::COOKIE, "a=1; opsai_session=xyz; b=2".parse().unwrap());
         assert_eq!(session_cookie(&headers).as_deref(), Some("xyz"));
-    }
-
-    #[test]
-    fn five_failures_limit_the_name_and_the_ip() {
-        let auth = Auth::new(Mode::Token("t".repeat(20)));
-        let keys = ["ip 1.2.3.4".to_owned(), "name bob".to_owned()];
-        for _ in 0..5 {
-            assert!(auth.admit(&keys).is_none());
-        }
-        assert!(auth.admit(&keys[..1]).is_some());
-        assert!(auth.admit(&["name alice".to_owned()]).is_none());
-        auth.forgive(&["name alice".to_owned()]);
-        for _ in 0..4 {
-            assert!(auth.admit(&["name alice".to_owned()]).is_none(), "a success is not counted");
-        }
+        headers.append(axum::http::header::COOKIE, "opsai_session=tossed".parse().unwrap());
+        assert_eq!(session_cookie(&headers), None, "two session cookies: neither");
     }
 
     #[test]

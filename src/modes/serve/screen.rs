@@ -14,7 +14,8 @@ use crate::redact::Redactor;
 /// A partial line of live output longer than this is released anyway (bounded memory).
 pub const PARTIAL_LINE: usize = 4 * 1024;
 
-/// Keys whose values are ids the API is answered with: never rewritten for the screen.
+/// Keys of an event whose values are ids the API is answered with: never rewritten (at the top
+/// level only; the same keys inside tool arguments are rewritten like any other).
 const ID_KEYS: [&str; 4] = ["id", "type", "kind", "call_id"];
 
 /// `text` as the screen shows model-written text: hidden characters (bidi controls, escapes,
@@ -24,22 +25,29 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     if clean.changed() { Cow::Owned(clean.display) } else { Cow::Borrowed(text) }
 }
 
-/// Rewrites every string in `value` (keys of objects stay) with `rewrite`, except the ids.
+/// Rewrites every string in an event (keys of objects stay), except its ids.
 pub fn each_string(value: &mut Value, rewrite: &mut impl FnMut(&str) -> Option<String>) {
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                if !ID_KEYS.contains(&key.as_str()) {
+                    every_string(item, rewrite);
+                }
+            }
+        }
+        other => every_string(other, rewrite),
+    }
+}
+
+fn every_string(value: &mut Value, rewrite: &mut impl FnMut(&str) -> Option<String>) {
     match value {
         Value::String(text) => {
             if let Some(new) = rewrite(text) {
                 *text = new;
             }
         }
-        Value::Array(items) => items.iter_mut().for_each(|item| each_string(item, rewrite)),
-        Value::Object(map) => {
-            for (key, item) in map.iter_mut() {
-                if !ID_KEYS.contains(&key.as_str()) {
-                    each_string(item, rewrite);
-                }
-            }
-        }
+        Value::Array(items) => items.iter_mut().for_each(|item| every_string(item, rewrite)),
+        Value::Object(map) => map.values_mut().for_each(|item| every_string(item, rewrite)),
         _ => {}
     }
 }
@@ -150,7 +158,11 @@ mod tests {
     #[test]
     fn strings_are_redacted_and_model_text_made_visible_but_ids_kept() {
         let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
-        let mut value = json!({"id": "c\u{202e}1", "content": format!("key {token}"), "args": {"why": "x\u{202e}y"}});
+        let mut value = json!({
+            "id": "c\u{202e}1",
+            "content": format!("key {token}"),
+            "args": {"why": "x\u{202e}y", "id": token},
+        });
         redact(&Redactor::default(), &mut value);
         model_text(&mut value);
         assert!(!value.to_string().contains(&token), "{value}");

@@ -66,7 +66,8 @@ impl UsersFile {
         }
     }
 
-    /// Replaces the file: a 0600 temp file in the same directory, synced, renamed over it.
+    /// Replaces the file: the previous version kept as `FILE.bak`, a 0600 temp file in the same
+    /// directory, synced, renamed over it, the directory synced.
     pub fn save(&self, path: &Path) -> Result<(), UsersError> {
         let failed = |error| UsersError::Write { path: path.to_owned(), error };
         let mut text = serde_json::to_string_pretty(self).map_err(|e| failed(std::io::Error::other(e)))?;
@@ -76,12 +77,19 @@ impl UsersFile {
         }
         let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
         let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        if let Ok(previous) = std::fs::read(path) {
+            write_private(&path.with_file_name(format!("{name}.bak")), &previous).map_err(failed)?;
+        }
         let written = (|| {
             let _ = std::fs::remove_file(&temp);
             let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp)?;
             file.write_all(text.as_bytes())?;
             file.sync_all()?;
-            std::fs::rename(&temp, path)
+            std::fs::rename(&temp, path)?;
+            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                std::fs::File::open(dir)?.sync_all()?;
+            }
+            Ok(())
         })();
         if let Err(error) = written {
             let _ = std::fs::remove_file(&temp);
@@ -94,6 +102,41 @@ impl UsersFile {
     pub fn find(&self, name: &str) -> Option<&User> {
         self.users.iter().find(|user| user.name == name && name != RESERVED)
     }
+}
+
+/// Writes `bytes` to `path`, mode 0600 whatever it was.
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
+/// Holds `FILE.lock` locked while it lives: two `serve user …` at once take turns instead of
+/// one losing the other's change.
+fn lock(path: &Path) -> Result<std::fs::File, UsersError> {
+    let failed = |error| UsersError::Write { path: path.to_owned(), error };
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).map_err(failed)?;
+    }
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(0o600)
+        .open(path.with_file_name(format!("{name}.lock")))
+        .map_err(failed)?;
+    file.lock().map_err(failed)?;
+    Ok(file)
+}
+
+/// Why the users file may be read by others than its owner (mode bits for group or world), if so.
+pub fn readable_by_others(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(path).ok()?.permissions().mode() & 0o777;
+    (mode & 0o077 != 0).then_some(mode)
 }
 
 /// An argon2id PHC string for `password`, with a random salt.
@@ -137,6 +180,7 @@ pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
             }
             let Some(password) = read_password(name)? else { return Ok(2) };
             let hash = hash_password(&password)?;
+            let _lock = lock(&path)?;
             let mut file = UsersFile::load(&path)?;
             let user = User { name: name.clone(), role: *role, password_hash: hash };
             let verb = match file.users.iter_mut().find(|u| u.name == *name) {
@@ -155,6 +199,7 @@ pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
         }
         UserCommand::Remove { name, users } => {
             let path = file_of(users);
+            let _lock = lock(&path)?;
             let mut file = UsersFile::load(&path)?;
             let before = file.users.len();
             file.users.retain(|u| u.name != *name);
@@ -251,5 +296,22 @@ mod tests {
         let loaded = UsersFile::load(&path).unwrap();
         assert_eq!(loaded.find("a").unwrap().role, ServeRole::Viewer);
         assert!(UsersFile::load(&dir.path().join("missing")).unwrap().users.is_empty());
+        assert_eq!(readable_by_others(&path), None);
+    }
+
+    #[test]
+    fn each_save_keeps_the_previous_version_private() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("users.json");
+        let user = |name: &str| User { name: name.into(), role: ServeRole::Viewer, password_hash: "h".into() };
+        UsersFile { users: vec![user("a")] }.save(&path).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(readable_by_others(&path), Some(0o644));
+        UsersFile { users: vec![user("a"), user("b")] }.save(&path).unwrap();
+        let backup = dir.path().join("users.json.bak");
+        assert_eq!(UsersFile::load(&backup).unwrap().users.len(), 1);
+        assert_eq!(std::fs::metadata(&backup).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(UsersFile::load(&path).unwrap().users.len(), 2);
     }
 }

@@ -183,3 +183,15 @@ async fn a_grant_is_used_only_while_someone_could_say_yes() {
     let refused = refusal(gate.decide(&Viewer, &proposal));
     assert_eq!(refused.message, "refused: medium requires an operator's approval in the browser");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn an_unanswered_approval_is_a_refusal_by_the_rules_not_a_decline() {
+    let mut gate = Gate::new();
+    let approver = ScriptedApprover::new([Approval::Unanswered("no operator answered within 5 s".into())]);
+    let refused = refusal(gate.decide(&approver, &file(Risk::Medium)));
+    assert_eq!(
+        (refused.decision, refused.status, refused.message.as_str()),
+        (ApprovalDecision::Refused, ObservationStatus::DeniedByPolicy, "refused: no operator answered within 5 s")
+    );
+    assert_eq!(refused.confirmed(), Confirmed::No);
+}

@@ -101,7 +101,8 @@ async fn an_unanswered_approval_times_out_as_a_refusal() {
     let at = |kind: &str| kinds.iter().position(|k| k == kind).unwrap_or_else(|| panic!("{kind}: {kinds:?}"));
     assert!(at("approval/request") < at("approval/timeout") && at("approval/timeout") < at("tool_result/tool_result"));
     let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
-    assert_eq!(result["status"], "denied_by_user", "{result}");
+    assert_eq!(result["status"], "denied_by_policy", "{result}");
+    assert!(result["content"].as_str().unwrap().contains("no operator answered within 1 s"), "{result}");
     assert_eq!(events.last().unwrap()["type"], "done");
     assert!(!env.user_home().join("made").exists());
     let (status, body) = api.approve("t1", "approve", None).await;

@@ -166,3 +166,23 @@ fn the_token_modes_user_name_is_reserved() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("reserved"), "{out:?}");
     assert!(!file.exists());
 }
+
+#[test]
+fn parallel_user_adds_all_land_and_a_readable_file_is_warned_about() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = TestEnv::new();
+    let file = env.opsai_home().join("users.json");
+    std::thread::scope(|scope| {
+        for n in 0..6 {
+            let (env, file) = (&env, &file);
+            scope.spawn(move || add_user(env, file, &format!("user{n}"), "viewer", "a-long-password"));
+        }
+    });
+    let listed = env.cmd().args(["serve", "user", "list", "--users"]).arg(&file).output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&listed.stdout).lines().count(), 6, "{listed:?}");
+    assert!(env.opsai_home().join("users.json.bak").exists());
+    std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let server = Server::builder(&env).users(&file).start();
+    assert!(server.stderr().contains("chmod 600"), "{}", server.stderr());
+    server.stop();
+}
