@@ -34,8 +34,6 @@ const KEEP_ALIVE: Duration = Duration::from_secs(15);
 /// Turns one user may have running at once (users mode), and all users together.
 const TURNS_PER_USER: usize = 4;
 const TURNS: usize = 32;
-/// Characters of the first message that become an untitled conversation's title.
-const TITLE_CHARS: usize = 80;
 
 #[derive(Deserialize)]
 pub struct ChatBody {
@@ -61,13 +59,6 @@ pub async fn chat(
     }
     let id = body.conversation_id;
     let conversation = api::owned(&state, id, &caller).await?;
-    if conversation.title.trim().is_empty() {
-        let title: String =
-            message.split_whitespace().collect::<Vec<_>>().join(" ").chars().take(TITLE_CHARS).collect();
-        super::blocking(&state, move |state| state.store.set_title(id, &title))
-            .await?
-            .map_err(|err| ApiError::internal(&err))?;
-    }
     let turn = Arc::new(Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()));
     {
         let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
@@ -99,6 +90,18 @@ pub async fn chat(
             ));
         }
         turns.insert(id, turn.clone());
+    }
+    // Only an accepted message names the conversation. The store redacts the whole text before it
+    // cuts it, so a secret across the cut is not kept in part.
+    if conversation.title.trim().is_empty() {
+        let title = message.split_whitespace().collect::<Vec<_>>().join(" ");
+        let named = super::blocking(&state, move |state| state.store.set_title(id, &title)).await;
+        if let Err(err) = named.and_then(|named| named.map_err(|err| ApiError::internal(&err))) {
+            if let Ok(mut turns) = state.turns.lock() {
+                turns.remove(&id);
+            }
+            return Err(err);
+        }
     }
     turn.publish(&events::start(id));
     tokio::spawn(run(state.clone(), turn.clone(), caller.principal, conversation.cluster, message));

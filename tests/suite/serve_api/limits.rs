@@ -62,10 +62,13 @@ async fn a_user_runs_at_most_four_turns_at_once_in_users_mode() {
         events.until(|e| e["kind"] == "request").await;
         waiting.push((id, events));
     }
-    let fifth = api.new_conversation().await;
+    let fifth = api.create(json!({"title": ""})).await["id"].as_i64().unwrap();
     let chat = api.request(Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": fifth, "message": "x"}));
     let (status, body) = api.send(chat).await;
     assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{body}");
+    let (_, list) = api.list().await;
+    let refused = list.as_array().unwrap().iter().find(|c| c["id"] == fifth).unwrap();
+    assert_eq!(refused["title"], "", "a refused message does not name the conversation");
     for (id, events) in waiting {
         assert_eq!(api.stop_turn(id).await, StatusCode::NO_CONTENT);
         assert_eq!(events.collect().await.last().unwrap()["type"], "done");
