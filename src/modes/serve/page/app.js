@@ -7,7 +7,9 @@ window.OpsaiRender = (() => {
   const MAX_DEPTH = 6;
   const LIST_RE = /^(\s*)([-*+]|\d{1,9}[.)])\s+(.*)$/;
   const FENCE_RE = /^\s{0,3}(`{3,}|~{3,})\s*([^`\s]*)/;
-  const TABLE_SEP_RE = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+  // One cell of a table's separator row (`:---:`); whole rows are split on `|` first, so the check
+  // stays linear on a hostile line (a single regex over the row backtracks quadratically on spaces).
+  const TABLE_SEP_CELL_RE = /^:?-+:?$/;
 
   function el(tag, cls, text) {
     const e = document.createElement(tag);
@@ -146,7 +148,11 @@ window.OpsaiRender = (() => {
 
   function isTableStart(lines, i) {
     return lines[i].includes('|') && i + 1 < lines.length && lines[i + 1].includes('-')
-      && TABLE_SEP_RE.test(lines[i + 1]);
+      && isTableSeparator(lines[i + 1]);
+  }
+  function isTableSeparator(line) {
+    const row = cells(line);
+    return row.length > 0 && row.every((cell) => TABLE_SEP_CELL_RE.test(cell));
   }
   function cells(line) {
     let s = line.trim();
