@@ -1,6 +1,7 @@
 //! Review fixes: a title cut after redaction, a users file that fails to load, approvals that need
 //! a grant, a context removed from `kube.contexts`, how a turn ended.
 
+use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::support::TestEnv;
@@ -22,5 +23,25 @@ async fn a_secret_across_the_titles_cut_is_not_kept_in_part() {
     let title = list[0]["title"].as_str().unwrap();
     assert!(title.starts_with(&"p".repeat(62)), "{title}");
     assert!(!title.contains("ghp_") && !title.contains("1234567890"), "{title}");
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_users_file_that_fails_to_load_answers_503_and_logs_nobody_out() {
+    let env = TestEnv::new();
+    let file = super::two_users(&env);
+    let server = Server::builder(&env).users(&file).start();
+    let cookie = server.login("alice", "alice-password").await;
+    let token = server.api_token("alice", "alice-password").await;
+    let good = std::fs::read(&file).unwrap();
+    std::fs::write(&file, b"{\"users\": [").unwrap();
+    for api in [&cookie, &token] {
+        let (status, body) = api.list().await;
+        assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
+        assert!(body["error"].as_str().unwrap().contains("users file"), "{body}");
+    }
+    std::fs::write(&file, good).unwrap();
+    assert_eq!(cookie.list().await.0, StatusCode::OK, "the same cookie works again");
+    assert_eq!(token.list().await.0, StatusCode::OK, "the same bearer token works again");
     server.stop();
 }
