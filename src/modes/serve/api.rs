@@ -217,6 +217,11 @@ pub async fn approve(
             "approvals with that id wait in more than one of your conversations: send its \"conversation_id\" \
              (nothing was decided)",
         )),
+        Err(AnswerError::NoGrant) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "this command cannot be approved for the whole conversation: send \"approve\" or \"deny\" (nothing \
+             was decided)",
+        )),
         Err(AnswerError::OtherCommand) => Err(ApiError::new(
             StatusCode::CONFLICT,
             "the approval waiting under that id is for another command than the one sent: reload and answer \

@@ -45,3 +45,22 @@ async fn a_users_file_that_fails_to_load_answers_503_and_logs_nobody_out() {
     assert_eq!(token.list().await.0, StatusCode::OK, "the same bearer token works again");
     server.stop();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn approve_session_is_refused_for_a_request_without_a_grant() {
+    let env = TestEnv::new();
+    let mock =
+        MockLlm::start([reply_tool_call("h1", "run_command", json!({"command": super::HIGH})), reply_text("Ok.")]);
+    let server = Server::builder(&env).mock(&mock).arg("--approval-timeout").arg("30").start();
+    let api = server.api();
+    let id = api.new_conversation().await;
+    let mut events = api.chat(id, "clean up").await;
+    let request = events.until(|e| e["kind"] == "request").await;
+    assert_eq!(request["grant"], serde_json::Value::Null, "{request}");
+    let (status, body) = api.approve("h1", "approve_session", Some("yes")).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("\"approve\""), "{body}");
+    assert_eq!(api.approve("h1", "deny", None).await.0, StatusCode::NO_CONTENT, "still waiting");
+    assert_eq!(events.collect().await.last().unwrap()["type"], "done");
+    server.stop();
+}
