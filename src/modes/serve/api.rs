@@ -159,7 +159,8 @@ pub async fn remove(
 ) -> Result<StatusCode, ApiError> {
     owned(&state, id, &caller).await?;
     if let Some(turn) = state.turn(id) {
-        turn.stop();
+        // Marked before the grants below are dropped, so a turn outlasting the wait keeps none.
+        turn.delete();
         state.pendings.abort(id);
         let _ = tokio::time::timeout(std::time::Duration::from_secs(10), turn.finished()).await;
     }

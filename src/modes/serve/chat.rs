@@ -217,12 +217,42 @@ async fn drive(
     };
     // A model failure was already sent as an `error` event; the stream ends with `done` either way.
     let _ = agent.run_turn(&mut history, message, &mut sink).await;
-    if operator && let Ok(mut grants) = state.grants.lock() {
-        grants.insert(key, std::mem::take(&mut agent.state.grants));
+    if operator {
+        keep_grants(&state.grants, turn, key, std::mem::take(&mut agent.state.grants));
     }
     drop(agent);
     if let Some(warning) = conversation.take_warning() {
         super::log(&warning);
     }
     done
+}
+
+type Grants = std::sync::Mutex<std::collections::HashMap<(i64, String), HashSet<String>>>;
+
+/// Keeps a turn's grants for the conversation's next turns, unless it is being deleted: checked
+/// under the lock the delete drops the grants with, so they are dropped or never kept.
+fn keep_grants(grants: &Grants, turn: &Turn, key: (i64, String), given: HashSet<String>) {
+    if let Ok(mut grants) = grants.lock()
+        && !turn.is_deleted()
+    {
+        grants.insert(key, given);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_of_a_deleted_conversation_keeps_no_grants() {
+        let grants = Grants::default();
+        let given = || HashSet::from(["run_command:touch".to_owned()]);
+        let turn = Turn::new(1, "alice".into(), Arc::default());
+        keep_grants(&grants, &turn, (1, "alice".into()), given());
+        assert_eq!(grants.lock().unwrap().len(), 1);
+        grants.lock().unwrap().clear();
+        turn.delete();
+        keep_grants(&grants, &turn, (1, "alice".into()), given());
+        assert!(grants.lock().unwrap().is_empty());
+    }
 }
