@@ -142,16 +142,24 @@ impl Pendings {
 }
 
 /// The approver of one turn in the browser.
-pub struct BrowserApprover {
+pub struct BrowserApprover<'a> {
     pub turn: Arc<Turn>,
     pub pendings: Arc<Pendings>,
-    pub role: ServeRole,
+    /// The turn's user's role now (the users file, read again): one demoted mid-turn, removed, or
+    /// whose file fails to load is refused at once, not at their next turn.
+    pub role: &'a (dyn Fn() -> Option<ServeRole> + Send + Sync),
     pub timeout: Duration,
 }
 
-impl Approver for BrowserApprover {
+impl BrowserApprover<'_> {
+    fn operator(&self) -> bool {
+        (self.role)() == Some(ServeRole::Operator)
+    }
+}
+
+impl Approver for BrowserApprover<'_> {
     fn ask(&self, request: &ApprovalRequest) -> Approval {
-        if self.role != ServeRole::Operator {
+        if !self.operator() {
             return Approval::Denied;
         }
         let (answer, answered) = sync_channel(1);
@@ -192,7 +200,7 @@ impl Approver for BrowserApprover {
     }
 
     fn interactive(&self) -> bool {
-        self.role == ServeRole::Operator
+        self.operator()
     }
 
     fn unavailable(&self) -> &str {

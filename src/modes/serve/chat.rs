@@ -177,10 +177,14 @@ async fn drive(
             return None;
         }
     };
+    let role = || match principal.role {
+        ServeRole::Operator => state.auth.current(principal.clone()).ok().flatten().map(|now| now.role),
+        viewer => Some(viewer),
+    };
     let approver = BrowserApprover {
         turn: turn.clone(),
         pendings: state.pendings.clone(),
-        role: principal.role,
+        role: &role,
         timeout: state.approval_timeout,
     };
     let services = Services {

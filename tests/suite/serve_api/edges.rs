@@ -64,3 +64,38 @@ async fn approve_session_is_refused_for_a_request_without_a_grant() {
     assert_eq!(events.collect().await.last().unwrap()["type"], "done");
     server.stop();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operator_demoted_mid_turn_is_refused_at_the_next_approval() {
+    let env = TestEnv::new();
+    let file = super::two_users(&env);
+    let waits = "touch \"$HOME/started\" && echo started && while [ ! -e \"$HOME/go\" ]; do sleep 0.1; done; echo went";
+    let mock = MockLlm::start([
+        reply_tool_call("d1", "run_command", json!({"command": waits})),
+        reply_tool_call("d2", "run_command", json!({"command": super::MEDIUM})),
+        reply_text("Done."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).users(&file).arg("--approval-timeout").arg("30").start();
+    let alice = server.login("alice", "alice-password").await;
+    let id = alice.new_conversation().await;
+    let mut events = alice.chat(id, "wait, then make a file").await;
+    let request = events.until(|e| e["kind"] == "request").await;
+    assert_eq!(alice.approve("d1", "approve", Some("yes")).await.0, StatusCode::NO_CONTENT, "{request}");
+    events.until(|e| e["kind"] == "output").await;
+    // Demoted by editing the file (the password hash stays, so the session does too).
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut users: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for user in users["users"].as_array_mut().unwrap() {
+        if user["name"] == "alice" {
+            user["role"] = json!("viewer");
+        }
+    }
+    std::fs::write(&file, users.to_string()).unwrap();
+    std::fs::write(env.user_home().join("go"), "").unwrap();
+    let rest = events.collect().await;
+    assert!(!rest.iter().any(|e| e["kind"] == "request" && e["id"] == "d2"), "not asked once demoted: {rest:#?}");
+    let result = rest.iter().find(|e| e["type"] == "tool_result" && e["id"] == "d2").unwrap();
+    assert_eq!(result["status"], "denied_by_policy", "{result}");
+    assert!(!env.user_home().join("made").exists());
+    server.stop();
+}
