@@ -59,6 +59,20 @@ pub async fn chat(
     }
     let id = body.conversation_id;
     let conversation = api::owned(&state, id, &caller).await?;
+    let clusters = state.clusters();
+    if let Some(cluster) = &conversation.cluster
+        && !clusters.is_empty()
+        && !clusters.contains(cluster)
+    {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "this conversation's cluster `{cluster}` is no longer in kube.contexts ({}): start a new \
+                 conversation on one of those, or add it back to the config",
+                clusters.join(", ")
+            ),
+        ));
+    }
     let turn = Arc::new(Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()));
     {
         let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;

@@ -99,3 +99,22 @@ async fn an_operator_demoted_mid_turn_is_refused_at_the_next_approval() {
     assert!(!env.user_home().join("made").exists());
     server.stop();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_conversation_whose_cluster_left_kube_contexts_is_refused() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"kube": {"contexts": ["staging", "prod"]}}"#);
+    let server = Server::builder(&env).start();
+    let id = server.api().create(json!({"title": "t", "cluster_id": "staging"})).await["id"].as_i64().unwrap();
+    server.stop();
+    env.write_config(r#"{"kube": {"contexts": ["prod"]}}"#);
+    let mock = MockLlm::start([reply_text("never")]);
+    let server = Server::builder(&env).mock(&mock).start();
+    let api = server.api();
+    let chat =
+        api.request(reqwest::Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": id, "message": "hi"}));
+    let (status, body) = api.send(chat).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["error"].as_str().unwrap().contains("staging"), "{body}");
+    server.stop();
+}
