@@ -25,7 +25,7 @@ use super::turn::{Turn, single};
 use super::{ApiError, Body, api, events};
 use crate::agent::Agent;
 use crate::cli::ServeRole;
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, TurnOutcome};
 use crate::runner::conversation::Conversation;
 use crate::tools::{Registry, RunState, Services, ToolsConfig};
 
@@ -168,7 +168,13 @@ impl Drop for Ending {
         if let Ok(mut turns) = self.state.turns.lock() {
             turns.remove(&self.turn.conversation);
         }
-        self.turn.publish(&self.done.take().unwrap_or_else(events::done));
+        // No `done` of its own: the turn failed before or without the loop (a panic included).
+        let mut fallback = || {
+            let mut done = events::done();
+            done["outcome"] = "error".into();
+            done
+        };
+        self.turn.publish(&self.done.take().unwrap_or_else(&mut fallback));
         self.turn.finish();
     }
 }
@@ -233,8 +239,18 @@ async fn drive(
         Some(data) => turn.publish(&data),
         None => {}
     };
-    // A model failure was already sent as an `error` event; the stream ends with `done` either way.
-    let _ = agent.run_turn(&mut history, message, &mut sink).await;
+    // A model failure was already sent as an `error` event; the stream ends with `done` either way,
+    // saying how the turn ended (a /stream reader cannot tell a stopped turn otherwise).
+    let ended = agent.run_turn(&mut history, message, &mut sink).await;
+    let outcome = match ended {
+        _ if turn.interrupts.turn.is_cancelled() => "stopped",
+        Ok(TurnOutcome::Answer(_) | TurnOutcome::Proposed { .. }) => "answer",
+        Ok(TurnOutcome::Aborted) => "aborted",
+        Ok(TurnOutcome::StepLimit) => "step_limit",
+        Err(_) => "error",
+    };
+    let mut done = done.unwrap_or_else(events::done);
+    done["outcome"] = outcome.into();
     if operator {
         keep_grants(&state.grants, turn, key, std::mem::take(&mut agent.state.grants));
     }
@@ -242,7 +258,7 @@ async fn drive(
     if let Some(warning) = conversation.take_warning() {
         super::log(&warning);
     }
-    done
+    Some(done)
 }
 
 type Grants = std::sync::Mutex<std::collections::HashMap<(i64, String), HashSet<String>>>;

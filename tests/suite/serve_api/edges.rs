@@ -18,7 +18,8 @@ async fn a_secret_across_the_titles_cut_is_not_kept_in_part() {
     let api = server.api();
     let id = api.create(json!({"title": ""})).await["id"].as_i64().unwrap();
     let message = format!("{} {TOKEN} is my token", "p".repeat(62));
-    api.chat(id, &message).await.collect().await;
+    let events = api.chat(id, &message).await.collect().await;
+    assert_eq!(events.last().unwrap()["outcome"], "answer", "{:?}", events.last());
     let (_, list) = api.list().await;
     let title = list[0]["title"].as_str().unwrap();
     assert!(title.starts_with(&"p".repeat(62)), "{title}");

@@ -71,7 +71,8 @@ async fn a_user_runs_at_most_four_turns_at_once_in_users_mode() {
     assert_eq!(refused["title"], "", "a refused message does not name the conversation");
     for (id, events) in waiting {
         assert_eq!(api.stop_turn(id).await, StatusCode::NO_CONTENT);
-        assert_eq!(events.collect().await.last().unwrap()["type"], "done");
+        let done = events.collect().await.pop().unwrap();
+        assert_eq!((done["type"].as_str(), done["outcome"].as_str()), (Some("done"), Some("stopped")), "{done}");
     }
     server.stop();
 }
