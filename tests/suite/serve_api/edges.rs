@@ -119,3 +119,29 @@ async fn a_conversation_whose_cluster_left_kube_contexts_is_refused() {
     assert!(body["error"].as_str().unwrap().contains("staging"), "{body}");
     server.stop();
 }
+
+#[test]
+fn listening_on_every_address_prints_a_url_that_can_be_opened() {
+    use std::io::BufRead;
+    let env = TestEnv::new();
+    let first_line = |extra: &[&str]| {
+        let mut child = env
+            .std_cmd()
+            .args(["serve", "--listen", "0.0.0.0:0", "--allow-remote"])
+            .args(extra)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        child.kill().unwrap();
+        let out = child.wait_with_output().unwrap();
+        (line, String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (line, stderr) = first_line(&[]);
+    assert!(line.starts_with("opsai serve: open http://127.0.0.1:"), "{line}");
+    assert!(stderr.contains("--public-host"), "{stderr}");
+    let (line, _) = first_line(&["--public-host", "chat.example:8765"]);
+    assert!(line.starts_with("opsai serve: open http://chat.example:8765/?token="), "{line}");
+}

@@ -166,9 +166,13 @@ fn the_token_modes_user_name_is_reserved() {
     use std::io::Write;
     child.stdin.take().unwrap().write_all(b"owner-password\n").unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("reserved"), "{out:?}");
     assert!(!file.exists());
+    let empty =
+        env.cmd().args(["serve", "user", "add", "carol", "--role", "viewer", "--users"]).arg(&file).output().unwrap();
+    assert_eq!(empty.status.code(), Some(2), "{empty:?}");
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("no password on standard input"), "{empty:?}");
 }
 
 #[test]
