@@ -250,10 +250,15 @@ pub fn role_name(role: ServeRole) -> &'static str {
 /// (a message was printed).
 fn read_password(name: &str) -> anyhow::Result<Option<String>> {
     let password = if std::io::stdin().is_terminal() {
-        dialoguer::Password::new()
-            .with_prompt(format!("Password for {name}"))
-            .with_confirmation("Repeat it", "the passwords differ")
-            .interact()?
+        // Asked twice by hand: dialoguer's own confirmation asks again on a mismatch, drawing the
+        // first prompt a second time under its error.
+        let first = dialoguer::Password::new().with_prompt(format!("Password for {name}")).interact()?;
+        let again = dialoguer::Password::new().with_prompt("Repeat it").interact()?;
+        if first != again {
+            crate::modes::common::warn("the passwords differ: nothing was changed; run the command again");
+            return Ok(None);
+        }
+        first
     } else {
         let mut line = String::new();
         std::io::stdin().lock().read_line(&mut line)?;

@@ -145,3 +145,26 @@ fn listening_on_every_address_prints_a_url_that_can_be_opened() {
     let (line, _) = first_line(&["--public-host", "chat.example:8765"]);
     assert!(line.starts_with("opsai serve: open http://chat.example:8765/?token="), "{line}");
 }
+
+#[test]
+fn passwords_that_differ_at_the_terminal_end_the_command_without_asking_again() {
+    use crate::support::tmux::{Tmux, require};
+    if !require("tmux") {
+        return;
+    }
+    let env = TestEnv::new();
+    let file = env.opsai_home().join("users.json");
+    let vars = env.terminal_vars("http://127.0.0.1:9");
+    let args = ["serve", "user", "add", "alice", "--role", "viewer", "--users", file.to_str().unwrap()];
+    let term = Tmux::start(env!("CARGO_BIN_EXE_opsai"), &args, &vars, env.user_home());
+    let limit = std::time::Duration::from_secs(20);
+    term.wait_for("Password for alice", limit);
+    term.line("first-password");
+    term.wait_for("Repeat it", limit);
+    term.line("other-password");
+    assert_eq!(term.wait_exit(limit), 2);
+    let screen = term.screen();
+    assert!(screen.contains("the passwords differ"), "{screen}");
+    assert_eq!(screen.matches("Password for alice").count(), 1, "{screen}");
+    assert!(!file.exists());
+}
