@@ -202,20 +202,7 @@ impl Auth {
     /// file that fails to load logs nobody out: `Err` is a 503 until it is fixed.
     pub fn current(&self, principal: Principal) -> Result<Option<Principal>, ApiError> {
         let Mode::Users(path) = &self.mode else { return Ok(Some(principal)) };
-        let users = UsersFile::load(path).map_err(|err| {
-            super::log(&err.to_string());
-            let problem = match err {
-                super::users::UsersError::Parse { .. } => "it is not valid JSON",
-                _ => "it cannot be read",
-            };
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!(
-                    "the server's users file fails to load ({problem}): ask its admin to fix it (the server's log \
-                     says more); you stay logged in, try again then"
-                ),
-            )
-        })?;
+        let users = UsersFile::load(path).map_err(unloadable)?;
         let Some(user) = users.find(&principal.user) else { return Ok(None) };
         if principal.credential != Some(credential(&user.password_hash)) {
             return Ok(None);
@@ -241,10 +228,7 @@ impl Auth {
             )
             .retry_after(wait));
         }
-        let users = UsersFile::load(path).map_err(|err| {
-            super::log(&err.to_string());
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the users file cannot be read: see the server's log")
-        })?;
+        let users = UsersFile::load(path).map_err(unloadable)?;
         let user = users.find(name);
         // An unknown name costs a hash check too, so timing does not tell which names exist.
         let ok = verify_password(password, user.map_or(dummy_hash(), |u| u.password_hash.as_str()));
@@ -260,6 +244,22 @@ impl Auth {
             _ => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong user name or password")),
         }
     }
+}
+
+/// A users file that fails to load: 503 (nobody is logged out), the details in the server's log.
+fn unloadable(err: super::users::UsersError) -> ApiError {
+    super::log(&err.to_string());
+    let problem = match err {
+        super::users::UsersError::Parse { .. } => "it is not valid JSON",
+        _ => "it cannot be read",
+    };
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "the server's users file fails to load ({problem}): ask its admin to fix it (the server's log says \
+             more); you stay logged in, try again then"
+        ),
+    )
 }
 
 /// Token mode's one user.

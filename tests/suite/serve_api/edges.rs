@@ -41,6 +41,8 @@ async fn a_users_file_that_fails_to_load_answers_503_and_logs_nobody_out() {
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE, "{body}");
         assert!(body["error"].as_str().unwrap().contains("users file"), "{body}");
     }
+    let login = server.post_credentials("/api/v2/auth/login", "alice", "alice-password").await;
+    assert_eq!(login.status(), StatusCode::SERVICE_UNAVAILABLE);
     std::fs::write(&file, good).unwrap();
     assert_eq!(cookie.list().await.0, StatusCode::OK, "the same cookie works again");
     assert_eq!(token.list().await.0, StatusCode::OK, "the same bearer token works again");
