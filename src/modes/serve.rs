@@ -81,7 +81,7 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
         None => match std::env::var("OPSAI_SERVE_TOKEN") {
             Ok(token) if token.len() >= auth::MIN_TOKEN => Mode::Token(token),
             Ok(_) => {
-                common::warn(&format!(
+                crate::modes::common::warn(&format!(
                     "OPSAI_SERVE_TOKEN is too short: use at least {} characters, or unset it",
                     auth::MIN_TOKEN
                 ));
@@ -104,7 +104,7 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
             }
         }
         if let Some(mode) = users::readable_by_others(path) {
-            common::warn(&format!(
+            crate::modes::common::warn(&format!(
                 "{} can be read by other users (mode {mode:o}): its password hashes can be attacked offline; \
                  run `chmod 600 {}`",
                 path.display(),
@@ -130,7 +130,7 @@ async fn serve(
     let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => store,
         Err(err) => {
-            common::warn(&format!("cannot serve without the sessions database: {err}"));
+            crate::modes::common::warn(&format!("cannot serve without the sessions database: {err}"));
             return Ok(1);
         }
     };
@@ -138,14 +138,30 @@ async fn serve(
     let listener = match tokio::net::TcpListener::bind(addr).await {
         Ok(listener) => listener,
         Err(err) => {
-            common::warn(&format!("cannot listen on {addr}: {err}; choose another --listen address or port"));
+            crate::modes::common::warn(&format!(
+                "cannot listen on {addr}: {err}; choose another --listen address or port"
+            ));
             return Ok(1);
         }
     };
     let local = listener.local_addr()?;
+    // 0.0.0.0 or :: is no address to open: the first --public-host (what a browser sends as
+    // Host) or, without one, this machine's loopback, with a word on how others reach it.
+    let shown = match args.public_host.first() {
+        _ if !local.ip().is_unspecified() => local.to_string(),
+        Some(name) => name.clone(),
+        None => {
+            crate::modes::common::warn(&format!(
+                "listening on every address: others open http://THIS-MACHINE'S-IP:{port}/, or a name given with \
+                 --public-host NAME:{port} (a request naming any other host is refused with 421)",
+                port = local.port()
+            ));
+            format!("127.0.0.1:{}", local.port())
+        }
+    };
     let url = match &mode {
-        Mode::Token(token) => format!("http://{local}/?token={token}"),
-        Mode::Users(_) => format!("http://{local}/"),
+        Mode::Token(token) => format!("http://{shown}/?token={token}"),
+        Mode::Users(_) => format!("http://{shown}/"),
     };
     let state = Arc::new(AppState {
         environment: context.render(),

@@ -159,7 +159,8 @@ pub async fn remove(
 ) -> Result<StatusCode, ApiError> {
     owned(&state, id, &caller).await?;
     if let Some(turn) = state.turn(id) {
-        turn.stop();
+        // Marked before the grants below are dropped, so a turn outlasting the wait keeps none.
+        turn.delete();
         state.pendings.abort(id);
         let _ = tokio::time::timeout(std::time::Duration::from_secs(10), turn.finished()).await;
     }
@@ -216,6 +217,11 @@ pub async fn approve(
             StatusCode::CONFLICT,
             "approvals with that id wait in more than one of your conversations: send its \"conversation_id\" \
              (nothing was decided)",
+        )),
+        Err(AnswerError::NoGrant) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "this command cannot be approved for the whole conversation: send \"approve\" or \"deny\" (nothing \
+             was decided)",
         )),
         Err(AnswerError::OtherCommand) => Err(ApiError::new(
             StatusCode::CONFLICT,

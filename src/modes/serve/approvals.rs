@@ -22,6 +22,8 @@ struct Pending {
     risk: Risk,
     /// The command as the request event showed it, which an answer may name to be sure.
     command: String,
+    /// The request offers "always" (it has a grant), as the terminal does only then.
+    grantable: bool,
     answer: SyncSender<Approval>,
 }
 
@@ -49,6 +51,8 @@ pub enum AnswerError {
     OtherCommand,
     /// It timed out before the answer came, and was refused.
     TimedOut,
+    /// `approve_session` for a request without a grant (nothing to remember for the session).
+    NoGrant,
 }
 
 /// Which pending approval an answer is for, beyond its call id.
@@ -87,6 +91,9 @@ impl Pendings {
         };
         if target.command.is_some_and(|command| command != waiting[at].command) {
             return Err(AnswerError::OtherCommand);
+        }
+        if approval == Approval::ApprovedForSession && !waiting[at].grantable {
+            return Err(AnswerError::NoGrant);
         }
         if waiting[at].risk == Risk::High && !confirmed && approval != Approval::Denied {
             return Err(AnswerError::NeedsConfirm);
@@ -135,16 +142,24 @@ impl Pendings {
 }
 
 /// The approver of one turn in the browser.
-pub struct BrowserApprover {
+pub struct BrowserApprover<'a> {
     pub turn: Arc<Turn>,
     pub pendings: Arc<Pendings>,
-    pub role: ServeRole,
+    /// The turn's user's role now (the users file, read again): one demoted mid-turn, removed, or
+    /// whose file fails to load is refused at once, not at their next turn.
+    pub role: &'a (dyn Fn() -> Option<ServeRole> + Send + Sync),
     pub timeout: Duration,
 }
 
-impl Approver for BrowserApprover {
+impl BrowserApprover<'_> {
+    fn operator(&self) -> bool {
+        (self.role)() == Some(ServeRole::Operator)
+    }
+}
+
+impl Approver for BrowserApprover<'_> {
     fn ask(&self, request: &ApprovalRequest) -> Approval {
-        if self.role != ServeRole::Operator {
+        if !self.operator() {
             return Approval::Denied;
         }
         let (answer, answered) = sync_channel(1);
@@ -159,6 +174,7 @@ impl Approver for BrowserApprover {
                 owner: self.turn.owner.clone(),
                 risk: request.risk,
                 command: command.clone(),
+                grantable: request.grant.is_some(),
                 answer,
             });
         }
@@ -184,7 +200,7 @@ impl Approver for BrowserApprover {
     }
 
     fn interactive(&self) -> bool {
-        self.role == ServeRole::Operator
+        self.operator()
     }
 
     fn unavailable(&self) -> &str {
@@ -214,7 +230,9 @@ mod tests {
     ) -> std::sync::mpsc::Receiver<Approval> {
         let (answer, answered) = sync_channel(1);
         let (owner, command) = ("alice".to_owned(), format!("touch {conversation}"));
-        let pending = Pending { call_id: call_id.into(), conversation, owner, risk, command, answer };
+        // Calls named "nogrant…" are requests the terminal offers no "always" for.
+        let grantable = !call_id.starts_with("nogrant");
+        let pending = Pending { call_id: call_id.into(), conversation, owner, risk, command, grantable, answer };
         pendings.waiting.lock().unwrap().push(pending);
         answered
     }
@@ -252,6 +270,20 @@ mod tests {
             pendings.answer("c2", "alice", Target::default(), Approval::Denied, false),
             Err(AnswerError::NotPending)
         );
+    }
+
+    #[test]
+    fn approve_session_needs_a_request_with_a_grant() {
+        let pendings = Pendings::default();
+        let plain = pending(&pendings, "nogrant1", 1, Risk::Medium);
+        let grantable = pending(&pendings, "c2", 1, Risk::Medium);
+        let session = |id| pendings.answer(id, "alice", Target::default(), Approval::ApprovedForSession, false);
+        assert_eq!(session("nogrant1"), Err(AnswerError::NoGrant));
+        assert!(plain.try_recv().is_err(), "nothing was decided");
+        assert_eq!(session("c2"), Ok(()));
+        assert_eq!(grantable.recv().unwrap(), Approval::ApprovedForSession);
+        assert_eq!(pendings.answer("nogrant1", "alice", Target::default(), Approval::Approved, false), Ok(()));
+        assert_eq!(plain.recv().unwrap(), Approval::Approved);
     }
 
     #[test]

@@ -161,51 +161,53 @@ impl Auth {
         token
     }
 
-    fn session(&self, id: &str) -> Option<(Principal, String)> {
+    /// `Ok(None)`: no such session, or its user was removed or changed password (logged out).
+    fn session(&self, id: &str) -> Result<Option<(Principal, String)>, ApiError> {
         let found = {
-            let mut sessions = self.sessions.lock().ok()?;
-            let session = sessions.get_mut(id).filter(|s| s.last_seen.elapsed() < IDLE)?;
+            let Ok(mut sessions) = self.sessions.lock() else { return Ok(None) };
+            let Some(session) = sessions.get_mut(id).filter(|s| s.last_seen.elapsed() < IDLE) else { return Ok(None) };
             session.last_seen = Instant::now();
             (session.principal.clone(), session.csrf.clone())
         };
-        match self.current(found.0) {
-            Some(principal) => Some((principal, found.1)),
-            None => {
-                self.close_session(id);
-                None
-            }
+        let current = self.current(found.0)?;
+        if current.is_none() {
+            self.close_session(id);
         }
+        Ok(current.map(|principal| (principal, found.1)))
     }
 
-    fn bearer(&self, token: &str) -> Option<Principal> {
+    fn bearer(&self, token: &str) -> Result<Option<Principal>, ApiError> {
         if self.token_matches(token) {
-            return Some(owner());
+            return Ok(Some(owner()));
         }
         let principal = {
-            let mut tokens = self.api_tokens.lock().ok()?;
-            let (principal, seen) = tokens.get_mut(token).filter(|(_, seen)| seen.elapsed() < IDLE)?;
+            let Ok(mut tokens) = self.api_tokens.lock() else { return Ok(None) };
+            let Some((principal, seen)) = tokens.get_mut(token).filter(|(_, seen)| seen.elapsed() < IDLE) else {
+                return Ok(None);
+            };
             *seen = Instant::now();
             principal.clone()
         };
-        let current = self.current(principal);
+        let current = self.current(principal)?;
         if current.is_none()
             && let Ok(mut tokens) = self.api_tokens.lock()
         {
             tokens.remove(token);
         }
-        current
+        Ok(current)
     }
 
     /// The principal as the users file says now: a removed user, or one whose password changed,
-    /// is logged out at their next request, and a changed role applies at once.
-    fn current(&self, principal: Principal) -> Option<Principal> {
-        let Mode::Users(path) = &self.mode else { return Some(principal) };
-        let users = UsersFile::load(path).ok()?;
-        let user = users.find(&principal.user)?;
+    /// is logged out (`Ok(None)`) at their next request, and a changed role applies at once. A
+    /// file that fails to load logs nobody out: `Err` is a 503 until it is fixed.
+    pub fn current(&self, principal: Principal) -> Result<Option<Principal>, ApiError> {
+        let Mode::Users(path) = &self.mode else { return Ok(Some(principal)) };
+        let users = UsersFile::load(path).map_err(unloadable)?;
+        let Some(user) = users.find(&principal.user) else { return Ok(None) };
         if principal.credential != Some(credential(&user.password_hash)) {
-            return None;
+            return Ok(None);
         }
-        Some(Principal { role: user.role, ..principal })
+        Ok(Some(Principal { role: user.role, ..principal }))
     }
 
     /// Checks a user's password under the rate limit. `Err` is the response to give.
@@ -226,10 +228,7 @@ impl Auth {
             )
             .retry_after(wait));
         }
-        let users = UsersFile::load(path).map_err(|err| {
-            super::log(&err.to_string());
-            ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "the users file cannot be read: see the server's log")
-        })?;
+        let users = UsersFile::load(path).map_err(unloadable)?;
         let user = users.find(name);
         // An unknown name costs a hash check too, so timing does not tell which names exist.
         let ok = verify_password(password, user.map_or(dummy_hash(), |u| u.password_hash.as_str()));
@@ -245,6 +244,22 @@ impl Auth {
             _ => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong user name or password")),
         }
     }
+}
+
+/// A users file that fails to load: 503 (nobody is logged out), the details in the server's log.
+fn unloadable(err: super::users::UsersError) -> ApiError {
+    super::log(&err.to_string());
+    let problem = match err {
+        super::users::UsersError::Parse { .. } => "it is not valid JSON",
+        _ => "it cannot be read",
+    };
+    ApiError::new(
+        StatusCode::SERVICE_UNAVAILABLE,
+        format!(
+            "the server's users file fails to load ({problem}): ask its admin to fix it (the server's log says \
+             more); you stay logged in, try again then"
+        ),
+    )
 }
 
 /// Token mode's one user.
@@ -298,18 +313,24 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
             let ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
             auth.token_guard(ip)?;
             // Bearer requests carry no ambient credential, so they need no CSRF token.
-            return match auth.bearer(token.trim()) {
+            return match auth.bearer(token.trim())? {
                 Some(principal) => Ok(Caller { principal, session: None, bearer: Some(token.trim().to_owned()) }),
                 None => {
                     auth.bad_token(ip);
-                    Err(ApiError::new(StatusCode::UNAUTHORIZED, "the bearer token is not valid: log in again"))
+                    let message = if auth.mode_name() == "token" {
+                        "the bearer token is not the access token printed at start (`opsai serve: open …?token=…`)"
+                    } else {
+                        "the bearer token is not valid (unknown, expired, logged out, or its user changed): get a \
+                         new one with POST /api/v2/auth/token"
+                    };
+                    Err(ApiError::new(StatusCode::UNAUTHORIZED, message))
                 }
             };
         }
         let Some(id) = session_cookie(&parts.headers) else {
             return Err(ApiError::unauthorized(auth.mode_name()));
         };
-        let Some((principal, csrf)) = auth.session(&id) else {
+        let Some((principal, csrf)) = auth.session(&id)? else {
             return Err(ApiError::unauthorized(auth.mode_name()));
         };
         if parts.method != Method::GET && parts.method != Method::HEAD {

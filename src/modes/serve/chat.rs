@@ -25,7 +25,7 @@ use super::turn::{Turn, single};
 use super::{ApiError, Body, api, events};
 use crate::agent::Agent;
 use crate::cli::ServeRole;
-use crate::protocol::AgentEvent;
+use crate::protocol::{AgentEvent, TurnOutcome};
 use crate::runner::conversation::Conversation;
 use crate::tools::{Registry, RunState, Services, ToolsConfig};
 
@@ -59,6 +59,20 @@ pub async fn chat(
     }
     let id = body.conversation_id;
     let conversation = api::owned(&state, id, &caller).await?;
+    let clusters = state.clusters();
+    if let Some(cluster) = &conversation.cluster
+        && !clusters.is_empty()
+        && !clusters.contains(cluster)
+    {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "this conversation's cluster `{cluster}` is no longer in kube.contexts ({}): start a new \
+                 conversation on one of those, or add it back to the config",
+                clusters.join(", ")
+            ),
+        ));
+    }
     let turn = Arc::new(Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()));
     {
         let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
@@ -154,7 +168,13 @@ impl Drop for Ending {
         if let Ok(mut turns) = self.state.turns.lock() {
             turns.remove(&self.turn.conversation);
         }
-        self.turn.publish(&self.done.take().unwrap_or_else(events::done));
+        // No `done` of its own: the turn failed before or without the loop (a panic included).
+        let mut fallback = || {
+            let mut done = events::done();
+            done["outcome"] = "error".into();
+            done
+        };
+        self.turn.publish(&self.done.take().unwrap_or_else(&mut fallback));
         self.turn.finish();
     }
 }
@@ -177,10 +197,14 @@ async fn drive(
             return None;
         }
     };
+    let role = || match principal.role {
+        ServeRole::Operator => state.auth.current(principal.clone()).ok().flatten().map(|now| now.role),
+        viewer => Some(viewer),
+    };
     let approver = BrowserApprover {
         turn: turn.clone(),
         pendings: state.pendings.clone(),
-        role: principal.role,
+        role: &role,
         timeout: state.approval_timeout,
     };
     let services = Services {
@@ -215,14 +239,54 @@ async fn drive(
         Some(data) => turn.publish(&data),
         None => {}
     };
-    // A model failure was already sent as an `error` event; the stream ends with `done` either way.
-    let _ = agent.run_turn(&mut history, message, &mut sink).await;
-    if operator && let Ok(mut grants) = state.grants.lock() {
-        grants.insert(key, std::mem::take(&mut agent.state.grants));
+    // A model failure was already sent as an `error` event; the stream ends with `done` either way,
+    // saying how the turn ended (a /stream reader cannot tell a stopped turn otherwise).
+    let ended = agent.run_turn(&mut history, message, &mut sink).await;
+    let outcome = match ended {
+        _ if turn.interrupts.turn.is_cancelled() => "stopped",
+        Ok(TurnOutcome::Answer(_) | TurnOutcome::Proposed { .. }) => "answer",
+        Ok(TurnOutcome::Aborted) => "aborted",
+        Ok(TurnOutcome::StepLimit) => "step_limit",
+        Err(_) => "error",
+    };
+    let mut done = done.unwrap_or_else(events::done);
+    done["outcome"] = outcome.into();
+    if operator {
+        keep_grants(&state.grants, turn, key, std::mem::take(&mut agent.state.grants));
     }
     drop(agent);
     if let Some(warning) = conversation.take_warning() {
         super::log(&warning);
     }
-    done
+    Some(done)
+}
+
+type Grants = std::sync::Mutex<std::collections::HashMap<(i64, String), HashSet<String>>>;
+
+/// Keeps a turn's grants for the conversation's next turns, unless it is being deleted: checked
+/// under the lock the delete drops the grants with, so they are dropped or never kept.
+fn keep_grants(grants: &Grants, turn: &Turn, key: (i64, String), given: HashSet<String>) {
+    if let Ok(mut grants) = grants.lock()
+        && !turn.is_deleted()
+    {
+        grants.insert(key, given);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_turn_of_a_deleted_conversation_keeps_no_grants() {
+        let grants = Grants::default();
+        let given = || HashSet::from(["run_command:touch".to_owned()]);
+        let turn = Turn::new(1, "alice".into(), Arc::default());
+        keep_grants(&grants, &turn, (1, "alice".into()), given());
+        assert_eq!(grants.lock().unwrap().len(), 1);
+        grants.lock().unwrap().clear();
+        turn.delete();
+        keep_grants(&grants, &turn, (1, "alice".into()), given());
+        assert!(grants.lock().unwrap().is_empty());
+    }
 }

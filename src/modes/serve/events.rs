@@ -32,12 +32,21 @@ fn namespace(args: &Value) -> Option<String> {
         return Some(namespace.to_owned());
     }
     let command = args.get("command").and_then(Value::as_str)?;
+    let unquote = |word: &str| word.trim_matches(['\'', '"']).to_owned();
     let mut words = command.split_whitespace();
     while let Some(word) = words.next() {
         match word {
-            "-n" | "--namespace" => return words.next().map(|w| w.trim_matches('\'').to_owned()),
+            "-n" | "--namespace" => return words.next().map(unquote),
             "--all-namespaces" | "-A" => return Some("all".to_owned()),
             _ => {}
+        }
+        // `--namespace=NS`, `-n=NS` and `-nNS`, as kubectl takes them.
+        let joined = word
+            .strip_prefix("--namespace=")
+            .or_else(|| word.strip_prefix("-n="))
+            .or_else(|| word.strip_prefix("-n").filter(|rest| !rest.is_empty() && !rest.starts_with('-')));
+        if let Some(namespace) = joined.map(unquote).filter(|ns| !ns.is_empty()) {
+            return Some(namespace);
         }
     }
     None
@@ -144,6 +153,24 @@ pub fn approval_timeout(id: &str) -> Value {
 mod tests {
     use super::*;
     use crate::protocol::{ObservationStatus, ReplyProgress};
+
+    #[test]
+    fn a_kubectl_lines_namespace_is_found_in_each_form() {
+        let of = |command: &str| namespace(&json!({ "command": command }));
+        for command in [
+            "kubectl get pods -n prod",
+            "kubectl get pods --namespace prod",
+            "kubectl get pods -n=prod",
+            "kubectl get pods --namespace=prod",
+            "kubectl get pods -nprod",
+            "kubectl get pods --namespace='prod'",
+        ] {
+            assert_eq!(of(command).as_deref(), Some("prod"), "{command}");
+        }
+        assert_eq!(of("kubectl get pods -A").as_deref(), Some("all"));
+        assert_eq!(of("kubectl get nodes --no-headers"), None);
+        assert_eq!(namespace(&json!({"namespace": "dev", "command": "x -n prod"})).as_deref(), Some("dev"));
+    }
 
     #[test]
     fn each_event_gets_the_seed_type_and_keeps_its_kind() {

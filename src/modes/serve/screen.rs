@@ -13,6 +13,8 @@ use crate::redact::Redactor;
 
 /// A partial line of live output longer than this is released anyway (bounded memory).
 pub const PARTIAL_LINE: usize = 4 * 1024;
+/// Bytes of a forced cut kept back when the line has no whitespace near the cut.
+const HELD_BACK: usize = 256;
 
 /// Keys of an event whose values are ids the API is answered with: never rewritten (at the top
 /// level only; the same keys inside tool arguments are rewritten like any other).
@@ -97,7 +99,11 @@ impl OutputLines {
         }
         let pending = self.partial.entry(id.to_owned()).or_default();
         pending.push_str(chunk);
-        let ready = if pending.len() > PARTIAL_LINE { pending.len() } else { pending.rfind('\n').map(|at| at + 1)? };
+        let ready = match pending.rfind('\n') {
+            Some(at) => at + 1,
+            None if pending.len() > PARTIAL_LINE => forced_cut(pending),
+            None => return None,
+        };
         let rest = pending.split_off(ready);
         let text = std::mem::replace(pending, rest);
         self.release(text)
@@ -117,6 +123,23 @@ impl OutputLines {
             return Some(Released::Cut);
         }
         Some(Released::Text(clean(&text)))
+    }
+}
+
+/// Where a partial line too long to hold is cut: after its last whitespace, so a secret (a word)
+/// is released whole with the rest; with none near, [`HELD_BACK`] bytes stay held, the most a
+/// secret's first part could be. Each release is redacted on its own.
+fn forced_cut(pending: &str) -> usize {
+    let floor = |mut at: usize| {
+        while !pending.is_char_boundary(at) {
+            at -= 1;
+        }
+        at
+    };
+    let after_space = pending.char_indices().rev().find(|(_, c)| c.is_whitespace()).map(|(at, c)| at + c.len_utf8());
+    match after_space {
+        Some(end) if pending.len() - end <= PARTIAL_LINE - HELD_BACK => end,
+        _ => floor(pending.len() - HELD_BACK),
     }
 }
 
@@ -141,7 +164,35 @@ mod tests {
         assert_eq!(lines.push("c2", "tail"), None);
         assert_eq!(lines.flush("c2"), text("tail"));
         let long = "x".repeat(PARTIAL_LINE + 1);
-        assert_eq!(lines.push("c3", &long), Some(Released::Text(long.clone())));
+        assert_eq!(lines.push("c3", &long), text(&long[..PARTIAL_LINE + 1 - HELD_BACK]));
+        assert_eq!(lines.flush("c3"), text(&long[PARTIAL_LINE + 1 - HELD_BACK..]));
+    }
+
+    #[test]
+    fn a_secret_across_a_forced_cut_is_released_whole() {
+        let token = format!("ghp_{}", "a1B2c3D4e5".repeat(4));
+        let redactor = Redactor::default();
+        for filler in ["word ", "x"] {
+            // The token starts 16 bytes before the first 4100-byte chunk ends.
+            let mut line = filler.repeat(4080 / filler.len());
+            line.push_str(&format!(" {token} "));
+            line.push_str(&filler.repeat(10 * 1024 / filler.len() - line.len() / filler.len()));
+            let mut lines = OutputLines::default();
+            let mut released: Vec<Released> = Vec::new();
+            for chunk in line.as_bytes().chunks(4100) {
+                released.extend(lines.push("c1", std::str::from_utf8(chunk).unwrap()));
+            }
+            released.extend(lines.flush("c1"));
+            let pieces: Vec<String> = released
+                .into_iter()
+                .map(|piece| match piece {
+                    Released::Text(text) => redactor.redact(&text),
+                    Released::Cut => panic!("cut"),
+                })
+                .collect();
+            assert!(pieces.len() > 2, "{filler:?}: released in parts");
+            assert!(pieces.iter().all(|p| !p.contains("ghp_") && !p.contains("a1B2c3")), "{filler:?}");
+        }
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! reader that goes away changes nothing.
 
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use axum::response::sse::Event;
@@ -25,6 +26,8 @@ pub struct Turn {
     pub owner: String,
     /// The turn's Ctrl-C: the stop button, a deleted conversation and shutdown cancel `turn`.
     pub interrupts: Interrupts,
+    /// Its conversation is being deleted: what the turn leaves behind (grants) is not kept.
+    deleted: AtomicBool,
     log: watch::Sender<Log>,
     redactor: Arc<Redactor>,
     output: Mutex<OutputLines>,
@@ -36,6 +39,7 @@ impl Turn {
             conversation,
             owner,
             interrupts: Interrupts::default(),
+            deleted: AtomicBool::new(false),
             log: watch::Sender::new(Log::default()),
             redactor,
             output: Mutex::default(),
@@ -101,6 +105,16 @@ impl Turn {
 
     pub fn stop(&self) {
         self.interrupts.turn.cancel();
+    }
+
+    /// Stops the turn for good: its conversation is being deleted.
+    pub fn delete(&self) {
+        self.deleted.store(true, Ordering::SeqCst);
+        self.stop();
+    }
+
+    pub fn is_deleted(&self) -> bool {
+        self.deleted.load(Ordering::SeqCst)
     }
 
     /// Every event so far, then each new one as it comes, ending after the last.

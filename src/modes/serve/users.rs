@@ -172,11 +172,14 @@ pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
     match command {
         UserCommand::Add { name, role, users } => {
             let path = file_of(users);
+            // Input errors exit 2, as a password too short does.
             if !valid_name(name) {
-                return Err(UsersError::BadName(name.clone()).into());
+                crate::modes::common::warn(&UsersError::BadName(name.clone()).to_string());
+                return Ok(2);
             }
             if name == RESERVED {
-                return Err(UsersError::Reserved(name.clone()).into());
+                crate::modes::common::warn(&UsersError::Reserved(name.clone()).to_string());
+                return Ok(2);
             }
             let Some(password) = read_password(name)? else { return Ok(2) };
             let hash = hash_password(&password)?;
@@ -247,14 +250,27 @@ pub fn role_name(role: ServeRole) -> &'static str {
 /// (a message was printed).
 fn read_password(name: &str) -> anyhow::Result<Option<String>> {
     let password = if std::io::stdin().is_terminal() {
-        dialoguer::Password::new()
-            .with_prompt(format!("Password for {name}"))
-            .with_confirmation("Repeat it", "the passwords differ")
-            .interact()?
+        // Asked twice by hand: dialoguer's own confirmation asks again on a mismatch, drawing the
+        // first prompt a second time under its error.
+        let first = dialoguer::Password::new().with_prompt(format!("Password for {name}")).interact()?;
+        let again = dialoguer::Password::new().with_prompt("Repeat it").interact()?;
+        if first != again {
+            crate::modes::common::warn("the passwords differ: nothing was changed; run the command again");
+            return Ok(None);
+        }
+        first
     } else {
         let mut line = String::new();
         std::io::stdin().lock().read_line(&mut line)?;
-        line.trim_end_matches(['\n', '\r']).to_owned()
+        let password = line.trim_end_matches(['\n', '\r']).to_owned();
+        if password.is_empty() {
+            crate::modes::common::warn(
+                "no password on standard input: pipe it in (`echo \"$PASSWORD\" | opsai serve user add NAME …`) or \
+                 run this in a terminal",
+            );
+            return Ok(None);
+        }
+        password
     };
     if password.chars().count() < 8 {
         crate::modes::common::warn("the password is too short: use at least 8 characters");

@@ -71,7 +71,8 @@ async fn a_user_runs_at_most_four_turns_at_once_in_users_mode() {
     assert_eq!(refused["title"], "", "a refused message does not name the conversation");
     for (id, events) in waiting {
         assert_eq!(api.stop_turn(id).await, StatusCode::NO_CONTENT);
-        assert_eq!(events.collect().await.last().unwrap()["type"], "done");
+        let done = events.collect().await.pop().unwrap();
+        assert_eq!((done["type"].as_str(), done["outcome"].as_str()), (Some("done"), Some("stopped")), "{done}");
     }
     server.stop();
 }
@@ -165,9 +166,13 @@ fn the_token_modes_user_name_is_reserved() {
     use std::io::Write;
     child.stdin.take().unwrap().write_all(b"owner-password\n").unwrap();
     let out = child.wait_with_output().unwrap();
-    assert!(!out.status.success(), "{out:?}");
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("reserved"), "{out:?}");
     assert!(!file.exists());
+    let empty =
+        env.cmd().args(["serve", "user", "add", "carol", "--role", "viewer", "--users"]).arg(&file).output().unwrap();
+    assert_eq!(empty.status.code(), Some(2), "{empty:?}");
+    assert!(String::from_utf8_lossy(&empty.stderr).contains("no password on standard input"), "{empty:?}");
 }
 
 #[test]
