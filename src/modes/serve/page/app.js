@@ -868,13 +868,15 @@ window.OpsaiRender = (() => {
     state.stopAsked = false;
     setRunning(true);
     let done = false;
+    // Stopped here or elsewhere (another tab's Stop, a delete, the server shutting down).
+    let stopped = false;
     let seen = 0;
     let accepted = false;
     try {
       const resp = await api(method, path, body, { signal: abort.signal });
       accepted = true;
       await readSse(resp, abort.signal, (event) => {
-        if (event.type === 'done') done = true;
+        if (event.type === 'done') { done = true; stopped = event.outcome === 'stopped'; }
         else if (event.kind !== 'start') seen += 1;
         // The question is stored and the turn runs: the list can say so.
         else if (method === 'POST') loadList();
@@ -886,7 +888,7 @@ window.OpsaiRender = (() => {
       turn.error(e.message);
     } finally {
       turn.finish();
-      if (state.turn === turn && state.stopAsked) turn.notice('stopped', 'Stopped. What came before is kept.');
+      if (state.turn === turn && (state.stopAsked || stopped)) turn.notice('stopped', 'Stopped. What came before is kept.');
       if (state.turn === turn) { setRunning(false); state.turn = null; state.abort = null; }
     }
     if (state.current === id) {
