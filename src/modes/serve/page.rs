@@ -1,10 +1,10 @@
-//! The page and its two assets, embedded in the binary, and the token URL's exchange for a cookie.
+//! The page and its assets (three scripts, one style sheet), embedded in the binary, and the token URL's exchange for a cookie.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Query, State};
+use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
@@ -12,8 +12,15 @@ use super::auth::{owner, set_cookie};
 use super::state::AppState;
 
 const INDEX: &str = include_str!("page/index.html");
-const SCRIPT: &str = include_str!("page/app.js");
-const STYLE: &str = include_str!("page/app.css");
+/// Each asset under `/assets/`: its name, content type and text. The scripts load in the page's
+/// order: Markdown, then the turn renderer that uses it, then the app.
+const ASSETS: &[(&str, &str, &str)] = &[
+    ("markdown.js", JAVASCRIPT, include_str!("page/markdown.js")),
+    ("render.js", JAVASCRIPT, include_str!("page/render.js")),
+    ("app.js", JAVASCRIPT, include_str!("page/app.js")),
+    ("app.css", "text/css; charset=utf-8", include_str!("page/app.css")),
+];
+const JAVASCRIPT: &str = "text/javascript; charset=utf-8";
 
 const WRONG_TOKEN: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>opsai</title></head>\
 <body><p>This access token is not valid (opsai serve prints a new one each time it starts): open the URL \
@@ -42,10 +49,10 @@ pub async fn index(
         .into_response()
 }
 
-pub async fn script() -> Response {
-    ([(header::CONTENT_TYPE, "text/javascript; charset=utf-8")], SCRIPT).into_response()
-}
-
-pub async fn style() -> Response {
-    ([(header::CONTENT_TYPE, "text/css; charset=utf-8")], STYLE).into_response()
+/// `/assets/{name}`: one of [`ASSETS`], or 404.
+pub async fn asset(Path(name): Path<String>) -> Response {
+    match ASSETS.iter().find(|(known, _, _)| *known == name) {
+        Some((_, kind, text)) => ([(header::CONTENT_TYPE, *kind)], *text).into_response(),
+        None => StatusCode::NOT_FOUND.into_response(),
+    }
 }
