@@ -236,8 +236,7 @@ fn router(state: Arc<AppState>) -> Router {
         .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
     Router::new()
         .route("/", get(page::index))
-        .route("/assets/app.js", get(page::script))
-        .route("/assets/app.css", get(page::style))
+        .route("/assets/{name}", get(page::asset))
         .merge(api)
         .layer(middleware::from_fn_with_state(state.clone(), same_origin))
         .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
