@@ -267,15 +267,12 @@ fn a_calls_own_timeout_is_shorter_than_the_configured_one() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_served_conversation_talks_to_its_cluster_and_one_outside_kube_contexts_never_runs() {
     use crate::support::serve::Server;
+    use reqwest::{Method, StatusCode};
     let env = TestEnv::new();
     env.write_config(r#"{"kube": {"contexts": ["prod", "staging", "dev"]}}"#);
     let (path, log) = fake_kubectl(&env);
-    let mock = MockLlm::start([
-        reply_tool_call("k1", "list_pods", json!({"namespace": "web"})),
-        reply_text("One pod runs."),
-        reply_tool_call("k2", "list_pods", json!({"namespace": "web"})),
-        reply_text("I may not look there."),
-    ]);
+    let mock =
+        MockLlm::start([reply_tool_call("k1", "list_pods", json!({"namespace": "web"})), reply_text("One pod runs.")]);
     let server = Server::builder(&env).mock(&mock).env("PATH", &path).start();
     let api = server.api();
     let staging = api.create(json!({"title": "pods", "cluster_id": "staging"})).await["id"].as_i64().unwrap();
@@ -288,15 +285,17 @@ async fn a_served_conversation_talks_to_its_cluster_and_one_outside_kube_context
     assert!(line.contains("| USER: owner | CMD: \"kubectl --context=staging get pods -n web"), "{line}");
     server.stop();
 
-    // `dev` is taken off the list: its conversation's calls are refused, relayed, and never run.
+    // `dev` is taken off the list: its conversation is refused before a turn starts (the tool's own
+    // refusal of such a context is `tools::kube::context_tests`), so nothing reaches the model or kubectl.
     env.write_config(r#"{"kube": {"contexts": ["prod", "staging"]}}"#);
     let server = Server::builder(&env).mock(&mock).env("PATH", &path).start();
-    let events = server.api().chat(dev, "pods in web?").await.collect().await;
-    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap_or_else(|| panic!("{events:#?}"));
-    let text = result["content"].as_str().unwrap_or_default();
-    assert!(text.starts_with("no permission: the kube context `dev` is not one opsai may use"), "{result}");
-    assert_eq!(mock.chat_requests()[3].tool_result("k2").as_deref(), Some(text));
+    let api = server.api();
+    let chat = api.request(Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": dev, "message": "pods?"}));
+    let (status, body) = api.send(chat).await;
+    assert_eq!(status, StatusCode::CONFLICT, "{body}");
+    assert!(body["error"].as_str().unwrap_or_default().contains("`dev` is no longer in kube.contexts"), "{body}");
+    assert_eq!(mock.chat_requests().len(), 2, "the model was not asked for dev");
     assert_eq!(runs(&log).len(), 1, "kubectl never ran for dev");
-    assert!(audit(&env).contains("CMD: \"kubectl --context=dev get pods -n web"), "{}", audit(&env));
+    assert!(!audit(&env).contains("--context=dev"), "{}", audit(&env));
     server.stop();
 }
