@@ -82,7 +82,7 @@ pub(super) fn write_error(path: &Path, error: impl std::error::Error + Send + Sy
 }
 
 /// Copies the current file (if any) to `<path>.bak`, privately and atomically.
-pub(super) fn backup(path: &Path) -> Result<(), ConfigError> {
+pub(crate) fn backup(path: &Path) -> Result<(), ConfigError> {
     match std::fs::read(path) {
         Ok(previous) => write_replace(&backup_path(path), &previous),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(()),
@@ -98,7 +98,7 @@ pub(super) fn backup_path(path: &Path) -> PathBuf {
 
 /// Replaces `path` with `contents`: a mode-0600 temp file in the same directory, synced, then
 /// renamed over the target, so a reader sees the old file or the new one, never a mix.
-pub(super) fn write_replace(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), ConfigError> {
+pub(crate) fn write_replace(path: &Path, contents: impl AsRef<[u8]>) -> Result<(), ConfigError> {
     install(path, contents.as_ref(), |temp| std::fs::rename(temp, path))
 }
 

@@ -7,7 +7,7 @@
 //! `OPSAI_MODEL`, `OPSAI_API_KEY`, `OPENAI_API_KEY`) change the loaded values only and are undone
 //! when the config is saved.
 
-mod file;
+pub(crate) mod file;
 mod schema;
 mod show;
 pub mod wizard;

@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use crate::cli::{ServeRole, UserCommand};
+use crate::config::ConfigError;
 use crate::home::Paths;
 
 #[derive(Debug, Error)]
@@ -66,8 +67,8 @@ impl UsersFile {
         }
     }
 
-    /// Replaces the file: the previous version kept as `FILE.bak`, a 0600 temp file in the same
-    /// directory, synced, renamed over it, the directory synced.
+    /// Replaces the file as `config.json` is replaced: the previous version kept as `FILE.bak`, a
+    /// 0600 temp file in the same directory, synced, renamed over it.
     pub fn save(&self, path: &Path) -> Result<(), UsersError> {
         let failed = |error| UsersError::Write { path: path.to_owned(), error };
         let mut text = serde_json::to_string_pretty(self).map_err(|e| failed(std::io::Error::other(e)))?;
@@ -75,42 +76,18 @@ impl UsersFile {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir).map_err(failed)?;
         }
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let temp = path.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        if let Ok(previous) = std::fs::read(path) {
-            write_private(&path.with_file_name(format!("{name}.bak")), &previous).map_err(failed)?;
-        }
-        let written = (|| {
-            let _ = std::fs::remove_file(&temp);
-            let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp)?;
-            file.write_all(text.as_bytes())?;
-            file.sync_all()?;
-            std::fs::rename(&temp, path)?;
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                std::fs::File::open(dir)?.sync_all()?;
-            }
-            Ok(())
-        })();
-        if let Err(error) = written {
-            let _ = std::fs::remove_file(&temp);
-            return Err(failed(error));
-        }
-        Ok(())
+        let io = |error: ConfigError| match error {
+            ConfigError::Read { error, .. } | ConfigError::Write { error, .. } => failed(error),
+            other => failed(std::io::Error::other(other)),
+        };
+        crate::config::file::backup(path).map_err(io)?;
+        crate::config::file::write_replace(path, text).map_err(io)
     }
 
     /// The user `name`; never [`RESERVED`] (a file edited by hand cannot make them).
     pub fn find(&self, name: &str) -> Option<&User> {
         self.users.iter().find(|user| user.name == name && name != RESERVED)
     }
-}
-
-/// Writes `bytes` to `path`, mode 0600 whatever it was.
-fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt;
-    let mut file = std::fs::OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(path)?;
-    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
-    file.write_all(bytes)?;
-    file.sync_all()
 }
 
 /// Holds `FILE.lock` locked while it lives: two `serve user …` at once take turns instead of
