@@ -144,7 +144,7 @@ fn message(state: &AppState, stored: &StoredMessage) -> Value {
     json!({
         "id": stored.id,
         "role": role,
-        "content": if message.role == Role::Assistant { screen::visible(&message.content) } else { message.content.as_str().into() },
+        "content": if message.role == Role::Assistant { crate::ui::display::command(&message.content) } else { message.content.as_str().into() },
         "tool_calls": calls,
         "tool_call_id": message.tool_call_id,
         "created_at": stored.created_at,

@@ -125,7 +125,7 @@ pub fn approval_request(
     request: &ApprovalRequest,
     timeout_s: u64,
 ) -> Value {
-    let visible = |text: &Option<String>| text.as_deref().map(|t| screen::visible(t).into_owned());
+    let visible = |text: &Option<String>| text.as_deref().map(|t| crate::ui::display::command(t).into_owned());
     json!({
         "type": "approval",
         "kind": "request",

@@ -8,7 +8,6 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use crate::policy::sanitize;
 use crate::redact::Redactor;
 
 /// A partial line of live output longer than this is released anyway (bounded memory).
@@ -19,13 +18,6 @@ const HELD_BACK: usize = 256;
 /// Keys of an event whose values are ids the API is answered with: never rewritten (at the top
 /// level only; the same keys inside tool arguments are rewritten like any other).
 const ID_KEYS: [&str; 4] = ["id", "type", "kind", "call_id"];
-
-/// `text` as the screen shows model-written text: hidden characters (bidi controls, escapes,
-/// zero-width) written visibly where they stood; line breaks and tabs kept.
-pub fn visible(text: &str) -> Cow<'_, str> {
-    let clean = sanitize(text);
-    if clean.changed() { Cow::Owned(clean.display) } else { Cow::Borrowed(text) }
-}
 
 /// Rewrites every string in an event (keys of objects stay), except its ids.
 pub fn each_string(value: &mut Value, rewrite: &mut impl FnMut(&str) -> Option<String>) {
@@ -56,7 +48,7 @@ fn every_string(value: &mut Value, rewrite: &mut impl FnMut(&str) -> Option<Stri
 
 /// Model-written strings of `value` in their visible form.
 pub fn model_text(value: &mut Value) {
-    each_string(value, &mut |text| match visible(text) {
+    each_string(value, &mut |text| match crate::ui::display::command(text) {
         Cow::Owned(shown) => Some(shown),
         Cow::Borrowed(_) => None,
     });
