@@ -209,10 +209,11 @@ pub(crate) fn decide(services: &Services, state: &mut RunState, proposal: &Propo
     };
     // A grant stands for a yes, so only an approver who could say yes now may use it (a web user
     // demoted to viewer keeps none of the grants given as an operator).
-    if services.approver.interactive() && grant.as_ref().is_some_and(|g| state.grants.contains(g)) {
+    let interactive = services.approver.interactive();
+    if interactive && grant.as_ref().is_some_and(|g| state.grants.contains(g)) {
         return Verdict::Run(Allowed::Session);
     }
-    if !services.approver.interactive() {
+    if !interactive {
         state.refused_without_terminal = true;
         let needed = services.approver.unavailable();
         return Verdict::Refuse(Refusal::policy(match &unsandboxed {

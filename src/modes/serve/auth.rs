@@ -16,7 +16,7 @@ use base64::Engine;
 use super::ApiError;
 use super::state::AppState;
 use super::throttle::Throttle;
-use super::users::{UsersFile, dummy_hash, verify_password};
+use super::users::{UsersCache, dummy_hash, verify_password};
 use crate::cli::ServeRole;
 
 /// A session or API token unused this long is forgotten.
@@ -75,6 +75,7 @@ pub struct Auth {
     pub verifying: std::sync::Arc<tokio::sync::Semaphore>,
     /// Wrong tokens per IP (guessing).
     bad_tokens: Throttle<IpAddr>,
+    users: UsersCache,
 }
 
 /// A random token: 32 bytes, base64url.
@@ -97,6 +98,7 @@ impl Auth {
             failures: Throttle::new(FAILURES, WINDOW),
             verifying: std::sync::Arc::new(tokio::sync::Semaphore::new(VERIFYING)),
             bad_tokens: Throttle::new(BAD_TOKENS, WINDOW),
+            users: UsersCache::default(),
         }
     }
 
@@ -202,7 +204,7 @@ impl Auth {
     /// file that fails to load logs nobody out: `Err` is a 503 until it is fixed.
     pub fn current(&self, principal: Principal) -> Result<Option<Principal>, ApiError> {
         let Mode::Users(path) = &self.mode else { return Ok(Some(principal)) };
-        let users = UsersFile::load(path).map_err(unloadable)?;
+        let users = self.users.get(path).map_err(unloadable)?;
         let Some(user) = users.find(&principal.user) else { return Ok(None) };
         if principal.credential != Some(credential(&user.password_hash)) {
             return Ok(None);
@@ -228,7 +230,7 @@ impl Auth {
             )
             .retry_after(wait));
         }
-        let users = UsersFile::load(path).map_err(unloadable)?;
+        let users = self.users.get(path).map_err(unloadable)?;
         let user = users.find(name);
         // An unknown name costs a hash check too, so timing does not tell which names exist.
         let ok = verify_password(password, user.map_or(dummy_hash(), |u| u.password_hash.as_str()));

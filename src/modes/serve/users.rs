@@ -30,6 +30,36 @@ pub enum UsersError {
     Hash(String),
 }
 
+/// The users file as last read, read again only when its identity, size or modification time
+/// changed (a save renames a new file into place): a request costs a `stat`, not a read and a parse.
+#[derive(Default)]
+pub struct UsersCache {
+    last: std::sync::Mutex<Option<(Option<Stamp>, std::sync::Arc<UsersFile>)>>,
+}
+
+/// What tells one version of the file from another; `None` when there is no file.
+type Stamp = (u64, u64, u64, i64, i64);
+
+impl UsersCache {
+    pub fn get(&self, path: &Path) -> Result<std::sync::Arc<UsersFile>, UsersError> {
+        use std::os::unix::fs::MetadataExt;
+        let stamp = match std::fs::metadata(path) {
+            Ok(meta) => Some((meta.dev(), meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
+            Err(error) => return Err(UsersError::Read { path: path.to_owned(), error }),
+        };
+        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((seen, users)) = last.as_ref()
+            && *seen == stamp
+        {
+            return Ok(users.clone());
+        }
+        let users = std::sync::Arc::new(UsersFile::load(path)?);
+        *last = Some((stamp, users.clone()));
+        Ok(users)
+    }
+}
+
 /// One user as stored.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct User {
@@ -259,6 +289,23 @@ fn read_password(name: &str) -> anyhow::Result<Option<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_cache_reads_the_file_again_only_when_it_was_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("users.json");
+        let cache = UsersCache::default();
+        assert!(cache.get(&path).unwrap().users.is_empty());
+        let user = |name: &str| User { name: name.into(), role: ServeRole::Viewer, password_hash: "h".into() };
+        UsersFile { users: vec![user("a")] }.save(&path).unwrap();
+        let first = cache.get(&path).unwrap();
+        assert_eq!(first.users.len(), 1);
+        assert!(std::sync::Arc::ptr_eq(&first, &cache.get(&path).unwrap()), "unchanged: not read again");
+        UsersFile { users: vec![user("a"), user("b")] }.save(&path).unwrap();
+        assert_eq!(cache.get(&path).unwrap().users.len(), 2);
+        std::fs::write(&path, "not json").unwrap();
+        assert!(matches!(cache.get(&path), Err(UsersError::Parse { .. })));
+    }
 
     #[test]
     fn names_are_checked() {
