@@ -126,13 +126,12 @@ mod tests {
             "before a destructive step, say what will be lost",
             "do not retry it in another form",
         ];
+        for rule in rules {
+            assert!(L0_SAFETY.contains(rule), "{rule}");
+        }
+        // Byte-stable prompts across turns and processes are `tests/suite/prompt_size.rs`'s.
         for mode in [PromptMode::Agent, PromptMode::Widget, PromptMode::Explain] {
-            let prompt = system_prompt(mode, "- OS: Debian 12\n");
-            assert!(prompt.starts_with(L0_SAFETY), "{mode:?}");
-            for rule in rules {
-                assert!(L0_SAFETY.contains(rule), "{rule}");
-            }
-            assert_eq!(prompt, system_prompt(mode, "- OS: Debian 12\n"), "a pure function of its inputs");
+            assert!(system_prompt(mode, "- OS: Debian 12\n").starts_with(L0_SAFETY), "{mode:?}");
         }
     }
 

@@ -111,6 +111,8 @@ fn ctrl_c_while_the_answer_streams_cancels_with_130_and_keeps_no_half_answer() {
     .then_hang()]);
     let mut session = start(&env, &mock, &["explain something"]);
     session.expect("Working it out.", LIMIT);
+    // The half answer is on screen before the Ctrl-C, so the check below does not race its chunk.
+    session.expect("The first half", LIMIT);
     session.send("\x03");
     assert_eq!(session.wait(LIMIT), 130, "{}", session.screen());
     // The answer streams, so its first half was on screen as it arrived; it is not kept as an
