@@ -228,21 +228,7 @@ impl SessionStore {
 
     /// Every message of conversation `id`, oldest first.
     pub fn messages(&self, id: ConversationId) -> Result<Vec<ChatMessage>, SessionError> {
-        let messages = self.with_connection(|connection| {
-            // One read transaction: the existence check and the rows come from the same snapshot.
-            let transaction = connection.transaction()?;
-            let exists =
-                transaction.prepare_cached("SELECT 1 FROM conversations WHERE id = ?1")?.exists(params![id])?;
-            if !exists {
-                return Ok(None);
-            }
-            let mut statement = transaction.prepare_cached(
-                "SELECT role, content, tool_calls, tool_call_id FROM messages WHERE conversation_id = ?1 ORDER BY id",
-            )?;
-            let messages = statement.query_map(params![id], message_from_row)?.collect::<Result<Vec<_>, _>>()?;
-            Ok(Some(messages))
-        })?;
-        messages.ok_or(SessionError::NotFound(id))
+        Ok(self.messages_with_meta(id)?.into_iter().map(|stored| stored.message).collect())
     }
 
     pub fn get(&self, id: ConversationId) -> Result<Option<ConversationSummary>, SessionError> {
