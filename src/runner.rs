@@ -187,14 +187,15 @@ impl Parts {
         }
     }
 
-    /// The agent's tools' own settings.
-    pub(crate) fn tools_config(&self) -> ToolsConfig {
+    /// The agent's tools' own settings, offering `offer`'s optional families (usually
+    /// [`crate::tools::Offer::for_context`]).
+    pub(crate) fn tools_config(&self, offer: crate::tools::Offer) -> ToolsConfig {
         ToolsConfig {
             files: self.config.files.clone(),
             backups: self.backups.clone(),
             kube: self.config.kube.clone(),
             kube_context: None,
-            offer: crate::tools::Offer::ALL,
+            offer,
         }
     }
 

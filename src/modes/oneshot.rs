@@ -74,7 +74,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
         model: &parts.model,
         recorder: Some(&conversation),
         services: parts.services(parts.mode(args.yes, args.dry_run), conversation.label(), &interrupts),
-        tools: Registry::agent(parts.tools_config().offering(Offer::for_context(&context))),
+        tools: Registry::agent(parts.tools_config(Offer::for_context(&context))),
         settings: parts.settings(&parts.config.llm.model, &environment),
         state: RunState { cwd, ..RunState::default() },
     };

@@ -402,7 +402,7 @@ impl Repl<'_> {
             model: &self.parts.model,
             recorder: Some(&self.conversation),
             services: self.parts.services(mode, self.conversation.label(), &interrupts),
-            tools: Registry::agent(self.parts.tools_config().offering(self.offer)),
+            tools: Registry::agent(self.parts.tools_config(self.offer)),
             settings: self.parts.settings(&self.prompt.model, &self.environment),
             state: std::mem::take(&mut self.state),
         };

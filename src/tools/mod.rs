@@ -153,13 +153,6 @@ pub struct ToolsConfig {
     pub offer: Offer,
 }
 
-impl ToolsConfig {
-    /// The same settings offering `offer` (usually [`Offer::for_context`]).
-    pub(crate) fn offering(self, offer: Offer) -> Self {
-        Self { offer, ..self }
-    }
-}
-
 /// The families offered only where they can work, so a small model reads no schema it cannot use.
 /// One not offered still answers when called (a resumed conversation, a model that guesses).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -212,7 +212,7 @@ async fn drive(
         user: Some(principal.user.clone()),
         ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
     };
-    let tools = ToolsConfig { kube_context: cluster.map(str::to_owned), ..parts.tools_config().offering(state.offer) };
+    let tools = ToolsConfig { kube_context: cluster.map(str::to_owned), ..parts.tools_config(state.offer) };
     // Grants are an operator's: whoever is not one now (demoted, or a new user under a removed
     // one's name) neither uses nor keeps them.
     let operator = principal.role == ServeRole::Operator;
