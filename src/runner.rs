@@ -54,10 +54,9 @@ pub(crate) fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Re
 /// Both timeouts apply: `llm.timeout` between bytes, `llm.local_first_byte_timeout` before the first
 /// one from a model on this machine (reading a long prompt on a CPU). `llm.ca_file` is trusted too.
 pub(crate) fn model_client(llm: &LlmConfig) -> Result<OpenAiClient, LlmError> {
-    let client = OpenAiClient::new(llm.base_url.clone(), llm.api_key.clone(), Duration::from_secs(llm.timeout))?;
-    client
-        .with_local_first_byte(Duration::from_secs(llm.local_first_byte_timeout))
-        .with_ca_file(llm.ca_path().as_deref())
+    let timeout = Duration::from_secs(llm.timeout);
+    let client = OpenAiClient::trusting(llm.base_url.clone(), llm.api_key.clone(), timeout, llm.ca_path().as_deref())?;
+    Ok(client.with_local_first_byte(Duration::from_secs(llm.local_first_byte_timeout)))
 }
 
 /// The audit log as configured.

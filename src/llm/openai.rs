@@ -85,6 +85,17 @@ impl OpenAiClient {
     /// A client for `base_url` (e.g. `http://localhost:11434/v1`); `api_key` is sent as a bearer
     /// token when present; `timeout` bounds the wait for the first byte and every idle gap.
     pub fn new(base_url: impl Into<String>, api_key: Option<String>, timeout: Duration) -> Result<Self, LlmError> {
+        Self::trusting(base_url, api_key, timeout, None)
+    }
+
+    /// [`Self::new`] that also trusts the CA certificates in `ca_file` (`llm.ca_file`) for an
+    /// `https://` endpoint. The client is built once: loading the system roots costs milliseconds.
+    pub(crate) fn trusting(
+        base_url: impl Into<String>,
+        api_key: Option<String>,
+        timeout: Duration,
+        ca_file: Option<&std::path::Path>,
+    ) -> Result<Self, LlmError> {
         let base_url = base_url.into().trim().trim_end_matches('/').to_owned();
         let invalid = |reason: String| LlmError::InvalidUrl { url: base_url.clone(), reason };
         let parsed = reqwest::Url::parse(&base_url).map_err(|err| invalid(err.to_string()))?;
@@ -93,7 +104,11 @@ impl OpenAiClient {
         }
         let loopback = transport::is_loopback(&parsed);
         let proxy = transport::proxy_for(&parsed, loopback, |name| std::env::var(name).ok());
-        let http = transport::http_client(&parsed, loopback, Vec::new())?;
+        let extra_roots = match ca_file {
+            Some(path) if parsed.scheme() == "https" => transport::read_ca_file(path)?,
+            _ => Vec::new(),
+        };
+        let http = transport::http_client(&parsed, loopback, extra_roots)?;
         let api_key = api_key.map(|key| key.trim().to_owned()).filter(|key| !key.is_empty());
         Ok(Self {
             http,
@@ -116,17 +131,6 @@ impl OpenAiClient {
             self.local_first_byte = Some(wait);
         }
         self
-    }
-
-    /// Also trusts the CA certificates in `ca_file` (`llm.ca_file`) for an `https://` endpoint.
-    pub(crate) fn with_ca_file(mut self, ca_file: Option<&std::path::Path>) -> Result<Self, LlmError> {
-        let Some(path) = ca_file else { return Ok(self) };
-        let url = reqwest::Url::parse(&self.base_url)
-            .map_err(|err| LlmError::InvalidUrl { url: self.base_url.clone(), reason: err.to_string() })?;
-        if url.scheme() == "https" {
-            self.http = transport::http_client(&url, self.loopback, transport::read_ca_file(path)?)?;
-        }
-        Ok(self)
     }
 
     /// Replaces the retry policy (tests use short waits).
