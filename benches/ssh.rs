@@ -85,11 +85,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     runtime.block_on(mux.connect())?;
     runtime.block_on(rc_mux.connect())?;
     let local = PtyExecutor::new().with_size(24, 80);
+    // The transport's cost, not a sandbox's: requests here carry none.
+    let none = || opsai::exec::ssh::RemoteSandbox::None { reason: "benchmark".into() };
     let executors: [(&str, Box<dyn Executor>); 4] = [
-        ("mux", Box::new(SshExecutor::new(mux.clone(), local.clone()))),
-        ("direct", Box::new(SshExecutor::new(direct, local.clone()))),
+        ("mux", Box::new(SshExecutor::new(mux.clone(), local.clone(), none()))),
+        ("direct", Box::new(SshExecutor::new(direct, local.clone(), none()))),
         ("local", Box::new(local.clone())),
-        ("rc mux", Box::new(SshExecutor::new(rc_mux.clone(), local.clone()))),
+        ("rc mux", Box::new(SshExecutor::new(rc_mux.clone(), local.clone(), none()))),
     ];
     let request = CommandRequest {
         call_id: "bench".into(),

@@ -1079,12 +1079,16 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__sandbox)
-            opts="-h --status --help"
+            opts="-h --status --ssh-host --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --ssh-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -112,6 +112,7 @@ complete -c opsai -n "__fish_opsai_using_subcommand cache; and __fish_seen_subco
 complete -c opsai -n "__fish_opsai_using_subcommand undo" -l session -d 'Undo the last change of this session (the SESSION field of the audit log: `c12`, or `12`) instead of the most recent change of any session' -r
 complete -c opsai -n "__fish_opsai_using_subcommand undo" -l force -d 'Restore even when the file changed after opsai wrote it (those later changes are lost)'
 complete -c opsai -n "__fish_opsai_using_subcommand undo" -s h -l help -d 'Print help'
+complete -c opsai -n "__fish_opsai_using_subcommand sandbox" -l ssh-host -d 'With --status: say which sandbox applies on this SSH host (opsai\'s own, bubblewrap, or none)' -r
 complete -c opsai -n "__fish_opsai_using_subcommand sandbox" -l status -d 'Print whether the sandbox can be applied on this machine, and why not; exit 1 when it cannot'
 complete -c opsai -n "__fish_opsai_using_subcommand sandbox" -s h -l help -d 'Print help'
 complete -c opsai -n "__fish_opsai_using_subcommand doctor" -l model -d 'The model to check (overrides the config and OPSAI_MODEL)' -r

@@ -12,7 +12,10 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Init(args)) => cmd::init::run(&args),
         Some(Command::Completions(args)) => cmd::init::completions(args.shell),
-        Some(Command::Sandbox(args)) if args.status => crate::sandbox::status_command(),
+        Some(Command::Sandbox(args)) if args.status => match &args.ssh_host {
+            Some(host) => cmd::sandbox::remote_status(&Paths::from_env()?, host),
+            None => crate::sandbox::status_command(),
+        },
         Some(Command::Sandbox(args)) => crate::sandbox::run_command(&args.command),
         Some(Command::Policy(PolicyCommand::Check(args))) => cmd::policy::check(&Paths::from_env()?, &args),
         Some(Command::Config(command)) => cmd::config::run(&Paths::from_env()?, &command),

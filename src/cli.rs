@@ -171,6 +171,9 @@ pub struct SandboxArgs {
     /// Print whether the sandbox can be applied on this machine, and why not; exit 1 when it cannot.
     #[arg(long, conflicts_with = "command")]
     pub status: bool,
+    /// With --status: say which sandbox applies on this SSH host (opsai's own, bubblewrap, or none).
+    #[arg(long, value_name = "HOST", requires = "status")]
+    pub ssh_host: Option<String>,
     /// The command and its arguments, run directly (no shell: use `sh -c '…'` for a command line);
     /// its exit code is opsai's.
     #[arg(value_name = "CMD", trailing_var_arg = true, allow_hyphen_values = true, required_unless_present = "status")]

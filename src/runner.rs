@@ -69,12 +69,21 @@ pub(crate) fn audit_log(config: &Config, paths: &Paths, redactor: Arc<Redactor>)
     )
 }
 
-/// The prompt's environment layer for a host reached through ssh.
-pub(crate) fn remote_environment(host: &str, context: &EnvContext) -> String {
-    format!(
+/// The prompt's environment layer for a host reached through ssh, with what contains the
+/// commands that run there without asking (the model should know `ps` sees only itself there).
+pub(crate) fn remote_environment(
+    host: &str,
+    context: &EnvContext,
+    sandbox: Option<&crate::exec::ssh::RemoteSandbox>,
+) -> String {
+    let mut layer = format!(
         "{}- Remote: every command and file tool runs on `{host}` over ssh, not on the user's own machine\n",
         context.render()
-    )
+    );
+    if let Some(sandbox) = sandbox {
+        layer.push_str(&format!("- Sandbox there for commands that run without asking: {}\n", sandbox.describe()));
+    }
+    layer
 }
 
 /// The session store (the recorder's home), next to the other state in `$OPSAI_HOME`.
@@ -105,6 +114,8 @@ pub(crate) struct Parts {
     pub backups: Backups,
     /// `--ssh-host`/`/host`: where commands and files are; `None` is this machine.
     pub host: Option<String>,
+    /// What contains auto-run commands on `host` (probed when it was set).
+    pub remote_sandbox: Option<crate::exec::ssh::RemoteSandbox>,
     pub approver: Box<dyn Approver>,
 }
 
@@ -139,6 +150,7 @@ impl Parts {
             files: Box::new(LocalFs),
             backups,
             host: None,
+            remote_sandbox: None,
             approver,
         })
     }
@@ -152,17 +164,20 @@ impl Parts {
             self.executor = Box::new(local);
             self.files = Box::new(LocalFs);
             self.host = None;
+            self.remote_sandbox = None;
             return Ok(None);
         };
         let ssh = &self.config.ssh;
         let transport =
             SshTransport::open(host, &paths.home.join("ssh"), ssh.control_persist_s, ssh.options.clone()).await?;
-        let output = transport
-            .call(&crate::context::remote::script(), None)
-            .await
-            .map_err(|error| SshError::Connect { host: host.to_owned(), message: error.to_string() })?;
+        // The environment and the host's sandbox, in two calls at once over the master connection.
+        let script = crate::context::remote::script();
+        let (output, sandbox) =
+            tokio::join!(transport.call(&script, None), crate::exec::ssh::sandbox::probe(&transport));
+        let output = output.map_err(|error| SshError::Connect { host: host.to_owned(), message: error.to_string() })?;
         let context = crate::context::remote::parse(&String::from_utf8_lossy(&output.stdout));
-        self.executor = Box::new(SshExecutor::new(transport.clone(), local));
+        self.remote_sandbox = Some(sandbox.clone());
+        self.executor = Box::new(SshExecutor::new(transport.clone(), local, sandbox));
         self.files = Box::new(SshFs::new(transport, context.home.clone()));
         self.host = Some(host.to_owned());
         Ok(Some(context))

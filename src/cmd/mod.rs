@@ -8,5 +8,6 @@ pub mod config;
 pub mod doctor;
 pub mod init;
 pub mod policy;
+pub mod sandbox;
 pub mod sessions;
 pub mod undo;

@@ -15,7 +15,7 @@ use futures_util::future::BoxFuture;
 use thiserror::Error;
 use tokio_util::sync::CancellationToken;
 
-use crate::protocol::CommandRequest;
+use crate::protocol::{CommandRequest, SandboxProfile};
 
 /// What a command did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +44,18 @@ pub trait Executor: Send + Sync {
         on_output: OutputSink<'a>,
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<ExecResult, ExecError>>;
+
+    /// On another host (`--ssh-host`): how a Safe `command` that nobody approves may run there —
+    /// `Ok(Some(profile))` in the host's sandbox, `Ok(None)` uncontained (plain words on a host
+    /// without one), `Err(why it must ask)`. `None`: this executor runs commands here, where the
+    /// local sandbox applies.
+    fn remote_auto_run(
+        &self,
+        _profile: SandboxProfile,
+        _command: &str,
+    ) -> Option<Result<Option<SandboxProfile>, String>> {
+        None
+    }
 }
 
 #[derive(Debug, Error)]

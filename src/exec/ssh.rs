@@ -27,10 +27,12 @@ use tokio_util::sync::CancellationToken;
 use super::pty::PtyExecutor;
 use super::{ExecError, ExecResult, Executor, OutputSink};
 use crate::policy::quote_word;
-use crate::protocol::CommandRequest;
+use crate::protocol::{CommandRequest, SandboxProfile};
 
 mod files;
+pub mod sandbox;
 pub use files::SshFs;
+pub use sandbox::RemoteSandbox;
 
 /// How long a plain (file or probe) ssh call may take.
 const CALL_TIMEOUT: Duration = Duration::from_secs(30);
@@ -221,25 +223,33 @@ impl SshTransport {
 /// files, and a bash started by sshd's shell reads `~/.bashrc` again otherwise (Debian's build
 /// does when `SSH_CLIENT` is set), which costs a heavy rc (pyenv, nvm) on every command.
 pub fn remote_line(cwd: &Path, command: &str) -> String {
-    let cwd = quote_word(&cwd.to_string_lossy());
+    remote_line_with(&quote_word(&cwd.to_string_lossy()), command, "")
+}
+
+/// [`remote_line`] with `prefix` (shell words, already quoted) before the shell: a sandbox helper.
+fn remote_line_with(cwd: &str, command: &str, prefix: &str) -> String {
     let command = quote_word(command);
+    let prefix = if prefix.is_empty() { String::new() } else { format!("{prefix} ") };
     format!(
-        "cd {cwd} && if command -v bash >/dev/null 2>&1; then env {ENV} bash --norc -c {command}; \
-         else env {ENV} sh -c {command}; fi"
+        "cd {cwd} && if command -v bash >/dev/null 2>&1; then env {ENV} {prefix}bash --norc -c {command}; \
+         else env {ENV} {prefix}sh -c {command}; fi"
     )
 }
 
 const ENV: &str = "PAGER=cat GIT_PAGER=cat GIT_TERMINAL_PROMPT=0";
 
-/// Runs commands on the host: `ssh -tt` inside the local PTY executor.
+/// Runs commands on the host: `ssh -tt` inside the local PTY executor; a command that nobody
+/// approved runs in the host's sandbox ([`sandbox`]).
 pub struct SshExecutor {
     transport: SshTransport,
     local: PtyExecutor,
+    sandbox: RemoteSandbox,
 }
 
 impl SshExecutor {
-    pub fn new(transport: SshTransport, local: PtyExecutor) -> Self {
-        Self { transport, local }
+    /// `sandbox`: what [`sandbox::probe`] found on the host.
+    pub fn new(transport: SshTransport, local: PtyExecutor, sandbox: RemoteSandbox) -> Self {
+        Self { transport, local, sandbox }
     }
 }
 
@@ -257,16 +267,32 @@ impl Executor for SshExecutor {
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
         Box::pin(async move {
+            let remote = match request.sandbox {
+                None => remote_line(&request.cwd, &request.command),
+                // The gate only asks for a sandbox the host has (`auto_run`); should it ask for
+                // one anyway, nothing runs uncontained.
+                Some(profile) => self.sandbox.line(&request.cwd, &request.command, profile).ok_or_else(|| {
+                    ExecError::Spawn(format!("no sandbox on {} to run this command in", self.transport.host()))
+                })?,
+            };
             let local = CommandRequest {
-                command: self.transport.terminal_command(&remote_line(&request.cwd, &request.command)),
+                command: self.transport.terminal_command(&remote),
                 cwd: local_dir().to_owned(),
-                // No sandbox can be applied on the remote host, and the local ssh client needs the
-                // network and ~/.ssh: only the policy decides there (README "The sandbox").
+                // The sandbox is the host's, in the line; the local ssh client needs the network
+                // and ~/.ssh.
                 sandbox: None,
                 ..request.clone()
             };
             self.local.run(&local, on_output, cancel).await
         })
+    }
+
+    fn remote_auto_run(
+        &self,
+        profile: SandboxProfile,
+        command: &str,
+    ) -> Option<Result<Option<SandboxProfile>, String>> {
+        Some(sandbox::auto_run(&self.sandbox, profile, command))
     }
 }
 

@@ -34,7 +34,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
     if let Some(host) = &args.ssh_host {
         match parts.set_host(paths, Some(host)).await {
             Ok(Some(remote)) => {
-                environment = runner::remote_environment(host, &remote);
+                environment = runner::remote_environment(host, &remote, parts.remote_sandbox.as_ref());
                 cwd = remote.cwd.clone();
                 context = remote;
             }

@@ -319,7 +319,7 @@ impl Repl<'_> {
         match self.parts.set_host(self.paths, host.as_deref()).await {
             Ok(Some(remote)) => {
                 let name = host.unwrap_or_default();
-                self.environment = runner::remote_environment(&name, &remote);
+                self.environment = runner::remote_environment(&name, &remote, self.parts.remote_sandbox.as_ref());
                 self.offer = Offer::for_context(&remote);
                 self.prompt.cwd = format!("{name}:{}", remote.cwd.display());
                 self.state.cwd = remote.cwd;

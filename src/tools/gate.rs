@@ -7,6 +7,7 @@
 
 use super::{RunState, Services};
 use crate::approval::ApprovalRequest;
+use crate::exec::ssh::RemoteSandbox;
 use crate::policy::sanitize;
 use crate::protocol::{Approval, ApprovalDecision, Assessment, Decision, ObservationStatus, Risk, SandboxProfile};
 use crate::store::audit::Confirmed;
@@ -195,7 +196,7 @@ pub(crate) fn decide(services: &Services, state: &mut RunState, proposal: &Propo
     // Why a Safe command that would have run by itself asks instead, for the prompt and the refusal.
     let mut unsandboxed = None;
     if risk == Risk::Safe && services.mode.auto_approve_safe {
-        match sandbox_for(services, &proposal.action) {
+        match sandbox_for(services, proposal) {
             Ok(sandbox) => return Verdict::Run(Allowed::Auto(sandbox)),
             Err(reason) => unsandboxed = Some(reason),
         }
@@ -297,7 +298,7 @@ fn probe_verdict(services: &Services, state: &mut RunState, proposal: &Proposal,
     if state.probes_run >= limit {
         return refuse(format!("refused: the limit of {limit} probes is reached; call propose_command now"));
     }
-    let sandbox = match sandbox_for(services, &proposal.action) {
+    let sandbox = match sandbox_for(services, proposal) {
         Ok(sandbox) => sandbox,
         Err(reason) => return refuse(format!("refused: {reason}; propose the command with propose_command instead")),
     };
@@ -307,14 +308,19 @@ fn probe_verdict(services: &Services, state: &mut RunState, proposal: &Proposal,
 
 /// The sandbox a command that nobody approves runs in, or why it cannot run that way. The file
 /// tools do their own path checks and need none.
-fn sandbox_for(services: &Services, action: &Action) -> Result<Option<SandboxProfile>, String> {
-    let Action::Command { auto, .. } = action else { return Ok(None) };
+fn sandbox_for(services: &Services, proposal: &Proposal) -> Result<Option<SandboxProfile>, String> {
+    let Action::Command { auto, .. } = &proposal.action else { return Ok(None) };
     if auto.refused {
         return Err("the command asked to run outside the sandbox".into());
     }
-    // On an ssh host no sandbox can be applied: there the policy alone decides (README).
-    if services.host.is_some() {
-        return Ok(None);
+    // On an ssh host the host's sandbox applies, probed when the connection was made; without
+    // one, only plain words run uncontained (README "Remote hosts over SSH").
+    if let Some(host) = services.host {
+        let verdict = services.executor.remote_auto_run(auto.profile, proposal.shown).unwrap_or_else(|| {
+            let unknown = RemoteSandbox::None { reason: "none is known for this host".into() };
+            crate::exec::ssh::sandbox::auto_run(&unknown, auto.profile, proposal.shown)
+        });
+        return verdict.map_err(|reason| format!("{reason}; host {host}"));
     }
     crate::sandbox::for_auto_run(auto.profile).map_err(|reason| format!("no sandbox on this machine ({reason})"))
 }

@@ -26,6 +26,7 @@ mod serve_browser;
 mod serve_load;
 mod sessions_cli;
 mod ssh_cli;
+mod ssh_sandbox;
 mod startup_cli;
 mod streaming;
 mod widget_cli;
