@@ -74,6 +74,6 @@ else
     printf "$f" | {
         exec 4<&0 0<&5 5<&-
         exec env -i PATH="$PATH" HOME="${HOME:-/}" USER="${USER:-}" LOGNAME="${LOGNAME:-}" LANG="${LANG:-C}" \
-            TERM="${TERM:-dumb}" TZ="${TZ:-}" PAGER=cat GIT_PAGER=cat GIT_TERMINAL_PROMPT=0 "$b" "$@"
+            TERM="${TERM:-dumb}" TZ="${TZ:-}" SSH_CONNECTION="${SSH_CONNECTION:-}" PAGER=cat GIT_PAGER=cat GIT_TERMINAL_PROMPT=0 "$b" "$@"
     }
 fi
