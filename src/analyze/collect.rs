@@ -73,11 +73,14 @@ impl Collector<'_> {
         // Nobody said yes to these: a sandbox. The tool profile, as for opsai's other read-only
         // tools: the commands come from opsai's templates (generated ones only when the policy
         // finds every command Safe) with the name quoted in, and they need the docker socket and
-        // D-Bus (`docker inspect`, `systemctl status`), which the strict profile closes. None on a
-        // remote host (the ssh executor could not apply it there) or when the user switched it off;
-        // where none can be applied here, the command does not run.
+        // D-Bus (`docker inspect`, `systemctl status`), which the strict profile closes. On an ssh
+        // host, the host's sandbox (or, without one, plain words only: issue 21 §4). None when the
+        // user switched it off; where none can be applied, the command does not run.
         let sandbox = match &self.host {
-            Some(_) => None,
+            Some(host) => match crate::exec::ssh::sandbox::auto_run_on(self.executor, SandboxProfile::Tool, command) {
+                Ok(sandbox) => sandbox,
+                Err(reason) => return Err(format!("not run: {reason}; host {host}")),
+            },
             None => match crate::sandbox::for_auto_run(SandboxProfile::Tool) {
                 Ok(sandbox) => sandbox,
                 Err(reason) => return Err(format!("not run: no sandbox on this machine ({reason})")),

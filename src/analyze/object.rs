@@ -114,6 +114,9 @@ fn check(command: &str, policy: &PolicyConfig) -> Result<(), String> {
     if command.trim().is_empty() {
         return Err("empty".into());
     }
+    if let Some(why) = never_succeeds(command) {
+        return Err(why.into());
+    }
     let checked = plan(&[command.to_owned()], DUMMY_TARGET, policy);
     if let Some(why) = checked.dropped.first() {
         return Err(if why.contains("cannot take a target safely") {
@@ -129,6 +132,21 @@ fn check(command: &str, policy: &PolicyConfig) -> Result<(), String> {
         return Err("the target would not stay one literal argument".into());
     }
     Ok(())
+}
+
+/// Why a template command can never succeed in the analysis sandbox, which closes other
+/// processes' descriptors and links (opsai reads a port's owner and a process's places itself).
+fn never_succeeds(command: &str) -> Option<&'static str> {
+    let words: Vec<&str> = command.split_whitespace().collect();
+    if words.first().is_some_and(|program| ["lsof", "fuser"].contains(program)) {
+        return Some("lists other processes' open files, which the sandbox closes");
+    }
+    let private = ["/cwd", "/fd", "/exe", "/root", "/environ", "/maps", "/mem", "/fdinfo"];
+    let reads_private = words.iter().any(|word| {
+        word.strip_prefix("/proc/")
+            .is_some_and(|rest| !rest.starts_with("self/") && private.iter().any(|p| rest.contains(p)))
+    });
+    reads_private.then_some("reads another process's private /proc entries, which the sandbox closes")
 }
 
 /// The result of [`analyze`].
@@ -256,7 +274,8 @@ pub async fn analyze(
     };
     let planned = plan(&template, target, policy);
     dropped.extend(planned.dropped);
-    let report = collector.run_all(&planned.commands, &dropped).await;
+    let mut report = collector.run_all(&planned.commands, &dropped).await;
+    report.sections.extend(super::procfs::section(collector, &kind, target));
     Analysis::Done { report, warnings }
 }
 
@@ -274,19 +293,30 @@ mod tests {
     }
 
     #[test]
+    fn commands_that_can_never_succeed_in_the_sandbox_are_dropped() {
+        let commands: Vec<String> =
+            ["ls -l /proc/{pid}/cwd", "lsof -nP -i :{port}", "cat /proc/{pid}/environ", "cat /proc/{pid}/status"]
+                .map(String::from)
+                .to_vec();
+        let (kept, dropped) = validate(&commands, &PolicyConfig::default());
+        assert_eq!(kept, ["cat /proc/{pid}/status"], "{dropped:?}");
+        assert!(dropped[0].contains("private /proc entries") && dropped[1].contains("open files"), "{dropped:?}");
+    }
+
+    #[test]
     fn a_hostile_dummy_must_stay_one_literal_argument() {
         let commands: Vec<String> = [
             "journalctl -u \"{name}\" -n 20",
             "systemctl status '{name}'",
             "sh -c {name}",
             "bash -c {name}",
-            "ls -l /proc/{pid}/cwd",
-            "lsof -nP -i :{port}",
+            "ps -o pid,cmd -p {pid}",
+            "ss -ltnu sport = :{port}",
         ]
         .map(String::from)
         .to_vec();
         let (kept, dropped) = validate(&commands, &PolicyConfig::default());
-        assert_eq!(kept, ["ls -l /proc/{pid}/cwd", "lsof -nP -i :{port}"], "{dropped:?}");
+        assert_eq!(kept, ["ps -o pid,cmd -p {pid}", "ss -ltnu sport = :{port}"], "{dropped:?}");
         assert!(dropped[0].contains("not a plain shell word"), "{dropped:?}");
         for builtin in BUILTIN_TYPES {
             let commands: Vec<String> =

@@ -20,8 +20,11 @@ pub(crate) fn builtin(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
         "container" | "docker" => &["docker inspect {name}", "docker logs --tail 20 {name}"],
         // ss reads its filter from the remaining words: no quotes needed around `sport = :PORT`.
-        "port" => &["ss -ltnup sport = :{port}", "lsof -nP -i :{port}"],
-        "process" | "pid" => &["ps -o pid,ppid,user,etime,stat,cmd -p {pid}", "ls -l /proc/{pid}/cwd"],
+        // Which process owns the port, and a process's working directory, are read by opsai
+        // itself (`procfs`): `ss -p`, `lsof` and `/proc/PID/cwd` cannot see other processes from
+        // inside the sandbox.
+        "port" => &["ss -ltnu sport = :{port}"],
+        "process" | "pid" => &["ps -o pid,ppid,user,etime,stat,cmd -p {pid}"],
         "file" => &["file {path}", "ls -la {path}", "stat {path}"],
         "service" => &["systemctl status {name} --no-pager", "journalctl -u {name} -n 20 --no-pager"],
         _ => return None,

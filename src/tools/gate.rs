@@ -7,7 +7,6 @@
 
 use super::{RunState, Services};
 use crate::approval::ApprovalRequest;
-use crate::exec::ssh::RemoteSandbox;
 use crate::policy::sanitize;
 use crate::protocol::{Approval, ApprovalDecision, Assessment, Decision, ObservationStatus, Risk, SandboxProfile};
 use crate::store::audit::Confirmed;
@@ -316,11 +315,8 @@ fn sandbox_for(services: &Services, proposal: &Proposal) -> Result<Option<Sandbo
     // On an ssh host the host's sandbox applies, probed when the connection was made; without
     // one, only plain words run uncontained (README "Remote hosts over SSH").
     if let Some(host) = services.host {
-        let verdict = services.executor.remote_auto_run(auto.profile, proposal.shown).unwrap_or_else(|| {
-            let unknown = RemoteSandbox::None { reason: "none is known for this host".into() };
-            crate::exec::ssh::sandbox::auto_run(&unknown, auto.profile, proposal.shown)
-        });
-        return verdict.map_err(|reason| format!("{reason}; host {host}"));
+        return crate::exec::ssh::sandbox::auto_run_on(services.executor, auto.profile, proposal.shown)
+            .map_err(|reason| format!("{reason}; host {host}"));
     }
     crate::sandbox::for_auto_run(auto.profile).map_err(|reason| format!("no sandbox on this machine ({reason})"))
 }

@@ -6,6 +6,7 @@
 mod assess;
 mod execute;
 mod observe;
+mod route;
 
 use futures_util::future::BoxFuture;
 use serde_json::{Value, json};

@@ -145,7 +145,24 @@ impl Tool for Structured {
             let command = argv.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ");
             let why = format!("the {} tool", self.name());
             let delegated = json!({"command": command, "why": why});
-            run_command::run(Caller { tool: self.name(), worker: "shell" }, id, &delegated, ctx).await
+            // Which process holds a port: `ss -p` and `lsof` cannot see other processes from the
+            // sandbox, so opsai reads it (`analyze::procfs`), on this machine.
+            let owner = match (self, port(args)) {
+                (Structured::Ss | Structured::Lsof, Ok(Some(port))) if ctx.services.host.is_none() => {
+                    Some((port, ctx.services.redactor.redact(&crate::analyze::procfs::port_owner(port))))
+                }
+                _ => None,
+            };
+            let effect = run_command::run(Caller { tool: self.name(), worker: "shell" }, id, &delegated, ctx).await;
+            match (effect, owner) {
+                (ToolEffect::Observe(mut observation), Some((port, owner)))
+                    if observation.status == crate::protocol::ObservationStatus::Ran =>
+                {
+                    observation.text.push_str(&format!("\n[read by opsai from /proc] owner of port {port}:\n{owner}"));
+                    ToolEffect::Observe(observation)
+                }
+                (effect, _) => effect,
+            }
         })
     }
 }

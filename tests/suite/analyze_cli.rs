@@ -295,7 +295,7 @@ fn the_agent_analyzes_a_container_through_the_tool() {
 }
 
 #[test]
-fn explain_a_port_runs_ss_and_lsof_with_the_port() {
+fn explain_a_port_runs_ss_with_the_port_and_opsai_names_the_owner() {
     let env = TestEnv::new();
     let bin = FakeBin::new();
     let mock = MockLlm::start([reply_text("nginx listens on 8080.")]);
@@ -305,10 +305,11 @@ fn explain_a_port_runs_ss_and_lsof_with_the_port() {
         .success()
         .stdout(predicate::str::contains("nginx listens on 8080."));
     let calls = bin.calls();
-    assert!(calls.contains(&"lsof|-nP|-i|:8080".to_owned()), "{calls:?}");
-    assert!(calls.contains(&"ss|-ltnup|sport|=|:8080".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"ss|-ltnu|sport|=|:8080".to_owned()), "{calls:?}");
+    assert!(!calls.iter().any(|call| call.starts_with("lsof")), "lsof cannot see other processes: {calls:?}");
     let sent = all_text(&mock);
     assert!(sent.contains("users:((\\\"nginx\\\",pid=42))"), "{sent}");
+    assert!(sent.contains("(read by opsai from /proc) owner of port 8080"), "{sent}");
 }
 
 #[test]
@@ -328,10 +329,9 @@ fn an_old_cached_port_template_with_the_quoted_ss_filter_gets_the_builtin_back()
         .stdout(predicate::str::contains("nginx listens on 8080."))
         .stderr(predicate::str::contains("cached template for `port`").and(predicate::str::contains("built-in")));
     let calls = bin.calls();
-    assert!(calls.contains(&"ss|-ltnup|sport|=|:8080".to_owned()), "{calls:?}");
-    assert!(calls.contains(&"lsof|-nP|-i|:8080".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"ss|-ltnu|sport|=|:8080".to_owned()), "{calls:?}");
     assert!(all_text(&mock).contains("users:((\\\"nginx\\\",pid=42))"), "{}", all_text(&mock));
-    let expected = json!({"commands": ["ss -ltnup sport = :{port}", "lsof -nP -i :{port}"],
+    let expected = json!({"commands": ["ss -ltnu sport = :{port}"],
                           "created_at": "2026-01-02T03:04:05Z", "hit_count": 5});
     assert_eq!(cached(&env)["port"], expected);
     // The rewritten entry is valid: the next run uses it without a warning.
@@ -545,7 +545,7 @@ fn the_analyze_tool_without_a_type_detects_ports_pids_and_paths_too() {
     assert!(port.starts_with("Analysis of port `8080`") && port.contains("users:((\"nginx\",pid=42))"), "{port}");
     let file = requests[2].tool_result("call_2").unwrap();
     assert!(file.starts_with("Analysis of file `app.conf`") && file.contains("$ stat 'app.conf'"), "{file}");
-    assert!(bin.calls().contains(&"lsof|-nP|-i|:8080".to_owned()), "{:?}", bin.calls());
+    assert!(bin.calls().contains(&"ss|-ltnu|sport|=|:8080".to_owned()), "{:?}", bin.calls());
 }
 
 #[test]

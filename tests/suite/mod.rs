@@ -4,6 +4,7 @@ mod agent_cli;
 mod agent_pty;
 mod analyze_cli;
 mod config_cli;
+mod daemon_routes;
 mod doctor_cli;
 mod explain_cli;
 mod faults_exec;

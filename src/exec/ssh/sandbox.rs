@@ -180,6 +180,18 @@ pub fn auto_run(
     }
 }
 
+/// [`auto_run`] with the sandbox `executor` knows of (an executor that knows of none, on a host,
+/// is treated as a host without one).
+pub fn auto_run_on(
+    executor: &dyn crate::exec::Executor,
+    profile: SandboxProfile,
+    command: &str,
+) -> Result<Option<SandboxProfile>, String> {
+    executor.remote_auto_run(profile, command).unwrap_or_else(|| {
+        auto_run(&RemoteSandbox::None { reason: "none is known for this host".into() }, profile, command)
+    })
+}
+
 /// Whether `line` is a single simple command of plain literal words, which no shell expands or
 /// interprets: letters, digits and `_ . / : = , @ % + -` only, separated by spaces, the first word
 /// a program name (no `=`: an assignment would change what runs). Quotes, `$`, backquotes, globs,

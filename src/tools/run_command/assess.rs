@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use super::{Call, Caller};
+use super::{Call, Caller, route};
 use crate::policy::{self, PolicyConfig};
 use crate::protocol::{Assessment, CommandRequest, Observation, SandboxProfile};
 use crate::tools::gate::{Allowed, AutoRun};
@@ -21,13 +21,19 @@ pub(super) struct Planned {
     pub auto: AutoRun,
     pub cwd: PathBuf,
     pub timeout: Duration,
+    /// A model-written line, whose sandbox follows from what it is (`route`).
+    pub routed: bool,
 }
 
 impl Planned {
-    /// The user edited the command at the prompt.
+    /// The user edited the command at the prompt: rated again, and a model-written line's sandbox
+    /// chosen again for what it now is.
     pub(crate) fn reassess(&mut self, typed: String, policy: &PolicyConfig) {
         self.assessment = policy::assess(&typed, policy);
         self.typed = typed;
+        if self.routed {
+            self.auto.profile = route::profile_for(&self.assessment);
+        }
     }
 
     /// What the executor runs: the sanitized line, sandboxed unless someone approved it.
@@ -49,10 +55,10 @@ pub(super) fn assess(call: &mut Call, args: &Value, cwd: &Path) -> Result<Planne
     let typed = string_arg(args, "command").map_err(|message| invalid_arguments(call.id, message))?.to_owned();
     // Only ever adds a prompt: `false` takes the command out of the no-questions path.
     let refused = args.get("sandbox").and_then(Value::as_bool) == Some(false);
-    // Model-written lines get the strict sandbox; opsai's own tools build their argv from checked
-    // values and keep the network and credentials they need.
-    let profile =
-        if call.caller.tool == Caller::RUN_COMMAND.tool { SandboxProfile::Strict } else { SandboxProfile::Tool };
+    // Model-written lines get the strict sandbox, unless one is exactly what opsai's own tools would
+    // run (`route`); those tools build their argv from checked values and keep the network and
+    // credentials they need.
+    let routed = call.caller.tool == Caller::RUN_COMMAND.tool;
     // A tool may ask for a shorter limit than `exec.timeout_s` (the Kubernetes tools: 30 s), never a longer one.
     let timeout = args
         .get("timeout_s")
@@ -64,6 +70,7 @@ pub(super) fn assess(call: &mut Call, args: &Value, cwd: &Path) -> Result<Planne
         None => cwd.to_owned(),
     };
     let assessment = policy::assess(&typed, services.policy);
+    let profile = if routed { route::profile_for(&assessment) } else { SandboxProfile::Tool };
     call.announce(args.clone(), &assessment);
     Ok(Planned {
         typed,
@@ -72,6 +79,7 @@ pub(super) fn assess(call: &mut Call, args: &Value, cwd: &Path) -> Result<Planne
         auto: AutoRun { profile, refused },
         cwd,
         timeout,
+        routed,
     })
 }
 
