@@ -5,14 +5,17 @@
 # homes, the secret files and the working directory are the remote host's, as they are now.
 b=$1 p=$2 f=$3 c=$4
 set -- --ro-bind / / --dev /dev --proc /proc
-cwd=$(pwd -P) || exit 121
-home=$(cd "${HOME:-/nonexistent}" 2>/dev/null && pwd -P) || home=
+# Physical paths without a subshell each (forks are most of this script's cost).
+cd -P . || exit 121
+cwd=$PWD
+home=
+if [ -d "${HOME:-/nonexistent}" ]; then home=$(cd -P "$HOME" && pwd); fi
 # Every home is closed (an empty tmpfs), except the one the working directory is in (and, for the
 # tool profile, the user's own): there every hidden entry is closed, because that is where tools
 # keep credentials, histories and state (`~/.ssh`, `~/.aws`, `~/.bash_history`, `~/.config`…).
 for h in /root /home/* "$home"; do
     [ -n "$h" ] && [ -d "$h" ] || continue
-    h=$(cd "$h" 2>/dev/null && pwd -P) || continue
+    if [ -L "$h" ]; then h=$(cd -P "$h" 2>/dev/null && pwd) || continue; fi
     [ "$h" = / ] && continue
     open=
     case "$cwd/" in "$h"/*) open=1 ;; esac
@@ -35,7 +38,8 @@ nl='
 '
 found=
 if [ "$cwd" != / ]; then
-    found=$(find "$cwd" -xdev -maxdepth 3 \( -name .git -o -name node_modules \) -prune -o \
+    found=$(find "$cwd" -xdev -maxdepth 3 \( -name .git -o -name node_modules -o -name target -o -name .venv -o -name venv \
+        -o -name __pycache__ -o -name .cache -o -name .cargo -o -name .rustup -o -name .npm \) -prune -o \
         \( -name '.env*' -o -name '*.pem' -o -name '*.key' -o -name 'id_rsa*' -o -name 'id_dsa*' \
         -o -name 'id_ecdsa*' -o -name 'id_ed25519*' -o -name '*.tfstate' -o -name '*.tfstate.*' -o -name '*.p12' \
         -o -name '*.pfx' -o -name '*.jks' -o -name '*.keystore' -o -name 'credentials*' -o -name '*kubeconfig*' \

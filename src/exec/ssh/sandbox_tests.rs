@@ -187,3 +187,31 @@ fn the_bubblewrap_view_masks_secrets_sockets_and_the_sessions_environment() {
     }
     assert!(!dir.path().join("new").exists(), "{text}");
 }
+
+/// `COST_DIR=/srv/app cargo test --lib exec::ssh::sandbox::tests::cost -- --ignored --nocapture`:
+/// what the bubblewrap line adds to a command on the host, without ssh, in that directory.
+#[test]
+#[ignore = "a measurement, not a check"]
+fn cost() {
+    use std::io::Write as _;
+    use std::time::Instant;
+    let Some(_) = in_bwrap(std::path::Path::new("/"), "true", SandboxProfile::Strict) else { return };
+    let dir = std::env::var_os("COST_DIR").map_or_else(|| std::env::current_dir().unwrap(), std::path::PathBuf::from);
+    let runs = 30;
+    let time = |f: &dyn Fn()| {
+        let start = Instant::now();
+        for _ in 0..runs {
+            f();
+        }
+        start.elapsed().as_secs_f64() * 1000.0 / f64::from(runs)
+    };
+    let plain = time(&|| {
+        let line = super::super::remote_line(&dir, "true");
+        std::process::Command::new("sh").arg("-c").arg(line).status().unwrap();
+    });
+    let boxed = time(&|| {
+        let out = in_bwrap(&dir, "true", SandboxProfile::Strict).unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    });
+    let _ = writeln!(std::io::stderr(), "plain {plain:.2} ms, bubblewrap {boxed:.2} ms, added {:.2} ms", boxed - plain);
+}
