@@ -86,6 +86,20 @@ impl Collector<'_> {
                 Err(reason) => return Err(format!("not run: no sandbox on this machine ({reason})")),
             },
         };
+        self.run_in(command, sandbox).await
+    }
+
+    /// Runs one of opsai's own fixed readers on the ssh host, outside the host's sandbox: a line
+    /// opsai wrote whole, with only a number in it (`procfs`), as the local reader reads `/proc`
+    /// itself. Never a template's or the model's line.
+    pub(crate) async fn run_reader(&self, command: &str) -> Result<String, String> {
+        if self.host.is_none() {
+            return Err("not run: a reader line runs only on an ssh host".into());
+        }
+        self.run_in(command, None).await
+    }
+
+    async fn run_in(&self, command: &str, sandbox: Option<SandboxProfile>) -> Result<String, String> {
         let request = CommandRequest {
             call_id: "analyze".into(),
             command: command.to_owned(),

@@ -275,7 +275,7 @@ pub async fn analyze(
     let planned = plan(&template, target, policy);
     dropped.extend(planned.dropped);
     let mut report = collector.run_all(&planned.commands, &dropped).await;
-    report.sections.extend(super::procfs::section(collector, &kind, target));
+    report.sections.extend(super::procfs::section(collector, &kind, target).await);
     Analysis::Done { report, warnings }
 }
 

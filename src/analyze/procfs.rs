@@ -13,25 +13,34 @@ use std::fmt::Write as _;
 use std::net::{Ipv4Addr, Ipv6Addr};
 use std::path::Path;
 
-/// What no command can read in the sandbox, read by opsai: a port's owner, a
-/// process's working directory. On this machine only: on an ssh host there is no opsai process to
-/// read them, and the host's sandbox hides other processes as well.
-pub(crate) fn section(
+/// What no command can read in the sandbox, read by opsai: a port's owner, a process's working
+/// directory. Here from `/proc`; on an ssh host, by a fixed reader line run outside the host's
+/// sandbox (`ss -p`, `readlink`), which opsai writes whole around a number.
+pub(crate) async fn section(
     collector: &super::collect::Collector<'_>,
     kind: &str,
     target: &str,
 ) -> Option<super::collect::Section> {
-    if collector.host.is_some() {
-        return None;
-    }
-    let (command, output) = match kind {
-        "port" => {
+    let (command, output) = match (kind, collector.host.is_some()) {
+        ("port", false) => {
             let port: u16 = target.parse().ok()?;
             (format!("(read by opsai from /proc) owner of port {port}"), port_owner(port))
         }
-        "process" => {
+        ("process", false) => {
             let pid: u32 = target.parse().ok()?;
             (format!("(read by opsai from /proc) places of process {pid}"), process_places(pid))
+        }
+        ("port", true) => {
+            let port: u16 = target.parse().ok()?;
+            let line = format!("ss -Hltnup sport = :{port}");
+            let output = collector.run_reader(&line).await.unwrap_or_else(|why| format!("not read: {why}\n"));
+            (format!("(run by opsai outside the host's sandbox) {line}"), output)
+        }
+        ("process", true) => {
+            let pid: u32 = target.parse().ok()?;
+            let line = format!("readlink /proc/{pid}/cwd /proc/{pid}/exe /proc/{pid}/root");
+            let output = collector.run_reader(&line).await.unwrap_or_else(|why| format!("not read: {why}\n"));
+            (format!("(run by opsai outside the host's sandbox) {line}"), output)
         }
         _ => return None,
     };

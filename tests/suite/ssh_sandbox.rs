@@ -174,3 +174,30 @@ fn a_host_without_a_sandbox_runs_only_plain_words_and_asks_for_the_rest() {
     assert!(work.path().join("made-by-plain-words").exists(), "plain words run uncontained there");
     sshd.disconnect(env.opsai_home());
 }
+
+#[test]
+fn an_analysis_on_the_host_names_a_ports_owner_past_the_hosts_sandbox() {
+    if !require() || installed("bwrap").is_none() {
+        return;
+    }
+    let sshd = Sshd::start_with("SetEnv PATH=/usr/bin:/bin:/usr/sbin:/sbin\n");
+    let env = TestEnv::new();
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "analyze", json!({"target": port.to_string(), "type": "port"})),
+        reply_text("done"),
+    ]);
+    opsai(&env, &mock, &sshd).arg("who has the port").assert().success();
+    let report = mock.chat_requests()[1].tool_result("c1").unwrap();
+    // The template's `ss` ran in the host's sandbox (its own PID namespace: no owner there); the
+    // fixed reader names it.
+    assert!(report.contains(&format!("$ ss -ltnu sport = :'{port}'")), "{report}");
+    assert!(
+        report.contains(&format!("(run by opsai outside the host's sandbox) ss -Hltnup sport = :{port}")),
+        "{report}"
+    );
+    assert!(report.contains(&format!("pid={}", std::process::id())), "{report}");
+    drop(listener);
+    sshd.disconnect(env.opsai_home());
+}
