@@ -172,7 +172,7 @@ pub struct SandboxArgs {
     #[arg(long, conflicts_with = "command")]
     pub status: bool,
     /// With --status: say which sandbox applies on this SSH host (opsai's own, bubblewrap, or none).
-    #[arg(long, value_name = "HOST", requires = "status")]
+    #[arg(long, value_name = "HOST", requires = "status", conflicts_with = "command")]
     pub ssh_host: Option<String>,
     /// The command and its arguments, run directly (no shell: use `sh -c '…'` for a command line);
     /// its exit code is opsai's.

@@ -201,3 +201,21 @@ fn an_analysis_on_the_host_names_a_ports_owner_past_the_hosts_sandbox() {
     drop(listener);
     sshd.disconnect(env.opsai_home());
 }
+
+#[test]
+fn the_status_of_a_host_that_cannot_be_reached_says_so_and_exits_1() {
+    if !require() {
+        return;
+    }
+    let sshd = Sshd::start();
+    let env = TestEnv::new();
+    std::fs::write(env.config_path(), sshd.opsai_config("")).unwrap();
+    env.cmd()
+        .args(["sandbox", "--status", "--ssh-host", "no-such-host.invalid"])
+        .timeout(Duration::from_secs(60))
+        .assert()
+        .code(1)
+        .stdout(predicate::str::starts_with("sandbox on no-such-host.invalid: unknown: cannot connect"));
+    // The flag belongs to --status.
+    env.cmd().args(["sandbox", "--ssh-host", HOST, "--", "true"]).assert().code(2);
+}

@@ -29,11 +29,21 @@ impl Gate {
     }
 
     fn decide(&mut self, approver: &dyn Approver, proposal: &Proposal) -> Verdict {
+        self.decide_on(None, &ScriptedExecutor::unused(), approver, proposal)
+    }
+
+    /// On `host` (`--ssh-host`) with `executor`, whose host sandbox decides what runs by itself.
+    fn decide_on(
+        &mut self,
+        host: Option<&str>,
+        executor: &dyn crate::exec::Executor,
+        approver: &dyn Approver,
+        proposal: &Proposal,
+    ) -> Verdict {
         let (redactor, policy, interrupts) =
             (Redactor::new(Vec::new()), PolicyConfig::default(), Interrupts::default());
-        let executor = ScriptedExecutor::unused();
         let services = Services {
-            executor: &executor,
+            executor,
             approver,
             audit: &self.audit,
             redactor: &redactor,
@@ -43,7 +53,7 @@ impl Gate {
             exec_timeout: Duration::from_secs(5),
             interrupts: &interrupts,
             files: &crate::exec::fs::LocalFs,
-            host: None,
+            host,
             user: None,
         };
         decide(&services, &mut self.state, proposal)
@@ -194,4 +204,38 @@ async fn an_unanswered_approval_is_a_refusal_by_the_rules_not_a_decline() {
         (ApprovalDecision::Refused, ObservationStatus::DeniedByPolicy, "refused: no operator answered within 5 s")
     );
     assert_eq!(refused.confirmed(), Confirmed::No);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+async fn on_an_ssh_host_the_hosts_sandbox_decides_and_without_one_only_plain_words_run() {
+    use crate::exec::ssh::{RemoteSandbox, SshExecutor, SshTransport};
+    let dir = tempfile::tempdir().unwrap();
+    let on = |sandbox: RemoteSandbox| {
+        let transport = SshTransport::new("db-1", &dir.path().join("ssh"), 600, Vec::new()).unwrap();
+        SshExecutor::new(transport, crate::exec::pty::PtyExecutor::new(), sandbox)
+    };
+    let bwrap = on(RemoteSandbox::Bubblewrap { path: "/usr/bin/bwrap".into(), arch: "x86_64".into() });
+    let none = on(RemoteSandbox::None { reason: "neither opsai nor bwrap is installed there".into() });
+    let mut gate = Gate::new();
+    let expanding = assess("ls $HOME", &PolicyConfig::default());
+    let plain = assess("ls -la /etc", &PolicyConfig::default());
+    assert_eq!(expanding.risk, Risk::Safe);
+    let verdict =
+        gate.decide_on(Some("db-1"), &bwrap, &NoApprover, &Proposal::command("c1", &expanding, "", None, AUTO));
+    assert!(matches!(verdict, Verdict::Run(Allowed::Auto(Some(SandboxProfile::Strict)))));
+    let verdict = gate.decide_on(Some("db-1"), &none, &NoApprover, &Proposal::command("c1", &plain, "", None, AUTO));
+    assert!(matches!(verdict, Verdict::Run(Allowed::Auto(None))), "plain words run uncontained");
+    let refused =
+        refusal(gate.decide_on(Some("db-1"), &none, &NoApprover, &Proposal::command("c1", &expanding, "", None, AUTO)));
+    assert!(refused.message.contains("no sandbox on the remote host (neither opsai"), "{}", refused.message);
+    assert!(refused.message.contains("host db-1, so this safe command needs"), "{}", refused.message);
+    // An executor that knows of no sandbox on a host is a host without one.
+    let unknown = ScriptedExecutor::unused();
+    let refused = refusal(gate.decide_on(
+        Some("db-1"),
+        &unknown,
+        &NoApprover,
+        &Proposal::command("c1", &expanding, "", None, AUTO),
+    ));
+    assert!(refused.message.contains("none is known for this host"), "{}", refused.message);
 }
