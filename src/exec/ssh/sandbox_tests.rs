@@ -162,6 +162,24 @@ fn in_bwrap(cwd: &std::path::Path, command: &str, profile: SandboxProfile) -> Op
 }
 
 #[test]
+fn nothing_a_command_starts_in_bubblewrap_outlives_it() {
+    let marker = format!("{}.{}", 500 + rand::random::<u16>() % 400, rand::random::<u16>() % 1000);
+    let Some(out) =
+        in_bwrap(std::path::Path::new("/"), &format!("setsid -f sleep {marker}; echo started"), SandboxProfile::Strict)
+    else {
+        return;
+    };
+    assert!(String::from_utf8_lossy(&out.stdout).contains("started"), "{}", String::from_utf8_lossy(&out.stderr));
+    let running = || {
+        std::process::Command::new("pgrep").args(["-f", &format!("sleep {marker}")]).output().unwrap().status.success()
+    };
+    assert!(
+        crate::testing::wait_until(std::time::Duration::from_secs(5), || !running()),
+        "`sleep {marker}` outlived its sandbox"
+    );
+}
+
+#[test]
 fn the_bubblewrap_view_masks_secrets_sockets_and_the_sessions_environment() {
     let dir = tempfile::tempdir().unwrap();
     std::fs::create_dir(dir.path().join("app")).unwrap();
