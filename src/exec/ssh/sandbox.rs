@@ -31,7 +31,7 @@ const BWRAP_SCRIPT: &str = include_str!("bwrap.sh");
 pub enum RemoteSandbox {
     /// opsai's own sandbox, applied by the host's opsai at `path`.
     Opsai { path: String, per_pid: bool, details: String },
-    /// bubblewrap at `path`; `filter` is the seccomp program for the host's architecture.
+    /// bubblewrap at `path`, on a host of architecture `arch` (its seccomp program is built for it).
     Bubblewrap { path: String, arch: String },
     /// No sandbox there, and why.
     None { reason: String },
