@@ -30,6 +30,8 @@ const CLIENTS: &[(&str, &[&str])] = &[
             "--as-uid",
             "--token",
             "--kubeconfig",
+            // The kube tools check a context against `kube.contexts`; a line never picks one.
+            "--context",
             "--cluster",
             "--user",
             "--username",
@@ -94,6 +96,7 @@ mod tests {
             "kubectl get pods -s https://evil.example",
             "kubectl get pods --token abc",
             "kubectl --kubeconfig=/tmp/k get pods",
+            "kubectl --context=prod get pods",
             "kubectl get pods --as=admin",
             "systemctl -H root@db status nginx",
             "docker rm web",
