@@ -10,6 +10,14 @@ cd -P . || exit 121
 cwd=$PWD
 home=
 if [ -d "${HOME:-/nonexistent}" ]; then home=$(cd -P "$HOME" && pwd); fi
+# A working directory the view closes would be an empty one: say so rather than run there.
+inside() {
+    case "$cwd/" in "$1"/*)
+        echo "opsai sandbox: the working directory $cwd is inside $1, which the sandbox closes; the command was not run" >&2
+        exit 121
+        ;;
+    esac
+}
 # Every home is closed (an empty tmpfs), except the one the working directory is in (and, for the
 # tool profile, the user's own): there every hidden entry is closed, because that is where tools
 # keep credentials, histories and state (`~/.ssh`, `~/.aws`, `~/.bash_history`, `~/.config`…).
@@ -29,6 +37,7 @@ for h in /root /home/* "$home"; do
         if [ "$p" = tool ]; then
             case "${e##*/}" in .kube | .docker | .aws | .azure | .config | .terraform.d) continue ;; esac
         fi
+        inside "$e"
         if [ -d "$e" ]; then set -- "$@" --tmpfs "$e"; else set -- "$@" --ro-bind /dev/null "$e"; fi
     done
 done
@@ -52,11 +61,13 @@ for e in /etc/shadow /etc/shadow- /etc/gshadow /etc/gshadow- /etc/ssh/ssh_host_*
     /etc/sudoers.d /run/secrets /var/run/secrets /etc/kubernetes/admin.conf /etc/kubernetes/pki \
     /var/lib/kubelet/pki /etc/ipsec.secrets /etc/NetworkManager/system-connections /etc/wireguard; do
     [ -e "$e" ] || continue
+    inside "$e"
     if [ -d "$e" ]; then set -- "$@" --tmpfs "$e"; else set -- "$@" --ro-bind /dev/null "$e"; fi
 done
 set -f
 for e in $found; do
     [ -e "$e" ] || continue
+    inside "$e"
     if [ -d "$e" ]; then set -- "$@" --tmpfs "$e"; else set -- "$@" --ro-bind /dev/null "$e"; fi
 done
 set +f

@@ -233,3 +233,15 @@ fn cost() {
     });
     let _ = writeln!(std::io::stderr(), "plain {plain:.2} ms, bubblewrap {boxed:.2} ms, added {:.2} ms", boxed - plain);
 }
+
+#[test]
+fn a_working_directory_the_view_closes_is_refused_with_a_reason() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = dir.path().join("app").join("secrets");
+    std::fs::create_dir_all(&closed).unwrap();
+    let Some(out) = in_bwrap(&closed, "echo ran", SandboxProfile::Strict) else { return };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(121), "{stderr}");
+    assert!(stderr.contains("opsai sandbox: the working directory") && stderr.contains("not run"), "{stderr}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains("ran"));
+}
