@@ -2,8 +2,8 @@
 //!
 //! A template is a list of commands with `{name}`, `{port}`, `{pid}` and `{path}` placeholders. A
 //! placeholder may only stand in an unquoted word whose other characters are plain literals
-//! (letters, digits, `/ . _ : - = , @ % +`): `docker inspect {name}`, `lsof -i :{port}`,
-//! `/proc/{pid}/cwd`. The target is substituted single-quoted there, so the word is provably one
+//! (letters, digits, `/ . _ : - = , @ % +`): `docker inspect {name}`, `ss sport = :{port}`,
+//! `/proc/{pid}/status`. The target is substituted single-quoted there, so the word is provably one
 //! literal argument whatever the target holds (`x; rm -rf /`, `$(id)`, quotes, backslashes). A
 //! placeholder inside single or double quotes, after a backslash, or next to any other shell
 //! character (`$`, `{`, `*`, `~`, …) makes the command unusable: it is dropped and reported, never
