@@ -31,7 +31,7 @@ const SECRET_MARKERS: &[&str] =
     &["KEY", "TOKEN", "SECRET", "PASS", "PWD", "DSN", "CRED", "PRIVATE", "AUTH", "SESSION", "COOKIE"];
 
 /// Whole words that mark a secret only on their own (`OPENAI_API`; not `RAPID` or `CAPITAL`).
-const SECRET_WORDS: &[&str] = &["API", "SIG", "SIGNATURE", "BEARER", "JWT", "OTP", "PIN"];
+const SECRET_WORDS: &[&str] = &["API", "SIG", "SIGNATURE", "BEARER", "JWT", "OTP", "PIN", "PW"];
 
 /// Words that contain a marker but are not secret (`GIT_AUTHOR_NAME`, `XAUTHORITY`, `OPSAI_KEYMAP`).
 const BENIGN_WORDS: &[&str] = &[
@@ -48,7 +48,7 @@ const QUALIFIER_WORDS: &[&str] = &[
     "MAX", "MIN", "LIMIT", "LIMITS", "COUNT", "NUM", "SIZE", "LEN", "LENGTH", "TTL", "TIMEOUT", "EXPIRY", "EXPIRES",
     "EXPIRATION", "LIFETIME", "TYPE", "KIND", "FORMAT", "MODE", "ENABLED", "DISABLED", "FILE", "PATH", "DIR", "URL",
     "HOST", "PORT", "ENDPOINT", "VERSION", "REGION", "SOCK", "NAME", "IP", "ADDR", "ADDRESS", "SUBNET", "CIDR",
-    "DOMAIN", "USER", "USERNAME", "EMAIL", "ALGORITHM", "ALG", "ISSUER", "AUDIENCE", "SCOPE", "SCOPES",
+    "DOMAIN", "USER", "USERNAME", "EMAIL", "ALGORITHM", "ALG", "ISSUER", "AUDIENCE", "SCOPE", "SCOPES", "REF",
 ];
 
 /// Well-known variables whose names look secret but whose values are sockets, ids, directories or
@@ -84,7 +84,8 @@ pub(crate) fn is_secret_name(name: &str) -> bool {
     if NOT_SECRET.contains(&upper.as_str()) || NOT_SECRET_PREFIXES.iter().any(|prefix| upper.starts_with(prefix)) {
         return false;
     }
-    let words: Vec<&str> = upper.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let split = camel_words(name).to_ascii_uppercase();
+    let words: Vec<&str> = split.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
     if words.iter().any(|word| QUALIFIER_WORDS.contains(word)) {
         return false;
     }
@@ -92,6 +93,21 @@ pub(crate) fn is_secret_name(name: &str) -> bool {
         .iter()
         .filter(|word| !BENIGN_WORDS.contains(word))
         .any(|word| SECRET_WORDS.contains(word) || SECRET_MARKERS.iter().any(|marker| word.contains(marker)))
+}
+
+/// `secretKeyRef` → `secret_Key_Ref`: a camelCase name's words are split like `SNAKE_CASE` ones,
+/// so `secretName` and `SharedAccessKeyName` are settings *about* a secret.
+fn camel_words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() && previous_lower {
+            out.push('_');
+        }
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        out.push(c);
+    }
+    out
 }
 
 /// A value worth learning: long enough not to occur by chance, and not a yes/no or mode word.
@@ -246,7 +262,8 @@ impl Redactor {
     }
 
     fn find_values(&self, text: &str, spans: &mut Vec<Span>) {
-        let rank = usize::MAX;
+        // A value this machine is known to hold names its variable, before any pattern's kind.
+        let rank = 0;
         self.learned.find(text, &mut |range, kind| spans.push(Span { range, kind: kind.to_owned(), rank }));
     }
 
@@ -279,7 +296,7 @@ fn env_kind(name: &str) -> String {
 struct Span {
     range: Range<usize>,
     kind: String,
-    /// Pattern order; learned values last.
+    /// Pattern order (learned values share the first rank).
     rank: usize,
 }
 

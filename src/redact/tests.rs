@@ -503,3 +503,73 @@ fn tool_arguments_mask_the_command_word_by_word_and_other_strings_whole() {
     assert_eq!(out["command"], "echo Authorization: Bearer [REDACTED:authorization];rm -rf d");
     assert_eq!(out["why"], "Authorization: Bearer [REDACTED:authorization]");
 }
+
+/// Issue 21 §7: secrets that reached the model or the disk, one case per class.
+#[rstest]
+#[case::pw_suffix("DB_PW=Xy7hunter", "DB_PW=[REDACTED:password]")]
+#[case::pass_suffix("export DB_PASS=hunter2x", "export DB_PASS=[REDACTED:password]")]
+#[case::passwd_suffix("LDAPPASSWD=hunter2x", "LDAPPASSWD=[REDACTED:password]")]
+#[case::pwd_suffix("MYSQL_PWD=hunter2x", "MYSQL_PWD=[REDACTED:password]")]
+#[case::pin_suffix("SIM_PIN: 4711", "SIM_PIN: [REDACTED:secret]")]
+#[case::secret_inside("MY_SECRET_VALUE=abc123", "MY_SECRET_VALUE=[REDACTED:secret]")]
+#[case::key_suffix("STRIPE_KEY=abcdef12", "STRIPE_KEY=[REDACTED:secret]")]
+#[case::token_inside("GH_TOKEN_RW: abcdef12", "GH_TOKEN_RW: [REDACTED:secret]")]
+#[case::json_name(r#"{"DB_PASS": "hunter2x"}"#, r#"{"DB_PASS": "[REDACTED:password]"}"#)]
+#[case::json_pass(
+    r#"{"pass": "hunter2x", "pwd": "s3cret", "passwd": "abc"}"#,
+    r#"{"pass": "[REDACTED:password]", "pwd": "[REDACTED:password]", "passwd": "[REDACTED:password]"}"#
+)]
+#[case::yaml_password("db:\n  password: hunter2x\n", "db:\n  password: [REDACTED:password]\n")]
+#[case::ini("[db]\npass = hunter2x\n", "[db]\npass = [REDACTED:password]\n")]
+#[case::php_define("define('DB_PASSWORD', 'hunter2x');", "define('DB_PASSWORD', '[REDACTED:password]');")]
+#[case::php_array("'db_pass' => 'hunter2x',", "'db_pass' => '[REDACTED:password]',")]
+#[case::xml("<password>hunter2x</password>", "<password>[REDACTED:password]</password>")]
+#[case::xml_secret(
+    "<secret>abc</secret> <apiKey>k-123</apiKey>",
+    "<secret>[REDACTED:secret]</secret> <apiKey>[REDACTED:secret]</apiKey>"
+)]
+#[case::xml_ns(
+    r#"<ns:Password type="x">hunter2x</ns:Password>"#,
+    r#"<ns:Password type="x">[REDACTED:password]</ns:Password>"#
+)]
+#[case::dotnet(
+    r#"<add key="DbPassword" value="hunter2x" />"#,
+    r#"<add key="DbPassword" value="[REDACTED:password]" />"#
+)]
+#[case::odbc("Server=db;Uid=app;Pwd=hunter2x;", "Server=db;Uid=app;Pwd=[REDACTED:password];")]
+#[case::pgpass(
+    "db.example.com:5432:app:alice:hunter2x\n*:*:*:bob:pa\\:ss\n",
+    "db.example.com:5432:app:alice:[REDACTED:password]\n*:*:*:bob:[REDACTED:password]\n"
+)]
+#[case::mysql_quoted("mysql -uroot -p'hunter2x' app", "mysql -uroot -p'[REDACTED:password]' app")]
+#[case::prose("my password is hunter2", "my password is [REDACTED:password]")]
+#[case::prose_colon("the pw: Tr0ub4dor&3 works", "the pw: [REDACTED:password] works")]
+#[case::prose_pin("My PIN is 1234.", "My PIN is [REDACTED:password]")]
+#[case::prose_eq("use pw=hunter2 please", "use pw=[REDACTED:password] please")]
+#[case::aws_alone("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n", "[REDACTED:aws-secret-key]\n")]
+#[case::aws_after_id(
+    "AKIAIOSFODNN7EXAMPLE,wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "[REDACTED:aws-access-key-id],[REDACTED:aws-secret-key]"
+)]
+#[case::model_echo("echo pass=hunter2x > /tmp/x", "echo pass=[REDACTED:password] > /tmp/x")]
+fn redacts_named_secrets_in_any_syntax(#[case] text: &str, #[case] expected: &str) {
+    assert_eq!(Redactor::default().redact(text), expected);
+}
+
+/// Look-alikes of §7's classes that are not secrets.
+#[rstest]
+#[case::git_sha("3f786850e387550fdab836ed7e6dc881de23001b\n")]
+#[case::git_sha_upper("3F786850E387550FDAB836ED7E6DC881DE23001B\n")]
+#[case::uuid("123e4567-e89b-12d3-a456-426614174000\n")]
+#[case::path_40("/usr/lib/x86_64-linux-gnu/libssl.so.3.0x\n")]
+#[case::prose_wrong("the password is wrong, and the token was expired; the secret is stored in vault")]
+#[case::prose_reset("Your password is being reset. The API key is required.")]
+#[case::yaml_selector("- key: app\n  operator: In\nsessionAffinity: None\n")]
+#[case::secret_ref("secretKeyRef:\n  name: db\n  key: password\nsecretName: db-creds\n")]
+#[case::counts(r#"{"prompt_tokens": 35, "total_tokens": 40}"#)]
+#[case::env_pwd("PWD=/home/alice\nOLDPWD=/tmp\n")]
+#[case::xml_other("<name>web</name><keyAlgorithm>rsa</keyAlgorithm>")]
+#[case::time("12:30:45:10:00\n")]
+fn keeps_named_look_alikes(#[case] text: &str) {
+    assert_eq!(Redactor::default().redact(text), text);
+}
