@@ -14,6 +14,7 @@
 //! in the text: each regex is a single pass, matches are merged once.
 
 mod command;
+mod encoded;
 mod learned;
 mod patterns;
 #[cfg(test)]
@@ -69,6 +70,11 @@ const NOT_SECRET_VALUES: &[&str] = &["enabled", "disabled", "required", "optiona
 
 /// The argument that holds a command line, in tool calls and events.
 pub const COMMAND_KEY: &str = "command";
+
+/// The marker of a base64 run that decodes to a secret.
+const BASE64_KIND: &str = "base64";
+/// The marker of a value in a Kubernetes Secret's `data:`.
+const KUBERNETES_KIND: &str = "k8s-secret";
 
 /// Passes after the first, at most: each only replaces text outside markers, so this is a bound, not a budget.
 const MAX_EXTRA_PASSES: usize = 4;
@@ -228,13 +234,9 @@ impl Redactor {
         if text.is_empty() {
             return None;
         }
-        let mut spans: Vec<Span> = Vec::new();
         let lower = text.to_ascii_lowercase();
-        let triggered = patterns::triggered(&lower);
-        for (rank, pattern) in patterns::PATTERNS.iter().enumerate().filter(|(rank, _)| triggered[*rank]) {
-            pattern.find(text, &lower, &mut |range, kind| spans.push(Span { range, kind: kind.into(), rank }));
-        }
-        self.find_values(text, &mut spans);
+        let mut spans = self.spans(text, &lower);
+        self.find_hidden(text, &lower, &mut spans);
         if spans.is_empty() {
             return None;
         }
@@ -261,6 +263,49 @@ impl Redactor {
         Some(out)
     }
 
+    /// What the patterns and the learned values find in `text` as it is.
+    fn spans(&self, text: &str, lower: &str) -> Vec<Span> {
+        let mut spans: Vec<Span> = Vec::new();
+        let triggered = patterns::triggered(lower);
+        for (rank, pattern) in patterns::PATTERNS.iter().enumerate().filter(|(rank, _)| triggered[*rank]) {
+            pattern.find(text, lower, &mut |range, kind| spans.push(Span { range, kind: kind.into(), rank }));
+        }
+        self.find_values(text, &mut spans);
+        spans
+    }
+
+    /// Secrets hidden from [`Self::spans`]: a base64 run whose decoded text holds a secret, a
+    /// Kubernetes Secret's data values, a token cut by a line break.
+    fn find_hidden(&self, text: &str, lower: &str, spans: &mut Vec<Span>) {
+        let rank = usize::MAX;
+        for (range, decoded) in encoded::base64_runs(text) {
+            // A learned value's encoded form is already found, under its variable's name.
+            let found = spans.iter().any(|span| span.range.start < range.end && range.start < span.range.end);
+            if !found && !self.spans(&decoded, &decoded.to_ascii_lowercase()).is_empty() {
+                spans.push(Span { range, kind: BASE64_KIND.into(), rank });
+            }
+        }
+        if encoded::is_kubernetes_secret(lower) {
+            for range in encoded::kubernetes_values(text) {
+                spans.push(Span { range, kind: KUBERNETES_KIND.into(), rank });
+            }
+        }
+        if let Some(joined) = encoded::Joined::new(text) {
+            let joined_lower = joined.text.to_ascii_lowercase();
+            let triggered = patterns::triggered(&joined_lower);
+            let tokens = patterns::PATTERNS.iter().enumerate().filter(|(rank, p)| triggered[*rank] && p.is_token());
+            for (rank, pattern) in tokens {
+                pattern.find(&joined.text, &joined_lower, &mut |range, kind| {
+                    let pieces = joined.original(range);
+                    // One piece: found in the text as it is already.
+                    if pieces.len() > 1 {
+                        spans.extend(pieces.into_iter().map(|range| Span { range, kind: kind.into(), rank }));
+                    }
+                });
+            }
+        }
+    }
+
     fn find_values(&self, text: &str, spans: &mut Vec<Span>) {
         // A value this machine is known to hold names its variable, before any pattern's kind.
         let rank = 0;
@@ -278,7 +323,11 @@ impl Redactor {
     }
 
     fn is_kind(&self, kind: &str) -> bool {
-        kind == "env" || patterns::is_pattern_kind(kind) || self.env_kinds.contains(kind)
+        kind == "env"
+            || kind == BASE64_KIND
+            || kind == KUBERNETES_KIND
+            || patterns::is_pattern_kind(kind)
+            || self.env_kinds.contains(kind)
     }
 }
 

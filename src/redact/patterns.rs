@@ -334,6 +334,12 @@ pub(super) fn is_pattern_kind(kind: &str) -> bool {
 const PASSWORD: &str = "password";
 
 impl Pattern {
+    /// A token shape (a provider's prefix and length): worth finding again in text whose line
+    /// breaks were taken out, where a generic `key=value` rule would join unrelated lines.
+    pub fn is_token(&self) -> bool {
+        matches!(self.take, Take::Whole | Take::WholeRandom) && self.kind != "private-key"
+    }
+
     /// Calls `found` with the byte range of every secret this pattern finds in `text`; `lower` is
     /// `text` in ASCII lowercase. Called only for the patterns [`triggered`] names.
     pub fn find(&self, text: &str, lower: &str, found: &mut impl FnMut(Range<usize>, &'static str)) {

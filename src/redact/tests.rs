@@ -573,3 +573,35 @@ fn redacts_named_secrets_in_any_syntax(#[case] text: &str, #[case] expected: &st
 fn keeps_named_look_alikes(#[case] text: &str) {
     assert_eq!(Redactor::default().redact(text), text);
 }
+
+/// Base64 that decodes to a secret, a Kubernetes Secret's data, and tokens cut by line breaks.
+#[test]
+fn secrets_hidden_by_an_encoding_or_a_line_break_are_found() {
+    let redactor = Redactor::default();
+    // `password=hunter2xyz` and a PEM head, base64-encoded in a config file.
+    let config = "db_config: cGFzc3dvcmQ9aHVudGVyMnh5eg==\nkey: LS0tLS1CRUdJTiBSU0EgUFJJVkFURSBLRVktLS0tLQpNSUlFb3dJQkFBS0NBUUVB\n";
+    assert_eq!(redactor.redact(config), "db_config: [REDACTED:base64]\nkey: [REDACTED:base64]\n");
+    let secret = "apiVersion: v1\nkind: Secret\ntype: Opaque\ndata:\n  username: YWRtaW4=\n  password: aHVudGVyMg==\nmetadata:\n  name: db\n";
+    let out = redactor.redact(secret);
+    assert!(!out.contains("YWRtaW4=") && !out.contains("aHVudGVyMg=="), "{out}");
+    assert!(out.contains("  username: [REDACTED:k8s-secret]\n") && out.contains("name: db"), "{out}");
+    // A GitHub token wrapped by `fold -w 20`, and one with a JSON `\n` inside.
+    let token = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+    let folded = format!("{}\n{}\n{}\n", &token[..20], &token[20..40], &token[40..]);
+    let out = redactor.redact(&folded);
+    assert!(!out.contains("abcdefghij") && !out.contains("ABCDEFGHIJ"), "{out}");
+    assert_eq!(out.matches('\n').count(), 3, "line breaks stay: {out}");
+    let json = format!(r#"{{"note": "{}\n{}"}}"#, &token[..12], &token[12..]);
+    let out = redactor.redact(&json);
+    assert!(!out.contains(&token[12..]) && !out.contains(&token[..12]), "{out}");
+}
+
+/// Base64 of ordinary text, ConfigMaps' data, and text whose lines only look joinable stay.
+#[rstest]
+#[case::base64_prose("aGVsbG8gd29ybGQsIHRoaXMgaXMgZmluZQ==\n")]
+#[case::configmap("kind: ConfigMap\ndata:\n  app.conf: bG9nX2xldmVsPWRlYnVn\n")]
+#[case::hashes("sha256:e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855\n")]
+#[case::wrapped_prose("see the ghp_\nprefix docs\n")]
+fn keeps_encoded_look_alikes(#[case] text: &str) {
+    assert_eq!(Redactor::default().redact(text), text);
+}
