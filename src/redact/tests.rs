@@ -605,3 +605,44 @@ fn secrets_hidden_by_an_encoding_or_a_line_break_are_found() {
 fn keeps_encoded_look_alikes(#[case] text: &str) {
     assert_eq!(Redactor::default().redact(text), text);
 }
+
+/// Pieces of command lines: operators, secrets that patterns find, quotes, substitutions.
+fn command_fragment() -> impl Strategy<Value = String> {
+    prop_oneof![
+        Just(";".to_owned()),
+        Just("|".to_owned()),
+        Just("&&".to_owned()),
+        Just(" ".to_owned()),
+        Just("\n".to_owned()),
+        Just("rm -rf x".to_owned()),
+        Just("Authorization: Bearer ".to_owned()),
+        Just("password=".to_owned()),
+        Just("DB_PASS=".to_owned()),
+        Just("curl -u admin:".to_owned()),
+        Just("s3cr3tvalue".to_owned()),
+        Just("$(".to_owned()),
+        Just(")".to_owned()),
+        "[A-Za-z0-9_=:/+-]{1,20}",
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Whatever the line, masking never removes an operator or a line break, and is idempotent.
+    #[test]
+    fn command_masking_keeps_every_operator(parts in prop::collection::vec(command_fragment(), 0..24)) {
+        let redactor = Redactor::new(env(&[("MY_TOKEN", "s3cr3tvalue")]));
+        let text = parts.concat();
+        let once = redactor.redact_command(&text);
+        for operator in [';', '|', '&', '\n', '(', ')'] {
+            prop_assert_eq!(once.matches(operator).count(), text.matches(operator).count(), "{:?} -> {:?}", text, once);
+        }
+        prop_assert_eq!(redactor.redact_command(&once), once.clone(), "input {:?}", text);
+    }
+
+    #[test]
+    fn command_masking_never_panics(text in "\\PC{0,200}") {
+        let _ = Redactor::default().redact_command(&text);
+    }
+}
