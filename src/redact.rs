@@ -38,7 +38,7 @@ const SECRET_WORDS: &[&str] = &["API", "SIG", "SIGNATURE", "BEARER", "JWT", "OTP
 const BENIGN_WORDS: &[&str] = &[
     "AUTHOR", "AUTHORS", "AUTHORITY", "XAUTHORITY", "KEYMAP", "KEYBOARD", "KEYTIMEOUT", "KEYRING", "LESSKEY",
     "LESSKEYIN", "MONKEY", "BYPASS", "COMPASS", "PASSENGER", "PASSTHROUGH", "PASSTHRU", "PASSIVE", "TOKENIZER",
-    "TOKENIZERS", "CREDIT", "CREDITS", "SESSIONS",
+    "TOKENIZERS", "CREDIT", "CREDITS", "SESSIONS", "ASKPASS",
 ];
 
 /// Words that make a secret-looking name a setting *about* a secret: a limit, a lifetime, a kind, or

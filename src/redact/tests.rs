@@ -646,3 +646,39 @@ proptest! {
         let _ = Redactor::default().redact_command(&text);
     }
 }
+
+/// A time-boxed fuzz of the redactor, for a longer run than the proptests' 512 cases:
+/// `OPSAI_FUZZ_SECS=600 cargo test --lib redact::tests::fuzz_for_a_while -- --ignored`.
+/// Random mixes of the fragments above and arbitrary characters: no panic, both forms idempotent
+/// on the fragments, and a command line keeps every operator.
+#[test]
+#[ignore = "long; run by hand with OPSAI_FUZZ_SECS"]
+fn fuzz_for_a_while() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::TestRunner;
+    let seconds: u64 = std::env::var("OPSAI_FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(60);
+    let redactor = Redactor::new(env(&[("MY_TOKEN", "s3cr3tvalue")]));
+    let strategy =
+        (prop::collection::vec(command_fragment(), 0..32), prop::collection::vec(fragment(), 0..32), "\\PC{0,400}");
+    let mut runner = TestRunner::deterministic();
+    let started = std::time::Instant::now();
+    let mut cases = 0u64;
+    while started.elapsed().as_secs() < seconds {
+        let Ok(tree) = strategy.new_tree(&mut runner) else { continue };
+        let (command, text, noise) = tree.current();
+        let command = command.concat();
+        let once = redactor.redact_command(&command);
+        for operator in [';', '|', '&', '\n', '(', ')'] {
+            assert_eq!(once.matches(operator).count(), command.matches(operator).count(), "{command:?} -> {once:?}");
+        }
+        assert_eq!(redactor.redact_command(&once), once, "{command:?}");
+        let text = text.concat();
+        let once = redactor.redact(&text);
+        assert!(!once.contains("s3cr3tvalue"), "{text:?}");
+        assert_eq!(redactor.redact(&once), once, "{text:?}");
+        let _ = redactor.redact(&noise);
+        let _ = redactor.redact_command(&noise);
+        cases += 1;
+    }
+    eprintln!("fuzz: {cases} cases in {seconds} s, no failure");
+}

@@ -199,10 +199,8 @@ fn output_that_hides_text_from_the_person_is_shown_plainly() {
     assert!(line.contains("\x1b[8m") || line.contains(";8m"), "raw output is concealed: {line:?}");
     drop(term);
 
-    let mock = MockLlm::start([
-        reply_tool_call("c1", "run_command", json!({"command": printf})),
-        reply_text("ALL-DONE"),
-    ]);
+    let mock =
+        MockLlm::start([reply_tool_call("c1", "run_command", json!({"command": printf})), reply_text("ALL-DONE")]);
     let term = start(&env, &mock, &["show the file"]);
     term.press(&["Enter"]);
     term.wait_for("ALL-DONE", LIMIT);
