@@ -163,6 +163,8 @@ mod tests {
         assert_eq!(lines.push("c1", "ghp_0123456789"), None);
         assert_eq!(lines.push("c1", "abcdef\nnext"), text("ghp_0123456789abcdef\n"));
         assert_eq!(lines.push("c1", "\x1b[31mred\x1b[0m\n"), text("nextred\n"));
+        // Nothing reaches the browser able to hide text: conceal and same-colour attributes go too.
+        assert_eq!(lines.push("c9", "\x1b[8mhid\x1b[30;40mden\x1b[0m\n"), text("hidden\n"));
         assert_eq!(lines.flush("c1"), None);
         assert_eq!(lines.push("c2", "tail"), None);
         assert_eq!(lines.flush("c2"), text("tail"));
