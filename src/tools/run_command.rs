@@ -86,19 +86,33 @@ struct Call<'c> {
     events: &'c mut (dyn FnMut(AgentEvent) + Send),
     /// The user's request, for the audit log.
     input: &'c str,
-    /// Set when the user edited the command at the prompt: the note that starts the observation,
-    /// so the model (and the history, the session store, `--json`, the web chat) hears what ran.
-    edited: Option<String>,
+    /// Set when the user edited the command at the prompt, so the observation says what ran (and
+    /// through it the history, the session store, `--json` and the web chat).
+    edited: Option<Edit>,
+}
+
+/// The command the model sent and the one the user's edit made of it (both sanitized).
+struct Edit {
+    sent: String,
+    now: String,
 }
 
 impl Call<'_> {
     /// `text` for the model with the edit note under its first line (the outcome, or why it was
     /// refused, stays first) when the user rewrote the command.
     fn observed(&self, text: String) -> String {
-        match (&self.edited, text.split_once('\n')) {
-            (None, _) => text,
-            (Some(note), Some((first, rest))) => format!("{first}\n{note}\n{rest}"),
-            (Some(note), None) => format!("{text}\n{note}"),
+        let Some(edit) = self.edited.as_ref().filter(|edit| edit.now != edit.sent) else { return text };
+        // Each command redacted word by word, as everywhere a command is kept.
+        let redactor = &self.services.redactor;
+        let note = format!(
+            "[edited]: the user edited the command at the prompt; what follows is for `{}`, not for the \
+             command you sent: `{}`",
+            redactor.redact_command(&edit.now),
+            redactor.redact_command(&edit.sent)
+        );
+        match text.split_once('\n') {
+            Some((first, rest)) => format!("{first}\n{note}\n{rest}"),
+            None => format!("{text}\n{note}"),
         }
     }
 
@@ -168,37 +182,15 @@ fn approve(call: &mut Call, state: &mut RunState, planned: &mut Planned) -> Resu
                 let before = planned.assessment.sanitized.clone();
                 planned.reassess(typed, call.services.policy);
                 call.announce(json!({"command": planned.typed}), &planned.assessment);
-                if planned.assessment.sanitized != before {
-                    let original = call.edited.as_ref().map_or(before, |_| String::new());
-                    call.edited = Some(edit_note(
-                        call.services,
-                        &planned.assessment.sanitized,
-                        &original,
-                        call.edited.as_deref(),
-                    ));
+                let now = planned.assessment.sanitized.clone();
+                match &mut call.edited {
+                    Some(edit) => edit.now = now,
+                    None => call.edited = Some(Edit { sent: before, now }),
                 }
             }
         }
     }
 }
-
-/// What the model is told when the user rewrote its command: what this observation is about and
-/// what it had sent (each redacted word by word, as everywhere a command is kept). A second edit
-/// keeps the first note's original.
-fn edit_note(services: &Services, now: &str, original: &str, earlier: Option<&str>) -> String {
-    let redactor = &services.redactor;
-    let sent = match earlier.and_then(|note| note.split_once(SENT).map(|(_, sent)| sent.to_owned())) {
-        Some(sent) => sent,
-        None => format!("`{}`", redactor.redact_command(original)),
-    };
-    format!(
-        "[edited]: the user edited the command at the prompt; what follows is for `{}`{SENT}{sent}",
-        redactor.redact_command(now)
-    )
-}
-
-/// Joins the edit note's two commands (and finds the original in an earlier note).
-const SENT: &str = ", not for the command you sent: ";
 
 /// A refused command: the `approval` event, the audit line (written before the model hears back;
 /// a failing log is reported to it), the `tool_result` event and the observation.
