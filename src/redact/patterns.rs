@@ -211,13 +211,7 @@ fn named() -> Vec<Source> {
     const NAME: &str = r"([A-Za-z_][A-Za-z0-9_.-]*)";
     vec![
         // `"api_secret": "x"`, `'DB_PASSWORD' => 'x'`, `define('DB_PASSWORD', 'x')`.
-        (
-            "secret",
-            Text,
-            NAME_TRIGGERS,
-            format!(r#"(?:"{NAME}"|'{NAME}')[ \t]*(?:=>|[:=,])[ \t]*{VALUE}"#),
-            Named,
-        ),
+        ("secret", Text, NAME_TRIGGERS, format!(r#"(?:"{NAME}"|'{NAME}')[ \t]*(?:=>|[:=,])[ \t]*{VALUE}"#), Named),
         // `DB_PASS=x`, `export X_TOKEN=x`, `MY_PW: x`, `Pwd=x;` in a connection string.
         (
             "secret",
@@ -251,7 +245,8 @@ fn named() -> Vec<Source> {
             &["pass", "pw", "pin", "token", "secret", "key"],
             concat!(
                 r#"(?-u:\b)(?:password|passwd|passphrase|passcode|pw|pwd|pin|pin code|token|secret|"#,
-                r#"api[ _-]?key|access key|secret key)(?:[ \t]+(?:is|was)[ \t]+|[ \t]*[=:][ \t]+)(?:now[ \t]+|still[ \t]+)?"#,
+                r#"api[ _-]?key|access key|secret key)(?:[ \t]+(?:for|of|on)[ \t]+[^ \t\r\n]{1,64})?"#,
+                r#"(?:[ \t]+(?:is|was)[ \t]+|[ \t]*[=:][ \t]+)(?:now[ \t]+|still[ \t]+)?"#,
                 r#"["'`]?"#,
                 r#"([^ \t\r\n"'`,;]+)"#
             )
@@ -282,7 +277,8 @@ fn named() -> Vec<Source> {
             "aws-secret-key",
             Text,
             &["akia", "asia"],
-            r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}[^A-Za-z0-9/+\r\n]{1,40}?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)".into(),
+            r"(?-u:\b)(?:AKIA|ASIA)[A-Z0-9]{16}[^A-Za-z0-9/+\r\n]{1,40}?([A-Za-z0-9/+]{40})(?:[^A-Za-z0-9/+=]|$)"
+                .into(),
             GroupMixed,
         ),
     ]

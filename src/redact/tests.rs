@@ -545,6 +545,7 @@ fn tool_arguments_mask_the_command_word_by_word_and_other_strings_whole() {
 #[case::prose("my password is hunter2", "my password is [REDACTED:password]")]
 #[case::prose_colon("the pw: Tr0ub4dor&3 works", "the pw: [REDACTED:password] works")]
 #[case::prose_pin("My PIN is 1234.", "My PIN is [REDACTED:password]")]
+#[case::prose_for("the root password for db1 is Tr0ub4dor", "the root password for db1 is [REDACTED:password]")]
 #[case::prose_eq("use pw=hunter2 please", "use pw=[REDACTED:password] please")]
 #[case::aws_alone("wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n", "[REDACTED:aws-secret-key]\n")]
 #[case::aws_after_id(
