@@ -158,8 +158,10 @@ impl Agent<'_> {
                             });
                         }
                         if observation.status == ObservationStatus::Ran {
-                            commands_run
-                                .push(call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("").into());
+                            // What ran: the user's edit when there was one, not what the model sent.
+                            let sent = call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("");
+                            let ran = crate::tools::run_command::edited_command(&observation.text).unwrap_or(sent);
+                            commands_run.push(ran.into());
                         }
                         self.push(history, ChatMessage::tool(call.id.clone(), observation.text));
                         let signature = format!("{}{}", call.name, call.arguments);

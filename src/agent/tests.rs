@@ -224,6 +224,7 @@ fn an_edited_command_is_assessed_again_and_runs_as_edited() {
     });
     assert_eq!(result.as_deref(), Some(observation.as_str()));
     assert!(run.audit.contains("CMD: \"rm build/out.o\""), "{}", run.audit);
+    assert_eq!(crate::tools::run_command::edited_command(observation), Some("rm build/out.o"));
 }
 
 /// A password the model wrote into a command runs as written but is not sent back to it in the

@@ -91,6 +91,17 @@ struct Call<'c> {
     edited: Option<Edit>,
 }
 
+/// How the edit note starts, up to the command that ran; [`EDITED_SENT`] follows that command.
+const EDITED: &str = "[edited]: the user edited the command at the prompt; what follows is for `";
+const EDITED_SENT: &str = "`, not for the command you sent: `";
+
+/// The command an observation says ran instead of the model's (redacted), when the user edited it.
+pub(crate) fn edited_command(observation: &str) -> Option<&str> {
+    // The note is always the second line: a command's output cannot pose as one.
+    let line = observation.lines().nth(1)?.strip_prefix(EDITED)?;
+    line.split_once(EDITED_SENT).map(|(now, _)| now)
+}
+
 /// The command the model sent and the one the user's edit made of it (both sanitized).
 struct Edit {
     sent: String,
@@ -105,8 +116,7 @@ impl Call<'_> {
         // Each command redacted word by word, as everywhere a command is kept.
         let redactor = &self.services.redactor;
         let note = format!(
-            "[edited]: the user edited the command at the prompt; what follows is for `{}`, not for the \
-             command you sent: `{}`",
+            "{EDITED}{}{EDITED_SENT}{}`",
             redactor.redact_command(&edit.now),
             redactor.redact_command(&edit.sent)
         );
