@@ -13,6 +13,8 @@
 //! observation that is later written to the audit log) gives the same text as once. The cost is linear
 //! in the text: each regex is a single pass, matches are merged once.
 
+mod command;
+mod encoded;
 mod learned;
 mod patterns;
 #[cfg(test)]
@@ -30,13 +32,13 @@ const SECRET_MARKERS: &[&str] =
     &["KEY", "TOKEN", "SECRET", "PASS", "PWD", "DSN", "CRED", "PRIVATE", "AUTH", "SESSION", "COOKIE"];
 
 /// Whole words that mark a secret only on their own (`OPENAI_API`; not `RAPID` or `CAPITAL`).
-const SECRET_WORDS: &[&str] = &["API", "SIG", "SIGNATURE", "BEARER", "JWT", "OTP", "PIN"];
+const SECRET_WORDS: &[&str] = &["API", "SIG", "SIGNATURE", "BEARER", "JWT", "OTP", "PIN", "PW"];
 
 /// Words that contain a marker but are not secret (`GIT_AUTHOR_NAME`, `XAUTHORITY`, `OPSAI_KEYMAP`).
 const BENIGN_WORDS: &[&str] = &[
     "AUTHOR", "AUTHORS", "AUTHORITY", "XAUTHORITY", "KEYMAP", "KEYBOARD", "KEYTIMEOUT", "KEYRING", "LESSKEY",
     "LESSKEYIN", "MONKEY", "BYPASS", "COMPASS", "PASSENGER", "PASSTHROUGH", "PASSTHRU", "PASSIVE", "TOKENIZER",
-    "TOKENIZERS", "CREDIT", "CREDITS", "SESSIONS",
+    "TOKENIZERS", "CREDIT", "CREDITS", "SESSIONS", "ASKPASS",
 ];
 
 /// Words that make a secret-looking name a setting *about* a secret: a limit, a lifetime, a kind, or
@@ -47,7 +49,7 @@ const QUALIFIER_WORDS: &[&str] = &[
     "MAX", "MIN", "LIMIT", "LIMITS", "COUNT", "NUM", "SIZE", "LEN", "LENGTH", "TTL", "TIMEOUT", "EXPIRY", "EXPIRES",
     "EXPIRATION", "LIFETIME", "TYPE", "KIND", "FORMAT", "MODE", "ENABLED", "DISABLED", "FILE", "PATH", "DIR", "URL",
     "HOST", "PORT", "ENDPOINT", "VERSION", "REGION", "SOCK", "NAME", "IP", "ADDR", "ADDRESS", "SUBNET", "CIDR",
-    "DOMAIN", "USER", "USERNAME", "EMAIL", "ALGORITHM", "ALG", "ISSUER", "AUDIENCE", "SCOPE", "SCOPES",
+    "DOMAIN", "USER", "USERNAME", "EMAIL", "ALGORITHM", "ALG", "ISSUER", "AUDIENCE", "SCOPE", "SCOPES", "REF",
 ];
 
 /// Well-known variables whose names look secret but whose values are sockets, ids, directories or
@@ -66,6 +68,14 @@ const MIN_VALUE_CHARS: usize = 6;
 /// Values that are settings, not secrets, whatever the variable is called (`AUTH_ENABLED=disabled`).
 const NOT_SECRET_VALUES: &[&str] = &["enabled", "disabled", "required", "optional", "default", "unknown"];
 
+/// The argument that holds a command line, in tool calls and events.
+pub const COMMAND_KEY: &str = "command";
+
+/// The marker of a base64 run that decodes to a secret.
+const BASE64_KIND: &str = "base64";
+/// The marker of a value in a Kubernetes Secret's `data:`.
+const KUBERNETES_KIND: &str = "k8s-secret";
+
 /// Passes after the first, at most: each only replaces text outside markers, so this is a bound, not a budget.
 const MAX_EXTRA_PASSES: usize = 4;
 
@@ -80,7 +90,8 @@ pub(crate) fn is_secret_name(name: &str) -> bool {
     if NOT_SECRET.contains(&upper.as_str()) || NOT_SECRET_PREFIXES.iter().any(|prefix| upper.starts_with(prefix)) {
         return false;
     }
-    let words: Vec<&str> = upper.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
+    let split = camel_words(name).to_ascii_uppercase();
+    let words: Vec<&str> = split.split(|c: char| !c.is_ascii_alphanumeric()).filter(|w| !w.is_empty()).collect();
     if words.iter().any(|word| QUALIFIER_WORDS.contains(word)) {
         return false;
     }
@@ -88,6 +99,21 @@ pub(crate) fn is_secret_name(name: &str) -> bool {
         .iter()
         .filter(|word| !BENIGN_WORDS.contains(word))
         .any(|word| SECRET_WORDS.contains(word) || SECRET_MARKERS.iter().any(|marker| word.contains(marker)))
+}
+
+/// `secretKeyRef` → `secret_Key_Ref`: a camelCase name's words are split like `SNAKE_CASE` ones,
+/// so `secretName` and `SharedAccessKeyName` are settings *about* a secret.
+fn camel_words(name: &str) -> String {
+    let mut out = String::with_capacity(name.len() + 4);
+    let mut previous_lower = false;
+    for c in name.chars() {
+        if c.is_ascii_uppercase() && previous_lower {
+            out.push('_');
+        }
+        previous_lower = c.is_ascii_lowercase() || c.is_ascii_digit();
+        out.push(c);
+    }
+    out
 }
 
 /// A value worth learning: long enough not to occur by chance, and not a yes/no or mode word.
@@ -157,12 +183,45 @@ impl Redactor {
 
     /// The text with every secret replaced by `[REDACTED:<kind>]`.
     pub fn redact(&self, text: &str) -> String {
+        self.redact_in(text, false)
+    }
+
+    /// A command line with its secrets masked only inside shell words ([`command`]): every
+    /// operator, separator, quote and command name stays as it is, so the redacted line still
+    /// shows every command that runs. For the audit log, the session store and the web chat.
+    pub fn redact_command(&self, command: &str) -> String {
+        self.redact_in(command, true)
+    }
+
+    /// A tool call's arguments (or any JSON) with every string redacted, the value of each
+    /// `command` key as a command line ([`Self::redact_command`]); keys, numbers and shape kept.
+    pub fn redact_json(&self, value: &serde_json::Value) -> serde_json::Value {
+        self.redact_json_under(value, false)
+    }
+
+    fn redact_json_under(&self, value: &serde_json::Value, command: bool) -> serde_json::Value {
+        use serde_json::Value;
+        match value {
+            Value::String(text) if command => Value::String(self.redact_command(text)),
+            Value::String(text) => Value::String(self.redact(text)),
+            Value::Array(items) => Value::Array(items.iter().map(|item| self.redact_json_under(item, false)).collect()),
+            Value::Object(fields) => Value::Object(
+                fields
+                    .iter()
+                    .map(|(key, field)| (key.clone(), self.redact_json_under(field, key == COMMAND_KEY)))
+                    .collect(),
+            ),
+            other => other.clone(),
+        }
+    }
+
+    fn redact_in(&self, text: &str, words: bool) -> String {
         // A marker can complete a pattern's context (`…]Authorization: x` has a word boundary that
         // `valueAuthorization: x` had not), so passes repeat until nothing changes; usually one pass
         // finds nothing, or a second confirms the first.
-        let Some(mut current) = self.redact_once(text) else { return text.to_owned() };
+        let Some(mut current) = self.redact_once(text, words) else { return text.to_owned() };
         for _ in 0..MAX_EXTRA_PASSES {
-            match self.redact_once(&current) {
+            match self.redact_once(&current, words) {
                 Some(next) if next != current => current = next,
                 _ => break,
             }
@@ -170,23 +229,24 @@ impl Redactor {
         current
     }
 
-    /// One pass; `None` when nothing was found.
-    fn redact_once(&self, text: &str) -> Option<String> {
+    /// One pass; `None` when nothing was found. `words`: mask only inside a command's words.
+    fn redact_once(&self, text: &str, words: bool) -> Option<String> {
         if text.is_empty() {
             return None;
         }
-        let mut spans: Vec<Span> = Vec::new();
         let lower = text.to_ascii_lowercase();
-        let triggered = patterns::triggered(&lower);
-        for (rank, pattern) in patterns::PATTERNS.iter().enumerate().filter(|(rank, _)| triggered[*rank]) {
-            pattern.find(text, &lower, &mut |range, kind| spans.push(Span { range, kind: kind.into(), rank }));
-        }
-        self.find_values(text, &mut spans);
+        let mut spans = self.spans(text, &lower);
+        self.find_hidden(text, &lower, &mut spans);
         if spans.is_empty() {
             return None;
         }
         let kept = self.markers(text);
-        let spans = merge(clip(spans, &kept));
+        let mut spans = merge(clip(spans, &kept));
+        if words {
+            let ranges: Vec<Range<usize>> = spans.iter().map(|span| span.range.clone()).collect();
+            let pieces = command::within(text, &ranges, &command::maskable(text));
+            spans = pieces.into_iter().map(|(index, range)| Span { range, ..spans[index].clone() }).collect();
+        }
         if spans.is_empty() {
             return None;
         }
@@ -203,8 +263,52 @@ impl Redactor {
         Some(out)
     }
 
-    fn find_values(&self, text: &str, spans: &mut Vec<Span>) {
+    /// What the patterns and the learned values find in `text` as it is.
+    fn spans(&self, text: &str, lower: &str) -> Vec<Span> {
+        let mut spans: Vec<Span> = Vec::new();
+        let triggered = patterns::triggered(lower);
+        for (rank, pattern) in patterns::PATTERNS.iter().enumerate().filter(|(rank, _)| triggered[*rank]) {
+            pattern.find(text, lower, &mut |range, kind| spans.push(Span { range, kind: kind.into(), rank }));
+        }
+        self.find_values(text, &mut spans);
+        spans
+    }
+
+    /// Secrets hidden from [`Self::spans`]: a base64 run whose decoded text holds a secret, a
+    /// Kubernetes Secret's data values, a token cut by a line break.
+    fn find_hidden(&self, text: &str, lower: &str, spans: &mut Vec<Span>) {
         let rank = usize::MAX;
+        for (range, decoded) in encoded::base64_runs(text) {
+            // A learned value's encoded form is already found, under its variable's name.
+            let found = spans.iter().any(|span| span.range.start < range.end && range.start < span.range.end);
+            if !found && !self.spans(&decoded, &decoded.to_ascii_lowercase()).is_empty() {
+                spans.push(Span { range, kind: BASE64_KIND.into(), rank });
+            }
+        }
+        if encoded::is_kubernetes_secret(lower) {
+            for range in encoded::kubernetes_values(text) {
+                spans.push(Span { range, kind: KUBERNETES_KIND.into(), rank });
+            }
+        }
+        if let Some(joined) = encoded::Joined::new(text) {
+            let joined_lower = joined.text.to_ascii_lowercase();
+            let triggered = patterns::triggered(&joined_lower);
+            let tokens = patterns::PATTERNS.iter().enumerate().filter(|(rank, p)| triggered[*rank] && p.is_token());
+            for (rank, pattern) in tokens {
+                pattern.find(&joined.text, &joined_lower, &mut |range, kind| {
+                    let pieces = joined.original(range);
+                    // One piece: found in the text as it is already.
+                    if pieces.len() > 1 {
+                        spans.extend(pieces.into_iter().map(|range| Span { range, kind: kind.into(), rank }));
+                    }
+                });
+            }
+        }
+    }
+
+    fn find_values(&self, text: &str, spans: &mut Vec<Span>) {
+        // A value this machine is known to hold names its variable, before any pattern's kind.
+        let rank = 0;
         self.learned.find(text, &mut |range, kind| spans.push(Span { range, kind: kind.to_owned(), rank }));
     }
 
@@ -219,7 +323,11 @@ impl Redactor {
     }
 
     fn is_kind(&self, kind: &str) -> bool {
-        kind == "env" || patterns::is_pattern_kind(kind) || self.env_kinds.contains(kind)
+        kind == "env"
+            || kind == BASE64_KIND
+            || kind == KUBERNETES_KIND
+            || patterns::is_pattern_kind(kind)
+            || self.env_kinds.contains(kind)
     }
 }
 
@@ -237,7 +345,7 @@ fn env_kind(name: &str) -> String {
 struct Span {
     range: Range<usize>,
     kind: String,
-    /// Pattern order; learned values last.
+    /// Pattern order (learned values share the first rank).
     rank: usize,
 }
 

@@ -113,7 +113,7 @@ impl Agent<'_> {
             // Broken arguments are stored as `{"_raw": …}` (valid JSON) and answered with an error.
             let mut unusable: Vec<Option<String>> =
                 reply.tool_calls.iter_mut().map(history::unusable_arguments).collect();
-            self.push(history, ChatMessage::assistant(reply.content.clone(), reply.tool_calls.clone()));
+            self.push(history, self.remembered(&reply.content, &reply.tool_calls));
             for (index, call) in reply.tool_calls.iter().enumerate() {
                 let effect = match self.tools.get(&call.name).filter(|_| unusable[index].is_none()) {
                     None => {
@@ -158,8 +158,10 @@ impl Agent<'_> {
                             });
                         }
                         if observation.status == ObservationStatus::Ran {
-                            commands_run
-                                .push(call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("").into());
+                            // What ran: the user's edit when there was one, not what the model sent.
+                            let sent = call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("");
+                            let ran = crate::tools::run_command::edited_command(&observation.text).unwrap_or(sent);
+                            commands_run.push(ran.into());
                         }
                         self.push(history, ChatMessage::tool(call.id.clone(), observation.text));
                         let signature = format!("{}{}", call.name, call.arguments);
@@ -228,6 +230,19 @@ impl Agent<'_> {
         Ok(TurnOutcome::StepLimit)
     }
 
+    /// The model's reply as the history keeps it and sends it back: its text and each call's
+    /// arguments redacted (a command word by word), so a password the model wrote into a command
+    /// (`curl -u admin:pw`) is not sent again with every later request. What runs is the call as
+    /// the model sent it, approved as it was shown.
+    fn remembered(&self, content: &str, calls: &[crate::protocol::ToolCall]) -> ChatMessage {
+        let redactor = &self.services.redactor;
+        let calls = calls
+            .iter()
+            .map(|call| crate::protocol::ToolCall { arguments: redactor.redact_json(&call.arguments), ..call.clone() })
+            .collect();
+        ChatMessage::assistant(redactor.redact(content), calls)
+    }
+
     fn push(&self, history: &mut Vec<ChatMessage>, message: ChatMessage) {
         if let Some(recorder) = self.recorder {
             recorder.record(&message);
@@ -252,7 +267,7 @@ impl Agent<'_> {
         for call in &mut reply.tool_calls {
             history::unusable_arguments(call);
         }
-        self.push(history, ChatMessage::assistant(reply.content, reply.tool_calls.clone()));
+        self.push(history, self.remembered(&reply.content, &reply.tool_calls));
         self.close_remaining(history, &reply.tool_calls, &format!("[ERROR]: not run: {problem}"));
     }
 

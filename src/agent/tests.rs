@@ -208,6 +208,37 @@ fn an_edited_command_is_assessed_again_and_runs_as_edited() {
         })
         .collect();
     assert_eq!(risks, [crate::protocol::Risk::High, crate::protocol::Risk::Medium]);
+    // The model, the history and the `tool_result` event hear what ran, not what it sent.
+    let observation = &tool_messages(&run.requests[1])[0].1;
+    assert!(
+        observation
+            .contains("[edited]: the user edited the command at the prompt; what follows is for `rm build/out.o`")
+            && observation.contains("not for the command you sent: `rm -rf build`")
+            && observation.contains("ran rm build/out.o"),
+        "{observation}"
+    );
+    assert!(observation.starts_with("exit 0"), "the outcome stays the first line: {observation}");
+    let result = run.events.iter().find_map(|e| match e {
+        AgentEvent::ToolResult { output, .. } => Some(output.clone()),
+        _ => None,
+    });
+    assert_eq!(result.as_deref(), Some(observation.as_str()));
+    assert!(run.audit.contains("CMD: \"rm build/out.o\""), "{}", run.audit);
+    assert_eq!(crate::tools::run_command::edited_command(observation), Some("rm build/out.o"));
+}
+
+/// A password the model wrote into a command runs as written but is not sent back to it in the
+/// history's copy of its own tool call.
+#[test]
+fn the_model_s_own_credentials_are_not_sent_back_in_the_history() {
+    let mut scenario = Scenario::new(vec![Ok(call("c1", "echo pass=EchoPw12345;rm -rf x")), Ok(answer("done"))]);
+    scenario.approver = Some(vec![Approval::Approved]);
+    let run = scenario.run("go");
+    assert_eq!(run.ran, vec!["echo pass=EchoPw12345;rm -rf x"], "ran byte for byte");
+    let second = serde_json::to_string(&run.requests[1].messages).unwrap();
+    assert!(!second.contains("EchoPw12345"), "{second}");
+    assert!(second.contains("echo pass=[REDACTED:password];rm -rf x"), "{second}");
+    assert!(run.audit.contains("CMD: \"echo pass=[REDACTED:password];rm -rf x\""), "{}", run.audit);
 }
 
 #[test]

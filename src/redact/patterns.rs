@@ -9,7 +9,12 @@ use std::sync::{LazyLock, OnceLock};
 
 use regex::{Captures, Regex, RegexSet};
 
+mod named;
 mod providers;
+
+use named::{
+    describes_a_secret, is_secret_key, local_name, mixes_cases_and_digits, named_key, named_value, names_password,
+};
 
 /// Which part of a match is the secret, and what must hold for it to count.
 #[derive(Debug, Clone, Copy)]
@@ -26,6 +31,18 @@ pub(super) enum Take {
     GroupValue,
     /// `key: value`: group 1 is the key; the value is the first of groups 2–4 that matched.
     Assignment,
+    /// `NAME=value` for any name: group 1 is the name, which must look secret
+    /// ([`super::is_secret_name`]); the value is the first of groups 2–4 that matched.
+    Named,
+    /// `<name …>value</name>`: group 1 the opening tag's name (it must look secret), group 2 the
+    /// value, group 3 the closing tag's name (the same).
+    Element,
+    /// Group 1 in prose (`my password is hunter2`), unless it is a word that describes the
+    /// password rather than being it (`is wrong`, `is stored in vault`).
+    Prose,
+    /// Group 1, when it mixes upper- and lower-case letters and digits (an AWS secret key; a git
+    /// SHA is hex in one case).
+    GroupMixed,
 }
 
 pub(super) struct Pattern {
@@ -179,6 +196,7 @@ fn sources() -> Vec<Source> {
     ];
     all.extend(generic);
     all.extend(providers::arguments());
+    all.extend(named::sources());
     all
 }
 
@@ -228,30 +246,47 @@ pub(super) fn is_pattern_kind(kind: &str) -> bool {
 const PASSWORD: &str = "password";
 
 impl Pattern {
+    /// A token shape (a provider's prefix and length): worth finding again in text whose line
+    /// breaks were taken out, where a generic `key=value` rule would join unrelated lines.
+    pub fn is_token(&self) -> bool {
+        matches!(self.take, Take::Whole | Take::WholeRandom) && self.kind != "private-key"
+    }
+
     /// Calls `found` with the byte range of every secret this pattern finds in `text`; `lower` is
     /// `text` in ASCII lowercase. Called only for the patterns [`triggered`] names.
     pub fn find(&self, text: &str, lower: &str, found: &mut impl FnMut(Range<usize>, &'static str)) {
         let Some(regex) = self.regex.get_or_init(|| Regex::new(&self.source).ok()) else { return };
         let haystack = if self.haystack == Haystack::Lowercase { lower } else { text };
         for caps in regex.captures_iter(haystack) {
+            let name = match self.take {
+                Take::Named => named_key(&caps),
+                _ => caps.get(1).map(|key| key.as_str()),
+            };
             let secret = match self.take {
                 Take::Whole | Take::WholeRandom => caps.get(0),
-                Take::Group | Take::GroupRandom | Take::GroupValue => caps.get(1),
+                Take::Group | Take::GroupRandom | Take::GroupValue | Take::Prose | Take::GroupMixed => caps.get(1),
                 Take::Assignment => assignment_value(&caps),
+                Take::Named => named_value(&caps),
+                Take::Element => caps.get(2),
             };
             let Some(secret) = secret else { continue };
             let kind = match self.take {
-                Take::Assignment
-                    if caps.get(1).is_some_and(|key| key.as_str().to_ascii_lowercase().contains("pass")) =>
-                {
-                    PASSWORD
-                }
+                Take::Assignment | Take::Named | Take::Element if name.is_some_and(names_password) => PASSWORD,
                 _ => self.kind,
             };
+            let value = secret.as_str();
             let keep = match self.take {
                 Take::Whole | Take::Group => true,
-                Take::WholeRandom | Take::GroupRandom => looks_random(secret.as_str()),
-                Take::GroupValue | Take::Assignment => !is_placeholder(secret.as_str()),
+                Take::WholeRandom | Take::GroupRandom => looks_random(value),
+                Take::GroupValue | Take::Assignment => !is_placeholder(value),
+                Take::Named => name.is_some_and(|name| is_secret_key(name, value)) && !is_placeholder(value),
+                Take::Element => {
+                    caps.get(1).map(|open| open.as_str()) == caps.get(3).map(|close| close.as_str())
+                        && name.is_some_and(|name| is_secret_key(local_name(name), value))
+                        && !is_placeholder(value)
+                }
+                Take::Prose => !is_placeholder(value) && !describes_a_secret(value),
+                Take::GroupMixed => mixes_cases_and_digits(value),
             };
             if keep {
                 found(secret.range(), kind);
@@ -274,7 +309,7 @@ fn is_placeholder(value: &str) -> bool {
     let lower = value.to_ascii_lowercase();
     value.is_empty()
         || value.starts_with(['$', '{', '<', '%', '='])
-        || value.starts_with("[REDACTED")
+        || lower.starts_with("[redacted")
         || value.chars().all(|c| c == '*' || c == 'x' || c == 'X' || c == '.')
         || matches!(lower.as_str(), "null" | "none" | "nil" | "true" | "false" | "undefined" | "required" | "optional")
 }

@@ -467,3 +467,5 @@ fn redacts_provider_tokens_and_command_credentials(#[case] text: &str, #[case] e
 fn keeps_look_alikes(#[case] text: &str) {
     assert_eq!(Redactor::default().redact(text), text);
 }
+
+mod issue21;

@@ -207,7 +207,8 @@ impl AuditLog {
             escape_into(&mut line, &redact(host), NAME_CHARS, false);
         }
         line.push_str(" | CMD: \"");
-        escape_into(&mut line, &redact(&record.command), FIELD_CHARS, true);
+        // Word by word: the line still shows every command and operator that ran (`;rm -rf d`).
+        escape_into(&mut line, &self.redactor.redact_command(&record.command), FIELD_CHARS, true);
         let _ = write!(line, "\" | RISK: {} | CONFIRMED: {} | EXIT: {exit} | OUTPUT: ", record.risk, record.confirmed);
         escape_into(&mut line, &output, OUTPUT_CHARS, false);
         line.push('\n');

@@ -301,17 +301,9 @@ impl SessionStore {
         ToolCall { id: call.id.clone(), name: call.name.clone(), arguments: self.redact_json(&call.arguments) }
     }
 
-    /// `value` with every string in it redacted; keys, numbers and the shape are kept.
+    /// `value` with every string in it redacted (a command line word by word); keys, numbers and the shape are kept.
     fn redact_json(&self, value: &serde_json::Value) -> serde_json::Value {
-        use serde_json::Value;
-        match value {
-            Value::String(text) => Value::String(self.redactor.redact(text)),
-            Value::Array(items) => Value::Array(items.iter().map(|item| self.redact_json(item)).collect()),
-            Value::Object(fields) => {
-                Value::Object(fields.iter().map(|(key, field)| (key.clone(), self.redact_json(field))).collect())
-            }
-            other => other.clone(),
-        }
+        self.redactor.redact_json(value)
     }
 }
 

@@ -66,7 +66,7 @@ impl Caller<'_> {
 /// Runs `args.command` through the policy, the approval and the executor, on behalf of `caller`.
 pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
     let ToolContext { services, state, events, input, .. } = ctx;
-    let mut call = Call { caller, id, services, events, input };
+    let mut call = Call { caller, id, services, events, input, edited: None };
     let mut planned = match assess::assess(&mut call, args, &state.cwd) {
         Ok(planned) => planned,
         Err(invalid) => return ToolEffect::Observe(invalid),
@@ -87,9 +87,46 @@ struct Call<'c> {
     events: &'c mut (dyn FnMut(AgentEvent) + Send),
     /// The user's request, for the audit log.
     input: &'c str,
+    /// Set when the user edited the command at the prompt, so the observation says what ran (and
+    /// through it the history, the session store, `--json` and the web chat).
+    edited: Option<Edit>,
+}
+
+/// How the edit note starts, up to the command that ran; [`EDITED_SENT`] follows that command.
+const EDITED: &str = "[edited]: the user edited the command at the prompt; what follows is for `";
+const EDITED_SENT: &str = "`, not for the command you sent: `";
+
+/// The command an observation says ran instead of the model's (redacted), when the user edited it.
+pub(crate) fn edited_command(observation: &str) -> Option<&str> {
+    // The note is always the second line: a command's output cannot pose as one.
+    let line = observation.lines().nth(1)?.strip_prefix(EDITED)?;
+    line.split_once(EDITED_SENT).map(|(now, _)| now)
+}
+
+/// The command the model sent and the one the user's edit made of it (both sanitized).
+struct Edit {
+    sent: String,
+    now: String,
 }
 
 impl Call<'_> {
+    /// `text` for the model with the edit note under its first line (the outcome, or why it was
+    /// refused, stays first) when the user rewrote the command.
+    fn observed(&self, text: String) -> String {
+        let Some(edit) = self.edited.as_ref().filter(|edit| edit.now != edit.sent) else { return text };
+        // Each command redacted word by word, as everywhere a command is kept.
+        let redactor = &self.services.redactor;
+        let note = format!(
+            "{EDITED}{}{EDITED_SENT}{}`",
+            redactor.redact_command(&edit.now),
+            redactor.redact_command(&edit.sent)
+        );
+        match text.split_once('\n') {
+            Some((first, rest)) => format!("{first}\n{note}\n{rest}"),
+            None => format!("{text}\n{note}"),
+        }
+    }
+
     fn emit(&mut self, event: AgentEvent) {
         (self.events)(event);
     }
@@ -153,8 +190,14 @@ fn approve(call: &mut Call, state: &mut RunState, planned: &mut Planned) -> Resu
                 return Err(Box::new(ToolEffect::Abort));
             }
             Verdict::Edited(typed) => {
+                let before = planned.assessment.sanitized.clone();
                 planned.reassess(typed, call.services.policy);
                 call.announce(json!({"command": planned.typed}), &planned.assessment);
+                let now = planned.assessment.sanitized.clone();
+                match &mut call.edited {
+                    Some(edit) => edit.now = now,
+                    None => call.edited = Some(Edit { sent: before, now }),
+                }
             }
         }
     }
@@ -170,6 +213,7 @@ fn refused(call: &mut Call, assessment: &Assessment, refusal: Refusal) -> Observ
         Ok(()) => message,
         Err(err) => format!("{message}\n[ERROR]: {err}"),
     };
+    let message = call.observed(message);
     let observation = Observation {
         call_id: call.id.into(),
         status,

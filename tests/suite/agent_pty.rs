@@ -161,3 +161,32 @@ fn a_one_shot_answer_on_a_colour_terminal_is_rendered_as_markdown() {
     assert!(screen.contains("\x1b[1mdu -sh\x1b[0m"), "the answer was not rendered as Markdown:\n{screen}");
     assert!(screen.contains("•"), "{screen}");
 }
+
+/// Issue 21 §6: after `[e]` edit the model hears what ran, not what it sent, and the saved
+/// conversation and the audit log keep the same.
+#[test]
+fn an_edited_command_is_what_the_model_the_history_and_the_audit_log_hear_ran() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "touch wrong.txt"})),
+        reply_text("Made the file."),
+    ]);
+    let mut session = start(&env, &mock, &["make a marker"]);
+    session.expect("[e] edit", LIMIT);
+    session.send("e\r");
+    session.expect("new command", LIMIT);
+    session.send("touch right.txt\r");
+    session.expect("[MEDIUM] touch right.txt", LIMIT);
+    session.send("y\r");
+    session.expect("Made the file.", LIMIT);
+    assert_eq!(session.wait(LIMIT), 0);
+    assert!(env.user_home().join("right.txt").exists() && !env.user_home().join("wrong.txt").exists());
+    let told = mock.chat_requests()[1].tool_result("c1").unwrap_or_default();
+    assert!(
+        told.contains("what follows is for `touch right.txt`, not for the command you sent: `touch wrong.txt`"),
+        "{told}"
+    );
+    let stored = stored_messages(&env);
+    assert!(stored.iter().any(|(role, content)| role == "tool" && content == &told), "{stored:?}");
+    assert!(audit(&env).contains("CMD: \"touch right.txt\""), "{}", audit(&env));
+}

@@ -173,3 +173,54 @@ fn the_prompt_names_what_a_grant_covers_and_it_covers_only_that() {
     assert!(env.user_home().join("d3").is_dir());
     assert_eq!(term.screen().matches("[y] run once").count(), 2, "{}", term.screen());
 }
+
+/// Issue 21 §6: output that the model reads must not be hidden from the person. A command prints a
+/// concealed line, a black-on-black one and a 256-colour and a truecolor one in their background's
+/// colour; tmux's screen, read back with its attributes, shows each without conceal or a
+/// background, while an ordinary colour survives. The same bytes printed raw are concealed (the
+/// check can fail).
+#[test]
+fn output_that_hides_text_from_the_person_is_shown_plainly() {
+    if !require("tmux") {
+        return;
+    }
+    // Each word's last letter is an octal escape, so the command line shown does not contain it.
+    let printf = r"printf '\033[8mHIDDEN-ON\105\033[0m\n\033[30;40mHIDDEN-TW\117\033[0m\n\033[38;5;16;48;5;16mHIDDEN-THRE\105\033[0m\n\033[38;2;9;9;9;48;2;9;9;9mHIDDEN-FOU\122\033[0m\n\033[31mRED-KEP\124\033[0m\n'";
+    let attributes = |term: &Tmux| term.run(&["capture-pane", "-p", "-e", "-S", "-2000"]);
+    // Control: raw, tmux keeps the conceal attribute on the cell.
+    let env = TestEnv::new();
+    let mock = MockLlm::start([]);
+    let raw = format!("read go; {printf}; echo END-RAW; sleep 30");
+    let term = Tmux::start("/bin/sh", &["-c", &raw], &env.terminal_vars(&mock.base_url()), env.user_home());
+    term.press(&["Enter"]);
+    term.wait_for("END-RAW", LIMIT);
+    let screen = attributes(&term);
+    let line = screen.lines().find(|l| l.contains("HIDDEN-ONE")).unwrap_or_default();
+    assert!(line.contains("\x1b[8m") || line.contains(";8m"), "raw output is concealed: {line:?}");
+    drop(term);
+
+    let mock =
+        MockLlm::start([reply_tool_call("c1", "run_command", json!({"command": printf})), reply_text("ALL-DONE")]);
+    let term = start(&env, &mock, &["show the file"]);
+    term.press(&["Enter"]);
+    term.wait_for("ALL-DONE", LIMIT);
+    let screen = attributes(&term);
+    for word in ["HIDDEN-ONE", "HIDDEN-TWO", "HIDDEN-THREE", "HIDDEN-FOUR"] {
+        let line = screen.lines().find(|l| l.contains(word)).unwrap_or_else(|| panic!("{word} missing:\n{screen}"));
+        let codes: Vec<&str> = line.split("\x1b[").skip(1).map(|part| part.split('m').next().unwrap_or("")).collect();
+        for code in &codes {
+            let params: Vec<&str> = code.split(';').collect();
+            assert!(!params.contains(&"8"), "{word} concealed: {line:?}");
+            assert!(
+                !params.iter().any(|p| p.starts_with('4') && p.len() == 2 && *p != "49"),
+                "{word} background: {line:?}"
+            );
+            assert!(!params.contains(&"48"), "{word} background: {line:?}");
+        }
+    }
+    let red = screen.lines().find(|l| l.contains("RED-KEPT")).unwrap_or_default();
+    assert!(red.contains("31m") || red.contains(";31"), "ordinary colours stay: {red:?}");
+    // The model read the same text the person saw.
+    let observation = mock.chat_requests()[1].tool_result("c1").unwrap_or_default();
+    assert!(observation.contains("HIDDEN-ONE") && observation.contains("HIDDEN-FOUR"), "{observation}");
+}

@@ -54,12 +54,23 @@ pub fn model_text(value: &mut Value) {
     });
 }
 
-/// Every string of `value` redacted.
+/// Every string of `value` redacted; a command line (any `command` key, the tool arguments' too)
+/// word by word, so the approval card shows every operator and command that runs.
 pub fn redact(redactor: &Redactor, value: &mut Value) {
-    each_string(value, &mut |text| {
-        let redacted = redactor.redact(text);
-        (redacted != text).then_some(redacted)
-    });
+    match value {
+        Value::Object(map) => {
+            for (key, item) in map.iter_mut() {
+                match item {
+                    _ if ID_KEYS.contains(&key.as_str()) => {}
+                    Value::String(command) if key == crate::redact::COMMAND_KEY || key == "display" => {
+                        *command = redactor.redact_command(command);
+                    }
+                    other => *other = redactor.redact_json(other),
+                }
+            }
+        }
+        other => *other = redactor.redact_json(other),
+    }
 }
 
 /// Live output shown of one turn at most: beyond it the turn's log (kept for `/stream` readers)
@@ -152,6 +163,8 @@ mod tests {
         assert_eq!(lines.push("c1", "ghp_0123456789"), None);
         assert_eq!(lines.push("c1", "abcdef\nnext"), text("ghp_0123456789abcdef\n"));
         assert_eq!(lines.push("c1", "\x1b[31mred\x1b[0m\n"), text("nextred\n"));
+        // Nothing reaches the browser able to hide text: conceal and same-colour attributes go too.
+        assert_eq!(lines.push("c9", "\x1b[8mhid\x1b[30;40mden\x1b[0m\n"), text("hidden\n"));
         assert_eq!(lines.flush("c1"), None);
         assert_eq!(lines.push("c2", "tail"), None);
         assert_eq!(lines.flush("c2"), text("tail"));

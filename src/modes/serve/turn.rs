@@ -87,9 +87,9 @@ impl Turn {
         self.log.send_modify(|log| log.events.push(text));
     }
 
-    /// `text` as an event published now would show it (redacted).
-    pub fn shown(&self, text: &str) -> String {
-        self.redactor.redact(text)
+    /// A command line as an event published now would show it (redacted word by word).
+    pub fn shown(&self, command: &str) -> String {
+        self.redactor.redact_command(command)
     }
 
     /// No event follows: the readers end after the ones they have not seen yet.

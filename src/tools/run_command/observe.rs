@@ -32,6 +32,7 @@ pub(super) fn observe(call: &mut Call, assessment: &Assessment, allowed: Allowed
             if ran.sandboxed && result.exit_code != Some(0) && !result.interrupted && looks_denied(&output) {
                 text.push_str(&format!("\n{SANDBOX_HINT}"));
             }
+            let mut text = call.observed(text);
             if let Err(err) = call.audit(assessment, confirmed, result.exit_code, &output) {
                 // Safe commands run without the gate's check, and a disk can fill while a command
                 // runs: a missing line is said, to the model and to the user.
@@ -55,7 +56,7 @@ pub(super) fn observe(call: &mut Call, assessment: &Assessment, allowed: Allowed
                 call_id: call.id.into(),
                 status: ObservationStatus::Ran,
                 exit_code: None,
-                text: message,
+                text: call.observed(message),
                 truncated_bytes: 0,
                 duration_ms: u64::try_from(ran.elapsed.as_millis()).unwrap_or(u64::MAX),
             }

@@ -195,3 +195,33 @@ async fn a_demoted_operator_keeps_no_grant() {
     assert!(last.contains("USER: alice") && last.contains("CONFIRMED: no"), "{log}");
     server.stop();
 }
+
+/// Issue 21 §6: the card masks a secret inside its word only; every operator and command that
+/// would run is on it (`;rm -rf DIR`), in the request, the tool call and its arguments, and the
+/// audit line of the refusal.
+#[tokio::test(flavor = "multi_thread")]
+async fn the_approval_card_shows_every_command_and_operator_of_a_redacted_line() {
+    let env = TestEnv::new();
+    let file = two_users(&env);
+    let command = "echo Authorization: Bearer tok3n42abc;rm -rf DIR";
+    let shown = "echo Authorization: Bearer [REDACTED:authorization];rm -rf DIR";
+    let mock =
+        MockLlm::start([reply_tool_call("r1", "run_command", json!({"command": command})), reply_text("Not run.")]);
+    let server = Server::builder(&env).mock(&mock).users(&file).start();
+    let alice = server.login("alice", "alice-password").await;
+    let id = alice.new_conversation().await;
+    let mut events = alice.chat(id, "print the header").await;
+    let request = events.until(|e| e["kind"] == "request").await;
+    assert_eq!(request["command"], shown, "{request}");
+    assert_eq!(alice.approve("r1", "deny", None).await.0, StatusCode::NO_CONTENT);
+    let rest = events.collect().await;
+    let call = rest.iter().find(|e| e["type"] == "tool_call" && e["id"] == "r1" && e["command"].is_string());
+    let call = call.unwrap_or_else(|| panic!("no tool_call event: {rest:#?}"));
+    assert_eq!(call["command"], shown, "{call}");
+    assert_eq!(call["args"]["command"], shown, "{call}");
+    let text = serde_json::to_string(&rest).unwrap();
+    assert!(!text.contains("tok3n42abc"), "{text}");
+    let log = audit(&env);
+    assert!(log.contains(&format!("CMD: \"{shown}\"")), "{log}");
+    server.stop();
+}
