@@ -61,12 +61,14 @@ pub(crate) enum ProcMode {
 pub fn apply(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode) -> Result<String, ApplyError> {
     if profile == SandboxProfile::Strict {
         drop_capabilities()?;
+        super::process::drop_capabilities().map_err(ApplyError::Capabilities)?;
     }
     let landlock = landlock(profile, forbidden, proc_mode)?;
     seccomp(profile)?;
     if profile == SandboxProfile::Strict && proc_mode == ProcMode::Scoped {
-        // The parent (opsai) is outside the sandbox and its environment holds what a command must not see.
-        let parent = nix::unistd::getppid();
+        // The helper (opsai, the command's init) is outside the sandbox and its environment holds
+        // what a command must not see; inside a PID namespace getppid() would not name it.
+        let parent = super::process::helper_pid();
         if std::fs::File::open(format!("/proc/{parent}/environ")).is_ok() {
             return Err(ApplyError::EnvironReadable);
         }
@@ -141,7 +143,7 @@ fn landlock(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode)
     // (`ProcMode`); opsai's own tools get `/proc` whole.
     let proc = match (profile, proc_mode) {
         (SandboxProfile::Strict, ProcMode::Scoped) => paths::ProcGrant::Whole,
-        (SandboxProfile::Strict, ProcMode::PerPid) => paths::ProcGrant::PerPid(std::process::id()),
+        (SandboxProfile::Strict, ProcMode::PerPid) => paths::ProcGrant::PerPid(super::process::proc_pid()),
         (SandboxProfile::Tool, _) => paths::ProcGrant::Walked,
     };
     let grants = paths::grants(forbidden, proc);
@@ -264,6 +266,31 @@ fn denied_syscalls() -> Vec<i64> {
         libc::SYS_lremovexattr,
         libc::SYS_fremovexattr,
         libc::SYS_utimensat,
+        // Other processes (issue 21 §2): their memory, their file descriptors compared, NUMA pages.
+        libc::SYS_kcmp,
+        libc::SYS_process_madvise,
+        libc::SYS_process_mrelease,
+        libc::SYS_migrate_pages,
+        // IPC objects outlive the processes that made them (`ipcmk`), and attaching to another
+        // program's segment or queue changes it: SysV shared memory, semaphores and message
+        // queues, and POSIX message queues. `ipcs` reads /proc/sysvipc and keeps working.
+        libc::SYS_shmget,
+        libc::SYS_shmat,
+        libc::SYS_shmctl,
+        libc::SYS_semget,
+        libc::SYS_semop,
+        libc::SYS_semtimedop,
+        libc::SYS_semctl,
+        libc::SYS_msgget,
+        libc::SYS_msgsnd,
+        libc::SYS_msgrcv,
+        libc::SYS_msgctl,
+        libc::SYS_mq_open,
+        libc::SYS_mq_unlink,
+        libc::SYS_mq_timedsend,
+        libc::SYS_mq_timedreceive,
+        libc::SYS_mq_notify,
+        libc::SYS_mq_getsetattr,
     ];
     #[cfg(target_arch = "x86_64")]
     calls.extend([
@@ -308,8 +335,38 @@ fn seccomp(profile: SandboxProfile) -> Result<(), ApplyError> {
             blocks.push((libc::SYS_socket, vec![Check::NotEquals { arg: 0, value: flags(libc::AF_NETLINK) }]));
         }
     }
+    blocks.extend(process_rules());
     // clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc fall back to clone.
     let rules = bpf::Rules { denied, unsupported: vec![libc::SYS_clone3], blocks };
     let program = bpf::program(&rules).map_err(built)?;
     seccompiler::apply_filter(&program).map_err(|e| ApplyError::Seccomp(format!("loaded ({e})")))
+}
+
+/// Calls that may act on the caller only (issue 21 §2): a pid (or `which`/`who`) other than "this
+/// process" is denied, so `renice`, `ionice -p`, `taskset -p`, `chrt -p` and `prlimit --pid` cannot
+/// change a process outside the sandbox, while `nice CMD`, `taskset -c 0 CMD` and `ulimit` keep
+/// working (pid 0). The numbers are `int`s, whose low 32 bits are all the kernel reads.
+///
+/// Locks: `flock` with LOCK_SH or LOCK_EX is denied, because a read-only open is enough to hold one
+/// and it blocks every other program's lock on that file; leases (F_SETLEASE) hold other
+/// programs' opens. `fcntl` record locks stay: SQLite and rpm readers need shared ones, a write
+/// lock needs a writable descriptor (which the sandbox never gives), and they end with the command.
+fn process_rules() -> Vec<(i64, Vec<Check>)> {
+    let not_self = || vec![Check::NotEquals { arg: 0, value: 0 }];
+    // PRIO_PROCESS and IOPRIO_WHO_PROCESS, with who = 0.
+    let only_self = |which: u32| vec![Check::NotEquals { arg: 0, value: which }, Check::NotEquals { arg: 1, value: 0 }];
+    let lock_sh_ex = u32::try_from(libc::LOCK_SH | libc::LOCK_EX).unwrap_or(3);
+    let setlease = u32::try_from(libc::F_SETLEASE).unwrap_or(1024);
+    vec![
+        (libc::SYS_setpriority, only_self(0)),
+        (libc::SYS_ioprio_set, only_self(1)),
+        (libc::SYS_prlimit64, not_self()),
+        (libc::SYS_sched_setaffinity, not_self()),
+        (libc::SYS_sched_setscheduler, not_self()),
+        (libc::SYS_sched_setparam, not_self()),
+        (libc::SYS_sched_setattr, not_self()),
+        (libc::SYS_move_pages, not_self()),
+        (libc::SYS_flock, vec![Check::AnyBit { arg: 1, mask: lock_sh_ex }]),
+        (libc::SYS_fcntl, vec![Check::Equals { arg: 1, value: setlease }]),
+    ]
 }
