@@ -308,6 +308,12 @@ fn denied_syscalls() -> Vec<i64> {
 
 fn seccomp(profile: SandboxProfile) -> Result<(), ApplyError> {
     let built = |e: bpf::TooLong| ApplyError::Seccomp(format!("built ({e})"));
+    let program = bpf::program(&rules(profile, nix::unistd::geteuid().is_root())).map_err(built)?;
+    seccompiler::apply_filter(&program).map_err(|e| ApplyError::Seccomp(format!("loaded ({e})")))
+}
+
+/// The filter's rules for `profile`, for root or another user.
+fn rules(profile: SandboxProfile, root: bool) -> bpf::Rules {
     let flags = |value: i32| u32::try_from(value).unwrap_or(u32::MAX);
     let mut denied = denied_syscalls();
     let mut blocks = vec![
@@ -329,7 +335,7 @@ fn seccomp(profile: SandboxProfile) -> Result<(), ApplyError> {
         // /:/host`), and Landlock only controls connecting to them from ABI 9. Netlink stays for a
         // user other than root, so `ip addr` and `ss` work (as root it changes the network).
         // `socketpair` (a private pipe) is not `socket`, and stays.
-        if nix::unistd::geteuid().is_root() {
+        if root {
             denied.push(libc::SYS_socket);
         } else {
             blocks.push((libc::SYS_socket, vec![Check::NotEquals { arg: 0, value: flags(libc::AF_NETLINK) }]));
@@ -337,9 +343,7 @@ fn seccomp(profile: SandboxProfile) -> Result<(), ApplyError> {
     }
     blocks.extend(process_rules());
     // clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc fall back to clone.
-    let rules = bpf::Rules { denied, unsupported: vec![libc::SYS_clone3], blocks };
-    let program = bpf::program(&rules).map_err(built)?;
-    seccompiler::apply_filter(&program).map_err(|e| ApplyError::Seccomp(format!("loaded ({e})")))
+    bpf::Rules { denied, unsupported: vec![libc::SYS_clone3], blocks }
 }
 
 /// Calls that may act on the caller only (issue 21 §2): a pid (or `which`/`who`) other than "this
@@ -369,4 +373,59 @@ fn process_rules() -> Vec<(i64, Vec<Check>)> {
         (libc::SYS_flock, vec![Check::AnyBit { arg: 1, mask: lock_sh_ex }]),
         (libc::SYS_fcntl, vec![Check::Equals { arg: 1, value: setlease }]),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_caller_itself_can_be_reniced_limited_pinned_or_locked_for_others() {
+        for (profile, root) in
+            [(SandboxProfile::Strict, true), (SandboxProfile::Strict, false), (SandboxProfile::Tool, true)]
+        {
+            let program = bpf::program(&rules(profile, root)).unwrap();
+            let allowed = |nr: i64, args: [u32; 6]| bpf::tests::allowed(&program, nr, args);
+            let pid = 4242;
+            assert!(allowed(libc::SYS_setpriority, [0, 0, 5, 0, 0, 0]), "nice CMD");
+            assert!(!allowed(libc::SYS_setpriority, [0, pid, 5, 0, 0, 0]), "renice -p");
+            assert!(!allowed(libc::SYS_setpriority, [2, 0, 5, 0, 0, 0]), "renice -u (every process of the user)");
+            assert!(!allowed(libc::SYS_setpriority, [1, 0, 5, 0, 0, 0]), "renice -g");
+            assert!(allowed(libc::SYS_ioprio_set, [1, 0, 0x6000, 0, 0, 0]), "ionice CMD");
+            assert!(!allowed(libc::SYS_ioprio_set, [1, pid, 0x6000, 0, 0, 0]), "ionice -p");
+            assert!(!allowed(libc::SYS_ioprio_set, [3, 0, 0x6000, 0, 0, 0]), "ionice of every process of a user");
+            assert!(allowed(libc::SYS_prlimit64, [0, 0, 0, 0, 0, 0]), "ulimit");
+            assert!(!allowed(libc::SYS_prlimit64, [pid, 0, 0, 0, 0, 0]), "prlimit --pid");
+            for nr in [
+                libc::SYS_sched_setaffinity,
+                libc::SYS_sched_setscheduler,
+                libc::SYS_sched_setparam,
+                libc::SYS_sched_setattr,
+                libc::SYS_move_pages,
+            ] {
+                assert!(allowed(nr, [0; 6]), "{nr} on itself");
+                assert!(!allowed(nr, [pid, 0, 0, 0, 0, 0]), "{nr} on another");
+            }
+            for nr in [
+                libc::SYS_kcmp,
+                libc::SYS_process_madvise,
+                libc::SYS_migrate_pages,
+                libc::SYS_shmget,
+                libc::SYS_semget,
+                libc::SYS_msgget,
+                libc::SYS_mq_open,
+                libc::SYS_shmat,
+            ] {
+                assert!(!allowed(nr, [0; 6]), "{nr}");
+            }
+            let (sh, ex, un, nb) = (1, 2, 8, 4);
+            assert!(
+                !allowed(libc::SYS_flock, [3, sh, 0, 0, 0, 0]) && !allowed(libc::SYS_flock, [3, ex | nb, 0, 0, 0, 0])
+            );
+            assert!(allowed(libc::SYS_flock, [3, un, 0, 0, 0, 0]));
+            assert!(!allowed(libc::SYS_fcntl, [3, 1024, 0, 0, 0, 0]), "F_SETLEASE");
+            assert!(allowed(libc::SYS_fcntl, [3, 6, 0, 0, 0, 0]), "F_SETLK");
+            assert!(allowed(libc::SYS_read, [0; 6]));
+        }
+    }
 }
