@@ -132,9 +132,14 @@ pub(crate) fn contain(limits: &SandboxLimits) -> Result<Contained, ContainError>
     let watched = watched_signals();
     let mut original = SigSet::empty();
     sigprocmask(SigmaskHow::SIG_BLOCK, Some(&watched), Some(&mut original)).map_err(ContainError::Signals)?;
+    // Closed when the command's process `exec`s (or exits): until then a signal that reached the
+    // inits may have been sent before that process existed, so they pass it on.
+    let (exec_read, exec_write) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC).map_err(ContainError::Signals)?;
     let direct = mode == Mode::Subreaper;
     if let ForkResult::Parent { child } = fork()? {
-        supervise(child, &watched, &Role { init_of_namespace: false, supervises_command: direct, cgroup, limits });
+        drop(exec_write);
+        let role = Role { init_of_namespace: false, supervises_command: direct, cgroup, limits, exec: exec_read };
+        supervise(child, &watched, &role);
     }
     if mode == Mode::PidNamespace {
         // Pid 1 of the namespace; its death takes every process in it.
@@ -143,15 +148,17 @@ pub(crate) fn contain(limits: &SandboxLimits) -> Result<Contained, ContainError>
             cgroup.join().map_err(ContainError::Cgroup)?;
         }
         if let ForkResult::Parent { child } = fork()? {
-            supervise(
-                child,
-                &watched,
-                &Role { init_of_namespace: true, supervises_command: true, cgroup: None, limits },
-            );
+            drop(exec_write);
+            let role =
+                Role { init_of_namespace: true, supervises_command: true, cgroup: None, limits, exec: exec_read };
+            supervise(child, &watched, &role);
         }
     } else if let Some(cgroup) = &cgroup {
         cgroup.join().map_err(ContainError::Cgroup)?;
     }
+    // Kept open until the `exec` closes it.
+    std::mem::forget(exec_write);
+    drop(exec_read);
     sigprocmask(SigmaskHow::SIG_SETMASK, Some(&original), None).map_err(ContainError::Signals)?;
     let nproc = cgroup.is_none() && !nix::unistd::geteuid().is_root();
     limits::apply(limits, nproc).map_err(ContainError::Limits)?;
@@ -188,6 +195,18 @@ struct Role<'a> {
     supervises_command: bool,
     cgroup: Option<Cgroup>,
     limits: &'a SandboxLimits,
+    /// The read end of the pipe the command's `exec` closes.
+    exec: std::os::fd::OwnedFd,
+}
+
+impl Role<'_> {
+    /// Whether the command has been `exec`ed (so it is in the process group and got the
+    /// terminal's signals itself): the pipe's last writer is gone.
+    fn command_started(&self) -> bool {
+        use std::os::fd::AsFd;
+        let mut fds = [nix::poll::PollFd::new(self.exec.as_fd(), nix::poll::PollFlags::POLLIN)];
+        !matches!(nix::poll::poll(&mut fds, nix::poll::PollTimeout::ZERO), Ok(0))
+    }
 }
 
 /// Waits for `child`, reaping orphans on the way; then kills every descendant left and exits
@@ -199,7 +218,14 @@ fn supervise(child: Pid, watched: &SigSet, role: &Role) -> ! {
             kill_tree(role, child);
             exit_with(status, role);
         }
-        match watched.wait() {
+        let signal = watched.wait();
+        if let Ok(sent @ (Signal::SIGINT | Signal::SIGQUIT | Signal::SIGTERM | Signal::SIGHUP)) = signal
+            && !role.command_started()
+        {
+            // It blocks them until just before `exec`, so this merges with one sent to the group.
+            let _ = kill(child, sent);
+        }
+        match signal {
             Ok(Signal::SIGTERM | Signal::SIGHUP) if !terminating => {
                 terminating = true;
                 nix::unistd::alarm::set(GRACE_SECS);
