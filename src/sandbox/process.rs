@@ -60,7 +60,7 @@ impl std::fmt::Display for Contained {
         let l = &self.limits;
         let pids = match (self.pids, l.pids) {
             (PidsBound::Cgroup, n) => format!("{n} processes (pids cgroup)"),
-            (PidsBound::Nproc, n) => format!("{n} more processes (RLIMIT_NPROC)"),
+            (PidsBound::Nproc, n) => format!("{n} processes above the machine's count (RLIMIT_NPROC)"),
             (PidsBound::Unbounded, 0) => "no process limit".to_owned(),
             (PidsBound::Unbounded, _) => "no process limit (root without a writable pids cgroup)".to_owned(),
         };
