@@ -4,7 +4,9 @@
 //!   reserved address space that Go or a JVM never touches), CPU time (RLIMIT_CPU: SIGXCPU, then
 //!   SIGKILL a second later) and file size (RLIMIT_FSIZE) are per process; core dumps are off (a
 //!   `|systemd-coredump` pattern would write the dump outside the sandbox).
-//! - Processes: a pids cgroup made for the command (v1 `pids` hierarchy, or v2 where the pids
+//! - Processes, as root in the command's PID namespace on Linux 6.14 and later: the namespace's own
+//!   `pid_max` (one write; see [`RESERVED_PIDS`] for why it is a range). Otherwise: a pids cgroup
+//!   made for the command (v1 `pids` hierarchy, or v2 where the pids
 //!   controller is enabled for our cgroup's children) bounds the whole tree, threads included.
 //!   Where none can be made, RLIMIT_NPROC, which counts *every* process of the user on the machine:
 //!   it is set to the machine's current task count plus the limit, so the command can start at most
@@ -39,6 +41,8 @@ pub(crate) fn decode(text: &str) -> Option<SandboxLimits> {
 /// How the number of processes is bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum PidsBound {
+    /// The command's PID namespace's own `pid_max`.
+    PidMax,
     Cgroup,
     Nproc,
     /// `pids` is 0, or root without a pids cgroup.
@@ -78,6 +82,25 @@ fn lower(resource: Resource, soft: u64, hard: u64) -> nix::Result<()> {
 fn tasks_on_machine() -> u64 {
     let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     text.split_whitespace().nth(3).and_then(|field| field.split('/').nth(1)).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+/// Numbers the kernel keeps for itself once a namespace's pids wrap around (`RESERVED_PIDS`):
+/// with `pid_max` = N + 300 a namespace holds N processes at least, N + 299 before the first wrap.
+pub(crate) const RESERVED_PIDS: u64 = 300;
+
+/// Whether `pid_max` is kept per PID namespace (Linux 6.14). Before that it is the machine's, and
+/// writing it from inside would cap every process on the machine: never then.
+pub(crate) fn namespaces_have_pid_max() -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut numbers = release.trim().split(|c: char| !c.is_ascii_digit()).map(|n| n.parse::<u32>().unwrap_or(0));
+    let major = numbers.next().unwrap_or(0);
+    let minor = numbers.next().unwrap_or(0);
+    (major, minor) >= (6, 14)
+}
+
+/// Sets the `pid_max` of the PID namespace the caller is pid 1 of (see [`RESERVED_PIDS`]).
+pub(crate) fn set_namespace_pid_max(pids: u64) -> std::io::Result<()> {
+    std::fs::write("/proc/sys/kernel/pid_max", pids.saturating_add(RESERVED_PIDS).to_string())
 }
 
 /// A pids cgroup made for one command, removed by [`Cgroup::remove`] once it is empty.

@@ -60,9 +60,17 @@ impl std::fmt::Display for Contained {
         let l = &self.limits;
         let pids = match (self.pids, l.pids) {
             (PidsBound::Cgroup, n) => format!("{n} processes (pids cgroup)"),
+            (PidsBound::PidMax, n) => {
+                format!(
+                    "{n} to {} processes (the PID namespace's pid_max)",
+                    n.saturating_add(limits::RESERVED_PIDS - 1)
+                )
+            }
             (PidsBound::Nproc, n) => format!("{n} processes above the machine's count (RLIMIT_NPROC)"),
             (PidsBound::Unbounded, 0) => "no process limit".to_owned(),
-            (PidsBound::Unbounded, _) => "no process limit (root without a writable pids cgroup)".to_owned(),
+            (PidsBound::Unbounded, _) => {
+                "no process limit (root without a per-namespace pid_max or a writable pids cgroup)".to_owned()
+            }
         };
         let per = |value: u64, unit: &str| if value == 0 { "unlimited".to_owned() } else { format!("{value} {unit}") };
         write!(
@@ -121,7 +129,6 @@ pub(crate) fn contain(limits: &SandboxLimits) -> Result<Contained, ContainError>
     if nix::unistd::getppid() != opsai {
         return Err(ContainError::ParentGone);
     }
-    let cgroup = Cgroup::create(limits.pids);
     // Needs CAP_SYS_ADMIN: root; a user gets EPERM at once.
     let mode = if nix::sched::unshare(CloneFlags::CLONE_NEWPID).is_ok() {
         Mode::PidNamespace
@@ -129,6 +136,11 @@ pub(crate) fn contain(limits: &SandboxLimits) -> Result<Contained, ContainError>
         nix::sys::prctl::set_child_subreaper(true).map_err(ContainError::Subreaper)?;
         Mode::Subreaper
     };
+    // The namespace's own pid_max bounds its processes for one write; a cgroup costs a migration,
+    // which waits for an RCU grace period (10 ms and more on a busy machine).
+    let use_pid_max = mode == Mode::PidNamespace && limits.pids > 0 && limits::namespaces_have_pid_max();
+    let cgroup = if use_pid_max { None } else { Cgroup::create(limits.pids) };
+    let mut pid_max_set = false;
     let watched = watched_signals();
     let mut original = SigSet::empty();
     sigprocmask(SigmaskHow::SIG_BLOCK, Some(&watched), Some(&mut original)).map_err(ContainError::Signals)?;
@@ -144,6 +156,7 @@ pub(crate) fn contain(limits: &SandboxLimits) -> Result<Contained, ContainError>
     if mode == Mode::PidNamespace {
         // Pid 1 of the namespace; its death takes every process in it.
         let _ = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL);
+        pid_max_set = use_pid_max && limits::set_namespace_pid_max(limits.pids).is_ok();
         if let Some(cgroup) = &cgroup {
             cgroup.join().map_err(ContainError::Cgroup)?;
         }
@@ -164,6 +177,7 @@ pub(crate) fn contain(limits: &SandboxLimits) -> Result<Contained, ContainError>
     limits::apply(limits, nproc).map_err(ContainError::Limits)?;
     let pids = match (&cgroup, nproc) {
         _ if limits.pids == 0 => PidsBound::Unbounded,
+        _ if pid_max_set => PidsBound::PidMax,
         (Some(_), _) => PidsBound::Cgroup,
         (None, true) => PidsBound::Nproc,
         (None, false) => PidsBound::Unbounded,
