@@ -392,3 +392,39 @@ fn a_fork_bomb_is_stopped_by_the_process_limit() {
     }
     assert_none_left(&m);
 }
+
+#[test]
+fn when_opsai_is_killed_the_command_and_its_escapees_go_too() {
+    let env = TestEnv::new();
+    if !sandbox_available(&env) {
+        return;
+    }
+    let m = marker();
+    let script = format!("setsid -f sleep {m}1; sleep {m}2");
+    let mut opsai = env.std_cmd().args(["sandbox", "--", "sh", "-c", &script]).stdin(Stdio::null()).spawn().unwrap();
+    let running = wait_until(LIMIT, || sleeping(&format!("{m}1")).len() == 1 && sleeping(&format!("{m}2")).len() == 1);
+    assert!(running, "the command never ran");
+    opsai.kill().unwrap();
+    let _ = opsai.wait();
+    assert_none_left(&m);
+}
+
+#[test]
+fn ps_and_pgrep_inside_still_see_the_machines_processes() {
+    let env = TestEnv::new();
+    if !sandbox_available(&env) {
+        return;
+    }
+    let m = marker();
+    let mut outside = Command::new("sleep").arg(&m).spawn().unwrap();
+    let script = format!(
+        "ps -e -o pid=,args= | awk '$2 == \"sleep\" && $3 == \"{m}\" {{print \"ps\", $1}}'; pgrep -x sleep | sed 's/^/pgrep /'"
+    );
+    let out = sandboxed(env.std_cmd(), &script);
+    let _ = outside.kill();
+    let _ = outside.wait();
+    let all = text(&out);
+    let pid = outside.id();
+    assert!(all.lines().any(|l| l == format!("ps {pid}")), "ps shows the machine's pid: {all}");
+    assert!(all.lines().any(|l| l == format!("pgrep {pid}")), "pgrep finds it: {all}");
+}
