@@ -338,6 +338,7 @@ fn parse_limits(_text: &str) -> Option<crate::config::SandboxLimits> {
 }
 
 /// What the helper was asked to apply.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 struct Helper<'a> {
     profile: SandboxProfile,
     deny: &'a [PathBuf],
