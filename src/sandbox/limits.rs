@@ -117,7 +117,8 @@ impl Cgroup {
             return None;
         }
         let parent = pids_parent()?;
-        let dir = parent.join(format!("opsai-sandbox-{}", std::process::id()));
+        remove_stale(&parent);
+        let dir = parent.join(format!("{CGROUP_PREFIX}{}", std::process::id()));
         std::fs::create_dir(&dir).ok()?;
         let cgroup = Self { dir };
         // A v2 child has pids.max only when its parent enabled the controller for its children.
@@ -145,6 +146,21 @@ impl Cgroup {
     /// Removes the (by now empty) cgroup; a cgroup that is still busy is left behind.
     pub(crate) fn remove(&self) {
         let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+const CGROUP_PREFIX: &str = "opsai-sandbox-";
+
+/// Removes the cgroups of helpers that were SIGKILLed before they could (their pid is gone; a
+/// cgroup that still has a process cannot be removed anyway).
+fn remove_stale(parent: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(CGROUP_PREFIX)) else { continue };
+        if !std::path::Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir(entry.path());
+        }
     }
 }
 

@@ -227,6 +227,8 @@ fn probe_with(exe: &std::path::Path, flags: &[&str]) -> Availability {
     let output = std::process::Command::new(exe)
         .args([ENTRY, "--probe"])
         .args(flags)
+        .arg(limits::FLAG)
+        .arg(limits::encode(&settings().limits))
         .arg(SandboxProfile::Strict.as_str())
         .stdin(std::process::Stdio::null())
         .output();
