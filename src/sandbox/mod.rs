@@ -25,6 +25,8 @@ pub mod paths;
 #[cfg(target_os = "linux")]
 mod process;
 pub mod seatbelt;
+#[cfg(target_os = "linux")]
+mod targets;
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
