@@ -21,8 +21,8 @@ use thiserror::Error;
 use crate::policy::{PolicyConfig, RuleError};
 
 pub use schema::{
-    AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SafetyConfig, SandboxSetting, SshConfig,
-    check_base_url, expand_path,
+    AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SafetyConfig, SandboxLimits,
+    SandboxSetting, SshConfig, check_base_url, expand_path,
 };
 pub use show::{mask_key, show, write_path};
 
@@ -179,6 +179,7 @@ impl Config {
             overrides: Vec::new(),
         };
         schema::validate_sections(&config.llm, &config.audit, &config.agent, &config.exec, &config.files)
+            .and_then(|()| config.safety.sandbox_limits.validate())
             .map_err(|(key, message)| invalid(key, message))?;
         Ok(config)
     }

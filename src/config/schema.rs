@@ -72,6 +72,65 @@ pub struct SafetyConfig {
     /// The OS sandbox for commands that run without a human yes (README "The sandbox").
     #[serde(default)]
     pub sandbox: SandboxSetting,
+    /// What one sandboxed command, with everything it starts, may use.
+    #[serde(default)]
+    pub sandbox_limits: SandboxLimits,
+}
+
+/// `safety.sandbox_limits` (README "The sandbox"): the resources of one sandboxed command; `0`
+/// means no limit. Memory, CPU time and file size are per process (rlimits); processes count the
+/// command's whole tree where a pids cgroup can be made, else the user's processes (RLIMIT_NPROC).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SandboxLimits {
+    /// Processes and threads alive at once.
+    #[serde(default = "default_limit_pids")]
+    pub pids: u64,
+    /// Memory one process may allocate (RLIMIT_DATA), in MiB.
+    #[serde(default = "default_limit_memory_mb")]
+    pub memory_mb: u64,
+    /// CPU seconds one process may use (RLIMIT_CPU).
+    #[serde(default = "default_limit_cpu_s")]
+    pub cpu_s: u64,
+    /// The largest file one process may write (RLIMIT_FSIZE), in MiB.
+    #[serde(default = "default_limit_file_size_mb")]
+    pub file_size_mb: u64,
+}
+
+fn default_limit_pids() -> u64 {
+    256
+}
+fn default_limit_memory_mb() -> u64 {
+    2048
+}
+fn default_limit_cpu_s() -> u64 {
+    60
+}
+fn default_limit_file_size_mb() -> u64 {
+    64
+}
+
+impl Default for SandboxLimits {
+    fn default() -> Self {
+        Self {
+            pids: default_limit_pids(),
+            memory_mb: default_limit_memory_mb(),
+            cpu_s: default_limit_cpu_s(),
+            file_size_mb: default_limit_file_size_mb(),
+        }
+    }
+}
+
+impl SandboxLimits {
+    /// A shell and a pipeline need a few processes and some memory; below that nothing would run.
+    pub(super) fn validate(&self) -> Result<(), Problem> {
+        if self.pids != 0 {
+            at_least("safety.sandbox_limits.pids", self.pids, 8)?;
+        }
+        if self.memory_mb != 0 {
+            at_least("safety.sandbox_limits.memory_mb", self.memory_mb, 64)?;
+        }
+        Ok(())
+    }
 }
 
 /// `safety.sandbox`: `"auto"` sandboxes every command that runs without asking (where no sandbox
@@ -250,7 +309,13 @@ impl Default for LlmConfig {
 
 impl Default for SafetyConfig {
     fn default() -> Self {
-        Self { auto_approve_safe: yes(), allow: vec![], deny: vec![], sandbox: SandboxSetting::Auto }
+        Self {
+            auto_approve_safe: yes(),
+            allow: vec![],
+            deny: vec![],
+            sandbox: SandboxSetting::Auto,
+            sandbox_limits: SandboxLimits::default(),
+        }
     }
 }
 

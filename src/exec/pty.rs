@@ -20,7 +20,8 @@
 //!   holds the terminal, reading stops once the PTY has been quiet for 100 ms (at most 1 s after the
 //!   exit), the group is SIGKILLed, and reading is abandoned 500 ms later if a `setsid` escapee keeps
 //!   it open. In every case whatever is left of the process group is SIGKILLed when the run ends:
-//!   a command cannot leave background jobs behind (only `setsid` detaches).
+//!   a command cannot leave background jobs behind (only `setsid` detaches, and not from a
+//!   sandboxed command: its helper kills the whole tree, `crate::sandbox::process`).
 //! - Exit by signal n is reported as 128+n.
 //! - `request.sandbox`: the PTY's child is opsai's own sandbox helper (`crate::sandbox`), which
 //!   applies the sandbox to itself and then `exec`s the shell, so the process, its pid and its

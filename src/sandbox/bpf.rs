@@ -146,8 +146,13 @@ fn errno(value: i32) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Whether the native-architecture call `nr` with `args` (low halves) passes `program`.
+    pub(crate) fn allowed(program: &[sock_filter], nr: i64, args: [u32; 6]) -> bool {
+        run(program, AUDIT_ARCH, number(nr), args) == RET_ALLOW
+    }
 
     /// A tiny interpreter for the instructions `program` emits, to check the verdicts.
     fn run(program: &[sock_filter], arch: u32, nr: u32, args: [u32; 6]) -> u32 {

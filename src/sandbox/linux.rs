@@ -61,12 +61,14 @@ pub(crate) enum ProcMode {
 pub fn apply(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode) -> Result<String, ApplyError> {
     if profile == SandboxProfile::Strict {
         drop_capabilities()?;
+        super::process::drop_capabilities().map_err(ApplyError::Capabilities)?;
     }
     let landlock = landlock(profile, forbidden, proc_mode)?;
     seccomp(profile)?;
     if profile == SandboxProfile::Strict && proc_mode == ProcMode::Scoped {
-        // The parent (opsai) is outside the sandbox and its environment holds what a command must not see.
-        let parent = nix::unistd::getppid();
+        // The helper (opsai, the command's init) is outside the sandbox and its environment holds
+        // what a command must not see; inside a PID namespace getppid() would not name it.
+        let parent = super::process::helper_pid();
         if std::fs::File::open(format!("/proc/{parent}/environ")).is_ok() {
             return Err(ApplyError::EnvironReadable);
         }
@@ -141,7 +143,7 @@ fn landlock(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode)
     // (`ProcMode`); opsai's own tools get `/proc` whole.
     let proc = match (profile, proc_mode) {
         (SandboxProfile::Strict, ProcMode::Scoped) => paths::ProcGrant::Whole,
-        (SandboxProfile::Strict, ProcMode::PerPid) => paths::ProcGrant::PerPid(std::process::id()),
+        (SandboxProfile::Strict, ProcMode::PerPid) => paths::ProcGrant::PerPid(super::process::proc_pid()),
         (SandboxProfile::Tool, _) => paths::ProcGrant::Walked,
     };
     let grants = paths::grants(forbidden, proc);
@@ -265,6 +267,7 @@ fn denied_syscalls() -> Vec<i64> {
         libc::SYS_fremovexattr,
         libc::SYS_utimensat,
     ];
+    calls.extend(super::targets::denied());
     #[cfg(target_arch = "x86_64")]
     calls.extend([
         libc::SYS_chmod,
@@ -281,6 +284,12 @@ fn denied_syscalls() -> Vec<i64> {
 
 fn seccomp(profile: SandboxProfile) -> Result<(), ApplyError> {
     let built = |e: bpf::TooLong| ApplyError::Seccomp(format!("built ({e})"));
+    let program = bpf::program(&rules(profile, nix::unistd::geteuid().is_root())).map_err(built)?;
+    seccompiler::apply_filter(&program).map_err(|e| ApplyError::Seccomp(format!("loaded ({e})")))
+}
+
+/// The filter's rules for `profile`, for root or another user.
+pub(super) fn rules(profile: SandboxProfile, root: bool) -> bpf::Rules {
     let flags = |value: i32| u32::try_from(value).unwrap_or(u32::MAX);
     let mut denied = denied_syscalls();
     let mut blocks = vec![
@@ -302,14 +311,13 @@ fn seccomp(profile: SandboxProfile) -> Result<(), ApplyError> {
         // /:/host`), and Landlock only controls connecting to them from ABI 9. Netlink stays for a
         // user other than root, so `ip addr` and `ss` work (as root it changes the network).
         // `socketpair` (a private pipe) is not `socket`, and stays.
-        if nix::unistd::geteuid().is_root() {
+        if root {
             denied.push(libc::SYS_socket);
         } else {
             blocks.push((libc::SYS_socket, vec![Check::NotEquals { arg: 0, value: flags(libc::AF_NETLINK) }]));
         }
     }
+    blocks.extend(super::targets::blocks());
     // clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc fall back to clone.
-    let rules = bpf::Rules { denied, unsupported: vec![libc::SYS_clone3], blocks };
-    let program = bpf::program(&rules).map_err(built)?;
-    seccompiler::apply_filter(&program).map_err(|e| ApplyError::Seccomp(format!("loaded ({e})")))
+    bpf::Rules { denied, unsupported: vec![libc::SYS_clone3], blocks }
 }

@@ -18,9 +18,15 @@
 mod bpf;
 pub mod env;
 #[cfg(target_os = "linux")]
+mod limits;
+#[cfg(target_os = "linux")]
 mod linux;
 pub mod paths;
+#[cfg(target_os = "linux")]
+mod process;
 pub mod seatbelt;
+#[cfg(target_os = "linux")]
+mod targets;
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -50,6 +56,8 @@ pub struct Settings {
     pub off: bool,
     /// opsai's home (API key, audit log, sessions), the audit log, the user's `files.forbidden`.
     pub deny: Vec<PathBuf>,
+    /// `safety.sandbox_limits`.
+    pub limits: crate::config::SandboxLimits,
 }
 
 impl Settings {
@@ -58,7 +66,7 @@ impl Settings {
         let mut deny = vec![paths.home.clone(), config.audit_log_path(&paths.home, paths.user_home.as_deref())];
         deny.extend(config.sandbox_forbidden(&paths.home, paths.user_home.as_deref()));
         let off = config.safety.sandbox == crate::config::SandboxSetting::Off;
-        Self { off, deny }.with_env()
+        Self { off, deny, limits: config.safety.sandbox_limits }.with_env()
     }
 
     /// From `$OPSAI_HOME/config.json`, for the entry points that load no configuration (`opsai
@@ -67,7 +75,7 @@ impl Settings {
         let Ok(paths) = crate::home::Paths::from_env() else { return Self::default().with_env() };
         match crate::config::Config::load(&paths.home) {
             Ok(config) => Self::new(&config, &paths),
-            Err(_) => Self { off: false, deny: vec![paths.home.clone()] }.with_env(),
+            Err(_) => Self { deny: vec![paths.home.clone()], ..Self::default() }.with_env(),
         }
     }
 
@@ -162,6 +170,8 @@ fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
         argv.push("--deny".into());
         argv.push(path.clone().into_os_string());
     }
+    argv.push(limits::FLAG.into());
+    argv.push(limits::encode(&settings().limits).into());
     argv.push("--".into());
     Ok(argv)
 }
@@ -219,6 +229,8 @@ fn probe_with(exe: &std::path::Path, flags: &[&str]) -> Availability {
     let output = std::process::Command::new(exe)
         .args([ENTRY, "--probe"])
         .args(flags)
+        .arg(limits::FLAG)
+        .arg(limits::encode(&settings().limits))
         .arg(SandboxProfile::Strict.as_str())
         .stdin(std::process::Stdio::null())
         .output();
@@ -275,7 +287,8 @@ pub fn entry_from_args() -> Option<ExitCode> {
     Some(enter(args.collect()))
 }
 
-/// `ENTRY [--probe] [--proc-per-pid] PROFILE [--deny PATH]… -- PROGRAM ARGS…`
+/// `ENTRY [--probe] [--proc-per-pid] PROFILE [--deny PATH]… [--limits L] -- PROGRAM ARGS…` (the
+/// default limits without `--limits`).
 fn enter(args: Vec<OsString>) -> ExitCode {
     let fail = |message: &str| {
         let _ = writeln!(std::io::stderr(), "opsai sandbox: {message}; the command was not run");
@@ -286,6 +299,7 @@ fn enter(args: Vec<OsString>) -> ExitCode {
     let mut per_pid = false;
     let mut profile = None;
     let mut deny = Vec::new();
+    let mut limits = crate::config::SandboxLimits::default();
     let mut command = Vec::new();
     while let Some(arg) = args.next() {
         match arg.to_str() {
@@ -294,6 +308,10 @@ fn enter(args: Vec<OsString>) -> ExitCode {
             Some("--deny") => match args.next() {
                 Some(path) => deny.push(PathBuf::from(path)),
                 None => return fail("--deny needs a path"),
+            },
+            Some("--limits") => match args.next().as_deref().and_then(OsStr::to_str).and_then(parse_limits) {
+                Some(given) => limits = given,
+                None => return fail("--limits needs PIDS,MEMORY_MB,CPU_S,FILE_SIZE_MB"),
             },
             Some("--") => {
                 command.extend(args.by_ref());
@@ -310,19 +328,38 @@ fn enter(args: Vec<OsString>) -> ExitCode {
     if command.is_empty() && !probe {
         return fail("no command given");
     }
-    apply_and_exec(profile, &deny, probe, per_pid, &command, &fail)
+    apply_and_exec(Helper { profile, deny: &deny, limits, probe, per_pid }, &command, &fail)
 }
 
 #[cfg(target_os = "linux")]
-fn apply_and_exec(
+fn parse_limits(text: &str) -> Option<crate::config::SandboxLimits> {
+    limits::decode(text)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn parse_limits(_text: &str) -> Option<crate::config::SandboxLimits> {
+    None
+}
+
+/// What the helper was asked to apply.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+struct Helper<'a> {
     profile: SandboxProfile,
-    deny: &[PathBuf],
+    deny: &'a [PathBuf],
+    limits: crate::config::SandboxLimits,
     probe: bool,
     per_pid: bool,
-    command: &[OsString],
-    fail: &dyn Fn(&str) -> ExitCode,
-) -> ExitCode {
+}
+
+#[cfg(target_os = "linux")]
+fn apply_and_exec(helper: Helper, command: &[OsString], fail: &dyn Fn(&str) -> ExitCode) -> ExitCode {
     use std::os::unix::process::CommandExt;
+    let Helper { profile, deny, limits, probe, per_pid } = helper;
+    // From here on this is the command's process; the helper waits outside (process.rs).
+    let contained = match process::contain(&limits) {
+        Ok(contained) => contained,
+        Err(err) => return fail(&err.to_string()),
+    };
     let histfile = std::env::var_os("HISTFILE");
     let cwd = std::env::current_dir().ok();
     let mut forbidden = Vec::new();
@@ -341,7 +378,7 @@ fn apply_and_exec(
         Err(err) => return fail(&err.to_string()),
     };
     if probe {
-        let _ = writeln!(std::io::stdout(), "{PROBE_OK} {status}");
+        let _ = writeln!(std::io::stdout(), "{PROBE_OK} {status}; {contained}");
         return ExitCode::SUCCESS;
     }
     let Some((program, rest)) = command.split_first() else { return fail("no command given") };
@@ -375,14 +412,7 @@ fn homes() -> Vec<PathBuf> {
 }
 
 #[cfg(not(target_os = "linux"))]
-fn apply_and_exec(
-    _profile: SandboxProfile,
-    _deny: &[PathBuf],
-    _probe: bool,
-    _per_pid: bool,
-    _command: &[OsString],
-    fail: &dyn Fn(&str) -> ExitCode,
-) -> ExitCode {
+fn apply_and_exec(_helper: Helper, _command: &[OsString], fail: &dyn Fn(&str) -> ExitCode) -> ExitCode {
     fail("the re-exec sandbox exists on Linux only")
 }
 

@@ -21,6 +21,7 @@ mod prompt_size;
 mod redaction_cli;
 mod repl_tmux;
 mod sandbox_cli;
+mod sandbox_lifetime;
 mod screen_tmux;
 mod serve_api;
 mod serve_browser;

@@ -1,0 +1,216 @@
+//! The resources of one sandboxed command (`safety.sandbox_limits`, issue 21 §2).
+//!
+//! - Memory (RLIMIT_DATA: heap and private writable mappings, so thread stacks too, but not
+//!   reserved address space that Go or a JVM never touches), CPU time (RLIMIT_CPU: SIGXCPU, then
+//!   SIGKILL a second later) and file size (RLIMIT_FSIZE) are per process; core dumps are off (a
+//!   `|systemd-coredump` pattern would write the dump outside the sandbox).
+//! - Processes, as root in the command's PID namespace on Linux 6.14 and later: the namespace's own
+//!   `pid_max` (one write; see [`RESERVED_PIDS`] for why it is a range). Otherwise: a pids cgroup
+//!   made for the command (v1 `pids` hierarchy, or v2 where the pids
+//!   controller is enabled for our cgroup's children) bounds the whole tree, threads included.
+//!   Where none can be made, RLIMIT_NPROC, which counts *every* process of the user on the machine:
+//!   it is set to the machine's current task count plus the limit, so the command can start at most
+//!   that many more. Root ignores RLIMIT_NPROC: as root without a writable pids cgroup there is no
+//!   process bound (the command's processes still end with it).
+//!
+//! A limit is only ever lowered, never raised above what opsai itself was given.
+
+use std::path::PathBuf;
+
+use nix::sys::resource::{Resource, getrlimit, setrlimit};
+
+use crate::config::SandboxLimits;
+
+/// The helper's argument carrying the limits, `--limits PIDS,MEMORY_MB,CPU_S,FILE_SIZE_MB`.
+pub(crate) const FLAG: &str = "--limits";
+
+const MIB: u64 = 1024 * 1024;
+
+pub(crate) fn encode(limits: &SandboxLimits) -> String {
+    format!("{},{},{},{}", limits.pids, limits.memory_mb, limits.cpu_s, limits.file_size_mb)
+}
+
+pub(crate) fn decode(text: &str) -> Option<SandboxLimits> {
+    let values: Vec<u64> = text.split(',').map(str::parse).collect::<Result<_, _>>().ok()?;
+    match values.as_slice() {
+        &[pids, memory_mb, cpu_s, file_size_mb] => Some(SandboxLimits { pids, memory_mb, cpu_s, file_size_mb }),
+        _ => None,
+    }
+}
+
+/// How the number of processes is bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PidsBound {
+    /// The command's PID namespace's own `pid_max`.
+    PidMax,
+    Cgroup,
+    Nproc,
+    /// `pids` is 0, or root without a pids cgroup.
+    Unbounded,
+}
+
+/// Sets the per-process limits on this process (and so on everything it starts).
+pub(crate) fn apply(limits: &SandboxLimits, nproc: bool) -> nix::Result<()> {
+    lower(Resource::RLIMIT_CORE, 0, 0)?;
+    if limits.memory_mb > 0 {
+        let bytes = limits.memory_mb.saturating_mul(MIB);
+        lower(Resource::RLIMIT_DATA, bytes, bytes)?;
+    }
+    if limits.cpu_s > 0 {
+        // The hard limit a second later kills a process that catches SIGXCPU.
+        lower(Resource::RLIMIT_CPU, limits.cpu_s, limits.cpu_s.saturating_add(1))?;
+    }
+    if limits.file_size_mb > 0 {
+        let bytes = limits.file_size_mb.saturating_mul(MIB);
+        lower(Resource::RLIMIT_FSIZE, bytes, bytes)?;
+    }
+    if nproc && limits.pids > 0 {
+        let count = tasks_on_machine().saturating_add(limits.pids);
+        lower(Resource::RLIMIT_NPROC, count, count)?;
+    }
+    Ok(())
+}
+
+fn lower(resource: Resource, soft: u64, hard: u64) -> nix::Result<()> {
+    let (current_soft, current_hard) = getrlimit(resource)?;
+    let hard = hard.min(current_hard);
+    setrlimit(resource, soft.min(current_soft).min(hard), hard)
+}
+
+/// Every task (thread) on the machine, from `/proc/loadavg`'s `running/total` field: an upper
+/// bound of the user's own count, which RLIMIT_NPROC compares against.
+fn tasks_on_machine() -> u64 {
+    let text = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    text.split_whitespace().nth(3).and_then(|field| field.split('/').nth(1)).and_then(|n| n.parse().ok()).unwrap_or(0)
+}
+
+/// Numbers the kernel keeps for itself once a namespace's pids wrap around (`RESERVED_PIDS`):
+/// with `pid_max` = N + 300 a namespace holds N processes at least, N + 299 before the first wrap.
+pub(crate) const RESERVED_PIDS: u64 = 300;
+
+/// Whether `pid_max` is kept per PID namespace (Linux 6.14). Before that it is the machine's, and
+/// writing it from inside would cap every process on the machine: never then.
+pub(crate) fn namespaces_have_pid_max() -> bool {
+    let release = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let mut numbers = release.trim().split(|c: char| !c.is_ascii_digit()).map(|n| n.parse::<u32>().unwrap_or(0));
+    let major = numbers.next().unwrap_or(0);
+    let minor = numbers.next().unwrap_or(0);
+    (major, minor) >= (6, 14)
+}
+
+/// Sets the `pid_max` of the PID namespace the caller is pid 1 of (see [`RESERVED_PIDS`]).
+pub(crate) fn set_namespace_pid_max(pids: u64) -> std::io::Result<()> {
+    std::fs::write("/proc/sys/kernel/pid_max", pids.saturating_add(RESERVED_PIDS).to_string())
+}
+
+/// A pids cgroup made for one command, removed by [`Cgroup::remove`] once it is empty.
+#[derive(Debug)]
+pub(crate) struct Cgroup {
+    dir: PathBuf,
+}
+
+impl Cgroup {
+    /// Under [`pids_parent`], when that is writable (root, or a delegated tree); `None` otherwise
+    /// or when `pids` is 0.
+    pub(crate) fn create(pids: u64) -> Option<Self> {
+        if pids == 0 {
+            return None;
+        }
+        let parent = pids_parent()?;
+        remove_stale(&parent);
+        let dir = parent.join(format!("{CGROUP_PREFIX}{}", std::process::id()));
+        std::fs::create_dir(&dir).ok()?;
+        let cgroup = Self { dir };
+        // A v2 child has pids.max only when its parent enabled the controller for its children.
+        if std::fs::write(cgroup.dir.join("pids.max"), pids.to_string()).is_err() {
+            cgroup.remove();
+            return None;
+        }
+        Some(cgroup)
+    }
+
+    /// Moves the calling process into the cgroup (its children follow).
+    pub(crate) fn join(&self) -> std::io::Result<()> {
+        std::fs::write(self.dir.join("cgroup.procs"), "0")
+    }
+
+    /// Whether a fork was refused because the limit was reached (`pids.events`' `max` counter).
+    pub(crate) fn limit_was_hit(&self) -> bool {
+        let events = std::fs::read_to_string(self.dir.join("pids.events")).unwrap_or_default();
+        events
+            .lines()
+            .filter_map(|line| line.strip_prefix("max "))
+            .any(|count| count.trim().parse::<u64>().is_ok_and(|n| n > 0))
+    }
+
+    /// Removes the (by now empty) cgroup; a cgroup that is still busy is left behind.
+    pub(crate) fn remove(&self) {
+        let _ = std::fs::remove_dir(&self.dir);
+    }
+}
+
+const CGROUP_PREFIX: &str = "opsai-sandbox-";
+
+/// Removes the cgroups of helpers that were SIGKILLed before they could (their pid is gone; a
+/// cgroup that still has a process cannot be removed anyway).
+fn remove_stale(parent: &std::path::Path) {
+    let Ok(entries) = std::fs::read_dir(parent) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(CGROUP_PREFIX)) else { continue };
+        if !std::path::Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_dir(entry.path());
+        }
+    }
+}
+
+/// Where the command's pids cgroup can go: this process's own cgroup in the v1 `pids` hierarchy;
+/// in v2, a cgroup whose `cgroup.subtree_control` enables pids (only the hierarchy's root can have
+/// processes and enable it at once, so that is where root puts it; a delegated tree where opsai
+/// sits in a leaf has none).
+fn pids_parent() -> Option<PathBuf> {
+    let text = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mut unified = None;
+    for line in text.lines() {
+        let mut fields = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (fields.next(), fields.next(), fields.next()) else { continue };
+        let relative = path.trim_start_matches('/');
+        if controllers.split(',').any(|c| c == "pids") {
+            return Some(PathBuf::from("/sys/fs/cgroup/pids").join(relative));
+        }
+        if id == "0" && controllers.is_empty() {
+            // Mounted at /sys/fs/cgroup alone, or beside the v1 hierarchies (hybrid).
+            let hybrid = std::path::Path::new("/sys/fs/cgroup/unified/cgroup.controllers").exists();
+            unified = Some(PathBuf::from(if hybrid { "/sys/fs/cgroup/unified" } else { "/sys/fs/cgroup" }));
+            let own = unified.as_ref().map(|root| root.join(relative));
+            if own.as_deref().is_some_and(enables_pids) {
+                return own;
+            }
+        }
+    }
+    unified.filter(|root| enables_pids(root))
+}
+
+fn enables_pids(dir: &std::path::Path) -> bool {
+    std::fs::read_to_string(dir.join("cgroup.subtree_control"))
+        .is_ok_and(|controllers| controllers.split_whitespace().any(|c| c == "pids"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_travel_through_the_helper_argument() {
+        let limits = SandboxLimits { pids: 9, memory_mb: 100, cpu_s: 0, file_size_mb: 3 };
+        assert_eq!(decode(&encode(&limits)), Some(limits));
+        assert_eq!(decode("1,2,3"), None);
+        assert_eq!(decode("1,2,3,x"), None);
+        assert_eq!(decode("1,2,3,4,5"), None);
+    }
+
+    #[test]
+    fn the_machine_has_tasks() {
+        assert!(tasks_on_machine() > 0);
+    }
+}
