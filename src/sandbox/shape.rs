@@ -15,8 +15,6 @@ const SECRET_EXTENSIONS: &[&str] = &[
 /// Words that make a name secret-shaped wherever they occur in it (compared in lower case).
 const SECRET_WORDS: &[&str] =
     &["secret", "credential", "token", "passw", "private", "apikey", "api_key", "api-key", "tfstate", "kubeconfig"];
-/// Names that contain a word above but are the system's public files.
-const PUBLIC_NAMES: &[&str] = &["passwd", "passwd-", "passwd.5.gz"];
 /// Exact names of credential files that say nothing about it (dotfiles of clients).
 const SECRET_NAMES: &[&str] = &[
     ".netrc", ".npmrc", ".pypirc", ".pgpass", ".my.cnf", ".git-credentials", ".htpasswd", "master.key", ".ssh",
@@ -65,10 +63,19 @@ pub(crate) fn is_secret_name(name: &str) -> bool {
     if lower.split('.').skip(1).any(|part| SECRET_EXTENSIONS.contains(&part)) {
         return true;
     }
-    if PUBLIC_NAMES.contains(&lower.as_str()) || extension.is_some_and(|ext| CODE_EXTENSIONS.contains(&ext)) {
+    if extension.is_some_and(|ext| CODE_EXTENSIONS.contains(&ext)) {
         return false;
     }
-    SECRET_WORDS.iter().any(|word| lower.contains(word))
+    SECRET_WORDS.iter().any(|word| lower.contains(word)) && !is_public_passwd(&lower)
+}
+
+/// The account database and its package (`passwd`, `passwd-`, `base-passwd.list`): `passwd` as a
+/// name's first word is public; after another word (`sasl_passwd`, `.htpasswd`) it is a password
+/// file.
+fn is_public_passwd(lower: &str) -> bool {
+    let Some(at) = lower.find("passwd") else { return false };
+    let first_word = at == 0 || lower[..at].ends_with('-') && !lower[..at].contains(['_', '.']);
+    first_word && SECRET_WORDS.iter().filter(|word| **word != "passw").all(|word| !lower.contains(word))
 }
 
 /// Whether a file named `name` is of a kind that is looked into when small.
@@ -137,6 +144,8 @@ mod tests {
             ".my.cnf",
             ".vault-token",
             "sasl_passwd",
+            ".htpasswd",
+            "passwords.dat",
             "ipsec.secrets",
             "home.nmconnection",
             ".bash_history",

@@ -30,8 +30,9 @@ use crate::protocol::SandboxProfile;
 /// design).
 const WHOLE_TREES: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/snap", "/nix", "/sys"];
 /// Inside the world-readable trees, readable whole: the logs (DAC decides: root reads its own,
-/// a user what the groups allow).
-const WHOLE_INSIDE: &[&str] = &["/var/log"];
+/// a user what the groups allow), and the package databases (public by design, and thousands of
+/// files: split, each would cost a rule).
+const WHOLE_INSIDE: &[&str] = &["/var/log", "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/lib/rpm"];
 /// Where the working directory is no reason to open more than the system view does.
 const SYSTEM_TREES: &[&str] = &["/etc", "/var", "/run", "/boot", "/proc", "/sys", "/dev"];
 /// Temp trees inside the system trees, where a working directory is ordinary.

@@ -20,6 +20,7 @@ mod prompt_size;
 mod redaction_cli;
 mod repl_tmux;
 mod sandbox_cli;
+mod sandbox_view;
 mod screen_tmux;
 mod serve_api;
 mod serve_browser;
