@@ -60,11 +60,14 @@ struct Bounds {
     entries: usize,
     depth: usize,
     sniffs: usize,
+    /// A directory split into more rules than this is closed instead (listable only): every rule
+    /// costs each command time, and a huge mixed directory is no place for everyday reads.
+    split_rules: usize,
 }
 /// Per system tree (`/etc`, `/var`, `/opt`, …); built once per [`CACHE_TTL`].
-const SYSTEM_BOUNDS: Bounds = Bounds { entries: 30_000, depth: 16, sniffs: 512 };
+const SYSTEM_BOUNDS: Bounds = Bounds { entries: 30_000, depth: 16, sniffs: 512, split_rules: 256 };
 /// The working directory's subtree, walked for every command.
-const CWD_BOUNDS: Bounds = Bounds { entries: 5_000, depth: 12, sniffs: 256 };
+const CWD_BOUNDS: Bounds = Bounds { entries: 5_000, depth: 12, sniffs: 256, split_rules: 1024 };
 /// How long a computed system view is reused (a root-only file created since in a directory that
 /// was wholly world-readable stays readable that long).
 pub(crate) const CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(30);
@@ -380,11 +383,13 @@ impl<'a> Walker<'a> {
                 clean = false;
             }
         }
-        if clean {
+        let rules = self.out.read.len() - mark.0 + self.out.read_files.len() - mark.1;
+        if clean || rules > self.bounds.split_rules {
             self.out.read.truncate(mark.0);
             self.out.read_files.truncate(mark.1);
             self.out.list.truncate(mark.2);
-        } else {
+        }
+        if !clean {
             self.out.list.push(dir.to_path_buf());
         }
         clean

@@ -13,14 +13,18 @@ fn readable(grants: &Grants, path: &Path) -> bool {
     grants.read.iter().any(|dir| path.starts_with(dir)) || grants.read_files.iter().any(|file| file == path)
 }
 
-fn tempdir() -> PathBuf {
-    let dir = tempfile::tempdir().unwrap().keep();
-    std::fs::canonicalize(dir).unwrap()
+/// A temp dir (removed when the guard drops) and its canonical path. In `/var/tmp` where there is
+/// one: `/tmp` of a busy machine can hold more entries than the view splits.
+fn tempdir() -> (tempfile::TempDir, PathBuf) {
+    let base = if Path::new("/var/tmp").is_dir() { "/var/tmp" } else { "/tmp" };
+    let dir = tempfile::Builder::new().prefix("opsai-view-").tempdir_in(base).unwrap();
+    let path = std::fs::canonicalize(dir.path()).unwrap();
+    (dir, path)
 }
 
 /// A home with credentials of tools nobody listed, and harmless files.
-fn home_with_secrets() -> PathBuf {
-    let home = tempdir();
+fn home_with_secrets() -> (tempfile::TempDir, PathBuf) {
+    let (guard, home) = tempdir();
     for rel in [
         ".ssh/id_x",
         ".config/some-new-cli/token",
@@ -37,7 +41,7 @@ fn home_with_secrets() -> PathBuf {
     for rel in [".bashrc", ".config/git/config", ".local/bin/tool"] {
         touch(&home.join(rel), 0o644);
     }
-    home
+    (guard, home)
 }
 
 fn inputs(home: &Path, cwd: Option<PathBuf>) -> Inputs {
@@ -54,7 +58,7 @@ fn view(inputs: &Inputs) -> Grants {
 
 #[test]
 fn a_home_is_closed_but_for_its_harmless_files() {
-    let home = home_with_secrets();
+    let (_home, home) = home_with_secrets();
     let grants = view(&inputs(&home, None));
     for closed in [
         ".ssh/id_x",
@@ -78,7 +82,7 @@ fn a_home_is_closed_but_for_its_harmless_files() {
 
 #[test]
 fn a_home_as_working_directory_opens_its_visible_files_only() {
-    let home = home_with_secrets();
+    let (_home, home) = home_with_secrets();
     touch(&home.join("project/src/main.rs"), 0o600);
     let grants = view(&inputs(&home, Some(home.clone())));
     assert!(readable(&grants, &home.join("notes.txt")));
@@ -89,7 +93,7 @@ fn a_home_as_working_directory_opens_its_visible_files_only() {
 
 #[test]
 fn secrets_in_the_working_directory_are_closed_at_any_depth() {
-    let home = home_with_secrets();
+    let (_home, home) = home_with_secrets();
     let project = home.join("work/project");
     for rel in
         ["README.md", "src/main.rs", "a/b/c/d/notes.txt", "a/b/c/ca.pem", "src/token.rs", "node_modules/x/index.js"]
@@ -127,8 +131,8 @@ fn secrets_in_the_working_directory_are_closed_at_any_depth() {
 
 #[test]
 fn outside_homes_only_what_every_user_may_read() {
-    let home = home_with_secrets();
-    let tree = tempdir();
+    let (_home, home) = home_with_secrets();
+    let (_tree, tree) = tempdir();
     std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o755)).unwrap();
     touch(&tree.join("public.conf"), 0o644);
     touch(&tree.join("root-only.conf"), 0o600);
@@ -157,7 +161,7 @@ fn outside_homes_only_what_every_user_may_read() {
 
 #[test]
 fn beyond_the_walk_bound_the_working_directory_is_not_granted_whole() {
-    let home = home_with_secrets();
+    let (_home, home) = home_with_secrets();
     let big = home.join("big");
     std::fs::create_dir_all(&big).unwrap();
     for i in 0..CWD_BOUNDS.entries + 10 {
@@ -171,7 +175,7 @@ fn beyond_the_walk_bound_the_working_directory_is_not_granted_whole() {
 
 #[test]
 fn a_working_directory_in_a_system_tree_or_above_a_home_opens_nothing_more() {
-    let home = home_with_secrets();
+    let (_home, home) = home_with_secrets();
     let parent = home.parent().unwrap().to_path_buf();
     let above = view(&inputs(&home, Some(parent)));
     assert!(!readable(&above, &home.join("notes.txt")));
@@ -179,4 +183,18 @@ fn a_working_directory_in_a_system_tree_or_above_a_home_opens_nothing_more() {
     if Path::new("/etc/shadow").exists() {
         assert!(!readable(&etc, Path::new("/etc/shadow")));
     }
+}
+
+#[test]
+fn a_huge_mixed_directory_is_closed_rather_than_split_into_a_rule_per_file() {
+    let (_home, home) = home_with_secrets();
+    let (_tree, tree) = tempdir();
+    std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for i in 0..SYSTEM_BOUNDS.split_rules + 1 {
+        std::fs::write(tree.join(format!("f{i}")), "x").unwrap();
+    }
+    touch(&tree.join("hidden"), 0o600);
+    let grants = view(&inputs(&home, None));
+    assert!(!grants.read_files.iter().any(|file| file.starts_with(&tree)));
+    assert!(grants.list.contains(&tree));
 }

@@ -81,7 +81,10 @@ fn plant_all(home: &Path) -> Planted {
     plant(&sa, "{\"type\": \"service_account\", \"private_key\": \"CANARY-SA-SECRET\"}\n", 0o644);
     secrets.push((sa, "CANARY-SA-SECRET".into()));
     // Outside every home: only what every user may read.
-    let system = tempfile::Builder::new().prefix("opsai-view-sys-").tempdir().unwrap();
+    // In `/var/tmp` where there is one: `/tmp` of a busy machine can hold more entries than the view
+    // splits into rules (then it is closed whole, and the public file would be too).
+    let base = if Path::new("/var/tmp").is_dir() { Path::new("/var/tmp") } else { Path::new("/tmp") };
+    let system = tempfile::Builder::new().prefix("opsai-view-sys-").tempdir_in(base).unwrap();
     std::fs::set_permissions(system.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
     for (rel, mode) in [("root-only.conf", 0o600), ("ipsec.secrets", 0o644), ("system-connections/home", 0o644)] {
         let canary = format!("CANARY-SYS-{}", rel.len());
