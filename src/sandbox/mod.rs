@@ -195,15 +195,8 @@ fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
 fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let cwd = std::env::current_dir().ok();
-    let mut deny = paths::secret_paths(profile, home.as_deref(), std::env::var_os("HISTFILE").as_deref());
-    deny.extend(denied());
-    if let Some(cwd) = &cwd {
-        deny.extend(paths::env_files(cwd));
-    }
-    // Seatbelt matches the resolved path (`/var` is `/private/var`): deny both spellings.
-    let resolved: Vec<PathBuf> = deny.iter().filter_map(|path| std::fs::canonicalize(path).ok()).collect();
-    deny.extend(resolved);
-    let text = seatbelt::profile(profile, &deny);
+    let view = seatbelt::View::gather(profile, &denied(), home.as_deref(), cwd.as_deref());
+    let text = seatbelt::view_profile(profile, &view);
     Ok(vec![seatbelt::SANDBOX_EXEC.into(), "-p".into(), text.into()])
 }
 

@@ -35,7 +35,7 @@ const HOME_SECRETS: &[&str] = &[
 ];
 /// Under the home directory, unreadable in the strict profile; opsai's own kube and container tools
 /// need them (the tool profile).
-const HOME_TOOL_CREDENTIALS: &[&str] =
+pub(crate) const HOME_TOOL_CREDENTIALS: &[&str] =
     &[".aws", ".kube", ".docker/config.json", ".config/gcloud", ".azure", ".config/doctl", ".terraform.d"];
 
 /// System files that are secrets in themselves (root can read them; nothing read-only needs them).
@@ -45,19 +45,10 @@ const SYSTEM_SECRETS: &[&str] =
 /// pointed at `admin.conf` (`KUBECONFIG`), so only the strict profile closes them.
 const SYSTEM_TOOL_CREDENTIALS: &[&str] = &["/etc/kubernetes/admin.conf", "/etc/kubernetes/pki", "/var/lib/kubelet/pki"];
 
-/// `.env*` files are looked for this deep below the working directory (`apps/web/.env`)…
-const ENV_WALK_DEPTH: usize = 2;
-/// …among at most this many entries, so a huge tree costs a bounded time (about 0.3 ms).
-const ENV_WALK_ENTRIES: usize = 1500;
 /// What `/dev` offers a command: the data sources and sinks, not a device with data behind it.
 const DEV_READABLE: &[&str] = &["null", "zero", "full", "random", "urandom", "tty"];
 /// `/proc` files that read physical or kernel memory, or consume the kernel log.
 const PROC_HIDDEN: &[&str] = &["kcore", "kmsg", "kpage", "vmcore"];
-
-/// Kernel file systems where no project lives, slow to list (a command run from `/`).
-const KERNEL_DIRS: &[&str] = &["/proc", "/sys", "/dev", "/run"];
-/// Directories the `.env` walk does not enter (large, and not where a project keeps its secrets).
-const ENV_WALK_SKIP: &[&str] = &[".git", "node_modules", "target", ".venv", "venv", "__pycache__", ".cache"];
 
 /// The secret paths of `profile` for the user whose home is `home` (`$HISTFILE` included).
 #[cfg_attr(not(target_os = "macos"), allow(dead_code))]
@@ -99,36 +90,6 @@ fn ssh_host_keys() -> Vec<PathBuf> {
                 .is_some_and(|name| name.starts_with("ssh_host_") && name.ends_with("_key"))
         })
         .collect()
-}
-
-/// `.env`, `.env.local`, `.envrc`… in `cwd` and below it (bounded: see [`ENV_WALK_DEPTH`]).
-#[cfg_attr(not(target_os = "macos"), allow(dead_code))]
-pub(crate) fn env_files(cwd: &Path) -> Vec<PathBuf> {
-    let mut found = Vec::new();
-    let mut queue = vec![(cwd.to_path_buf(), 0usize)];
-    let mut seen = 0usize;
-    while let Some((dir, depth)) = queue.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > ENV_WALK_ENTRIES {
-                return found;
-            }
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            let Ok(kind) = entry.file_type() else { continue };
-            if name.starts_with(".env") && !kind.is_dir() {
-                found.push(entry.path());
-            } else if kind.is_dir()
-                && depth < ENV_WALK_DEPTH
-                && !ENV_WALK_SKIP.contains(&name.as_ref())
-                && !KERNEL_DIRS.iter().any(|dir| entry.path() == Path::new(dir))
-            {
-                queue.push((entry.path(), depth + 1));
-            }
-        }
-    }
-    found
 }
 
 /// The paths that get read access beneath them, and the directories that may only be listed.
@@ -264,20 +225,6 @@ mod tests {
         dev_and_proc(ProcGrant::Whole, &mut grants);
         assert!(grants.read.contains(&PathBuf::from("/proc")));
         assert!(!grants.list.contains(&PathBuf::from("/proc")));
-    }
-
-    #[test]
-    fn env_files_are_found_below_the_working_directory_within_bounds() {
-        let dir = tempfile::tempdir().unwrap();
-        for rel in [".env", "app/.env.local", "a/b/.envrc", "a/b/c/.env", "node_modules/x/.env", "src/main.rs"] {
-            let path = dir.path().join(rel);
-            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-            std::fs::write(path, "x").unwrap();
-        }
-        let mut found: Vec<String> =
-            env_files(dir.path()).iter().map(|p| p.strip_prefix(dir.path()).unwrap().display().to_string()).collect();
-        found.sort();
-        assert_eq!(found, [".env", "a/b/.envrc", "app/.env.local"]);
     }
 
     #[test]

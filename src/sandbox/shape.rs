@@ -7,6 +7,13 @@
 use std::io::Read;
 use std::path::Path;
 
+/// In every home, readable: shell startup files and git's configuration. Never histories, never
+/// tool credentials (`~/.config/git/credentials` is git's credential store, so not `.config/git`
+/// whole).
+pub(crate) const HOME_HARMLESS: &[&str] = &[
+    ".bashrc", ".bash_profile", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".inputrc", ".vimrc",
+    ".tmux.conf", ".gitconfig", ".config/git/config", ".config/git/ignore",
+];
 /// Extensions that are key stores, key files, state with secrets in it, or connection profiles.
 const SECRET_EXTENSIONS: &[&str] = &[
     "key", "p12", "pfx", "jks", "keystore", "kdbx", "ppk", "tfstate", "tfvars", "ovpn", "nmconnection", "kubeconfig",

@@ -22,8 +22,9 @@ use std::ffi::OsStr;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
+use super::paths::HOME_TOOL_CREDENTIALS;
 use super::paths::{self, Grants, ProcGrant};
-use super::shape;
+use super::shape::{self, HOME_HARMLESS};
 use crate::protocol::SandboxProfile;
 
 /// Trees of programs and libraries: readable whole (their secrets, if any, are world-readable by
@@ -37,16 +38,6 @@ const WHOLE_INSIDE: &[&str] = &["/var/log", "/var/lib/dpkg", "/var/lib/apt", "/v
 const SYSTEM_TREES: &[&str] = &["/etc", "/var", "/run", "/boot", "/proc", "/sys", "/dev"];
 /// Temp trees inside the system trees, where a working directory is ordinary.
 const TEMP_TREES: &[&str] = &["/var/tmp"];
-/// In every home, readable: shell startup files and git's configuration. Never histories, never
-/// tool credentials (`~/.config/git/credentials` is git's credential store, so not `.config/git`
-/// whole).
-const HOME_HARMLESS: &[&str] = &[
-    ".bashrc", ".bash_profile", ".bash_logout", ".profile", ".zshrc", ".zshenv", ".zprofile", ".inputrc", ".vimrc",
-    ".tmux.conf", ".gitconfig", ".config/git/config", ".config/git/ignore",
-];
-/// In the tool profile also: what opsai's kube, container and cloud tools need to reach their API.
-const HOME_TOOL_CREDENTIALS: &[&str] =
-    &[".aws", ".kube", ".docker/config.json", ".config/gcloud", ".azure", ".config/doctl", ".terraform.d"];
 /// System files closed in every profile although world-readable: Kubernetes' service-account
 /// tokens are mode 0644 in a pod.
 const SYSTEM_DENY: &[&str] = &["/run/secrets", "/var/run/secrets"];
