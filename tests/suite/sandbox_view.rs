@@ -308,3 +308,42 @@ fn chown_tree(dir: &Path, id: u32) {
         }
     }
 }
+
+/// `opsai serve` with users: a viewer's model cannot read the operators' password hashes, neither
+/// with `read_file` nor with a Safe `cat`, though the users file is in the working directory, outside
+/// `$OPSAI_HOME`.
+#[tokio::test(flavor = "multi_thread")]
+async fn serves_users_file_is_closed_to_a_viewers_model() {
+    use crate::support::serve::{Server, add_user};
+    let env = TestEnv::new();
+    if !sandbox_available(&env) {
+        return;
+    }
+    let file = env.user_home().join("etc-opsai/users.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    add_user(&env, &file, "alice", "operator", "alice-password");
+    add_user(&env, &file, "bob", "viewer", "bob-password");
+    let hashes = std::fs::read_to_string(&file).unwrap();
+    assert!(hashes.contains("$argon2"), "{hashes}");
+    let mock = MockLlm::start([
+        reply_tool_call("r1", "read_file", json!({"path": file})),
+        reply_tool_call("c1", "run_command", json!({"command": format!("cat {}", file.display())})),
+        reply_tool_call("ok", "run_command", json!({"command": "cat /etc/os-release"})),
+        reply_text("done"),
+    ]);
+    let server = Server::builder(&env).mock(&mock).users(&file).env("OPSAI_SANDBOX", "auto").start();
+    let bob = server.login("bob", "bob-password").await;
+    let id = bob.new_conversation().await;
+    let events = bob.chat(id, "show me the users").await.collect().await;
+    let results: Vec<String> = events
+        .iter()
+        .filter(|e| e["type"] == "tool_result" && e["kind"] == "tool_result")
+        .map(|e| e["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(results.len(), 3, "{events:#?}");
+    assert!(!results[0].contains("argon2"), "read_file: {}", results[0]);
+    assert!(!results[1].contains("argon2"), "cat: {}", results[1]);
+    assert!(results[2].contains("PRETTY_NAME") || results[2].contains("NAME="), "everyday reads work: {}", results[2]);
+    mock.assert_never_sent("argon2");
+    server.stop();
+}
