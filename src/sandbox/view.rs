@@ -172,11 +172,12 @@ fn is_under_any(path: &Path, roots: &[&str]) -> bool {
 /// The whole view: the system part (cached) and the working directory's subtree.
 pub(crate) fn grants(inputs: &Inputs, proc: ProcGrant) -> Grants {
     let key = inputs.system_key();
-    let mut grants = match super::view_cache::load(key) {
+    let profile = if inputs.profile_tool { "tool" } else { "strict" };
+    let mut grants = match super::view_cache::load(profile, key) {
         Some(cached) => cached,
         None => {
             let built = system(inputs);
-            super::view_cache::store(key, &built);
+            super::view_cache::store(profile, key, &built);
             built
         }
     };

@@ -15,9 +15,11 @@ use super::view::CACHE_TTL;
 
 const MAGIC: &[u8] = b"opsai-view-1";
 
-fn file() -> Option<PathBuf> {
+/// One file per user and profile, so the agent's commands and `opsai explain`'s tools do not
+/// replace each other's view.
+fn file(profile: &str) -> Option<PathBuf> {
     let paths = crate::home::Paths::from_env().ok()?;
-    Some(paths.home.join("cache").join(format!("sandbox-view-{}", nix::unistd::geteuid().as_raw())))
+    Some(paths.home.join("cache").join(format!("sandbox-view-{}-{profile}", nix::unistd::geteuid().as_raw())))
 }
 
 fn now() -> u64 {
@@ -25,19 +27,19 @@ fn now() -> u64 {
 }
 
 /// The cached view for `key`, when it is younger than [`CACHE_TTL`].
-pub(crate) fn load(key: u64) -> Option<Grants> {
-    let bytes = std::fs::read(file()?).ok()?;
+pub(crate) fn load(profile: &str, key: u64) -> Option<Grants> {
+    let bytes = std::fs::read(file(profile)?).ok()?;
     decode(&bytes, key, now(), CACHE_TTL)
 }
 
 /// Saves `grants` for `key`; a failure (read-only home, full disk) only costs the next walk.
-pub(crate) fn store(key: u64, grants: &Grants) {
-    let Some(path) = file() else { return };
+pub(crate) fn store(profile: &str, key: u64, grants: &Grants) {
+    let Some(path) = file(profile) else { return };
     let Some(dir) = path.parent() else { return };
     if std::fs::create_dir_all(dir).is_err() {
         return;
     }
-    let temp = dir.join(format!(".sandbox-view.{}.tmp", std::process::id()));
+    let temp = dir.join(format!(".sandbox-view-{profile}.{}.tmp", std::process::id()));
     let written = std::fs::File::create(&temp).and_then(|mut file| {
         file.write_all(&encode(grants, key, now()))?;
         file.sync_all()
