@@ -33,7 +33,8 @@ const WHOLE_TREES: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib6
 /// Inside the world-readable trees, readable whole: the logs (DAC decides: root reads its own,
 /// a user what the groups allow), and the package databases (public by design, and thousands of
 /// files: split, each would cost a rule).
-const WHOLE_INSIDE: &[&str] = &["/var/log", "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/lib/rpm"];
+const WHOLE_INSIDE: &[&str] =
+    &["/var/log", "/run/log", "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/lib/rpm"];
 /// Where the working directory is no reason to open more than the system view does.
 const SYSTEM_TREES: &[&str] = &["/etc", "/var", "/run", "/boot", "/proc", "/sys", "/dev"];
 /// Temp trees inside the system trees, where a working directory is ordinary.
@@ -317,7 +318,9 @@ impl<'a> Walker<'a> {
             }
         }
         if kind.is_dir() {
-            if mode == Mode::World {
+            let whole_inside = WHOLE_INSIDE.iter().any(|p| Path::new(p) == path);
+            // `/var/log` is often a file system of its own; it is granted whole anyway.
+            if mode == Mode::World && !whole_inside {
                 let dev = meta.as_ref().map(MetadataExt::dev);
                 match (self.device, dev) {
                     (None, Some(dev)) if depth == 0 => self.device = Some(dev),
@@ -326,7 +329,6 @@ impl<'a> Walker<'a> {
                 }
             }
             let skip = mode != Mode::Whole && WALK_SKIP.contains(&name.as_ref()) && !self.marked.contains(path);
-            let whole_inside = WHOLE_INSIDE.iter().any(|p| Path::new(p) == path);
             let clean = skip || self.dir(path, if whole_inside { Mode::Whole } else { mode }, depth);
             if clean {
                 self.out.read.push(path.to_path_buf());
