@@ -177,11 +177,19 @@ fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -
         .chain(grants.list.iter().map(|p| (p.as_path(), list)))
         .chain(WRITABLE_FILES.iter().map(|p| (Path::new(p), write & file_only)))
         .chain(terminals.iter().map(|p| (p.as_path(), write & file_only)));
+    // Closing each rule's descriptor costs a system call per rule; they are close-on-exec, so the
+    // `exec` closes them at once. Held in batches below the usual limit of 1024 open files.
+    let mut held: Vec<PathFd> = Vec::new();
     for (path, access) in rules {
         // A file that vanished since the walk (a process that exited) is simply not granted.
         let Ok(fd) = PathFd::new(path) else { continue };
-        created = created.add_rule(PathBeneath::new(fd, access)).map_err(err)?;
+        created = created.add_rule(PathBeneath::new(&fd, access)).map_err(err)?;
+        held.push(fd);
+        if held.len() >= 512 {
+            held.clear();
+        }
     }
+    std::mem::forget(held);
     let status = created.restrict_self().map_err(err)?;
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err(ApplyError::NotEnforced(status.ruleset));

@@ -31,8 +31,9 @@ use crate::protocol::SandboxProfile;
 /// design).
 const WHOLE_TREES: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/snap", "/nix", "/sys"];
 /// Inside the world-readable trees, readable whole: the logs (DAC decides: root reads its own,
-/// a user what the groups allow), and the package databases (public by design, and thousands of
-/// files: split, each would cost a rule).
+/// a user what the groups allow), PAM's configuration (`common-password` is a name, not a
+/// password), and the package databases (public by design, and thousands of files: split, each
+/// would cost a rule).
 const WHOLE_INSIDE: &[&str] =
     &["/var/log", "/run/log", "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/lib/rpm"];
 /// Where the working directory is no reason to open more than the system view does.
@@ -119,7 +120,8 @@ impl Inputs {
     pub(crate) fn system_key(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        (self.profile_tool, &self.deny, &self.homes, &self.open, nix::unistd::geteuid().as_raw()).hash(&mut hasher);
+        let dac = Dac::current();
+        (self.profile_tool, &self.deny, &self.homes, &self.open, dac.uid, dac.groups, dac.bypass).hash(&mut hasher);
         hasher.finish()
     }
 }
@@ -257,7 +259,45 @@ struct Walker<'a> {
     entries: usize,
     sniffs: usize,
     device: Option<u64>,
+    dac: Dac,
     out: Grants,
+}
+
+/// This process's identity for the kernel's own permission checks (no capabilities: in the strict
+/// profile they are dropped before the view is computed).
+struct Dac {
+    uid: u32,
+    groups: Vec<u32>,
+    /// CAP_DAC_OVERRIDE or CAP_DAC_READ_SEARCH is effective (root in the tool profile): the
+    /// kernel refuses nothing, so nothing is left to it.
+    bypass: bool,
+}
+
+impl Dac {
+    fn current() -> Self {
+        let mut groups: Vec<u32> = nix::unistd::getgroups().unwrap_or_default().iter().map(|g| g.as_raw()).collect();
+        groups.push(nix::unistd::getegid().as_raw());
+        let effective = |cap| caps::has_cap(None, caps::CapSet::Effective, cap).unwrap_or(true);
+        let bypass = effective(caps::Capability::CAP_DAC_OVERRIDE) || effective(caps::Capability::CAP_DAC_READ_SEARCH);
+        Self { uid: nix::unistd::geteuid().as_raw(), groups, bypass }
+    }
+
+    /// Whether the owner, group or other bits let this process read the file, or enter the
+    /// directory (without `x` nothing beneath it opens, whatever `r` says).
+    fn may_open(&self, meta: &std::fs::Metadata, dir: bool) -> bool {
+        if self.bypass {
+            return true;
+        }
+        let mode = meta.mode();
+        let bits = if meta.uid() == self.uid {
+            mode >> 6
+        } else if self.groups.contains(&meta.gid()) {
+            mode >> 3
+        } else {
+            mode
+        } & 0o7;
+        bits & if dir { 0o1 } else { 0o4 } != 0
+    }
 }
 
 impl<'a> Walker<'a> {
@@ -268,7 +308,16 @@ impl<'a> Walker<'a> {
             .chain(&inputs.homes)
             .flat_map(|path| path.ancestors().skip(1).map(Path::to_path_buf))
             .collect();
-        Self { inputs, marked, bounds, entries: 0, sniffs: 0, device: None, out: Grants::default() }
+        Self {
+            inputs,
+            marked,
+            bounds,
+            entries: 0,
+            sniffs: 0,
+            device: None,
+            dac: Dac::current(),
+            out: Grants::default(),
+        }
     }
 
     fn reset_budget(&mut self) {
@@ -287,14 +336,10 @@ impl<'a> Walker<'a> {
             return false;
         }
         let name = name.to_string_lossy();
-        let secret = mode != Mode::Whole && shape::is_secret_name(&name);
         if let Mode::Shape { hide_dotfiles: true } = mode
             && depth == 1
             && name.starts_with('.')
         {
-            return false;
-        }
-        if secret {
             return false;
         }
         // `stat` only where the answer depends on it: modes in the system trees, sizes of the
@@ -312,10 +357,19 @@ impl<'a> Walker<'a> {
         if mode == Mode::World
             && let Some(meta) = &meta
         {
+            // What the kernel refuses this process anyway (`/etc/shadow` to a user, another
+            // user's 0600 file to root without capabilities) needs no rule of its own and does not
+            // keep its directory from being granted whole: fewer rules, the same view.
+            if !self.dac.may_open(meta, kind.is_dir()) {
+                return true;
+            }
             let wanted = if kind.is_dir() { 0o005 } else { 0o004 };
             if meta.mode() & wanted != wanted {
                 return false;
             }
+        }
+        if mode != Mode::Whole && shape::is_secret_name(&name) {
+            return false;
         }
         if kind.is_dir() {
             let whole_inside = WHOLE_INSIDE.iter().any(|p| Path::new(p) == path);
