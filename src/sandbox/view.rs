@@ -35,7 +35,7 @@ const WHOLE_TREES: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib6
 /// password), and the package databases (public by design, and thousands of files: split, each
 /// would cost a rule).
 const WHOLE_INSIDE: &[&str] =
-    &["/var/log", "/run/log", "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/lib/rpm"];
+    &["/var/log", "/run/log", "/etc/pam.d", "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/lib/rpm"];
 /// Where the working directory is no reason to open more than the system view does.
 const SYSTEM_TREES: &[&str] = &["/etc", "/var", "/run", "/boot", "/proc", "/sys", "/dev"];
 /// Temp trees inside the system trees, where a working directory is ordinary.
@@ -54,13 +54,15 @@ struct Bounds {
     depth: usize,
     sniffs: usize,
     /// A directory split into more rules than this is closed instead (listable only): every rule
-    /// costs each command time, and a huge mixed directory is no place for everyday reads.
+    /// costs each command time, and a huge mixed directory is no place for everyday reads. The
+    /// trees themselves (`/etc`, `/var`, `/tmp`; depth ≤ 1) may take more than what lies deeper.
     split_rules: usize,
+    split_rules_top: usize,
 }
 /// Per system tree (`/etc`, `/var`, `/opt`, …); built once per [`CACHE_TTL`].
-const SYSTEM_BOUNDS: Bounds = Bounds { entries: 30_000, depth: 16, sniffs: 512, split_rules: 256 };
+const SYSTEM_BOUNDS: Bounds = Bounds { entries: 30_000, depth: 16, sniffs: 512, split_rules: 32, split_rules_top: 256 };
 /// The working directory's subtree, walked for every command.
-const CWD_BOUNDS: Bounds = Bounds { entries: 5_000, depth: 12, sniffs: 256, split_rules: 1024 };
+const CWD_BOUNDS: Bounds = Bounds { entries: 5_000, depth: 12, sniffs: 256, split_rules: 1024, split_rules_top: 1024 };
 /// How long a computed system view is reused (a root-only file created since in a directory that
 /// was wholly world-readable stays readable that long).
 pub(crate) const CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(30);
@@ -432,7 +434,8 @@ impl<'a> Walker<'a> {
             }
         }
         let rules = self.out.read.len() - mark.0 + self.out.read_files.len() - mark.1;
-        if clean || rules > self.bounds.split_rules {
+        let cap = if depth <= 1 { self.bounds.split_rules_top } else { self.bounds.split_rules };
+        if clean || rules > cap {
             self.out.read.truncate(mark.0);
             self.out.read_files.truncate(mark.1);
             self.out.list.truncate(mark.2);

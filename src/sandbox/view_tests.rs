@@ -190,11 +190,21 @@ fn a_huge_mixed_directory_is_closed_rather_than_split_into_a_rule_per_file() {
     let (_home, home) = home_with_secrets();
     let (_tree, tree) = tempdir();
     std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o755)).unwrap();
-    for i in 0..SYSTEM_BOUNDS.split_rules + 1 {
-        std::fs::write(tree.join(format!("f{i}")), "x").unwrap();
+    let deeper = tree.join("a/b");
+    std::fs::create_dir_all(&deeper).unwrap();
+    for dir in [tree.join("a"), deeper.clone()] {
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
+    for i in 0..SYSTEM_BOUNDS.split_rules + 1 {
+        std::fs::write(deeper.join(format!("f{i}")), "x").unwrap();
+    }
+    touch(&deeper.join("hidden"), 0o600);
+    touch(&tree.join("f0"), 0o644);
     touch(&tree.join("hidden"), 0o600);
     let grants = view(&inputs(&home, None));
-    assert!(!grants.read_files.iter().any(|file| file.starts_with(&tree)));
-    assert!(grants.list.contains(&tree));
+    assert!(!grants.read_files.iter().any(|file| file.starts_with(&deeper)));
+    assert!(grants.list.contains(&deeper));
+    // Within the bound the directory is split: its public files stay readable.
+    assert!(readable(&grants, &tree.join("f0")));
+    assert!(!readable(&grants, &tree.join("hidden")));
 }
