@@ -188,12 +188,28 @@ pub(crate) fn grants(inputs: &Inputs, proc: ProcGrant) -> Grants {
     };
     paths::dev_and_proc(proc, &mut grants);
     working_directory(inputs, &mut grants);
+    without_redundant_rules(grants)
+}
+
+/// Every rule costs each command time, and a rule beneath a rule that already grants as much adds
+/// nothing: listing is granted beneath `/` (the names of closed files can be listed, not read), so
+/// the other list rules go; and a path beneath a directory readable whole needs no rule of its own.
+fn without_redundant_rules(mut grants: Grants) -> Grants {
     grants.read.sort();
     grants.read.dedup();
+    let whole: HashSet<PathBuf> = grants.read.iter().cloned().collect();
+    let covered = |path: &Path| path.ancestors().skip(1).any(|dir| whole.contains(dir));
+    grants.read.retain(|path| !covered(path));
     grants.read_files.sort();
     grants.read_files.dedup();
-    grants.list.sort();
-    grants.list.dedup();
+    grants.read_files.retain(|path| !covered(path));
+    let root = Path::new("/");
+    if grants.list.iter().any(|dir| dir == root) {
+        grants.list = vec![root.to_path_buf()];
+    } else {
+        grants.list.sort();
+        grants.list.dedup();
+    }
     grants
 }
 

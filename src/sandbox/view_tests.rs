@@ -208,3 +208,15 @@ fn a_huge_mixed_directory_is_closed_rather_than_split_into_a_rule_per_file() {
     assert!(readable(&grants, &tree.join("f0")));
     assert!(!readable(&grants, &tree.join("hidden")));
 }
+
+#[test]
+fn rules_beneath_a_rule_that_grants_as_much_are_dropped() {
+    let grants = without_redundant_rules(Grants {
+        read: vec![PathBuf::from("/usr"), PathBuf::from("/usr/share"), PathBuf::from("/srv/app")],
+        read_files: vec![PathBuf::from("/usr/bin/env"), PathBuf::from("/etc/hostname")],
+        list: vec![PathBuf::from("/"), PathBuf::from("/etc"), PathBuf::from("/home/u")],
+    });
+    assert_eq!(grants.read, [PathBuf::from("/srv/app"), PathBuf::from("/usr")]);
+    assert_eq!(grants.read_files, [PathBuf::from("/etc/hostname")]);
+    assert_eq!(grants.list, [PathBuf::from("/")]);
+}
