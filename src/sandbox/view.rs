@@ -31,11 +31,13 @@ use crate::protocol::SandboxProfile;
 /// design).
 const WHOLE_TREES: &[&str] = &["/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/snap", "/nix", "/sys"];
 /// Inside the world-readable trees, readable whole: the logs (DAC decides: root reads its own,
-/// a user what the groups allow), PAM's configuration (`common-password` is a name, not a
+/// a user what the groups allow), PAM's configuration and state (`common-password` is a name, not a
 /// password), and the package databases (public by design, and thousands of files: split, each
 /// would cost a rule).
-const WHOLE_INSIDE: &[&str] =
-    &["/var/log", "/run/log", "/etc/pam.d", "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt", "/var/lib/rpm"];
+const WHOLE_INSIDE: &[&str] = &[
+    "/var/log", "/run/log", "/etc/pam.d", "/var/lib/pam", "/var/lib/dpkg", "/var/lib/apt", "/var/cache/apt",
+    "/var/lib/rpm",
+];
 /// Where the working directory is no reason to open more than the system view does.
 const SYSTEM_TREES: &[&str] = &["/etc", "/var", "/run", "/boot", "/proc", "/sys", "/dev"];
 /// Temp trees inside the system trees, where a working directory is ordinary.
