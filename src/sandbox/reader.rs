@@ -43,8 +43,15 @@ pub fn read_contained(path: &Path, limit: u64, cwd: &Path) -> ContainedRead {
         Ok(None) => return ContainedRead::Off,
         Err(reason) => return ContainedRead::Unavailable(format!("no sandbox on this machine ({reason})")),
     }
-    let args = [path.as_os_str().to_owned(), OsString::from(limit.to_string())];
-    let argv = match super::wrap(crate::protocol::SandboxProfile::Strict, OsStr::new(READ_PROGRAM), &args) {
+    // On Linux the helper reads in-process once the sandbox is applied; Seatbelt (macOS) runs a
+    // program, so `cat` there.
+    let linux = cfg!(target_os = "linux");
+    let (program, args) = if linux {
+        (OsStr::new(READ_PROGRAM), vec![path.as_os_str().to_owned(), OsString::from(limit.to_string())])
+    } else {
+        (OsStr::new("/bin/cat"), vec![OsString::from("--"), path.as_os_str().to_owned()])
+    };
+    let argv = match super::wrap(crate::protocol::SandboxProfile::Strict, program, &args) {
         Ok(argv) => argv,
         Err(err) => return ContainedRead::Failed(format!("cannot start the sandbox helper: {err}")),
     };
@@ -56,6 +63,9 @@ pub fn read_contained(path: &Path, limit: u64, cwd: &Path) -> ContainedRead {
         Err(err) => return ContainedRead::Failed(format!("cannot start the sandbox helper: {err}")),
     };
     let message = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+    if !linux {
+        return from_cat(output.status.success(), output.stdout, &message, path, limit);
+    }
     match output.status.code().and_then(|code| u8::try_from(code).ok()) {
         Some(0) => ContainedRead::Bytes(output.stdout),
         Some(EXIT_DENIED) => ContainedRead::Denied(format!(
@@ -70,6 +80,20 @@ pub fn read_contained(path: &Path, limit: u64, cwd: &Path) -> ContainedRead {
         } else {
             message
         }),
+    }
+}
+
+/// What `cat` in the sandbox said, where there is no helper to give exit codes (macOS).
+fn from_cat(success: bool, stdout: Vec<u8>, stderr: &str, path: &Path, limit: u64) -> ContainedRead {
+    if success {
+        return if stdout.len() as u64 > limit { ContainedRead::TooLarge } else { ContainedRead::Bytes(stdout) };
+    }
+    if stderr.contains("not permitted") || stderr.contains("Permission denied") {
+        ContainedRead::Denied(format!("{} is outside the sandbox's read view", path.display()))
+    } else if stderr.contains("No such file") {
+        ContainedRead::Missing
+    } else {
+        ContainedRead::Failed(stderr.to_owned())
     }
 }
 
@@ -107,4 +131,24 @@ fn read_limited(path: &Path, limit: u64) -> std::io::Result<Vec<u8>> {
         return Err(std::io::Error::new(std::io::ErrorKind::FileTooLarge, "file too large"));
     }
     Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cats_answers_are_read_as_the_helpers() {
+        let path = Path::new("/x");
+        assert!(matches!(from_cat(true, b"ab".to_vec(), "", path, 2), ContainedRead::Bytes(b) if b == b"ab"));
+        assert!(matches!(from_cat(true, b"abc".to_vec(), "", path, 2), ContainedRead::TooLarge));
+        assert!(matches!(
+            from_cat(false, Vec::new(), "cat: /x: Operation not permitted", path, 2),
+            ContainedRead::Denied(_)
+        ));
+        assert!(matches!(
+            from_cat(false, Vec::new(), "cat: /x: No such file or directory", path, 2),
+            ContainedRead::Missing
+        ));
+    }
 }
