@@ -5,7 +5,7 @@
 //!   created with those as a hard requirement and `no_new_privs` must be set.
 //! - Landlock confines `ptrace` and `/proc/<pid>/mem` to processes inside the sandbox (ABI 1); it
 //!   does not close `/proc/<pid>/environ` (Linux 6.18 lets it be read), which the path rules do
-//!   instead (`paths::grants`).
+//!   instead (`paths::dev_and_proc`; the rest of the read view is `view`).
 //! - The seccomp filter loads (it is what denies sockets, so UDP, DNS and the local daemons too).
 //!
 //! Applied where the kernel has them, reported by `opsai sandbox --status`: TCP bind/connect rules
