@@ -91,6 +91,9 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
         },
     };
     if let Mode::Users(path) = &mode {
+        // The operators' password hashes: no sandboxed command or automatic read of this server
+        // may read them, wherever the file is.
+        crate::sandbox::also_deny(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
         match users::UsersFile::load(path) {
             Ok(file) if file.users.is_empty() => common::warn(&format!(
                 "{} has no users yet: add one with `opsai serve user add NAME --role operator --users {}`",

@@ -5,7 +5,7 @@
 //!   created with those as a hard requirement and `no_new_privs` must be set.
 //! - Landlock confines `ptrace` and `/proc/<pid>/mem` to processes inside the sandbox (ABI 1); it
 //!   does not close `/proc/<pid>/environ` (Linux 6.18 lets it be read), which the path rules do
-//!   instead (`paths::grants`).
+//!   instead (`paths::dev_and_proc`; the rest of the read view is `view`).
 //! - The seccomp filter loads (it is what denies sockets, so UDP, DNS and the local daemons too).
 //!
 //! Applied where the kernel has them, reported by `opsai sandbox --status`: TCP bind/connect rules
@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use super::bpf::{self, Check};
 use super::paths;
+use super::view;
 use crate::protocol::SandboxProfile;
 use landlock::{
     ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd, Ruleset,
@@ -58,12 +59,11 @@ pub(crate) enum ProcMode {
 }
 
 /// Applies everything to the calling thread (and so to what it `exec`s) and describes what holds.
-pub fn apply(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode) -> Result<String, ApplyError> {
+pub fn apply(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -> Result<String, ApplyError> {
     if profile == SandboxProfile::Strict {
         drop_capabilities()?;
-        super::process::drop_capabilities().map_err(ApplyError::Capabilities)?;
     }
-    let landlock = landlock(profile, forbidden, proc_mode)?;
+    let landlock = landlock(profile, view, proc_mode)?;
     seccomp(profile)?;
     if profile == SandboxProfile::Strict && proc_mode == ProcMode::Scoped {
         // The helper (opsai, the command's init) is outside the sandbox and its environment holds
@@ -83,7 +83,7 @@ pub fn apply(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode
     let processes = match (profile, proc_mode) {
         (SandboxProfile::Tool, _) => "",
         (SandboxProfile::Strict, ProcMode::Scoped) => {
-            "; other processes' environment: closed (Landlock ptrace scoping; CAP_SYS_ADMIN, CAP_PERFMON, CAP_SYS_RAWIO, CAP_SYSLOG dropped)"
+            "; other processes' environment: closed (Landlock ptrace scoping; every capability dropped)"
         }
         (SandboxProfile::Strict, ProcMode::PerPid) => {
             "; other processes' environment: closed (a path rule per process)"
@@ -92,33 +92,54 @@ pub fn apply(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode
     Ok(format!("profile {}; {landlock}; seccomp: on; {network}{processes}", profile.as_str()))
 }
 
-/// CAP_SYS_ADMIN and CAP_PERFMON let root read other processes' `environ` across Landlock's
-/// ptrace scoping (tested on Linux 6.18); CAP_SYS_RAWIO opens `/proc/kcore` (kernel memory) and
-/// CAP_SYSLOG `/proc/kmsg` (consuming the kernel log), so with these gone `/proc` can be granted
-/// whole. No read-only command needs them (`dmesg` is denied by the filter anyway). From every
-/// set, the bounding one included, so nothing executed later gets them back.
+/// Every capability, from every set (the bounding one included, so nothing executed later gets one
+/// back). Root without them is a user whose files happen to be root's: CAP_DAC_OVERRIDE and
+/// CAP_DAC_READ_SEARCH read other users' 0600 files (every `/home/*/.ssh/id_rsa`), CAP_SETUID
+/// becomes their owner, CAP_FOWNER/CAP_CHOWN change modes, CAP_SYS_ADMIN and CAP_PERFMON read other
+/// processes' `environ` across Landlock's ptrace scoping (Linux 6.18), CAP_SYS_RAWIO opens
+/// `/proc/kcore` and CAP_SYSLOG `/proc/kmsg`. No read-only command needs any of them. As root, the
+/// groups that read the logs (`adm`, `systemd-journal`) are added first, so logs that daemons own
+/// stay readable: root reading its logs is everyday work.
 fn drop_capabilities() -> Result<(), ApplyError> {
     use caps::{CapSet, Capability};
     let err = |e: caps::errors::CapsError| ApplyError::Capabilities(e.to_string());
-    for cap in [Capability::CAP_SYS_ADMIN, Capability::CAP_PERFMON, Capability::CAP_SYS_RAWIO, Capability::CAP_SYSLOG] {
-        if caps::has_cap(None, CapSet::Bounding, cap).map_err(err)? {
-            // Without CAP_SETPCAP (not root) the bounding set cannot shrink; nor can such a
-            // process gain the capability back (no_new_privs ignores file capabilities).
-            if caps::has_cap(None, CapSet::Effective, Capability::CAP_SETPCAP).map_err(err)? {
+    if caps::has_cap(None, CapSet::Effective, Capability::CAP_SETGID).map_err(err)? {
+        add_log_groups();
+    }
+    // Without CAP_SETPCAP (not root) the bounding set cannot shrink; nor can such a process gain a
+    // capability back (no_new_privs ignores file capabilities).
+    if caps::has_cap(None, CapSet::Effective, Capability::CAP_SETPCAP).map_err(err)? {
+        for cap in caps::all() {
+            if caps::has_cap(None, CapSet::Bounding, cap).map_err(err)? {
                 caps::drop(None, CapSet::Bounding, cap).map_err(err)?;
             }
         }
-        for set in [CapSet::Ambient, CapSet::Inheritable, CapSet::Effective, CapSet::Permitted] {
-            caps::drop(None, set, cap).map_err(err)?;
-        }
-        if caps::has_cap(None, CapSet::Effective, cap).map_err(err)? {
-            return Err(ApplyError::Capabilities(format!("{cap} is still effective")));
-        }
+    }
+    for set in [CapSet::Ambient, CapSet::Inheritable, CapSet::Effective, CapSet::Permitted] {
+        caps::clear(None, set).map_err(err)?;
+    }
+    let left = caps::read(None, CapSet::Effective).map_err(err)?;
+    if let Some(cap) = left.iter().next() {
+        return Err(ApplyError::Capabilities(format!("{cap} is still effective")));
     }
     Ok(())
 }
 
-fn landlock(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode) -> Result<String, ApplyError> {
+/// `adm` and `systemd-journal` among this process's groups, where they exist.
+fn add_log_groups() {
+    let mut groups = nix::unistd::getgroups().unwrap_or_default();
+    for name in ["adm", "systemd-journal"] {
+        if let Ok(Some(group)) = nix::unistd::Group::from_name(name)
+            && !groups.contains(&group.gid)
+        {
+            groups.push(group.gid);
+        }
+    }
+    // Not fatal: without them only the logs daemons own are closed.
+    let _ = nix::unistd::setgroups(&groups);
+}
+
+fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -> Result<String, ApplyError> {
     let err = |e: landlock::RulesetError| ApplyError::Landlock(e.to_string());
     let latest = ABI::V6;
     let required = AccessFs::from_all(ABI::V3);
@@ -146,7 +167,7 @@ fn landlock(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode)
         (SandboxProfile::Strict, ProcMode::PerPid) => paths::ProcGrant::PerPid(super::process::proc_pid()),
         (SandboxProfile::Tool, _) => paths::ProcGrant::Walked,
     };
-    let grants = paths::grants(forbidden, proc);
+    let grants = view::grants(view, proc);
     let terminals = own_terminals();
     let read = AccessFs::from_read(latest);
     let file_only = AccessFs::from_file(latest);
@@ -157,11 +178,19 @@ fn landlock(profile: SandboxProfile, forbidden: &[PathBuf], proc_mode: ProcMode)
         .chain(grants.list.iter().map(|p| (p.as_path(), list)))
         .chain(WRITABLE_FILES.iter().map(|p| (Path::new(p), write & file_only)))
         .chain(terminals.iter().map(|p| (p.as_path(), write & file_only)));
+    // Closing each rule's descriptor costs a system call per rule; they are close-on-exec, so the
+    // `exec` closes them at once. Held in batches below the usual limit of 1024 open files.
+    let mut held: Vec<PathFd> = Vec::new();
     for (path, access) in rules {
         // A file that vanished since the walk (a process that exited) is simply not granted.
         let Ok(fd) = PathFd::new(path) else { continue };
-        created = created.add_rule(PathBeneath::new(fd, access)).map_err(err)?;
+        created = created.add_rule(PathBeneath::new(&fd, access)).map_err(err)?;
+        held.push(fd);
+        if held.len() >= 512 {
+            held.clear();
+        }
     }
+    std::mem::forget(held);
     let status = created.restrict_self().map_err(err)?;
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err(ApplyError::NotEnforced(status.ruleset));

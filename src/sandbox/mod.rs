@@ -24,9 +24,15 @@ mod linux;
 pub mod paths;
 #[cfg(target_os = "linux")]
 mod process;
+pub mod reader;
 pub mod seatbelt;
+mod shape;
 #[cfg(target_os = "linux")]
 mod targets;
+#[cfg(target_os = "linux")]
+mod view;
+#[cfg(target_os = "linux")]
+mod view_cache;
 
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
@@ -90,6 +96,25 @@ impl Settings {
 }
 
 static SETTINGS: OnceLock<Settings> = OnceLock::new();
+/// Paths a mode adds to the unreadable set after the configuration was loaded (`opsai serve`'s
+/// users file, wherever `--users` points).
+static ALSO_DENIED: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Adds `path` to what no sandboxed command of this process, and no automatic read, can read.
+pub fn also_deny(path: PathBuf) {
+    if let Ok(mut denied) = ALSO_DENIED.lock() {
+        denied.push(path);
+    }
+}
+
+/// The configured deny paths and those added since.
+fn denied() -> Vec<PathBuf> {
+    let mut denied = settings().deny.clone();
+    if let Ok(also) = ALSO_DENIED.lock() {
+        denied.extend(also.iter().cloned());
+    }
+    denied
+}
 
 /// Sets this process's settings from the configuration the run loaded; the first call wins (a
 /// sandbox already probed or applied keeps the settings it was probed with).
@@ -166,7 +191,7 @@ fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
     if PROC_PER_PID.load(Ordering::Relaxed) {
         argv.push(PER_PID_FLAG.into());
     }
-    for path in &settings().deny {
+    for path in &denied() {
         argv.push("--deny".into());
         argv.push(path.clone().into_os_string());
     }
@@ -180,15 +205,8 @@ fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
 fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
     let home = std::env::var_os("HOME").map(PathBuf::from);
     let cwd = std::env::current_dir().ok();
-    let mut deny = paths::secret_paths(profile, home.as_deref(), std::env::var_os("HISTFILE").as_deref());
-    deny.extend(settings().deny.iter().cloned());
-    if let Some(cwd) = &cwd {
-        deny.extend(paths::env_files(cwd));
-    }
-    // Seatbelt matches the resolved path (`/var` is `/private/var`): deny both spellings.
-    let resolved: Vec<PathBuf> = deny.iter().filter_map(|path| std::fs::canonicalize(path).ok()).collect();
-    deny.extend(resolved);
-    let text = seatbelt::profile(profile, &deny);
+    let view = seatbelt::View::gather(profile, &denied(), home.as_deref(), cwd.as_deref());
+    let text = seatbelt::view_profile(profile, &view);
     Ok(vec![seatbelt::SANDBOX_EXEC.into(), "-p".into(), text.into()])
 }
 
@@ -360,26 +378,18 @@ fn apply_and_exec(helper: Helper, command: &[OsString], fail: &dyn Fn(&str) -> E
         Ok(contained) => contained,
         Err(err) => return fail(&err.to_string()),
     };
-    let histfile = std::env::var_os("HISTFILE");
-    let cwd = std::env::current_dir().ok();
-    let mut forbidden = Vec::new();
-    for home in homes() {
-        forbidden.extend(paths::secret_paths(profile, Some(&home), histfile.as_deref()));
-        // opsai's default home there (the configured one comes with `--deny`).
-        forbidden.push(home.join(".opsai"));
-    }
-    forbidden.extend(deny.iter().cloned());
-    if let Some(cwd) = &cwd {
-        forbidden.extend(paths::env_files(cwd));
-    }
+    let view = view::Inputs::gather(profile, deny);
     let proc_mode = if per_pid { linux::ProcMode::PerPid } else { linux::ProcMode::Scoped };
-    let status = match linux::apply(profile, &forbidden, proc_mode) {
+    let status = match linux::apply(profile, &view, proc_mode) {
         Ok(status) => status,
         Err(err) => return fail(&err.to_string()),
     };
     if probe {
         let _ = writeln!(std::io::stdout(), "{PROBE_OK} {status}; {contained}");
         return ExitCode::SUCCESS;
+    }
+    if let Some(code) = reader::serve(command) {
+        return code;
     }
     let Some((program, rest)) = command.split_first() else { return fail("no command given") };
     let mut cmd = std::process::Command::new(program);
@@ -395,20 +405,6 @@ fn apply_and_exec(helper: Helper, command: &[OsString], fail: &dyn Fn(&str) -> E
     // As a shell says it: 127 when the program does not exist, 126 when it cannot be run.
     let _ = writeln!(std::io::stderr(), "opsai sandbox: {}: {err}", program.to_string_lossy());
     ExitCode::from(if err.kind() == std::io::ErrorKind::NotFound { 127 } else { 126 })
-}
-
-/// `$HOME`, and the user's home directory from the password database when that differs (or
-/// `HOME` is unset): a changed `HOME` must not make the real `~/.ssh` readable.
-#[cfg(target_os = "linux")]
-fn homes() -> Vec<PathBuf> {
-    let mut homes: Vec<PathBuf> =
-        std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from).into_iter().collect();
-    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::geteuid())
-        && !homes.contains(&user.dir)
-    {
-        homes.push(user.dir);
-    }
-    homes
 }
 
 #[cfg(not(target_os = "linux"))]

@@ -346,35 +346,3 @@ fn say(message: &str) {
     use std::io::Write;
     let _ = writeln!(std::io::stderr(), "opsai sandbox: {message}");
 }
-
-/// Capabilities that act on other processes, IPC objects or the machine's resources, which no
-/// read-only command needs: renice/ionice/taskset any process (SYS_NICE), raise limits and pass
-/// the pids cgroup's accounting (SYS_RESOURCE), signal any process (KILL), attach another user's
-/// shared memory (IPC_OWNER), lock memory (IPC_LOCK), trace (SYS_PTRACE), reboot (SYS_BOOT), take
-/// file leases that hold other programs' opens (LEASE). From every set, the bounding one included.
-pub(crate) fn drop_capabilities() -> Result<(), String> {
-    use caps::{CapSet, Capability};
-    let err = |e: caps::errors::CapsError| e.to_string();
-    let setpcap = caps::has_cap(None, CapSet::Effective, Capability::CAP_SETPCAP).map_err(err)?;
-    for cap in [
-        Capability::CAP_SYS_NICE,
-        Capability::CAP_SYS_RESOURCE,
-        Capability::CAP_KILL,
-        Capability::CAP_IPC_OWNER,
-        Capability::CAP_IPC_LOCK,
-        Capability::CAP_SYS_PTRACE,
-        Capability::CAP_SYS_BOOT,
-        Capability::CAP_LEASE,
-    ] {
-        if setpcap && caps::has_cap(None, CapSet::Bounding, cap).map_err(err)? {
-            caps::drop(None, CapSet::Bounding, cap).map_err(err)?;
-        }
-        for set in [CapSet::Ambient, CapSet::Inheritable, CapSet::Effective, CapSet::Permitted] {
-            caps::drop(None, set, cap).map_err(err)?;
-        }
-        if caps::has_cap(None, CapSet::Effective, cap).map_err(err)? {
-            return Err(format!("{cap} is still effective"));
-        }
-    }
-    Ok(())
-}

@@ -22,6 +22,7 @@ mod redaction_cli;
 mod repl_tmux;
 mod sandbox_cli;
 mod sandbox_lifetime;
+mod sandbox_view;
 mod screen_tmux;
 mod serve_api;
 mod serve_browser;

@@ -10,6 +10,7 @@ use super::paths::{Access, Refusal};
 use super::text;
 use super::{Call, Settings, guard, optional_count, size_limit};
 use crate::protocol::{ObservationStatus, Risk, ToolSpec};
+use crate::sandbox::reader::{ContainedRead, read_contained};
 use crate::store::audit::Confirmed;
 use crate::tools::{Tool, ToolContext, ToolEffect, gate, invalid_arguments, string_arg};
 
@@ -61,7 +62,7 @@ async fn read<'c>(settings: &'c Settings, id: &'c str, args: &'c Value, ctx: Too
     };
     let services = ctx.services;
     let checked = guard(services, settings, ctx.state).check(raw, Access::Read).await;
-    let (summary, risk, reasons) = match &checked {
+    let (summary, risk, mut reasons) = match &checked {
         Ok(target) => (format!("read_file {}", target.shown), target.risk, target.reasons.clone()),
         Err(_) => (format!("read_file {raw}"), Risk::Safe, Vec::new()),
     };
@@ -80,7 +81,26 @@ async fn read<'c>(settings: &'c Settings, id: &'c str, args: &'c Value, ctx: Too
         Ok(None) => return call.failed(Confirmed::No, format!("{shown} does not exist")),
         Err(err) => return call.failed(Confirmed::No, err.to_string()),
     }
-    let bytes = match services.files.read(&target.path, limit).await {
+    // Nobody says yes to a Safe read: it is read through the sandbox's view, as `cat` would be.
+    // Outside that view it becomes a question for a person (Medium), never a silent read.
+    let contained = if call.risk == Risk::Safe && services.host.is_none() {
+        contained_read(&target.path, limit, &call.ctx.state.cwd).await
+    } else {
+        ContainedRead::Off
+    };
+    let read = match contained {
+        ContainedRead::Bytes(bytes) => Ok(bytes),
+        ContainedRead::Missing => return call.failed(Confirmed::No, format!("{shown} does not exist")),
+        ContainedRead::TooLarge => Err(std::io::Error::new(std::io::ErrorKind::FileTooLarge, "file too large")),
+        ContainedRead::Failed(message) => return call.failed(Confirmed::No, message),
+        ContainedRead::Denied(reason) | ContainedRead::Unavailable(reason) => {
+            call.risk = Risk::Medium;
+            reasons.push(reason);
+            services.files.read(&target.path, limit).await
+        }
+        ContainedRead::Off => services.files.read(&target.path, limit).await,
+    };
+    let bytes = match read {
         Ok(bytes) => bytes,
         Err(err) if err.kind() == std::io::ErrorKind::FileTooLarge => {
             let message =
@@ -118,6 +138,14 @@ async fn read<'c>(settings: &'c Settings, id: &'c str, args: &'c Value, ctx: Too
     };
     let body = head_and_tail(&services.redactor.redact(lines.text));
     call.finish(ObservationStatus::Ran, Some(0), allowed.confirmed(), format!("{header}\n{body}"))
+}
+
+/// [`read_contained`] on a blocking thread (it waits for the sandbox helper).
+async fn contained_read(path: &std::path::Path, limit: u64, cwd: &std::path::Path) -> ContainedRead {
+    let (path, cwd) = (path.to_path_buf(), cwd.to_path_buf());
+    tokio::task::spawn_blocking(move || read_contained(&path, limit, &cwd))
+        .await
+        .unwrap_or_else(|err| ContainedRead::Failed(format!("the sandboxed read failed: {err}")))
 }
 
 /// The first `HEAD_CHARS` and last `TAIL_CHARS` characters, with the number of bytes left out.
