@@ -17,6 +17,7 @@ mod paths;
 mod programs;
 mod rules;
 mod sanitize;
+mod structure;
 mod user_rules;
 mod verdict;
 mod word;
@@ -27,6 +28,8 @@ pub use word::quote as quote_word;
 mod construct_tests;
 #[cfg(test)]
 mod option_tests;
+#[cfg(test)]
+mod structure_tests;
 #[cfg(test)]
 mod table_tests;
 #[cfg(test)]

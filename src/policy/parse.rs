@@ -7,6 +7,7 @@
 //! construct this walker does not know, is recorded in `errors` so the caller can fail closed.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 
 use tree_sitter::{Node, Parser};
 
@@ -96,8 +97,12 @@ pub fn parse(source: &str) -> Script {
         let Some(tree) = parser.parse(masked.as_bytes(), None) else {
             return failed("the parser gave up");
         };
-        let mut walker = Walker { src: source, depth: 0, script: Script::default() };
+        let walked = RefCell::new(HashSet::new());
+        let mut walker = Walker { src: source, depth: 0, script: Script::default(), walked: &walked };
         walker.statements(tree.root_node());
+        for why in super::structure::audit(tree.root_node(), source, &walked.borrow()) {
+            walker.construct(&why);
+        }
         if tree.root_node().has_error() && walker.script.errors.is_empty() {
             walker.error("the command is incomplete (an unclosed quote, bracket or substitution)".into());
         }
@@ -170,6 +175,8 @@ pub(super) struct Walker<'a> {
     src: &'a str,
     depth: usize,
     script: Script,
+    /// Start bytes of the substitutions walked so far, for the structural audit.
+    walked: &'a RefCell<HashSet<usize>>,
 }
 
 impl<'a> Walker<'a> {
@@ -179,7 +186,8 @@ impl<'a> Walker<'a> {
 
     /// The commands inside a `$(…)`, backticks or `<(…)`, as a script of their own.
     pub(super) fn script_of(&mut self, node: Node) -> Script {
-        let mut inner = Walker { src: self.src, depth: self.depth + 1, script: Script::default() };
+        self.walked.borrow_mut().insert(node.start_byte());
+        let mut inner = Walker { src: self.src, depth: self.depth + 1, script: Script::default(), walked: self.walked };
         inner.statements(node);
         inner.script
     }
@@ -287,9 +295,9 @@ impl<'a> Walker<'a> {
             | "array"
             | "extglob_pattern"
             | "regex" => {
-                // Values of `for`/`case`/conditions: data, but their substitutions still run.
-                let mut holder = Word::default();
-                self.collect_subs(node, &mut holder);
+                // Values of `for`/`case`/conditions: data, but their substitutions still run, the
+                // node itself included (`for i in `cmd``).
+                let holder = self.word(node);
                 self.adopt_subs(holder);
             }
             other => {
