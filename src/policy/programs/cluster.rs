@@ -87,10 +87,31 @@ fn docker_sub<'a>(inv: &Invocation<'a>, first_index: usize, first: &'a str) -> O
         }
         return Verdict::medium("starts a container").into();
     }
-    if sub == "inspect" && rest.texts().any(|t| t.contains(".Config.Env") || t.contains(".Env")) {
-        return Verdict::medium("prints a container's environment (tokens often live there)").into();
+    if sub == "inspect"
+        && !matches!(group, "network" | "volume" | "context" | "node")
+        && let Some(why) = inspect_prints_environment(&rest)
+    {
+        return Verdict::medium(why).into();
     }
     by_subcommand(sub, DOCKER_SAFE, &[], "changes containers or images").into()
+}
+
+/// `docker inspect` prints a container's or image's whole configuration, environment included
+/// (tokens often live there), unless `--format` picks fields outside it.
+fn inspect_prints_environment(rest: &Invocation) -> Option<&'static str> {
+    let Some(format) = rest.value_of(Some('f'), "--format") else {
+        return Some("prints the whole configuration, the environment (where tokens often live) included");
+    };
+    // A bare `.` or `$` is the whole object (`{{json .}}`, `{{index . "Config"}}`, `{{$}}`).
+    let bytes = format.as_bytes();
+    let whole = bytes.iter().enumerate().any(|(i, &b)| {
+        let next = bytes.get(i + 1).copied().unwrap_or(b' ');
+        let prev = if i == 0 { b' ' } else { bytes[i - 1] };
+        (b == b'.' && !(next.is_ascii_alphabetic() || next == b'_') && !prev.is_ascii_alphanumeric())
+            || (b == b'$' && !(next.is_ascii_alphanumeric() || next == b'_'))
+    });
+    (whole || format.contains("Config") || format.contains("Env") || format.contains("Spec"))
+        .then_some("its --format prints the configuration or the environment, where tokens often live")
 }
 
 /// `--privileged`, the host's root or Docker socket mounted, or the host's namespaces shared.
@@ -188,6 +209,14 @@ fn compose_verdict(sub: &str, rest: &Invocation) -> Verdict {
     if sub == "down" && (rest.has_short('v') || rest.has_long("--volumes")) {
         return Verdict::high("deletes the project's volumes");
     }
+    // `config` prints the resolved file, every value from `.env` interpolated; its listing forms
+    // print names only.
+    let names_only = ["--services", "--volumes", "--images", "--profiles", "--networks", "-q", "--quiet"];
+    if sub == "config" && !rest.texts().any(|t| names_only.contains(&t)) {
+        return Verdict::medium(
+            "prints the resolved compose file, with the values interpolated from .env and the environment",
+        );
+    }
     by_subcommand(
         sub,
         &["ps", "logs", "config", "ls", "images", "top", "version", "port", "events"],
@@ -217,13 +246,176 @@ const KUBE_GLOBAL: &[&str] = &[
     "--tls-server-name",
 ];
 
-/// A Secret named as a resource (`secret/x`, `pods,secrets`) or in a raw API path
-/// (`--raw=/api/v1/namespaces/x/secrets`).
+/// Global options that send the request, and the credentials with it, to a server or as an
+/// identity the command line chooses rather than the current context.
+const KUBE_ELSEWHERE: &[&str] = &[
+    "-s",
+    "--server",
+    "--as",
+    "--as-group",
+    "--as-uid",
+    "--token",
+    "--user",
+    "--cluster",
+    "--username",
+    "--password",
+    "--certificate-authority",
+    "--client-certificate",
+    "--client-key",
+    "--tls-server-name",
+    "--insecure-skip-tls-verify",
+];
+
+/// A Secret named as a resource in any spelling (`secret/x`, `pods,secrets`, `secrets.v1.`,
+/// `Secret.v1.core`) or in a raw API path (`--raw=/api/v1/namespaces/x/secrets`).
 fn mentions_secrets(inv: &Invocation) -> bool {
     let named = |text: &str| {
-        text.split([',', '/', '=']).any(|part| matches!(part.to_ascii_lowercase().as_str(), "secret" | "secrets"))
+        text.split([',', '/', '=']).any(|part| {
+            let kind = part.split('.').next().unwrap_or(part);
+            matches!(kind.to_ascii_lowercase().as_str(), "secret" | "secrets")
+        })
     };
     inv.positionals().iter().any(|w| named(&w.text)) || inv.texts().any(|t| t.starts_with("--raw=") && named(t))
+}
+
+/// Resource kinds whose full objects hold no container environment, config data or credentials.
+const KUBE_PLAIN_KINDS: &[&str] = &[
+    "node",
+    "nodes",
+    "no",
+    "namespace",
+    "namespaces",
+    "ns",
+    "service",
+    "services",
+    "svc",
+    "endpoints",
+    "ep",
+    "endpointslice",
+    "endpointslices",
+    "ingress",
+    "ingresses",
+    "ing",
+    "ingressclass",
+    "ingressclasses",
+    "persistentvolume",
+    "persistentvolumes",
+    "pv",
+    "persistentvolumeclaim",
+    "persistentvolumeclaims",
+    "pvc",
+    "storageclass",
+    "storageclasses",
+    "sc",
+    "event",
+    "events",
+    "ev",
+    "networkpolicy",
+    "networkpolicies",
+    "netpol",
+    "poddisruptionbudget",
+    "poddisruptionbudgets",
+    "pdb",
+    "horizontalpodautoscaler",
+    "horizontalpodautoscalers",
+    "hpa",
+    "limitrange",
+    "limitranges",
+    "limits",
+    "resourcequota",
+    "resourcequotas",
+    "quota",
+    "priorityclass",
+    "priorityclasses",
+    "pc",
+    "lease",
+    "leases",
+    "role",
+    "roles",
+    "rolebinding",
+    "rolebindings",
+    "clusterrole",
+    "clusterroles",
+    "clusterrolebinding",
+    "clusterrolebindings",
+    "serviceaccount",
+    "serviceaccounts",
+    "sa",
+    "customresourcedefinition",
+    "customresourcedefinitions",
+    "crd",
+    "crds",
+    "componentstatuses",
+    "cs",
+];
+
+/// `kubectl get pod x -o yaml`: a full object (or a template over one) of a kind that can hold
+/// container environments or config data prints their literal values.
+fn dumps_environment(rest: &Invocation) -> Option<String> {
+    let output = rest.value_of(Some('o'), "--output").unwrap_or("");
+    let template = rest.value_of(None, "--template").unwrap_or("");
+    let picked = ["jsonpath=", "jsonpath-as-json=", "custom-columns=", "go-template=", "template="]
+        .iter()
+        .find_map(|prefix| output.strip_prefix(prefix));
+    let full = match picked {
+        Some(fields) => reaches_environment(fields),
+        None => !template.is_empty() || !matches!(output, "" | "wide" | "name"),
+    };
+    if !full {
+        return None;
+    }
+    let plain = |word: &str| {
+        word.split(',').all(|part| {
+            let kind = part.split('/').next().unwrap_or(part);
+            let kind = kind.split('.').next().unwrap_or(kind).to_ascii_lowercase();
+            KUBE_PLAIN_KINDS.contains(&kind.as_str())
+        })
+    };
+    const VALUED: &[&str] = &[
+        "-o", "-n", "-l", "-L", "-c", "-f", "-k", "--output", "--namespace", "--selector", "--field-selector",
+        "--sort-by", "--label-columns", "--template", "--chunk-size", "--context", "-v", "--filename",
+    ];
+    let texts: Vec<&str> = rest.texts().collect();
+    let kind = texts
+        .iter()
+        .enumerate()
+        .find(|(i, t)| !(t.starts_with('-') || *i > 0 && VALUED.contains(&texts[i - 1])))
+        .map_or("", |(_, t)| *t);
+    (kind.is_empty() || !plain(kind)).then(|| {
+        let what = if kind.is_empty() { "resource" } else { kind };
+        format!(
+            "prints whole {what} objects (-o {output}), whose environment values and config data can hold credentials"
+        )
+    })
+}
+
+/// A jsonpath, column list or template that prints an environment, config data, annotations
+/// (`last-applied-configuration` holds the whole spec) or an object that contains them.
+fn reaches_environment(fields: &str) -> bool {
+    const HOLDS: &[&str] = &["env", "envfrom", "data", "stringdata", "binarydata", "annotations"];
+    const CONTAINS: &[&str] =
+        &["", "items", "spec", "template", "containers", "initcontainers", "ephemeralcontainers", "metadata"];
+    let lower = fields.to_ascii_lowercase();
+    if lower.contains("{.}") || lower.contains("{@}") || lower.contains("{{.}}") || lower.contains("{{ . }}") {
+        return true;
+    }
+    // Each `.a.b[*].c` path: its segments without subscripts.
+    let paths = lower.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '[' | ']' | '*')));
+    let mut previous = "";
+    for token in paths.filter(|t| !t.is_empty()) {
+        let path = token.rsplit(':').next().unwrap_or(token);
+        if path.starts_with('.') {
+            let segments: Vec<&str> = path.split('.').map(|s| s.split('[').next().unwrap_or(s)).collect();
+            let last = segments.last().copied().unwrap_or("");
+            // `{range .items[*]}…{end}` iterates; the fields inside say what is printed.
+            let ranged = previous == "range";
+            if segments.iter().any(|s| HOLDS.contains(s)) || !ranged && CONTAINS.contains(&last) {
+                return true;
+            }
+        }
+        previous = token;
+    }
+    false
 }
 
 pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
@@ -234,6 +426,16 @@ pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             Verdict::medium("--kubeconfig names a config whose exec credential plugins are programs")
         };
         return verdict.into();
+    }
+    let elsewhere = inv.texts().take_while(|t| *t != "--").find(|t| {
+        let key = t.split_once('=').map_or(*t, |(k, _)| k);
+        KUBE_ELSEWHERE.contains(&key) || key.starts_with("-s") && key.len() > 2 && !key.starts_with("--")
+    });
+    if let Some(option) = elsewhere {
+        return Verdict::medium(format!(
+            "{option} sends the request and credentials to another server or as another identity than the current context"
+        ))
+        .into();
     }
     let outcome = kubectl_rules(inv);
     if outcome.verdict.risk != crate::protocol::Risk::Safe || !outcome.nested.is_empty() {
@@ -264,6 +466,11 @@ fn kubectl_rules<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         if matches!(sub, "get" | "describe") {
             return Verdict::medium("lists Secrets").into();
         }
+    }
+    if sub == "get"
+        && let Some(why) = dumps_environment(&rest)
+    {
+        return Verdict::medium(why).into();
     }
     if sub == "config" {
         if second == "view" && !rest.has_long("--raw") && !rest.has_long("--flatten") {
