@@ -42,6 +42,11 @@ impl Engine<'_> {
                 }
             }
         }
+        if let Some((option, path)) = echoed_file_options(inv).into_iter().find(|(_, path)| paths::secret(path)) {
+            verdict = verdict.max(Verdict::high(format!(
+                "reads a secret ({path}) through {option}; its lines come back in the output or the error messages"
+            )));
+        }
         for var in inv.args.iter().flat_map(|w| w.vars.iter()) {
             if paths::secret_variable(var) {
                 let printing = PRINTERS.contains(&inv.name);
@@ -124,6 +129,14 @@ impl Engine<'_> {
                 self.script(sub, nesting);
             }
         }
+        // `cat <<<"$TOKEN"`, a here-document naming `$AWS_SECRET_ACCESS_KEY`: the value is the input.
+        let fed = redirect.heredoc.iter().chain(redirect.target.iter().filter(|_| redirect.op == "<<<"));
+        if let Some(var) = fed.flat_map(|w| w.vars.iter()).find(|v| paths::secret_variable(v)) {
+            self.add(
+                subject,
+                &Verdict::high(format!("feeds the secret variable ${var} to the command's input, which can print it")),
+            );
+        }
         let Some(target) = redirect.target.as_ref() else {
             return;
         };
@@ -169,6 +182,38 @@ impl Engine<'_> {
 }
 
 /// Network clients: a metadata address among their arguments is a request to it.
+/// Options whose value is a file the program reads line by line and echoes back (as names in
+/// its error messages, as data), also for programs that otherwise show only metadata.
+const ECHOED_FILE_LONG: &[&str] = &[
+    "--files0-from", "-files0-from", "--files-from", "--from-file", "--to-file", "--exclude-from", "--file",
+    "--rawfile", "--slurpfile", "--arg-file", "--magic-file", "--include-from", "--patterns-from",
+];
+/// The same, as short options of one program.
+const ECHOED_FILE_SHORT: &[(&str, &[&str])] =
+    &[("file", &["-f", "-m"]), ("du", &["-X"]), ("xargs", &["-a"]), ("grep", &["-f"]), ("tar", &["-T", "-X"])];
+
+fn echoed_file_options<'t>(inv: &Invocation<'t>) -> Vec<(String, &'t str)> {
+    let shorts = ECHOED_FILE_SHORT.iter().find(|(name, _)| *name == inv.name).map_or(&[][..], |(_, s)| *s);
+    let texts: Vec<&str> = inv.texts().collect();
+    texts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, text)| {
+            let next = texts.get(i + 1).copied();
+            if let Some((key, value)) = text.split_once('=')
+                && ECHOED_FILE_LONG.contains(&key)
+            {
+                return Some((key.to_owned(), value));
+            }
+            if ECHOED_FILE_LONG.contains(text) || shorts.contains(text) {
+                return next.map(|value| ((*text).to_owned(), value));
+            }
+            let attached = shorts.iter().find_map(|s| text.strip_prefix(s).filter(|v| !v.is_empty()));
+            attached.map(|value| (text.get(..2).unwrap_or(text).to_owned(), value))
+        })
+        .collect()
+}
+
 /// Clients that fetch URLs (their bare words are hosts).
 fn is_http_client(name: &str) -> bool {
     matches!(

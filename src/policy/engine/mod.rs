@@ -37,7 +37,8 @@ const NOT_READERS: &[&str] = &[
     "rsync", "ssh-keygen", "ssh-add", "realpath", "readlink", "dirname", "basename", "rm", "mv", "touch", "mkdir",
     "ln", "shred", "echo", "printf", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "lsattr",
     "getfacl", "kubectl", "docker", "helm", "terraform", "curl", "wget", "openssl", "gpg", "which", "type", "unlink",
-    "truncate", "df", "lsblk", "blkid", "findmnt", "lsof", "fuser", "udevadm", "smartctl", "partx",
+    "truncate", "df", "lsblk", "blkid", "findmnt", "lsof", "fuser", "udevadm", "smartctl", "partx", "mdadm", "pvs",
+    "vgs", "lvs", "pvdisplay", "vgdisplay", "lvdisplay",
 ];
 /// Programs that print what they are given.
 const PRINTERS: &[&str] = &["echo", "printf", "printenv", "cat", "env", "declare", "export", "set", "print", "tee"];

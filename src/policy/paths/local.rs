@@ -47,8 +47,7 @@ pub(crate) fn local_host_in(text: &str, host_position: bool) -> Option<String> {
 /// which return status, not data (no query string, the last segment one of these names).
 pub(crate) fn is_probe(text: &str) -> bool {
     const PROBES: &[&str] = &[
-        "health", "healthz", "livez", "readyz", "ready", "alive", "ping", "metrics", "status", "version",
-        "stub_status", "server-status",
+        "health", "healthz", "livez", "readyz", "ready", "alive", "ping", "metrics", "status", "version", "stub_status",
     ];
     let rest = text.split_once("://").map_or(text, |(_, rest)| rest);
     let Some((_, path)) = rest.split_once('/') else { return false };

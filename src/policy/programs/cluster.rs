@@ -654,16 +654,16 @@ fn terraform_rules(inv: &Invocation) -> Verdict {
     if sub == "state" && second == "pull" || matches!(sub, "output" | "show") && plain {
         return Verdict::high("prints terraform state or outputs, secrets included, in plain text");
     }
-    if sub == "state" && matches!(second, "list" | "show") || sub == "workspace" && matches!(second, "list" | "show") {
-        return Verdict::SAFE;
-    }
     if sub == "fmt" && (rest.has_word(&["-check"]) || rest.has_word(&["-diff"])) {
         return Verdict::SAFE;
     }
-    by_subcommand(
-        sub,
-        &["version", "-version", "validate", "show", "output", "providers", "graph"],
-        &[],
-        "changes infrastructure or its state",
-    )
+    // Everything else loads the project: provider plugins (programs) from `.terraform`, the
+    // backend, and the CLI config's `credentials_helper`.
+    const LOADS: &[&str] = &["validate", "show", "output", "providers", "graph", "state", "workspace", "console"];
+    if LOADS.contains(&sub) {
+        return Verdict::medium(
+            "loads the project's provider plugins or backend (programs and credentials helpers the configuration names)",
+        );
+    }
+    by_subcommand(sub, &["version", "-version"], &[], "changes infrastructure or its state")
 }

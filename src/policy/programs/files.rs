@@ -193,6 +193,9 @@ static FIND: Options = Options {
 pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let mut outcome = Outcome::from(Verdict::SAFE);
     let args = inv.args;
+    // find's own words, without the commands of `-exec … ;`, for its option table.
+    let mut own: Vec<Word> = Vec::new();
+    let mut runs = false;
     let mut i = 0;
     while let Some(word) = args.get(i) {
         match word.text.as_str() {
@@ -200,9 +203,14 @@ pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                 outcome.verdict = outcome.verdict.max(Verdict::high("find -delete deletes every match"));
             }
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                outcome.verdict = outcome
-                    .verdict
-                    .max(Verdict::high(format!("find {} runs a command for every match (a code runner)", word.text)));
+                // The command is assessed on its own (`Nested::Exec`); `-ok` asks on the terminal,
+                // which an unattended run does not have.
+                if word.text.starts_with("-ok") {
+                    outcome.verdict = outcome
+                        .verdict
+                        .max(Verdict::medium(format!("find {} asks on the terminal before each command", word.text)));
+                }
+                runs = true;
                 let start = i + 1;
                 // The command ends at `;`, or at `+` right after `{}`.
                 let end = (start..args.len())
@@ -220,15 +228,46 @@ pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                 let target = args.get(i + 1).cloned().unwrap_or_default();
                 let verdict = write_target(&target, "writes the list of matches to");
                 outcome.verdict = outcome.verdict.max(Verdict::high(verdict.reason));
+                own.push(word.clone());
             }
-            _ => {}
+            _ => own.push(word.clone()),
         }
         i += 1;
     }
-    if outcome.verdict == Verdict::SAFE && outcome.nested.is_empty() {
-        outcome.verdict = FIND.check(inv);
+    if runs && let Some(why) = exec_reaches_secrets(&own) {
+        outcome.verdict = outcome.verdict.max(Verdict::high(why));
+    }
+    if outcome.verdict == Verdict::SAFE {
+        outcome.verdict = FIND.check(&Invocation { args: &own, ..*inv });
     }
     outcome
+}
+
+/// `find ~ -exec cat {} ;`, `find . -name '*.pem' -exec …`: the command would run on secret
+/// files, which its own words do not show.
+fn exec_reaches_secrets(own: &[Word]) -> Option<String> {
+    let roots = own.iter().take_while(|w| !w.text.starts_with('-') && !matches!(w.text.as_str(), "(" | "!"));
+    for root in roots {
+        let text = root.text.trim_end_matches('/');
+        let home = text.is_empty() || text == "~" || text.starts_with("~/") && text.len() == 2;
+        let home = home || matches!(text, "/root" | "/home" | "/etc" | "/var" | "/run" | "/proc") || root.dynamic;
+        if home || paths::secret(text) {
+            return Some(format!(
+                "find -exec runs a command on every match under {}, which holds secrets",
+                if root.text.is_empty() { "/" } else { &root.text }
+            ));
+        }
+    }
+    let patterns = own.windows(2).filter(|p| {
+        matches!(p[0].text.as_str(), "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-regex" | "-iregex")
+    });
+    for pair in patterns {
+        let pattern = pair[1].text.trim_start_matches("*/").trim_start_matches('*');
+        if paths::secret(&pair[1].text) || paths::glob_may_reach_secret(&pair[1].text) || paths::secret(pattern) {
+            return Some(format!("find -exec runs a command on files named like secrets ({})", pair[1].text));
+        }
+    }
+    None
 }
 
 /// `tar`: listing is read-only, extracting and creating write, some options run programs.
@@ -294,12 +333,15 @@ static TAR_READ: Options = Options {
 
 /// `unzip -l/-t/-v/-p/-Z` only read (`-p` and `-c` extract to stdout); anything else extracts.
 pub(crate) fn unzip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    const READ: Options = Options { short: "aCcLlMpqtvzZx:P:", ..Options::NONE };
-    if inv.has_word(&["-l", "-t", "-v", "-p", "-c", "-Z", "-lv", "-tq", "-qq", "-Z1"])
+    const READ: Options = Options { short: "aCcLlMpqtvzZP:", ..Options::NONE };
+    // Every word after `-x` is a member to exclude, `-l` included: `unzip -x a -l x.zip` extracts.
+    let cut = inv.args.iter().position(|w| w.text == "-x").unwrap_or(inv.args.len());
+    let head = Invocation { args: &inv.args[..cut], ..*inv };
+    if head.has_word(&["-l", "-t", "-v", "-p", "-c", "-Z", "-lv", "-tq", "-qq", "-Z1"])
         && !inv.has_short('d')
         && !inv.has_short('o')
     {
-        return READ.check(inv).into();
+        return READ.check(&head).into();
     }
     if let Some(dir) = inv.value_of(Some('d'), "--d") {
         return write_target(&Word::literal(dir), "extracts files into").into();

@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod cluster_tables;
 pub mod files;
 pub mod git_tables;
+pub mod hardware;
 pub mod inspect;
 pub mod net;
 pub mod options;

@@ -184,6 +184,34 @@ fn short_kind(spec: &str, flag: char) -> Option<Kind> {
     })
 }
 
+/// Tools whose every subcommand prints its usage for `--help` and does nothing else (`docker ps
+/// --help`, `kubectl get --help`). Not git: `git log --help` opens a help viewer that the
+/// configuration names (`man.viewer`, `help.format=web`). Not cargo: an unknown subcommand runs a
+/// `cargo-NAME` program, which may ignore `--help`.
+const SUBCOMMAND_HELP: &[&str] = &[
+    "docker", "podman", "nerdctl", "docker-compose", "podman-compose", "kubectl", "oc", "helm", "systemctl",
+    "journalctl", "loginctl", "hostnamectl", "timedatectl", "resolvectl", "networkctl", "busctl", "nmcli", "apt",
+    "apt-get", "apt-cache", "dnf", "yum", "pip", "pip3", "npm", "pnpm", "terraform", "tofu", "gh", "snap", "brew",
+    "conda", "uv", "rustup", "go", "virsh", "ctr", "crictl",
+];
+
+/// `kubectl get --help`, `docker compose ps --help`: up to three plain subcommand words, then
+/// `--help`, for a tool on `SUBCOMMAND_HELP`.
+pub(crate) fn is_subcommand_help(name: &str, args: &[Word]) -> bool {
+    let Some((last, words)) = args.split_last() else { return false };
+    let plain = |w: &Word| {
+        !w.dynamic
+            && !w.glob
+            && w.text.bytes().next().is_some_and(|c| c.is_ascii_lowercase())
+            && w.text.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    };
+    SUBCOMMAND_HELP.contains(&name)
+        && !last.dynamic
+        && last.text == "--help"
+        && (1..=3).contains(&words.len())
+        && words.iter().all(plain)
+}
+
 /// `--help` or `--version` as the only argument: every program opsai knows prints and exits.
 pub(crate) fn is_help_or_version(args: &[Word]) -> bool {
     matches!(args, [only] if !only.dynamic && matches!(only.text.as_str(), "--help" | "--version"))
