@@ -25,7 +25,11 @@ mod word;
 pub use word::quote as quote_word;
 
 #[cfg(test)]
+mod class_tests;
+#[cfg(test)]
 mod construct_tests;
+#[cfg(test)]
+mod list_tests;
 #[cfg(test)]
 mod option_tests;
 #[cfg(test)]

@@ -243,6 +243,38 @@ pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     outcome
 }
 
+/// Names of files that hold credentials, to test a `-name` glob against (`id_*`, `*.pem`).
+const SECRET_SAMPLES: &[&str] = &[
+    "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".env", "prod.env", ".env.local", "credentials", ".netrc", ".pgpass",
+    "server.pem", "server.key", "tls.key", "kubeconfig", "terraform.tfstate", ".npmrc", ".pypirc", "secrets.yaml",
+    "shadow", "master.key", "service-account.json", ".git-credentials", "token", "keystore.jks", "cert.p12",
+];
+
+/// `fnmatch` for `*`, `?` and `[…]` (enough to ask whether a `-name` pattern can match a name).
+fn glob_matches(pattern: &[u8], name: &[u8]) -> bool {
+    match (pattern.first(), name.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => glob_matches(&pattern[1..], name) || !name.is_empty() && glob_matches(pattern, &name[1..]),
+        (Some(b'?'), Some(_)) => glob_matches(&pattern[1..], &name[1..]),
+        (Some(b'['), Some(&c)) => match pattern.iter().position(|&b| b == b']') {
+            Some(end) if end > 1 => {
+                let set = &pattern[1..end];
+                let (negated, set) = match set.first() {
+                    Some(b'!' | b'^') => (true, &set[1..]),
+                    _ => (false, set),
+                };
+                let hit = set.iter().enumerate().any(|(i, &b)| {
+                    b == c || b == b'-' && i > 0 && i + 1 < set.len() && set[i - 1] <= c && c <= set[i + 1]
+                });
+                hit != negated && glob_matches(&pattern[end + 1..], &name[1..])
+            }
+            _ => c == b'[' && glob_matches(&pattern[1..], &name[1..]),
+        },
+        (Some(&p), Some(&c)) => p == c && glob_matches(&pattern[1..], &name[1..]),
+        _ => false,
+    }
+}
+
 /// `find ~ -exec cat {} ;`, `find . -name '*.pem' -exec …`: the command would run on secret
 /// files, which its own words do not show.
 fn exec_reaches_secrets(own: &[Word]) -> Option<String> {
@@ -263,7 +295,15 @@ fn exec_reaches_secrets(own: &[Word]) -> Option<String> {
     });
     for pair in patterns {
         let pattern = pair[1].text.trim_start_matches("*/").trim_start_matches('*');
-        if paths::secret(&pair[1].text) || paths::glob_may_reach_secret(&pair[1].text) || paths::secret(pattern) {
+        // Many stars make the matcher's work grow fast; such a pattern is taken to match.
+        let stars = pair[1].text.matches('*').count();
+        let matches_secret =
+            stars > 6 || SECRET_SAMPLES.iter().any(|name| glob_matches(pair[1].text.as_bytes(), name.as_bytes()));
+        if matches_secret
+            || paths::secret(&pair[1].text)
+            || paths::glob_may_reach_secret(&pair[1].text)
+            || paths::secret(pattern)
+        {
             return Some(format!("find -exec runs a command on files named like secrets ({})", pair[1].text));
         }
     }
