@@ -9,8 +9,8 @@ use std::sync::LazyLock;
 use super::invocation::Invocation;
 use super::programs::options::{self, Options};
 use super::programs::{
-    builtins as b, cluster, files, hardware, inspect as i, net, packages, procs, readers as r, shells, system, text,
-    tools, vcs, viewers,
+    builtins as b, cluster, files, hardware, infra, inspect as i, net, packages, procs, readers as r, shells, system,
+    text, tools, vcs, viewers,
 };
 use super::verdict::{Outcome, Verdict};
 use crate::protocol::Risk::{self, High, Medium};
@@ -220,8 +220,8 @@ pub(crate) static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["docker", "podman", "nerdctl"], Custom(cluster::docker)),
     (&["docker-compose", "podman-compose"], Custom(cluster::compose)),
     (&["kubectl", "oc", "k"], Custom(cluster::kubectl)),
-    (&["helm"], Custom(cluster::helm)),
-    (&["terraform", "tofu"], Custom(cluster::terraform)),
+    (&["helm"], Custom(infra::helm)),
+    (&["terraform", "tofu"], Custom(infra::terraform)),
     // ── Network transfer ─────────────────────────────────────────────────────────────────
     (&["curl"], Custom(net::curl)),
     (&["wget"], Custom(net::wget)),
