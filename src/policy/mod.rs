@@ -33,6 +33,8 @@ mod list_tests;
 #[cfg(test)]
 mod option_tests;
 #[cfg(test)]
+mod soak_tests;
+#[cfg(test)]
 mod structure_tests;
 #[cfg(test)]
 mod table_tests;
