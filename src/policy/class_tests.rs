@@ -88,6 +88,10 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
 #[case::herestring_bare("base64 <<< $GITHUB_TOKEN", High, "secret variable")]
 #[case::heredoc_secret("cat <<EOF\n$AWS_SECRET_ACCESS_KEY\nEOF", High, "secret variable")]
 #[case::heredoc_braced_secret("cat <<EOF\ntoken=${GITHUB_TOKEN}\nEOF", High, "secret variable")]
+// Copies of secret variables, through an assignment or a loop.
+#[case::secret_copy("x=$GITHUB_TOKEN; echo $x", High, "a copy of a secret variable")]
+#[case::secret_loop("for t in $GITHUB_TOKEN; do echo $t; done", High, "a copy of a secret variable")]
+#[case::secret_select("select t in $VAULT_TOKEN; do printf %s $t; done", High, "a copy of a secret variable")]
 // Interpreters that run stdin, xargs naming the command, unzip excludes.
 #[case::python_verbose("python -v < x.py", Medium, "reading code")]
 #[case::python3_verbose("python3 -v", Medium, "reading code")]
@@ -132,6 +136,8 @@ fn not_safe(#[case] command: &str, #[case] want: Risk, #[case] named: &str) {
 #[case::git_help_all("git help -a")]
 #[case::cargo_locate("cargo locate-project")]
 #[case::git_remote_show_offline("git remote show -n origin")]
+#[case::copy_overwritten("x=$GITHUB_TOKEN; x=a; echo $x")]
+#[case::loop_over_files("for f in *.log; do wc -l \"$f\"; done")]
 // False alarms that went.
 #[case::kubectl_get_help("kubectl get --help")]
 #[case::docker_ps_help("docker ps --help")]

@@ -166,6 +166,22 @@ pub(super) fn has_subscript(text: &str) -> bool {
     bytes.windows(2).any(|w| (w[0].is_ascii_alphanumeric() || w[0] == b'_') && w[1] == b'[')
 }
 
+/// The names of the variables expanded anywhere under `node`.
+fn variables_in(node: Node, src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "variable_name"
+            && n.parent().is_some_and(|p| matches!(p.kind(), "simple_expansion" | "expansion"))
+        {
+            out.push(src.get(n.byte_range()).unwrap_or("").to_owned());
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    out
+}
+
 fn failed(why: &str) -> Script {
     Script { errors: vec![why.to_owned()], ..Script::default() }
 }
@@ -268,13 +284,18 @@ impl<'a> Walker<'a> {
                 self.collect_subs(node, &mut holder);
                 self.adopt_subs(holder);
             }
+            "for_statement" => {
+                self.loop_variable(node);
+                self.compound(node);
+            }
             "c_style_for_statement" => {
                 self.arithmetic(node);
                 self.compound(node);
             }
             "list" | "program" | "compound_statement" | "subshell" | "do_group" | "negated_command"
-            | "if_statement" | "elif_clause" | "else_clause" | "while_statement" | "case_statement" | "case_item"
-            | "for_statement" => self.compound(node),
+            | "if_statement" | "elif_clause" | "else_clause" | "while_statement" | "case_statement" | "case_item" => {
+                self.compound(node)
+            }
             "word"
             | "concatenation"
             | "string"
@@ -306,6 +327,26 @@ impl<'a> Walker<'a> {
             }
         }
         self.depth -= 1;
+    }
+
+    /// `for NAME in WORDS`: an assignment of each word to NAME, recorded so the variables the
+    /// words expand follow NAME (`for t in $TOKEN; do echo $t; done`). The words' substitutions
+    /// are walked with the loop's other children.
+    fn loop_variable(&mut self, node: Node) {
+        let Some(name) = node.child_by_field_name("variable").map(|n| self.text(n).to_owned()) else { return };
+        let mut value = Word { dynamic: true, ..Word::default() };
+        let mut cursor = node.walk();
+        let words: Vec<Node> = node.children_by_field_name("value", &mut cursor).collect();
+        for word in words {
+            value.text.push_str(self.text(word));
+            value.vars.extend(variables_in(word, self.src));
+        }
+        let source = format!("for {name} in {}", value.text);
+        self.script.commands.push(SimpleCommand {
+            assignments: vec![Assignment { name, value }],
+            source,
+            ..SimpleCommand::default()
+        });
     }
 
     fn compound(&mut self, node: Node) {

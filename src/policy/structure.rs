@@ -203,6 +203,10 @@ fn hidden_expansion(src: &str, node: Node) -> Option<String> {
             b'\\' => i += 1,
             b'`' => return Some(own[i..].to_owned()),
             b'$' if bytes.get(i + 1).is_some_and(|&n| expands(n)) => return Some(own[i..].to_owned()),
+            // `${x:-<(cmd)}`: bash runs a process substitution there too (not in a here-document).
+            b'<' | b'>' if bytes.get(i + 1) == Some(&b'(') && !node.kind().starts_with("heredoc") => {
+                return Some(own[i..].to_owned());
+            }
             _ => {}
         }
         i += 1;

@@ -20,10 +20,13 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
 #[case::case_mod_backticks("echo ${x^^`id`}", "parameter expansion")]
 #[case::quoted_default_backticks("echo \"${x:-`id`}\"", "parameter expansion")]
 #[case::assignment_default_backticks("y=${x:-`id`}", "parameter expansion")]
+#[case::default_process_substitution("echo ${x:-<(id)}", "parameter expansion")]
+#[case::replacement_process_substitution("cat ${x/a/>(id)}", "parameter expansion")]
 // Unquoted here-document bodies.
 #[case::heredoc_backticks("cat <<EOF\n`id`\nEOF", "here-document")]
 #[case::heredoc_backticks_mid_line("cat <<EOF\nuser: `id -un` here\nEOF", "here-document")]
 #[case::heredoc_dash_backticks("cat <<-EOF\n\t`id`\n\tEOF", "here-document")]
+#[case::heredoc_dash_dollar("cat <<-EOF\n\t$(id)\n\tEOF", "here-document")]
 #[case::heredoc_prompt_transform("cat <<EOF\n${x@P}\nEOF", "transform")]
 #[case::heredoc_prompt_transform_in_text("cat <<EOF\nhello ${PS1@P} there\nEOF", "transform")]
 // `[[ =~ ]]` patterns.
@@ -59,6 +62,7 @@ fn hidden_substitutions_are_not_safe(#[case] command: &str, #[case] named: &str)
 #[case::dollar_at_end_of_regex("grep \"^foo$\" f", Safe)]
 #[case::dollar_at_end_of_test_regex("[[ $x =~ ^a$ ]]", Safe)]
 #[case::plain_expansions("echo $HOME ${x:-a} ${#x} ${x%%.*} \"${arr[@]}\"", Safe)]
+#[case::heredoc_process_substitution_is_text("cat <<EOF\nsee <(x) and >(y)\nEOF", Safe)]
 #[case::heredoc_plain_variable("cat <<EOF\nhome is $HOME and ${USER:-me}\nEOF", Safe)]
 #[case::for_glob("for f in *.log; do wc -l \"$f\"; done", Safe)]
 fn substitutions_are_walked(#[case] command: &str, #[case] want: Risk) {

@@ -16,6 +16,12 @@ const NETWORK_PROGRAMS: &[&str] = &[
 ];
 
 impl Engine<'_> {
+    /// A variable whose name looks secret, or one this line assigned from such a variable
+    /// (`x=$GITHUB_TOKEN; echo $x`, `for t in $TOKEN; do echo $t; done`).
+    pub(super) fn secret_variable(&self, name: &str) -> bool {
+        paths::secret_variable(name) || self.secret_copies.contains(name)
+    }
+
     /// Checks every program gets whatever its rule says: secrets read or printed, downloaded code.
     pub(super) fn argument_checks(&self, inv: &Invocation) -> Verdict {
         let mut verdict = Verdict::SAFE;
@@ -48,8 +54,10 @@ impl Engine<'_> {
             )));
         }
         for var in inv.args.iter().flat_map(|w| w.vars.iter()) {
-            if paths::secret_variable(var) {
+            if self.secret_variable(var) {
                 let printing = PRINTERS.contains(&inv.name);
+                let copy = if paths::secret_variable(var) { "" } else { ", a copy of a secret variable" };
+                let var = format!("{var}{copy}");
                 verdict = verdict.max(if printing {
                     Verdict::high(format!("prints the secret variable ${var}"))
                 } else {
@@ -131,7 +139,7 @@ impl Engine<'_> {
         }
         // `cat <<<"$TOKEN"`, a here-document naming `$AWS_SECRET_ACCESS_KEY`: the value is the input.
         let fed = redirect.heredoc.iter().chain(redirect.target.iter().filter(|_| redirect.op == "<<<"));
-        if let Some(var) = fed.flat_map(|w| w.vars.iter()).find(|v| paths::secret_variable(v)) {
+        if let Some(var) = fed.flat_map(|w| w.vars.iter()).find(|v| self.secret_variable(v)) {
             self.add(
                 subject,
                 &Verdict::high(format!("feeds the secret variable ${var} to the command's input, which can print it")),

@@ -76,6 +76,8 @@ pub(crate) struct Engine<'c> {
     downloaded_vars: HashSet<String>,
     /// Variables assigned a literal earlier in the script (`A=rm`), to see through `$A -rf /`.
     known_vars: HashMap<String, String>,
+    /// Variables assigned from a secret variable earlier in the line.
+    secret_copies: HashSet<String>,
     /// Files a download in this script wrote (`curl -o x.sh …`), so `bash x.sh` after it is seen.
     downloaded_files: HashSet<String>,
 }
@@ -89,6 +91,7 @@ impl<'c> Engine<'c> {
             denied: false,
             downloaded_vars: HashSet::new(),
             known_vars: HashMap::new(),
+            secret_copies: HashSet::new(),
             downloaded_files: HashSet::new(),
         }
     }
@@ -188,6 +191,11 @@ impl<'c> Engine<'c> {
             }
             if word_downloads(&assignment.value, &self.downloaded_vars) {
                 self.downloaded_vars.insert(assignment.name.clone());
+            }
+            if assignment.value.vars.iter().any(|v| self.secret_variable(v)) {
+                self.secret_copies.insert(assignment.name.clone());
+            } else {
+                self.secret_copies.remove(&assignment.name);
             }
             let name = assignment.name.as_str();
             let subject = format!("{name}={}", assignment.value.text);
