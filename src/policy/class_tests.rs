@@ -80,6 +80,8 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
 #[case::du_files0("du --files0-from /root/.ssh/id_rsa", High, "--files0-from")]
 #[case::file_names_from("file -f /root/.ssh/id_rsa", High, "-f")]
 #[case::file_attached("file -f/root/.aws/credentials", High, "-f")]
+#[case::md5sum_check("md5sum -c ~/.ssh/id_rsa", High, "--check")]
+#[case::sha256sum_check("sha256sum --check /root/.aws/credentials", High, "--check")]
 #[case::du_exclude("du -X /root/.ssh/id_rsa .", High, "-X")]
 #[case::awk_getline_var("awk '{getline x < ARGV[1]} 1' f", Medium, "getline")]
 #[case::awk_getline_loop("awk 'BEGIN{while((getline l < \"/etc/shadow\")>0) print l}'", Medium, "getline")]

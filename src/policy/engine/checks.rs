@@ -199,9 +199,17 @@ const ECHOED_FILE_LONG: &[&str] = &[
 /// The same, as short options of one program.
 const ECHOED_FILE_SHORT: &[(&str, &[&str])] =
     &[("file", &["-f", "-m"]), ("du", &["-X"]), ("xargs", &["-a"]), ("grep", &["-f"]), ("tar", &["-T", "-X"])];
+/// Checksum tools read the operand of `-c`/`--check` as a list of names and echo them.
+const CHECKSUM_TOOLS: &[&str] =
+    &["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum"];
 
 fn echoed_file_options<'t>(inv: &Invocation<'t>) -> Vec<(String, &'t str)> {
     let shorts = ECHOED_FILE_SHORT.iter().find(|(name, _)| *name == inv.name).map_or(&[][..], |(_, s)| *s);
+    if CHECKSUM_TOOLS.contains(&inv.name)
+        && inv.texts().any(|t| t == "--check" || t.starts_with('-') && !t.starts_with("--") && t.contains('c'))
+    {
+        return inv.positionals().iter().map(|w| ("--check".to_owned(), w.text.as_str())).collect();
+    }
     let texts: Vec<&str> = inv.texts().collect();
     texts
         .iter()
