@@ -3,7 +3,7 @@
 //! and are at least Medium.
 
 use super::cluster_tables::{DOCKER_READ, KUBE_READ};
-use super::kube_output::dumps_environment;
+use super::kube_output::{dumps_environment, resource_words};
 use super::options::{Operands, Options};
 use super::{by_subcommand, skip_options};
 use crate::policy::invocation::Invocation;
@@ -318,6 +318,16 @@ fn kubectl_rules<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             return verdict.into();
         }
         return Outcome::from(verdict).then(Nested::Exec { words: command, bulk: false });
+    }
+    // `kubectl get "$kind"`, `kubectl get sec*`: the kind is only known at run time.
+    if matches!(sub, "get" | "describe")
+        && let Some(word) = resource_words(&rest).into_iter().find(|w| w.dynamic || w.glob)
+    {
+        return Verdict::medium(format!(
+            "the resource ({}) is only known at run time, and it could be Secrets",
+            word.text
+        ))
+        .into();
     }
     if mentions_secrets(&rest) {
         let output = rest.value_of(Some('o'), "--output").unwrap_or("");

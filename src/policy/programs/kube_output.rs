@@ -3,6 +3,7 @@
 //! listings, or jsonpaths and columns that avoid those fields are read-only here.
 
 use crate::policy::invocation::Invocation;
+use crate::policy::word::Word;
 
 /// Resource kinds whose full objects hold no container environment, config data or credentials.
 const KUBE_PLAIN_KINDS: &[&str] = &[
@@ -85,6 +86,10 @@ pub(super) fn dumps_environment(rest: &Invocation) -> Option<String> {
         .find_map(|prefix| output.strip_prefix(prefix));
     let full = match picked {
         Some(fields) => reaches_environment(fields),
+        // `--template=…` with `-o go-template` (the default) or no `-o`.
+        None if !template.is_empty() && matches!(output, "" | "go-template" | "template") => {
+            reaches_environment(template)
+        }
         None => !template.is_empty() || !matches!(output, "" | "wide" | "name"),
     };
     if !full {
@@ -97,22 +102,32 @@ pub(super) fn dumps_environment(rest: &Invocation) -> Option<String> {
             KUBE_PLAIN_KINDS.contains(&kind.as_str())
         })
     };
-    const VALUED: &[&str] = &[
-        "-o", "-n", "-l", "-L", "-c", "-f", "-k", "--output", "--namespace", "--selector", "--field-selector",
-        "--sort-by", "--label-columns", "--template", "--chunk-size", "--context", "-v", "--filename",
-    ];
-    let texts: Vec<&str> = rest.texts().collect();
-    let kind = texts
-        .iter()
-        .enumerate()
-        .find(|(i, t)| !(t.starts_with('-') || *i > 0 && VALUED.contains(&texts[i - 1])))
-        .map_or("", |(_, t)| *t);
+    let kind = resource_words(rest).first().map_or("", |w| w.text.as_str());
     (kind.is_empty() || !plain(kind)).then(|| {
         let what = if kind.is_empty() { "resource" } else { kind };
         format!(
             "prints whole {what} objects (-o {output}), whose environment values and config data can hold credentials"
         )
     })
+}
+
+/// The words after `get`/`describe` that name resources: neither options nor their values.
+pub(super) fn resource_words<'a>(rest: &Invocation<'a>) -> Vec<&'a Word> {
+    const VALUED: &[&str] = &[
+        "-o", "-n", "-l", "-L", "-c", "-f", "-k", "--output", "--namespace", "--selector", "--field-selector",
+        "--sort-by", "--label-columns", "--template", "--chunk-size", "--context", "-v", "--filename",
+    ];
+    let mut out = Vec::new();
+    for (i, word) in rest.args.iter().enumerate() {
+        if word.text == "--" {
+            break;
+        }
+        let value = i > 0 && VALUED.contains(&rest.args[i - 1].text.as_str());
+        if !word.text.starts_with('-') && !value {
+            out.push(word);
+        }
+    }
+    out
 }
 
 /// A jsonpath, column list or template that prints an environment, config data, annotations
