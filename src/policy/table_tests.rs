@@ -237,11 +237,7 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
     Medium,
     "a deployment's pod template holds literal env values"
 )]
-#[case::kubectl_get_configmap_yaml(
-    "kubectl get configmap app-config -o yaml",
-    Medium,
-    "ConfigMap data often holds credentials"
-)]
+#[case::kubectl_get_configmap_yaml("kubectl get configmap app-config -o yaml", Safe, "a ConfigMap is not a Secret")]
 #[case::kubectl_get_svc("kubectl get svc -n kube-system", Safe, "read-only kubectl")]
 #[case::kubectl_get_ingress("kubectl get ingress -A", Safe, "read-only kubectl")]
 #[case::kubectl_get_nodes("kubectl get nodes -o wide", Safe, "read-only kubectl")]

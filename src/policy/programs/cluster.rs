@@ -111,7 +111,11 @@ fn inspect_prints_environment(rest: &Invocation) -> Option<&'static str> {
         (b == b'.' && !(next.is_ascii_alphabetic() || next == b'_') && !prev.is_ascii_alphanumeric())
             || (b == b'$' && !(next.is_ascii_alphanumeric() || next == b'_'))
     });
-    (whole || format.contains("Config") || format.contains("Env") || format.contains("Spec"))
+    // `.Config` or `.Spec` as a whole (not one field of it, like `.Config.Image`).
+    let whole_part = ["Config", "Spec"]
+        .iter()
+        .any(|part| format.match_indices(part).any(|(at, _)| !format[at + part.len()..].starts_with('.')));
+    (whole || whole_part || format.contains("Env"))
         .then_some("its --format prints the configuration or the environment, where tokens often live")
 }
 

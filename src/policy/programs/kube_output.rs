@@ -5,8 +5,13 @@
 use crate::policy::invocation::Invocation;
 use crate::policy::word::Word;
 
-/// Resource kinds whose full objects hold no container environment, config data or credentials.
+/// Resource kinds whose full objects hold no container environment or credentials. ConfigMaps are
+/// here: they are Kubernetes' store for configuration that is not secret (Secrets are for that),
+/// and reading one is how an operator checks a deployment's settings.
 const KUBE_PLAIN_KINDS: &[&str] = &[
+    "configmap",
+    "configmaps",
+    "cm",
     "node",
     "nodes",
     "no",
