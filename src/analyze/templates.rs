@@ -18,7 +18,12 @@ pub(crate) const PLACEHOLDERS: [&str; 4] = ["{name}", "{port}", "{pid}", "{path}
 /// The built-in template for `kind`, if any (`container`, `port`, `process`, `file`, `service`).
 pub(crate) fn builtin(kind: &str) -> Option<&'static [&'static str]> {
     Some(match kind {
-        "container" | "docker" => &["docker inspect {name}", "docker logs --tail 20 {name}"],
+        // A full `docker inspect` prints the container's environment, where tokens live: the
+        // fields here are its state and image only.
+        "container" | "docker" => &[
+            "docker inspect --format '{{.Name}} {{.State.Status}} {{.Config.Image}} restarts={{.RestartCount}}' {name}",
+            "docker logs --tail 20 {name}",
+        ],
         // ss reads its filter from the remaining words: no quotes needed around `sport = :PORT`.
         // Which process owns the port, and a process's working directory, are read by opsai
         // itself (`procfs`): `ss -p`, `lsof` and `/proc/PID/cwd` cannot see other processes from
@@ -166,7 +171,13 @@ mod tests {
     #[test]
     fn builtin_container_template_substitutes_and_is_safe() {
         let plan = plan(&owned(builtin("container").unwrap()), "compoder-mongo", &PolicyConfig::default());
-        assert_eq!(plan.commands, ["docker inspect 'compoder-mongo'", "docker logs --tail 20 'compoder-mongo'"]);
+        assert_eq!(
+            plan.commands,
+            [
+                "docker inspect --format '{{.Name}} {{.State.Status}} {{.Config.Image}} restarts={{.RestartCount}}' 'compoder-mongo'",
+                "docker logs --tail 20 'compoder-mongo'"
+            ]
+        );
         assert!(plan.dropped.is_empty());
     }
 
@@ -275,9 +286,12 @@ mod tests {
 
     #[test]
     fn non_safe_commands_are_dropped_and_named() {
-        let plan = plan(&owned(&["docker inspect {name}", "docker rm -f {name}"]), "web", &PolicyConfig::default());
-        assert_eq!(plan.commands, ["docker inspect 'web'"]);
-        assert_eq!(plan.dropped.len(), 1);
+        let commands = owned(&["docker logs {name}", "docker rm -f {name}", "docker inspect {name}"]);
+        let plan = plan(&commands, "web", &PolicyConfig::default());
+        assert_eq!(plan.commands, ["docker logs 'web'"]);
+        assert_eq!(plan.dropped.len(), 2);
         assert!(plan.dropped[0].starts_with("docker rm -f 'web'"));
+        // The whole configuration prints the environment (issue 21).
+        assert!(plan.dropped[1].starts_with("docker inspect 'web'"));
     }
 }

@@ -17,6 +17,7 @@ mod paths;
 mod programs;
 mod rules;
 mod sanitize;
+mod structure;
 mod user_rules;
 mod verdict;
 mod word;
@@ -24,9 +25,17 @@ mod word;
 pub use word::quote as quote_word;
 
 #[cfg(test)]
+mod class_tests;
+#[cfg(test)]
 mod construct_tests;
 #[cfg(test)]
+mod list_tests;
+#[cfg(test)]
 mod option_tests;
+#[cfg(test)]
+mod soak_tests;
+#[cfg(test)]
+mod structure_tests;
 #[cfg(test)]
 mod table_tests;
 #[cfg(test)]

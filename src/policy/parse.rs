@@ -7,6 +7,7 @@
 //! construct this walker does not know, is recorded in `errors` so the caller can fail closed.
 
 use std::cell::RefCell;
+use std::collections::HashSet;
 
 use tree_sitter::{Node, Parser};
 
@@ -96,8 +97,12 @@ pub fn parse(source: &str) -> Script {
         let Some(tree) = parser.parse(masked.as_bytes(), None) else {
             return failed("the parser gave up");
         };
-        let mut walker = Walker { src: source, depth: 0, script: Script::default() };
+        let walked = RefCell::new(HashSet::new());
+        let mut walker = Walker { src: source, depth: 0, script: Script::default(), walked: &walked };
         walker.statements(tree.root_node());
+        for why in super::structure::audit(tree.root_node(), source, &walked.borrow()) {
+            walker.construct(&why);
+        }
         if tree.root_node().has_error() && walker.script.errors.is_empty() {
             walker.error("the command is incomplete (an unclosed quote, bracket or substitution)".into());
         }
@@ -161,6 +166,22 @@ pub(super) fn has_subscript(text: &str) -> bool {
     bytes.windows(2).any(|w| (w[0].is_ascii_alphanumeric() || w[0] == b'_') && w[1] == b'[')
 }
 
+/// The names of the variables expanded anywhere under `node`.
+fn variables_in(node: Node, src: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut stack = vec![node];
+    while let Some(n) = stack.pop() {
+        if n.kind() == "variable_name"
+            && n.parent().is_some_and(|p| matches!(p.kind(), "simple_expansion" | "expansion"))
+        {
+            out.push(src.get(n.byte_range()).unwrap_or("").to_owned());
+        }
+        let mut cursor = n.walk();
+        stack.extend(n.named_children(&mut cursor));
+    }
+    out
+}
+
 fn failed(why: &str) -> Script {
     Script { errors: vec![why.to_owned()], ..Script::default() }
 }
@@ -170,6 +191,8 @@ pub(super) struct Walker<'a> {
     src: &'a str,
     depth: usize,
     script: Script,
+    /// Start bytes of the substitutions walked so far, for the structural audit.
+    walked: &'a RefCell<HashSet<usize>>,
 }
 
 impl<'a> Walker<'a> {
@@ -179,7 +202,8 @@ impl<'a> Walker<'a> {
 
     /// The commands inside a `$(…)`, backticks or `<(…)`, as a script of their own.
     pub(super) fn script_of(&mut self, node: Node) -> Script {
-        let mut inner = Walker { src: self.src, depth: self.depth + 1, script: Script::default() };
+        self.walked.borrow_mut().insert(node.start_byte());
+        let mut inner = Walker { src: self.src, depth: self.depth + 1, script: Script::default(), walked: self.walked };
         inner.statements(node);
         inner.script
     }
@@ -260,13 +284,18 @@ impl<'a> Walker<'a> {
                 self.collect_subs(node, &mut holder);
                 self.adopt_subs(holder);
             }
+            "for_statement" => {
+                self.loop_variable(node);
+                self.compound(node);
+            }
             "c_style_for_statement" => {
                 self.arithmetic(node);
                 self.compound(node);
             }
             "list" | "program" | "compound_statement" | "subshell" | "do_group" | "negated_command"
-            | "if_statement" | "elif_clause" | "else_clause" | "while_statement" | "case_statement" | "case_item"
-            | "for_statement" => self.compound(node),
+            | "if_statement" | "elif_clause" | "else_clause" | "while_statement" | "case_statement" | "case_item" => {
+                self.compound(node)
+            }
             "word"
             | "concatenation"
             | "string"
@@ -287,9 +316,9 @@ impl<'a> Walker<'a> {
             | "array"
             | "extglob_pattern"
             | "regex" => {
-                // Values of `for`/`case`/conditions: data, but their substitutions still run.
-                let mut holder = Word::default();
-                self.collect_subs(node, &mut holder);
+                // Values of `for`/`case`/conditions: data, but their substitutions still run, the
+                // node itself included (`for i in `cmd``).
+                let holder = self.word(node);
                 self.adopt_subs(holder);
             }
             other => {
@@ -298,6 +327,26 @@ impl<'a> Walker<'a> {
             }
         }
         self.depth -= 1;
+    }
+
+    /// `for NAME in WORDS`: an assignment of each word to NAME, recorded so the variables the
+    /// words expand follow NAME (`for t in $TOKEN; do echo $t; done`). The words' substitutions
+    /// are walked with the loop's other children.
+    fn loop_variable(&mut self, node: Node) {
+        let Some(name) = node.child_by_field_name("variable").map(|n| self.text(n).to_owned()) else { return };
+        let mut value = Word { dynamic: true, ..Word::default() };
+        let mut cursor = node.walk();
+        let words: Vec<Node> = node.children_by_field_name("value", &mut cursor).collect();
+        for word in words {
+            value.text.push_str(self.text(word));
+            value.vars.extend(variables_in(word, self.src));
+        }
+        let source = format!("for {name} in {}", value.text);
+        self.script.commands.push(SimpleCommand {
+            assignments: vec![Assignment { name, value }],
+            source,
+            ..SimpleCommand::default()
+        });
     }
 
     fn compound(&mut self, node: Node) {

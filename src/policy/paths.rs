@@ -1,6 +1,7 @@
 //! What a path argument points at, for the rules that care: system locations, shell startup
 //! files, SSH keys, secrets. Lexical only: the policy never touches the file system.
 
+pub mod local;
 pub mod metadata;
 
 /// Where a written or deleted path lands, when that matters.

@@ -9,8 +9,8 @@ use std::sync::LazyLock;
 use super::invocation::Invocation;
 use super::programs::options::{self, Options};
 use super::programs::{
-    builtins as b, cluster, files, inspect as i, net, packages, procs, readers as r, shells, system, text, tools, vcs,
-    viewers,
+    builtins as b, cluster, files, hardware, infra, inspect as i, net, packages, procs, readers as r, shells, system,
+    text, tools, vcs, viewers,
 };
 use super::verdict::{Outcome, Verdict};
 use crate::protocol::Risk::{self, High, Medium};
@@ -173,6 +173,15 @@ pub(crate) static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["tracepath"], O(&i::TRACEPATH)),
     (&["mtr"], O(&i::MTR)),
     (&["sensors"], O(&i::SENSORS)),
+    (
+        &[
+            "smartctl", "mdadm", "pvs", "vgs", "lvs", "pvdisplay", "vgdisplay", "lvdisplay", "nvidia-smi", "numactl",
+            "modinfo", "dmidecode", "ethtool",
+        ],
+        Custom(hardware::inspector),
+    ),
+    (&["nginx", "apachectl", "apache2ctl", "httpd"], Custom(hardware::web_server)),
+    (&["resolvectl"], Custom(hardware::resolvectl)),
     (&["systemd-analyze"], Custom(procs::systemd_analyze)),
     (&["lsb_release"], O(&i::LSB_RELEASE)),
     (&["nm"], O(&i::NM)),
@@ -211,8 +220,8 @@ pub(crate) static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["docker", "podman", "nerdctl"], Custom(cluster::docker)),
     (&["docker-compose", "podman-compose"], Custom(cluster::compose)),
     (&["kubectl", "oc", "k"], Custom(cluster::kubectl)),
-    (&["helm"], Custom(cluster::helm)),
-    (&["terraform", "tofu"], Custom(cluster::terraform)),
+    (&["helm"], Custom(infra::helm)),
+    (&["terraform", "tofu"], Custom(infra::terraform)),
     // ── Network transfer ─────────────────────────────────────────────────────────────────
     (&["curl"], Custom(net::curl)),
     (&["wget"], Custom(net::wget)),
@@ -273,7 +282,7 @@ pub(crate) static PROGRAMS: &[(&[&str], Rule)] = &[
     (&["shred", "wipefs", "srm"], Fixed(High, "destroys data irrecoverably")),
     (&["mkfs", "mke2fs", "mkswap", "mkdosfs", "newfs"], Fixed(High, "formats a filesystem")),
     (
-        &["cryptsetup", "lvremove", "vgremove", "pvremove", "mdadm", "zpool", "blkdiscard"],
+        &["cryptsetup", "lvremove", "vgremove", "pvremove", "zpool", "blkdiscard"],
         Fixed(High, "changes disks or volumes"),
     ),
     (&["reboot", "shutdown", "halt", "poweroff", "kexec"], Fixed(High, "restarts or stops the machine")),
@@ -321,6 +330,9 @@ pub(crate) fn lookup(name: &str) -> Option<(&'static str, &'static Rule)> {
 /// knows, except the High ones, where a tool that ignores unknown options would act.
 pub fn apply<'a>(rule: &Rule, inv: &Invocation<'a>) -> Outcome<'a> {
     if options::is_help_or_version(inv.args) && !matches!(rule, Fixed(High, _)) {
+        return Verdict::SAFE.into();
+    }
+    if options::is_subcommand_help(inv.name, inv.args) {
         return Verdict::SAFE.into();
     }
     match rule {

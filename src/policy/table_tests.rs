@@ -205,7 +205,11 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
 #[case::docker_logs_tail("docker logs --tail 100 web", Safe, "reading logs")]
 #[case::docker_logs_follow("docker logs -f --since 10m api", Safe, "reading logs")]
 #[case::docker_logs_grep("docker logs web 2>&1 | grep -i error", Safe, "reading logs")]
-#[case::docker_inspect("docker inspect web", Safe, "metadata")]
+#[case::docker_inspect(
+    "docker inspect web",
+    Medium,
+    "the whole configuration includes the environment, where tokens live"
+)]
 #[case::docker_inspect_format(r"docker inspect -f '{{.State.Status}}' web", Safe, "metadata")]
 #[case::docker_inspect_ip(r"docker inspect --format '{{.NetworkSettings.IPAddress}}' db", Safe, "metadata")]
 #[case::docker_images("docker images", Safe, "image listing")]
@@ -225,10 +229,14 @@ use crate::protocol::Risk::{self, High, Medium, Safe};
 )]
 #[case::kubectl_get_pods_jq(
     "kubectl get pods -o json | jq -r '.items[].metadata.name'",
-    Safe,
-    "read-only kubectl into jq"
+    Medium,
+    "whole pods (env values included) go to jq, whose filter the policy does not read"
 )]
-#[case::kubectl_get_deployment_yaml("kubectl get deployment api -o yaml", Safe, "a deployment is not a Secret")]
+#[case::kubectl_get_deployment_yaml(
+    "kubectl get deployment api -o yaml",
+    Medium,
+    "a deployment's pod template holds literal env values"
+)]
 #[case::kubectl_get_configmap_yaml("kubectl get configmap app-config -o yaml", Safe, "a ConfigMap is not a Secret")]
 #[case::kubectl_get_svc("kubectl get svc -n kube-system", Safe, "read-only kubectl")]
 #[case::kubectl_get_ingress("kubectl get ingress -A", Safe, "read-only kubectl")]

@@ -215,7 +215,8 @@ mod tests {
                 "docker ps -a --format '{{.Names}}\t{{.Image}}\t{{.Status}}\t{{.Ports}}'",
                 Risk::Safe,
             ),
-            (Container::Inspect, json!({"name": "compoder-mongo"}), "docker inspect compoder-mongo", Risk::Safe),
+            // The whole configuration includes the environment (issue 21): it asks.
+            (Container::Inspect, json!({"name": "compoder-mongo"}), "docker inspect compoder-mongo", Risk::Medium),
             (Container::Logs, json!({"name": "web.1", "tail": 20}), "docker logs --tail 20 web.1", Risk::Safe),
             (Container::Logs, json!({"name": "web"}), "docker logs --tail 50 web", Risk::Safe),
             (Container::Restart, json!({"name": "web"}), "docker restart web", Risk::Medium),

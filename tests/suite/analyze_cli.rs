@@ -80,7 +80,7 @@ impl FakeBin {
                 "docker",
                 r#"case "$1" in
   ps) printf 'compoder-mongo\nweb\n' ;;
-  inspect) printf '[{"Name": "/%s", "Config": {"Image": "mongo:5.0.18"}, "State": {"Status": "running"}}]\n' "$2" ;;
+  inspect) for n; do :; done; printf '[{"Name": "/%s", "Config": {"Image": "mongo:5.0.18"}, "State": {"Status": "running"}}]\n' "$n" ;;
   logs) printf 'Waiting for connections on port 27017\n' ;;
   *) exit 1 ;;
 esac"#,
@@ -129,6 +129,11 @@ fn opsai(env: &TestEnv, mock: &MockLlm, bin: &FakeBin) -> assert_cmd::Command {
     cmd
 }
 
+/// The built-in container template's `docker inspect --format … NAME` ran for `name`.
+fn inspected(calls: &[String], name: &str) -> bool {
+    calls.iter().any(|c| c.starts_with("docker|inspect|--format|") && c.ends_with(&format!("|{name}")))
+}
+
 fn all_text(mock: &MockLlm) -> String {
     mock.chat_requests().iter().map(|r| r.body.clone()).collect::<Vec<_>>().join("\n")
 }
@@ -144,7 +149,7 @@ fn explain_a_container_runs_the_builtin_template_and_prints_the_summary() {
         .success()
         .stdout(predicate::str::contains("A MongoDB 5.0.18 database"));
     let calls = bin.calls();
-    assert!(calls.contains(&"docker|inspect|compoder-mongo".to_owned()), "{calls:?}");
+    assert!(inspected(&calls, "compoder-mongo"), "{calls:?}");
     assert!(calls.contains(&"docker|logs|--tail|20|compoder-mongo".to_owned()), "{calls:?}");
     let requests = mock.chat_requests();
     assert_eq!(requests.len(), 1, "one summary request, no template generation");
@@ -167,7 +172,7 @@ fn an_injected_target_name_stays_one_argument() {
     opsai(&env, &mock, &bin).args(["what is this container", "x"]).assert().success();
     assert!(!env.user_home().join("pwned").exists());
     let calls = bin.calls();
-    assert!(calls.contains(&format!("docker|inspect|{evil}")), "{calls:?}");
+    assert!(inspected(&calls, evil), "{calls:?}");
     mock.chat_requests()[1].assert_tool_calls_answered();
 }
 
@@ -187,7 +192,7 @@ fn a_generated_type_is_validated_cached_and_reused() {
     let mock = MockLlm::start([
         reply_tool_call("call_1", "analyze", json!({"target": "cache-1", "type": "redis"})),
         // The generation request's reply: one read-only command, one that is not.
-        reply_text("```json\n[\"docker inspect {name}\", \"docker exec {name} redis-cli flushall\"]\n```"),
+        reply_text("```json\n[\"docker logs --tail 5 {name}\", \"docker exec {name} redis-cli flushall\"]\n```"),
         reply_text("A Redis 7.2.4 server."),
     ]);
     opsai(&env, &mock, &bin).args(["what is cache-1"]).assert().success().stdout(predicate::str::contains("Redis"));
@@ -197,11 +202,11 @@ fn a_generated_type_is_validated_cached_and_reused() {
     let requests = mock.chat_requests();
     let observed = requests[2].tool_result("call_1").unwrap();
     assert!(
-        observed.contains("$ docker inspect 'cache-1'") && observed.contains("\"Name\": \"/cache-1\""),
+        observed.contains("$ docker logs --tail 5 'cache-1'") && observed.contains("Waiting for connections"),
         "{observed}"
     );
     assert!(observed.contains("not read-only: dropped"), "{observed}");
-    assert_eq!(cached(&env)["redis"]["commands"], json!(["docker inspect {name}"]));
+    assert_eq!(cached(&env)["redis"]["commands"], json!(["docker logs --tail 5 {name}"]));
     assert_eq!(cached(&env)["redis"]["hit_count"], 0);
 
     // Second run: the cached template is used without any generation request.
@@ -212,7 +217,7 @@ fn a_generated_type_is_validated_cached_and_reused() {
     opsai(&env, &again, &bin).args(["what is cache-2"]).assert().success();
     assert!(generation_requests(&again).is_empty());
     let observed = again.chat_requests()[1].tool_result("call_1").unwrap();
-    assert!(observed.contains("\"Name\": \"/cache-2\""), "{observed}");
+    assert!(observed.contains("$ docker logs --tail 5 'cache-2'"), "{observed}");
     assert_eq!(cached(&env)["redis"]["hit_count"], 1);
     assert!(!bin.calls().iter().any(|c| c.contains("flushall")));
 }
@@ -260,7 +265,7 @@ fn seed_001_dialogue_lists_then_analyzes_and_the_second_time_counts_a_hit() {
         .stdout(predicate::str::contains("MongoDB 5.0.18"));
     let calls = bin.calls();
     assert!(calls.contains(&"docker|ps".to_owned()), "{calls:?}");
-    assert!(calls.contains(&"docker|inspect|compoder-mongo".to_owned()), "{calls:?}");
+    assert!(inspected(&calls, "compoder-mongo"), "{calls:?}");
     assert!(calls.contains(&"docker|logs|--tail|20|compoder-mongo".to_owned()), "{calls:?}");
     let requests = mock.chat_requests();
     // The second question reaches the model with the first turn's docker ps output in the history.
@@ -290,7 +295,7 @@ fn the_agent_analyzes_a_container_through_the_tool() {
     ]);
     opsai(&env, &mock, &bin).args(["这个 docker 服务是干嘛的"]).assert().success();
     let observed = mock.chat_requests()[1].tool_result("call_1").unwrap();
-    assert!(observed.contains("$ docker inspect 'compoder-mongo'") && observed.contains("mongo:5.0.18"), "{observed}");
+    assert!(observed.contains("$ docker inspect --format") && observed.contains("mongo:5.0.18"), "{observed}");
     assert!(observed.contains("$ docker logs --tail 20 'compoder-mongo'"), "{observed}");
 }
 
@@ -368,7 +373,7 @@ fn explain_of_an_unknown_name_lets_the_model_type_it_and_generate_a_template() {
     let bin = FakeBin::new();
     let mock = MockLlm::start([
         reply_tool_call("call_1", "analyze", json!({"target": "orders-queue", "type": "rabbitmq queue"})),
-        reply_text(r#"["docker inspect {name}"]"#),
+        reply_text(r#"["docker logs --tail 5 {name}"]"#),
         reply_text("orders-queue is a RabbitMQ queue container."),
     ]);
     opsai(&env, &mock, &bin)
@@ -379,8 +384,8 @@ fn explain_of_an_unknown_name_lets_the_model_type_it_and_generate_a_template() {
     let requests = mock.chat_requests();
     assert!(requests[0].tool_names().contains(&"analyze".to_owned()), "{:?}", requests[0].tool_names());
     assert_eq!(generation_requests(&mock).len(), 1);
-    assert!(bin.calls().contains(&"docker|inspect|orders-queue".to_owned()), "{:?}", bin.calls());
-    assert_eq!(cached(&env)["rabbitmq queue"]["commands"], json!(["docker inspect {name}"]));
+    assert!(bin.calls().contains(&"docker|logs|--tail|5|orders-queue".to_owned()), "{:?}", bin.calls());
+    assert_eq!(cached(&env)["rabbitmq queue"]["commands"], json!(["docker logs --tail 5 {name}"]));
 }
 
 /// `docker ps` lists `nginx`, and `nginx` and `sshd` are programs on PATH; systemd knows `sshd`.
@@ -390,7 +395,7 @@ fn bin_with_named_objects() -> FakeBin {
             "docker",
             r#"case "$1" in
   ps) printf 'nginx\n' ;;
-  inspect) printf '[{"Name": "/%s", "Config": {"Image": "nginx:1.25"}}]\n' "$2" ;;
+  inspect) for n; do :; done; printf '[{"Name": "/%s", "Config": {"Image": "nginx:1.25"}}]\n' "$n" ;;
   logs) printf 'start worker processes\n' ;;
   *) exit 1 ;;
 esac"#,
@@ -419,7 +424,7 @@ fn a_program_name_that_is_also_a_container_or_a_unit_is_explained_as_the_object(
         .success()
         .stdout(predicate::str::contains("nginx is a container"))
         .stderr(predicate::str::contains("looking into `nginx` as a container (it is also a command name)"));
-    assert!(bin.calls().contains(&"docker|inspect|nginx".to_owned()), "{:?}", bin.calls());
+    assert!(inspected(&bin.calls(), "nginx"), "{:?}", bin.calls());
     assert!(all_text(&mock).contains("nginx:1.25") && all_text(&mock).contains("also the name of a program"));
 
     // A systemd unit: detected as a service, its status and journal collected.
@@ -480,9 +485,15 @@ fn an_analysis_carries_on_past_a_corrupt_cache() {
         std::fs::read_to_string(cache_file(&env).with_extension("json.corrupt")).unwrap(),
         "{\"container\": [oops"
     );
-    assert!(bin.calls().contains(&"docker|inspect|compoder-mongo".to_owned()), "{:?}", bin.calls());
+    assert!(inspected(&bin.calls(), "compoder-mongo"), "{:?}", bin.calls());
     assert!(all_text(&mock).contains("mongo:5.0.18"));
-    assert_eq!(cached(&env)["container"]["commands"], json!(["docker inspect {name}", "docker logs --tail 20 {name}"]));
+    assert_eq!(
+        cached(&env)["container"]["commands"],
+        json!([
+            "docker inspect --format '{{.Name}} {{.State.Status}} {{.Config.Image}} restarts={{.RestartCount}}' {name}",
+            "docker logs --tail 20 {name}"
+        ])
+    );
 }
 
 #[test]
@@ -490,28 +501,28 @@ fn hostile_cached_and_generated_templates_cannot_expand_a_hostile_target() {
     let env = TestEnv::new();
     let bin = FakeBin::new();
     std::fs::create_dir_all(cache_file(&env).parent().unwrap()).unwrap();
-    let hostile = r#"{"redis": {"commands": ["journalctl -u \"{name}\" -n 5", "docker inspect {name}"],
+    let hostile = r#"{"redis": {"commands": ["journalctl -u \"{name}\" -n 5", "docker logs --tail 5 {name}"],
                       "created_at": "2026-11-22T10:00:00Z", "hit_count": 1}}"#;
     std::fs::write(cache_file(&env), hostile).unwrap();
     let mock = MockLlm::start([
         reply_tool_call("call_1", "analyze", json!({"target": "x$(echo INJECTED)", "type": "redis"})),
         reply_tool_call("call_2", "analyze", json!({"target": "y$(echo INJECTED)", "type": "memcached"})),
         // The generation request's reply for memcached: the same placeholder in double quotes.
-        reply_text(r#"["journalctl -u \"{name}\" -n 5", "docker inspect {name}"]"#),
+        reply_text(r#"["journalctl -u \"{name}\" -n 5", "docker logs --tail 5 {name}"]"#),
         reply_text("done"),
     ]);
     opsai(&env, &mock, &bin).args(["what are these"]).assert().success();
     let calls = bin.calls();
     assert!(!calls.iter().any(|c| c.starts_with("journalctl") || c.contains("xINJECTED") || c.contains("yINJECTED")));
-    assert!(calls.contains(&"docker|inspect|x$(echo INJECTED)".to_owned()), "{calls:?}");
-    assert!(calls.contains(&"docker|inspect|y$(echo INJECTED)".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"docker|logs|--tail|5|x$(echo INJECTED)".to_owned()), "{calls:?}");
+    assert!(calls.contains(&"docker|logs|--tail|5|y$(echo INJECTED)".to_owned()), "{calls:?}");
     let requests = mock.chat_requests();
     let cached_run = requests[1].tool_result("call_1").unwrap();
     assert!(
         cached_run.contains("journalctl -u \"{name}\" -n 5 (a placeholder is not a plain shell word"),
         "{cached_run}"
     );
-    assert_eq!(cached(&env)["memcached"]["commands"], json!(["docker inspect {name}"]));
+    assert_eq!(cached(&env)["memcached"]["commands"], json!(["docker logs --tail 5 {name}"]));
 }
 
 #[test]

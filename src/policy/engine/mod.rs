@@ -37,7 +37,8 @@ const NOT_READERS: &[&str] = &[
     "rsync", "ssh-keygen", "ssh-add", "realpath", "readlink", "dirname", "basename", "rm", "mv", "touch", "mkdir",
     "ln", "shred", "echo", "printf", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "cksum", "lsattr",
     "getfacl", "kubectl", "docker", "helm", "terraform", "curl", "wget", "openssl", "gpg", "which", "type", "unlink",
-    "truncate", "df", "lsblk", "blkid", "findmnt", "lsof", "fuser", "udevadm", "smartctl", "partx",
+    "truncate", "df", "lsblk", "blkid", "findmnt", "lsof", "fuser", "udevadm", "smartctl", "partx", "mdadm", "pvs",
+    "vgs", "lvs", "pvdisplay", "vgdisplay", "lvdisplay",
 ];
 /// Programs that print what they are given.
 const PRINTERS: &[&str] = &["echo", "printf", "printenv", "cat", "env", "declare", "export", "set", "print", "tee"];
@@ -75,6 +76,8 @@ pub(crate) struct Engine<'c> {
     downloaded_vars: HashSet<String>,
     /// Variables assigned a literal earlier in the script (`A=rm`), to see through `$A -rf /`.
     known_vars: HashMap<String, String>,
+    /// Variables assigned from a secret variable earlier in the line.
+    secret_copies: HashSet<String>,
     /// Files a download in this script wrote (`curl -o x.sh …`), so `bash x.sh` after it is seen.
     downloaded_files: HashSet<String>,
 }
@@ -88,6 +91,7 @@ impl<'c> Engine<'c> {
             denied: false,
             downloaded_vars: HashSet::new(),
             known_vars: HashMap::new(),
+            secret_copies: HashSet::new(),
             downloaded_files: HashSet::new(),
         }
     }
@@ -187,6 +191,11 @@ impl<'c> Engine<'c> {
             }
             if word_downloads(&assignment.value, &self.downloaded_vars) {
                 self.downloaded_vars.insert(assignment.name.clone());
+            }
+            if assignment.value.vars.iter().any(|v| self.secret_variable(v)) {
+                self.secret_copies.insert(assignment.name.clone());
+            } else {
+                self.secret_copies.remove(&assignment.name);
             }
             let name = assignment.name.as_str();
             let subject = format!("{name}={}", assignment.value.text);

@@ -82,7 +82,7 @@ fn ipv6(text: &str) -> bool {
 
 /// `inet_aton`: one to four parts, each decimal, octal (`0…`) or hex (`0x…`); the last part
 /// fills the remaining bytes.
-fn inet_aton(text: &str) -> Option<Ipv4Addr> {
+pub(super) fn inet_aton(text: &str) -> Option<Ipv4Addr> {
     let parts: Vec<&str> = text.split('.').collect();
     if parts.is_empty() || parts.len() > 4 || parts.iter().any(|p| p.is_empty()) {
         return None;

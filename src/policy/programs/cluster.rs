@@ -3,6 +3,7 @@
 //! and are at least Medium.
 
 use super::cluster_tables::{DOCKER_READ, KUBE_READ};
+use super::kube_output::{dumps_environment, resource_words};
 use super::options::{Operands, Options};
 use super::{by_subcommand, skip_options};
 use crate::policy::invocation::Invocation;
@@ -87,10 +88,35 @@ fn docker_sub<'a>(inv: &Invocation<'a>, first_index: usize, first: &'a str) -> O
         }
         return Verdict::medium("starts a container").into();
     }
-    if sub == "inspect" && rest.texts().any(|t| t.contains(".Config.Env") || t.contains(".Env")) {
-        return Verdict::medium("prints a container's environment (tokens often live there)").into();
+    if sub == "inspect"
+        && !matches!(group, "network" | "volume" | "context" | "node")
+        && let Some(why) = inspect_prints_environment(&rest)
+    {
+        return Verdict::medium(why).into();
     }
     by_subcommand(sub, DOCKER_SAFE, &[], "changes containers or images").into()
+}
+
+/// `docker inspect` prints a container's or image's whole configuration, environment included
+/// (tokens often live there), unless `--format` picks fields outside it.
+fn inspect_prints_environment(rest: &Invocation) -> Option<&'static str> {
+    let Some(format) = rest.value_of(Some('f'), "--format") else {
+        return Some("prints the whole configuration, the environment (where tokens often live) included");
+    };
+    // A bare `.` or `$` is the whole object (`{{json .}}`, `{{index . "Config"}}`, `{{$}}`).
+    let bytes = format.as_bytes();
+    let whole = bytes.iter().enumerate().any(|(i, &b)| {
+        let next = bytes.get(i + 1).copied().unwrap_or(b' ');
+        let prev = if i == 0 { b' ' } else { bytes[i - 1] };
+        (b == b'.' && !(next.is_ascii_alphabetic() || next == b'_') && !prev.is_ascii_alphanumeric())
+            || (b == b'$' && !(next.is_ascii_alphanumeric() || next == b'_'))
+    });
+    // `.Config` or `.Spec` as a whole (not one field of it, like `.Config.Image`).
+    let whole_part = ["Config", "Spec"]
+        .iter()
+        .any(|part| format.match_indices(part).any(|(at, _)| !format[at + part.len()..].starts_with('.')));
+    (whole || whole_part || format.contains("Env"))
+        .then_some("its --format prints the configuration or the environment, where tokens often live")
 }
 
 /// `--privileged`, the host's root or Docker socket mounted, or the host's namespaces shared.
@@ -188,6 +214,14 @@ fn compose_verdict(sub: &str, rest: &Invocation) -> Verdict {
     if sub == "down" && (rest.has_short('v') || rest.has_long("--volumes")) {
         return Verdict::high("deletes the project's volumes");
     }
+    // `config` prints the resolved file, every value from `.env` interpolated; its listing forms
+    // print names only.
+    let names_only = ["--services", "--volumes", "--images", "--profiles", "--networks", "-q", "--quiet"];
+    if sub == "config" && !rest.texts().any(|t| names_only.contains(&t)) {
+        return Verdict::medium(
+            "prints the resolved compose file, with the values interpolated from .env and the environment",
+        );
+    }
     by_subcommand(
         sub,
         &["ps", "logs", "config", "ls", "images", "top", "version", "port", "events"],
@@ -217,11 +251,34 @@ const KUBE_GLOBAL: &[&str] = &[
     "--tls-server-name",
 ];
 
-/// A Secret named as a resource (`secret/x`, `pods,secrets`) or in a raw API path
-/// (`--raw=/api/v1/namespaces/x/secrets`).
+/// Global options that send the request, and the credentials with it, to a server or as an
+/// identity the command line chooses rather than the current context.
+const KUBE_ELSEWHERE: &[&str] = &[
+    "-s",
+    "--server",
+    "--as",
+    "--as-group",
+    "--as-uid",
+    "--token",
+    "--user",
+    "--cluster",
+    "--username",
+    "--password",
+    "--certificate-authority",
+    "--client-certificate",
+    "--client-key",
+    "--tls-server-name",
+    "--insecure-skip-tls-verify",
+];
+
+/// A Secret named as a resource in any spelling (`secret/x`, `pods,secrets`, `secrets.v1.`,
+/// `Secret.v1.core`) or in a raw API path (`--raw=/api/v1/namespaces/x/secrets`).
 fn mentions_secrets(inv: &Invocation) -> bool {
     let named = |text: &str| {
-        text.split([',', '/', '=']).any(|part| matches!(part.to_ascii_lowercase().as_str(), "secret" | "secrets"))
+        text.split([',', '/', '=']).any(|part| {
+            let kind = part.split('.').next().unwrap_or(part);
+            matches!(kind.to_ascii_lowercase().as_str(), "secret" | "secrets")
+        })
     };
     inv.positionals().iter().any(|w| named(&w.text)) || inv.texts().any(|t| t.starts_with("--raw=") && named(t))
 }
@@ -234,6 +291,16 @@ pub fn kubectl<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             Verdict::medium("--kubeconfig names a config whose exec credential plugins are programs")
         };
         return verdict.into();
+    }
+    let elsewhere = inv.texts().take_while(|t| *t != "--").find(|t| {
+        let key = t.split_once('=').map_or(*t, |(k, _)| k);
+        KUBE_ELSEWHERE.contains(&key) || key.starts_with("-s") && key.len() > 2 && !key.starts_with("--")
+    });
+    if let Some(option) = elsewhere {
+        return Verdict::medium(format!(
+            "{option} sends the request and credentials to another server or as another identity than the current context"
+        ))
+        .into();
     }
     let outcome = kubectl_rules(inv);
     if outcome.verdict.risk != crate::protocol::Risk::Safe || !outcome.nested.is_empty() {
@@ -256,6 +323,16 @@ fn kubectl_rules<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         }
         return Outcome::from(verdict).then(Nested::Exec { words: command, bulk: false });
     }
+    // `kubectl get "$kind"`, `kubectl get sec*`: the kind is only known at run time.
+    if matches!(sub, "get" | "describe")
+        && let Some(word) = resource_words(&rest).into_iter().find(|w| w.dynamic || w.glob)
+    {
+        return Verdict::medium(format!(
+            "the resource ({}) is only known at run time, and it could be Secrets",
+            word.text
+        ))
+        .into();
+    }
     if mentions_secrets(&rest) {
         let output = rest.value_of(Some('o'), "--output").unwrap_or("");
         if sub == "get" && (!output.is_empty() && output != "name" && output != "wide" || rest.has_long("--raw")) {
@@ -264,6 +341,11 @@ fn kubectl_rules<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         if matches!(sub, "get" | "describe") {
             return Verdict::medium("lists Secrets").into();
         }
+    }
+    if sub == "get"
+        && let Some(why) = dumps_environment(&rest)
+    {
+        return Verdict::medium(why).into();
     }
     if sub == "config" {
         if second == "view" && !rest.has_long("--raw") && !rest.has_long("--flatten") {
@@ -298,165 +380,4 @@ fn kubectl_rules<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return Verdict::high(format!("changes the {namespace} namespace")).into();
     }
     verdict.into()
-}
-
-pub(crate) fn helm<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    if inv.has_long("--kubeconfig") {
-        return Verdict::medium("--kubeconfig names a config whose exec credential plugins are programs").into();
-    }
-    let verdict = helm_rules(inv);
-    if verdict.risk != crate::protocol::Risk::Safe {
-        return verdict.into();
-    }
-    HELM_READ.check(inv).into()
-}
-
-/// Options of helm's read-only commands (list, status, get, history, show, template, search…).
-/// `template --output-dir` (writes files) and `--post-renderer` (runs a program) are left out.
-static HELM_READ: Options = Options {
-    short: "aAdhoqrn:l:m:",
-    long: &[
-        "all",
-        "all-namespaces",
-        "namespace=",
-        "kube-context=",
-        "output=",
-        "short",
-        "date",
-        "reverse",
-        "max=",
-        "offset=",
-        "filter=",
-        "selector=",
-        "deployed",
-        "failed",
-        "pending",
-        "superseded",
-        "uninstalled",
-        "uninstalling",
-        "no-headers",
-        "time-format=",
-        "revision=",
-        "show-desc",
-        "show-resources",
-        "version=",
-        "versions",
-        "devel",
-        "regexp",
-        "values=",
-        "set=",
-        "set-string=",
-        "set-file=",
-        "set-json=",
-        "show-only=",
-        "include-crds",
-        "skip-crds",
-        "skip-tests",
-        "release-name",
-        "name-template=",
-        "api-versions=",
-        "kube-version=",
-        "is-upgrade",
-        "validate",
-        "debug",
-        "repo=",
-        "template=",
-        "jsonpath=",
-        "col-width=",
-        "fail-on-no-result",
-        "max-col-width=",
-        "strict",
-        "quiet",
-        "with-subcharts",
-        "keyring=",
-        "verify",
-        "username=",
-        "password=",
-        "insecure-skip-tls-verify",
-        "plain-http",
-        "pass-credentials",
-        "ca-file=",
-        "cert-file=",
-        "key-file=",
-        "dependency-update",
-        "no-hooks",
-        "burst-limit=",
-        "qps=",
-    ],
-    words: &[],
-    numeric: false,
-    operands: Operands::Any,
-};
-
-fn helm_rules(inv: &Invocation) -> Verdict {
-    let Some((index, sub)) = inv.subcommand(&["-n", "--namespace", "--kube-context", "--kubeconfig"]) else {
-        return Verdict::SAFE;
-    };
-    let second = inv.after(index).subcommand(&[]).map(|(_, s)| s).unwrap_or("");
-    if sub == "get" && matches!(second, "values" | "all" | "manifest") {
-        return Verdict::medium("can show secret values of a release");
-    }
-    if matches!(sub, "repo" | "plugin" | "dependency" | "dep") && matches!(second, "list" | "ls") {
-        return Verdict::SAFE;
-    }
-    const SAFE: &[&str] =
-        &["list", "ls", "status", "get", "history", "show", "inspect", "template", "search", "version", "env", "lint"];
-    const HIGH: &[(&[&str], &str)] = &[(&["uninstall", "delete", "del", "un"], "removes a release")];
-    by_subcommand(sub, SAFE, HIGH, "changes a release or chart")
-}
-
-pub fn terraform<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    let verdict = terraform_rules(inv);
-    if verdict.risk != crate::protocol::Risk::Safe {
-        return verdict.into();
-    }
-    TERRAFORM_READ.check(inv).into()
-}
-
-/// Options of terraform's reading commands (show, output, state list/show/pull, validate, fmt
-/// -check, graph, providers, version). `fmt -write` is left out.
-static TERRAFORM_READ: Options = Options {
-    short: "",
-    long: &[],
-    words: &[
-        "json", "no-color", "raw", "state=", "check", "diff", "recursive", "list=", "type=", "plan=", "draw-cycles",
-        "module-depth=", "chdir=", "var=", "var-file=", "lock=", "lock-timeout=", "id=", "help", "version", "backend=",
-        "test-directory=", "show-sensitive",
-    ],
-    numeric: false,
-    operands: Operands::Any,
-};
-
-fn terraform_rules(inv: &Invocation) -> Verdict {
-    let Some((index, sub)) = inv.subcommand(&[]) else {
-        return Verdict::SAFE;
-    };
-    let rest = inv.after(index);
-    let second = rest.subcommand(&[]).map(|(_, s)| s).unwrap_or("");
-    if sub == "destroy" || sub == "apply" && rest.has_word(&["-destroy"]) {
-        return Verdict::high("destroys infrastructure");
-    }
-    if sub == "state" && matches!(second, "rm" | "push" | "replace-provider")
-        || sub == "force-unlock"
-        || sub == "workspace" && second == "delete"
-    {
-        return Verdict::high("rewrites infrastructure state");
-    }
-    // State and outputs hold secrets in plain text; these forms print them unredacted.
-    let plain = rest.has_word(&["-json", "-raw"]);
-    if sub == "state" && second == "pull" || matches!(sub, "output" | "show") && plain {
-        return Verdict::high("prints terraform state or outputs, secrets included, in plain text");
-    }
-    if sub == "state" && matches!(second, "list" | "show") || sub == "workspace" && matches!(second, "list" | "show") {
-        return Verdict::SAFE;
-    }
-    if sub == "fmt" && (rest.has_word(&["-check"]) || rest.has_word(&["-diff"])) {
-        return Verdict::SAFE;
-    }
-    by_subcommand(
-        sub,
-        &["version", "-version", "validate", "show", "output", "providers", "graph"],
-        &[],
-        "changes infrastructure or its state",
-    )
 }

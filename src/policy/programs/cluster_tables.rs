@@ -19,9 +19,10 @@ pub(crate) static DOCKER_READ: Options = Options {
 
 /// Options of kubectl's read-only commands (get, describe, logs, top, explain, …) and its global
 /// options. pflag accepts `--flag=true` for booleans, hence `[=]`. Left out: `--kubeconfig`
-/// (checked before), `--profile-output` and `cluster-info dump --output-directory` (write files).
+/// and the options that choose another server or identity (checked before, with a reason),
+/// `--show-secret`, `--profile-output` and `cluster-info dump --output-directory` (write files).
 pub(crate) static KUBE_READ: Options = Options {
-    short: "AhpRwc:f:k:l:L:n:o:s:v:",
+    short: "AhpRwc:f:k:l:L:n:o:v:",
     long: &[
         "all-namespaces[=]",
         "output=",
@@ -61,7 +62,6 @@ pub(crate) static KUBE_READ: Options = Options {
         "limit-bytes=",
         "pod-running-timeout=",
         "ignore-errors[=]",
-        "insecure-skip-tls-verify-backend[=]",
         "containers[=]",
         "use-protocol-buffers[=]",
         "sum[=]",
@@ -79,26 +79,13 @@ pub(crate) static KUBE_READ: Options = Options {
         "revision=",
         "minify[=]",
         "context=",
-        "cluster=",
-        "user=",
-        "as=",
-        "as-group=",
-        "as-uid=",
-        "token=",
-        "server=",
         "request-timeout=",
         "cache-dir=",
-        "certificate-authority=",
-        "client-certificate=",
-        "client-key=",
-        "tls-server-name=",
-        "insecure-skip-tls-verify[=]",
         "v=",
         "match-server-version[=]",
         "disable-compression[=]",
         "warnings-as-errors[=]",
         "sort-by=",
-        "show-secret[=]",
         "resource-version=",
         "local[=]",
         "only-active-contexts[=]",

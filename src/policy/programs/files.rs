@@ -193,6 +193,9 @@ static FIND: Options = Options {
 pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let mut outcome = Outcome::from(Verdict::SAFE);
     let args = inv.args;
+    // find's own words, without the commands of `-exec … ;`, for its option table.
+    let mut own: Vec<Word> = Vec::new();
+    let mut runs = false;
     let mut i = 0;
     while let Some(word) = args.get(i) {
         match word.text.as_str() {
@@ -200,9 +203,14 @@ pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                 outcome.verdict = outcome.verdict.max(Verdict::high("find -delete deletes every match"));
             }
             "-exec" | "-execdir" | "-ok" | "-okdir" => {
-                outcome.verdict = outcome
-                    .verdict
-                    .max(Verdict::high(format!("find {} runs a command for every match (a code runner)", word.text)));
+                // The command is assessed on its own (`Nested::Exec`); `-ok` asks on the terminal,
+                // which an unattended run does not have.
+                if word.text.starts_with("-ok") {
+                    outcome.verdict = outcome
+                        .verdict
+                        .max(Verdict::medium(format!("find {} asks on the terminal before each command", word.text)));
+                }
+                runs = true;
                 let start = i + 1;
                 // The command ends at `;`, or at `+` right after `{}`.
                 let end = (start..args.len())
@@ -220,15 +228,86 @@ pub fn find<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                 let target = args.get(i + 1).cloned().unwrap_or_default();
                 let verdict = write_target(&target, "writes the list of matches to");
                 outcome.verdict = outcome.verdict.max(Verdict::high(verdict.reason));
+                own.push(word.clone());
             }
-            _ => {}
+            _ => own.push(word.clone()),
         }
         i += 1;
     }
-    if outcome.verdict == Verdict::SAFE && outcome.nested.is_empty() {
-        outcome.verdict = FIND.check(inv);
+    if runs && let Some(why) = exec_reaches_secrets(&own) {
+        outcome.verdict = outcome.verdict.max(Verdict::high(why));
+    }
+    if outcome.verdict == Verdict::SAFE {
+        outcome.verdict = FIND.check(&Invocation { args: &own, ..*inv });
     }
     outcome
+}
+
+/// Names of files that hold credentials, to test a `-name` glob against (`id_*`, `*.pem`).
+const SECRET_SAMPLES: &[&str] = &[
+    "id_rsa", "id_ed25519", "id_ecdsa", "id_dsa", ".env", "prod.env", ".env.local", "credentials", ".netrc", ".pgpass",
+    "server.pem", "server.key", "tls.key", "kubeconfig", "terraform.tfstate", ".npmrc", ".pypirc", "secrets.yaml",
+    "shadow", "master.key", "service-account.json", ".git-credentials", "token", "keystore.jks", "cert.p12",
+];
+
+/// `fnmatch` for `*`, `?` and `[…]` (enough to ask whether a `-name` pattern can match a name).
+fn glob_matches(pattern: &[u8], name: &[u8]) -> bool {
+    match (pattern.first(), name.first()) {
+        (None, None) => true,
+        (Some(b'*'), _) => glob_matches(&pattern[1..], name) || !name.is_empty() && glob_matches(pattern, &name[1..]),
+        (Some(b'?'), Some(_)) => glob_matches(&pattern[1..], &name[1..]),
+        (Some(b'['), Some(&c)) => match pattern.iter().position(|&b| b == b']') {
+            Some(end) if end > 1 => {
+                let set = &pattern[1..end];
+                let (negated, set) = match set.first() {
+                    Some(b'!' | b'^') => (true, &set[1..]),
+                    _ => (false, set),
+                };
+                let hit = set.iter().enumerate().any(|(i, &b)| {
+                    b == c || b == b'-' && i > 0 && i + 1 < set.len() && set[i - 1] <= c && c <= set[i + 1]
+                });
+                hit != negated && glob_matches(&pattern[end + 1..], &name[1..])
+            }
+            _ => c == b'[' && glob_matches(&pattern[1..], &name[1..]),
+        },
+        (Some(&p), Some(&c)) => p == c && glob_matches(&pattern[1..], &name[1..]),
+        _ => false,
+    }
+}
+
+/// `find ~ -exec cat {} ;`, `find . -name '*.pem' -exec …`: the command would run on secret
+/// files, which its own words do not show.
+fn exec_reaches_secrets(own: &[Word]) -> Option<String> {
+    let roots = own.iter().take_while(|w| !w.text.starts_with('-') && !matches!(w.text.as_str(), "(" | "!"));
+    for root in roots {
+        let text = root.text.trim_end_matches('/');
+        let home = text.is_empty() || text == "~" || text.starts_with("~/") && text.len() == 2;
+        let home = home || matches!(text, "/root" | "/home" | "/etc" | "/var" | "/run" | "/proc") || root.dynamic;
+        if home || paths::secret(text) {
+            return Some(format!(
+                "find -exec runs a command on every match under {}, which holds secrets",
+                if root.text.is_empty() { "/" } else { &root.text }
+            ));
+        }
+    }
+    let patterns = own.windows(2).filter(|p| {
+        matches!(p[0].text.as_str(), "-name" | "-iname" | "-path" | "-ipath" | "-wholename" | "-regex" | "-iregex")
+    });
+    for pair in patterns {
+        let pattern = pair[1].text.trim_start_matches("*/").trim_start_matches('*');
+        // Many stars make the matcher's work grow fast; such a pattern is taken to match.
+        let stars = pair[1].text.matches('*').count();
+        let matches_secret =
+            stars > 6 || SECRET_SAMPLES.iter().any(|name| glob_matches(pair[1].text.as_bytes(), name.as_bytes()));
+        if matches_secret
+            || paths::secret(&pair[1].text)
+            || paths::glob_may_reach_secret(&pair[1].text)
+            || paths::secret(pattern)
+        {
+            return Some(format!("find -exec runs a command on files named like secrets ({})", pair[1].text));
+        }
+    }
+    None
 }
 
 /// `tar`: listing is read-only, extracting and creating write, some options run programs.
@@ -294,12 +373,15 @@ static TAR_READ: Options = Options {
 
 /// `unzip -l/-t/-v/-p/-Z` only read (`-p` and `-c` extract to stdout); anything else extracts.
 pub(crate) fn unzip<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
-    const READ: Options = Options { short: "aCcLlMpqtvzZx:P:", ..Options::NONE };
-    if inv.has_word(&["-l", "-t", "-v", "-p", "-c", "-Z", "-lv", "-tq", "-qq", "-Z1"])
+    const READ: Options = Options { short: "aCcLlMpqtvzZP:", ..Options::NONE };
+    // Every word after `-x` is a member to exclude, `-l` included: `unzip -x a -l x.zip` extracts.
+    let cut = inv.args.iter().position(|w| w.text == "-x").unwrap_or(inv.args.len());
+    let head = Invocation { args: &inv.args[..cut], ..*inv };
+    if head.has_word(&["-l", "-t", "-v", "-p", "-c", "-Z", "-lv", "-tq", "-qq", "-Z1"])
         && !inv.has_short('d')
         && !inv.has_short('o')
     {
-        return READ.check(inv).into();
+        return READ.check(&head).into();
     }
     if let Some(dir) = inv.value_of(Some('d'), "--d") {
         return write_target(&Word::literal(dir), "extracts files into").into();

@@ -241,6 +241,10 @@ pub fn wget<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     if inv.has_short('e') || writes_or_runs.iter().any(|o| inv.has_long(o)) {
         verdict = verdict.max(Verdict::medium("an option that runs a program, reads a config or writes a file"));
     }
+    // The log is written whatever else the options say, `--spider` included.
+    if let Some(log) = inv.value_of(Some('o'), "--output-file").or_else(|| inv.value_of(Some('a'), "--append-output")) {
+        verdict = verdict.max(write_target(&Word::literal(log), "writes its log to"));
+    }
     if inv.has_long("--spider") {
         return verdict.into();
     }
@@ -248,9 +252,6 @@ pub fn wget<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         Some("-" | "/dev/null" | "/dev/stdout") => {}
         Some(file) => verdict = verdict.max(write_target(&Word::literal(file), "saves the download to")),
         None => verdict = verdict.max(Verdict::medium("saves the download to a file")),
-    }
-    if let Some(log) = inv.value_of(Some('o'), "--output-file").or_else(|| inv.value_of(Some('a'), "--append-output")) {
-        verdict = verdict.max(write_target(&Word::literal(log), "writes its log to"));
     }
     if inv.has_short('r') || inv.has_long("--recursive") || inv.has_short('m') || inv.has_long("--mirror") {
         verdict = verdict.max(Verdict::medium("downloads a whole site into files"));

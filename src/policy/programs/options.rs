@@ -184,6 +184,48 @@ fn short_kind(spec: &str, flag: char) -> Option<Kind> {
     })
 }
 
+/// Tools whose every subcommand prints its usage for `--help` wherever it sits before `--`
+/// (cobra, getopt with permutation, optparse): `kubectl get --help`. Not git (`git log --help`
+/// opens the help viewer the configuration names), nor tools whose subcommands run a program
+/// with the words after it (`go run x --help`, `uv run`, `conda run`, `snap run`, `rustup run`,
+/// cargo's and brew's external commands).
+const SUBCOMMAND_HELP: &[&str] = &[
+    "kubectl", "oc", "helm", "systemctl", "journalctl", "loginctl", "hostnamectl", "timedatectl", "resolvectl",
+    "networkctl", "busctl", "apt", "apt-get", "apt-cache", "dnf", "yum", "pip", "pip3", "npm", "pnpm", "terraform",
+    "tofu", "gh", "virsh",
+];
+
+/// docker's words before `--help`: after `run IMAGE` the words are the container's command
+/// (`docker run nginx --help` starts nginx), so `--help` counts only right after subcommands.
+const DOCKER_HELP: &[&str] = &["docker", "podman", "nerdctl", "docker-compose", "podman-compose"];
+const DOCKER_WORDS: &[&str] = &[
+    "ps", "ls", "list", "logs", "inspect", "images", "image", "version", "info", "stats", "top", "port", "history",
+    "diff", "events", "search", "df", "show", "run", "exec", "create", "start", "stop", "restart", "kill", "rm", "rmi",
+    "pull", "push", "build", "tag", "login", "logout", "network", "volume", "container", "system", "context",
+    "builder", "buildx", "plugin", "secret", "service", "stack", "node", "swarm", "config", "manifest", "trust",
+    "compose", "up", "down", "prune", "cp", "commit", "export", "import", "load", "save", "pause", "unpause", "rename",
+    "update", "wait", "attach", "pod", "machine",
+];
+
+/// `kubectl get --help`, `docker compose ps --help`: up to three plain subcommand words, then
+/// `--help`, for a tool on `SUBCOMMAND_HELP` (or docker's, with subcommand words only).
+pub(crate) fn is_subcommand_help(name: &str, args: &[Word]) -> bool {
+    let Some((last, words)) = args.split_last() else { return false };
+    let plain = |w: &Word| {
+        !w.dynamic
+            && !w.glob
+            && w.text.bytes().next().is_some_and(|c| c.is_ascii_lowercase())
+            && w.text.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+    };
+    let docker = DOCKER_HELP.contains(&name);
+    let words_ok = if docker {
+        words.iter().all(|w| plain(w) && DOCKER_WORDS.contains(&w.text.as_str()))
+    } else {
+        SUBCOMMAND_HELP.contains(&name) && words.iter().all(plain)
+    };
+    words_ok && !last.dynamic && last.text == "--help" && (1..=3).contains(&words.len())
+}
+
 /// `--help` or `--version` as the only argument: every program opsai knows prints and exits.
 pub(crate) fn is_help_or_version(args: &[Word]) -> bool {
     matches!(args, [only] if !only.dynamic && matches!(only.text.as_str(), "--help" | "--version"))

@@ -76,6 +76,9 @@ pub(crate) fn packages<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         "config", "doctor", "home", "se", "if", "lr", "repos", "lu", "list-updates", "packages", "pa", "stats", "find",
         "query", "contents", "specification", "which", "debug", "index", "audit", "about",
     ];
+    if let Some(why) = runs_configured(inv.name, sub) {
+        return Verdict::medium(why).into();
+    }
     const HIGH: &[(&[&str], &str)] = &[(&["publish", "unpublish", "yank", "push"], "publishes code off this host")];
     let verdict = by_subcommand(sub, SAFE, HIGH, "installs packages, builds or runs project code (effect unknown)");
     // `go env -w`, `npm config set`, `npm audit fix`, `cargo tree` are not all alike.
@@ -94,6 +97,21 @@ pub(crate) fn packages<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     match PKG_READ.first_unknown(global.args).or_else(|| PKG_READ.first_unknown(inv.after(index).args)) {
         Some(problem) => Verdict::medium(problem).into(),
         None => Verdict::SAFE.into(),
+    }
+}
+
+/// Query commands that run a program the project's own configuration can name: cargo's
+/// `tree`/`metadata` ask rustc for target information through `build.rustc-wrapper` or
+/// `build.rustc` from `.cargo/config.toml`; `npm help`/`cargo help` open a viewer (`.npmrc`'s
+/// `viewer`/`browser`, man's pager); `npm doctor` runs the `git` the config names; `uv help` pages.
+fn runs_configured(manager: &str, sub: &str) -> Option<&'static str> {
+    match (manager, sub) {
+        ("cargo", "tree" | "metadata") => {
+            Some("reads .cargo/config.toml, which can name a rustc wrapper that cargo runs to query the target")
+        }
+        ("cargo" | "npm" | "pnpm" | "uv", "help") => Some("opens a help viewer, which the configuration can name"),
+        ("npm" | "pnpm", "doctor") => Some("runs the programs the project's .npmrc names (git, node)"),
+        _ => None,
     }
 }
 

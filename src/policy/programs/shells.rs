@@ -118,7 +118,9 @@ fn inline_code<'w>(name: &str, args: &'w [Word]) -> Option<&'w str> {
 /// covers it); scripts and modules are Medium.
 pub(crate) fn interpreter<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
     let texts: Vec<&str> = inv.texts().collect();
-    if matches!(texts.as_slice(), ["--version" | "-V" | "-v" | "version"]) {
+    if let [only] = texts.as_slice()
+        && version_only(inv.name, only)
+    {
         return Verdict::SAFE.into();
     }
     if let Some(code) = inline_code(inv.name, inv.args) {
@@ -137,6 +139,21 @@ pub(crate) fn interpreter<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
             Verdict::medium(format!("runs the script {} (effect unknown)", script.text)).into()
         }
         _ => Verdict::medium(format!("starts {} reading code from its input", inv.name)).into(),
+    }
+}
+
+/// The flags that print a version and exit before any code is read. Not `python -v` or `ruby -v`
+/// (verbose mode: both then run the code on stdin), nor a bare word (`python version` runs a file).
+fn version_only(name: &str, flag: &str) -> bool {
+    let family = name.trim_end_matches(|c: char| c.is_ascii_digit() || c == '.');
+    match family {
+        "python" => matches!(flag, "--version" | "-V" | "-VV"),
+        "perl" => matches!(flag, "--version" | "-v" | "-V"),
+        "ruby" => flag == "--version",
+        "node" | "nodejs" | "bun" | "php" | "pwsh" => matches!(flag, "--version" | "-v"),
+        "deno" => matches!(flag, "--version" | "-V"),
+        "lua" => flag == "-v",
+        _ => flag == "--version",
     }
 }
 
@@ -360,7 +377,13 @@ fn wrapper_command<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
                 return Verdict::SAFE.into();
             }
             let runner = rest.first().map(|w| w.text.rsplit('/').next().unwrap_or(&w.text)).unwrap_or("");
-            let verdict = if crate::policy::rules::runs_code(runner) {
+            // `xargs -I ls ls`: the command name itself is replaced by each input line.
+            let replaced = xargs_replace_string(&args[..options]).filter(|r| rest[0].text.contains(r.as_str()));
+            let verdict = if let Some(token) = replaced {
+                Verdict::medium(format!(
+                    "xargs replaces {token} in the command name with its input, so the input names the program"
+                ))
+            } else if crate::policy::rules::runs_code(runner) {
                 Verdict::high(format!("xargs runs {runner} on every input (a code runner fed by data)"))
             } else {
                 Verdict::SAFE
@@ -375,6 +398,21 @@ fn wrapper_command<'a>(inv: &Invocation<'a>) -> Outcome<'a> {
         return verdict.into();
     }
     Outcome::from(verdict).then(Nested::Exec { words: rest, bulk: inv.bulk })
+}
+
+/// The string `-I`/`-i`/`--replace` makes xargs replace (`{}` unless one is given).
+fn xargs_replace_string(options: &[Word]) -> Option<String> {
+    let texts: Vec<&str> = options.iter().map(|w| w.text.as_str()).collect();
+    texts.iter().enumerate().find_map(|(i, text)| match *text {
+        "-I" => texts.get(i + 1).map(|v| (*v).to_owned()),
+        "-i" | "--replace" => Some("{}".to_owned()),
+        _ => text
+            .strip_prefix("--replace=")
+            .or_else(|| text.strip_prefix("-I"))
+            .or_else(|| text.strip_prefix("-i"))
+            .filter(|v| !v.is_empty())
+            .map(str::to_owned),
+    })
 }
 
 fn env<'a>(inv: &Invocation<'a>) -> Outcome<'a> {

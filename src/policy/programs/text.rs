@@ -310,7 +310,12 @@ fn awk_effect(program: &str) -> Option<Verdict> {
     if raw.contains('@') {
         return Some(Verdict::medium("the awk program has an @ that could be an indirect call"));
     }
-    if raw.contains("getline<") {
+    // `getline < f`, `getline line < ARGV[1]`: a `<` after `getline` in the same statement.
+    let reads_file = raw.match_indices("getline").any(|(at, _)| {
+        let after = &raw[at + "getline".len()..];
+        after.split([';', '}', '\n']).next().is_some_and(|statement| statement.contains('<'))
+    });
+    if reads_file {
         return Some(Verdict::medium("the awk program reads a file it names itself (getline <)"));
     }
     if raw.contains("ENVIRON") {

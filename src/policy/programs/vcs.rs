@@ -10,10 +10,18 @@ const GLOBAL_WITH_VALUE: &[&str] =
     &["-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"];
 
 const READ_ONLY: &[&str] = &[
-    "status", "log", "diff", "show", "rev-parse", "rev-list", "ls-files", "ls-tree", "ls-remote", "blame", "annotate",
-    "shortlog", "describe", "cat-file", "grep", "whatchanged", "name-rev", "merge-base", "show-ref", "show-branch",
-    "for-each-ref", "count-objects", "fsck", "verify-commit", "verify-tag", "check-ignore", "check-attr", "var",
-    "version", "help", "cherry", "range-diff", "diff-tree", "diff-files", "diff-index", "--version", "--help",
+    "status", "log", "diff", "show", "rev-parse", "rev-list", "ls-files", "ls-tree", "blame", "annotate", "shortlog",
+    "describe", "cat-file", "grep", "whatchanged", "name-rev", "merge-base", "show-ref", "show-branch", "for-each-ref",
+    "count-objects", "fsck", "check-ignore", "check-attr", "var", "version", "help", "cherry", "range-diff",
+    "diff-tree", "diff-files", "diff-index", "--version", "--help",
+];
+
+/// Read commands that run a program the repository's or user's configuration names: the remote
+/// transport (`core.sshCommand`, `credential.helper`), `gpg.program`, the help viewer.
+const RUNS_CONFIGURED: &[(&str, &str)] = &[
+    ("ls-remote", "contacts the remote, through the ssh command and credential helper the configuration names"),
+    ("verify-commit", "runs the signature program the configuration names (gpg.program)"),
+    ("verify-tag", "runs the signature program the configuration names (gpg.program)"),
 ];
 
 /// Options of read-only subcommands that write files or run other programs.
@@ -172,6 +180,24 @@ fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
     if runs {
         return Verdict::high(format!("git {sub} runs the command it is given (a code runner)"));
     }
+    if let Some((_, why)) = RUNS_CONFIGURED.iter().find(|(name, _)| *name == sub) {
+        return Verdict::medium(*why);
+    }
+    // `git help log`, `git log --help`: the help viewer is whatever `man.viewer`/`help.format`
+    // name. `git help` alone and `git help -a`/`-g` print lists.
+    let viewer = sub == "help" && !positional.is_empty() || sub != "help" && names_option(&rest, "--help");
+    if viewer && sub == "help" && rest.has_short('w') {
+        return Verdict::medium("starts a browser");
+    }
+    if viewer {
+        return Verdict::medium("opens a help viewer, which the configuration can name (man.viewer, help.format=web)");
+    }
+    let signature = names_option(&rest, "--show-signature")
+        || rest.texts().any(|t| t.contains("%G"))
+        || sub == "tag" && (rest.has_short('v') || rest.has_long("--verify"));
+    if signature {
+        return Verdict::medium("checks signatures with the program the configuration names (gpg.program)");
+    }
     if READ_ONLY.contains(&sub) {
         if let Some((_, risk, reason)) = READ_VETOES.iter().find(|(opt, _, _)| names_option(&rest, opt)) {
             return Verdict { risk: *risk, reason: (*reason).into() };
@@ -218,6 +244,12 @@ fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
         "branch" => branch(&rest, &positional),
         "tag" if has('d', "--delete") => Verdict::medium("deletes a tag"),
         "tag" if positional.is_empty() || has('l', "--list") => Verdict::SAFE,
+        // `remote show NAME` contacts the remote unless `-n`.
+        "remote" if positional.first() == Some(&"show") && positional.len() > 1 && !rest.has_short('n') => {
+            Verdict::medium(
+                "contacts the remote, through the ssh command and credential helper the configuration names",
+            )
+        }
         "remote" if positional.is_empty() || matches!(positional.first(), Some(&("show" | "get-url"))) => Verdict::SAFE,
         "stash" => match positional.first() {
             Some(&("list" | "show")) => Verdict::SAFE,
@@ -231,7 +263,9 @@ fn sub_rules(inv: &Invocation, index: usize, sub: &str) -> Verdict {
         "config" => {
             let new_style = matches!(positional.first(), Some(&("get" | "list")));
             let old_style = rest.texts().any(|t| t.starts_with("--get") || matches!(t, "--list" | "-l"));
-            if new_style || old_style && positional.len() <= 2 {
+            // `git config user.email`: one key and no value is a read.
+            let plain_read = positional.len() == 1 && positional[0].contains('.');
+            if new_style || old_style && positional.len() <= 2 || plain_read {
                 Verdict::SAFE
             } else {
                 Verdict::medium("changes git configuration")
