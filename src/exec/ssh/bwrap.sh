@@ -46,6 +46,7 @@ set -f
 nl='
 '
 found=
+seen=
 if [ "$cwd" != / ]; then
     found=$(find "$cwd" -xdev -maxdepth 3 \( -name .git -o -name node_modules -o -name target -o -name .venv -o -name venv \
         -o -name __pycache__ -o -name .cache -o -name .cargo -o -name .rustup -o -name .npm \) -prune -o \
@@ -61,6 +62,12 @@ for e in /etc/shadow /etc/shadow- /etc/gshadow /etc/gshadow- /etc/ssh/ssh_host_*
     /etc/sudoers.d /run/secrets /var/run/secrets /etc/kubernetes/admin.conf /etc/kubernetes/pki \
     /var/lib/kubelet/pki /etc/ipsec.secrets /etc/NetworkManager/system-connections /etc/wireguard; do
     [ -e "$e" ] || continue
+    # By its physical path, once: bwrap cannot mount over a path behind a symlink it has already
+    # covered (`/var/run` is `/run`, so `/var/run/secrets` is `/run/secrets`), and fails the command.
+    if [ -d "$e" ]; then e=$(cd -P "$e" 2>/dev/null && pwd) || continue
+    else d=$(cd -P "${e%/*}/" 2>/dev/null && pwd) || continue; e=${d%/}/${e##*/}; fi
+    case "$nl$seen$nl" in *"$nl$e$nl"*) continue ;; esac
+    seen=$seen$nl$e
     inside "$e"
     if [ -d "$e" ]; then set -- "$@" --tmpfs "$e"; else set -- "$@" --ro-bind /dev/null "$e"; fi
 done
