@@ -421,6 +421,11 @@ impl<'a> Walker<'a> {
         if let Some(meta) = &meta
             && shape::wants_sniff(&name, meta.len())
         {
+            // Opening a FIFO to look into it blocks until someone writes (a hang of every
+            // command); a device or socket is no file to sniff either: closed, unopened.
+            if !kind.is_file() {
+                return false;
+            }
             self.sniffs += 1;
             if self.sniffs > self.bounds.sniffs || shape::sniff(path) {
                 return false;
