@@ -18,8 +18,8 @@ use super::paths;
 use super::view;
 use crate::protocol::SandboxProfile;
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathBeneath, PathFd, Ruleset,
-    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope,
+    ABI, Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, LandlockStatus, PathFd, Ruleset, RulesetAttr,
+    RulesetStatus, Scope,
 };
 use nix::libc;
 
@@ -128,15 +128,26 @@ fn drop_capabilities() -> Result<(), ApplyError> {
 /// `adm` and `systemd-journal` among this process's groups, where they exist.
 fn add_log_groups() {
     let mut groups = nix::unistd::getgroups().unwrap_or_default();
+    let local = std::fs::read_to_string("/etc/group").unwrap_or_default();
     for name in ["adm", "systemd-journal"] {
-        if let Ok(Some(group)) = nix::unistd::Group::from_name(name)
-            && !groups.contains(&group.gid)
+        // `/etc/group` first; the name service (nsswitch.conf, nscd) only for a group it lacks.
+        let gid = local_gid(&local, name).or_else(|| nix::unistd::Group::from_name(name).ok().flatten().map(|g| g.gid));
+        if let Some(gid) = gid
+            && !groups.contains(&gid)
         {
-            groups.push(group.gid);
+            groups.push(gid);
         }
     }
     // Not fatal: without them only the logs daemons own are closed.
     let _ = nix::unistd::setgroups(&groups);
+}
+
+/// The gid of group `name` in the text of `/etc/group`.
+fn local_gid(group_file: &str, name: &str) -> Option<nix::unistd::Gid> {
+    group_file.lines().find_map(|line| {
+        let mut fields = line.split(':');
+        (fields.next() == Some(name)).then(|| fields.nth(1)?.parse().ok().map(nix::unistd::Gid::from_raw)).flatten()
+    })
 }
 
 fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -> Result<String, ApplyError> {
@@ -159,7 +170,7 @@ fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -
             .scope(Scope::AbstractUnixSocket)
             .map_err(err)?;
     }
-    let mut created = ruleset.create().map_err(err)?;
+    let created = ruleset.create().map_err(err)?;
     // Per process only where Landlock's scoping does not close other processes' `environ`
     // (`ProcMode`); opsai's own tools get `/proc` whole.
     let proc = match (profile, proc_mode) {
@@ -178,19 +189,27 @@ fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -
         .chain(grants.list.iter().map(|p| (p.as_path(), list)))
         .chain(WRITABLE_FILES.iter().map(|p| (Path::new(p), write & file_only)))
         .chain(terminals.iter().map(|p| (p.as_path(), write & file_only)));
+    // The rules go in through a duplicate of the ruleset's descriptor (the same kernel object), by
+    // the system call itself: the crate's `add_rule` `fstat`s every path to learn whether it is a
+    // directory, which the walk already knows (a few hundred system calls per command).
+    let abi = kernel_abi();
+    let supported = AccessFs::from_all(abi);
+    let fd: Option<std::os::fd::OwnedFd> = created.try_clone().map_err(|e| ApplyError::Landlock(e.to_string()))?.into();
+    let Some(fd) = fd else { return Err(ApplyError::Landlock("the ruleset has no descriptor".into())) };
     // Closing each rule's descriptor costs a system call per rule; they are close-on-exec, so the
     // `exec` closes them at once. Held in batches below the usual limit of 1024 open files.
     let mut held: Vec<PathFd> = Vec::new();
     for (path, access) in rules {
         // A file that vanished since the walk (a process that exited) is simply not granted.
-        let Ok(fd) = PathFd::new(path) else { continue };
-        created = created.add_rule(PathBeneath::new(&fd, access)).map_err(err)?;
-        held.push(fd);
+        let Ok(path_fd) = PathFd::new(path) else { continue };
+        add_path_rule(&fd, &path_fd, access & supported, (access & file_only) & supported)?;
+        held.push(path_fd);
         if held.len() >= 512 {
             held.clear();
         }
     }
     std::mem::forget(held);
+    drop(fd);
     let status = created.restrict_self().map_err(err)?;
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err(ApplyError::NotEnforced(status.ruleset));
@@ -215,6 +234,71 @@ fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -
         grants.read.len() + grants.read_files.len(),
         grants.list.len()
     ))
+}
+
+/// The kernel's Landlock ABI (the ruleset was created, so it is at least 3), capped at what this
+/// code knows.
+fn kernel_abi() -> ABI {
+    // SAFETY: the version query takes no pointer (NULL, size 0) and only returns a number.
+    #[allow(unsafe_code)]
+    let version = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<u8>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    match version {
+        ..=3 => ABI::V3,
+        4 => ABI::V4,
+        5 => ABI::V5,
+        _ => ABI::V6,
+    }
+}
+
+const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
+const LANDLOCK_RULE_PATH_BENEATH: u32 = 1;
+
+/// `struct landlock_path_beneath_attr` (packed in the kernel's header).
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// One path rule; `access` for a directory, `file_access` (no directory rights, which the kernel
+/// refuses on a file with EINVAL) when the path turns out to be something else: a cached view can
+/// be a few seconds older than the file system.
+fn add_path_rule(
+    ruleset: &std::os::fd::OwnedFd,
+    path: &PathFd,
+    access: BitFlags<AccessFs>,
+    file_access: BitFlags<AccessFs>,
+) -> Result<(), ApplyError> {
+    use std::os::fd::{AsFd, AsRawFd};
+    let add = |allowed: BitFlags<AccessFs>| {
+        let attr = PathBeneathAttr { allowed_access: allowed.bits(), parent_fd: path.as_fd().as_raw_fd() };
+        // SAFETY: `attr` is the kernel's packed struct, alive for the call; both descriptors are open.
+        #[allow(unsafe_code)]
+        let done = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset.as_raw_fd(),
+                LANDLOCK_RULE_PATH_BENEATH,
+                std::ptr::from_ref(&attr),
+                0u32,
+            )
+        };
+        if done == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+    };
+    match add(access) {
+        Ok(()) => Ok(()),
+        Err(e) if e.raw_os_error() == Some(libc::EINVAL) && access != file_access => {
+            add(file_access).map_err(|e| ApplyError::Landlock(format!("a path rule was refused ({e})")))
+        }
+        Err(e) => Err(ApplyError::Landlock(format!("a path rule was refused ({e})"))),
+    }
 }
 
 /// The terminal devices on stdin, stdout and stderr (the PTY opsai opened, or the user's terminal
@@ -349,4 +433,18 @@ pub(super) fn rules(profile: SandboxProfile, root: bool) -> bpf::Rules {
     blocks.extend(super::targets::blocks());
     // clone3 passes its flags in memory the filter cannot read: ENOSYS makes libc fall back to clone.
     bpf::Rules { denied, unsupported: vec![libc::SYS_clone3], blocks }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_groups_are_found_in_the_group_file() {
+        let text = "root:x:0:\nadm:x:4:syslog\nsystemd-journal:x:999:\nadmin:x:5:\n";
+        assert_eq!(local_gid(text, "adm"), Some(nix::unistd::Gid::from_raw(4)));
+        assert_eq!(local_gid(text, "systemd-journal"), Some(nix::unistd::Gid::from_raw(999)));
+        assert_eq!(local_gid(text, "wheel"), None);
+        assert_eq!(local_gid("adm:x:notanumber:\n", "adm"), None);
+    }
 }

@@ -145,22 +145,31 @@ fn homes_opsai(homes: &[PathBuf]) -> Vec<PathBuf> {
 pub(crate) fn homes() -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = Vec::new();
     found.extend(std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from));
-    if let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::geteuid()) {
-        found.push(user.dir);
-    }
     found.push(PathBuf::from("/root"));
     if let Ok(entries) = std::fs::read_dir("/home") {
         found.extend(entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
     }
+    let euid = nix::unistd::geteuid().as_raw();
+    let mut own_listed = false;
     if let Ok(passwd) = std::fs::read_to_string("/etc/passwd") {
         for line in passwd.lines() {
             let fields: Vec<&str> = line.split(':').collect();
             if let [_, _, uid, _, _, dir, ..] = fields.as_slice()
-                && uid.parse::<u32>().is_ok_and(|uid| (1000..60000).contains(&uid))
+                && let Ok(uid) = uid.parse::<u32>()
             {
-                found.push(PathBuf::from(dir));
+                if uid == euid {
+                    own_listed = true;
+                    found.push(PathBuf::from(dir));
+                } else if (1000..60000).contains(&uid) {
+                    found.push(PathBuf::from(dir));
+                }
             }
         }
+    }
+    // The name service only for a user `/etc/passwd` does not list (LDAP, sssd): asking it costs
+    // every command a parse of nsswitch.conf and two connection attempts to nscd.
+    if !own_listed && let Ok(Some(user)) = nix::unistd::User::from_uid(nix::unistd::geteuid()) {
+        found.push(user.dir);
     }
     let mut homes: Vec<PathBuf> = found
         .iter()
@@ -412,6 +421,11 @@ impl<'a> Walker<'a> {
         if let Some(meta) = &meta
             && shape::wants_sniff(&name, meta.len())
         {
+            // Opening a FIFO to look into it blocks until someone writes (a hang of every
+            // command); a device or socket is no file to sniff either: closed, unopened.
+            if !kind.is_file() {
+                return false;
+            }
             self.sniffs += 1;
             if self.sniffs > self.bounds.sniffs || shape::sniff(path) {
                 return false;

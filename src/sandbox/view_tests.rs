@@ -220,3 +220,22 @@ fn rules_beneath_a_rule_that_grants_as_much_are_dropped() {
     assert_eq!(grants.read_files, [PathBuf::from("/etc/hostname")]);
     assert_eq!(grants.list, [PathBuf::from("/")]);
 }
+
+#[test]
+fn a_fifo_named_like_a_file_to_sniff_is_closed_without_being_opened() {
+    let (_home, home) = home_with_secrets();
+    let (_tree, tree) = tempdir();
+    let fifo = tree.join("settings.json");
+    nix::unistd::mkfifo(&fifo, nix::sys::stat::Mode::from_bits_truncate(0o644)).unwrap();
+    touch(&tree.join("plain.txt"), 0o644);
+    let inputs = inputs(&home, Some(tree.clone()));
+    // Opening the FIFO to sniff it would block until a writer came: the walk runs in a thread so a
+    // regression fails the test instead of hanging it.
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(view(&inputs));
+    });
+    let grants = finished.recv_timeout(std::time::Duration::from_secs(20)).expect("the walk blocked on a FIFO");
+    assert!(!readable(&grants, &fifo));
+    assert!(readable(&grants, &tree.join("plain.txt")));
+}
