@@ -25,7 +25,7 @@ const SECRET_WORDS: &[&str] =
 /// Exact names of credential files that say nothing about it (dotfiles of clients).
 const SECRET_NAMES: &[&str] = &[
     ".netrc", ".npmrc", ".pypirc", ".pgpass", ".my.cnf", ".git-credentials", ".htpasswd", "master.key", ".ssh",
-    ".gnupg", ".password-store", "shadow", "shadow-", "gshadow", "gshadow-",
+    ".gnupg", ".password-store", ".boto", "shadow", "shadow-", "gshadow", "gshadow-",
 ];
 /// Env-file templates hold names, not values: the model may read them.
 const ENV_TEMPLATES: &[&str] = &[".example", ".sample", ".template", ".dist", ".defaults"];
@@ -38,18 +38,35 @@ const CODE_EXTENSIONS: &[&str] = &[
     "pl", "pm", "php", "tf", "proto", "graphql", "snap",
 ];
 /// Files whose name cannot tell: looked into when they are small.
-const SNIFF_EXTENSIONS: &[&str] = &["pem", "crt", "cer", "json", "yaml", "yml", "conf", "cfg", "ini"];
+const SNIFF_EXTENSIONS: &[&str] =
+    &["pem", "crt", "cer", "json", "jsonl", "yaml", "yml", "conf", "cfg", "ini", "asc", "gpg", "txt"];
+/// Names without an extension that tools give to files holding keys (a kubeconfig is `config`).
+const SNIFF_NAMES: &[&str] = &["config"];
+/// Suffixes of copies (`server.pem.bak`, `id_rsa~`): the copy is what the original was.
+const COPY_SUFFIXES: &[&str] = &[".bak", ".backup", ".old", ".orig", ".save", ".swp", "~"];
 /// Larger files of those kinds are not looked into (a key or service-account file is a few KiB).
 pub(crate) const SNIFF_MAX_BYTES: u64 = 64 * 1024;
 /// What marks key material or a token inside such a file.
 const SNIFF_MARKERS: &[&[u8]] = &[
-    b"PRIVATE KEY-----", b"\"private_key\"", b"client-key-data", b"\"refresh_token\"", b"\"client_secret\"",
+    b"PRIVATE KEY-----",
+    b"PRIVATE KEY BLOCK-----",
+    b"\"private_key\"",
+    b"client-key-data",
+    b"\"refresh_token\"",
+    b"\"client_secret\"",
     b"aws_secret_access_key",
 ];
 
 /// Whether `name` looks like a credential: closed wherever the view meets it.
 pub(crate) fn is_secret_name(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
+    if let Some(original) = without_copy_suffix(&lower) {
+        return is_secret_name(original);
+    }
+    // `deploy_key`, `ssh_host_ed25519_key`: a key file named by what it is, without an extension.
+    if !lower.contains('.') && (lower.ends_with("_key") || lower.ends_with("-key")) {
+        return true;
+    }
     if SECRET_NAMES.contains(&lower.as_str()) {
         return true;
     }
@@ -86,8 +103,18 @@ fn is_public_passwd(lower: &str) -> bool {
 }
 
 /// Whether a file named `name` is of a kind that is looked into when small.
+fn without_copy_suffix(lower: &str) -> Option<&str> {
+    COPY_SUFFIXES.iter().find_map(|suffix| lower.strip_suffix(suffix)).filter(|original| !original.is_empty())
+}
+
 pub(crate) fn sniff_extension(name: &str) -> bool {
     let lower = name.to_ascii_lowercase();
+    if let Some(original) = without_copy_suffix(&lower) {
+        return sniff_extension(original);
+    }
+    if SNIFF_NAMES.contains(&lower.as_str()) {
+        return true;
+    }
     lower.rsplit_once('.').is_some_and(|(_, extension)| SNIFF_EXTENSIONS.contains(&extension))
 }
 
@@ -160,6 +187,12 @@ mod tests {
             ".lesshst",
             "token",
             "private",
+            "deploy_key",
+            "ssh_host_ed25519_key",
+            "server.key.bak",
+            "id_rsa~",
+            "terraform.tfstate.old",
+            ".boto",
         ] {
             assert!(is_secret_name(name), "{name}");
         }
@@ -192,5 +225,15 @@ mod tests {
         assert!(!wants_sniff("big.json", SNIFF_MAX_BYTES + 1));
         assert!(!wants_sniff("Makefile", 10));
         assert!(sniff(&dir.path().join("missing.json")), "unreadable counts as secret");
+    }
+
+    #[test]
+    fn kubeconfigs_named_config_pgp_keys_and_copies_are_looked_into() {
+        let dir = tempfile::tempdir().unwrap();
+        let pgp = dir.path().join("keys.asc");
+        std::fs::write(&pgp, "-----BEGIN PGP PRIVATE KEY BLOCK-----\nlQ\n").unwrap();
+        assert!(wants_sniff("keys.asc", 40) && sniff(&pgp));
+        assert!(wants_sniff("config", 40) && wants_sniff("admin.txt", 40) && wants_sniff("server.pem.bak", 40));
+        assert!(!wants_sniff("notes.md", 40) && !wants_sniff("Makefile", 40));
     }
 }

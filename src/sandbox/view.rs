@@ -252,7 +252,7 @@ fn working_directory(inputs: &Inputs, grants: &mut Grants) {
     let Some(cwd) = &inputs.cwd else { return };
     let system = is_under_any(cwd, SYSTEM_TREES) && !is_under_any(cwd, TEMP_TREES);
     let above_home = inputs.homes.iter().any(|home| home.starts_with(cwd) && home != cwd);
-    if cwd.parent().is_none() || system || is_under_any(cwd, WHOLE_TREES) || above_home {
+    if cwd.parent().is_none() || system || is_under_any(cwd, WHOLE_TREES) || above_home || in_home_state(inputs, cwd) {
         return;
     }
     if inputs.deny.iter().any(|denied| cwd.starts_with(denied)) {
@@ -267,6 +267,18 @@ fn working_directory(inputs: &Inputs, grants: &mut Grants) {
     grants.read_files.extend(walker.out.read_files);
     grants.list.extend(walker.out.list);
     grants.list.extend(cwd.ancestors().skip(1).map(Path::to_path_buf));
+}
+
+/// Whether `cwd` is inside a home's hidden entry (`~/.kube`, `~/.config/gh`, `~/.mozilla`…): that
+/// is where tools keep credentials under names no shape knows (`config`, `hosts.yml`,
+/// `logins.json`), so starting opsai there must not open them; the home's own view decides.
+fn in_home_state(inputs: &Inputs, cwd: &Path) -> bool {
+    inputs.homes.iter().any(|home| {
+        cwd.strip_prefix(home)
+            .ok()
+            .and_then(|rest| rest.components().next())
+            .is_some_and(|first| first.as_os_str().to_string_lossy().starts_with('.'))
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -139,6 +139,30 @@ fn unlisted_credentials_are_closed_and_everyday_reads_work() {
     }
 }
 
+/// Started inside a home's hidden directory (`~/.kube`, `~/.config`), the working directory's
+/// grant must not open the credentials kept there under ordinary names.
+#[test]
+fn a_working_directory_inside_a_homes_hidden_directory_opens_nothing_of_it() {
+    let env = TestEnv::new();
+    if !sandbox_available(&env) {
+        return;
+    }
+    let home = env.user_home();
+    let planted = [".kube/config", ".config/gh/hosts.yml", ".mozilla/firefox/p/logins.json", ".docker/config.json"];
+    for (i, rel) in planted.iter().enumerate() {
+        plant(&home.join(rel), &format!("CANARY-HIDDEN-{i}\n"), 0o644);
+    }
+    for (i, rel) in planted.iter().enumerate() {
+        let path = home.join(rel);
+        let dir = path.parent().unwrap();
+        let name = path.file_name().unwrap().to_str().unwrap();
+        let out = env.std_cmd().current_dir(dir).args(["sandbox", "--", "cat", name]).output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(!stdout.contains(&format!("CANARY-HIDDEN-{i}")), "{rel} readable from its own directory: {stdout}");
+        assert!(!out.status.success(), "{rel}: cat should fail");
+    }
+}
+
 #[test]
 fn as_root_other_homes_are_closed_and_the_logs_stay_readable() {
     let env = TestEnv::new();
