@@ -102,10 +102,13 @@ impl Inputs {
                 open.extend(HOME_TOOL_CREDENTIALS.iter().map(|rel| home.join(rel)));
             }
         }
-        // Programs installed for the user (`~/.local/bin`, `~/.cargo/bin`), not the home itself.
+        // Programs installed for the user (`~/.local/bin`, `~/.cargo/bin`), not the home itself, and
+        // only directories named `bin`: `PATH` is the environment's to set, and `PATH=…:~/.aws`
+        // must not open a credential directory.
         if let Some(path) = std::env::var_os("PATH") {
             open.extend(std::env::split_paths(&path).filter_map(|dir| canonical(&dir)).filter(|dir| {
                 homes.iter().any(|home| dir.starts_with(home) && dir != home)
+                    && dir.file_name().is_some_and(|name| name == "bin")
                     && !dir.iter().any(|part| shape::is_secret_name(&part.to_string_lossy()))
             }));
         }

@@ -163,6 +163,29 @@ fn a_working_directory_inside_a_homes_hidden_directory_opens_nothing_of_it() {
     }
 }
 
+/// `PATH` opens the `bin` directories of a home (programs), never another directory it names.
+#[test]
+fn path_opens_a_homes_bin_directories_only() {
+    let env = TestEnv::new();
+    if !sandbox_available(&env) {
+        return;
+    }
+    let home = env.user_home();
+    plant(&home.join(".aws/credentials"), "CANARY-PATH-AWS\n", 0o644);
+    plant(&home.join(".local/bin/hello"), "HELLO-FROM-BIN\n", 0o755);
+    let path = format!("{}:{}:/usr/bin:/bin", home.join(".aws").display(), home.join(".local/bin").display());
+    let script =
+        format!("cat '{}' '{}'", home.join(".aws/credentials").display(), home.join(".local/bin/hello").display());
+    let out = env.std_cmd().env("PATH", path).args(["sandbox", "--", "/bin/sh", "-c", &script]).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!stdout.contains("CANARY-PATH-AWS"), "a PATH entry opened ~/.aws: {stdout}");
+    assert!(
+        stdout.contains("HELLO-FROM-BIN"),
+        "~/.local/bin should stay readable: {stdout} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[test]
 fn as_root_other_homes_are_closed_and_the_logs_stay_readable() {
     let env = TestEnv::new();
