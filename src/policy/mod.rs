@@ -15,6 +15,9 @@ mod invocation;
 pub(crate) mod parse;
 mod paths;
 mod programs;
+
+/// kubectl's options that send a request elsewhere or as someone else (the daemon routing reuses them).
+pub(crate) use programs::cluster::KUBE_ELSEWHERE;
 mod rules;
 mod sanitize;
 mod structure;

@@ -253,7 +253,7 @@ const KUBE_GLOBAL: &[&str] = &[
 
 /// Global options that send the request, and the credentials with it, to a server or as an
 /// identity the command line chooses rather than the current context.
-const KUBE_ELSEWHERE: &[&str] = &[
+pub(crate) const KUBE_ELSEWHERE: &[&str] = &[
     "-s",
     "--server",
     "--as",

@@ -13,37 +13,18 @@
 //! container and kube tools always have. What keeps it narrow is the line's shape above.
 
 use crate::exec::ssh::sandbox::plain_words;
+use crate::policy::KUBE_ELSEWHERE;
 use crate::protocol::{Assessment, Risk, SandboxProfile};
 
 /// A daemon's client, and the options (as typed, or as the `--name=` prefix) that choose where it
-/// connects or as whom.
-const CLIENTS: &[(&str, &[&str])] = &[
-    ("docker", &["-H", "--host", "--context", "-c", "--config", "--tls", "--tlscacert", "--tlscert", "--tlskey"]),
-    ("podman", &["--url", "--connection", "-c", "--identity", "--remote", "-r"]),
-    (
-        "kubectl",
-        &[
-            "-s",
-            "--server",
-            "--as",
-            "--as-group",
-            "--as-uid",
-            "--token",
-            "--kubeconfig",
-            // The kube tools check a context against `kube.contexts`; a line never picks one.
-            "--context",
-            "--cluster",
-            "--user",
-            "--username",
-            "--password",
-            "--certificate-authority",
-            "--client-certificate",
-            "--client-key",
-            "--insecure-skip-tls-verify",
-            "--tls-server-name",
-        ],
-    ),
-    ("systemctl", &["-H", "--host", "-M", "--machine"]),
+/// connects or as whom. kubectl's are the policy's own list plus the two it keeps Safe because they
+/// pick one of the user's own configurations (the kube tools check a context against
+/// `kube.contexts`; a line never picks one).
+const CLIENTS: &[(&str, &[&[&str]])] = &[
+    ("docker", &[&["-H", "--host", "--context", "-c", "--config", "--tls", "--tlscacert", "--tlscert", "--tlskey"]]),
+    ("podman", &[&["--url", "--connection", "-c", "--identity", "--remote", "-r"]]),
+    ("kubectl", &[KUBE_ELSEWHERE, &["--kubeconfig", "--context"]]),
+    ("systemctl", &[&["-H", "--host", "-M", "--machine"]]),
 ];
 
 /// The profile for a line the model wrote, as assessed.
@@ -60,7 +41,7 @@ fn reaches_daemon(assessment: &Assessment) -> bool {
     }
     // `--server=x`, `--server x`, and a short option with its value attached (`-Hx`, `-sx`).
     !args.iter().any(|arg| {
-        endpoint_options.iter().any(|option| {
+        endpoint_options.iter().copied().flatten().any(|option| {
             arg == option
                 || arg.strip_prefix(option).is_some_and(|rest| rest.starts_with('=') || !option.starts_with("--"))
         })
