@@ -22,20 +22,23 @@ fn tempdir() -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// Credentials of tools nobody listed (and a private note), planted in [`home_with_secrets`].
+const HOME_SECRETS: &[&str] = &[
+    ".ssh/id_x",
+    ".config/some-new-cli/token",
+    ".pgpass",
+    ".my.cnf",
+    ".vault-token",
+    ".local/share/keyrings/login.keyring",
+    ".mozilla/firefox/p.default/logins.json",
+    ".config/git/credentials",
+    "notes.txt",
+];
+
 /// A home with credentials of tools nobody listed, and harmless files.
 fn home_with_secrets() -> (tempfile::TempDir, PathBuf) {
     let (guard, home) = tempdir();
-    for rel in [
-        ".ssh/id_x",
-        ".config/some-new-cli/token",
-        ".pgpass",
-        ".my.cnf",
-        ".vault-token",
-        ".local/share/keyrings/login.keyring",
-        ".mozilla/firefox/p.default/logins.json",
-        ".config/git/credentials",
-        "notes.txt",
-    ] {
+    for rel in HOME_SECRETS {
         touch(&home.join(rel), 0o600);
     }
     for rel in [".bashrc", ".config/git/config", ".local/bin/tool"] {
@@ -60,17 +63,7 @@ fn view(inputs: &Inputs) -> Grants {
 fn a_home_is_closed_but_for_its_harmless_files() {
     let (_home, home) = home_with_secrets();
     let grants = view(&inputs(&home, None));
-    for closed in [
-        ".ssh/id_x",
-        ".config/some-new-cli/token",
-        ".pgpass",
-        ".my.cnf",
-        ".vault-token",
-        ".local/share/keyrings/login.keyring",
-        ".mozilla/firefox/p.default/logins.json",
-        ".config/git/credentials",
-        "notes.txt",
-    ] {
+    for closed in HOME_SECRETS {
         assert!(!readable(&grants, &home.join(closed)), "{closed}");
     }
     for open in [".bashrc", ".config/git/config", ".local/bin/tool"] {

@@ -123,19 +123,25 @@ fn unlisted_credentials_are_closed_and_everyday_reads_work() {
     let mut script = cat_script(&all);
     script.push_str(EVERYDAY);
     let out = env.std_cmd().args(["sandbox", "--", "sh", "-c", &script]).output().unwrap();
+    assert_the_view_held(&planted, &out, "in the sandbox");
+}
+
+/// No canary of `planted` in the output, every ordinary file's content and every [`EVERYDAY`] word in it.
+fn assert_the_view_held(planted: &Planted, out: &std::process::Output, who: &str) {
     let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
     let leaked: Vec<&str> = planted
         .secrets
         .iter()
         .filter(|(_, canary)| stdout.contains(canary.as_str()))
         .map(|(_, c)| c.as_str())
         .collect();
-    assert!(leaked.is_empty(), "readable in the sandbox: {leaked:?}\n{stdout}");
+    assert!(leaked.is_empty(), "readable {who}: {leaked:?}\n{stdout}");
     for (path, content) in &planted.ordinary {
-        assert!(stdout.contains(content.as_str()), "{} should stay readable: {stdout}", path.display());
+        assert!(stdout.contains(content.as_str()), "{} should stay readable: {stdout} {stderr}", path.display());
     }
     for word in ["os-release-ok", "hostname-ok", "usr-share-ok", "ps-ok", "df-ok"] {
-        assert!(stdout.contains(word), "{word}: {stdout} {}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains(word), "{word}: {stdout} {stderr}");
     }
 }
 
@@ -317,23 +323,10 @@ fn as_a_user_other_than_root_the_view_holds_too() {
         .current_dir(&home)
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!stderr.contains("no sandbox"), "{stderr}");
-    let leaked: Vec<&str> = planted
-        .secrets
-        .iter()
-        .filter(|(_, canary)| stdout.contains(canary.as_str()))
-        .map(|(_, c)| c.as_str())
-        .collect();
-    assert!(leaked.is_empty(), "readable as a user: {leaked:?}\n{stdout}");
-    for (path, content) in &planted.ordinary {
-        // The system-like tree belongs to root; its public file is world-readable.
-        assert!(stdout.contains(content.as_str()), "{} should stay readable: {stdout} {stderr}", path.display());
-    }
-    for word in ["os-release-ok", "hostname-ok", "usr-share-ok", "ps-ok", "df-ok"] {
-        assert!(stdout.contains(word), "{word}: {stdout} {stderr}");
-    }
+    // The system-like tree belongs to root; its public file is world-readable.
+    assert_the_view_held(&planted, &out, "as a user");
 }
 
 fn which(program: &str) -> Result<PathBuf, ()> {
