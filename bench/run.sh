@@ -78,7 +78,7 @@ read -r h_mux h_direct h_local h_floor h_over < <(sed -n 's/^BENCH ssh_mux_ms=\(
 h_rc=$(sed -n 's/^BENCH_RC rc_mux_ms=\([0-9.-]*\)$/\1/p' "$WORK/ssh.txt")
 : "${h_mux:=n/a}" "${h_direct:=n/a}" "${h_local:=n/a}" "${h_floor:=n/a}" "${h_over:=n/a}" "${h_rc:=n/a}"
 
-echo "==> bench/sandbox.py: sh -c true plainly vs through the sandbox helper"
+echo "==> bench/sandbox.py: sh -c true plainly vs through the sandbox helper, from one opsai process"
 read -r k_median k_min k_max k_plain k_added k_ratio < <(python3 bench/sandbox.py "$BIN" "$RUNS" 2>/dev/null |
     sed -n 's/^BENCH sandbox_spawn_ms median=\([0-9.]*\) min=\([0-9.]*\) max=\([0-9.]*\) plain_median=\([0-9.]*\) .* added=\([0-9.-]*\) ratio=\([0-9.]*\)$/\1 \2 \3 \4 \5 \6/p')
 : "${k_median:=n/a}" "${k_min:=n/a}" "${k_max:=n/a}" "${k_plain:=n/a}" "${k_added:=n/a}" "${k_ratio:=n/a}"
@@ -319,7 +319,7 @@ Written by \`bench/run.sh\`; rerun it to refresh this file (numbers vary by mach
 | peak RSS of \`opsai\` through a turn whose command prints 200 MB (GNU time) | $rss_mb MB | — | — | ≤ 20 MB | $r_verdict |
 | one-shot \`opsai -q TASK\` with \`docker\` on PATH, 100 runs each, interleaved with curl (bench/oneshot.py) | $d_warm ms | — | probe cache cold every run: $d_cold ms; no docker on PATH: $d_none ms; \`curl\` of the same request: $d_curl ms | ≤ 1.5× curl: ${d_warm_ratio}× (cold ${d_cold_ratio}×, no docker ${d_none_ratio}×) | $d_verdict |
 | peak RSS of \`opsai -q TASK\` with \`docker\` on PATH (wait4: counts every descendant opsai waited for) | $d_rss MB | — | no docker on PATH: $d_none_rss MB | ≤ 12 MB | $d_rss_verdict |
-| sandbox cost per command: \`opsai __opsai-sandbox strict -- sh -c true\` (what the executor runs for an auto-run command; ${k_rules:-?} Landlock read rules here) vs \`sh -c true\`, $RUNS runs each, alternating (bench/sandbox.py) | $k_median ms | $k_min – $k_max ms | \`sh -c true\`: $k_plain ms; ratio ${k_ratio}× | added ≤ 2 ms: $k_added ms | $k_verdict |
+| sandbox cost per command: \`sh -c true\` spawned by one opsai process through the sandbox helper (\`opsai sandbox --bench\`: the ruleset opsai prepared, ${k_rules:-?} Landlock read rules here) vs plainly, $RUNS runs each, alternating (bench/sandbox.py) | $k_median ms | $k_min – $k_max ms | \`sh -c true\`: $k_plain ms; ratio ${k_ratio}× | added ≤ 2 ms: $k_added ms | $k_verdict |
 
 $gaps
 

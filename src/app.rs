@@ -16,7 +16,10 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
             Some(host) => cmd::sandbox::remote_status(&Paths::from_env()?, host),
             None => crate::sandbox::status_command(),
         },
-        Some(Command::Sandbox(args)) => crate::sandbox::run_command(&args.command),
+        Some(Command::Sandbox(args)) => match args.bench {
+            Some(runs) => crate::sandbox::bench_command(&args.command, runs),
+            None => crate::sandbox::run_command(&args.command),
+        },
         Some(Command::Policy(PolicyCommand::Check(args))) => cmd::policy::check(&Paths::from_env()?, &args),
         Some(Command::Config(command)) => cmd::config::run(&Paths::from_env()?, &command),
         Some(Command::Audit(args)) => cmd::audit::run(&Paths::from_env()?, &args),

@@ -174,6 +174,10 @@ pub struct SandboxArgs {
     /// With --status: say which sandbox applies on this SSH host (opsai's own, bubblewrap, or none).
     #[arg(long, value_name = "HOST", requires = "status", conflicts_with = "command")]
     pub ssh_host: Option<String>,
+    /// Benchmark: run CMD RUNS times plainly and RUNS times in the sandbox, alternating, from this
+    /// one process (as the agent runs its commands), and print the medians (bench/sandbox.py).
+    #[arg(long, value_name = "RUNS", hide = true, conflicts_with = "status")]
+    pub bench: Option<u32>,
     /// The command and its arguments, run directly (no shell: use `sh -c '…'` for a command line);
     /// its exit code is opsai's.
     #[arg(value_name = "CMD", trailing_var_arg = true, allow_hyphen_values = true, required_unless_present = "status")]

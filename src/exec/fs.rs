@@ -123,6 +123,8 @@ impl LocalFs {
 
     /// Blocking [`FileSystem::replace`].
     pub(crate) fn replace_now(path: &Path, content: &[u8]) -> io::Result<()> {
+        // A file written now may be one an earlier sandbox view did not see.
+        crate::sandbox::invalidate_prepared();
         let name = path.file_name().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, format!("{} does not name a file", path.display()))
         })?;

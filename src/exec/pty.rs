@@ -161,6 +161,9 @@ impl PtyExecutor {
         if cancel.is_cancelled() {
             return Ok(finished(started, None, false, true, Capture::new(0, 0)));
         }
+        // What runs with the user's rights may write files the sandbox's prepared views did not
+        // see: they are built again for the commands after it (and during it, for parallel ones).
+        let _unsandboxed = request.sandbox.is_none().then(Invalidate::new);
         let pair = native_pty_system().openpty(self.pty_size()).map_err(|e| ExecError::Pty(format!("{e:#}")))?;
         let child = pair.slave.spawn_command(self.command(request)?).map_err(|e| ExecError::Spawn(format!("{e:#}")))?;
         // While we hold a slave fd the master never reaches EOF.
@@ -250,6 +253,22 @@ impl Executor for PtyExecutor {
         cancel: CancellationToken,
     ) -> BoxFuture<'a, Result<ExecResult, ExecError>> {
         Box::pin(self.execute(request, on_output, cancel))
+    }
+}
+
+/// Makes the sandbox's prepared rulesets stale when created and when dropped.
+struct Invalidate;
+
+impl Invalidate {
+    fn new() -> Self {
+        crate::sandbox::invalidate_prepared();
+        Self
+    }
+}
+
+impl Drop for Invalidate {
+    fn drop(&mut self) {
+        crate::sandbox::invalidate_prepared();
     }
 }
 

@@ -59,11 +59,24 @@ pub(crate) enum ProcMode {
 }
 
 /// Applies everything to the calling thread (and so to what it `exec`s) and describes what holds.
-pub fn apply(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -> Result<String, ApplyError> {
+/// `prepared`: the ruleset opsai built for this command's view ([`super::broker`]), applied as it
+/// is; without it the view is computed and the ruleset built here.
+pub fn apply(
+    profile: SandboxProfile,
+    view: &view::Inputs,
+    proc_mode: ProcMode,
+    prepared: Option<std::os::fd::OwnedFd>,
+) -> Result<String, ApplyError> {
     if profile == SandboxProfile::Strict {
         drop_capabilities()?;
     }
-    let landlock = landlock(profile, view, proc_mode)?;
+    let landlock = match prepared {
+        Some(ruleset) => {
+            restrict_prepared(&ruleset)?;
+            "landlock: the ruleset opsai prepared for this view".to_owned()
+        }
+        None => landlock(profile, view, proc_mode)?,
+    };
     seccomp(profile)?;
     if profile == SandboxProfile::Strict && proc_mode == ProcMode::Scoped {
         // The helper (opsai, the command's init) is outside the sandbox and its environment holds
@@ -128,18 +141,25 @@ fn drop_capabilities() -> Result<(), ApplyError> {
 /// `adm` and `systemd-journal` among this process's groups, where they exist.
 fn add_log_groups() {
     let mut groups = nix::unistd::getgroups().unwrap_or_default();
-    let local = std::fs::read_to_string("/etc/group").unwrap_or_default();
-    for name in ["adm", "systemd-journal"] {
-        // `/etc/group` first; the name service (nsswitch.conf, nscd) only for a group it lacks.
-        let gid = local_gid(&local, name).or_else(|| nix::unistd::Group::from_name(name).ok().flatten().map(|g| g.gid));
-        if let Some(gid) = gid
-            && !groups.contains(&gid)
-        {
+    for gid in log_groups() {
+        if !groups.contains(&gid) {
             groups.push(gid);
         }
     }
     // Not fatal: without them only the logs daemons own are closed.
     let _ = nix::unistd::setgroups(&groups);
+}
+
+/// The groups that read the logs (`adm`, `systemd-journal`), where they exist.
+pub(super) fn log_groups() -> Vec<nix::unistd::Gid> {
+    let local = std::fs::read_to_string("/etc/group").unwrap_or_default();
+    ["adm", "systemd-journal"]
+        .into_iter()
+        // `/etc/group` first; the name service (nsswitch.conf, nscd) only for a group it lacks.
+        .filter_map(|name| {
+            local_gid(&local, name).or_else(|| nix::unistd::Group::from_name(name).ok().flatten().map(|g| g.gid))
+        })
+        .collect()
 }
 
 /// The gid of group `name` in the text of `/etc/group`.
@@ -152,25 +172,6 @@ fn local_gid(group_file: &str, name: &str) -> Option<nix::unistd::Gid> {
 
 fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -> Result<String, ApplyError> {
     let err = |e: landlock::RulesetError| ApplyError::Landlock(e.to_string());
-    let latest = ABI::V6;
-    let required = AccessFs::from_all(ABI::V3);
-    let mut ruleset = Ruleset::default()
-        .set_compatibility(CompatLevel::HardRequirement)
-        .handle_access(required)
-        .map_err(err)?
-        .set_compatibility(CompatLevel::BestEffort)
-        .handle_access(AccessFs::from_all(latest))
-        .map_err(err)?
-        .scope(Scope::Signal)
-        .map_err(err)?;
-    if profile == SandboxProfile::Strict {
-        ruleset = ruleset
-            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
-            .map_err(err)?
-            .scope(Scope::AbstractUnixSocket)
-            .map_err(err)?;
-    }
-    let created = ruleset.create().map_err(err)?;
     // Per process only where Landlock's scoping does not close other processes' `environ`
     // (`ProcMode`); opsai's own tools get `/proc` whole.
     let proc = match (profile, proc_mode) {
@@ -178,39 +179,9 @@ fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -
         (SandboxProfile::Strict, ProcMode::PerPid) => paths::ProcGrant::PerPid(super::process::proc_pid()),
         (SandboxProfile::Tool, _) => paths::ProcGrant::Walked,
     };
-    let grants = view::grants(view, proc);
-    let terminals = own_terminals();
-    let read = AccessFs::from_read(latest);
-    let file_only = AccessFs::from_file(latest);
-    let list = BitFlags::from(AccessFs::ReadDir);
-    let write = read | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
-    let rules = (grants.read.iter().map(|p| (p.as_path(), read)))
-        .chain(grants.read_files.iter().map(|p| (p.as_path(), read & file_only)))
-        .chain(grants.list.iter().map(|p| (p.as_path(), list)))
-        .chain(WRITABLE_FILES.iter().map(|p| (Path::new(p), write & file_only)))
-        .chain(terminals.iter().map(|p| (p.as_path(), write & file_only)));
-    // The rules go in through a duplicate of the ruleset's descriptor (the same kernel object), by
-    // the system call itself: the crate's `add_rule` `fstat`s every path to learn whether it is a
-    // directory, which the walk already knows (a few hundred system calls per command).
-    let abi = kernel_abi();
-    let supported = AccessFs::from_all(abi);
-    let fd: Option<std::os::fd::OwnedFd> = created.try_clone().map_err(|e| ApplyError::Landlock(e.to_string()))?.into();
-    let Some(fd) = fd else { return Err(ApplyError::Landlock("the ruleset has no descriptor".into())) };
-    // Closing each rule's descriptor costs a system call per rule; they are close-on-exec, so the
-    // `exec` closes them at once. Held in batches below the usual limit of 1024 open files.
-    let mut held: Vec<PathFd> = Vec::new();
-    for (path, access) in rules {
-        // A file that vanished since the walk (a process that exited) is simply not granted.
-        let Ok(path_fd) = PathFd::new(path) else { continue };
-        add_path_rule(&fd, &path_fd, access & supported, (access & file_only) & supported)?;
-        held.push(path_fd);
-        if held.len() >= 512 {
-            held.clear();
-        }
-    }
-    std::mem::forget(held);
-    drop(fd);
-    let status = created.restrict_self().map_err(err)?;
+    let Prepared { ruleset, grants, rule_fds } = prepare(profile, view, proc, &own_terminals())?;
+    std::mem::forget(rule_fds);
+    let status = ruleset.restrict_self().map_err(err)?;
     if status.ruleset == RulesetStatus::NotEnforced {
         return Err(ApplyError::NotEnforced(status.ruleset));
     }
@@ -234,6 +205,92 @@ fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -
         grants.read.len() + grants.read_files.len(),
         grants.list.len()
     ))
+}
+
+/// A ruleset with its rules, not applied.
+pub(super) struct Prepared {
+    pub ruleset: landlock::RulesetCreated,
+    pub grants: paths::Grants,
+    /// The last batch of the rules' path descriptors, still open: the helper leaves them to its
+    /// `exec`, opsai drops them.
+    pub rule_fds: Vec<PathFd>,
+}
+
+/// The Landlock ruleset of `profile` for `view` (with `/proc` as `proc` says and `terminals`
+/// writable), every rule added, not applied.
+pub(super) fn prepare(
+    profile: SandboxProfile,
+    view: &view::Inputs,
+    proc: paths::ProcGrant,
+    terminals: &[PathBuf],
+) -> Result<Prepared, ApplyError> {
+    let err = |e: landlock::RulesetError| ApplyError::Landlock(e.to_string());
+    let latest = ABI::V6;
+    let required = AccessFs::from_all(ABI::V3);
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(required)
+        .map_err(err)?
+        .set_compatibility(CompatLevel::BestEffort)
+        .handle_access(AccessFs::from_all(latest))
+        .map_err(err)?
+        .scope(Scope::Signal)
+        .map_err(err)?;
+    if profile == SandboxProfile::Strict {
+        ruleset = ruleset
+            .handle_access(AccessNet::BindTcp | AccessNet::ConnectTcp)
+            .map_err(err)?
+            .scope(Scope::AbstractUnixSocket)
+            .map_err(err)?;
+    }
+    let created = ruleset.create().map_err(err)?;
+    let grants = view::grants(view, proc);
+    let read = AccessFs::from_read(latest);
+    let file_only = AccessFs::from_file(latest);
+    let list = BitFlags::from(AccessFs::ReadDir);
+    let write = read | AccessFs::WriteFile | AccessFs::Truncate | AccessFs::IoctlDev;
+    let rules = (grants.read.iter().map(|p| (p.as_path(), read)))
+        .chain(grants.read_files.iter().map(|p| (p.as_path(), read & file_only)))
+        .chain(grants.list.iter().map(|p| (p.as_path(), list)))
+        .chain(WRITABLE_FILES.iter().map(|p| (Path::new(p), write & file_only)))
+        .chain(terminals.iter().map(|p| (p.as_path(), write & file_only)));
+    // The rules go in through a duplicate of the ruleset's descriptor (the same kernel object), by
+    // the system call itself: the crate's `add_rule` `fstat`s every path to learn whether it is a
+    // directory, which the walk already knows (a few hundred system calls per command).
+    let abi = kernel_abi();
+    let supported = AccessFs::from_all(abi);
+    let fd: Option<std::os::fd::OwnedFd> = created.try_clone().map_err(|e| ApplyError::Landlock(e.to_string()))?.into();
+    let Some(fd) = fd else { return Err(ApplyError::Landlock("the ruleset has no descriptor".into())) };
+    // Closing each rule's descriptor costs a system call per rule; they are close-on-exec, so in
+    // the helper the `exec` closes them at once. Held in batches below the usual limit of 1024
+    // open files.
+    let mut held: Vec<PathFd> = Vec::new();
+    for (path, access) in rules {
+        // A file that vanished since the walk (a process that exited) is simply not granted.
+        let Ok(path_fd) = PathFd::new(path) else { continue };
+        add_path_rule(&fd, &path_fd, access & supported, (access & file_only) & supported)?;
+        held.push(path_fd);
+        if held.len() >= 512 {
+            held.clear();
+        }
+    }
+    drop(fd);
+    Ok(Prepared { ruleset: created, grants, rule_fds: held })
+}
+
+/// Applies a ruleset built by [`prepare`] (in opsai, handed over by the broker): `no_new_privs`,
+/// then `landlock_restrict_self`.
+fn restrict_prepared(ruleset: &std::os::fd::OwnedFd) -> Result<(), ApplyError> {
+    use std::os::fd::AsRawFd;
+    nix::sys::prctl::set_no_new_privs().map_err(|_| ApplyError::NoNewPrivs)?;
+    // SAFETY: the call takes a descriptor (open, owned by the caller) and flags, no pointer.
+    #[allow(unsafe_code)]
+    let done = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset.as_raw_fd(), 0u32) };
+    if done == 0 {
+        Ok(())
+    } else {
+        Err(ApplyError::Landlock(format!("the prepared ruleset was refused ({})", std::io::Error::last_os_error())))
+    }
 }
 
 /// The kernel's Landlock ABI (the ruleset was created, so it is at least 3), capped at what this
@@ -303,7 +360,7 @@ fn add_path_rule(
 
 /// The terminal devices on stdin, stdout and stderr (the PTY opsai opened, or the user's terminal
 /// under `opsai sandbox`).
-fn own_terminals() -> Vec<PathBuf> {
+pub(super) fn own_terminals() -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = (0..3)
         .filter_map(|fd| std::fs::read_link(format!("/proc/self/fd/{fd}")).ok())
         .filter(|path| path.starts_with("/dev/pts/") || path.starts_with("/dev/tty"))

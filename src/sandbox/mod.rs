@@ -15,7 +15,11 @@
 //! (`ENTRY --probe`), so the answer cannot drift from what a command gets.
 
 #[cfg(target_os = "linux")]
+mod bench;
+#[cfg(target_os = "linux")]
 mod bpf;
+#[cfg(target_os = "linux")]
+mod broker;
 pub mod env;
 #[cfg(target_os = "linux")]
 mod limits;
@@ -49,9 +53,20 @@ pub(crate) const ENTRY: &str = "__opsai-sandbox";
 pub(crate) const EXIT_NOT_APPLIED: u8 = 121;
 /// The first line the probe prints when the sandbox is fully applied.
 const PROBE_OK: &str = "sandbox-ok";
+/// What the probe says after [`PROBE_OK`]: a helper executable of another build is not used (the
+/// arguments between opsai and its helper are not a stable interface).
+const BUILD: &str = concat!("opsai-", env!("CARGO_PKG_VERSION"), "/helper-1");
+/// The small helper executable, beside opsai's own ([`helper_executable`]).
+const HELPER_FILE: &str = "opsai-sandbox-helper";
 /// Helper flag: close other processes' `/proc/<pid>/environ` by path rules, one per process,
 /// because Landlock's ptrace scoping did not close them here (the probe finds out).
 const PER_PID_FLAG: &str = "--proc-per-pid";
+
+/// Helper flag: the abstract socket of opsai's ruleset broker ([`broker`]).
+const BROKER_FLAG: &str = "--broker";
+
+/// The executable that applies the sandbox: set by the probe; opsai's own until then.
+static HELPER: OnceLock<PathBuf> = OnceLock::new();
 
 /// Whether helpers need [`PER_PID_FLAG`]: set by the probe.
 static PROC_PER_PID: AtomicBool = AtomicBool::new(false);
@@ -127,6 +142,13 @@ pub fn settings() -> &'static Settings {
     SETTINGS.get_or_init(Settings::from_config_file)
 }
 
+/// Something ran with the user's rights (an approved command, an edit): rulesets prepared for
+/// earlier commands may not cover what it wrote, so the next ones are built again.
+pub(crate) fn invalidate_prepared() {
+    #[cfg(target_os = "linux")]
+    broker::invalidate();
+}
+
 /// Whether commands can be sandboxed on this machine, and the details or the reason.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Availability {
@@ -187,9 +209,18 @@ pub(crate) fn wrap(profile: SandboxProfile, program: &OsStr, args: &[OsString]) 
 
 #[cfg(target_os = "linux")]
 fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
-    let mut argv = vec![std::env::current_exe()?.into_os_string(), ENTRY.into(), profile.as_str().into()];
+    let exe = match HELPER.get() {
+        Some(helper) => helper.clone(),
+        None => std::env::current_exe()?,
+    };
+    let mut argv = vec![exe.into_os_string(), ENTRY.into(), profile.as_str().into()];
     if PROC_PER_PID.load(Ordering::Relaxed) {
         argv.push(PER_PID_FLAG.into());
+    } else if profile == SandboxProfile::Strict
+        && let Some(name) = broker::name()
+    {
+        argv.push(BROKER_FLAG.into());
+        argv.push(name.into());
     }
     for path in &denied() {
         argv.push("--deny".into());
@@ -228,13 +259,39 @@ fn probe() -> Availability {
             "opsai's executable was replaced or deleted since this process started; start opsai again".into(),
         );
     }
+    // The small helper beside opsai when it is of this build and works; opsai itself otherwise.
+    let small = helper_executable(&exe);
+    let mut found = None;
+    for helper in small.iter().chain(std::iter::once(&exe)) {
+        let available = probe_helper(helper);
+        if let Availability::Available(details) = &available {
+            let _ = HELPER.set(helper.clone());
+            return Availability::Available(format!("{details}; helper: {}", helper.display()));
+        }
+        found.get_or_insert(available);
+    }
+    found.unwrap_or_else(|| Availability::Unavailable("the sandbox probe did not run".into()))
+}
+
+/// The small helper executable beside `exe` (`cargo install` and the packages install both), if
+/// there is one.
+#[cfg(target_os = "linux")]
+fn helper_executable(exe: &std::path::Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let helper = exe.with_file_name(HELPER_FILE);
+    let meta = std::fs::metadata(&helper).ok()?;
+    (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(helper)
+}
+
+#[cfg(target_os = "linux")]
+fn probe_helper(exe: &std::path::Path) -> Availability {
     // The cheap way first (/proc whole, Landlock's ptrace scoping closes other processes'
     // `environ`); where that does not hold, one path rule per process.
-    let scoped = probe_with(&exe, &[]);
+    let scoped = probe_with(exe, &[]);
     if matches!(scoped, Availability::Available(_)) {
         return scoped;
     }
-    let per_pid = probe_with(&exe, &[PER_PID_FLAG]);
+    let per_pid = probe_with(exe, &[PER_PID_FLAG]);
     if matches!(per_pid, Availability::Available(_)) {
         PROC_PER_PID.store(true, Ordering::Relaxed);
         return per_pid;
@@ -255,8 +312,12 @@ fn probe_with(exe: &std::path::Path, flags: &[&str]) -> Availability {
     match output {
         Ok(out) => {
             let stdout = String::from_utf8_lossy(&out.stdout);
-            match stdout.strip_prefix(PROBE_OK) {
+            match stdout.strip_prefix(PROBE_OK).map(str::trim_start).and_then(|rest| rest.strip_prefix(BUILD)) {
                 Some(details) if out.status.success() => Availability::Available(details.trim().to_owned()),
+                None if out.status.success() && stdout.starts_with(PROBE_OK) => Availability::Unavailable(format!(
+                    "{} is of another build than this opsai ({BUILD}); install both from one build",
+                    exe.display()
+                )),
                 _ => {
                     let stderr = String::from_utf8_lossy(&out.stderr);
                     let reason = stderr.trim().trim_start_matches("opsai sandbox: ").trim();
@@ -305,8 +366,8 @@ pub fn entry_from_args() -> Option<ExitCode> {
     Some(enter(args.collect()))
 }
 
-/// `ENTRY [--probe] [--proc-per-pid] PROFILE [--deny PATH]… [--limits L] -- PROGRAM ARGS…` (the
-/// default limits without `--limits`).
+/// `ENTRY [--probe] [--proc-per-pid | --broker NAME] PROFILE [--deny PATH]… [--limits L] -- PROGRAM
+/// ARGS…` (the default limits without `--limits`).
 fn enter(args: Vec<OsString>) -> ExitCode {
     let fail = |message: &str| {
         let _ = writeln!(std::io::stderr(), "opsai sandbox: {message}; the command was not run");
@@ -315,6 +376,7 @@ fn enter(args: Vec<OsString>) -> ExitCode {
     let mut args = args.into_iter();
     let mut probe = false;
     let mut per_pid = false;
+    let mut broker = None;
     let mut profile = None;
     let mut deny = Vec::new();
     let mut limits = crate::config::SandboxLimits::default();
@@ -323,6 +385,10 @@ fn enter(args: Vec<OsString>) -> ExitCode {
         match arg.to_str() {
             Some("--probe") => probe = true,
             Some(PER_PID_FLAG) => per_pid = true,
+            Some(BROKER_FLAG) => match args.next() {
+                Some(name) => broker = Some(name),
+                None => return fail("--broker needs a name"),
+            },
             Some("--deny") => match args.next() {
                 Some(path) => deny.push(PathBuf::from(path)),
                 None => return fail("--deny needs a path"),
@@ -346,7 +412,8 @@ fn enter(args: Vec<OsString>) -> ExitCode {
     if command.is_empty() && !probe {
         return fail("no command given");
     }
-    apply_and_exec(Helper { profile, deny: &deny, limits, probe, per_pid }, &command, &fail)
+    let broker = broker.filter(|_| profile == SandboxProfile::Strict && !per_pid && !probe);
+    apply_and_exec(Helper { profile, deny: &deny, limits, probe, per_pid, broker }, &command, &fail)
 }
 
 #[cfg(target_os = "linux")]
@@ -367,25 +434,29 @@ struct Helper<'a> {
     limits: crate::config::SandboxLimits,
     probe: bool,
     per_pid: bool,
+    /// opsai's ruleset broker, for a strict helper with `/proc` whole.
+    broker: Option<OsString>,
 }
 
 #[cfg(target_os = "linux")]
 fn apply_and_exec(helper: Helper, command: &[OsString], fail: &dyn Fn(&str) -> ExitCode) -> ExitCode {
     use std::os::unix::process::CommandExt;
-    let Helper { profile, deny, limits, probe, per_pid } = helper;
+    let Helper { profile, deny, limits, probe, per_pid, broker } = helper;
+    let view = view::Inputs::gather(profile, deny);
+    // Asked for before the fork: the broker answers only its own children.
+    let prepared = broker.and_then(|name| broker::fetch(&name, &view, &linux::own_terminals()));
     // From here on this is the command's process; the helper waits outside (process.rs).
     let contained = match process::contain(&limits) {
         Ok(contained) => contained,
         Err(err) => return fail(&err.to_string()),
     };
-    let view = view::Inputs::gather(profile, deny);
     let proc_mode = if per_pid { linux::ProcMode::PerPid } else { linux::ProcMode::Scoped };
-    let status = match linux::apply(profile, &view, proc_mode) {
+    let status = match linux::apply(profile, &view, proc_mode, prepared) {
         Ok(status) => status,
         Err(err) => return fail(&err.to_string()),
     };
     if probe {
-        let _ = writeln!(std::io::stdout(), "{PROBE_OK} {status}; {contained}");
+        let _ = writeln!(std::io::stdout(), "{PROBE_OK} {BUILD} {status}; {contained}");
         return ExitCode::SUCCESS;
     }
     if let Some(code) = reader::serve(command) {
@@ -434,6 +505,17 @@ pub(crate) fn status_command() -> anyhow::Result<u8> {
     };
     out.flush()?;
     Ok(code)
+}
+
+/// `opsai sandbox --bench RUNS -- CMD…` (bench/sandbox.py).
+pub fn bench_command(command: &[OsString], runs: u32) -> anyhow::Result<u8> {
+    #[cfg(target_os = "linux")]
+    return bench::run(command, runs);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (command, runs);
+        anyhow::bail!("the sandbox benchmark runs on Linux only")
+    }
 }
 
 /// `opsai sandbox [--] CMD…`: runs one command in exactly the strict sandbox, with this terminal's

@@ -127,7 +127,7 @@ impl Inputs {
     pub(crate) fn system_key(&self) -> u64 {
         use std::hash::{Hash, Hasher};
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        let dac = Dac::current();
+        let dac = Dac::for_view(self.profile_tool);
         (self.profile_tool, &self.deny, &self.homes, &self.open, dac.uid, dac.groups, dac.bypass).hash(&mut hasher);
         hasher.finish()
     }
@@ -318,6 +318,23 @@ struct Dac {
 }
 
 impl Dac {
+    /// The identity the kernel checks the command with, wherever the view is computed: in the
+    /// helper after the strict profile dropped every capability (and, as root, joined the log
+    /// groups), or in opsai, with its capabilities, for the broker ([`super::broker`]). Where it
+    /// cannot be told whether the log groups are joined they are counted in: a group too many only
+    /// costs rules (a file it reads is still checked for `o+r`), a group too few would grant a
+    /// directory whole over a file the command can read.
+    fn for_view(tool: bool) -> Self {
+        let mut dac = Self::current();
+        if !tool {
+            dac.bypass = false;
+            if caps::has_cap(None, caps::CapSet::Effective, caps::Capability::CAP_SETGID).unwrap_or(true) {
+                dac.groups.extend(super::linux::log_groups().iter().map(|g| g.as_raw()));
+            }
+        }
+        dac
+    }
+
     fn current() -> Self {
         let mut groups: Vec<u32> = nix::unistd::getgroups().unwrap_or_default().iter().map(|g| g.as_raw()).collect();
         groups.push(nix::unistd::getegid().as_raw());
@@ -359,7 +376,7 @@ impl<'a> Walker<'a> {
             entries: 0,
             sniffs: 0,
             device: None,
-            dac: Dac::current(),
+            dac: Dac::for_view(inputs.profile_tool),
             out: Grants::default(),
         }
     }

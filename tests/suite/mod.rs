@@ -20,6 +20,7 @@ mod policy_cli;
 mod prompt_size;
 mod redaction_cli;
 mod repl_tmux;
+mod sandbox_broker;
 mod sandbox_cli;
 mod sandbox_lifetime;
 mod sandbox_view;

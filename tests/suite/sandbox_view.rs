@@ -122,8 +122,19 @@ fn unlisted_credentials_are_closed_and_everyday_reads_work() {
     let all: Vec<&PathBuf> = planted.secrets.iter().chain(&planted.ordinary).map(|(p, _)| p).collect();
     let mut script = cat_script(&all);
     script.push_str(EVERYDAY);
+    // Through opsai, whose broker prepares the ruleset (with opsai's capabilities, as root).
     let out = env.std_cmd().args(["sandbox", "--", "sh", "-c", &script]).output().unwrap();
     assert_the_view_held(&planted, &out, "in the sandbox");
+    // The helper alone, building the ruleset itself (no broker to ask).
+    let home = env.opsai_home();
+    let out = env
+        .std_cmd()
+        .args(["__opsai-sandbox", "strict", "--deny"])
+        .arg(&home)
+        .args(["--", "sh", "-c", &script])
+        .output()
+        .unwrap();
+    assert_the_view_held(&planted, &out, "in the helper alone");
 }
 
 /// No canary of `planted` in the output, every ordinary file's content and every [`EVERYDAY`] word in it.

@@ -1,0 +1,265 @@
+//! The ruleset broker: opsai builds a command's Landlock ruleset once and hands it to every helper
+//! that needs the same view (issue 21 "Figures": the sandbox's cost per command).
+//!
+//! Computing the view (the system part from its cache file, the working directory's walk) and
+//! adding its rules (an `open` and a `landlock_add_rule` per path, a few hundred as root) was most
+//! of what the sandbox added to each command. A ruleset is a kernel object any number of processes
+//! can apply, so opsai keeps one per view and passes its descriptor to the helper over a Unix
+//! socket (`SCM_RIGHTS`); the helper applies it as it is and builds nothing.
+//!
+//! Who trusts whom:
+//! - The helper talks only to the process that started it: the socket's peer must be its parent,
+//!   with its user id (`SO_PEERCRED`). Anything else, or no answer within [`FETCH_TIMEOUT`], and it
+//!   builds the ruleset itself, as it always could.
+//! - opsai answers only its own children with its user id: whoever holds a ruleset's descriptor can
+//!   add rules to it, so a ruleset later commands apply is never given to anyone else. A
+//!   sandboxed command is never opsai's child (the helper is between them), and the strict
+//!   profile cannot open a socket at all.
+//! - Only the strict profile with `/proc` whole is brokered: the tool profile walks `/proc` per
+//!   command and the per-process mode depends on the command's own pid.
+//! - A ruleset is reused for [`CACHE_TTL`] at most (the bound of the system view itself), and not
+//!   once the working directory's modification time changed or anything ran outside the sandbox in
+//!   this process ([`invalidate`]): a file written since is not covered by an older walk.
+
+use std::collections::HashMap;
+use std::io::{Read, Write};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::linux::net::SocketAddrExt;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant, SystemTime};
+
+use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, getsockopt, recvmsg, sendmsg, sockopt};
+
+use super::linux;
+use super::paths::ProcGrant;
+use super::view::{CACHE_TTL, Inputs};
+use crate::protocol::SandboxProfile;
+
+/// How long a helper waits for its ruleset before building it itself (a cold build walks the
+/// system trees: tens of milliseconds, more on a loaded machine).
+const FETCH_TIMEOUT: Duration = Duration::from_secs(3);
+/// Rulesets kept at once (one per working directory and terminal, in practice a handful).
+const KEPT: usize = 16;
+/// The largest request read (paths of the view's inputs).
+const REQUEST_MAX: usize = 1 << 20;
+const MAGIC: &[u8] = b"opsai-broker-1\0";
+
+/// Bumped when something ran outside the sandbox: every kept ruleset is built again.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
+/// Every kept ruleset is stale from now on (a command or an edit ran with the user's rights and
+/// may have written a file an older walk did not see).
+pub(crate) fn invalidate() {
+    GENERATION.fetch_add(1, Ordering::Relaxed);
+}
+
+/// The broker's socket name (abstract), starting it on first use; `None` when it cannot run here
+/// (then every helper builds its own ruleset).
+pub(crate) fn name() -> Option<&'static str> {
+    static NAME: OnceLock<Option<String>> = OnceLock::new();
+    NAME.get_or_init(start).as_deref()
+}
+
+fn start() -> Option<String> {
+    use std::hash::{BuildHasher, Hasher};
+    // Not a secret (the peer checks are the protection), only unlikely to be taken already.
+    let salt = std::collections::hash_map::RandomState::new().build_hasher().finish();
+    let name = format!("opsai-sandbox-{}-{salt:016x}", std::process::id());
+    let listener = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).ok()?).ok()?;
+    std::thread::Builder::new().name("opsai-sandbox-broker".into()).spawn(move || serve(&listener)).ok()?;
+    Some(name)
+}
+
+struct Kept {
+    ruleset: OwnedFd,
+    built: Instant,
+    generation: u64,
+    cwd_modified: Option<SystemTime>,
+}
+
+fn serve(listener: &UnixListener) {
+    let mut kept: HashMap<Vec<u8>, Kept> = HashMap::new();
+    for stream in listener.incoming().flatten() {
+        // A failed answer leaves that helper to build its own ruleset.
+        let _ = answer(&stream, &mut kept);
+    }
+}
+
+fn answer(stream: &UnixStream, kept: &mut HashMap<Vec<u8>, Kept>) -> std::io::Result<()> {
+    let mut writer = stream;
+    stream.set_read_timeout(Some(FETCH_TIMEOUT))?;
+    stream.set_write_timeout(Some(FETCH_TIMEOUT))?;
+    let peer = getsockopt(stream, sockopt::PeerCredentials)?;
+    if peer.uid() != nix::unistd::geteuid().as_raw() || parent_of(peer.pid()) != Some(std::process::id()) {
+        return Err(std::io::Error::other("not a helper of this process"));
+    }
+    let request = read_request(stream)?;
+    let Some((inputs, terminals)) = decode(&request) else { return Err(std::io::Error::other("bad request")) };
+    let cwd_modified = inputs.cwd.as_ref().and_then(|cwd| std::fs::metadata(cwd).and_then(|m| m.modified()).ok());
+    let generation = GENERATION.load(Ordering::Relaxed);
+    let fresh = kept
+        .get(&request)
+        .is_some_and(|k| k.built.elapsed() < CACHE_TTL && k.generation == generation && k.cwd_modified == cwd_modified);
+    if !fresh {
+        kept.remove(&request);
+        let built = Instant::now();
+        match linux::prepare(SandboxProfile::Strict, &inputs, ProcGrant::Whole, &terminals) {
+            Ok(prepared) => {
+                let fd: Option<OwnedFd> = prepared.ruleset.into();
+                if let Some(ruleset) = fd {
+                    if kept.len() >= KEPT
+                        && let Some(oldest) = kept.iter().min_by_key(|(_, k)| k.built).map(|(key, _)| key.clone())
+                    {
+                        kept.remove(&oldest);
+                    }
+                    kept.insert(request.clone(), Kept { ruleset, built, generation, cwd_modified });
+                }
+            }
+            // The helper builds it itself and reports why it cannot.
+            Err(_) => {
+                writer.write_all(b"0")?;
+                return Ok(());
+            }
+        }
+    }
+    let Some(entry) = kept.get(&request) else {
+        writer.write_all(b"0")?;
+        return Ok(());
+    };
+    let fds = [entry.ruleset.as_raw_fd()];
+    sendmsg::<()>(
+        stream.as_raw_fd(),
+        &[std::io::IoSlice::new(b"1")],
+        &[ControlMessage::ScmRights(&fds)],
+        MsgFlags::empty(),
+        None,
+    )?;
+    Ok(())
+}
+
+/// The parent pid of `pid` (field 4 of `/proc/PID/stat`, after the command name in parentheses).
+fn parent_of(pid: i32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
+fn read_request(stream: &UnixStream) -> std::io::Result<Vec<u8>> {
+    let mut stream = stream;
+    let mut len = [0u8; 4];
+    stream.read_exact(&mut len)?;
+    let len = usize::try_from(u32::from_le_bytes(len)).unwrap_or(usize::MAX);
+    if len > REQUEST_MAX {
+        return Err(std::io::Error::other("request too large"));
+    }
+    let mut request = vec![0u8; len];
+    stream.read_exact(&mut request)?;
+    Ok(request)
+}
+
+/// Helper side: the ruleset for `inputs` and `terminals` from opsai's broker `name`; `None` when
+/// there is none to have (then the helper builds it).
+pub(crate) fn fetch(name: &std::ffi::OsStr, inputs: &Inputs, terminals: &[PathBuf]) -> Option<OwnedFd> {
+    let stream = UnixStream::connect_addr(&SocketAddr::from_abstract_name(name.as_bytes()).ok()?).ok()?;
+    stream.set_read_timeout(Some(FETCH_TIMEOUT)).ok()?;
+    stream.set_write_timeout(Some(FETCH_TIMEOUT)).ok()?;
+    let peer = getsockopt(&stream, sockopt::PeerCredentials).ok()?;
+    if peer.pid() != nix::unistd::getppid().as_raw() || peer.uid() != nix::unistd::geteuid().as_raw() {
+        return None;
+    }
+    let request = encode(inputs, terminals);
+    let len = u32::try_from(request.len()).ok()?;
+    let mut writer = &stream;
+    writer.write_all(&len.to_le_bytes()).ok()?;
+    writer.write_all(&request).ok()?;
+    let mut byte = [0u8; 1];
+    let mut space = nix::cmsg_space!([std::os::fd::RawFd; 1]);
+    let mut iov = [std::io::IoSliceMut::new(&mut byte)];
+    let message = recvmsg::<()>(stream.as_raw_fd(), &mut iov, Some(&mut space), MsgFlags::MSG_CMSG_CLOEXEC).ok()?;
+    let mut received = Vec::new();
+    for cmsg in message.cmsgs().ok()? {
+        if let ControlMessageOwned::ScmRights(fds) = cmsg {
+            // SAFETY: the kernel just installed these descriptors in this process for this
+            // message; nothing else owns them.
+            #[allow(unsafe_code)]
+            received.extend(fds.into_iter().map(|fd| unsafe { OwnedFd::from_raw_fd(fd) }));
+        }
+    }
+    if byte != *b"1" || received.len() != 1 {
+        return None;
+    }
+    received.pop()
+}
+
+fn encode(inputs: &Inputs, terminals: &[PathBuf]) -> Vec<u8> {
+    let mut out = MAGIC.to_vec();
+    let cwd: Vec<PathBuf> = inputs.cwd.iter().cloned().collect();
+    for (tag, paths) in
+        [(b'D', &inputs.deny), (b'H', &inputs.homes), (b'O', &inputs.open), (b'C', &cwd), (b'T', &terminals.to_vec())]
+    {
+        for path in paths {
+            out.push(tag);
+            out.extend_from_slice(path.as_os_str().as_bytes());
+            out.push(0);
+        }
+    }
+    out
+}
+
+fn decode(bytes: &[u8]) -> Option<(Inputs, Vec<PathBuf>)> {
+    use std::os::unix::ffi::OsStringExt;
+    let body = bytes.strip_prefix(MAGIC)?;
+    let mut inputs = Inputs::default();
+    let mut terminals = Vec::new();
+    for field in body.split(|b| *b == 0).filter(|f| !f.is_empty()) {
+        let (tag, path) = field.split_first()?;
+        let path = PathBuf::from(std::ffi::OsString::from_vec(path.to_vec()));
+        if !path.is_absolute() {
+            return None;
+        }
+        match tag {
+            b'D' => inputs.deny.push(path),
+            b'H' => inputs.homes.push(path),
+            b'O' => inputs.open.push(path),
+            b'C' if inputs.cwd.is_none() => inputs.cwd = Some(path),
+            b'T' => terminals.push(path),
+            _ => return None,
+        }
+    }
+    Some((inputs, terminals))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_round_trips_and_junk_is_refused() {
+        let inputs = Inputs {
+            profile_tool: false,
+            deny: vec![PathBuf::from("/root/.opsai"), PathBuf::from("/run/secrets")],
+            homes: vec![PathBuf::from("/root"), PathBuf::from("/home/a b")],
+            open: vec![PathBuf::from("/root/.bashrc")],
+            cwd: Some(PathBuf::from("/srv/app")),
+        };
+        let terminals = vec![PathBuf::from("/dev/pts/3")];
+        let (back, back_terminals) = decode(&encode(&inputs, &terminals)).expect("decodes");
+        assert_eq!(back, inputs);
+        assert_eq!(back_terminals, terminals);
+        assert!(decode(b"opsai-broker-0\0D/x\0").is_none(), "another version");
+        assert!(decode(b"opsai-broker-1\0Drelative\0").is_none(), "relative path");
+        assert!(decode(b"opsai-broker-1\0X/x\0").is_none(), "unknown tag");
+    }
+
+    #[test]
+    fn the_parent_pid_is_read_past_a_command_name_with_parentheses() {
+        assert_eq!(
+            parent_of(i32::try_from(std::process::id()).unwrap_or(0)),
+            Some(nix::unistd::getppid().as_raw() as u32)
+        );
+        assert_eq!(parent_of(-1), None);
+    }
+}
