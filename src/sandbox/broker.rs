@@ -11,10 +11,12 @@
 //! - The helper talks only to the process that started it: the socket's peer must be its parent,
 //!   with its user id (`SO_PEERCRED`). Anything else, or no answer within [`FETCH_TIMEOUT`], and it
 //!   builds the ruleset itself, as it always could.
-//! - opsai answers only its own children with its user id: whoever holds a ruleset's descriptor can
-//!   add rules to it, so a ruleset later commands apply is never given to anyone else. A
-//!   sandboxed command is never opsai's child (the helper is between them), and the strict
-//!   profile cannot open a socket at all.
+//! - opsai answers only its own children with its user id that run the helper executable: whoever
+//!   holds a ruleset's descriptor can add rules to it, so a ruleset later commands apply is never
+//!   given to anyone else (a command you approved is opsai's child too, but runs a shell). A
+//!   sandboxed command is never opsai's child (the helper is between them), the strict profile
+//!   cannot open a socket at all, and the descriptor the helper receives is closed by the `exec`
+//!   of the command.
 //! - Only the strict profile with `/proc` whole is brokered: the tool profile walks `/proc` per
 //!   command and the per-process mode depends on the command's own pid.
 //! - A ruleset is reused for [`CACHE_TTL`] at most (the bound of the system view itself), and not
@@ -94,7 +96,10 @@ fn answer(stream: &UnixStream, kept: &mut HashMap<Vec<u8>, Kept>) -> std::io::Re
     stream.set_read_timeout(Some(FETCH_TIMEOUT))?;
     stream.set_write_timeout(Some(FETCH_TIMEOUT))?;
     let peer = getsockopt(stream, sockopt::PeerCredentials)?;
-    if peer.uid() != nix::unistd::geteuid().as_raw() || parent_of(peer.pid()) != Some(std::process::id()) {
+    if peer.uid() != nix::unistd::geteuid().as_raw()
+        || parent_of(peer.pid()) != Some(std::process::id())
+        || std::fs::read_link(format!("/proc/{}/exe", peer.pid())).ok() != super::helper_path()
+    {
         return Err(std::io::Error::other("not a helper of this process"));
     }
     let request = read_request(stream)?;

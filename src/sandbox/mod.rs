@@ -68,6 +68,15 @@ const BROKER_FLAG: &str = "--broker";
 /// The executable that applies the sandbox: set by the probe; opsai's own until then.
 static HELPER: OnceLock<PathBuf> = OnceLock::new();
 
+/// The helper executable commands are started with, as `/proc/PID/exe` names it.
+#[cfg(target_os = "linux")]
+fn helper_path() -> Option<PathBuf> {
+    match HELPER.get() {
+        Some(helper) => Some(helper.clone()),
+        None => std::env::current_exe().ok(),
+    }
+}
+
 /// Whether helpers need [`PER_PID_FLAG`]: set by the probe.
 static PROC_PER_PID: AtomicBool = AtomicBool::new(false);
 
@@ -209,10 +218,7 @@ pub(crate) fn wrap(profile: SandboxProfile, program: &OsStr, args: &[OsString]) 
 
 #[cfg(target_os = "linux")]
 fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
-    let exe = match HELPER.get() {
-        Some(helper) => helper.clone(),
-        None => std::env::current_exe()?,
-    };
+    let exe = helper_path().ok_or_else(|| std::io::Error::other("cannot find opsai's own executable"))?;
     let mut argv = vec![exe.into_os_string(), ENTRY.into(), profile.as_str().into()];
     if PROC_PER_PID.load(Ordering::Relaxed) {
         argv.push(PER_PID_FLAG.into());
@@ -278,7 +284,8 @@ fn probe() -> Availability {
 #[cfg(target_os = "linux")]
 fn helper_executable(exe: &std::path::Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
-    let helper = exe.with_file_name(HELPER_FILE);
+    // Canonical, as `/proc/PID/exe` names it (the broker compares the two).
+    let helper = std::fs::canonicalize(exe.with_file_name(HELPER_FILE)).ok()?;
     let meta = std::fs::metadata(&helper).ok()?;
     (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(helper)
 }

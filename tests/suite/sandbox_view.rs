@@ -130,7 +130,7 @@ fn unlisted_credentials_are_closed_and_everyday_reads_work() {
     let out = env
         .std_cmd()
         .args(["__opsai-sandbox", "strict", "--deny"])
-        .arg(&home)
+        .arg(home)
         .args(["--", "sh", "-c", &script])
         .output()
         .unwrap();
