@@ -1,8 +1,10 @@
 //! The OS sandbox for every command that runs without a human yes (issue 13 §1, README "The sandbox").
 //!
-//! - **Linux**: the command's process re-executes opsai (its own executable) with the hidden first
+//! - **Linux**: the command's process executes the small helper beside opsai (`opsai-sandbox-helper`,
+//!   the same code; opsai itself where it is missing or of another build) with the hidden first
 //!   argument [`ENTRY`]; that process, still single-threaded and before anything else in `main`,
-//!   removes secret-looking environment variables, applies a Landlock ruleset (read-only filesystem
+//!   removes secret-looking environment variables, applies a Landlock ruleset (usually the one
+//!   opsai prepared for the view, [`broker`]; read-only filesystem
 //!   minus the secret paths and devices, no TCP, scoped signals and abstract sockets) and a seccomp
 //!   filter (no sockets in the strict profile, no ptrace, mount, bpf, io_uring, chmod…), then
 //!   `exec`s the shell. Every restriction we rely on is applied or nothing runs: it exits with
@@ -26,6 +28,7 @@ mod limits;
 #[cfg(target_os = "linux")]
 mod linux;
 pub mod paths;
+mod probe;
 #[cfg(target_os = "linux")]
 mod process;
 pub mod reader;
@@ -170,7 +173,7 @@ pub(crate) enum Availability {
 /// Probed once per process (a child applies the strict sandbox and reports).
 pub(crate) fn availability() -> &'static Availability {
     static AVAILABILITY: OnceLock<Availability> = OnceLock::new();
-    AVAILABILITY.get_or_init(|| if settings().off { Availability::Off } else { probe() })
+    AVAILABILITY.get_or_init(|| if settings().off { Availability::Off } else { probe::probe() })
 }
 
 /// The sandbox a command that runs without a human yes gets: `Ok(Some)` sandboxed, `Ok(None)`
@@ -250,115 +253,6 @@ fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
 fn prefix(_profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
     Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no sandbox on this operating system"))
-}
-
-#[cfg(target_os = "linux")]
-fn probe() -> Availability {
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(err) => return Availability::Unavailable(format!("cannot find opsai's own executable: {err}")),
-    };
-    // The helper is opsai itself: after an upgrade replaced the file, the running process has no
-    // executable of its own version left to start (and must not start another version's).
-    if exe.as_os_str().to_string_lossy().ends_with(" (deleted)") {
-        return Availability::Unavailable(
-            "opsai's executable was replaced or deleted since this process started; start opsai again".into(),
-        );
-    }
-    // The small helper beside opsai when it is of this build and works; opsai itself otherwise.
-    let small = helper_executable(&exe);
-    let mut found = None;
-    for helper in small.iter().chain(std::iter::once(&exe)) {
-        let available = probe_helper(helper);
-        if let Availability::Available(details) = &available {
-            let _ = HELPER.set(helper.clone());
-            return Availability::Available(format!("{details}; helper: {}", helper.display()));
-        }
-        found.get_or_insert(available);
-    }
-    found.unwrap_or_else(|| Availability::Unavailable("the sandbox probe did not run".into()))
-}
-
-/// The small helper executable beside `exe` (`cargo install` and the packages install both), if
-/// there is one.
-#[cfg(target_os = "linux")]
-fn helper_executable(exe: &std::path::Path) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    // Canonical, as `/proc/PID/exe` names it (the broker compares the two).
-    let helper = std::fs::canonicalize(exe.with_file_name(HELPER_FILE)).ok()?;
-    let meta = std::fs::metadata(&helper).ok()?;
-    (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(helper)
-}
-
-#[cfg(target_os = "linux")]
-fn probe_helper(exe: &std::path::Path) -> Availability {
-    // The cheap way first (/proc whole, Landlock's ptrace scoping closes other processes'
-    // `environ`); where that does not hold, one path rule per process.
-    let scoped = probe_with(exe, &[]);
-    if matches!(scoped, Availability::Available(_)) {
-        return scoped;
-    }
-    let per_pid = probe_with(exe, &[PER_PID_FLAG]);
-    if matches!(per_pid, Availability::Available(_)) {
-        PROC_PER_PID.store(true, Ordering::Relaxed);
-        return per_pid;
-    }
-    scoped
-}
-
-#[cfg(target_os = "linux")]
-fn probe_with(exe: &std::path::Path, flags: &[&str]) -> Availability {
-    let output = std::process::Command::new(exe)
-        .args([ENTRY, "--probe"])
-        .args(flags)
-        .arg(limits::FLAG)
-        .arg(limits::encode(&settings().limits))
-        .arg(SandboxProfile::Strict.as_str())
-        .stdin(std::process::Stdio::null())
-        .output();
-    match output {
-        Ok(out) => {
-            let stdout = String::from_utf8_lossy(&out.stdout);
-            match stdout.strip_prefix(PROBE_OK).map(str::trim_start).and_then(|rest| rest.strip_prefix(BUILD)) {
-                Some(details) if out.status.success() => Availability::Available(details.trim().to_owned()),
-                None if out.status.success() && stdout.starts_with(PROBE_OK) => Availability::Unavailable(format!(
-                    "{} is of another build than this opsai ({BUILD}); install both from one build",
-                    exe.display()
-                )),
-                _ => {
-                    let stderr = String::from_utf8_lossy(&out.stderr);
-                    let reason = stderr.trim().trim_start_matches("opsai sandbox: ").trim();
-                    Availability::Unavailable(if reason.is_empty() {
-                        format!("the sandbox probe failed ({})", out.status)
-                    } else {
-                        reason.to_owned()
-                    })
-                }
-            }
-        }
-        Err(err) => Availability::Unavailable(format!("cannot start the sandbox probe: {err}")),
-    }
-}
-
-#[cfg(target_os = "macos")]
-fn probe() -> Availability {
-    let works = std::process::Command::new(seatbelt::SANDBOX_EXEC)
-        .arg("-p")
-        .arg(seatbelt::profile(SandboxProfile::Strict, &[]))
-        .arg("/usr/bin/true")
-        .stdin(std::process::Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success());
-    if works {
-        Availability::Available("macOS Seatbelt (sandbox-exec)".into())
-    } else {
-        Availability::Unavailable(format!("{} does not run here", seatbelt::SANDBOX_EXEC))
-    }
-}
-
-#[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn probe() -> Availability {
-    Availability::Unavailable("no sandbox on this operating system".into())
 }
 
 /// The hidden entry: when the first argument is [`ENTRY`], applies the sandbox and `exec`s the
