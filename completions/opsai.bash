@@ -1079,13 +1079,17 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__sandbox)
-            opts="-h --status --ssh-host --help"
+            opts="-h --status --ssh-host --bench --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --ssh-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bench)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

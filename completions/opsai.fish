@@ -113,6 +113,7 @@ complete -c opsai -n "__fish_opsai_using_subcommand undo" -l session -d 'Undo th
 complete -c opsai -n "__fish_opsai_using_subcommand undo" -l force -d 'Restore even when the file changed after opsai wrote it (those later changes are lost)'
 complete -c opsai -n "__fish_opsai_using_subcommand undo" -s h -l help -d 'Print help'
 complete -c opsai -n "__fish_opsai_using_subcommand sandbox" -l ssh-host -d 'With --status: say which sandbox applies on this SSH host (opsai\'s own, bubblewrap, or none)' -r
+complete -c opsai -n "__fish_opsai_using_subcommand sandbox" -l bench -d 'Benchmark: run CMD RUNS times plainly and RUNS times in the sandbox, alternating, from this one process (as the agent runs its commands), and print the medians (bench/sandbox.py)' -r
 complete -c opsai -n "__fish_opsai_using_subcommand sandbox" -l status -d 'Print whether the sandbox can be applied on this machine, and why not; exit 1 when it cannot'
 complete -c opsai -n "__fish_opsai_using_subcommand sandbox" -s h -l help -d 'Print help'
 complete -c opsai -n "__fish_opsai_using_subcommand doctor" -l model -d 'The model to check (overrides the config and OPSAI_MODEL)' -r
