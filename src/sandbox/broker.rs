@@ -79,8 +79,18 @@ fn start() -> Option<String> {
 struct Kept {
     ruleset: OwnedFd,
     built: Instant,
+    /// Seconds since the epoch: the view's system part was computed [`CACHE_TTL`] before.
+    expires: u64,
     generation: u64,
     cwd_modified: Option<SystemTime>,
+}
+
+impl Kept {
+    /// Whether this ruleset still describes the view: its system part younger than [`CACHE_TTL`],
+    /// nothing run outside the sandbox since, the working directory itself unchanged.
+    fn still_covers(&self, now: u64, generation: u64, cwd_modified: Option<SystemTime>) -> bool {
+        now < self.expires && self.generation == generation && self.cwd_modified == cwd_modified
+    }
 }
 
 fn serve(listener: &UnixListener) {
@@ -106,14 +116,15 @@ fn answer(stream: &UnixStream, kept: &mut HashMap<Vec<u8>, Kept>) -> std::io::Re
     let Some((inputs, terminals)) = decode(&request) else { return Err(std::io::Error::other("bad request")) };
     let cwd_modified = inputs.cwd.as_ref().and_then(|cwd| std::fs::metadata(cwd).and_then(|m| m.modified()).ok());
     let generation = GENERATION.load(Ordering::Relaxed);
-    let fresh = kept
-        .get(&request)
-        .is_some_and(|k| k.built.elapsed() < CACHE_TTL && k.generation == generation && k.cwd_modified == cwd_modified);
+    let now = super::view_cache::now();
+    let fresh = kept.get(&request).is_some_and(|k| k.still_covers(now, generation, cwd_modified));
     if !fresh {
         kept.remove(&request);
         let built = Instant::now();
         match linux::prepare(SandboxProfile::Strict, &inputs, ProcGrant::Whole, &terminals) {
             Ok(prepared) => {
+                // As old as its system part, which may come from a cache file written earlier.
+                let expires = prepared.system_computed.saturating_add(CACHE_TTL.as_secs());
                 let fd: Option<OwnedFd> = prepared.ruleset.into();
                 if let Some(ruleset) = fd {
                     if kept.len() >= KEPT
@@ -121,7 +132,7 @@ fn answer(stream: &UnixStream, kept: &mut HashMap<Vec<u8>, Kept>) -> std::io::Re
                     {
                         kept.remove(&oldest);
                     }
-                    kept.insert(request.clone(), Kept { ruleset, built, generation, cwd_modified });
+                    kept.insert(request.clone(), Kept { ruleset, built, expires, generation, cwd_modified });
                 }
             }
             // The helper builds it itself and reports why it cannot.
@@ -257,6 +268,18 @@ mod tests {
         assert!(decode(b"opsai-broker-0\0D/x\0").is_none(), "another version");
         assert!(decode(b"opsai-broker-1\0Drelative\0").is_none(), "relative path");
         assert!(decode(b"opsai-broker-1\0X/x\0").is_none(), "unknown tag");
+    }
+
+    #[test]
+    fn a_kept_ruleset_goes_stale_with_time_a_run_outside_or_a_changed_directory() {
+        let ruleset = OwnedFd::from(std::fs::File::open("/dev/null").expect("open /dev/null"));
+        let modified = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(5));
+        let kept = Kept { ruleset, built: Instant::now(), expires: 130, generation: 3, cwd_modified: modified };
+        assert!(kept.still_covers(129, 3, modified));
+        assert!(!kept.still_covers(130, 3, modified), "30 s after the system part was computed");
+        assert!(!kept.still_covers(100, 4, modified), "something ran with the user's rights");
+        assert!(!kept.still_covers(100, 3, Some(SystemTime::UNIX_EPOCH + Duration::from_secs(6))), "cwd changed");
+        assert!(!kept.still_covers(100, 3, None), "cwd gone");
     }
 
     #[test]

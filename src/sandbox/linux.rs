@@ -179,7 +179,7 @@ fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -
         (SandboxProfile::Strict, ProcMode::PerPid) => paths::ProcGrant::PerPid(super::process::proc_pid()),
         (SandboxProfile::Tool, _) => paths::ProcGrant::Walked,
     };
-    let Prepared { ruleset, grants, rule_fds } = prepare(profile, view, proc, &own_terminals())?;
+    let Prepared { ruleset, grants, rule_fds, .. } = prepare(profile, view, proc, &own_terminals())?;
     std::mem::forget(rule_fds);
     let status = ruleset.restrict_self().map_err(err)?;
     if status.ruleset == RulesetStatus::NotEnforced {
@@ -211,6 +211,8 @@ fn landlock(profile: SandboxProfile, view: &view::Inputs, proc_mode: ProcMode) -
 pub(super) struct Prepared {
     pub ruleset: landlock::RulesetCreated,
     pub grants: paths::Grants,
+    /// When the view's system part was computed (seconds since the epoch).
+    pub system_computed: u64,
     /// The last batch of the rules' path descriptors, still open: the helper leaves them to its
     /// `exec`, opsai drops them.
     pub rule_fds: Vec<PathFd>,
@@ -244,7 +246,7 @@ pub(super) fn prepare(
             .map_err(err)?;
     }
     let created = ruleset.create().map_err(err)?;
-    let grants = view::grants(view, proc);
+    let (grants, system_computed) = view::grants(view, proc);
     let read = AccessFs::from_read(latest);
     let file_only = AccessFs::from_file(latest);
     let list = BitFlags::from(AccessFs::ReadDir);
@@ -275,7 +277,7 @@ pub(super) fn prepare(
         }
     }
     drop(fd);
-    Ok(Prepared { ruleset: created, grants, rule_fds: held })
+    Ok(Prepared { ruleset: created, grants, system_computed, rule_fds: held })
 }
 
 /// Applies a ruleset built by [`prepare`] (in opsai, handed over by the broker): `no_new_privs`,

@@ -188,21 +188,24 @@ fn is_under_any(path: &Path, roots: &[&str]) -> bool {
     roots.iter().any(|root| path.starts_with(root))
 }
 
-/// The whole view: the system part (cached) and the working directory's subtree.
-pub(crate) fn grants(inputs: &Inputs, proc: ProcGrant) -> Grants {
+/// The whole view: the system part (cached) and the working directory's subtree; and when its
+/// system part was computed (seconds since the epoch): a view is as old as that part, wherever it
+/// was kept since.
+pub(crate) fn grants(inputs: &Inputs, proc: ProcGrant) -> (Grants, u64) {
     let key = inputs.system_key();
     let profile = if inputs.profile_tool { "tool" } else { "strict" };
-    let mut grants = match super::view_cache::load(profile, key) {
+    let (mut grants, computed) = match super::view_cache::load(profile, key) {
         Some(cached) => cached,
         None => {
+            let computed = super::view_cache::now();
             let built = system(inputs);
             super::view_cache::store(profile, key, &built);
-            built
+            (built, computed)
         }
     };
     paths::dev_and_proc(proc, &mut grants);
     working_directory(inputs, &mut grants);
-    without_redundant_rules(grants)
+    (without_redundant_rules(grants), computed)
 }
 
 /// Every rule costs each command time, and a rule beneath a rule that already grants as much adds

@@ -22,12 +22,13 @@ fn file(profile: &str) -> Option<PathBuf> {
     Some(paths.home.join("cache").join(format!("sandbox-view-{}-{profile}", nix::unistd::geteuid().as_raw())))
 }
 
-fn now() -> u64 {
+pub(crate) fn now() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
-/// The cached view for `key`, when it is younger than [`CACHE_TTL`].
-pub(crate) fn load(profile: &str, key: u64) -> Option<Grants> {
+/// The cached view for `key`, when it is younger than [`CACHE_TTL`], and when it was computed
+/// (seconds since the epoch).
+pub(crate) fn load(profile: &str, key: u64) -> Option<(Grants, u64)> {
     let bytes = std::fs::read(file(profile)?).ok()?;
     decode(&bytes, key, now(), CACHE_TTL)
 }
@@ -63,7 +64,7 @@ fn encode(grants: &Grants, key: u64, at: u64) -> Vec<u8> {
     out
 }
 
-fn decode(bytes: &[u8], key: u64, now: u64, ttl: Duration) -> Option<Grants> {
+fn decode(bytes: &[u8], key: u64, now: u64, ttl: Duration) -> Option<(Grants, u64)> {
     let mut fields = bytes.split(|b| *b == 0);
     if fields.next()? != MAGIC {
         return None;
@@ -89,7 +90,7 @@ fn decode(bytes: &[u8], key: u64, now: u64, ttl: Duration) -> Option<Grants> {
             _ => return None,
         }
     }
-    Some(grants)
+    Some((grants, at))
 }
 
 #[cfg(test)]
@@ -104,7 +105,7 @@ mod tests {
             list: vec![PathBuf::from("/"), PathBuf::from("/etc")],
         };
         let bytes = encode(&grants, 7, 1000);
-        assert_eq!(decode(&bytes, 7, 1001, CACHE_TTL), Some(grants));
+        assert_eq!(decode(&bytes, 7, 1001, CACHE_TTL), Some((grants, 1000)));
         assert_eq!(decode(&bytes, 8, 1001, CACHE_TTL), None, "another key");
         assert_eq!(decode(&bytes, 7, 1000 + CACHE_TTL.as_secs(), CACHE_TTL), None, "expired");
         assert_eq!(decode(&bytes, 7, 999, CACHE_TTL), None, "from the future");
