@@ -4,9 +4,9 @@
 1. as the agent pays it (the figure of issue 21): `opsai sandbox --bench RUNS -- /bin/sh -c true`, one
    opsai process spawning the command plainly and through the sandbox helper, alternating; the
    helper gets the Landlock ruleset opsai prepared for the view (src/sandbox/broker.rs);
-2. the helper alone (`opsai __opsai-sandbox strict -- sh -c true` from here, no opsai process to
-   prepare anything): what a one-shot pays; re-exec of opsai, the view from its cache file, every
-   Landlock rule added, seccomp, exec of the shell.
+2. the helper alone (`opsai-sandbox-helper __opsai-sandbox strict -- sh -c true` from here, no
+   opsai process to prepare anything): the view from its cache file, every Landlock rule added,
+   seccomp, exec of the shell.
 
     bench/sandbox.py [OPSAI_BINARY] [RUNS]     # default target/release/opsai, 200 runs each
 
@@ -23,7 +23,10 @@ import time
 binary = sys.argv[1] if len(sys.argv) > 1 else "target/release/opsai"
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 plain = ["/bin/sh", "-c", "true"]
-sandboxed = [binary, "__opsai-sandbox", "strict", "--", "/bin/sh", "-c", "true"]
+# The small helper beside opsai when it is there (what opsai starts), else opsai itself.
+helper = os.path.join(os.path.dirname(binary) or ".", "opsai-sandbox-helper")
+helper = helper if os.access(helper, os.X_OK) else binary
+sandboxed = [helper, "__opsai-sandbox", "strict", "--", "/bin/sh", "-c", "true"]
 
 def once(argv):
     started = time.perf_counter()
