@@ -123,8 +123,15 @@ impl LocalFs {
 
     /// Blocking [`FileSystem::replace`].
     pub(crate) fn replace_now(path: &Path, content: &[u8]) -> io::Result<()> {
-        // A file written now may be one an earlier sandbox view did not see.
+        // A file written now may be one an earlier sandbox view did not see: views prepared
+        // before it are stale, and so are those prepared while it is written.
         crate::sandbox::invalidate_prepared();
+        let replaced = Self::replace_unmarked(path, content);
+        crate::sandbox::invalidate_prepared();
+        replaced
+    }
+
+    fn replace_unmarked(path: &Path, content: &[u8]) -> io::Result<()> {
         let name = path.file_name().ok_or_else(|| {
             io::Error::new(io::ErrorKind::InvalidInput, format!("{} does not name a file", path.display()))
         })?;

@@ -171,6 +171,9 @@ impl PtyExecutor {
         let master = pair.master;
         let pid = child.process_id().and_then(|pid| i32::try_from(pid).ok()).map(Pid::from_raw);
         let pid = pid.ok_or_else(|| ExecError::Spawn("the child has no process id".into()))?;
+        if request.sandbox.is_some() {
+            crate::sandbox::helper_started(pid.as_raw().unsigned_abs());
+        }
         // Reaped through `process::watch`, never through `child`.
         drop(child);
         let (exit_rx, group) = match process::watch(pid) {

@@ -65,7 +65,10 @@ fn once(argv: &[OsString]) -> anyhow::Result<(Duration, Duration)> {
     };
     let cpu_before = cpu();
     let started = Instant::now();
-    let status = std::process::Command::new(program).args(args).stdin(std::process::Stdio::null()).status()?;
+    let mut child = std::process::Command::new(program).args(args).stdin(std::process::Stdio::null()).spawn()?;
+    // Registered as the executor does (for the plain command too: the same work on both sides).
+    super::helper_started(child.id());
+    let status = child.wait()?;
     let elapsed = started.elapsed();
     if !status.success() {
         anyhow::bail!(

@@ -7,31 +7,34 @@
 //! can apply, so opsai keeps one per view and passes its descriptor to the helper over a Unix
 //! socket (`SCM_RIGHTS`); the helper applies it as it is and builds nothing.
 //!
-//! Who trusts whom:
+//! Who trusts whom (whoever holds a ruleset's descriptor can add rules to it, so a ruleset later
+//! commands apply must never reach anyone else):
+//! - The socket is a file in a directory only opsai's user can enter (`$OPSAI_HOME/run`, 0700),
+//!   which no sandboxed command can see; other users cannot connect at all.
+//! - opsai answers a connection only from a process it started as a helper itself: its pid is
+//!   registered when the spawn returns ([`expect`]), and answered once. The peer's pid is taken
+//!   when it connected, so a process that connects and then hands the socket on, or `exec`s the
+//!   helper afterwards (an approved command can do both), is never answered.
 //! - The helper talks only to the process that started it: the socket's peer must be its parent,
 //!   with its user id (`SO_PEERCRED`). Anything else, or no answer within [`FETCH_TIMEOUT`], and it
-//!   builds the ruleset itself, as it always could.
-//! - opsai answers only its own children with its user id that run the helper executable: whoever
-//!   holds a ruleset's descriptor can add rules to it, so a ruleset later commands apply is never
-//!   given to anyone else (a command you approved is opsai's child too, but runs a shell). A
-//!   sandboxed command is never opsai's child (the helper is between them), the strict profile
-//!   cannot open a socket at all, and the descriptor the helper receives is closed by the `exec`
-//!   of the command.
+//!   builds the ruleset itself, as it always could. The descriptor it receives is close-on-exec:
+//!   the command never holds it.
+//! - The view is walked with the identity the command gets: the broker's thread drops the
+//!   capabilities that read past file modes before it walks (they are per thread).
 //! - Only the strict profile with `/proc` whole is brokered: the tool profile walks `/proc` per
 //!   command and the per-process mode depends on the command's own pid.
-//! - A ruleset is reused for [`CACHE_TTL`] at most (the bound of the system view itself), and not
-//!   once the working directory's modification time changed or anything ran outside the sandbox in
+//! - A ruleset is reused while its view's system part is younger than [`CACHE_TTL`], and not once
+//!   the working directory's modification time changed or anything ran outside the sandbox in
 //!   this process ([`invalidate`]): a file written since is not covered by an older walk.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::os::linux::net::SocketAddrExt;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::net::{SocketAddr, UnixListener, UnixStream};
-use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Condvar, Mutex, OnceLock};
 use std::time::{Duration, Instant, SystemTime};
 
 use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, getsockopt, recvmsg, sendmsg, sockopt};
@@ -50,8 +53,46 @@ const KEPT: usize = 16;
 const REQUEST_MAX: usize = 1 << 20;
 const MAGIC: &[u8] = b"opsai-broker-1\0";
 
+/// How long a connection waits for its pid to be registered (the spawn returns right after the
+/// helper's `exec`, which may already have connected).
+const CLAIM_WAIT: Duration = Duration::from_millis(500);
+/// Registrations of helpers that never connected (not brokered after all) are dropped after this.
+const EXPECT_KEPT: Duration = Duration::from_secs(60);
+
 /// Bumped when something ran outside the sandbox: every kept ruleset is built again.
 static GENERATION: AtomicU64 = AtomicU64::new(0);
+/// The pids of the helpers opsai started, not yet answered.
+static EXPECTED: Mutex<Vec<(u32, Instant)>> = Mutex::new(Vec::new());
+static REGISTERED: Condvar = Condvar::new();
+
+/// `pid` is a sandbox helper this process just started: its connection (one) will be answered.
+pub(crate) fn expect(pid: u32) {
+    if let Ok(mut expected) = EXPECTED.lock() {
+        expected.retain(|(_, at)| at.elapsed() < EXPECT_KEPT);
+        expected.push((pid, Instant::now()));
+        REGISTERED.notify_all();
+    }
+}
+
+/// Whether `pid` was registered by [`expect`] (waiting for that a little); it is unregistered.
+fn claim(pid: u32) -> bool {
+    let Ok(mut expected) = EXPECTED.lock() else { return false };
+    let deadline = Instant::now() + CLAIM_WAIT;
+    loop {
+        if let Some(at) = expected.iter().position(|(p, _)| *p == pid) {
+            expected.swap_remove(at);
+            return true;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        expected = match REGISTERED.wait_timeout(expected, left) {
+            Ok((guard, _)) => guard,
+            Err(_) => return false,
+        };
+    }
+}
 
 /// Every kept ruleset is stale from now on (a command or an edit ran with the user's rights and
 /// may have written a file an older walk did not see).
@@ -59,21 +100,39 @@ pub(crate) fn invalidate() {
     GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
-/// The broker's socket name (abstract), starting it on first use; `None` when it cannot run here
-/// (then every helper builds its own ruleset).
-pub(crate) fn name() -> Option<&'static str> {
-    static NAME: OnceLock<Option<String>> = OnceLock::new();
-    NAME.get_or_init(start).as_deref()
+/// The broker's socket, starting it on first use; `None` when it cannot run here (then every
+/// helper builds its own ruleset).
+pub(crate) fn socket() -> Option<&'static Path> {
+    static SOCKET: OnceLock<Option<PathBuf>> = OnceLock::new();
+    SOCKET.get_or_init(start).as_deref()
 }
 
-fn start() -> Option<String> {
+fn start() -> Option<PathBuf> {
     use std::hash::{BuildHasher, Hasher};
-    // Not a secret (the peer checks are the protection), only unlikely to be taken already.
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = crate::home::Paths::from_env().ok()?.home.join("run");
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).ok()?;
+    remove_stale(&dir);
+    // Only unlikely to be taken already; who may connect is decided by the directory and the pid.
     let salt = std::collections::hash_map::RandomState::new().build_hasher().finish();
-    let name = format!("opsai-sandbox-{}-{salt:016x}", std::process::id());
-    let listener = UnixListener::bind_addr(&SocketAddr::from_abstract_name(name.as_bytes()).ok()?).ok()?;
+    let socket = dir.join(format!("sandbox-{}-{salt:016x}.sock", std::process::id()));
+    let listener = UnixListener::bind(&socket).ok()?;
     std::thread::Builder::new().name("opsai-sandbox-broker".into()).spawn(move || serve(&listener)).ok()?;
-    Some(name)
+    Some(socket)
+}
+
+/// Sockets of opsai processes that are gone (nothing removes a socket when a process exits).
+fn remove_stale(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix("sandbox-")).and_then(|n| n.split('-').next()) else {
+            continue;
+        };
+        if !Path::new("/proc").join(pid).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
 }
 
 struct Kept {
@@ -94,6 +153,13 @@ impl Kept {
 }
 
 fn serve(listener: &UnixListener) {
+    // The walk must see what the command will: without the capabilities that read past file modes
+    // (the helper drops them before it walks). Per thread; without them nothing is brokered.
+    for cap in [caps::Capability::CAP_DAC_OVERRIDE, caps::Capability::CAP_DAC_READ_SEARCH] {
+        if caps::drop(None, caps::CapSet::Effective, cap).is_err() {
+            return;
+        }
+    }
     let mut kept: HashMap<Vec<u8>, Kept> = HashMap::new();
     for stream in listener.incoming().flatten() {
         // A failed answer leaves that helper to build its own ruleset.
@@ -109,8 +175,9 @@ fn answer(stream: &UnixStream, kept: &mut HashMap<Vec<u8>, Kept>) -> std::io::Re
     if peer.uid() != nix::unistd::geteuid().as_raw()
         || parent_of(peer.pid()) != Some(std::process::id())
         || std::fs::read_link(format!("/proc/{}/exe", peer.pid())).ok() != super::helper_path()
+        || !u32::try_from(peer.pid()).is_ok_and(claim)
     {
-        return Err(std::io::Error::other("not a helper of this process"));
+        return Err(std::io::Error::other("not a helper this process started"));
     }
     let request = read_request(stream)?;
     let Some((inputs, terminals)) = decode(&request) else { return Err(std::io::Error::other("bad request")) };
@@ -176,10 +243,10 @@ fn read_request(stream: &UnixStream) -> std::io::Result<Vec<u8>> {
     Ok(request)
 }
 
-/// Helper side: the ruleset for `inputs` and `terminals` from opsai's broker `name`; `None` when
+/// Helper side: the ruleset for `inputs` and `terminals` from opsai's broker at `socket`; `None` when
 /// there is none to have (then the helper builds it).
-pub(crate) fn fetch(name: &std::ffi::OsStr, inputs: &Inputs, terminals: &[PathBuf]) -> Option<OwnedFd> {
-    let stream = UnixStream::connect_addr(&SocketAddr::from_abstract_name(name.as_bytes()).ok()?).ok()?;
+pub(crate) fn fetch(socket: &Path, inputs: &Inputs, terminals: &[PathBuf]) -> Option<OwnedFd> {
+    let stream = UnixStream::connect(socket).ok()?;
     stream.set_read_timeout(Some(FETCH_TIMEOUT)).ok()?;
     stream.set_write_timeout(Some(FETCH_TIMEOUT)).ok()?;
     let peer = getsockopt(&stream, sockopt::PeerCredentials).ok()?;
@@ -280,6 +347,20 @@ mod tests {
         assert!(!kept.still_covers(100, 4, modified), "something ran with the user's rights");
         assert!(!kept.still_covers(100, 3, Some(SystemTime::UNIX_EPOCH + Duration::from_secs(6))), "cwd changed");
         assert!(!kept.still_covers(100, 3, None), "cwd gone");
+    }
+
+    #[test]
+    fn only_a_registered_pid_is_answered_and_only_once() {
+        // A pid no helper has (beyond pid_max): registered here, not by a spawn elsewhere.
+        let pid = 4_194_400;
+        assert!(!claim(pid), "a process opsai did not start as a helper");
+        expect(pid);
+        assert!(claim(pid));
+        assert!(!claim(pid), "a pid is answered once: a later connection of it is someone else's");
+        // Registered while the connection waits (the spawn returns after the helper connected).
+        let waiter = std::thread::spawn(move || claim(pid + 1));
+        expect(pid + 1);
+        assert!(waiter.join().unwrap_or(false));
     }
 
     #[test]

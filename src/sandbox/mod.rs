@@ -65,7 +65,7 @@ const HELPER_FILE: &str = "opsai-sandbox-helper";
 /// because Landlock's ptrace scoping did not close them here (the probe finds out).
 const PER_PID_FLAG: &str = "--proc-per-pid";
 
-/// Helper flag: the abstract socket of opsai's ruleset broker ([`broker`]).
+/// Helper flag: the socket of opsai's ruleset broker ([`broker`]).
 const BROKER_FLAG: &str = "--broker";
 
 /// The executable that applies the sandbox: set by the probe; opsai's own until then.
@@ -154,6 +154,15 @@ pub fn settings() -> &'static Settings {
     SETTINGS.get_or_init(Settings::from_config_file)
 }
 
+/// `pid` is a helper this process just started with [`wrap`]'s arguments: the broker answers it
+/// (once). Every spawn of a wrapped command calls this as soon as it has the pid.
+pub(crate) fn helper_started(pid: u32) {
+    #[cfg(target_os = "linux")]
+    broker::expect(pid);
+    #[cfg(not(target_os = "linux"))]
+    let _ = pid;
+}
+
 /// Something ran with the user's rights (an approved command, an edit): rulesets prepared for
 /// earlier commands may not cover what it wrote, so the next ones are built again.
 pub(crate) fn invalidate_prepared() {
@@ -226,10 +235,10 @@ fn prefix(profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
     if PROC_PER_PID.load(Ordering::Relaxed) {
         argv.push(PER_PID_FLAG.into());
     } else if profile == SandboxProfile::Strict
-        && let Some(name) = broker::name()
+        && let Some(socket) = broker::socket()
     {
         argv.push(BROKER_FLAG.into());
-        argv.push(name.into());
+        argv.push(socket.into());
     }
     for path in &denied() {
         argv.push("--deny".into());
@@ -345,7 +354,8 @@ fn apply_and_exec(helper: Helper, command: &[OsString], fail: &dyn Fn(&str) -> E
     let Helper { profile, deny, limits, probe, per_pid, broker } = helper;
     let view = view::Inputs::gather(profile, deny);
     // Asked for before the fork: the broker answers only its own children.
-    let prepared = broker.and_then(|name| broker::fetch(&name, &view, &linux::own_terminals()));
+    let prepared =
+        broker.and_then(|socket| broker::fetch(std::path::Path::new(&socket), &view, &linux::own_terminals()));
     // From here on this is the command's process; the helper waits outside (process.rs).
     let contained = match process::contain(&limits) {
         Ok(contained) => contained,
@@ -439,7 +449,9 @@ pub fn run_command(command: &[OsString]) -> anyhow::Result<u8> {
     }
     let argv = wrap(SandboxProfile::Strict, program, args)?;
     let Some((exe, rest)) = argv.split_first() else { anyhow::bail!("empty sandbox command") };
-    let status = std::process::Command::new(exe).args(rest).status()?;
+    let mut child = std::process::Command::new(exe).args(rest).spawn()?;
+    helper_started(child.id());
+    let status = child.wait()?;
     let code = match (status.code(), status.signal()) {
         (Some(code), _) => code,
         (None, Some(signal)) => 128 + signal,

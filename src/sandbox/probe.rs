@@ -43,14 +43,18 @@ pub(super) fn probe() -> Availability {
 }
 
 /// The small helper executable beside `exe` (`cargo install` and the packages install both), if
-/// there is one.
+/// there is one that only opsai's owner can have put there.
 #[cfg(target_os = "linux")]
 fn helper_executable(exe: &std::path::Path) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
     // Canonical, as `/proc/PID/exe` names it (the broker compares the two).
+    use std::os::unix::fs::MetadataExt;
     let helper = std::fs::canonicalize(exe.with_file_name(HELPER_FILE)).ok()?;
     let meta = std::fs::metadata(&helper).ok()?;
-    (meta.is_file() && meta.permissions().mode() & 0o111 != 0).then_some(helper)
+    // Installed with opsai: the same owner, writable by no one else (whoever could replace it
+    // would choose what every command's sandbox is).
+    let owner = std::fs::metadata(exe).ok()?.uid();
+    let trusted = meta.uid() == owner && meta.mode() & 0o022 == 0;
+    (meta.is_file() && meta.mode() & 0o111 != 0 && trusted).then_some(helper)
 }
 
 #[cfg(target_os = "linux")]

@@ -56,8 +56,17 @@ pub fn read_contained(path: &Path, limit: u64, cwd: &Path) -> ContainedRead {
         Err(err) => return ContainedRead::Failed(format!("cannot start the sandbox helper: {err}")),
     };
     let Some((exe, rest)) = argv.split_first() else { return ContainedRead::Failed("empty sandbox command".into()) };
-    let output =
-        std::process::Command::new(exe).args(rest).current_dir(cwd).stdin(std::process::Stdio::null()).output();
+    let output = std::process::Command::new(exe)
+        .args(rest)
+        .current_dir(cwd)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|child| {
+            super::helper_started(child.id());
+            child.wait_with_output()
+        });
     let output = match output {
         Ok(output) => output,
         Err(err) => return ContainedRead::Failed(format!("cannot start the sandbox helper: {err}")),

@@ -347,21 +347,30 @@ impl Dac {
     }
 
     /// Whether the owner, group or other bits let this process read the file, or enter the
-    /// directory (without `x` nothing beneath it opens, whatever `r` says).
-    fn may_open(&self, meta: &std::fs::Metadata, dir: bool) -> bool {
+    /// directory (without `x` nothing beneath it opens, whatever `r` says). A POSIX ACL can grant
+    /// a user or group named in it up to the group bits (its mask), so where those allow what the
+    /// other bits do not, a file with an ACL counts as one this process may open.
+    fn may_open(&self, path: &Path, meta: &std::fs::Metadata, dir: bool) -> bool {
         if self.bypass {
             return true;
         }
         let mode = meta.mode();
-        let bits = if meta.uid() == self.uid {
-            mode >> 6
-        } else if self.groups.contains(&meta.gid()) {
-            mode >> 3
-        } else {
-            mode
-        } & 0o7;
-        bits & if dir { 0o1 } else { 0o4 } != 0
+        let wanted = if dir { 0o1 } else { 0o4 };
+        if meta.uid() == self.uid {
+            return (mode >> 6) & wanted != 0;
+        }
+        let group = (mode >> 3) & wanted != 0;
+        if self.groups.contains(&meta.gid()) {
+            return group;
+        }
+        mode & wanted != 0 || (group && has_acl(path))
     }
+}
+
+/// Whether `path` carries an access ACL (its own, not a symbolic link's target).
+fn has_acl(path: &Path) -> bool {
+    // ENODATA: none; any other answer (an error included) may be one.
+    !matches!(rustix::fs::lgetxattr_query(path, "system.posix_acl_access"), Err(rustix::io::Errno::NODATA))
 }
 
 impl<'a> Walker<'a> {
@@ -424,7 +433,7 @@ impl<'a> Walker<'a> {
             // What the kernel refuses this process anyway (`/etc/shadow` to a user, another
             // user's 0600 file to root without capabilities) needs no rule of its own and does not
             // keep its directory from being granted whole: fewer rules, the same view.
-            if !self.dac.may_open(meta, kind.is_dir()) {
+            if !self.dac.may_open(path, meta, kind.is_dir()) {
                 return true;
             }
             let wanted = if kind.is_dir() { 0o005 } else { 0o004 };

@@ -232,3 +232,48 @@ fn a_fifo_named_like_a_file_to_sniff_is_closed_without_being_opened() {
     assert!(!readable(&grants, &fifo));
     assert!(readable(&grants, &tree.join("plain.txt")));
 }
+
+/// An access ACL as the kernel stores it (`system.posix_acl_access`, version 2): owner rw, the
+/// named user `uid` read, the owning group and others nothing, mask read.
+fn acl_granting_read_to(uid: u32) -> Vec<u8> {
+    let mut acl = 2u32.to_le_bytes().to_vec();
+    for (tag, perm, id) in
+        [(0x01u16, 6u16, u32::MAX), (0x02, 4, uid), (0x04, 0, u32::MAX), (0x10, 4, u32::MAX), (0x20, 0, u32::MAX)]
+    {
+        acl.extend_from_slice(&tag.to_le_bytes());
+        acl.extend_from_slice(&perm.to_le_bytes());
+        acl.extend_from_slice(&id.to_le_bytes());
+    }
+    acl
+}
+
+#[test]
+fn a_file_an_acl_opens_to_this_user_is_not_taken_for_one_the_kernel_refuses() {
+    use std::os::unix::fs::MetadataExt;
+    if !nix::unistd::geteuid().is_root() {
+        eprintln!("skipped: needs root to give the file another owner");
+        return;
+    }
+    let (_home, home) = home_with_secrets();
+    let (_tree, tree) = tempdir();
+    std::fs::set_permissions(&tree, std::fs::Permissions::from_mode(0o755)).unwrap();
+    touch(&tree.join("public.conf"), 0o644);
+    let granted = tree.join("db.conf");
+    touch(&granted, 0o600);
+    std::os::unix::fs::chown(&granted, Some(65534), Some(65534)).unwrap();
+    if rustix::fs::setxattr(
+        &granted,
+        "system.posix_acl_access",
+        &acl_granting_read_to(0),
+        rustix::fs::XattrFlags::empty(),
+    )
+    .is_err()
+    {
+        eprintln!("skipped: this file system has no POSIX ACLs");
+        return;
+    }
+    assert_eq!(std::fs::metadata(&granted).unwrap().mode() & 0o777, 0o640, "the mask shows in the group bits");
+    let grants = view(&inputs(&home, None));
+    assert!(readable(&grants, &tree.join("public.conf")));
+    assert!(!readable(&grants, &granted), "another user's 0600 file that an ACL opens to root");
+}

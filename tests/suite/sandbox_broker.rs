@@ -4,9 +4,9 @@
 //! it is of opsai's own build.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::linux::net::SocketAddrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::os::unix::net::{SocketAddr, UnixStream};
+use std::os::unix::net::UnixStream;
+use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -88,16 +88,9 @@ fn no_process_but_opsais_own_helper_gets_a_ruleset() {
     BufReader::new(opsai.stdout.take().unwrap()).read_line(&mut first).unwrap();
     assert_eq!(first, "started\n", "the sandboxed command runs");
     // The helper (opsai's child) names the broker in its arguments.
-    let helper_args = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
-        .map(|raw| raw.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>())
-        .find(|args| args.iter().any(|a| a.starts_with(&format!("opsai-sandbox-{}-", opsai.id()))))
-        .expect("a helper started with --broker");
-    let name = helper_args.iter().find(|a| a.starts_with("opsai-sandbox-")).unwrap();
+    let socket = broker_socket_of(opsai.id());
     // This test process is not opsai's child: it must get nothing, whatever it asks.
-    let mut stranger = UnixStream::connect_addr(&SocketAddr::from_abstract_name(name.as_bytes()).unwrap()).unwrap();
+    let mut stranger = UnixStream::connect(&socket).unwrap();
     stranger.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
     let request = b"opsai-broker-1\0C/tmp\0";
     let _ = stranger.write_all(&(request.len() as u32).to_le_bytes());
@@ -151,4 +144,16 @@ fn like(env: &TestEnv, exe: &std::path::Path) -> std::process::Command {
         cmd.current_dir(dir);
     }
     cmd
+}
+
+/// The broker socket a running helper of opsai `pid` was given (`--broker PATH`).
+fn broker_socket_of(pid: u32) -> PathBuf {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| std::fs::read(entry.path().join("cmdline")).ok())
+        .map(|raw| raw.split(|b| *b == 0).map(|a| String::from_utf8_lossy(a).into_owned()).collect::<Vec<_>>())
+        .filter_map(|args| Some(PathBuf::from(args.iter().skip_while(|a| *a != "--broker").nth(1)?)))
+        .find(|socket| socket.file_name().is_some_and(|n| n.to_string_lossy().starts_with(&format!("sandbox-{pid}-"))))
+        .expect("a helper started with --broker")
 }
