@@ -9,8 +9,9 @@
 //!
 //! Who trusts whom (whoever holds a ruleset's descriptor can add rules to it, so a ruleset later
 //! commands apply must never reach anyone else):
-//! - The socket is a file in a directory only opsai's user can enter (`$OPSAI_HOME/run`, 0700),
-//!   which no sandboxed command can see; other users cannot connect at all.
+//! - The socket is a file in a directory only opsai's user can enter (`$XDG_RUNTIME_DIR/opsai` or
+//!   `/tmp/opsai-sandbox-UID`, 0700, checked), which no sandboxed command can read into; other
+//!   users cannot connect at all.
 //! - opsai answers a connection only from a process it started as a helper itself: its pid is
 //!   registered when the spawn returns ([`expect`]), and answered once. The peer's pid is taken
 //!   when it connected, so a process that connects and then hands the socket on, or `exec`s the
@@ -109,9 +110,7 @@ pub(crate) fn socket() -> Option<&'static Path> {
 
 fn start() -> Option<PathBuf> {
     use std::hash::{BuildHasher, Hasher};
-    use std::os::unix::fs::DirBuilderExt;
-    let dir = crate::home::Paths::from_env().ok()?.home.join("run");
-    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&dir).ok()?;
+    let dir = private_dir()?;
     remove_stale(&dir);
     // Only unlikely to be taken already; who may connect is decided by the directory and the pid.
     let salt = std::collections::hash_map::RandomState::new().build_hasher().finish();
@@ -119,6 +118,22 @@ fn start() -> Option<PathBuf> {
     let listener = UnixListener::bind(&socket).ok()?;
     std::thread::Builder::new().name("opsai-sandbox-broker".into()).spawn(move || serve(&listener)).ok()?;
     Some(socket)
+}
+
+/// A directory only this user can enter, for the socket: the per-user runtime directory, else
+/// `opsai-sandbox-UID` in the temp directory (made 0700 here, or refused when someone else made it
+/// or left it open). Not opsai's home: a socket there is a file that backups and readers trip on.
+fn private_dir() -> Option<PathBuf> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
+    let uid = nix::unistd::geteuid().as_raw();
+    let base = std::env::var_os("XDG_RUNTIME_DIR")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute() && dir.is_dir())
+        .map_or_else(|| std::env::temp_dir().join(format!("opsai-sandbox-{uid}")), |dir| dir.join("opsai"));
+    // Created 0700 when missing; the checks below refuse one that was there already otherwise.
+    let _ = std::fs::DirBuilder::new().mode(0o700).create(&base);
+    let meta = std::fs::symlink_metadata(&base).ok()?;
+    (meta.is_dir() && meta.uid() == uid && meta.mode() & 0o077 == 0).then_some(base)
 }
 
 /// Sockets of opsai processes that are gone (nothing removes a socket when a process exits).
