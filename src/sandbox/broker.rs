@@ -25,8 +25,9 @@
 //! - Only the strict profile with `/proc` whole is brokered: the tool profile walks `/proc` per
 //!   command and the per-process mode depends on the command's own pid.
 //! - A ruleset is reused while its view's system part is younger than [`CACHE_TTL`], and not once
-//!   the working directory's modification time changed or anything ran outside the sandbox in
-//!   this process ([`invalidate`]): a file written since is not covered by an older walk.
+//!   the working directory's modification time changed, a deny path came into existence or went,
+//!   or anything ran outside the sandbox in this process ([`invalidate`]): a file written since is
+//!   not covered by an older walk.
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
@@ -42,7 +43,7 @@ use nix::sys::socket::{ControlMessage, ControlMessageOwned, MsgFlags, getsockopt
 
 use super::linux;
 use super::paths::ProcGrant;
-use super::view::{CACHE_TTL, Inputs};
+use super::view::{CACHE_TTL, Env, Inputs};
 use crate::protocol::SandboxProfile;
 
 /// How long a helper waits for its ruleset before building it itself (a cold build walks the
@@ -52,7 +53,7 @@ const FETCH_TIMEOUT: Duration = Duration::from_secs(3);
 const KEPT: usize = 16;
 /// The largest request read (paths of the view's inputs).
 const REQUEST_MAX: usize = 1 << 20;
-const MAGIC: &[u8] = b"opsai-broker-1\0";
+const MAGIC: &[u8] = b"opsai-broker-2\0";
 
 /// How long a connection waits for its pid to be registered (the spawn returns right after the
 /// helper's `exec`, which may already have connected).
@@ -157,13 +158,18 @@ struct Kept {
     expires: u64,
     generation: u64,
     cwd_modified: Option<SystemTime>,
+    deny_present: Vec<bool>,
 }
 
 impl Kept {
     /// Whether this ruleset still describes the view: its system part younger than [`CACHE_TTL`],
-    /// nothing run outside the sandbox since, the working directory itself unchanged.
-    fn still_covers(&self, now: u64, generation: u64, cwd_modified: Option<SystemTime>) -> bool {
-        now < self.expires && self.generation == generation && self.cwd_modified == cwd_modified
+    /// nothing run outside the sandbox since, the working directory itself unchanged, the same
+    /// deny paths in existence.
+    fn still_covers(&self, now: u64, generation: u64, cwd_modified: Option<SystemTime>, deny_present: &[bool]) -> bool {
+        now < self.expires
+            && self.generation == generation
+            && self.cwd_modified == cwd_modified
+            && self.deny_present == deny_present
     }
 }
 
@@ -195,14 +201,20 @@ fn answer(stream: &UnixStream, kept: &mut HashMap<Vec<u8>, Kept>) -> std::io::Re
         return Err(std::io::Error::other("not a helper this process started"));
     }
     let request = read_request(stream)?;
-    let Some((inputs, terminals)) = decode(&request) else { return Err(std::io::Error::other("bad request")) };
-    let cwd_modified = inputs.cwd.as_ref().and_then(|cwd| std::fs::metadata(cwd).and_then(|m| m.modified()).ok());
+    let Some(Request { env, deny, terminals }) = decode(&request) else {
+        return Err(std::io::Error::other("bad request"));
+    };
+    let cwd_modified = env.cwd.as_ref().and_then(|cwd| std::fs::metadata(cwd).and_then(|m| m.modified()).ok());
+    // A deny path that did not exist when the view was walked was left out of it (the audit log
+    // before its first line): once it exists, the view must be walked again to close it.
+    let deny_present: Vec<bool> = deny.iter().map(|path| path.exists()).collect();
     let generation = GENERATION.load(Ordering::Relaxed);
     let now = super::view_cache::now();
-    let fresh = kept.get(&request).is_some_and(|k| k.still_covers(now, generation, cwd_modified));
+    let fresh = kept.get(&request).is_some_and(|k| k.still_covers(now, generation, cwd_modified, &deny_present));
     if !fresh {
         kept.remove(&request);
         let built = Instant::now();
+        let inputs = Inputs::gather_from(SandboxProfile::Strict, &deny, &env);
         match linux::prepare(SandboxProfile::Strict, &inputs, ProcGrant::Whole, &terminals) {
             Ok(prepared) => {
                 // As old as its system part, which may come from a cache file written earlier.
@@ -214,7 +226,10 @@ fn answer(stream: &UnixStream, kept: &mut HashMap<Vec<u8>, Kept>) -> std::io::Re
                     {
                         kept.remove(&oldest);
                     }
-                    kept.insert(request.clone(), Kept { ruleset, built, expires, generation, cwd_modified });
+                    kept.insert(
+                        request.clone(),
+                        Kept { ruleset, built, expires, generation, cwd_modified, deny_present },
+                    );
                 }
             }
             // The helper builds it itself and reports why it cannot.
@@ -258,9 +273,9 @@ fn read_request(stream: &UnixStream) -> std::io::Result<Vec<u8>> {
     Ok(request)
 }
 
-/// Helper side: the ruleset for `inputs` and `terminals` from opsai's broker at `socket`; `None` when
-/// there is none to have (then the helper builds it).
-pub(crate) fn fetch(socket: &Path, inputs: &Inputs, terminals: &[PathBuf]) -> Option<OwnedFd> {
+/// Helper side: the ruleset for a process with `env`, the `deny` paths and `terminals` from
+/// opsai's broker at `socket`; `None` when there is none to have (then the helper builds it).
+pub(crate) fn fetch(socket: &Path, request: &Request) -> Option<OwnedFd> {
     let stream = UnixStream::connect(socket).ok()?;
     stream.set_read_timeout(Some(FETCH_TIMEOUT)).ok()?;
     stream.set_write_timeout(Some(FETCH_TIMEOUT)).ok()?;
@@ -268,7 +283,7 @@ pub(crate) fn fetch(socket: &Path, inputs: &Inputs, terminals: &[PathBuf]) -> Op
     if peer.pid() != nix::unistd::getppid().as_raw() || peer.uid() != nix::unistd::geteuid().as_raw() {
         return None;
     }
-    let request = encode(inputs, terminals);
+    let request = encode(request);
     let len = u32::try_from(request.len()).ok()?;
     let mut writer = &stream;
     writer.write_all(&len.to_le_bytes()).ok()?;
@@ -292,42 +307,68 @@ pub(crate) fn fetch(socket: &Path, inputs: &Inputs, terminals: &[PathBuf]) -> Op
     received.pop()
 }
 
-fn encode(inputs: &Inputs, terminals: &[PathBuf]) -> Vec<u8> {
+/// What a helper asks for: its view's raw inputs (the key of the kept ruleset).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Request {
+    pub env: Env,
+    pub deny: Vec<PathBuf>,
+    pub terminals: Vec<PathBuf>,
+}
+
+fn encode(request: &Request) -> Vec<u8> {
     let mut out = MAGIC.to_vec();
-    let cwd: Vec<PathBuf> = inputs.cwd.iter().cloned().collect();
-    for (tag, paths) in
-        [(b'D', &inputs.deny), (b'H', &inputs.homes), (b'O', &inputs.open), (b'C', &cwd), (b'T', &terminals.to_vec())]
-    {
+    let env = &request.env;
+    let values = [
+        (b'h', &env.home),
+        (b'f', &env.histfile),
+        (b'p', &env.path),
+        (b'k', &env.kubeconfig),
+        (b'd', &env.docker_config),
+    ];
+    for (tag, value) in values {
+        if let Some(value) = value {
+            field(&mut out, tag, value.as_bytes());
+        }
+    }
+    if let Some(cwd) = &env.cwd {
+        field(&mut out, b'C', cwd.as_os_str().as_bytes());
+    }
+    for (tag, paths) in [(b'D', &request.deny), (b'T', &request.terminals)] {
         for path in paths {
-            out.push(tag);
-            out.extend_from_slice(path.as_os_str().as_bytes());
-            out.push(0);
+            field(&mut out, tag, path.as_os_str().as_bytes());
         }
     }
     out
 }
 
-fn decode(bytes: &[u8]) -> Option<(Inputs, Vec<PathBuf>)> {
+fn field(out: &mut Vec<u8>, tag: u8, bytes: &[u8]) {
+    out.push(tag);
+    out.extend_from_slice(bytes);
+    out.push(0);
+}
+
+fn decode(bytes: &[u8]) -> Option<Request> {
     use std::os::unix::ffi::OsStringExt;
     let body = bytes.strip_prefix(MAGIC)?;
-    let mut inputs = Inputs::default();
-    let mut terminals = Vec::new();
+    let mut request = Request::default();
     for field in body.split(|b| *b == 0).filter(|f| !f.is_empty()) {
-        let (tag, path) = field.split_first()?;
-        let path = PathBuf::from(std::ffi::OsString::from_vec(path.to_vec()));
-        if !path.is_absolute() {
-            return None;
-        }
+        let (tag, value) = field.split_first()?;
+        let value = std::ffi::OsString::from_vec(value.to_vec());
+        let path = || Some(PathBuf::from(&value)).filter(|p| p.is_absolute());
+        let env = &mut request.env;
         match tag {
-            b'D' => inputs.deny.push(path),
-            b'H' => inputs.homes.push(path),
-            b'O' => inputs.open.push(path),
-            b'C' if inputs.cwd.is_none() => inputs.cwd = Some(path),
-            b'T' => terminals.push(path),
+            b'h' => env.home = Some(value),
+            b'f' => env.histfile = Some(value),
+            b'p' => env.path = Some(value),
+            b'k' => env.kubeconfig = Some(value),
+            b'd' => env.docker_config = Some(value),
+            b'C' if env.cwd.is_none() => env.cwd = Some(path()?),
+            b'D' => request.deny.push(path()?),
+            b'T' => request.terminals.push(path()?),
             _ => return None,
         }
     }
-    Some((inputs, terminals))
+    Some(request)
 }
 
 #[cfg(test)]
@@ -336,32 +377,44 @@ mod tests {
 
     #[test]
     fn a_request_round_trips_and_junk_is_refused() {
-        let inputs = Inputs {
-            profile_tool: false,
+        let request = Request {
+            env: Env {
+                home: Some("/root".into()),
+                histfile: None,
+                path: Some("/usr/bin:/home/a b/bin".into()),
+                kubeconfig: Some("/k1:/k2".into()),
+                docker_config: None,
+                cwd: Some(PathBuf::from("/srv/app")),
+            },
             deny: vec![PathBuf::from("/root/.opsai"), PathBuf::from("/run/secrets")],
-            homes: vec![PathBuf::from("/root"), PathBuf::from("/home/a b")],
-            open: vec![PathBuf::from("/root/.bashrc")],
-            cwd: Some(PathBuf::from("/srv/app")),
+            terminals: vec![PathBuf::from("/dev/pts/3")],
         };
-        let terminals = vec![PathBuf::from("/dev/pts/3")];
-        let (back, back_terminals) = decode(&encode(&inputs, &terminals)).expect("decodes");
-        assert_eq!(back, inputs);
-        assert_eq!(back_terminals, terminals);
-        assert!(decode(b"opsai-broker-0\0D/x\0").is_none(), "another version");
-        assert!(decode(b"opsai-broker-1\0Drelative\0").is_none(), "relative path");
-        assert!(decode(b"opsai-broker-1\0X/x\0").is_none(), "unknown tag");
+        assert_eq!(decode(&encode(&request)), Some(request));
+        assert!(decode(b"opsai-broker-1\0D/x\0").is_none(), "another version");
+        assert!(decode(b"opsai-broker-2\0Drelative\0").is_none(), "relative path");
+        assert!(decode(b"opsai-broker-2\0X/x\0").is_none(), "unknown tag");
     }
 
     #[test]
     fn a_kept_ruleset_goes_stale_with_time_a_run_outside_or_a_changed_directory() {
         let ruleset = OwnedFd::from(std::fs::File::open("/dev/null").expect("open /dev/null"));
         let modified = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(5));
-        let kept = Kept { ruleset, built: Instant::now(), expires: 130, generation: 3, cwd_modified: modified };
-        assert!(kept.still_covers(129, 3, modified));
-        assert!(!kept.still_covers(130, 3, modified), "30 s after the system part was computed");
-        assert!(!kept.still_covers(100, 4, modified), "something ran with the user's rights");
-        assert!(!kept.still_covers(100, 3, Some(SystemTime::UNIX_EPOCH + Duration::from_secs(6))), "cwd changed");
-        assert!(!kept.still_covers(100, 3, None), "cwd gone");
+        let deny = vec![true, false];
+        let kept = Kept {
+            ruleset,
+            built: Instant::now(),
+            expires: 130,
+            generation: 3,
+            cwd_modified: modified,
+            deny_present: deny.clone(),
+        };
+        assert!(kept.still_covers(129, 3, modified, &deny));
+        assert!(!kept.still_covers(130, 3, modified, &deny), "30 s after the system part was computed");
+        assert!(!kept.still_covers(100, 4, modified, &deny), "something ran with the user's rights");
+        let later = Some(SystemTime::UNIX_EPOCH + Duration::from_secs(6));
+        assert!(!kept.still_covers(100, 3, later, &deny), "cwd changed");
+        assert!(!kept.still_covers(100, 3, None, &deny), "cwd gone");
+        assert!(!kept.still_covers(100, 3, modified, &[true, true]), "a deny path came into existence");
     }
 
     #[test]

@@ -352,10 +352,16 @@ struct Helper<'a> {
 fn apply_and_exec(helper: Helper, command: &[OsString], fail: &dyn Fn(&str) -> ExitCode) -> ExitCode {
     use std::os::unix::process::CommandExt;
     let Helper { profile, deny, limits, probe, per_pid, broker } = helper;
-    let view = view::Inputs::gather(profile, deny);
-    // Asked for before the fork: the broker answers only its own children.
-    let prepared =
-        broker.and_then(|socket| broker::fetch(std::path::Path::new(&socket), &view, &linux::own_terminals()));
+    let env = view::Env::current();
+    // Asked for before the fork: the broker answers only its own children. What it keys the
+    // ruleset by is read from this process, without touching the file system.
+    let prepared = broker.and_then(|socket| {
+        let request = broker::Request { env: env.clone(), deny: deny.to_vec(), terminals: linux::own_terminals() };
+        broker::fetch(std::path::Path::new(&socket), &request)
+    });
+    // Computed only where it is needed: without a prepared ruleset.
+    let view =
+        if prepared.is_some() { view::Inputs::default() } else { view::Inputs::gather_from(profile, deny, &env) };
     // From here on this is the command's process; the helper waits outside (process.rs).
     let contained = match process::contain(&limits) {
         Ok(contained) => contained,

@@ -18,7 +18,7 @@
 //! it is kept for [`CACHE_TTL`] in opsai's home ([`super::view_cache`]).
 
 use std::collections::HashSet;
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -83,14 +83,42 @@ pub(crate) struct Inputs {
     pub cwd: Option<PathBuf>,
 }
 
+/// What the view is computed from, as the process has it (no file system access to gather): the
+/// environment variables that name places, and the working directory. The broker keys its rulesets
+/// by these, so a helper that finds its ruleset kept computes nothing.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Env {
+    pub home: Option<OsString>,
+    pub histfile: Option<OsString>,
+    pub path: Option<OsString>,
+    pub kubeconfig: Option<OsString>,
+    pub docker_config: Option<OsString>,
+    pub cwd: Option<PathBuf>,
+}
+
+impl Env {
+    /// This process's.
+    pub(crate) fn current() -> Self {
+        Self {
+            home: std::env::var_os("HOME"),
+            histfile: std::env::var_os("HISTFILE"),
+            path: std::env::var_os("PATH"),
+            kubeconfig: std::env::var_os("KUBECONFIG"),
+            docker_config: std::env::var_os("DOCKER_CONFIG"),
+            cwd: std::env::current_dir().ok(),
+        }
+    }
+}
+
 impl Inputs {
-    /// This process's view: its homes, `PATH`, working directory, and `deny`.
-    pub(crate) fn gather(profile: SandboxProfile, deny: &[PathBuf]) -> Self {
-        let homes = homes();
+    /// The view of a process with `env` ([`Env::current`] for this one; opsai's broker computes a
+    /// helper's): its homes, `PATH`, working directory, and `deny`.
+    pub(crate) fn gather_from(profile: SandboxProfile, deny: &[PathBuf], env: &Env) -> Self {
+        let homes = homes(env.home.as_deref());
         let tool = profile == SandboxProfile::Tool;
         let mut deny: Vec<PathBuf> = deny.iter().chain(&homes_opsai(&homes)).filter_map(|p| canonical(p)).collect();
         deny.extend(SYSTEM_DENY.iter().map(PathBuf::from));
-        if let Some(histfile) = std::env::var_os("HISTFILE").filter(|h| !h.is_empty()).map(PathBuf::from)
+        if let Some(histfile) = env.histfile.as_ref().filter(|h| !h.is_empty()).map(PathBuf::from)
             && let Some(histfile) = canonical(&histfile)
         {
             deny.push(histfile);
@@ -105,21 +133,19 @@ impl Inputs {
         // Programs installed for the user (`~/.local/bin`, `~/.cargo/bin`), not the home itself, and
         // only directories named `bin`: `PATH` is the environment's to set, and `PATH=…:~/.aws`
         // must not open a credential directory.
-        if let Some(path) = std::env::var_os("PATH") {
-            open.extend(std::env::split_paths(&path).filter_map(|dir| canonical(&dir)).filter(|dir| {
+        if let Some(path) = &env.path {
+            open.extend(std::env::split_paths(path).filter_map(|dir| canonical(&dir)).filter(|dir| {
                 homes.iter().any(|home| dir.starts_with(home) && dir != home)
                     && dir.file_name().is_some_and(|name| name == "bin")
                     && !dir.iter().any(|part| shape::is_secret_name(&part.to_string_lossy()))
             }));
         }
         if tool {
-            for var in ["KUBECONFIG", "DOCKER_CONFIG"] {
-                if let Some(value) = std::env::var_os(var) {
-                    open.extend(std::env::split_paths(&value).filter_map(|p| canonical(&p)));
-                }
+            for value in [&env.kubeconfig, &env.docker_config].into_iter().flatten() {
+                open.extend(std::env::split_paths(value).filter_map(|p| canonical(&p)));
             }
         }
-        let cwd = std::env::current_dir().ok().and_then(|dir| canonical(&dir));
+        let cwd = env.cwd.as_deref().and_then(canonical);
         Self { profile_tool: tool, deny, homes, open, cwd }
     }
 
@@ -145,9 +171,9 @@ fn homes_opsai(homes: &[PathBuf]) -> Vec<PathBuf> {
 /// Every home on this machine: `$HOME`, this user's home in the password database, `/root`,
 /// `/home/*`, and the homes of people (uid ≥ 1000) in `/etc/passwd` wherever they are. System
 /// accounts' homes (`/var/lib/postgresql`) are left to the world-readable rule.
-pub(crate) fn homes() -> Vec<PathBuf> {
+pub(crate) fn homes(home: Option<&OsStr>) -> Vec<PathBuf> {
     let mut found: Vec<PathBuf> = Vec::new();
-    found.extend(std::env::var_os("HOME").filter(|h| !h.is_empty()).map(PathBuf::from));
+    found.extend(home.filter(|h| !h.is_empty()).map(PathBuf::from));
     found.push(PathBuf::from("/root"));
     if let Ok(entries) = std::fs::read_dir("/home") {
         found.extend(entries.flatten().filter(|e| e.file_type().is_ok_and(|t| t.is_dir())).map(|e| e.path()));
