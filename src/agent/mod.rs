@@ -287,8 +287,9 @@ impl Agent<'_> {
     ) -> Result<Option<crate::llm::ModelReply>, LlmError> {
         let mut retried = false;
         loop {
-            let mut messages =
-                vec![ChatMessage::system(prompt::system_prompt(self.settings.prompt, &self.settings.environment))];
+            let calls = self.model.tool_calls(&self.settings.model).await;
+            let system = prompt::system_prompt(self.settings.prompt, calls, &self.settings.environment);
+            let mut messages = vec![ChatMessage::system(system)];
             messages.extend(history.iter().cloned());
             let request = ChatRequest {
                 model: self.settings.model.clone(),

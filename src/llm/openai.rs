@@ -25,6 +25,7 @@
 //!   the request again without them (remembered for this client); a JSON body instead of a stream
 //!   is accepted too.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -39,8 +40,9 @@ use super::retry::{self, RetryPolicy};
 use super::sse::{self, SseError};
 use super::stream::{ReplyAssembler, Step, StreamError};
 use super::text_calls::recover_text_calls;
+use super::tool_mode::{self, ToolCalls, ToolSetting};
 use super::wire::{self, BodyOptions};
-use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, transport};
+use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, Sampling, transport};
 
 /// A streaming chat-completions client for one endpoint.
 pub struct OpenAiClient {
@@ -57,6 +59,10 @@ pub struct OpenAiClient {
     retry: RetryPolicy,
     without_stream_options: AtomicBool,
     without_tools: AtomicBool,
+    sampling: Sampling,
+    tool_setting: ToolSetting,
+    /// What `tool_setting` came to, once known.
+    tool_calls: OnceLock<ToolCalls>,
 }
 
 /// How one failed attempt should be followed up.
@@ -121,6 +127,9 @@ impl OpenAiClient {
             retry: RetryPolicy::default(),
             without_stream_options: AtomicBool::new(false),
             without_tools: AtomicBool::new(false),
+            sampling: Sampling::default(),
+            tool_setting: ToolSetting::default(),
+            tool_calls: OnceLock::new(),
         })
     }
 
@@ -131,6 +140,52 @@ impl OpenAiClient {
             self.local_first_byte = Some(wait);
         }
         self
+    }
+
+    /// The sampling settings sent with every request.
+    pub fn with_sampling(mut self, sampling: Sampling) -> Self {
+        self.sampling = sampling;
+        self
+    }
+
+    /// How tool calls travel (`llm.tool_mode`); text leaves the schemas out of every request.
+    pub fn with_tool_setting(mut self, setting: ToolSetting) -> Self {
+        if setting == ToolSetting::Fixed(ToolCalls::Text) {
+            self.without_tools.store(true, Ordering::Relaxed);
+        }
+        self.tool_setting = setting;
+        self
+    }
+
+    /// [`ChatModel::tool_calls`]: the fixed setting, else what the cache or one probe says.
+    async fn resolve_tool_calls(&self, model: &str) -> ToolCalls {
+        let cache = match &self.tool_setting {
+            ToolSetting::Fixed(fixed) => return *fixed,
+            ToolSetting::Auto(cache) => cache.as_deref(),
+        };
+        if let Some(known) = self.tool_calls.get() {
+            return *known;
+        }
+        let remembered = cache.and_then(|cache| tool_mode::cached(cache, &self.base_url, model));
+        let found = match remembered {
+            Some(found) => found,
+            None => match super::probe::tool_call(self, model).await {
+                Ok(check) => {
+                    let found = tool_mode::from_check(&check);
+                    if let Some(cache) = cache {
+                        // Not remembered: the next run probes again, nothing else is lost.
+                        let _ = tool_mode::remember(cache, &self.base_url, model, found);
+                    }
+                    found
+                }
+                // The request itself will meet the same failure and report it; not remembered.
+                Err(_) => return ToolCalls::Native,
+            },
+        };
+        if found == ToolCalls::Text {
+            self.without_tools.store(true, Ordering::Relaxed);
+        }
+        *self.tool_calls.get_or_init(|| found)
     }
 
     /// Replaces the retry policy (tests use short waits).
@@ -154,6 +209,7 @@ impl OpenAiClient {
             let options = BodyOptions {
                 stream_options: !self.without_stream_options.load(Ordering::Relaxed),
                 tools: !self.without_tools.load(Ordering::Relaxed),
+                sampling: self.sampling,
             };
             let body = wire::chat_body(request, options);
             let failure = match self.attempt(request, &body, &mut *on_delta).await {
@@ -357,6 +413,10 @@ impl ChatModel for OpenAiClient {
 
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
         Box::pin(self.models_with_retries())
+    }
+
+    fn tool_calls<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ToolCalls> {
+        Box::pin(self.resolve_tool_calls(model))
     }
 }
 
