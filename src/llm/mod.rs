@@ -140,11 +140,15 @@ pub trait ChatModel: Send + Sync {
     /// Model names the endpoint offers (`GET /models`), for the set-llm wizard.
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>>;
 
-    /// How tool calls travel for `model` at this endpoint: the prompt says how to call a tool
-    /// only when the schemas are not sent. Native unless the client was told or found otherwise.
-    fn tool_calls<'a>(&'a self, _model: &'a str) -> BoxFuture<'a, tool_mode::ToolCalls> {
-        Box::pin(async { tool_mode::ToolCalls::Native })
+    /// How tool calls travel for `model` at this endpoint (`llm.tool_mode`, or what `auto` learned),
+    /// for `purpose`: the prompt says how to call only when the schemas are not sent.
+    fn tool_calls(&self, _model: &str, _purpose: tool_mode::Purpose) -> tool_mode::ToolCalls {
+        tool_mode::ToolCalls::Native
     }
+
+    /// What a caller saw the model do, remembered for the next process when `llm.tool_mode` is
+    /// `auto` (see [`tool_mode`]).
+    fn learn(&self, _model: &str, _purpose: tool_mode::Purpose, _found: tool_mode::ToolCalls) {}
 }
 
 /// What went wrong talking to the model, worded for the user.

@@ -40,7 +40,7 @@ use super::retry::{self, RetryPolicy};
 use super::sse::{self, SseError};
 use super::stream::{ReplyAssembler, Step, StreamError};
 use super::text_calls::recover_text_calls;
-use super::tool_mode::{self, ToolCalls, ToolSetting};
+use super::tool_mode::{self, Purpose, ToolCalls, ToolSetting};
 use super::wire::{self, BodyOptions};
 use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, Sampling, transport};
 
@@ -157,35 +157,30 @@ impl OpenAiClient {
         self
     }
 
-    /// [`ChatModel::tool_calls`]: the fixed setting, else what the cache or one probe says.
-    async fn resolve_tool_calls(&self, model: &str) -> ToolCalls {
-        let cache = match &self.tool_setting {
-            ToolSetting::Fixed(fixed) => return *fixed,
-            ToolSetting::Auto(cache) => cache.as_deref(),
-        };
-        if let Some(known) = self.tool_calls.get() {
-            return *known;
-        }
-        let remembered = cache.and_then(|cache| tool_mode::cached(cache, &self.base_url, model));
-        let found = match remembered {
-            Some(found) => found,
-            None => match super::probe::tool_call(self, model).await {
-                Ok(check) => {
-                    let found = tool_mode::from_check(&check);
-                    if let Some(cache) = cache {
-                        // Not remembered: the next run probes again, nothing else is lost.
-                        let _ = tool_mode::remember(cache, &self.base_url, model, found);
-                    }
-                    found
-                }
-                // The request itself will meet the same failure and report it; not remembered.
-                Err(_) => return ToolCalls::Native,
-            },
+    /// [`ChatModel::tool_calls`]: the fixed setting, else what was learned (native until then).
+    /// Text leaves the schemas out of this client's requests from here on.
+    fn resolve_tool_calls(&self, model: &str, purpose: Purpose) -> ToolCalls {
+        let found = match &self.tool_setting {
+            ToolSetting::Fixed(fixed) => *fixed,
+            ToolSetting::Auto(cache) => *self.tool_calls.get_or_init(|| {
+                cache
+                    .as_deref()
+                    .and_then(|cache| tool_mode::cached(cache, &self.base_url, model, purpose))
+                    .unwrap_or(ToolCalls::Native)
+            }),
         };
         if found == ToolCalls::Text {
             self.without_tools.store(true, Ordering::Relaxed);
         }
-        *self.tool_calls.get_or_init(|| found)
+        found
+    }
+
+    /// [`ChatModel::learn`]: remembered for the next process when `llm.tool_mode` is `auto`.
+    fn remember_tool_calls(&self, model: &str, purpose: Purpose, found: ToolCalls) {
+        if let ToolSetting::Auto(Some(cache)) = &self.tool_setting {
+            // Not remembered is only a lost hint: the next run learns it again.
+            let _ = tool_mode::remember(cache, &self.base_url, model, purpose, found);
+        }
     }
 
     /// Replaces the retry policy (tests use short waits).
@@ -213,7 +208,16 @@ impl OpenAiClient {
             };
             let body = wire::chat_body(request, options);
             let failure = match self.attempt(request, &body, &mut *on_delta).await {
-                Ok(reply) => return Ok(recover_text_calls(reply, request)),
+                Ok(reply) => {
+                    let structured = !reply.tool_calls.is_empty();
+                    let reply = recover_text_calls(reply, request);
+                    // Schemas sent, and the call still came as text: the server does not map this
+                    // model's calls (its chat template), so text is the form that works.
+                    if options.tools && !request.tools.is_empty() && !structured && !reply.tool_calls.is_empty() {
+                        self.remember_tool_calls(&request.model, Purpose::Calls, ToolCalls::Text);
+                    }
+                    return Ok(reply);
+                }
                 Err(failure) => failure,
             };
             match failure.next {
@@ -415,8 +419,12 @@ impl ChatModel for OpenAiClient {
         Box::pin(self.models_with_retries())
     }
 
-    fn tool_calls<'a>(&'a self, model: &'a str) -> BoxFuture<'a, ToolCalls> {
-        Box::pin(self.resolve_tool_calls(model))
+    fn tool_calls(&self, model: &str, purpose: Purpose) -> ToolCalls {
+        self.resolve_tool_calls(model, purpose)
+    }
+
+    fn learn(&self, model: &str, purpose: Purpose, found: ToolCalls) {
+        self.remember_tool_calls(model, purpose, found);
     }
 }
 

@@ -1,12 +1,15 @@
 //! How tool calls travel to and from one endpoint and model (`llm.tool_mode`): as the API's
 //! structured `tools`/`tool_calls`, or as text the model writes (and opsai reads back).
 //!
-//! `auto` asks the endpoint once: one request offering one tool and asking for a call
-//! ([`super::probe::tool_call`]). A structured call back means native; a call written out as text,
-//! or none at all, means text. A small model behind a server whose template does not map its calls
-//! then gets a prompt it can follow instead of tool schemas it ignores. The answer is remembered
-//! per endpoint and model in `$OPSAI_HOME/cache/tool_mode.json`, so only the first request ever
-//! pays for the probe; a failed probe is not remembered (the next run asks again).
+//! `auto` learns from what the endpoint actually does and remembers it per endpoint and model in
+//! `$OPSAI_HOME/cache/tool_mode.json`, so the next process takes the path that works:
+//! - a reply that wrote a call out as text although the schemas were sent natively (a server whose
+//!   chat template does not map the model's calls) makes every mode use text calls;
+//! - a widget turn offered `propose_command` natively that answered with the command as text
+//!   instead (small models do) makes the widget ask for the command as text, without schemas;
+//!
+//! Nothing is probed behind the user's back: learning costs no request. Until something is
+//! learned, calls are native (what every endpoint that takes `tools` understands).
 
 use std::collections::BTreeMap;
 use std::fs::{DirBuilder, OpenOptions};
@@ -30,8 +33,15 @@ pub enum ToolCalls {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolSetting {
     Fixed(ToolCalls),
-    /// Probe once; remember the answer in this file (`None`: in memory only).
+    /// Learn from the replies; remember in this file (`None`: in memory only).
     Auto(Option<PathBuf>),
+}
+
+/// Which conversation a finding is about: every mode's calls, or the widget's proposal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    Calls,
+    Widget,
 }
 
 impl Default for ToolSetting {
@@ -44,13 +54,23 @@ impl Default for ToolSetting {
 pub const CACHE_FILE: &str = "tool_mode.json";
 
 /// The key an endpoint and model are remembered under.
-fn key(base_url: &str, model: &str) -> String {
-    format!("{} {model}", base_url.trim_end_matches('/'))
+fn key(base_url: &str, model: &str, purpose: Purpose) -> String {
+    let base = format!("{} {model}", base_url.trim_end_matches('/'));
+    match purpose {
+        Purpose::Calls => base,
+        Purpose::Widget => format!("{base} (widget)"),
+    }
 }
 
-/// What the cache remembers for `base_url` and `model`.
-pub fn cached(cache: &Path, base_url: &str, model: &str) -> Option<ToolCalls> {
-    read(cache).get(&key(base_url, model)).copied()
+/// What the cache remembers for `base_url` and `model`: for the widget, its own finding first,
+/// then what holds for every mode.
+pub fn cached(cache: &Path, base_url: &str, model: &str, purpose: Purpose) -> Option<ToolCalls> {
+    let entries = read(cache);
+    let calls = entries.get(&key(base_url, model, Purpose::Calls)).copied();
+    match purpose {
+        Purpose::Calls => calls,
+        Purpose::Widget => entries.get(&key(base_url, model, Purpose::Widget)).copied().or(calls),
+    }
 }
 
 fn read(cache: &Path) -> BTreeMap<String, ToolCalls> {
@@ -59,14 +79,17 @@ fn read(cache: &Path) -> BTreeMap<String, ToolCalls> {
 
 /// Remembers `found` for `base_url` and `model`, keeping the other entries; written whole to a
 /// temporary file and renamed, so a reader never sees half of it.
-pub fn remember(cache: &Path, base_url: &str, model: &str, found: ToolCalls) -> std::io::Result<()> {
+pub fn remember(cache: &Path, base_url: &str, model: &str, purpose: Purpose, found: ToolCalls) -> std::io::Result<()> {
     let dir = cache.parent().unwrap_or(Path::new("."));
     match DirBuilder::new().recursive(true).mode(0o700).create(dir) {
         Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => return Err(err),
         _ => {}
     }
     let mut entries = read(cache);
-    entries.insert(key(base_url, model), found);
+    if entries.get(&key(base_url, model, purpose)) == Some(&found) {
+        return Ok(());
+    }
+    entries.insert(key(base_url, model, purpose), found);
     let text = serde_json::to_string_pretty(&entries).map_err(std::io::Error::other)?;
     let temp = dir.join(format!(".{CACHE_FILE}.{}.tmp", std::process::id()));
     let written = OpenOptions::new()
@@ -83,41 +106,25 @@ pub fn remember(cache: &Path, base_url: &str, model: &str, found: ToolCalls) -> 
     written
 }
 
-/// What a probe's answer means: a structured call is native; a call written as text, or no call,
-/// is text.
-pub(crate) fn from_check(check: &super::probe::ToolCheck) -> ToolCalls {
-    match check.call {
-        Some(_) if !check.text_form => ToolCalls::Native,
-        _ => ToolCalls::Text,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::llm::probe::ToolCheck;
-    use crate::protocol::ToolCall;
 
     #[test]
     fn answers_are_remembered_per_endpoint_and_model() {
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("cache").join(CACHE_FILE);
-        assert_eq!(cached(&cache, "http://127.0.0.1:8081/v1", "qwen"), None);
-        remember(&cache, "http://127.0.0.1:8081/v1/", "qwen", ToolCalls::Text).unwrap();
-        remember(&cache, "http://127.0.0.1:8081/v1", "llama", ToolCalls::Native).unwrap();
-        assert_eq!(cached(&cache, "http://127.0.0.1:8081/v1", "qwen"), Some(ToolCalls::Text));
-        assert_eq!(cached(&cache, "http://127.0.0.1:8081/v1", "llama"), Some(ToolCalls::Native));
-        assert_eq!(cached(&cache, "http://other:8081/v1", "qwen"), None);
+        let url = "http://127.0.0.1:8081/v1";
+        let (calls, widget) = (Purpose::Calls, Purpose::Widget);
+        assert_eq!(cached(&cache, url, "qwen", calls), None);
+        remember(&cache, "http://127.0.0.1:8081/v1/", "qwen", widget, ToolCalls::Text).unwrap();
+        remember(&cache, url, "llama", calls, ToolCalls::Native).unwrap();
+        assert_eq!(cached(&cache, url, "qwen", widget), Some(ToolCalls::Text));
+        assert_eq!(cached(&cache, url, "qwen", calls), None, "the widget's finding is its own");
+        assert_eq!(cached(&cache, url, "llama", calls), Some(ToolCalls::Native));
+        assert_eq!(cached(&cache, url, "llama", widget), Some(ToolCalls::Native), "every mode's holds for the widget");
+        assert_eq!(cached(&cache, "http://other:8081/v1", "qwen", widget), None);
         std::fs::write(&cache, "{not json").unwrap();
-        assert_eq!(cached(&cache, "http://127.0.0.1:8081/v1", "qwen"), None, "a broken cache is no answer");
-    }
-
-    #[test]
-    fn only_a_structured_call_is_native() {
-        let call = ToolCall { id: "c".into(), name: "report_status".into(), arguments: serde_json::json!({}) };
-        let check = |call: Option<ToolCall>, text_form| ToolCheck { call, text_form, text: String::new() };
-        assert_eq!(from_check(&check(Some(call.clone()), false)), ToolCalls::Native);
-        assert_eq!(from_check(&check(Some(call), true)), ToolCalls::Text);
-        assert_eq!(from_check(&check(None, false)), ToolCalls::Text);
+        assert_eq!(cached(&cache, url, "qwen", widget), None, "a broken cache is no answer");
     }
 }

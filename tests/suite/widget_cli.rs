@@ -17,7 +17,7 @@ use crate::support::pty::PtySession;
 const LIMIT: Duration = Duration::from_secs(30);
 
 /// `opsai widget` for zsh 5.9 against `mock`, with no controlling terminal.
-fn widget(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
+pub(crate) fn widget(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
     let mut cmd = detached(env);
     cmd.env("OPSAI_BASE_URL", mock.base_url()).env("OPSAI_SHELL", "zsh").env("OPSAI_SHELL_VERSION", "5.9");
     cmd
@@ -25,7 +25,7 @@ fn widget(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
 
 /// `opsai widget` as `TestEnv::cmd` sets it up (clean environment, private homes), run through
 /// `setsid -w` so it has no controlling terminal.
-fn detached(env: &TestEnv) -> assert_cmd::Command {
+pub(crate) fn detached(env: &TestEnv) -> assert_cmd::Command {
     const SETSID: &str = "/usr/bin/setsid";
     let opsai = env!("CARGO_BIN_EXE_opsai");
     let mut cmd = if Path::new(SETSID).exists() {
@@ -46,13 +46,13 @@ fn detached(env: &TestEnv) -> assert_cmd::Command {
     assert_cmd::Command::from_std(cmd)
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
-fn run(cmd: &mut assert_cmd::Command) -> Run {
+pub(crate) fn run(cmd: &mut assert_cmd::Command) -> Run {
     let output = cmd.timeout(LIMIT).output().unwrap();
     Run {
         code: output.status.code().unwrap_or(-1),
@@ -61,11 +61,11 @@ fn run(cmd: &mut assert_cmd::Command) -> Run {
     }
 }
 
-fn audit(env: &TestEnv) -> String {
+pub(crate) fn audit(env: &TestEnv) -> String {
     std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
 }
 
-fn propose(id: &str, command: &str) -> Reply {
+pub(crate) fn propose(id: &str, command: &str) -> Reply {
     reply_tool_call(id, "propose_command", json!({"command": command, "explanation": "test"}))
 }
 
@@ -73,7 +73,7 @@ fn probe(id: &str, command: &str) -> Reply {
     reply_tool_call(id, "run_command", json!({"command": command, "why": "look"}))
 }
 
-fn system_prompt(request: &RecordedRequest) -> String {
+pub(crate) fn system_prompt(request: &RecordedRequest) -> String {
     request.messages()[0]["content"].as_str().unwrap().to_owned()
 }
 
@@ -85,14 +85,14 @@ fn user_message(request: &RecordedRequest) -> String {
 }
 
 /// The contract: exit 0, stdout exactly the command, nothing on stderr, no escape bytes.
-fn assert_replaced(run: &Run, command: &str) {
+pub(crate) fn assert_replaced(run: &Run, command: &str) {
     assert_eq!(run.code, 0, "stdout {:?}, stderr {:?}", run.stdout, run.stderr);
     assert_eq!(run.stdout, command);
     assert_eq!(run.stderr, "");
 }
 
 /// The contract on failure: one message line, the given exit code, nothing on stderr.
-fn assert_message(run: &Run, code: i32) -> String {
+pub(crate) fn assert_message(run: &Run, code: i32) -> String {
     assert_eq!(run.code, code, "stdout {:?}, stderr {:?}", run.stdout, run.stderr);
     assert_eq!(run.stdout.trim_end_matches('\n').lines().count(), 1, "{:?}", run.stdout);
     assert!(!run.stdout.contains('\x1b'), "{:?}", run.stdout);
@@ -193,11 +193,15 @@ fn a_fenced_block_or_a_single_line_answer_is_taken_as_the_proposal() {
 #[test]
 fn a_prose_answer_is_one_message_line_with_exit_1() {
     let env = TestEnv::new();
-    let mock =
-        MockLlm::start([reply_text("I need to know which directory you mean.\nTell me and press Ctrl-G again.")]);
+    let prose = "I need to know which directory you mean.\nTell me and press Ctrl-G again.";
+    let mock = MockLlm::start([reply_text(prose), reply_text(prose)]);
     let result = run(widget(&env, &mock).env("OPSAI_BUFFER", "clean it up"));
     assert_eq!(assert_message(&result, 1), "opsai: I need to know which directory you mean.");
     assert!(!audit(&env).contains("widget.propose_command"));
+    // Prose gets one more chance to be a command, told what the answer must be.
+    let second = &mock.chat_requests()[1];
+    let asked = second.messages().last().and_then(|m| m["content"].as_str().map(str::to_owned)).unwrap_or_default();
+    assert!(asked.starts_with("Reply with the command line only"), "{asked}");
 }
 
 #[test]

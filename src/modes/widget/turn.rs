@@ -11,7 +11,8 @@ use super::log::WidgetLog;
 use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
 use crate::agent::prompt::PromptMode;
 use crate::agent::{Agent, AgentError, LoopSettings};
-use crate::llm::LlmError;
+use crate::llm::tool_mode::{Purpose, ToolCalls};
+use crate::llm::{ChatModel, LlmError};
 use crate::policy;
 use crate::protocol::{AgentEvent, Assessment, ChatMessage, Decision, Risk, TurnOutcome};
 use crate::runner::Parts;
@@ -196,9 +197,22 @@ impl Turn<'_> {
         let mut history = Vec::new();
         let mut message = self.task.clone();
         let mut best: Option<(u8, Result<TurnOutcome, AgentError>)> = None;
+        let model = &self.parts.config.llm.model;
+        let calls = self.parts.model.tool_calls(model, Purpose::Widget);
         for attempt in 1..=CANDIDATES {
             let outcome = agent.run_turn(&mut history, &message, &mut *on_event).await;
-            let Some(flaw) = self.flaw(&outcome) else { return outcome };
+            // Offered propose_command and answered with the command as text: this model's
+            // widget path is text (no schemas, the command asked for), from the next run on.
+            if attempt == 1 && calls == ToolCalls::Native && matches!(outcome, Ok(TurnOutcome::Answer(_))) {
+                self.parts.model.learn(model, Purpose::Widget, ToolCalls::Text);
+            }
+            let Some(flaw) = self.flaw(&outcome) else {
+                // A second candidate that failed outright (the endpoint went away) leaves the first.
+                return match (outcome, best) {
+                    (Err(_), Some((_, first))) => first,
+                    (outcome, _) => outcome,
+                };
+            };
             self.log.write(&format!("candidate {attempt} not used as it is: {}", flaw.feedback));
             let feedback = flaw.feedback.clone();
             if best.as_ref().is_none_or(|(rank, _)| flaw.rank < *rank) {

@@ -1,0 +1,108 @@
+//! Issue 22: the widget with small local models, through the real binary. A candidate that is not
+//! a usable command line (a bare path, alternatives, a syntax error) gets one more try with what is
+//! wrong; `llm.tool_mode` decides whether `propose_command` is offered or the command is asked for
+//! as text, and `auto` learns it from how the model answered; sampling settings reach the request.
+
+use serde_json::json;
+
+use super::widget_cli::{Run, assert_message, assert_replaced, audit, propose, run, system_prompt, widget};
+use crate::support::TestEnv;
+use crate::support::mock_llm::*;
+
+/// The last message of a request (the feedback a second candidate is asked with).
+fn last_message(request: &RecordedRequest) -> String {
+    let messages = request.messages();
+    messages.last().and_then(|m| m["content"].as_str()).unwrap_or_default().to_owned()
+}
+
+fn ask(env: &TestEnv, mock: &MockLlm, line: &str) -> Run {
+    run(widget(env, mock).env("OPSAI_BUFFER", line).env("OPSAI_SHELL", "bash").env("OPSAI_SHELL_VERSION", "5.2"))
+}
+
+#[test]
+fn a_bare_path_gets_a_second_candidate_and_only_the_command_is_used() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([propose("c1", "/home/root"), propose("c2", "echo \"$HOME\"")]);
+    assert_replaced(&ask(&env, &mock, "print the current user's home directory"), "echo \"$HOME\"");
+    let second = &mock.chat_requests()[1];
+    second.assert_tool_calls_answered();
+    assert!(second.tool_result("c1").is_some_and(|r| r.contains("only a path")), "{:?}", second.tool_result("c1"));
+    assert!(last_message(second).contains("Reply with the corrected command line only"), "{}", last_message(second));
+    let log = audit(&env);
+    assert_eq!(log.matches("widget.propose_command").count(), 1, "only the used candidate is proposed: {log}");
+    assert!(!log.contains("/home/root"), "{log}");
+}
+
+#[test]
+fn a_path_twice_is_a_message_never_the_new_line() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("/home/root"), reply_text("`/home/root`")]);
+    let message = assert_message(&ask(&env, &mock, "print my home directory"), 1);
+    assert!(message.contains("a path, not a command"), "{message}");
+    assert_eq!(mock.chat_requests().len(), 2);
+}
+
+#[test]
+fn alternatives_and_syntax_errors_are_sent_back_once() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("```sh\nls -l\nls -la\n```"), reply_text("ls -la")]);
+    assert_replaced(&ask(&env, &mock, "list everything here"), "ls -la");
+    assert!(last_message(&mock.chat_requests()[1]).contains("several commands"));
+    if std::process::Command::new("bash").arg("--version").output().is_err() {
+        assert!(std::env::var_os("CI").is_none(), "bash is missing under CI");
+        eprintln!("skipped the syntax half: no bash");
+        return;
+    }
+    let mock = MockLlm::start([reply_text("echo 'unclosed"), reply_text("echo 'closed'")]);
+    assert_replaced(&ask(&env, &mock, "say closed"), "echo 'closed'");
+    let feedback = last_message(&mock.chat_requests()[1]);
+    assert!(feedback.contains("The shell cannot parse that") && feedback.contains("EOF"), "{feedback}");
+    // The second candidate no better: the first stands (the user sees it and decides).
+    let mock = MockLlm::start([reply_text("```\nls -l\nls -la\n```"), reply_text("echo 'still")]);
+    assert_replaced(&ask(&env, &mock, "list"), "ls -l\nls -la");
+}
+
+#[test]
+fn text_tool_mode_sends_no_schemas_and_asks_for_the_command_itself() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"tool_mode": "text", "temperature": 0, "top_p": 0.9, "top_k": 1}}"#);
+    let mock = MockLlm::start([reply_text("```sh\nhead -n 5 notes.txt\n```")]);
+    assert_replaced(&ask(&env, &mock, "first 5 lines of notes.txt"), "head -n 5 notes.txt");
+    let request = &mock.chat_requests()[0];
+    assert!(request.json().get("tools").is_none(), "{}", request.json());
+    assert_eq!((&request.json()["temperature"], &request.json()["top_p"]), (&json!(0.0), &json!(0.9)));
+    assert_eq!(request.json()["top_k"], json!(1));
+    let system = system_prompt(request);
+    assert!(system.contains("Reply with the command line only.") && !system.contains("propose_command"), "{system}");
+    assert!(!system.contains("- Tools:") && !system.contains("- Docker:"), "no installed-program list: {system}");
+}
+
+#[test]
+fn auto_learns_that_the_model_answers_in_text_and_asks_for_text_from_then_on() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("```sh\ndu -sh .\n```"), reply_text("du -sh /srv")]);
+    assert_replaced(&ask(&env, &mock, "disk usage here"), "du -sh .");
+    assert_replaced(&ask(&env, &mock, "disk usage of /srv"), "du -sh /srv");
+    let requests = mock.chat_requests();
+    assert_eq!(requests[0].tool_names(), ["run_command", "propose_command"]);
+    assert!(system_prompt(&requests[0]).contains("calling propose_command"));
+    assert!(requests[1].json().get("tools").is_none(), "learned: {}", requests[1].json());
+    assert!(system_prompt(&requests[1]).contains("Reply with the command line only."));
+    assert!(requests[0].json().get("temperature").is_none(), "nothing configured, nothing sent");
+    // A model that calls the tool keeps the native path.
+    let env = TestEnv::new();
+    let mock = MockLlm::start([propose("c1", "du -sh ."), propose("c2", "du -sh /srv")]);
+    assert_replaced(&ask(&env, &mock, "disk usage here"), "du -sh .");
+    assert_replaced(&ask(&env, &mock, "disk usage of /srv"), "du -sh /srv");
+    assert_eq!(mock.chat_requests()[1].tool_names(), ["run_command", "propose_command"]);
+}
+
+#[test]
+fn sampling_settings_out_of_range_are_configuration_errors() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"temperature": 3}}"#);
+    let mock = MockLlm::start([]);
+    let message = assert_message(&ask(&env, &mock, "anything"), 2);
+    assert!(message.contains("llm.temperature"), "{message}");
+    assert!(mock.requests().is_empty());
+}
