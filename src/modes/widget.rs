@@ -24,6 +24,7 @@ pub mod answer;
 mod check;
 pub mod log;
 pub mod request;
+mod trial;
 pub mod tty;
 mod turn;
 

@@ -62,10 +62,30 @@ fn alternatives_and_syntax_errors_are_sent_back_once() {
     assert_replaced(&ask(&env, &mock, "list"), "ls -l\nls -la");
 }
 
+/// A Safe candidate is tried once (a probe: sandboxed, audited); an error that says the command is
+/// wrong goes back to the model, and the corrected command is what the line gets.
+#[test]
+fn a_safe_candidate_that_fails_when_tried_gets_a_second_candidate() {
+    let env = TestEnv::new();
+    std::fs::write(env.user_home().join("notes-4c1.txt"), "one\ntwo\n").unwrap();
+    let mock = MockLlm::start([propose("c1", "head -n 1 notes-4c0.txt"), propose("c2", "head -n 1 notes-4c1.txt")]);
+    assert_replaced(&ask(&env, &mock, "first line of my notes"), "head -n 1 notes-4c1.txt");
+    let feedback = mock.chat_requests()[1].tool_result("c1").unwrap_or_default();
+    assert!(feedback.contains("No such file") && feedback.contains("notes-4c0.txt"), "{feedback}");
+    let log = audit(&env);
+    assert!(log.contains("CMD: \"head -n 1 notes-4c0.txt\" | RISK: safe | CONFIRMED: auto"), "{log}");
+    assert!(log.contains("CMD: \"head -n 1 notes-4c1.txt\" | RISK: safe | CONFIRMED: proposed"), "{log}");
+    // Not Safe: never run to check, proposed as it is.
+    let mock = MockLlm::start([propose("c1", "rm notes-4c0.txt")]);
+    assert_replaced(&ask(&env, &mock, "delete the old notes"), "rm notes-4c0.txt");
+    assert_eq!(mock.chat_requests().len(), 1);
+}
+
 #[test]
 fn text_tool_mode_sends_no_schemas_and_asks_for_the_command_itself() {
     let env = TestEnv::new();
     env.write_config(r#"{"llm": {"tool_mode": "text", "temperature": 0, "top_p": 0.9, "top_k": 1}}"#);
+    std::fs::write(env.user_home().join("notes.txt"), "one\ntwo\n").unwrap();
     let mock = MockLlm::start([reply_text("```sh\nhead -n 5 notes.txt\n```")]);
     assert_replaced(&ask(&env, &mock, "first 5 lines of notes.txt"), "head -n 5 notes.txt");
     let request = &mock.chat_requests()[0];

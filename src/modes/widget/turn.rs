@@ -6,9 +6,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use super::answer::{self, Answer};
-use super::check;
 use super::log::WidgetLog;
 use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
+use super::{check, trial};
 use crate::agent::prompt::PromptMode;
 use crate::agent::{Agent, AgentError, LoopSettings};
 use crate::llm::tool_mode::{Purpose, ToolCalls};
@@ -27,6 +27,8 @@ const CANDIDATES: u32 = 2;
 /// Ranks of a flawed answer (lower is kept when neither candidate is clean): see
 /// [`check::Problem::rank`] for commands.
 const PROSE_RANK: u8 = 8;
+/// A Safe candidate that failed when tried: still a command, maybe right where the user runs it.
+const TRIAL_RANK: u8 = 1;
 const FAILED_RANK: u8 = 9;
 /// The follow-up to prose, or to a reply that looped or ran out of tokens.
 const ONLY_THE_COMMAND: &str = "Reply with the command line only: no explanation, no Markdown.";
@@ -206,7 +208,11 @@ impl Turn<'_> {
             if attempt == 1 && calls == ToolCalls::Native && matches!(outcome, Ok(TurnOutcome::Answer(_))) {
                 self.parts.model.learn(model, Purpose::Widget, ToolCalls::Text);
             }
-            let Some(flaw) = self.flaw(&outcome) else {
+            let flaw = match self.flaw(&outcome) {
+                None => self.tried(agent, &outcome, &mut *on_event).await,
+                flaw => flaw,
+            };
+            let Some(flaw) = flaw else {
                 // A second candidate that failed outright (the endpoint went away) leaves the first.
                 return match (outcome, best) {
                     (Err(_), Some((_, first))) => first,
@@ -228,6 +234,32 @@ impl Turn<'_> {
             Some((_, outcome)) => outcome,
             None => Ok(TurnOutcome::StepLimit),
         }
+    }
+
+    /// A Safe candidate run once to check it (see [`trial`]): what went wrong, when it failed in a
+    /// way that says the command is wrong.
+    async fn tried(
+        &self,
+        agent: &mut Agent<'_>,
+        outcome: &Result<TurnOutcome, AgentError>,
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Option<Flaw> {
+        if !trial::applies_to(self.shell.as_deref()) {
+            return None;
+        }
+        let (command, risk) = match outcome {
+            Ok(TurnOutcome::Proposed { assessment, .. }) => (assessment.sanitized.clone(), assessment.risk),
+            Ok(TurnOutcome::Answer(text)) => match answer::classify(text, is_program) {
+                Answer::Command(command) => {
+                    let risk = policy::assess(&command, &self.parts.policy).risk;
+                    (command, risk)
+                }
+                Answer::Prose(_) => return None,
+            },
+            _ => return None,
+        };
+        let feedback = trial::run(agent, &command, risk, &self.task, on_event).await?;
+        Some(Flaw { rank: TRIAL_RANK, feedback, retry: true })
     }
 
     /// What is wrong with how a turn ended, if anything a second candidate could fix.
