@@ -145,10 +145,6 @@ pub trait ChatModel: Send + Sync {
     fn tool_calls(&self, _model: &str, _purpose: tool_mode::Purpose) -> tool_mode::ToolCalls {
         tool_mode::ToolCalls::Native
     }
-
-    /// What a caller saw the model do, remembered for the next process when `llm.tool_mode` is
-    /// `auto` (see [`tool_mode`]).
-    fn learn(&self, _model: &str, _purpose: tool_mode::Purpose, _found: tool_mode::ToolCalls) {}
 }
 
 /// What went wrong talking to the model, worded for the user.

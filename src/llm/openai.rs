@@ -157,7 +157,8 @@ impl OpenAiClient {
         self
     }
 
-    /// [`ChatModel::tool_calls`]: the fixed setting, else what was learned (native until then).
+    /// [`ChatModel::tool_calls`]: the fixed setting, else what was learned, else the purpose's own
+    /// start ([`Purpose::untold`]).
     /// Text leaves the schemas out of this client's requests from here on.
     fn resolve_tool_calls(&self, model: &str, purpose: Purpose) -> ToolCalls {
         let found = match &self.tool_setting {
@@ -165,8 +166,8 @@ impl OpenAiClient {
             ToolSetting::Auto(cache) => *self.tool_calls.get_or_init(|| {
                 cache
                     .as_deref()
-                    .and_then(|cache| tool_mode::cached(cache, &self.base_url, model, purpose))
-                    .unwrap_or(ToolCalls::Native)
+                    .and_then(|cache| tool_mode::cached(cache, &self.base_url, model))
+                    .unwrap_or(purpose.untold())
             }),
         };
         if found == ToolCalls::Text {
@@ -175,11 +176,11 @@ impl OpenAiClient {
         found
     }
 
-    /// [`ChatModel::learn`]: remembered for the next process when `llm.tool_mode` is `auto`.
-    fn remember_tool_calls(&self, model: &str, purpose: Purpose, found: ToolCalls) {
+    /// Remembered for the next process when `llm.tool_mode` is `auto`.
+    fn remember_tool_calls(&self, model: &str, found: ToolCalls) {
         if let ToolSetting::Auto(Some(cache)) = &self.tool_setting {
             // Not remembered is only a lost hint: the next run learns it again.
-            let _ = tool_mode::remember(cache, &self.base_url, model, purpose, found);
+            let _ = tool_mode::remember(cache, &self.base_url, model, found);
         }
     }
 
@@ -214,7 +215,7 @@ impl OpenAiClient {
                     // Schemas sent, and the call still came as text: the server does not map this
                     // model's calls (its chat template), so text is the form that works.
                     if options.tools && !request.tools.is_empty() && !structured && !reply.tool_calls.is_empty() {
-                        self.remember_tool_calls(&request.model, Purpose::Calls, ToolCalls::Text);
+                        self.remember_tool_calls(&request.model, ToolCalls::Text);
                     }
                     return Ok(reply);
                 }
@@ -421,10 +422,6 @@ impl ChatModel for OpenAiClient {
 
     fn tool_calls(&self, model: &str, purpose: Purpose) -> ToolCalls {
         self.resolve_tool_calls(model, purpose)
-    }
-
-    fn learn(&self, model: &str, purpose: Purpose, found: ToolCalls) {
-        self.remember_tool_calls(model, purpose, found);
     }
 }
 

@@ -1,15 +1,17 @@
 //! How tool calls travel to and from one endpoint and model (`llm.tool_mode`): as the API's
 //! structured `tools`/`tool_calls`, or as text the model writes (and opsai reads back).
 //!
-//! `auto` learns from what the endpoint actually does and remembers it per endpoint and model in
-//! `$OPSAI_HOME/cache/tool_mode.json`, so the next process takes the path that works:
-//! - a reply that wrote a call out as text although the schemas were sent natively (a server whose
-//!   chat template does not map the model's calls) makes every mode use text calls;
-//! - a widget turn offered `propose_command` natively that answered with the command as text
-//!   instead (small models do) makes the widget ask for the command as text, without schemas;
+//! `auto` starts from what works everywhere and learns from what the endpoint actually does,
+//! remembered per endpoint and model in `$OPSAI_HOME/cache/tool_mode.json`:
+//! - the agent and explain start native; a reply that wrote a call out as text although the
+//!   schemas were sent (a server whose chat template does not map the model's calls) switches
+//!   them, and the widget, to text from the next request on;
+//! - the widget starts with text: it asks for the command line itself and sends no schemas. Its
+//!   answer is one command, which every model can write as text; offered `run_command` and
+//!   `propose_command`, a small model (Qwen2.5-Coder-1.5B through llama.cpp) answered with the
+//!   command run as a probe and then prose (issue 22). `native` gives it the probes back.
 //!
-//! Nothing is probed behind the user's back: learning costs no request. Until something is
-//! learned, calls are native (what every endpoint that takes `tools` understands).
+//! Nothing is probed behind the user's back: learning costs no request.
 
 use std::collections::BTreeMap;
 use std::fs::{DirBuilder, OpenOptions};
@@ -37,11 +39,21 @@ pub enum ToolSetting {
     Auto(Option<PathBuf>),
 }
 
-/// Which conversation a finding is about: every mode's calls, or the widget's proposal.
+/// Which conversation asks: every mode's calls, or the widget's proposal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Purpose {
     Calls,
     Widget,
+}
+
+impl Purpose {
+    /// How `auto` starts before anything is learned.
+    pub fn untold(self) -> ToolCalls {
+        match self {
+            Purpose::Calls => ToolCalls::Native,
+            Purpose::Widget => ToolCalls::Text,
+        }
+    }
 }
 
 impl Default for ToolSetting {
@@ -54,23 +66,13 @@ impl Default for ToolSetting {
 pub const CACHE_FILE: &str = "tool_mode.json";
 
 /// The key an endpoint and model are remembered under.
-fn key(base_url: &str, model: &str, purpose: Purpose) -> String {
-    let base = format!("{} {model}", base_url.trim_end_matches('/'));
-    match purpose {
-        Purpose::Calls => base,
-        Purpose::Widget => format!("{base} (widget)"),
-    }
+fn key(base_url: &str, model: &str) -> String {
+    format!("{} {model}", base_url.trim_end_matches('/'))
 }
 
-/// What the cache remembers for `base_url` and `model`: for the widget, its own finding first,
-/// then what holds for every mode.
-pub fn cached(cache: &Path, base_url: &str, model: &str, purpose: Purpose) -> Option<ToolCalls> {
-    let entries = read(cache);
-    let calls = entries.get(&key(base_url, model, Purpose::Calls)).copied();
-    match purpose {
-        Purpose::Calls => calls,
-        Purpose::Widget => entries.get(&key(base_url, model, Purpose::Widget)).copied().or(calls),
-    }
+/// What the cache remembers for `base_url` and `model`.
+pub fn cached(cache: &Path, base_url: &str, model: &str) -> Option<ToolCalls> {
+    read(cache).get(&key(base_url, model)).copied()
 }
 
 fn read(cache: &Path) -> BTreeMap<String, ToolCalls> {
@@ -79,17 +81,17 @@ fn read(cache: &Path) -> BTreeMap<String, ToolCalls> {
 
 /// Remembers `found` for `base_url` and `model`, keeping the other entries; written whole to a
 /// temporary file and renamed, so a reader never sees half of it.
-pub fn remember(cache: &Path, base_url: &str, model: &str, purpose: Purpose, found: ToolCalls) -> std::io::Result<()> {
+pub fn remember(cache: &Path, base_url: &str, model: &str, found: ToolCalls) -> std::io::Result<()> {
     let dir = cache.parent().unwrap_or(Path::new("."));
     match DirBuilder::new().recursive(true).mode(0o700).create(dir) {
         Err(err) if err.kind() != std::io::ErrorKind::AlreadyExists => return Err(err),
         _ => {}
     }
     let mut entries = read(cache);
-    if entries.get(&key(base_url, model, purpose)) == Some(&found) {
+    if entries.get(&key(base_url, model)) == Some(&found) {
         return Ok(());
     }
-    entries.insert(key(base_url, model, purpose), found);
+    entries.insert(key(base_url, model), found);
     let text = serde_json::to_string_pretty(&entries).map_err(std::io::Error::other)?;
     let temp = dir.join(format!(".{CACHE_FILE}.{}.tmp", std::process::id()));
     let written = OpenOptions::new()
@@ -115,16 +117,19 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cache = dir.path().join("cache").join(CACHE_FILE);
         let url = "http://127.0.0.1:8081/v1";
-        let (calls, widget) = (Purpose::Calls, Purpose::Widget);
-        assert_eq!(cached(&cache, url, "qwen", calls), None);
-        remember(&cache, "http://127.0.0.1:8081/v1/", "qwen", widget, ToolCalls::Text).unwrap();
-        remember(&cache, url, "llama", calls, ToolCalls::Native).unwrap();
-        assert_eq!(cached(&cache, url, "qwen", widget), Some(ToolCalls::Text));
-        assert_eq!(cached(&cache, url, "qwen", calls), None, "the widget's finding is its own");
-        assert_eq!(cached(&cache, url, "llama", calls), Some(ToolCalls::Native));
-        assert_eq!(cached(&cache, url, "llama", widget), Some(ToolCalls::Native), "every mode's holds for the widget");
-        assert_eq!(cached(&cache, "http://other:8081/v1", "qwen", widget), None);
+        assert_eq!(cached(&cache, url, "qwen"), None);
+        remember(&cache, "http://127.0.0.1:8081/v1/", "qwen", ToolCalls::Text).unwrap();
+        remember(&cache, url, "llama", ToolCalls::Native).unwrap();
+        assert_eq!(cached(&cache, url, "qwen"), Some(ToolCalls::Text));
+        assert_eq!(cached(&cache, url, "llama"), Some(ToolCalls::Native));
+        assert_eq!(cached(&cache, "http://other:8081/v1", "qwen"), None);
         std::fs::write(&cache, "{not json").unwrap();
-        assert_eq!(cached(&cache, url, "qwen", widget), None, "a broken cache is no answer");
+        assert_eq!(cached(&cache, url, "qwen"), None, "a broken cache is no answer");
+    }
+
+    #[test]
+    fn the_widget_starts_with_text_and_the_rest_native() {
+        assert_eq!(Purpose::Widget.untold(), ToolCalls::Text);
+        assert_eq!(Purpose::Calls.untold(), ToolCalls::Native);
     }
 }

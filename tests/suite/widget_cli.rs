@@ -1,6 +1,6 @@
 //! `opsai widget` through the real binary: the shell's contract (stdout is exactly the new buffer,
 //! or one message line; 130 when cancelled), what the model is sent (and never sent), the probe
-//! rules, and the terminal side (spinner, warning, Ctrl-C, termios) on a real pseudo-terminal.
+//! rules (with `llm.tool_mode` native: the widget's default asks for the command as text), and the terminal side (spinner, warning, Ctrl-C, termios) on a real pseudo-terminal.
 //!
 //! Runs without a terminal use `setsid` (when installed), so the child has no `/dev/tty` even when
 //! the tests themselves run in one: no spinner or raw mode may touch the developer's terminal.
@@ -108,9 +108,10 @@ fn plain_intent_from_the_environment_becomes_exactly_the_proposed_command() {
     assert_replaced(&result, "ls -lS");
     let request = &mock.chat_requests()[0];
     assert_eq!(user_message(request), "list files by size");
-    assert_eq!(request.tool_names(), ["run_command", "propose_command"]);
+    // `llm.tool_mode` auto: the widget asks for the command itself (issue 22); probes need `native`.
+    assert!(request.json().get("tools").is_none(), "{}", request.json());
     let system = system_prompt(request);
-    assert!(system.contains("opsai's shell widget"), "{system}");
+    assert!(system.contains("opsai's shell widget") && system.contains("Reply with the command line only."));
     assert!(system.contains("Shell: zsh 5.9"), "{system}");
     assert!(!system.contains("Cursor:"), "a cursor at the end needs no note: {system}");
     let log = audit(&env);
@@ -229,6 +230,7 @@ fn an_unreachable_endpoint_is_one_message_line() {
 #[test]
 fn a_safe_probe_runs_and_its_output_goes_back_to_the_model() {
     let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     std::fs::write(env.user_home().join("marker-7f3a.txt"), "x").unwrap();
     let mock = MockLlm::start([probe("p1", "ls"), propose("c1", "cat marker-7f3a.txt")]);
     let result = run(widget(&env, &mock).env("OPSAI_BUFFER", "show the marker file"));
@@ -242,6 +244,7 @@ fn a_safe_probe_runs_and_its_output_goes_back_to_the_model() {
 #[test]
 fn a_medium_probe_is_refused_and_nothing_runs() {
     let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     let mock = MockLlm::start([probe("p1", "touch created-by-probe.txt"), propose("c1", "touch notes.txt")]);
     let result = run(widget(&env, &mock).env("OPSAI_BUFFER", "make a notes file"));
     assert_replaced(&result, "touch notes.txt");
@@ -254,6 +257,7 @@ fn a_medium_probe_is_refused_and_nothing_runs() {
 #[test]
 fn the_fourth_probe_is_refused() {
     let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     let mock = MockLlm::start([
         probe("p1", "pwd"),
         probe("p2", "ls"),

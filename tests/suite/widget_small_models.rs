@@ -97,24 +97,47 @@ fn text_tool_mode_sends_no_schemas_and_asks_for_the_command_itself() {
     assert!(!system.contains("- Tools:") && !system.contains("- Docker:"), "no installed-program list: {system}");
 }
 
+/// `auto`: the widget asks for the command as text from its first request (no schemas, within the
+/// widget's byte budget); `native` offers the probes and `propose_command`.
 #[test]
-fn auto_learns_that_the_model_answers_in_text_and_asks_for_text_from_then_on() {
+fn the_widget_starts_with_text_calls_and_native_is_a_setting() {
     let env = TestEnv::new();
-    let mock = MockLlm::start([reply_text("```sh\ndu -sh .\n```"), reply_text("du -sh /srv")]);
+    let mock = MockLlm::start([reply_text("```sh\ndu -sh .\n```")]);
     assert_replaced(&ask(&env, &mock, "disk usage here"), "du -sh .");
+    let request = &mock.chat_requests()[0];
+    assert!(request.json().get("tools").is_none(), "{}", request.json());
+    assert!(request.json().get("temperature").is_none(), "nothing configured, nothing sent");
+    let system = system_prompt(request);
+    assert!(system.contains("Reply with the command line only.") && system.len() <= 3000, "{system}");
+    env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
+    let mock = MockLlm::start([propose("c1", "du -sh /srv")]);
     assert_replaced(&ask(&env, &mock, "disk usage of /srv"), "du -sh /srv");
+    let request = &mock.chat_requests()[0];
+    assert_eq!(request.tool_names(), ["run_command", "propose_command"]);
+    assert!(system_prompt(request).contains("calling propose_command"));
+}
+
+/// `auto` for the agent: native until a reply writes its call as text although the schemas were
+/// sent; from the next run on the schemas stay home and the prompt shows the one call form.
+#[test]
+fn the_agent_learns_text_calls_from_a_call_written_as_text() {
+    let env = TestEnv::new();
+    let text_call = "<tool_call>{\"name\": \"run_command\", \"arguments\": {\"command\": \"echo hi\"}}</tool_call>";
+    let mock = MockLlm::start([reply_text(text_call), reply_text("Said hi."), reply_text("Done.")]);
+    let opsai = |task: &str| {
+        let mut cmd = env.cmd();
+        cmd.env("OPSAI_BASE_URL", mock.base_url()).env("OPSAI_NONINTERACTIVE", "1").args(["-q", task]);
+        cmd.timeout(std::time::Duration::from_secs(60)).assert().success();
+    };
+    opsai("say hi");
+    opsai("again");
     let requests = mock.chat_requests();
-    assert_eq!(requests[0].tool_names(), ["run_command", "propose_command"]);
-    assert!(system_prompt(&requests[0]).contains("calling propose_command"));
-    assert!(requests[1].json().get("tools").is_none(), "learned: {}", requests[1].json());
-    assert!(system_prompt(&requests[1]).contains("Reply with the command line only."));
-    assert!(requests[0].json().get("temperature").is_none(), "nothing configured, nothing sent");
-    // A model that calls the tool keeps the native path.
-    let env = TestEnv::new();
-    let mock = MockLlm::start([propose("c1", "du -sh ."), propose("c2", "du -sh /srv")]);
-    assert_replaced(&ask(&env, &mock, "disk usage here"), "du -sh .");
-    assert_replaced(&ask(&env, &mock, "disk usage of /srv"), "du -sh /srv");
-    assert_eq!(mock.chat_requests()[1].tool_names(), ["run_command", "propose_command"]);
+    assert!(!requests[0].tool_names().is_empty());
+    assert!(!system_prompt(&requests[0]).contains("<tool_call>"), "native: the schemas say how");
+    assert!(requests[2].json().get("tools").is_none(), "learned: {}", requests[2].json());
+    assert!(system_prompt(&requests[2]).contains("To call a tool, write exactly"));
+    let cache = std::fs::read_to_string(env.opsai_home().join("cache/tool_mode.json")).unwrap();
+    assert!(cache.contains("\"text\""), "{cache}");
 }
 
 #[test]

@@ -11,8 +11,7 @@ use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response,
 use super::{check, trial};
 use crate::agent::prompt::PromptMode;
 use crate::agent::{Agent, AgentError, LoopSettings};
-use crate::llm::tool_mode::{Purpose, ToolCalls};
-use crate::llm::{ChatModel, LlmError};
+use crate::llm::LlmError;
 use crate::policy;
 use crate::protocol::{AgentEvent, Assessment, ChatMessage, Decision, Risk, TurnOutcome};
 use crate::runner::Parts;
@@ -199,15 +198,8 @@ impl Turn<'_> {
         let mut history = Vec::new();
         let mut message = self.task.clone();
         let mut best: Option<(u8, Result<TurnOutcome, AgentError>)> = None;
-        let model = &self.parts.config.llm.model;
-        let calls = self.parts.model.tool_calls(model, Purpose::Widget);
         for attempt in 1..=CANDIDATES {
             let outcome = agent.run_turn(&mut history, &message, &mut *on_event).await;
-            // Offered propose_command and answered with the command as text: this model's
-            // widget path is text (no schemas, the command asked for), from the next run on.
-            if attempt == 1 && calls == ToolCalls::Native && matches!(outcome, Ok(TurnOutcome::Answer(_))) {
-                self.parts.model.learn(model, Purpose::Widget, ToolCalls::Text);
-            }
             let flaw = match self.flaw(&outcome) {
                 None => self.tried(agent, &outcome, &mut *on_event).await,
                 flaw => flaw,
