@@ -47,8 +47,8 @@ pub struct LlmConfig {
     #[serde(default)]
     pub top_k: Option<u32>,
     /// How tool calls travel: `native` (the API's `tools`), `text` (the model writes
-    /// `<tool_call>{…}</tool_call>`, or only the command in the widget), or `auto`: asked once per
-    /// endpoint and model which one the endpoint really does, and remembered.
+    /// `<tool_call>{…}</tool_call>`, or only the command in the widget), or `auto`: the widget uses
+    /// text, the other modes native until the endpoint shows otherwise (`llm::tool_mode`).
     #[serde(default)]
     pub tool_mode: ToolMode,
 }
@@ -57,7 +57,8 @@ pub struct LlmConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ToolMode {
-    /// Probe the endpoint once (a request asking for one call) and remember what it does.
+    /// Text for the widget; native for the rest until a call comes back written as text, then
+    /// text, remembered per endpoint and model.
     #[default]
     Auto,
     /// Always send the tool schemas and read structured calls.
