@@ -79,8 +79,8 @@ pub(crate) const L1_WIDGET_ROLE: &str = "\
 You are opsai's shell widget. The user message is the line typed at their shell prompt: what they want in words, \
 or a command to complete or fix (a `# comment` says what they want). Your answer replaces that line; they review \
 it and press Enter themselves. Answer with one command line for the shell named below that does exactly what they \
-asked, with the names they gave; no explanation, no alternatives, no placeholders. Several lines only for a loop \
-or a here-document.";
+asked: every part of it, with the names they gave, and no options or output they did not ask for. No \
+explanation, no alternatives, no placeholders. Several lines only for a loop or a here-document.";
 
 /// L2 for the Ctrl-G widget with native tool calls.
 pub(crate) const L2_WIDGET_TOOLS: &str = "\
