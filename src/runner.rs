@@ -56,7 +56,19 @@ pub(crate) fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Re
 pub(crate) fn model_client(llm: &LlmConfig) -> Result<OpenAiClient, LlmError> {
     let timeout = Duration::from_secs(llm.timeout);
     let client = OpenAiClient::trusting(llm.base_url.clone(), llm.api_key.clone(), timeout, llm.ca_path().as_deref())?;
-    Ok(client.with_local_first_byte(Duration::from_secs(llm.local_first_byte_timeout)))
+    let sampling = crate::llm::Sampling { temperature: llm.temperature, top_p: llm.top_p, top_k: llm.top_k };
+    Ok(client.with_local_first_byte(Duration::from_secs(llm.local_first_byte_timeout)).with_sampling(sampling))
+}
+
+/// `llm.tool_mode` for the client: `auto` remembers what it finds under `$OPSAI_HOME/cache/`.
+pub(crate) fn tool_setting(llm: &LlmConfig, paths: &Paths) -> crate::llm::tool_mode::ToolSetting {
+    use crate::config::ToolMode;
+    use crate::llm::tool_mode::{CACHE_FILE, ToolCalls, ToolSetting};
+    match llm.tool_mode {
+        ToolMode::Native => ToolSetting::Fixed(ToolCalls::Native),
+        ToolMode::Text => ToolSetting::Fixed(ToolCalls::Text),
+        ToolMode::Auto => ToolSetting::Auto(Some(paths.home.join("cache").join(CACHE_FILE))),
+    }
 }
 
 /// The audit log as configured.
@@ -126,7 +138,7 @@ impl Parts {
         let redactor = Arc::new(Redactor::from_process_env());
         let audit = audit_log(&config, paths, redactor.clone());
         let policy = config.policy()?;
-        let model = model_client(&config.llm)?;
+        let model = model_client(&config.llm)?.with_tool_setting(tool_setting(&config.llm, paths));
         let executor = Box::new(PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail));
         let backups = Backups::new(paths.backups_dir());
         // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal (README "Scripts and CI"): it

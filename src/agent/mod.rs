@@ -12,6 +12,7 @@ pub mod prompt;
 use thiserror::Error;
 
 use crate::llm::ModelRef;
+use crate::llm::tool_mode::Purpose;
 use crate::llm::{ChatModel, ChatRequest, LlmError, ModelDelta};
 use crate::protocol::{AgentEvent, ChatMessage, ObservationStatus, ReplyProgress, TurnOutcome, Usage};
 use crate::tools::{Registry, RunState, Services, ToolContext, ToolEffect, invalid_arguments};
@@ -287,8 +288,11 @@ impl Agent<'_> {
     ) -> Result<Option<crate::llm::ModelReply>, LlmError> {
         let mut retried = false;
         loop {
-            let mut messages =
-                vec![ChatMessage::system(prompt::system_prompt(self.settings.prompt, &self.settings.environment))];
+            let purpose =
+                if self.settings.prompt == prompt::PromptMode::Widget { Purpose::Widget } else { Purpose::Calls };
+            let calls = self.model.tool_calls(&self.settings.model, purpose);
+            let system = prompt::system_prompt(self.settings.prompt, calls, &self.settings.environment);
+            let mut messages = vec![ChatMessage::system(system)];
             messages.extend(history.iter().cloned());
             let request = ChatRequest {
                 model: self.settings.model.clone(),

@@ -22,7 +22,7 @@ use crate::policy::{PolicyConfig, RuleError};
 
 pub use schema::{
     AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SafetyConfig, SandboxLimits,
-    SandboxSetting, SshConfig, check_base_url, expand_path,
+    SandboxSetting, SshConfig, ToolMode, check_base_url, expand_path,
 };
 pub use show::{mask_key, show, write_path};
 

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Deserializer, Serialize};
 
 /// The model endpoint: any OpenAI-compatible `/v1` API.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LlmConfig {
     #[serde(default = "default_base_url")]
     pub base_url: String,
@@ -36,7 +36,39 @@ pub struct LlmConfig {
     /// (a private CA); an absolute path or `~/…`. `SSL_CERT_FILE` replaces the system's roots instead.
     #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "empty_is_none")]
     pub ca_file: Option<String>,
+    /// Sampling temperature sent with every request; `null` leaves the endpoint's default. `0`
+    /// is greedy: the same request gives the same command every time.
+    #[serde(default)]
+    pub temperature: Option<f64>,
+    /// Nucleus sampling (`top_p`, 0 < p ≤ 1); `null` leaves the endpoint's default.
+    #[serde(default)]
+    pub top_p: Option<f64>,
+    /// `top_k` (llama.cpp, vLLM and Ollama read it; OpenAI's own API does not): `null` sends none.
+    #[serde(default)]
+    pub top_k: Option<u32>,
+    /// How tool calls travel: `native` (the API's `tools`), `text` (the model writes
+    /// `<tool_call>{…}</tool_call>`, or only the command in the widget), or `auto`: the widget uses
+    /// text, the other modes native until the endpoint shows otherwise (`llm::tool_mode`).
+    #[serde(default)]
+    pub tool_mode: ToolMode,
 }
+
+/// `llm.tool_mode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolMode {
+    /// Text for the widget; native for the rest until a call comes back written as text, then
+    /// text, remembered per endpoint and model.
+    #[default]
+    Auto,
+    /// Always send the tool schemas and read structured calls.
+    Native,
+    /// Never send the schemas: calls and the widget's command come as text.
+    Text,
+}
+
+// `validate` refuses non-finite numbers (JSON has none anyway), so equality is total.
+impl Eq for LlmConfig {}
 
 fn default_base_url() -> String {
     "http://localhost:11434/v1".to_owned()
@@ -303,6 +335,10 @@ impl Default for LlmConfig {
             max_tokens: default_max_tokens(),
             widget_max_tokens: default_widget_max_tokens(),
             ca_file: None,
+            temperature: None,
+            top_p: None,
+            top_k: None,
+            tool_mode: ToolMode::Auto,
         }
     }
 }
@@ -369,6 +405,17 @@ fn at_least(key: &'static str, value: u64, min: u64) -> Result<(), Problem> {
     if value < min { Err((key, format!("must be at least {min}, not {value}"))) } else { Ok(()) }
 }
 
+/// An optional number that must lie in `min..=max` when set.
+fn within(key: &'static str, value: Option<f64>, min: f64, max: f64) -> Result<(), Problem> {
+    match value {
+        Some(value) if !(min..=max).contains(&value) => {
+            let low = if min > 0.0 { "above 0".to_owned() } else { format!("from {min}") };
+            Err((key, format!("must be {low} to {max}, or null for the endpoint's default; not {value}")))
+        }
+        _ => Ok(()),
+    }
+}
+
 /// `http://` or `https://` followed by a host.
 pub fn check_base_url(url: &str) -> Result<(), String> {
     const EXAMPLE: &str = "for example http://localhost:11434/v1";
@@ -398,6 +445,11 @@ impl LlmConfig {
         at_least("llm.local_first_byte_timeout", self.local_first_byte_timeout, 1)?;
         at_least("llm.max_tokens", self.max_tokens.into(), 1)?;
         at_least("llm.widget_max_tokens", self.widget_max_tokens.into(), 1)?;
+        within("llm.temperature", self.temperature, 0.0, 2.0)?;
+        within("llm.top_p", self.top_p, f64::MIN_POSITIVE, 1.0)?;
+        if self.top_k == Some(0) {
+            return Err(("llm.top_k", "must be at least 1, or null for the endpoint's default".to_owned()));
+        }
         match &self.ca_file {
             Some(path) if !path.starts_with('/') && !path.starts_with("~/") => {
                 Err(("llm.ca_file", format!("must be an absolute path or start with ~/, not `{path}`")))

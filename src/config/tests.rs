@@ -105,6 +105,25 @@ fn bad_values_name_their_key() {
     assert!(err.starts_with("/h/config.json: `llm.timeout` invalid type: string \"60\", expected u64"), "{err}");
 }
 
+/// Issue 22: sampling settings and `llm.tool_mode`, each checked and named when wrong.
+#[test]
+fn sampling_and_tool_mode_are_read_and_checked() {
+    let llm = parse(r#"{"llm": {"temperature": 0, "top_p": 0.95, "top_k": 40, "tool_mode": "text"}}"#).unwrap().llm;
+    assert_eq!((llm.temperature, llm.top_p, llm.top_k), (Some(0.0), Some(0.95), Some(40)));
+    assert_eq!(llm.tool_mode, super::ToolMode::Text);
+    let defaults = parse("{}").unwrap().llm;
+    assert_eq!((defaults.temperature, defaults.top_p, defaults.top_k), (None, None, None));
+    assert_eq!(defaults.tool_mode, super::ToolMode::Auto);
+    assert_eq!(invalid_key(r#"{"llm": {"temperature": 2.5}}"#), "llm.temperature");
+    assert_eq!(invalid_key(r#"{"llm": {"temperature": -0.1}}"#), "llm.temperature");
+    assert_eq!(invalid_key(r#"{"llm": {"top_p": 0}}"#), "llm.top_p");
+    assert_eq!(invalid_key(r#"{"llm": {"top_p": 1.5}}"#), "llm.top_p");
+    assert_eq!(invalid_key(r#"{"llm": {"top_k": 0}}"#), "llm.top_k");
+    assert_eq!(invalid_key(r#"{"llm": {"tool_mode": "json"}}"#), "llm.tool_mode");
+    let err = parse(r#"{"llm": {"top_p": 0}}"#).unwrap_err().to_string();
+    assert!(err.contains("above 0 to 1, or null"), "{err}");
+}
+
 #[test]
 fn bad_rules_are_rule_errors_and_good_ones_reach_the_policy() {
     let err = parse(r#"{"safety": {"deny": [{"pattern": "rm -rf *"}]}}"#).unwrap_err();

@@ -163,6 +163,33 @@ impl EnvContext {
     /// no git dirty state and no Docker container counts or error text; the model asks with a tool
     /// when they matter.
     pub fn render(&self) -> String {
+        let mut out = self.render_place();
+        let (present, absent): (Vec<_>, Vec<_>) = self.tools.iter().partition(|(_, found)| *found);
+        let names =
+            |tools: Vec<&(String, bool)>| tools.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(", ");
+        let mut tools =
+            format!("Tools: {}", if present.is_empty() { "none of the usual".to_owned() } else { names(present) });
+        if !absent.is_empty() {
+            tools.push_str(&format!(" (not installed: {})", names(absent)));
+        }
+        line(&mut out, &tools);
+        line(&mut out, &format!("Docker: {}", docker_text(&self.docker)));
+        self.render_extra(&mut out);
+        out
+    }
+
+    /// The layer for the Ctrl-G widget: where the command will run (OS, shell, user, home,
+    /// directory, the allowlisted variables) without the list of installed programs or Docker's
+    /// state. A small model copies the programs it is shown into unrelated commands (`ss -s` for
+    /// "list memory information", issue 22), and one command line rarely depends on them.
+    pub fn render_for_widget(&self) -> String {
+        let mut out = self.render_place();
+        self.render_extra(&mut out);
+        out
+    }
+
+    /// OS, shell, user, host, home and the working directory.
+    fn render_place(&self) -> String {
         let mut out = String::new();
         let os = [self.os.as_str(), self.kernel.as_str(), self.arch.as_str()];
         let os: Vec<&str> = os.into_iter().filter(|part| !part.is_empty()).collect();
@@ -185,22 +212,15 @@ impl EnvContext {
             cwd.push_str(&format!(" (git repo at {}, {head})", git.root.display()));
         }
         line(&mut out, &cwd);
-        let (present, absent): (Vec<_>, Vec<_>) = self.tools.iter().partition(|(_, found)| *found);
-        let names =
-            |tools: Vec<&(String, bool)>| tools.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(", ");
-        let mut tools =
-            format!("Tools: {}", if present.is_empty() { "none of the usual".to_owned() } else { names(present) });
-        if !absent.is_empty() {
-            tools.push_str(&format!(" (not installed: {})", names(absent)));
-        }
-        line(&mut out, &tools);
-        line(&mut out, &format!("Docker: {}", docker_text(&self.docker)));
+        out
+    }
+
+    fn render_extra(&self, out: &mut String) {
         if !self.extra.is_empty() {
             let vars: Vec<String> =
                 self.extra.iter().map(|(name, value)| format!("{name}={}", shown_value(name, value))).collect();
-            line(&mut out, &format!("Shell environment: {}", vars.join(" ")));
+            line(out, &format!("Shell environment: {}", vars.join(" ")));
         }
-        out
     }
 }
 

@@ -35,6 +35,21 @@ fn renders_a_compact_block() {
     );
 }
 
+/// The widget's block says where the command runs, never which programs are installed (a small
+/// model copies them into unrelated commands, issue 22); the allowlisted variables stay.
+#[test]
+fn the_widget_block_lists_no_programs() {
+    let context = sample().with_extra([("VIRTUAL_ENV".to_owned(), "/srv/venv".to_owned())]);
+    assert_eq!(
+        context.render_for_widget(),
+        "- OS: Ubuntu 24.04.1 LTS · Linux 6.8.0 · x86_64\n\
+         - Shell: /bin/zsh · User: al@box · Home: /home/al\n\
+         - Working directory: /home/al/proj/src (git repo at /home/al/proj, branch main)\n\
+         - Shell environment: VIRTUAL_ENV=/srv/venv\n"
+    );
+    assert!(context.render().contains("- Tools: ss, lsof") && context.render().ends_with("VIRTUAL_ENV=/srv/venv\n"));
+}
+
 /// The block is what a local server's prompt cache keys on: facts that flip with timing or with
 /// every change (whether the first Docker probe finished, container counts) must not change it.
 #[test]

@@ -8,6 +8,7 @@
 //! - `stream`: payloads → `ModelReply` and live `ModelDelta`s, for every provider's stream shape;
 //! - `repeat`: a model stuck repeating the same short chunk, stopped while it streams;
 //! - `text_calls`: tool calls that small models print as text instead of sending structured;
+//! - `tool_mode`: whether an endpoint takes native tool calls or text ones (`llm.tool_mode`);
 //! - `classify`: HTTP statuses and provider error bodies → `LlmError`;
 //! - `retry`: which failures are retried, and how long to wait;
 //! - `transport`: connect failures (refused, TLS, proxy) → `LlmError`, with advice that fits the endpoint.
@@ -22,6 +23,7 @@ pub mod retry;
 mod sse;
 pub mod stream;
 pub mod text_calls;
+pub mod tool_mode;
 pub mod transport;
 mod wire;
 
@@ -41,6 +43,15 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     pub tools: Vec<ToolSpec>,
     pub max_tokens: Option<u32>,
+}
+
+/// Sampling settings sent with every request (`llm.temperature`, `llm.top_p`, `llm.top_k`); `None`
+/// sends nothing, leaving the endpoint's default.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sampling {
+    pub temperature: Option<f64>,
+    pub top_p: Option<f64>,
+    pub top_k: Option<u32>,
 }
 
 /// A piece of the reply as it streams in, for live rendering.
@@ -128,6 +139,12 @@ pub trait ChatModel: Send + Sync {
 
     /// Model names the endpoint offers (`GET /models`), for the set-llm wizard.
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>>;
+
+    /// How tool calls travel for `model` at this endpoint (`llm.tool_mode`, or what `auto` learned),
+    /// for `purpose`: the prompt says how to call only when the schemas are not sent.
+    fn tool_calls(&self, _model: &str, _purpose: tool_mode::Purpose) -> tool_mode::ToolCalls {
+        tool_mode::ToolCalls::Native
+    }
 }
 
 /// What went wrong talking to the model, worded for the user.

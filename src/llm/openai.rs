@@ -25,6 +25,7 @@
 //!   the request again without them (remembered for this client); a JSON body instead of a stream
 //!   is accepted too.
 
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -39,8 +40,9 @@ use super::retry::{self, RetryPolicy};
 use super::sse::{self, SseError};
 use super::stream::{ReplyAssembler, Step, StreamError};
 use super::text_calls::recover_text_calls;
+use super::tool_mode::{self, Purpose, ToolCalls, ToolSetting};
 use super::wire::{self, BodyOptions};
-use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, transport};
+use super::{ChatModel, ChatRequest, DeltaSink, LlmError, ModelDelta, ModelReply, Sampling, transport};
 
 /// A streaming chat-completions client for one endpoint.
 pub struct OpenAiClient {
@@ -57,6 +59,10 @@ pub struct OpenAiClient {
     retry: RetryPolicy,
     without_stream_options: AtomicBool,
     without_tools: AtomicBool,
+    sampling: Sampling,
+    tool_setting: ToolSetting,
+    /// What `tool_setting` came to, once known.
+    tool_calls: OnceLock<ToolCalls>,
 }
 
 /// How one failed attempt should be followed up.
@@ -121,6 +127,9 @@ impl OpenAiClient {
             retry: RetryPolicy::default(),
             without_stream_options: AtomicBool::new(false),
             without_tools: AtomicBool::new(false),
+            sampling: Sampling::default(),
+            tool_setting: ToolSetting::default(),
+            tool_calls: OnceLock::new(),
         })
     }
 
@@ -131,6 +140,48 @@ impl OpenAiClient {
             self.local_first_byte = Some(wait);
         }
         self
+    }
+
+    /// The sampling settings sent with every request.
+    pub fn with_sampling(mut self, sampling: Sampling) -> Self {
+        self.sampling = sampling;
+        self
+    }
+
+    /// How tool calls travel (`llm.tool_mode`); text leaves the schemas out of every request.
+    pub fn with_tool_setting(mut self, setting: ToolSetting) -> Self {
+        if setting == ToolSetting::Fixed(ToolCalls::Text) {
+            self.without_tools.store(true, Ordering::Relaxed);
+        }
+        self.tool_setting = setting;
+        self
+    }
+
+    /// [`ChatModel::tool_calls`]: the fixed setting, else what was learned, else the purpose's own
+    /// start ([`Purpose::untold`]).
+    /// Text leaves the schemas out of this client's requests from here on.
+    fn resolve_tool_calls(&self, model: &str, purpose: Purpose) -> ToolCalls {
+        let found = match &self.tool_setting {
+            ToolSetting::Fixed(fixed) => *fixed,
+            ToolSetting::Auto(cache) => *self.tool_calls.get_or_init(|| {
+                cache
+                    .as_deref()
+                    .and_then(|cache| tool_mode::cached(cache, &self.base_url, model))
+                    .unwrap_or(purpose.untold())
+            }),
+        };
+        if found == ToolCalls::Text {
+            self.without_tools.store(true, Ordering::Relaxed);
+        }
+        found
+    }
+
+    /// Remembered for the next process when `llm.tool_mode` is `auto`.
+    fn remember_tool_calls(&self, model: &str, found: ToolCalls) {
+        if let ToolSetting::Auto(Some(cache)) = &self.tool_setting {
+            // Not remembered is only a lost hint: the next run learns it again.
+            let _ = tool_mode::remember(cache, &self.base_url, model, found);
+        }
     }
 
     /// Replaces the retry policy (tests use short waits).
@@ -154,10 +205,20 @@ impl OpenAiClient {
             let options = BodyOptions {
                 stream_options: !self.without_stream_options.load(Ordering::Relaxed),
                 tools: !self.without_tools.load(Ordering::Relaxed),
+                sampling: self.sampling,
             };
             let body = wire::chat_body(request, options);
             let failure = match self.attempt(request, &body, &mut *on_delta).await {
-                Ok(reply) => return Ok(recover_text_calls(reply, request)),
+                Ok(reply) => {
+                    let structured = !reply.tool_calls.is_empty();
+                    let reply = recover_text_calls(reply, request);
+                    // Schemas sent, and the call still came as text: the server does not map this
+                    // model's calls (its chat template), so text is the form that works.
+                    if options.tools && !request.tools.is_empty() && !structured && !reply.tool_calls.is_empty() {
+                        self.remember_tool_calls(&request.model, ToolCalls::Text);
+                    }
+                    return Ok(reply);
+                }
                 Err(failure) => failure,
             };
             match failure.next {
@@ -357,6 +418,10 @@ impl ChatModel for OpenAiClient {
 
     fn list_models(&self) -> BoxFuture<'_, Result<Vec<String>, LlmError>> {
         Box::pin(self.models_with_retries())
+    }
+
+    fn tool_calls(&self, model: &str, purpose: Purpose) -> ToolCalls {
+        self.resolve_tool_calls(model, purpose)
     }
 }
 

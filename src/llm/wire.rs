@@ -6,21 +6,23 @@
 
 use serde_json::{Map, Value, json};
 
-use super::ChatRequest;
+use super::{ChatRequest, Sampling};
 use crate::protocol::{ChatMessage, Role, ToolCall, ToolSpec};
 
-/// Which optional parts of the body the endpoint accepts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Which optional parts of the body the endpoint accepts, and the sampling settings to send.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct BodyOptions {
     /// `stream_options: {include_usage: true}` (rejected by some older servers).
     pub stream_options: bool,
-    /// The `tools` list (rejected by models without tool support; calls then come as text).
+    /// The `tools` list (rejected by models without tool support, or left out by `llm.tool_mode`;
+    /// calls then come as text).
     pub tools: bool,
+    pub sampling: Sampling,
 }
 
 impl Default for BodyOptions {
     fn default() -> Self {
-        Self { stream_options: true, tools: true }
+        Self { stream_options: true, tools: true, sampling: Sampling::default() }
     }
 }
 
@@ -38,6 +40,16 @@ pub(crate) fn chat_body(request: &ChatRequest, options: BodyOptions) -> Value {
     }
     if let Some(max_tokens) = request.max_tokens {
         body.insert("max_tokens".into(), max_tokens.into());
+    }
+    // Only what the user set: an endpoint's own defaults (often tuned per model) stay otherwise.
+    let Sampling { temperature, top_p, top_k } = options.sampling;
+    for (key, value) in [("temperature", temperature.map(Value::from)), ("top_p", top_p.map(Value::from))] {
+        if let Some(value) = value.filter(|value| !value.is_null()) {
+            body.insert(key.into(), value);
+        }
+    }
+    if let Some(top_k) = top_k {
+        body.insert("top_k".into(), top_k.into());
     }
     Value::Object(body)
 }
@@ -141,12 +153,24 @@ mod tests {
     fn optional_parts_can_be_left_out() {
         let mut request = request();
         request.max_tokens = None;
-        let body = chat_body(&request, BodyOptions { stream_options: false, tools: false });
-        for key in ["stream_options", "tools", "max_tokens"] {
+        let body = chat_body(&request, BodyOptions { stream_options: false, tools: false, ..BodyOptions::default() });
+        for key in ["stream_options", "tools", "max_tokens", "temperature", "top_p", "top_k"] {
             assert!(body.get(key).is_none(), "{key} in {body}");
         }
         request.tools.clear();
         assert!(chat_body(&request, BodyOptions::default()).get("tools").is_none());
+    }
+
+    #[test]
+    fn sampling_settings_are_sent_only_when_set() {
+        let sampling = Sampling { temperature: Some(0.0), top_p: Some(0.9), top_k: None };
+        let body = chat_body(&request(), BodyOptions { sampling, ..BodyOptions::default() });
+        assert_eq!((&body["temperature"], &body["top_p"]), (&json!(0.0), &json!(0.9)));
+        assert!(body.get("top_k").is_none(), "{body}");
+        let sampling = Sampling { top_k: Some(1), ..Sampling::default() };
+        let body = chat_body(&request(), BodyOptions { sampling, ..BodyOptions::default() });
+        assert_eq!(body["top_k"], json!(1));
+        assert!(body.get("temperature").is_none() && body.get("top_p").is_none(), "{body}");
     }
 
     #[test]

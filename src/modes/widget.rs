@@ -21,8 +21,10 @@
 //! set up for `https://` endpoints (`runner::model_client`).
 
 pub mod answer;
+mod check;
 pub mod log;
 pub mod request;
+mod trial;
 pub mod tty;
 mod turn;
 
@@ -167,6 +169,7 @@ fn respond(
         log,
         task: redactor.redact(&prepared.task),
         environment: redactor.redact(&environment),
+        shell: args.shell.clone().filter(|shell| !shell.is_empty()),
     };
     let response = runtime.block_on(turn.converse());
     // A probe's reader may still be blocked; nothing is left to wait for.
@@ -187,7 +190,7 @@ fn environment(paths: &Paths, args: &WidgetArgs, notes: &str) -> String {
         }
     });
     input.extra = request::allowed_env(|name| std::env::var(name).ok());
-    let mut text = EnvContext::collect(&input).render();
+    let mut text = EnvContext::collect(&input).render_for_widget();
     text.push_str(notes);
     text
 }

@@ -34,3 +34,4 @@ mod ssh_sandbox;
 mod startup_cli;
 mod streaming;
 mod widget_cli;
+mod widget_small_models;

@@ -91,6 +91,9 @@ fn widget(env: &TestEnv, mock: &MockLlm, path: &str) -> assert_cmd::Command {
 #[test]
 fn each_mode_s_first_request_fits_its_budget_with_every_tool_family_offered() {
     let env = TestEnv::new();
+    // Native tool calls everywhere: the widget's largest first request (it starts with text calls,
+    // no schemas, under `auto`; `tests/suite/widget_small_models.rs` measures that one).
+    env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     let path = everything_installed(&env);
     let mock = MockLlm::start([reply_text("Two files."), reply_text("```sh\nls -lS\n```"), reply_text("Disk full.")]);
     opsai(&env, &mock, &path).args(["-q", "list the files here"]).assert().success();

@@ -1,6 +1,6 @@
 //! `opsai widget` through the real binary: the shell's contract (stdout is exactly the new buffer,
 //! or one message line; 130 when cancelled), what the model is sent (and never sent), the probe
-//! rules, and the terminal side (spinner, warning, Ctrl-C, termios) on a real pseudo-terminal.
+//! rules (with `llm.tool_mode` native: the widget's default asks for the command as text), and the terminal side (spinner, warning, Ctrl-C, termios) on a real pseudo-terminal.
 //!
 //! Runs without a terminal use `setsid` (when installed), so the child has no `/dev/tty` even when
 //! the tests themselves run in one: no spinner or raw mode may touch the developer's terminal.
@@ -17,7 +17,7 @@ use crate::support::pty::PtySession;
 const LIMIT: Duration = Duration::from_secs(30);
 
 /// `opsai widget` for zsh 5.9 against `mock`, with no controlling terminal.
-fn widget(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
+pub(crate) fn widget(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
     let mut cmd = detached(env);
     cmd.env("OPSAI_BASE_URL", mock.base_url()).env("OPSAI_SHELL", "zsh").env("OPSAI_SHELL_VERSION", "5.9");
     cmd
@@ -25,7 +25,7 @@ fn widget(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
 
 /// `opsai widget` as `TestEnv::cmd` sets it up (clean environment, private homes), run through
 /// `setsid -w` so it has no controlling terminal.
-fn detached(env: &TestEnv) -> assert_cmd::Command {
+pub(crate) fn detached(env: &TestEnv) -> assert_cmd::Command {
     const SETSID: &str = "/usr/bin/setsid";
     let opsai = env!("CARGO_BIN_EXE_opsai");
     let mut cmd = if Path::new(SETSID).exists() {
@@ -46,13 +46,13 @@ fn detached(env: &TestEnv) -> assert_cmd::Command {
     assert_cmd::Command::from_std(cmd)
 }
 
-struct Run {
-    code: i32,
-    stdout: String,
-    stderr: String,
+pub(crate) struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
 }
 
-fn run(cmd: &mut assert_cmd::Command) -> Run {
+pub(crate) fn run(cmd: &mut assert_cmd::Command) -> Run {
     let output = cmd.timeout(LIMIT).output().unwrap();
     Run {
         code: output.status.code().unwrap_or(-1),
@@ -61,11 +61,11 @@ fn run(cmd: &mut assert_cmd::Command) -> Run {
     }
 }
 
-fn audit(env: &TestEnv) -> String {
+pub(crate) fn audit(env: &TestEnv) -> String {
     std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
 }
 
-fn propose(id: &str, command: &str) -> Reply {
+pub(crate) fn propose(id: &str, command: &str) -> Reply {
     reply_tool_call(id, "propose_command", json!({"command": command, "explanation": "test"}))
 }
 
@@ -73,7 +73,7 @@ fn probe(id: &str, command: &str) -> Reply {
     reply_tool_call(id, "run_command", json!({"command": command, "why": "look"}))
 }
 
-fn system_prompt(request: &RecordedRequest) -> String {
+pub(crate) fn system_prompt(request: &RecordedRequest) -> String {
     request.messages()[0]["content"].as_str().unwrap().to_owned()
 }
 
@@ -85,14 +85,14 @@ fn user_message(request: &RecordedRequest) -> String {
 }
 
 /// The contract: exit 0, stdout exactly the command, nothing on stderr, no escape bytes.
-fn assert_replaced(run: &Run, command: &str) {
+pub(crate) fn assert_replaced(run: &Run, command: &str) {
     assert_eq!(run.code, 0, "stdout {:?}, stderr {:?}", run.stdout, run.stderr);
     assert_eq!(run.stdout, command);
     assert_eq!(run.stderr, "");
 }
 
 /// The contract on failure: one message line, the given exit code, nothing on stderr.
-fn assert_message(run: &Run, code: i32) -> String {
+pub(crate) fn assert_message(run: &Run, code: i32) -> String {
     assert_eq!(run.code, code, "stdout {:?}, stderr {:?}", run.stdout, run.stderr);
     assert_eq!(run.stdout.trim_end_matches('\n').lines().count(), 1, "{:?}", run.stdout);
     assert!(!run.stdout.contains('\x1b'), "{:?}", run.stdout);
@@ -108,9 +108,10 @@ fn plain_intent_from_the_environment_becomes_exactly_the_proposed_command() {
     assert_replaced(&result, "ls -lS");
     let request = &mock.chat_requests()[0];
     assert_eq!(user_message(request), "list files by size");
-    assert_eq!(request.tool_names(), ["run_command", "propose_command"]);
+    // `llm.tool_mode` auto: the widget asks for the command itself (issue 22); probes need `native`.
+    assert!(request.json().get("tools").is_none(), "{}", request.json());
     let system = system_prompt(request);
-    assert!(system.contains("opsai's shell widget"), "{system}");
+    assert!(system.contains("opsai's shell widget") && system.contains("Reply with the command line only."));
     assert!(system.contains("Shell: zsh 5.9"), "{system}");
     assert!(!system.contains("Cursor:"), "a cursor at the end needs no note: {system}");
     let log = audit(&env);
@@ -193,11 +194,15 @@ fn a_fenced_block_or_a_single_line_answer_is_taken_as_the_proposal() {
 #[test]
 fn a_prose_answer_is_one_message_line_with_exit_1() {
     let env = TestEnv::new();
-    let mock =
-        MockLlm::start([reply_text("I need to know which directory you mean.\nTell me and press Ctrl-G again.")]);
+    let prose = "I need to know which directory you mean.\nTell me and press Ctrl-G again.";
+    let mock = MockLlm::start([reply_text(prose), reply_text(prose)]);
     let result = run(widget(&env, &mock).env("OPSAI_BUFFER", "clean it up"));
     assert_eq!(assert_message(&result, 1), "opsai: I need to know which directory you mean.");
     assert!(!audit(&env).contains("widget.propose_command"));
+    // Prose gets one more chance to be a command, told what the answer must be.
+    let second = &mock.chat_requests()[1];
+    let asked = second.messages().last().and_then(|m| m["content"].as_str().map(str::to_owned)).unwrap_or_default();
+    assert!(asked.starts_with("Reply with the command line only"), "{asked}");
 }
 
 #[test]
@@ -225,6 +230,7 @@ fn an_unreachable_endpoint_is_one_message_line() {
 #[test]
 fn a_safe_probe_runs_and_its_output_goes_back_to_the_model() {
     let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     std::fs::write(env.user_home().join("marker-7f3a.txt"), "x").unwrap();
     let mock = MockLlm::start([probe("p1", "ls"), propose("c1", "cat marker-7f3a.txt")]);
     let result = run(widget(&env, &mock).env("OPSAI_BUFFER", "show the marker file"));
@@ -238,6 +244,7 @@ fn a_safe_probe_runs_and_its_output_goes_back_to_the_model() {
 #[test]
 fn a_medium_probe_is_refused_and_nothing_runs() {
     let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     let mock = MockLlm::start([probe("p1", "touch created-by-probe.txt"), propose("c1", "touch notes.txt")]);
     let result = run(widget(&env, &mock).env("OPSAI_BUFFER", "make a notes file"));
     assert_replaced(&result, "touch notes.txt");
@@ -250,6 +257,7 @@ fn a_medium_probe_is_refused_and_nothing_runs() {
 #[test]
 fn the_fourth_probe_is_refused() {
     let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     let mock = MockLlm::start([
         probe("p1", "pwd"),
         probe("p2", "ls"),

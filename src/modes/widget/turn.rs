@@ -8,10 +8,12 @@ use std::time::Duration;
 use super::answer::{self, Answer};
 use super::log::WidgetLog;
 use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
+use super::{check, trial};
 use crate::agent::prompt::PromptMode;
 use crate::agent::{Agent, AgentError, LoopSettings};
+use crate::llm::LlmError;
 use crate::policy;
-use crate::protocol::{AgentEvent, Assessment, Decision, Risk, TurnOutcome};
+use crate::protocol::{AgentEvent, Assessment, ChatMessage, Decision, Risk, TurnOutcome};
 use crate::runner::Parts;
 use crate::store::audit::{AuditRecord, Confirmed};
 use crate::tools::Interrupts;
@@ -19,6 +21,40 @@ use crate::tools::{Registry, RunMode, RunState};
 
 /// After a cancel, how long the turn may take to stop its probe before the widget exits anyway.
 const CANCEL_GRACE: Duration = Duration::from_secs(1);
+/// Answers asked for at most: the first, and one more when the first is not a usable command.
+const CANDIDATES: u32 = 2;
+/// Ranks of a flawed answer (lower is kept when neither candidate is clean): see
+/// [`check::Problem::rank`] for commands.
+const PROSE_RANK: u8 = 8;
+/// A Safe candidate that failed when tried: still a command, maybe right where the user runs it.
+const TRIAL_RANK: u8 = 1;
+const FAILED_RANK: u8 = 9;
+/// The follow-up to prose, or to a reply that looped or ran out of tokens.
+const ONLY_THE_COMMAND: &str = "Reply with the command line only: no explanation, no Markdown.";
+
+/// Why a candidate is not used as it is.
+struct Flaw {
+    /// Lower is better when neither candidate is clean.
+    rank: u8,
+    /// What the model is told for its next candidate.
+    feedback: String,
+    /// Whether another candidate may fix it.
+    retry: bool,
+}
+
+/// A proposal ends the turn with its call unanswered; the next request needs an answer to every
+/// call (strict servers reject the history otherwise): the reason it was not used.
+fn answer_open_calls(history: &mut Vec<ChatMessage>, why: &str) {
+    let answered: Vec<String> = history.iter().filter_map(|message| message.tool_call_id.clone()).collect();
+    let open: Vec<String> = history
+        .iter()
+        .flat_map(|message| message.tool_calls.iter().map(|call| call.id.clone()))
+        .filter(|id| !answered.contains(id))
+        .collect();
+    for id in open {
+        history.push(ChatMessage::tool(id, format!("not used: {why}")));
+    }
+}
 
 /// One widget turn with everything it needs.
 pub(super) struct Turn<'a> {
@@ -29,6 +65,8 @@ pub(super) struct Turn<'a> {
     pub task: String,
     /// The environment layer, redacted.
     pub environment: String,
+    /// The user's shell as the widget reports it (`bash 5.2`), whose parser checks a candidate.
+    pub shell: Option<String>,
 }
 
 /// How the agent turn ended.
@@ -114,8 +152,7 @@ impl Turn<'_> {
             AgentEvent::ToolResult { .. } => show("opsai"),
             _ => {}
         };
-        let mut history = Vec::new();
-        let turn = agent.run_turn(&mut history, &self.task, &mut on_event);
+        let turn = self.candidates(&mut agent, &mut on_event);
         tokio::pin!(turn);
         let spin = async {
             let mut ticks = tokio::time::interval(tty::FRAME_INTERVAL);
@@ -148,6 +185,96 @@ impl Turn<'_> {
         // Let a running probe be stopped (its process group killed) before the process exits.
         let _ = tokio::time::timeout(CANCEL_GRACE, &mut turn).await;
         Ended::Cancelled
+    }
+
+    /// At most [`CANDIDATES`] answers: one that is not a usable command line (a bare path,
+    /// alternatives, a syntax error, prose, a loop the repetition guard stopped) is sent back with
+    /// what is wrong, once; when the second is no better, the first stands.
+    async fn candidates(
+        &self,
+        agent: &mut Agent<'_>,
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Result<TurnOutcome, AgentError> {
+        let mut history = Vec::new();
+        let mut message = self.task.clone();
+        let mut best: Option<(u8, Result<TurnOutcome, AgentError>)> = None;
+        for attempt in 1..=CANDIDATES {
+            let outcome = agent.run_turn(&mut history, &message, &mut *on_event).await;
+            let flaw = match self.flaw(&outcome) {
+                None => self.tried(agent, &outcome, &mut *on_event).await,
+                flaw => flaw,
+            };
+            let Some(flaw) = flaw else {
+                // A second candidate that failed outright (the endpoint went away) leaves the first.
+                return match (outcome, best) {
+                    (Err(_), Some((_, first))) => first,
+                    (outcome, _) => outcome,
+                };
+            };
+            self.log.write(&format!("candidate {attempt} not used as it is: {}", flaw.feedback));
+            let feedback = flaw.feedback.clone();
+            if best.as_ref().is_none_or(|(rank, _)| flaw.rank < *rank) {
+                best = Some((flaw.rank, outcome));
+            }
+            if !flaw.retry {
+                break;
+            }
+            answer_open_calls(&mut history, &feedback);
+            message = feedback;
+        }
+        match best {
+            Some((_, outcome)) => outcome,
+            None => Ok(TurnOutcome::StepLimit),
+        }
+    }
+
+    /// A Safe candidate run once to check it (see [`trial`]): what went wrong, when it failed in a
+    /// way that says the command is wrong.
+    async fn tried(
+        &self,
+        agent: &mut Agent<'_>,
+        outcome: &Result<TurnOutcome, AgentError>,
+        on_event: &mut (dyn FnMut(AgentEvent) + Send),
+    ) -> Option<Flaw> {
+        if !trial::applies_to(self.shell.as_deref()) {
+            return None;
+        }
+        let (command, risk) = match outcome {
+            Ok(TurnOutcome::Proposed { assessment, .. }) => (assessment.sanitized.clone(), assessment.risk),
+            Ok(TurnOutcome::Answer(text)) => match answer::classify(text, is_program) {
+                Answer::Command(command) => {
+                    let risk = policy::assess(&command, &self.parts.policy).risk;
+                    (command, risk)
+                }
+                Answer::Prose(_) => return None,
+            },
+            _ => return None,
+        };
+        let feedback = trial::run(agent, &command, risk, &self.task, on_event).await?;
+        Some(Flaw { rank: TRIAL_RANK, feedback, retry: true })
+    }
+
+    /// What is wrong with how a turn ended, if anything a second candidate could fix.
+    fn flaw(&self, outcome: &Result<TurnOutcome, AgentError>) -> Option<Flaw> {
+        let shell = self.shell.as_deref();
+        let command_flaw = |command: &str| {
+            check::review(command, shell, &is_program).map(|problem| Flaw {
+                rank: problem.rank(),
+                feedback: problem.feedback(),
+                retry: true,
+            })
+        };
+        match outcome {
+            Ok(TurnOutcome::Proposed { assessment, .. }) => command_flaw(&assessment.sanitized),
+            Ok(TurnOutcome::Answer(text)) => match answer::classify(text, is_program) {
+                Answer::Command(command) => command_flaw(&command),
+                Answer::Prose(_) => Some(Flaw { rank: PROSE_RANK, feedback: ONLY_THE_COMMAND.to_owned(), retry: true }),
+            },
+            Err(AgentError::Model(LlmError::Repeating { .. } | LlmError::Incomplete(_))) => {
+                Some(Flaw { rank: FAILED_RANK, feedback: ONLY_THE_COMMAND.to_owned(), retry: true })
+            }
+            Ok(TurnOutcome::Aborted | TurnOutcome::StepLimit) | Err(_) => None,
+        }
     }
 
     /// The shell's response and the warning to show, from how the turn ended.
@@ -189,6 +316,10 @@ impl Turn<'_> {
         let command = assessment.sanitized.trim_end().to_owned();
         if command.trim().is_empty() {
             return (Response::Fail("opsai: the model proposed an empty command".to_owned(), 1), None);
+        }
+        if check::is_bare_path(&command) {
+            let message = format!("opsai: the model answered with a path, not a command: {command}; try rewording");
+            return (Response::Fail(answer::message_line(&message, width), 1), None);
         }
         let denied = assessment.decision == Decision::Deny;
         let record = AuditRecord {
