@@ -57,8 +57,15 @@ def task_filter(spec):
     return ids
 
 
+def usable(outcome):
+    """False for a reference that fails here without output or change (a program the host lacks,
+    no network in the sandbox): any command that fails quietly would match it."""
+    return outcome.code == 0 or bool(outcome.stdout.strip()) or bool(outcome.changes)
+
+
 def deterministic(tasks, testbed, cache, fingerprint, log):
-    """task id -> the indexes of its references that give the same result twice (cached)."""
+    """task id -> the indexes of its references that give the same result twice and are usable
+    (cached per data set: delete the file after installing programs the references use)."""
     path = os.path.join(cache, f"deterministic-{fingerprint}.json")
     if os.path.exists(path):
         with open(path, encoding="utf-8") as f:
@@ -71,7 +78,9 @@ def deterministic(tasks, testbed, cache, fingerprint, log):
     result = {}
     for task in tasks:
         again = [testbed.run(task.fs, alfa.shell_for(task.fs), ref) for ref in task.refs]
-        result[task.id] = [i for i, (a, b) in enumerate(zip(first[task.id], again)) if judge.same(a, b)]
+        result[task.id] = [
+            i for i, (a, b) in enumerate(zip(first[task.id], again)) if judge.same(a, b) and usable(a)
+        ]
     os.makedirs(cache, exist_ok=True)
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         json.dump({str(k): v for k, v in result.items()}, f)

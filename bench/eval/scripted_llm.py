@@ -4,7 +4,8 @@
     python3 scripted_llm.py MAP.json      # prints the port it listens on (127.0.0.1), then serves
 
 MAP.json is {"substring of the last user message": answer, ...}; an answer is a string (sent as
-the reply's text) or {"propose_command": "CMD"} (sent as a native tool call). The first key found
+the reply's text) or {"propose_command": "CMD"} / {"run_command": "CMD"} (a native tool call; after
+a tool's result the reply is "Done."). The first key found
 in the last user message wins; no match answers "I cannot help with that.". Streams (SSE) when the
 request asks to, like llama-server; `GET .../models` lists one model.
 """
@@ -28,6 +29,9 @@ def last_user_text(body):
 
 
 def choose(script, body):
+    messages = body.get("messages") or []
+    if messages and messages[-1].get("role") == "tool":
+        return "Done."  # after a tool's result, end the turn (the agent would loop otherwise)
     text = last_user_text(body)
     for key, answer in script.items():
         if key in text:
@@ -37,10 +41,10 @@ def choose(script, body):
 
 def chunks(answer):
     """The streamed deltas of one answer, then the finish reason."""
-    if isinstance(answer, dict) and "propose_command" in answer:
-        args = json.dumps({"command": answer["propose_command"], "explanation": "scripted"})
-        call = {"index": 0, "id": "call_1", "type": "function",
-                "function": {"name": "propose_command", "arguments": args}}
+    if isinstance(answer, dict):
+        name, command = next(iter(answer.items()))
+        args = json.dumps({"command": command, "explanation": "scripted", "why": "scripted"})
+        call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": name, "arguments": args}}
         return [{"role": "assistant", "tool_calls": [call]}], "tool_calls"
     return [{"role": "assistant", "content": ""}, {"content": str(answer)}], "stop"
 

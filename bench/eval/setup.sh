@@ -88,6 +88,23 @@ if [[ ! -d $ALFA ]]; then
     mv "$ALFA.tmp" "$ALFA"
 fi
 
+# The programs icalfa's Ubuntu image installs, which the references use (pstree, dig, tree, ...).
+# A reference that fails for lack of one is dropped from scoring, so this only widens the set.
+HOST_PKGS=(psmisc bsdmainutils cron dnsutils git tree net-tools iputils-ping curl cpio jq md5deep)
+missing=()
+for pkg in "${HOST_PKGS[@]}"; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
+done
+if ((${#missing[@]})); then
+    if [[ $(id -u) -eq 0 ]] && command -v apt-get >/dev/null; then
+        log "installing ${missing[*]} (programs the ALFA references use)"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" </dev/null >/dev/null ||
+            log "could not install ${missing[*]}; their tasks are dropped from scoring"
+    else
+        log "not installed: ${missing[*]} (tasks whose references need them are dropped from scoring)"
+    fi
+fi
+
 log "server: $SERVER"
 log "model:  $MODEL"
 log "alfa:   $ALFA"

@@ -7,7 +7,7 @@ network shared so it reaches the model server on 127.0.0.1.
 - `widget`: `OPSAI_BUFFER=<task> opsai widget </dev/null`; exit 0 means stdout is the command.
   It runs on a read-only copy: probes are read-only by design, and the judge runs the answer in a
   fresh copy anyway.
-- `agent`: `opsai -q --json -y <task>` on a writable copy it may change; judged on that copy's final
+- `agent`: `opsai --json -y <task>` on a writable copy it may change; judged on that copy's final
   state and the output of the last command it ran.
 - `shell_gpt`, `aichat`: peers, pointed at the same server; their text is cut to the first fenced
   block (what a shell line would not do), and whether the raw text was a clean command is recorded.
@@ -127,7 +127,7 @@ def agent(task, testbed, endpoint, binary, keep_dir):
     copy = testbed.copy(task.fs)
     try:
         env = opsai_env(endpoint)
-        out, err, code, secs = run_sandboxed(copy, [OPSAI_IN_SANDBOX, "-q", "--json", "-y", task.nl], env,
+        out, err, code, secs = run_sandboxed(copy, [OPSAI_IN_SANDBOX, "--json", "-y", task.nl], env,
                                              writable=True, binds=opsai_binds(binary, home))
         keep_log(home, keep_dir, task)
         command, output = last_command(out)
