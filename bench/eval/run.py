@@ -159,6 +159,8 @@ def main():
     if not shutil.which("bwrap"):
         raise SystemExit("bwrap (bubblewrap) is needed to judge: apt-get install bubblewrap")
 
+    # Peers installed by setup.sh (shell_gpt) live in the cache's venv.
+    os.environ["PATH"] = os.path.join(args.cache, "venv", "bin") + os.pathsep + os.environ.get("PATH", "")
     assets = alfa.assets_dir(args.alfa)
     tasks = alfa.load(assets)
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")

@@ -5,6 +5,8 @@
 # ALFA tasks from `icalfa`. Idempotent: each step is skipped when its result already exists.
 # Usage: bench/eval/setup.sh            (cache: ${OPSAI_EVAL_CACHE:-$HOME/.cache/opsai-eval})
 #        bench/eval/setup.sh --serve    (also start llama-server on 127.0.0.1:${OPSAI_EVAL_PORT:-8081})
+#        bench/eval/setup.sh --peers    (also shell_gpt 1.5.1 into the cache's venv; aichat 0.30.0 is
+#                                        `cargo install aichat --version 0.30.0 --locked`, long on 2 cores)
 set -euo pipefail
 
 CACHE="${OPSAI_EVAL_CACHE:-$HOME/.cache/opsai-eval}"
@@ -18,6 +20,17 @@ PARTS=22
 mkdir -p "$CACHE"/{dl,src}
 cd "$CACHE"
 log() { printf '[setup %s] %s\n' "$(date -u +%H:%M:%S)" "$*" >&2; }
+
+SERVE=0
+PEERS=0
+for arg in "$@"; do
+    case $arg in
+    --serve) SERVE=1 ;;
+    --peers) PEERS=1 ;;
+    *) log "unknown option $arg (use --serve, --peers)"; exit 2 ;;
+    esac
+done
+
 
 # A venv of our own, so the system Python stays untouched and cmake/ninja come from PyPI.
 if [[ ! -x venv/bin/ninja || ! -x venv/bin/cmake ]]; then
@@ -109,7 +122,13 @@ log "server: $SERVER"
 log "model:  $MODEL"
 log "alfa:   $ALFA"
 
-if [[ ${1:-} == --serve ]]; then
+if ((PEERS)) && [[ ! -x venv/bin/sgpt ]]; then
+    log "shell_gpt 1.5.1"
+    # typer's click is not always pulled in by this release's metadata.
+    venv/bin/pip install -q shell-gpt==1.5.1 click
+fi
+
+if ((SERVE)); then
     if curl -fsS "http://127.0.0.1:$PORT/health" >/dev/null 2>&1; then
         log "a server already answers on port $PORT"
     else

@@ -193,7 +193,9 @@ def shell_gpt_argv(task, endpoint, home, env):
                 f"DEFAULT_MODEL={endpoint.model or 'local'}\nPRETTIFY_MARKDOWN=false\nCACHE_LENGTH=0\n"
                 "REQUEST_TIMEOUT=170\nSHOW_FUNCTIONS_OUTPUT=false\nOPENAI_USE_FUNCTIONS=false\n")
     exe = shutil.which("sgpt") or "sgpt"
-    return [exe, "--no-cache", "--no-interaction", "--temperature", "0", "--top-p", "1", task.nl], env
+    # --shell is shell_gpt's own "give me a command" mode (its system prompt asks for a bare command).
+    return [exe, "--shell", "--no-interaction", "--no-md", "--no-cache", "--no-functions",
+            "--model", endpoint.model or "local", "--temperature", "0", "--top-p", "1", task.nl], env
 
 
 def aichat_argv(task, endpoint, home, env):
