@@ -52,8 +52,9 @@ def host_system_args():
             continue  # the copy has the same symlink (make_root_mountpoints)
         if os.path.isdir(path):
             args += ["--ro-bind", path, path]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    for name in ("root", "home", "var", "run", "opt"):
+    # /sys read-only, as Docker gives it (lsblk, lsmem); /root is the copy's own (see build_template).
+    args += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
+    for name in ("home", "var", "run", "opt"):
         args += ["--tmpfs", "/" + name]
     return args
 
@@ -80,7 +81,7 @@ def bwrap(root, argv, writable=True, share_net=False, binds=(), env=None, cwd="/
 
 def make_root_mountpoints(root):
     """Create the directories bwrap mounts over, so a read-only copy can be the root too."""
-    for name in ("usr", "etc", "proc", "dev", "root", "home", "var", "run", "opt", "tmp"):
+    for name in ("usr", "etc", "proc", "dev", "sys", "root", "home", "var", "run", "opt", "tmp"):
         os.makedirs(os.path.join(root, name), exist_ok=True)
     for name in ("bin", "sbin", "lib", "lib64", "lib32", "libx32"):
         path = os.path.join(root, name)
@@ -92,16 +93,23 @@ def make_root_mountpoints(root):
 
 
 def build_template(setup_script, dest):
-    """Run one setup script once, as root of an empty directory: the filesystem every copy starts from."""
+    """Run one setup script once, as root of an empty directory: the filesystem every copy starts
+    from. Like icalfa's Dockerfile, the script itself stays at `/` (tasks read it), the ignore list
+    is `/.gitignore`, and root's home has the distribution's skeleton (`cat ~/.bashrc`)."""
     if os.path.exists(dest):
-        shutil.rmtree(dest)
+        remove(dest)
     os.makedirs(dest)
     make_root_mountpoints(dest)
-    with open(setup_script, "rb") as f:
-        script = f.read()
-    proc = subprocess.run(
-        bwrap(dest, ["/bin/bash", "-s"]), input=script, capture_output=True, timeout=120
-    )
+    for name in (".bashrc", ".profile"):
+        if os.path.exists(os.path.join("/etc/skel", name)):
+            shutil.copy(os.path.join("/etc/skel", name), os.path.join(dest, "root", name))
+    name = os.path.basename(setup_script)
+    shutil.copy(setup_script, os.path.join(dest, name))
+    os.chmod(os.path.join(dest, name), 0o755)
+    ignore = os.path.join(os.path.dirname(setup_script), "docker.gitignore")
+    if os.path.exists(ignore):
+        shutil.copy(ignore, os.path.join(dest, ".gitignore"))
+    proc = subprocess.run(bwrap(dest, ["/bin/bash", "/" + name]), capture_output=True, timeout=120)
     # Like icalfa's image build, a failing line in a setup script is not fatal (fs 3's BSD `date`).
     return proc.returncode, proc.stderr.decode("utf-8", "replace")
 

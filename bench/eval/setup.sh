@@ -103,7 +103,7 @@ fi
 
 # The programs icalfa's Ubuntu image installs, which the references use (pstree, dig, tree, ...).
 # A reference that fails for lack of one is dropped from scoring, so this only widens the set.
-HOST_PKGS=(psmisc bsdmainutils cron dnsutils git tree net-tools iputils-ping curl cpio jq md5deep)
+HOST_PKGS=(psmisc bsdmainutils ncal cron dnsutils git tree net-tools iputils-ping curl cpio jq md5deep)
 missing=()
 for pkg in "${HOST_PKGS[@]}"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'ok installed' || missing+=("$pkg")
