@@ -27,6 +27,8 @@ TOOL_TIMEOUT = 180
 OPSAI_IN_SANDBOX = "/opt/opsai-eval/opsai"
 HOME_IN_SANDBOX = "/var/opsai-home"
 
+# A capitalized sentence of several words ending in a word and a full stop or colon.
+PROSE_SENTENCE = re.compile(r"^[A-Z][a-z]+( \S+){3,}[a-z]{2,}[.:]$", re.S)
 FENCE = re.compile(r"```[^\n`]*\n(.*?)(?:```|\Z)", re.S)
 PROSE_START = re.compile(
     r"^(to |you |here|the |this |that |i |sure|certainly|use |it |note|please|sorry|as an)", re.I
@@ -40,7 +42,7 @@ def format_failure(text):
         return "empty"
     if "```" in stripped:
         return "fence"
-    if PROSE_START.match(stripped) or stripped.endswith((".", ":")) and " " in stripped and not stripped.endswith(" ."):
+    if PROSE_START.match(stripped) or PROSE_SENTENCE.match(stripped):
         return "prose"
     lines = [line for line in stripped.splitlines() if line.strip()]
     if len(lines) > 1 and not any(line.rstrip().endswith(("\\", "|", "&&", "||", "{", "do", "then")) or "<<" in line
