@@ -132,6 +132,9 @@ def agent(task, testbed, endpoint, binary, keep_dir):
         out, err, code, secs = run_sandboxed(copy, [OPSAI_IN_SANDBOX, "--json", "-y", task.nl], env,
                                              writable=True, binds=opsai_binds(binary, home))
         keep_log(home, keep_dir, task)
+        if keep_dir:
+            with open(os.path.join(keep_dir, f"{task.id}.agent.jsonl"), "w", encoding="utf-8") as f:
+                f.write(out)
         command, output = last_command(out)
         if command is None:
             return Result("", out[-2000:] + err[-500:], secs, fmt="no_command", code=code)
@@ -151,7 +154,8 @@ def last_command(jsonl):
         except ValueError:
             continue
         kind = event.get("type")
-        if kind == "tool_call" and event.get("command"):
+        # Only shell commands: the file tools' calls carry a display line (`read_file PATH`) too.
+        if kind == "tool_call" and event.get("tool") == "run_command" and event.get("command"):
             commands[event["id"]] = event["command"]
         elif kind == "output":
             chunks.setdefault(event["id"], []).append(event.get("chunk", ""))
