@@ -46,6 +46,7 @@ def parse_args():
     p.add_argument("--out", default="", help="the run's directory (default: under --cache/runs)")
     p.add_argument("--all-tasks", action="store_true", help="score nondeterministic tasks too")
     p.add_argument("--quiet", action="store_true", help="no per-task lines")
+    p.add_argument("--tool-timeout", type=int, default=tools.TOOL_TIMEOUT, help="seconds per tool and task")
     return p.parse_args()
 
 
@@ -143,15 +144,19 @@ def summarize(rows, tools_run, label=""):
             cells.append(f"{sum(r['pass'] for r in sub)}/{len(sub)}")
         passed = sum(r["pass"] for r in mine)
         pct = round(100 * passed / len(mine))
-        fails = sum(1 for r in mine if r["format_failure"])
+        fails = sum(1 for r in mine if r["format_failure"] and not r.get("timeout"))
         median = statistics.median(r["seconds"] for r in mine)
         name = f"{tool} ({label})" if label else tool
         lines.append(f"| {name} | {' | '.join(cells)} | **{passed}/{len(mine)} ({pct} %)** | {fails} | {median:.1f} |")
+    stopped = [f"{r['tool']} #{r['task']}" for r in rows if r.get("timeout")]
+    if stopped:
+        lines.append(f"\nStopped by --tool-timeout (counted as failures; rerun with --tasks): {', '.join(stopped)}")
     return "\n".join(lines)
 
 
 def main():
     args = parse_args()
+    tools.TOOL_TIMEOUT = args.tool_timeout
     wanted_tools = [t.strip() for t in args.tools.split(",") if t.strip() and t.strip() != "none"]
     binary = os.path.abspath(args.opsai or os.path.join(os.path.dirname(__file__), "..", "..", "target", "release", "opsai"))
     if any(t in ("widget", "agent") for t in wanted_tools) and not os.access(binary, os.X_OK):
@@ -188,7 +193,7 @@ def main():
                     row = {"tool": tool, "task": task.id, "difficulty": task.difficulty,
                            "candidate": result.candidate, "pass": passed,
                            "format_failure": result.format_failure, "seconds": round(result.seconds, 2),
-                           "exit": result.code}
+                           "exit": result.code, "timeout": result.code == 124}
                     if result.raw != result.candidate:
                         row["raw"] = result.raw[:2000]
                     rows.append(row)

@@ -23,7 +23,9 @@ import time
 
 import judge
 
-TOOL_TIMEOUT = 180
+# Seconds one tool may take on one task (run.py --tool-timeout). A tool stopped by it is recorded
+# with "timeout": true: on a loaded machine that is the machine, so rerun those tasks (--tasks).
+TOOL_TIMEOUT = 300
 OPSAI_IN_SANDBOX = "/opt/opsai-eval/opsai"
 HOME_IN_SANDBOX = "/var/opsai-home"
 
@@ -81,7 +83,8 @@ def opsai_env(endpoint, extra=None):
     return env
 
 
-def run_sandboxed(root, argv, env, writable, binds, timeout=TOOL_TIMEOUT):
+def run_sandboxed(root, argv, env, writable, binds, timeout=None):
+    timeout = timeout or TOOL_TIMEOUT
     cmd = judge.bwrap(root, argv, writable=writable, share_net=True, binds=binds, env=env)
     started = time.monotonic()
     try:
@@ -178,8 +181,8 @@ def peer(name, task, testbed, endpoint, keep_dir):
             argv, env = aichat_argv(task, endpoint, work, env)
         started = time.monotonic()
         try:
-            proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=TOOL_TIMEOUT,
-                                  cwd=work)
+            proc = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, cwd=work,
+                                  timeout=TOOL_TIMEOUT)
             raw, code = proc.stdout.decode("utf-8", "replace"), proc.returncode
             if code != 0:
                 raw += proc.stderr.decode("utf-8", "replace")[-500:]
