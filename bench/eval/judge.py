@@ -200,8 +200,12 @@ class Testbed:
             remove(copy)
 
 
+# The environment icalfa's Dockerfiles set (`ENV FILES=...` in image 1; tasks use "$FILES").
+IMAGE_ENV = {1: {"FILES": "/testbed/hello.c /testbed/FooBar.html"}}
+
+
 def run_in(copy, shell, command, testbed, fs):
-    argv = ["timeout", "-k", "1", str(TIMEOUT)] + bwrap(copy, [shell, "-c", command])
+    argv = ["timeout", "-k", "1", str(TIMEOUT)] + bwrap(copy, [shell, "-c", command], env=IMAGE_ENV.get(fs))
     try:
         proc = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, timeout=TIMEOUT + 5)
         stdout, code = proc.stdout[:OUTPUT_LIMIT], proc.returncode

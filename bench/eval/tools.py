@@ -70,8 +70,9 @@ class Endpoint:
         self.api_key = api_key
 
 
-def opsai_env(endpoint, extra=None):
-    env = {
+def opsai_env(endpoint, fs, extra=None):
+    env = dict(judge.IMAGE_ENV.get(fs, {}))
+    env |= {
         "OPSAI_HOME": HOME_IN_SANDBOX,
         "OPSAI_BASE_URL": endpoint.base_url,
         "OPSAI_API_KEY": endpoint.api_key,
@@ -115,7 +116,7 @@ def opsai_binds(binary, home):
 def widget(task, testbed, endpoint, binary, keep_dir):
     home = tempfile.mkdtemp(prefix="home-", dir=testbed.workdir)
     try:
-        env = opsai_env(endpoint, {"OPSAI_BUFFER": task.nl, "OPSAI_CURSOR": str(len(task.nl)),
+        env = opsai_env(endpoint, task.fs, {"OPSAI_BUFFER": task.nl, "OPSAI_CURSOR": str(len(task.nl)),
                                     "OPSAI_SHELL": "bash", "OPSAI_SHELL_VERSION": "5.2"})
         out, err, code, secs = run_sandboxed(testbed.templates[task.fs], [OPSAI_IN_SANDBOX, "widget"], env,
                                              writable=False, binds=opsai_binds(binary, home))
@@ -131,7 +132,7 @@ def agent(task, testbed, endpoint, binary, keep_dir):
     home = tempfile.mkdtemp(prefix="home-", dir=testbed.workdir)
     copy = testbed.copy(task.fs)
     try:
-        env = opsai_env(endpoint)
+        env = opsai_env(endpoint, task.fs)
         out, err, code, secs = run_sandboxed(copy, [OPSAI_IN_SANDBOX, "--json", "-y", task.nl], env,
                                              writable=True, binds=opsai_binds(binary, home))
         keep_log(home, keep_dir, task)
