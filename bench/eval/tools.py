@@ -163,7 +163,8 @@ def last_command(jsonl):
             commands[event["id"]] = event["command"]
         elif kind == "output":
             chunks.setdefault(event["id"], []).append(event.get("chunk", ""))
-        elif kind == "tool_result" and event.get("id") in commands and event.get("status") not in ("refused", "denied"):
+        # A command counts when it actually ran (not refused by policy or user, not invalid).
+        elif kind == "tool_result" and event.get("id") in commands and event.get("status") in ("ran", "timed_out", "interrupted"):
             ran.append(event["id"])
     if not ran:
         return None, ""
