@@ -44,6 +44,8 @@ def format_failure(text):
         return "empty"
     if "```" in stripped:
         return "fence"
+    if len(stripped) > 1 and stripped[0] == stripped[-1] == "`":
+        return "inline_code"
     if PROSE_START.match(stripped) or PROSE_SENTENCE.match(stripped):
         return "prose"
     lines = [line for line in stripped.splitlines() if line.strip()]
