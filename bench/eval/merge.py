@@ -13,6 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import tools  # noqa: E402
 from run import summarize  # noqa: E402
 
 
@@ -27,12 +28,17 @@ def main():
     p.add_argument("reruns", nargs="+")
     p.add_argument("--out", default="")
     p.add_argument("--label", default="")
+    p.add_argument("--reclassify", action="store_true", help="recompute format failures with today's rules")
     args = p.parse_args()
     rows = {(r["tool"], r["task"]): r for r in read(args.base)}
     for path in args.reruns:
         for r in read(path):
             rows[(r["tool"], r["task"])] = r
     merged = sorted(rows.values(), key=lambda r: (r["tool"], r["task"]))
+    if args.reclassify:
+        for r in merged:
+            if r.get("exit") == 0 and r["tool"] != "agent":
+                r["format_failure"] = tools.format_failure(r.get("raw", r["candidate"]))
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:
             f.writelines(json.dumps(r) + "\n" for r in merged)

@@ -48,9 +48,10 @@ def format_failure(text):
         return "inline_code"
     if PROSE_START.match(stripped) or PROSE_SENTENCE.match(stripped):
         return "prose"
-    lines = [line for line in stripped.splitlines() if line.strip()]
-    if len(lines) > 1 and not any(line.rstrip().endswith(("\\", "|", "&&", "||", "{", "do", "then")) or "<<" in line
-                                  for line in lines):
+    lines = [line.strip() for line in stripped.splitlines() if line.strip()]
+    # Several lines are a script (run one after the other) unless they read as choices: the same
+    # program on every line, or a line that is only "or".
+    if len(lines) > 1 and (len({line.split()[0] for line in lines}) == 1 or any(line.lower() == "or" for line in lines)):
         return "alternatives"
     if "/" in stripped and " " not in stripped and os.path.isabs(stripped):
         return "path"
