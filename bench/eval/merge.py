@@ -2,6 +2,7 @@
 """Replace a run's rows with a rerun's rows for the same (tool, task), then print the summary:
 
     python3 bench/eval/merge.py RUN/results.jsonl RERUN/results.jsonl [--out MERGED.jsonl]
+    python3 bench/eval/merge.py WIDGET.jsonl PEER.jsonl --same-tasks-as PEER.jsonl   # a paired sample
 
 For tasks a loaded machine stopped by --tool-timeout, rerun with `--tasks` and merge here.
 """
@@ -28,6 +29,7 @@ def main():
     p.add_argument("reruns", nargs="+")
     p.add_argument("--out", default="")
     p.add_argument("--label", default="")
+    p.add_argument("--same-tasks-as", default="", help="keep only the tasks of this results.jsonl (paired samples)")
     p.add_argument("--reclassify", action="store_true", help="recompute format failures with today's rules")
     args = p.parse_args()
     rows = {(r["tool"], r["task"]): r for r in read(args.base)}
@@ -35,6 +37,9 @@ def main():
         for r in read(path):
             rows[(r["tool"], r["task"])] = r
     merged = sorted(rows.values(), key=lambda r: (r["tool"], r["task"]))
+    if args.same_tasks_as:
+        keep = {r["task"] for r in read(args.same_tasks_as)}
+        merged = [r for r in merged if r["task"] in keep]
     if args.reclassify:
         for r in merged:
             if r.get("exit") == 0 and r["tool"] != "agent":
