@@ -213,6 +213,8 @@ def shell_gpt_argv(task, endpoint, home, env):
 
 
 def aichat_argv(task, endpoint, home, env):
+    # Not yet run against a real aichat 0.30.0 here (its build needs the idle machine this one was
+    # not): check its config keys and `-e` output on first use.
     cfg = os.path.join(home, ".config", "aichat")
     os.makedirs(cfg, exist_ok=True)
     with open(os.path.join(cfg, "config.yaml"), "w", encoding="utf-8") as f:
