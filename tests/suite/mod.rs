@@ -6,6 +6,7 @@ mod analyze_cli;
 mod config_cli;
 mod daemon_routes;
 mod doctor_cli;
+mod eval_harness;
 mod explain_cli;
 mod faults_exec;
 mod faults_model;
