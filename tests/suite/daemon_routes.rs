@@ -12,16 +12,6 @@ use serde_json::json;
 use crate::support::TestEnv;
 use crate::support::mock_llm::*;
 
-fn sandbox_available(env: &TestEnv) -> bool {
-    let out = env.cmd().args(["sandbox", "--status"]).output().unwrap();
-    if out.status.success() {
-        return true;
-    }
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "the sandbox is required under CI=true");
-    crate::support::skipped("no sandbox on this machine");
-    false
-}
-
 fn agent(env: &TestEnv, mock: &MockLlm, path: &str) -> assert_cmd::Command {
     let mut cmd = env.cmd();
     cmd.env("OPSAI_BASE_URL", mock.base_url())
@@ -42,7 +32,7 @@ fn denied(text: &str) -> bool {
 #[test]
 fn a_plain_safe_docker_line_reaches_the_daemon_socket_and_anything_more_stays_strict() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     let Some(python) = ["/usr/bin/python3", "/usr/local/bin/python3"].into_iter().find(|p| Path::new(p).exists())
@@ -93,7 +83,7 @@ fn a_plain_safe_docker_line_reaches_the_daemon_socket_and_anything_more_stays_st
 #[test]
 fn every_builtin_analysis_command_runs_without_a_sandbox_denial() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();

@@ -15,22 +15,10 @@ use serde_json::json;
 use crate::support::TestEnv;
 use crate::support::mock_llm::*;
 
-/// Whether the sandbox works here; `false` (skip) only outside CI.
-fn sandbox_available(env: &TestEnv) -> bool {
-    let out = env.cmd().args(["sandbox", "--status"]).output().unwrap();
-    if out.status.success() {
-        return true;
-    }
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "the sandbox is required under CI=true: {text}");
-    crate::support::skipped(&format!("no sandbox on this machine: {}", text.trim_end()));
-    false
-}
-
 #[test]
 fn a_file_written_by_an_approved_command_is_closed_to_the_next_auto_run() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     let project = env.user_home().join("proj");
@@ -74,7 +62,7 @@ fn a_file_written_by_an_approved_command_is_closed_to_the_next_auto_run() {
 #[test]
 fn no_process_but_opsais_own_helper_gets_a_ruleset() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     let mut opsai = env
@@ -105,7 +93,7 @@ fn no_process_but_opsais_own_helper_gets_a_ruleset() {
 #[test]
 fn the_small_helper_is_used_only_when_it_is_of_this_build() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     let status = env.cmd().args(["sandbox", "--status"]).output().unwrap();

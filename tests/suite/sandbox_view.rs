@@ -12,18 +12,6 @@ use serde_json::json;
 use crate::support::TestEnv;
 use crate::support::mock_llm::*;
 
-/// Whether the sandbox works here; `false` (skip) only outside CI.
-fn sandbox_available(env: &TestEnv) -> bool {
-    let out = env.cmd().args(["sandbox", "--status"]).output().unwrap();
-    if out.status.success() {
-        return true;
-    }
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "the sandbox is required under CI=true: {text}");
-    crate::support::skipped(&format!("no sandbox on this machine: {}", text.trim_end()));
-    false
-}
-
 fn is_root() -> bool {
     nix::unistd::geteuid().is_root()
 }
@@ -115,7 +103,7 @@ const EVERYDAY: &str = "echo; head -c 0 /etc/os-release && echo os-release-ok; c
 #[test]
 fn unlisted_credentials_are_closed_and_everyday_reads_work() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     let planted = plant_all(env.user_home());
@@ -161,7 +149,7 @@ fn assert_the_view_held(planted: &Planted, out: &std::process::Output, who: &str
 #[test]
 fn a_working_directory_inside_a_homes_hidden_directory_opens_nothing_of_it() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     let home = env.user_home();
@@ -184,7 +172,7 @@ fn a_working_directory_inside_a_homes_hidden_directory_opens_nothing_of_it() {
 #[test]
 fn path_opens_a_homes_bin_directories_only() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     let home = env.user_home();
@@ -206,7 +194,7 @@ fn path_opens_a_homes_bin_directories_only() {
 #[test]
 fn as_root_other_homes_are_closed_and_the_logs_stay_readable() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     if !is_root() {
@@ -251,7 +239,7 @@ fn as_root_other_homes_are_closed_and_the_logs_stay_readable() {
 #[test]
 fn the_agents_auto_run_read_file_sees_the_same_view() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     let mut planted = plant_all(env.user_home());
@@ -367,7 +355,7 @@ fn chown_tree(dir: &Path, id: u32) {
 async fn serves_users_file_is_closed_to_a_viewers_model() {
     use crate::support::serve::{Server, add_user};
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
+    if env.sandbox_available().is_none() {
         return;
     }
     let file = env.user_home().join("etc-opsai/users.json");

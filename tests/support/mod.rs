@@ -36,6 +36,19 @@ pub struct TestEnv {
 }
 
 impl TestEnv {
+    /// `opsai sandbox --status`'s text when the sandbox works here; otherwise `None`, after failing
+    /// under `CI=true` (the sandbox is required there) or printing why the test is skipped.
+    pub fn sandbox_available(&self) -> Option<String> {
+        let out = self.cmd().args(["sandbox", "--status"]).output().expect("run opsai sandbox --status");
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if out.status.success() {
+            return Some(text);
+        }
+        assert!(std::env::var("CI").as_deref() != Ok("true"), "the sandbox is required under CI=true: {text}");
+        skipped(&format!("no sandbox on this machine: {}", text.trim_end()));
+        None
+    }
+
     pub fn new() -> Self {
         Self {
             opsai_home: tempfile::Builder::new()
