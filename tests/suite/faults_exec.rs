@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
-use crate::support::inspect::{processes_with, stored_messages};
+use crate::support::inspect::{processes_running, processes_with, stored_messages};
 use crate::support::mock_llm::*;
 use opsai::testing::wait_until;
 

@@ -17,6 +17,16 @@ pub fn stored_messages(env: &TestEnv) -> Vec<(String, String)> {
 /// Pids of live processes whose command line contains `marker` (a string unique to the test):
 /// zombies, processes gone while being read, and this test process are left out.
 pub fn processes_with(marker: &str) -> Vec<u32> {
+    live_processes(|cmdline| cmdline.contains(marker))
+}
+
+/// Pids of live processes whose command line begins with `line` — the program itself, not a shell
+/// whose script merely mentions it (which may not have reached that point yet).
+pub fn processes_running(line: &str) -> Vec<u32> {
+    live_processes(|cmdline| cmdline.starts_with(line))
+}
+
+fn live_processes(matches: impl Fn(&str) -> bool) -> Vec<u32> {
     let Ok(entries) = std::fs::read_dir("/proc") else { return Vec::new() };
     entries
         .filter_map(Result::ok)
@@ -24,7 +34,7 @@ pub fn processes_with(marker: &str) -> Vec<u32> {
         .filter(|&pid| pid != std::process::id())
         .filter(|pid| {
             let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-            String::from_utf8_lossy(&cmdline).replace('\0', " ").contains(marker)
+            matches(&String::from_utf8_lossy(&cmdline).replace('\0', " "))
         })
         .filter(|pid| {
             let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();

@@ -96,6 +96,9 @@ fn sigterm_while_the_command_ignores_every_signal_kills_its_group_and_exits_143(
     let command = format!("trap '' INT TERM HUP; {sleep}; echo not-reached");
     let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&command)), reply_text("never asked")]);
     let mut child = start_running_with(&env, &mock, &sleep, &["-y", "wait for it"]);
+    // The shell's own command line names the sleep too: wait for the sleep itself, which runs only
+    // once the trap is set — a signal before that would end the shell with 130, not the SIGKILL.
+    wait_for("the trap to be set", LIMIT, || !processes_running(&sleep).is_empty());
     signal(&child, Signal::SIGTERM);
     assert_stopped_cleanly(&env, &mock, &command, &mut child, Signal::SIGTERM);
     let stored = stored_messages(&env);
