@@ -64,6 +64,19 @@ pub(crate) struct Renderer<O: Write, E: Write> {
     /// Reply text streamed as an answer and ended early because a native call followed: the
     /// `thought` that comes with the call shows only what it adds.
     ended_thought: Option<String>,
+    /// A tool call's lines, held until its decision: an approval prompt shows the command and its
+    /// reasons itself, so they are printed here only when nobody is asked (printed once).
+    held: Option<HeldCall>,
+}
+
+/// See [`Renderer::held`].
+#[derive(Debug)]
+struct HeldCall {
+    id: String,
+    /// `▶ tool [RISK]  command`.
+    head: String,
+    /// The reasons, one line each, under the head.
+    reasons: String,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
@@ -107,6 +120,17 @@ const GUTTER: &str = "  │ ";
 /// Where a command's summary would be, when the person aborted at its approval prompt.
 const ABORTED: &str = "✗ aborted: not run, and the task stops here";
 
+/// A tool call still held when the turn ends (the turn was cut off before its decision) is
+/// printed, so no call goes unshown.
+impl<O: Write, E: Write> Drop for Renderer<O, E> {
+    fn drop(&mut self) {
+        if let Some(held) = self.held.take() {
+            let _ = write!(self.err, "{}\n{}", held.head, held.reasons);
+            let _ = self.err.flush();
+        }
+    }
+}
+
 impl<O: Write, E: Write> Renderer<O, E> {
     pub fn new(style: Style, out: O, err: E) -> Self {
         Self {
@@ -118,6 +142,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             live_filter: super::live::LiveFilter::new(),
             cur: LiveLine::default(),
             in_thought: false,
+            held: None,
             thought_text: display::ProseStream::default(),
             reply_on_stderr: None,
             unstreamed: false,
@@ -276,6 +301,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
         if let AgentEvent::Progress { stage } = event {
             return self.progress(*stage);
         }
+        self.release_held(event)?;
         if let Some(shown) = self.ended_thought.take()
             && let AgentEvent::Thought { text } = event
         {
@@ -332,7 +358,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
         match event {
             AgentEvent::AnswerDelta { .. } | AgentEvent::Progress { .. } => {}
             AgentEvent::Thought { text } => self.thought(text)?,
-            AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
+            AgentEvent::ToolCall { id, tool, command, risk, reasons, args } => {
                 self.live_filter = super::live::LiveFilter::new();
                 self.cur = LiveLine::default();
                 // The tool name, the command and the arguments are the model's: shown with what was
@@ -345,12 +371,14 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     None => String::new(),
                 };
                 let arrow = self.paint(style::action(), "▶");
-                writeln!(self.err, "{arrow} {}{badge}  {shown}", display::line(tool))?;
+                let head = format!("{arrow} {}{badge}  {shown}", display::line(tool));
                 // Every reason, a Safe command's too: its only reason is the user's allow rule.
+                let mut lines = String::new();
                 for reason in reasons {
-                    let line = self.paint(style::dim(), &format!("    - {}", display::command(reason)));
-                    writeln!(self.err, "{line}")?;
+                    lines.push_str(&self.paint(style::dim(), &format!("    - {}", display::command(reason))));
+                    lines.push('\n');
                 }
+                self.held = Some(HeldCall { id: id.clone(), head, reasons: lines });
             }
             // `q` (or Ctrl-C) at the approval prompt: nothing else says the turn ended there.
             AgentEvent::Approval { decision: ApprovalDecision::Abort, .. } => {
@@ -414,6 +442,35 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
         }
         self.err.flush()
+    }
+
+    /// Before `event`: the held tool call's lines are printed, unless its approval prompt showed
+    /// them (a person answered it, or it was edited and is announced again). An earlier `[a]` that
+    /// let it run says so on its line.
+    fn release_held(&mut self, event: &AgentEvent) -> std::io::Result<()> {
+        let Some(held) = self.held.take() else { return Ok(()) };
+        let mut note = None;
+        match event {
+            AgentEvent::ToolCall { id, .. } if *id == held.id => return Ok(()),
+            AgentEvent::Approval { id, decision, grant, .. } if *id == held.id => match (decision, grant) {
+                (ApprovalDecision::Approved | ApprovalDecision::Denied | ApprovalDecision::Abort, _)
+                | (ApprovalDecision::ApprovedForSession, None) => return Ok(()),
+                (ApprovalDecision::ApprovedForSession, Some(grant)) => {
+                    note = Some(format!("approved by your [a] for `{}`", display::line(grant)));
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+        self.clear_spinner();
+        match note {
+            Some(note) => {
+                let note = self.paint(style::dim(), &format!("  ({note})"));
+                writeln!(self.err, "{}{note}", held.head)?;
+            }
+            None => writeln!(self.err, "{}", held.head)?,
+        }
+        write!(self.err, "{}", held.reasons)
     }
 
     /// The model writes a tool call: the spinner says so. Reply text on the current line is a

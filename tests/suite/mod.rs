@@ -3,6 +3,7 @@
 mod agent_cli;
 mod agent_pty;
 mod analyze_cli;
+mod approval_pty;
 mod config_cli;
 mod daemon_routes;
 mod doctor_cli;
