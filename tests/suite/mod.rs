@@ -12,6 +12,7 @@ mod explain_cli;
 mod faults_exec;
 mod faults_model;
 mod files_cli;
+mod first_run;
 mod init_cli;
 mod injection;
 mod kube_cli;
