@@ -2,6 +2,7 @@
 //! or as the bare answer (`-q`). stdout is a protocol: only the answer or the JSON lines go there.
 
 mod answer;
+mod held;
 mod quiet;
 mod spinner;
 
@@ -9,6 +10,7 @@ use std::io::Write;
 
 use answer::AnswerStream;
 pub(crate) use answer::BlockRenderer;
+use held::HeldCall;
 
 use crate::protocol::{AgentEvent, ApprovalDecision, ObservationStatus, ReplyProgress};
 use crate::ui::{display, markdown, style};
@@ -69,16 +71,6 @@ pub(crate) struct Renderer<O: Write, E: Write> {
     held: Option<HeldCall>,
 }
 
-/// See [`Renderer::held`].
-#[derive(Debug)]
-struct HeldCall {
-    id: String,
-    /// `▶ tool [RISK]  command`.
-    head: String,
-    /// The reasons, one line each, under the head.
-    reasons: String,
-}
-
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
 /// replaces it, or a new command starts.
 #[derive(Debug, Default)]
@@ -119,17 +111,6 @@ const GUTTER: &str = "  │ ";
 
 /// Where a command's summary would be, when the person aborted at its approval prompt.
 const ABORTED: &str = "✗ aborted: not run, and the task stops here";
-
-/// A tool call still held when the turn ends (the turn was cut off before its decision) is
-/// printed, so no call goes unshown.
-impl<O: Write, E: Write> Drop for Renderer<O, E> {
-    fn drop(&mut self) {
-        if let Some(held) = self.held.take() {
-            let _ = write!(self.err, "{}\n{}", held.head, held.reasons);
-            let _ = self.err.flush();
-        }
-    }
-}
 
 impl<O: Write, E: Write> Renderer<O, E> {
     pub fn new(style: Style, out: O, err: E) -> Self {
@@ -442,35 +423,6 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
         }
         self.err.flush()
-    }
-
-    /// Before `event`: the held tool call's lines are printed, unless its approval prompt showed
-    /// them (a person answered it, or it was edited and is announced again). An earlier `[a]` that
-    /// let it run says so on its line.
-    fn release_held(&mut self, event: &AgentEvent) -> std::io::Result<()> {
-        let Some(held) = self.held.take() else { return Ok(()) };
-        let mut note = None;
-        match event {
-            AgentEvent::ToolCall { id, .. } if *id == held.id => return Ok(()),
-            AgentEvent::Approval { id, decision, grant, .. } if *id == held.id => match (decision, grant) {
-                (ApprovalDecision::Approved | ApprovalDecision::Denied | ApprovalDecision::Abort, _)
-                | (ApprovalDecision::ApprovedForSession, None) => return Ok(()),
-                (ApprovalDecision::ApprovedForSession, Some(grant)) => {
-                    note = Some(format!("approved by your [a] for `{}`", display::line(grant)));
-                }
-                _ => {}
-            },
-            _ => {}
-        }
-        self.clear_spinner();
-        match note {
-            Some(note) => {
-                let note = self.paint(style::dim(), &format!("  ({note})"));
-                writeln!(self.err, "{}{note}", held.head)?;
-            }
-            None => writeln!(self.err, "{}", held.head)?,
-        }
-        write!(self.err, "{}", held.reasons)
     }
 
     /// The model writes a tool call: the spinner says so. Reply text on the current line is a
