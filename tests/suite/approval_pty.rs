@@ -177,3 +177,41 @@ fn an_a_grant_says_so_on_the_command_it_covers() {
     assert_eq!(screen.matches("[MEDIUM]  mkdir -p d2/x").count(), 1, "{screen}");
     assert_eq!(screen.matches("d2/x: creates the directory").count(), 1, "{screen}");
 }
+
+/// The pid of the opsai working in `dir` (each test has its own directory).
+fn opsai_in(dir: &std::path::Path) -> i32 {
+    let binary = std::fs::canonicalize(env!("CARGO_BIN_EXE_opsai")).unwrap();
+    let dir = std::fs::canonicalize(dir).unwrap();
+    let find = || {
+        std::fs::read_dir("/proc").unwrap().filter_map(Result::ok).find_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let exe = std::fs::read_link(entry.path().join("exe")).ok()?;
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            (exe == binary && cwd == dir).then_some(pid)
+        })
+    };
+    let mut found = None;
+    assert!(opsai::testing::wait_until(LIMIT, || {
+        found = find();
+        found.is_some()
+    }));
+    found.unwrap_or_default()
+}
+
+#[test]
+fn sigterm_while_the_editor_is_open_refuses_at_once_and_restores_the_terminal() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("c1", "run_command", json!({"command": "touch never.txt"}))]);
+    let mut session = on_terminal(&env, &mock, "make a file");
+    session.expect("[q] abort: ", LIMIT);
+    session.send("e");
+    session.expect("Ctrl-C goes back", LIMIT);
+    let started = std::time::Instant::now();
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(opsai_in(env.user_home())), nix::sys::signal::Signal::SIGTERM)
+        .unwrap();
+    assert_eq!(ended_restored(&env, &mut session), "143");
+    // Not after the 8 s grace: the editor gave up at once and the prompt answered as a Ctrl-C.
+    assert!(started.elapsed() < Duration::from_secs(6), "{:?}", started.elapsed());
+    assert!(!env.user_home().join("never.txt").exists());
+    assert!(audit(&env).contains("CMD: \"touch never.txt\" | RISK: medium | CONFIRMED: no"), "{}", audit(&env));
+}

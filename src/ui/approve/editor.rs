@@ -8,7 +8,8 @@ use reedline::{EditCommand, Prompt, PromptEditMode, PromptHistorySearch, Reedlin
 /// The edited line; `None` when the person pressed Ctrl-C or Ctrl-D (back to the prompt). Errors
 /// when the terminal cannot be driven (it does not answer a cursor-position query).
 pub(super) fn edit_line(command: &str) -> std::io::Result<Option<String>> {
-    let mut editor = Reedline::create();
+    // A SIGTERM (`stop_prompts`) ends the edit at once.
+    let mut editor = Reedline::create().with_break_signal(super::keys::editor_break());
     // Inserting leaves the cursor after the text.
     editor.run_edit_commands(&[EditCommand::InsertString(command.trim_end_matches('\n').to_owned())]);
     Ok(match editor.read_line(&EditPrompt)? {

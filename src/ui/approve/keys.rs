@@ -133,6 +133,14 @@ static STOPPING: AtomicBool = AtomicBool::new(false);
 /// the refusal is audited and the turn ends instead of waiting for a key that will not come.
 pub(crate) fn stop_prompts() {
     STOPPING.store(true, Ordering::SeqCst);
+    editor_break().store(true, Ordering::SeqCst);
+}
+
+/// Set by [`stop_prompts`] for the line editor under `[e]`, which polls it and gives up (back to
+/// the prompt, which then reads the Ctrl-C).
+pub(crate) fn editor_break() -> std::sync::Arc<AtomicBool> {
+    static BREAK: std::sync::OnceLock<std::sync::Arc<AtomicBool>> = std::sync::OnceLock::new();
+    BREAK.get_or_init(|| std::sync::Arc::new(AtomicBool::new(false))).clone()
 }
 
 /// The terminal read one `read(2)` at a time (no buffering, so a poll sees every pending byte),
