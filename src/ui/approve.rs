@@ -1,7 +1,8 @@
 //! The approval prompt at the terminal: [`TerminalApprover`] asks on stderr, or on `/dev/tty` when
 //! stdin is not a terminal. Medium and Safe are answered by one key, no Enter (`y a e n q`); High
-//! needs the word `yes` typed out and Enter, so no stray key can approve it. Any failure to ask is
-//! a no.
+//! needs the word `yes` typed out and Enter, so no stray key can approve it. When stdin is not the
+//! terminal (a pipe feeds opsai and the prompt is on `/dev/tty`), every answer is a typed line, as
+//! before. Any failure to ask is a no.
 
 mod editor;
 mod keys;
@@ -51,7 +52,11 @@ impl TerminalApprover {
         tty.output.write_all(text.as_bytes())?;
         tty.output.flush()?;
         loop {
-            let answer = if request.risk == Risk::High { typed_answer(tty)? } else { key_answer(tty, request)? };
+            let answer = match request.risk {
+                Risk::High => typed_answer(tty)?,
+                _ if tty.one_key() => key_answer(tty, request)?,
+                _ => line_answer(tty, request)?,
+            };
             match answer {
                 Chosen::Edit => match tty.edit(&request.command)? {
                     Edit::Changed(command) => return Ok(Approval::Edited(command)),
@@ -81,6 +86,25 @@ fn typed_answer(tty: &mut Terminal) -> std::io::Result<Chosen> {
         "e" | "edit" => Chosen::Edit,
         _ => Chosen::Answer(Approval::Denied),
     })
+}
+
+/// Safe and Medium on `/dev/tty` (stdin is a pipe): a typed line; Enter alone declines.
+fn line_answer(tty: &mut Terminal, request: &ApprovalRequest) -> std::io::Result<Chosen> {
+    loop {
+        let Some(answer) = tty.answer()? else { return Ok(Chosen::Answer(Approval::Abort)) };
+        return Ok(match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Chosen::Answer(Approval::Approved),
+            "a" | "always" if request.grant.is_some() => Chosen::Answer(Approval::ApprovedForSession),
+            "e" | "edit" => Chosen::Edit,
+            "n" | "no" | "" => Chosen::Answer(Approval::Denied),
+            "q" | "quit" | "abort" => Chosen::Answer(Approval::Abort),
+            _ => {
+                tty.output.write_all(b"  answer y, a, e, n or q and Enter: ")?;
+                tty.output.flush()?;
+                continue;
+            }
+        });
+    }
 }
 
 /// Safe and Medium: one key acts at once. A key that is no answer (Enter too) gets a hint once

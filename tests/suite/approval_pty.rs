@@ -215,3 +215,24 @@ fn sigterm_while_the_editor_is_open_refuses_at_once_and_restores_the_terminal() 
     assert!(!env.user_home().join("never.txt").exists());
     assert!(audit(&env).contains("CMD: \"touch never.txt\" | RISK: medium | CONFIRMED: no"), "{}", audit(&env));
 }
+
+/// stdin is not the terminal (opsai fed from elsewhere, the prompt on `/dev/tty`): answers stay
+/// typed lines, as before issue 23.
+#[test]
+fn with_stdin_not_the_terminal_the_prompt_on_dev_tty_takes_a_typed_line() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "touch marker.txt"})),
+        reply_text("Done."),
+    ]);
+    let mut session = on_terminal(&env, &mock, "make a marker' < '/dev/null");
+    session.expect("[q] abort: ", LIMIT);
+    // A `y` alone answers nothing here: taken back with Backspace, then `n` and Enter decline.
+    session.send("y");
+    session.expect("abort: y", LIMIT);
+    session.send("\x7fn\r");
+    session.expect("Done.", LIMIT);
+    assert_eq!(ended_restored(&env, &mut session), "0");
+    assert!(!env.user_home().join("marker.txt").exists(), "{}", session.screen());
+    assert!(audit(&env).contains("CONFIRMED: no"), "{}", audit(&env));
+}

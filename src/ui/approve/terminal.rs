@@ -42,6 +42,11 @@ impl Terminal {
         Ok(Self { input: TerminalInput::Tty(tty), output: Box::new(writer), interrupted: false, _raw: raw })
     }
 
+    /// One key answers (stdin is the terminal); else answers are typed lines on `/dev/tty`.
+    pub fn one_key(&self) -> bool {
+        matches!(self.input, TerminalInput::Stdin(_))
+    }
+
     /// See [`keys::discard_typeahead`].
     pub fn discard_typeahead(&self) {
         match &self.input {
