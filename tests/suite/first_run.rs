@@ -104,7 +104,10 @@ fn with_nothing_configured_a_local_server_is_offered_saved_and_used() {
     assert_eq!(saved["llm"]["base_url"], mock.base_url().as_str());
     assert_eq!(saved["llm"]["model"], "local-7b");
     term.line("hi");
-    term.wait_for("Hello from LM Studio.", LIMIT);
+    // Ctrl-D once the next prompt is drawn: one pressed while the turn ends is lost.
+    term.wait_until(LIMIT, "the answer and the next prompt", |s| {
+        s.contains("Hello from LM Studio.") && s.lines().filter(|l| l.starts_with("Agent >")).count() == 2
+    });
     assert_eq!(mock.chat_requests()[0].json()["model"], "local-7b");
     term.press(&["C-d"]);
     assert_eq!(term.wait_exit(LIMIT), 0);

@@ -137,6 +137,8 @@ fn history_survives_a_restart_and_up_recalls_the_last_entry() {
     term.press(&["Up"]);
     term.wait_for("Agent > remember the milk [REDACTED", LIMIT);
     term.press(&["C-c"]);
+    // Ctrl-D at the new prompt: pressed while the editor is still handling the Ctrl-C it is lost.
+    wait_prompts(&term, 2);
     term.press(&["C-d"]);
     assert_eq!(term.wait_exit(LIMIT), 0);
 }
