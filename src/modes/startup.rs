@@ -116,3 +116,32 @@ pub(crate) fn adopt(paths: &crate::home::Paths, server: &LocalServer) -> Result<
     config.llm.model = server.model.clone();
     config.save(&paths.config_file())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_listening_endpoint_passes_and_a_closed_one_names_the_fix() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let open = format!("http://{}/v1", listener.local_addr().unwrap());
+        assert_eq!(reach(&open).await, None);
+        drop(listener);
+        let closed = reach(&open).await.unwrap_or_default();
+        assert!(closed.starts_with(&format!("no model: nothing answers at {open} (")), "{closed}");
+        assert!(closed.ends_with("choose another model: `opsai config set-llm`"), "{closed}");
+        let bad = reach("not a url").await.unwrap_or_default();
+        assert!(bad.starts_with("no model: ") && bad.contains("opsai config set-llm"), "{bad}");
+    }
+
+    #[test]
+    fn only_the_default_settings_without_overrides_are_nothing_configured() {
+        let mut config = Config::default();
+        assert!(nothing_configured(&config));
+        config.llm.model = "llama3.2:3b".into();
+        assert!(!nothing_configured(&config));
+        let mut config = Config::default();
+        config.set_override(crate::config::LlmField::BaseUrl, "http://127.0.0.1:1234/v1".into(), "OPSAI_BASE_URL");
+        assert!(!nothing_configured(&config));
+    }
+}
