@@ -136,3 +136,19 @@ fn without_a_terminal_the_found_server_is_only_said_and_nothing_is_saved() {
     let saved = std::fs::read_to_string(env.config_path()).unwrap_or_default();
     assert!(!saved.contains("local-7b"), "nothing saved without a yes: {saved}");
 }
+
+#[test]
+fn a_one_shot_run_that_finds_no_model_names_the_local_server_found() {
+    if !ollama_port_free() {
+        return;
+    }
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_models(&["local-7b"])]);
+    let servers = format!("LM Studio={}", mock.base_url());
+    let out = env.cmd().env("OPSAI_TEST_LOCAL_SERVERS", &servers).arg("hello").output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    let connect = err.find("cannot connect to Ollama at http://localhost:11434/v1").expect(&err);
+    let found = err.find(&format!("found LM Studio at {} (model local-7b); to use it", mock.base_url())).expect(&err);
+    assert!(connect < found, "the failure first, then what to use instead: {err}");
+}
