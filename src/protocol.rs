@@ -272,6 +272,9 @@ pub enum AgentEvent {
         id: String,
         decision: ApprovalDecision,
         command: String,
+        /// `approved_for_session` without asking: the earlier `[a]` grant that covers it (`git commit`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        grant: Option<String>,
     },
     /// Live command output.
     Output {
@@ -367,10 +370,19 @@ mod tests {
             (ApprovalDecision::Abort, "abort"),
         ];
         for (decision, name) in all {
-            let event = AgentEvent::Approval { id: "c1".into(), decision, command: "ls".into() };
+            let event = AgentEvent::Approval { id: "c1".into(), decision, command: "ls".into(), grant: None };
             let line = serde_json::to_string(&event).unwrap();
             assert_eq!(line, format!(r#"{{"type":"approval","id":"c1","decision":"{name}","command":"ls"}}"#));
             assert_eq!(serde_json::from_str::<AgentEvent>(&line).unwrap(), event);
         }
+        let covered = AgentEvent::Approval {
+            id: "c2".into(),
+            decision: ApprovalDecision::ApprovedForSession,
+            command: "git commit -m x".into(),
+            grant: Some("git commit".into()),
+        };
+        let line = serde_json::to_string(&covered).unwrap();
+        assert!(line.ends_with(r#""command":"git commit -m x","grant":"git commit"}"#), "{line}");
+        assert_eq!(serde_json::from_str::<AgentEvent>(&line).unwrap(), covered);
     }
 }

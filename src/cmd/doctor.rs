@@ -4,6 +4,7 @@
 //! so `llm.ca_file` and the timeouts apply), without retries. Exit 0 when nothing failed, 1 else.
 
 mod report;
+mod verdict;
 
 use std::time::Duration;
 
@@ -42,6 +43,8 @@ pub fn run(paths: &Paths, args: &DoctorArgs) -> anyhow::Result<u8> {
         Some(result) => {
             result?;
             report.summary()?;
+            let verdict = runtime.block_on(verdict::verdict(&config, report.first_failure()));
+            report.line(&verdict)?;
             Ok(u8::from(report.failed() > 0))
         }
     }

@@ -16,5 +16,6 @@ pub mod explain;
 pub mod oneshot;
 pub mod repl;
 pub mod serve;
+pub(crate) mod startup;
 pub mod stop;
 pub mod widget;

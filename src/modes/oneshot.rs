@@ -104,5 +104,14 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
     if let Some(code) = stop.code() {
         return Ok(code);
     }
+    // No model and none chosen: a server on its usual local port is named with how to use it.
+    if matches!(outcome, Err(crate::agent::AgentError::Model(crate::llm::LlmError::Connect { .. })))
+        && super::startup::nothing_configured(&parts.config)
+    {
+        let candidates = super::startup::discover::candidates();
+        if let Some(server) = super::startup::discover::local_servers(&candidates).await.first() {
+            common::warn(&super::startup::how_to_use(server));
+        }
+    }
     Ok(turn_exit_code(&outcome, refused, interrupts.turn.is_cancelled()))
 }

@@ -29,6 +29,7 @@ use crate::ui::sessions_view;
 
 use super::common::{self, note, render_style, say, turn_exit_code, warn};
 use super::drive::drive;
+use super::startup::{self, offered};
 use super::stop::Stop;
 use commands::{Command, Line};
 use dirs::{display_dir, now_ms, resolve_dir};
@@ -62,8 +63,11 @@ struct Repl<'s> {
 pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     let pending = EnvContext::start(&common::context_input(&paths.home));
     let config = runner::load_config(paths, &common::overrides(args))?;
-    let mut parts = Parts::build(paths, config, Approvals::Terminal)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
+    // Is the model there? Checked while the REPL gets ready; the banner says (issue 23).
+    let (url, look_around) = (config.llm.base_url.clone(), startup::nothing_configured(&config));
+    let check = runtime.spawn(async move { startup::check(&url, look_around).await });
+    let mut parts = Parts::build(paths, config, Approvals::Terminal)?;
     // Registered before the first prompt, so Ctrl-C during a turn never kills the REPL.
     let (mut sigint, stop) = {
         let _entered = runtime.enter();
@@ -88,6 +92,25 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     } else {
         Input::Plain(std::io::stdin().lock())
     };
+    let findings = runtime.block_on(async { tokio::time::timeout(startup::WITHIN, check).await });
+    let mut unreachable = None;
+    if let Ok(Ok(findings)) = findings {
+        unreachable = findings.unreachable;
+        if let Some(server) = findings.found.first() {
+            if terminal && offered(server) {
+                match startup::adopt(paths, server) {
+                    Ok(()) => {
+                        let config = runner::load_config(paths, &common::overrides(args))?;
+                        parts = Parts::build(paths, config, Approvals::Terminal)?;
+                        unreachable = None;
+                    }
+                    Err(err) => warn(&format!("could not save the choice: {err}")),
+                }
+            } else {
+                warnings.push(startup::how_to_use(server));
+            }
+        }
+    }
     let cwd = std::env::current_dir()?;
     let context = pending.finish();
     let model = parts.config.llm.model.clone();
@@ -117,6 +140,10 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     }
     if terminal {
         repl.banner();
+    }
+    // On a terminal right under the banner; fed from a pipe, a script's log says it too.
+    if let Some(line) = &unreachable {
+        warn(line);
     }
     if let Some(host) = &args.ssh_host
         && !runtime.block_on(repl.host(Some(Some(host.clone()))))

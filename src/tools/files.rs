@@ -103,7 +103,7 @@ impl<'c> Call<'c> {
     }
 
     fn approval_event(&mut self, decision: ApprovalDecision) {
-        let event = AgentEvent::Approval { id: self.id.into(), decision, command: self.summary.clone() };
+        let event = AgentEvent::Approval { id: self.id.into(), decision, command: self.summary.clone(), grant: None };
         (self.ctx.events)(event);
     }
 

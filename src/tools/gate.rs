@@ -84,8 +84,10 @@ pub(crate) enum Allowed {
     Flag,
     /// A person said yes.
     Yes,
-    /// An "always this session" grant covers it, or was just given.
+    /// An "always this session" grant was just given for it.
     Session,
+    /// An earlier "always this session" grant covers it: nobody was asked this time.
+    Covered,
 }
 
 impl Allowed {
@@ -94,7 +96,7 @@ impl Allowed {
         match self {
             Allowed::Auto(_) | Allowed::Flag => ApprovalDecision::Auto,
             Allowed::Yes => ApprovalDecision::Approved,
-            Allowed::Session => ApprovalDecision::ApprovedForSession,
+            Allowed::Session | Allowed::Covered => ApprovalDecision::ApprovedForSession,
         }
     }
 
@@ -102,7 +104,7 @@ impl Allowed {
     pub fn confirmed(self) -> Confirmed {
         match self {
             Allowed::Auto(_) | Allowed::Flag => Confirmed::Auto,
-            Allowed::Yes | Allowed::Session => Confirmed::Yes,
+            Allowed::Yes | Allowed::Session | Allowed::Covered => Confirmed::Yes,
         }
     }
 
@@ -110,13 +112,13 @@ impl Allowed {
     pub fn sandbox(self) -> Option<SandboxProfile> {
         match self {
             Allowed::Auto(sandbox) => sandbox,
-            Allowed::Flag | Allowed::Yes | Allowed::Session => None,
+            Allowed::Flag | Allowed::Yes | Allowed::Session | Allowed::Covered => None,
         }
     }
 
-    /// Whether a person answered a prompt for it.
+    /// Whether a person said yes to it (at its prompt, or with the grant that covers it).
     pub fn asked(self) -> bool {
-        matches!(self, Allowed::Yes | Allowed::Session)
+        matches!(self, Allowed::Yes | Allowed::Session | Allowed::Covered)
     }
 }
 
@@ -211,7 +213,7 @@ pub(crate) fn decide(services: &Services, state: &mut RunState, proposal: &Propo
     // demoted to viewer keeps none of the grants given as an operator).
     let interactive = services.approver.interactive();
     if interactive && grant.as_ref().is_some_and(|g| state.grants.contains(g)) {
-        return Verdict::Run(Allowed::Session);
+        return Verdict::Run(Allowed::Covered);
     }
     if !interactive {
         state.refused_without_terminal = true;

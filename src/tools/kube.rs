@@ -240,6 +240,7 @@ fn refuse(tool: Kube, id: &str, args: &Value, command: &str, reason: &str, ctx: 
         id: id.into(),
         decision: ApprovalDecision::Refused,
         command: assessment.sanitized.clone(),
+        grant: None,
     });
     let record = AuditRecord {
         session: services.session.clone(),

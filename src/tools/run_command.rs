@@ -144,7 +144,23 @@ impl Call<'_> {
     }
 
     fn approval(&mut self, decision: ApprovalDecision, assessment: &Assessment) {
-        self.emit(AgentEvent::Approval { id: self.id.into(), decision, command: assessment.sanitized.clone() });
+        self.emit(AgentEvent::Approval {
+            id: self.id.into(),
+            decision,
+            command: assessment.sanitized.clone(),
+            grant: None,
+        });
+    }
+
+    /// An earlier `[a]` covered it: the event names the grant, so the screen can say so.
+    fn covered(&mut self, assessment: &Assessment) {
+        let event = AgentEvent::Approval {
+            id: self.id.into(),
+            decision: ApprovalDecision::ApprovedForSession,
+            command: assessment.sanitized.clone(),
+            grant: super::grant::grant_key(assessment),
+        };
+        self.emit(event);
     }
 
     /// The audit line for this call.
@@ -177,6 +193,10 @@ fn approve(call: &mut Call, state: &mut RunState, planned: &mut Planned) -> Resu
         let proposal =
             Proposal::command(call.id, &planned.assessment, &planned.typed, planned.why.as_deref(), planned.auto);
         match gate::decide(call.services, state, &proposal) {
+            Verdict::Run(Allowed::Covered) => {
+                call.covered(&planned.assessment);
+                return Ok(Allowed::Covered);
+            }
             Verdict::Run(allowed) => {
                 call.approval(allowed.decision(), &planned.assessment);
                 return Ok(allowed);

@@ -1,16 +1,21 @@
 //! The approval prompt at the terminal: [`TerminalApprover`] asks on stderr, or on `/dev/tty` when
-//! stdin is not a terminal; High needs the word `yes` typed out. Any failure to ask is a no.
+//! stdin is not a terminal. Medium and Safe are answered by one key, no Enter (`y a e n q`); High
+//! needs the word `yes` typed out and Enter, so no stray key can approve it. When stdin is not the
+//! terminal (a pipe feeds opsai and the prompt is on `/dev/tty`), every answer is a typed line, as
+//! before. Any failure to ask is a no.
 
+mod editor;
 mod keys;
+mod terminal;
 
-use std::io::{IsTerminal, Write};
-use std::os::fd::AsFd;
+use std::io::Write;
 
 use crate::approval::{ApprovalRequest, Approver};
 use crate::protocol::{Approval, Risk};
 use crate::ui::display;
-use keys::Answer;
+use keys::Key;
 pub(crate) use keys::stop_prompts;
+use terminal::{Edit, Terminal};
 
 /// Asks the human at the terminal.
 pub(crate) struct TerminalApprover {
@@ -19,9 +24,13 @@ pub(crate) struct TerminalApprover {
     ctrl_c: std::sync::atomic::AtomicBool,
 }
 
+/// Shown under the prompt after a key that is not an answer.
+const KEY_HINT: &str = "  (one key, no Enter: y runs it, e edits, n declines, q stops the task) ";
+
 impl TerminalApprover {
     /// `None` when there is no terminal to ask on.
     pub fn open() -> Option<Self> {
+        use std::io::IsTerminal;
         let has_tty = std::io::stdin().is_terminal() || std::fs::File::open("/dev/tty").is_ok();
         let color = crate::term::stderr_color();
         has_tty.then_some(Self { color, ctrl_c: std::sync::atomic::AtomicBool::new(false) })
@@ -29,6 +38,8 @@ impl TerminalApprover {
 
     fn prompt(&self, request: &ApprovalRequest) -> std::io::Result<Approval> {
         let mut tty = Terminal::open()?;
+        // Keys pressed before the prompt was on screen did not answer it.
+        tty.discard_typeahead();
         let answer = self.answer_on(&mut tty, request);
         if tty.interrupted {
             self.ctrl_c.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -41,28 +52,97 @@ impl TerminalApprover {
         tty.output.write_all(text.as_bytes())?;
         tty.output.flush()?;
         loop {
-            let Some(answer) = tty.answer()? else { return Ok(Approval::Abort) };
-            let answer = answer.trim();
-            if request.risk == Risk::High {
-                return Ok(match answer {
-                    "yes" => Approval::Approved,
-                    "q" | "quit" | "abort" => Approval::Abort,
-                    "e" | "edit" => tty.edited(&request.command)?,
-                    _ => Approval::Denied,
-                });
-            }
-            match answer.to_ascii_lowercase().as_str() {
-                "y" | "yes" => return Ok(Approval::Approved),
-                "a" | "always" if request.grant.is_some() => return Ok(Approval::ApprovedForSession),
-                "e" | "edit" => return tty.edited(&request.command),
-                "n" | "no" | "" => return Ok(Approval::Denied),
-                "q" | "quit" | "abort" => return Ok(Approval::Abort),
-                _ => {
-                    tty.output.write_all(b"  answer y, a, e, n or q: ")?;
-                    tty.output.flush()?;
-                }
+            let answer = match request.risk {
+                Risk::High => typed_answer(tty)?,
+                _ if tty.one_key() => key_answer(tty, request)?,
+                _ => line_answer(tty, request)?,
+            };
+            match answer {
+                Chosen::Edit => match tty.edit(&request.command)? {
+                    Edit::Changed(command) => return Ok(Approval::Edited(command)),
+                    Edit::Back => {
+                        tty.output.write_all(text.as_bytes())?;
+                        tty.output.flush()?;
+                    }
+                },
+                Chosen::Answer(approval) => return Ok(approval),
             }
         }
+    }
+}
+
+/// An answer, or `[e]`.
+enum Chosen {
+    Answer(Approval),
+    Edit,
+}
+
+/// High: a typed line. Only `yes` runs it; `e` edits, `q` stops; anything else declines.
+fn typed_answer(tty: &mut Terminal) -> std::io::Result<Chosen> {
+    let Some(answer) = tty.answer()? else { return Ok(Chosen::Answer(Approval::Abort)) };
+    Ok(match answer.trim() {
+        "yes" => Chosen::Answer(Approval::Approved),
+        "q" | "quit" | "abort" => Chosen::Answer(Approval::Abort),
+        "e" | "edit" => Chosen::Edit,
+        _ => Chosen::Answer(Approval::Denied),
+    })
+}
+
+/// Safe and Medium on `/dev/tty` (stdin is a pipe): a typed line; Enter alone declines.
+fn line_answer(tty: &mut Terminal, request: &ApprovalRequest) -> std::io::Result<Chosen> {
+    loop {
+        let Some(answer) = tty.answer()? else { return Ok(Chosen::Answer(Approval::Abort)) };
+        return Ok(match answer.trim().to_ascii_lowercase().as_str() {
+            "y" | "yes" => Chosen::Answer(Approval::Approved),
+            "a" | "always" if request.grant.is_some() => Chosen::Answer(Approval::ApprovedForSession),
+            "e" | "edit" => Chosen::Edit,
+            "n" | "no" | "" => Chosen::Answer(Approval::Denied),
+            "q" | "quit" | "abort" => Chosen::Answer(Approval::Abort),
+            _ => {
+                tty.output.write_all(b"  answer y, a, e, n or q and Enter: ")?;
+                tty.output.flush()?;
+                continue;
+            }
+        });
+    }
+}
+
+/// Safe and Medium: one key acts at once. A key that is no answer (Enter too) gets a hint once
+/// and is otherwise ignored; Ctrl-D declines, Ctrl-C stops the task.
+fn key_answer(tty: &mut Terminal, request: &ApprovalRequest) -> std::io::Result<Chosen> {
+    let mut hinted = false;
+    loop {
+        let answered = match tty.key()? {
+            Key::Char(c) => match c.to_ascii_lowercase() {
+                'y' => Some(("y", Chosen::Answer(Approval::Approved))),
+                'a' if request.grant.is_some() => Some(("a", Chosen::Answer(Approval::ApprovedForSession))),
+                'e' => Some(("e", Chosen::Edit)),
+                'n' => Some(("n", Chosen::Answer(Approval::Denied))),
+                'q' => Some(("q", Chosen::Answer(Approval::Abort))),
+                _ => None,
+            },
+            Key::Interrupt => {
+                tty.interrupted = true;
+                Some(("^C", Chosen::Answer(Approval::Abort)))
+            }
+            Key::End => Some(("^D", Chosen::Answer(Approval::Denied))),
+            Key::Enter | Key::Other => None,
+        };
+        let Some((echo, chosen)) = answered else {
+            if !hinted {
+                hinted = true;
+                let always = if request.grant.is_some() { ", a always allows it this session" } else { "" };
+                let hint = KEY_HINT.replacen(", e edits", &format!("{always}, e edits"), 1);
+                write!(tty.output, "\r\n{hint}")?;
+                tty.output.flush()?;
+            }
+            continue;
+        };
+        writeln!(tty.output, "{echo}\r")?;
+        tty.output.flush()?;
+        // The Enter typed out of habit after the key answers nothing, and reaches nothing else.
+        tty.discard_typeahead();
+        return Ok(chosen);
     }
 }
 
@@ -75,62 +155,6 @@ impl Approver for TerminalApprover {
     }
     fn interrupted(&self) -> bool {
         self.ctrl_c.swap(false, std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-/// The terminal the person answers on: stdin and stderr when stdin is a terminal, else /dev/tty.
-struct Terminal {
-    input: TerminalInput,
-    output: Box<dyn Write>,
-    /// The person pressed Ctrl-C.
-    interrupted: bool,
-    // Last, so it is dropped (the terminal restored) after everything else.
-    _raw: keys::RawMode,
-}
-
-enum TerminalInput {
-    Stdin(std::io::Stdin),
-    Tty(std::fs::File),
-}
-
-impl Terminal {
-    fn open() -> std::io::Result<Self> {
-        if std::io::stdin().is_terminal() {
-            let raw = keys::RawMode::enter(&std::io::stdin())?;
-            let (input, output) = (TerminalInput::Stdin(std::io::stdin()), Box::new(std::io::stderr()));
-            return Ok(Self { input, output, interrupted: false, _raw: raw });
-        }
-        let tty = std::fs::OpenOptions::new().read(true).write(true).open("/dev/tty")?;
-        let raw = keys::RawMode::enter(&tty)?;
-        let writer = tty.try_clone()?;
-        Ok(Self { input: TerminalInput::Tty(tty), output: Box::new(writer), interrupted: false, _raw: raw })
-    }
-
-    /// One typed line; `None` for Ctrl-C.
-    fn answer(&mut self) -> std::io::Result<Option<String>> {
-        let answer = match &mut self.input {
-            TerminalInput::Stdin(stdin) => keys::edit(&mut keys::Keys(stdin.as_fd()), &mut self.output),
-            TerminalInput::Tty(tty) => keys::edit(&mut keys::Keys(tty.as_fd()), &mut self.output),
-        }?;
-        Ok(match answer {
-            Answer::Line(line) => Some(line),
-            Answer::End => Some(String::new()),
-            Answer::Interrupt => {
-                self.interrupted = true;
-                None
-            }
-        })
-    }
-
-    fn edited(&mut self, command: &str) -> std::io::Result<Approval> {
-        writeln!(self.output, "  current: {}", command_block(command))?;
-        write!(self.output, "  new command (empty keeps it): ")?;
-        self.output.flush()?;
-        Ok(match self.answer()? {
-            None => Approval::Abort,
-            Some(line) if line.trim().is_empty() => Approval::Edited(command.to_owned()),
-            Some(line) => Approval::Edited(line),
-        })
     }
 }
 
@@ -168,7 +192,7 @@ pub(crate) fn prompt_text(request: &ApprovalRequest, color: bool) -> String {
         text.push_str(&format!("  runs: {command}\n"));
     }
     if request.risk == Risk::High {
-        text.push_str("  Type yes to run it, e to edit, q to abort; anything else declines: ");
+        text.push_str("  Type yes and Enter to run it, e to edit, q to abort; anything else declines: ");
     } else {
         let always = match &request.grant {
             Some(grant) => format!(" · [a] always allow `{}` for this session", display::line(grant)),
@@ -248,7 +272,10 @@ mod tests {
     #[test]
     fn high_prompt_asks_for_yes() {
         let text = prompt_text(&request(Risk::High), false);
-        assert!(text.ends_with("Type yes to run it, e to edit, q to abort; anything else declines: "), "{text}");
+        assert!(
+            text.ends_with("Type yes and Enter to run it, e to edit, q to abort; anything else declines: "),
+            "{text}"
+        );
         assert!(!text.contains("always"));
     }
 }

@@ -2,6 +2,7 @@
 //! or as the bare answer (`-q`). stdout is a protocol: only the answer or the JSON lines go there.
 
 mod answer;
+mod held;
 mod quiet;
 mod spinner;
 
@@ -9,6 +10,7 @@ use std::io::Write;
 
 use answer::AnswerStream;
 pub(crate) use answer::BlockRenderer;
+use held::HeldCall;
 
 use crate::protocol::{AgentEvent, ApprovalDecision, ObservationStatus, ReplyProgress};
 use crate::ui::{display, markdown, style};
@@ -64,6 +66,9 @@ pub(crate) struct Renderer<O: Write, E: Write> {
     /// Reply text streamed as an answer and ended early because a native call followed: the
     /// `thought` that comes with the call shows only what it adds.
     ended_thought: Option<String>,
+    /// A tool call's lines, held until its decision: an approval prompt shows the command and its
+    /// reasons itself, so they are printed here only when nobody is asked (printed once).
+    held: Option<HeldCall>,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
@@ -118,6 +123,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             live_filter: super::live::LiveFilter::new(),
             cur: LiveLine::default(),
             in_thought: false,
+            held: None,
             thought_text: display::ProseStream::default(),
             reply_on_stderr: None,
             unstreamed: false,
@@ -276,6 +282,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
         if let AgentEvent::Progress { stage } = event {
             return self.progress(*stage);
         }
+        self.release_held(event)?;
         if let Some(shown) = self.ended_thought.take()
             && let AgentEvent::Thought { text } = event
         {
@@ -332,7 +339,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
         match event {
             AgentEvent::AnswerDelta { .. } | AgentEvent::Progress { .. } => {}
             AgentEvent::Thought { text } => self.thought(text)?,
-            AgentEvent::ToolCall { tool, command, risk, reasons, args, .. } => {
+            AgentEvent::ToolCall { id, tool, command, risk, reasons, args } => {
                 self.live_filter = super::live::LiveFilter::new();
                 self.cur = LiveLine::default();
                 // The tool name, the command and the arguments are the model's: shown with what was
@@ -345,12 +352,14 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     None => String::new(),
                 };
                 let arrow = self.paint(style::action(), "▶");
-                writeln!(self.err, "{arrow} {}{badge}  {shown}", display::line(tool))?;
+                let head = format!("{arrow} {}{badge}  {shown}", display::line(tool));
                 // Every reason, a Safe command's too: its only reason is the user's allow rule.
+                let mut lines = String::new();
                 for reason in reasons {
-                    let line = self.paint(style::dim(), &format!("    - {}", display::command(reason)));
-                    writeln!(self.err, "{line}")?;
+                    lines.push_str(&self.paint(style::dim(), &format!("    - {}", display::command(reason))));
+                    lines.push('\n');
                 }
+                self.held = Some(HeldCall { id: id.clone(), head, reasons: lines });
             }
             // `q` (or Ctrl-C) at the approval prompt: nothing else says the turn ended there.
             AgentEvent::Approval { decision: ApprovalDecision::Abort, .. } => {

@@ -35,7 +35,7 @@ fn seed_000_cleanup_with_the_delete_confirmed_by_typing_yes() {
         reply_text("Deleted logs/old."),
     ]);
     let mut session = start(&env, &mock, &["clean up old logs"]);
-    session.expect("Type yes to run it", LIMIT);
+    session.expect("Type yes and Enter to run it", LIMIT);
     assert!(session.screen().contains("[HIGH] rm -rf logs/old"), "{}", session.screen());
     session.send("yes\r");
     session.expect("Deleted logs/old.", LIMIT);
@@ -139,8 +139,10 @@ fn ctrl_c_at_the_approval_prompt_answers_at_once_and_exits_130() {
     let mock = MockLlm::start([reply_tool_call("c1", "run_command", json!({"command": "touch never.txt"}))]);
     let mut session = start(&env, &mock, &["make a file"]);
     session.expect("[n] no", LIMIT);
-    // No Enter: the Ctrl-C alone ends the prompt and the run.
-    session.send("y\x03");
+    // A key that is no answer is ignored (with a hint); the Ctrl-C alone ends the prompt and the run.
+    session.send("x");
+    session.expect("one key, no Enter", LIMIT);
+    session.send("\x03");
     assert_eq!(session.wait(LIMIT), 130);
     assert!(!env.user_home().join("never.txt").exists());
     assert!(audit(&env).contains("CONFIRMED: no"), "{}", audit(&env));
@@ -171,13 +173,15 @@ fn an_edited_command_is_what_the_model_the_history_and_the_audit_log_hear_ran() 
         reply_tool_call("c1", "run_command", json!({"command": "touch wrong.txt"})),
         reply_text("Made the file."),
     ]);
-    let mut session = start(&env, &mock, &["make a marker"]);
+    let mut session = start(&env, &mock, &["make a marker"]).answer_cursor_queries();
     session.expect("[e] edit", LIMIT);
-    session.send("e\r");
-    session.expect("new command", LIMIT);
-    session.send("touch right.txt\r");
+    // `[e]` opens the command pre-filled, the cursor at its end (issue 23).
+    session.send("e");
+    session.expect("Ctrl-C goes back", LIMIT);
+    session.send(&"\x7f".repeat("wrong.txt".len()));
+    session.send("right.txt\r");
     session.expect("[MEDIUM] touch right.txt", LIMIT);
-    session.send("y\r");
+    session.send("y");
     session.expect("Made the file.", LIMIT);
     assert_eq!(session.wait(LIMIT), 0);
     assert!(env.user_home().join("right.txt").exists() && !env.user_home().join("wrong.txt").exists());

@@ -50,7 +50,9 @@ fn a_working_endpoint_passes_every_step_with_a_native_tool_call() {
     assert!(step(&stdout, "✓", "tool call").contains("native: report_status({\"status\":\"ok\"})"), "{stdout}");
     let speed = step(&stdout, "✓", "speed");
     assert!(speed.contains("first token after") && speed.contains("tokens/s"), "{stdout}");
-    assert!(stdout.ends_with("All checks passed.\n"), "{stdout}");
+    // The last line is the verdict (issue 23).
+    let verdict = format!("All checks passed.\nVerdict: ready — opsai can use qwen2.5:7b at {}.\n", mock.base_url());
+    assert!(stdout.ends_with(&verdict), "{stdout}");
     assert!(!stdout.contains("fix:"), "{stdout}");
 
     let chats = mock.chat_requests();
@@ -69,7 +71,7 @@ fn text_form_tool_calls_pass_and_an_unlisted_model_that_answers_is_a_warning() {
     assert!(step(&stdout, "✓", "tool call").contains("in text form"), "{stdout}");
     let models = step(&stdout, "!", "models");
     assert!(models.contains("not listed, but the endpoint answered for it"), "{stdout}");
-    assert!(stdout.ends_with("All checks passed (1 warning).\n"), "{stdout}");
+    assert!(stdout.contains("All checks passed (1 warning).\nVerdict: ready — "), "{stdout}");
 }
 
 #[test]
@@ -84,7 +86,36 @@ fn an_unreachable_port_fails_at_tcp_with_its_fix() {
     assert!(step(&stdout, "✗", "TCP").contains(&format!("cannot connect to {addr}")), "{stdout}");
     assert!(stdout.contains(&format!("  fix: nothing accepts connections on {addr}: start the model server")));
     step(&stdout, "–", "chat");
-    assert!(stdout.ends_with("1 check failed: the fix is under it.\n"), "{stdout}");
+    let verdict = format!(
+        "1 check failed: the fix is under it.\nVerdict: no model — nothing answers at http://{addr}/v1; start that \
+         server or correct the URL: `opsai config set-llm`.\n"
+    );
+    assert!(stdout.ends_with(&verdict), "{stdout}");
+}
+
+/// Issue 23: the verdict names the one command for Ollama's default endpoint and, with nothing
+/// configured, the local server found on its usual port (the list pointed at a mock, for tests).
+#[test]
+fn with_nothing_configured_and_no_ollama_the_verdict_names_ollama_serve_and_the_server_found() {
+    if std::net::TcpStream::connect_timeout(&"127.0.0.1:11434".parse().unwrap(), std::time::Duration::from_secs(1))
+        .is_ok()
+    {
+        crate::support::skipped("something listens on 127.0.0.1:11434 (Ollama's default)");
+        return;
+    }
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_models(&["local-7b"])]);
+    let out =
+        env.cmd().arg("doctor").env("OPSAI_TEST_LOCAL_SERVERS", format!("vLLM={}", mock.base_url())).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    let expected = format!(
+        "Verdict: no model — nothing answers at http://localhost:11434/v1; start it: `ollama serve` (or choose \
+         another model: `opsai config set-llm`).\nopsai: found vLLM at {url} (model local-7b); to use it: \
+         `opsai config set-llm`, or OPSAI_BASE_URL={url} OPSAI_MODEL=local-7b\n",
+        url = mock.base_url()
+    );
+    assert!(stdout.ends_with(&expected), "{stdout}");
 }
 
 #[test]

@@ -225,16 +225,16 @@ fn seed_004_in_the_repl_run_read_edit_with_the_diff_run_again_then_opsai_undo() 
     term.line("执行用户目录下的test目录下 a.sh,如果输出为1那修改脚本让它输出为2");
     let screen = wait_for_prompt(&term, 1);
     assert!(screen.contains("bash ~/test/a.sh"), "{screen}");
-    term.line("y");
+    term.type_text("y");
     // The read is Safe (no prompt); the edit shows its diff in the prompt.
     let screen = wait_for_prompt(&term, 2);
     assert!(screen.contains("[MEDIUM] edit_file ~/test/a.sh"), "{screen}");
     assert!(screen.contains("    -echo 1") && screen.contains("    +echo 2"), "{screen}");
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo 1\n", "nothing written before the answer");
-    term.line("y");
+    term.type_text("y");
     wait_for_prompt(&term, 3);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo 2\n");
-    term.line("y");
+    term.type_text("y");
     term.wait_for("it now prints 2.", LIMIT);
     let last = &mock.chat_requests()[4];
     last.assert_tool_calls_answered();
@@ -271,7 +271,7 @@ fn the_repl_shows_the_diff_in_the_prompt_and_undo_restores() {
         screen.contains("    --- ~/test/a.sh") && screen.contains("    -echo 1") && screen.contains("    +echo 2"),
         "{screen}"
     );
-    term.line("y");
+    term.type_text("y");
     term.wait_for("Changed it.", LIMIT);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "echo 2\n");
     term.line("/undo");

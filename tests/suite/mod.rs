@@ -3,6 +3,7 @@
 mod agent_cli;
 mod agent_pty;
 mod analyze_cli;
+mod approval_pty;
 mod config_cli;
 mod daemon_routes;
 mod docs;
@@ -12,6 +13,7 @@ mod explain_cli;
 mod faults_exec;
 mod faults_model;
 mod files_cli;
+mod first_run;
 mod init_cli;
 mod injection;
 mod kube_cli;

@@ -53,7 +53,8 @@ fn a_task_asks_runs_live_and_answers_then_the_repl_waits_for_more() {
     term.line("create a marker file");
     let screen = term.wait_for("[y] run once", LIMIT);
     assert!(screen.contains("[MEDIUM] touch marker.txt && echo made-it"), "{screen}");
-    term.line("y");
+    // One key, no Enter (issue 23).
+    term.type_text("y");
     let screen = wait_prompts(&term, 2);
     assert!(screen.contains("  │ made-it"), "live output in the gutter: {screen}");
     assert!(screen.contains("✓ exit 0"), "{screen}");
@@ -136,6 +137,8 @@ fn history_survives_a_restart_and_up_recalls_the_last_entry() {
     term.press(&["Up"]);
     term.wait_for("Agent > remember the milk [REDACTED", LIMIT);
     term.press(&["C-c"]);
+    // Ctrl-D at the new prompt: pressed while the editor is still handling the Ctrl-C it is lost.
+    wait_prompts(&term, 2);
     term.press(&["C-d"]);
     assert_eq!(term.wait_exit(LIMIT), 0);
 }
@@ -261,7 +264,9 @@ fn ctrl_c_at_the_approval_prompt_stops_the_turn_without_waiting_for_enter() {
     term.wait_for(PROMPT, LIMIT);
     term.line("make a file");
     term.wait_for("[y] run once", LIMIT);
-    term.type_text("y");
+    // A key that is no answer is ignored with a hint; the Ctrl-C then answers at once.
+    term.type_text("x");
+    term.wait_for("one key, no Enter", LIMIT);
     term.press(&["C-c"]);
     let screen = wait_prompts(&term, 2);
     assert!(screen.contains("interrupted; the conversation goes on"), "{screen}");
@@ -290,7 +295,7 @@ fn q_at_the_approval_prompt_says_it_aborted_and_clear_clears_the_screen() {
     term.wait_for(PROMPT, LIMIT);
     term.line("make a file");
     term.wait_for("[q] abort", LIMIT);
-    term.line("q");
+    term.type_text("q");
     let screen = wait_prompts(&term, 2);
     assert!(screen.contains("  ✗ aborted: not run, and the task stops here"), "{screen}");
     assert!(!env.user_home().join("never-made").exists());

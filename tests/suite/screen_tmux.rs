@@ -97,7 +97,7 @@ fn every_model_field_reaches_the_screen_without_acting_on_the_terminal() {
     assert!(screen.contains(&format!("unknown tool `bogus{HOSTILE_SHOWN}`")), "{screen}");
     // The thought: escapes removed, its text kept (nothing above it erased).
     assert!(screen.contains("THOUGHT-ALINKXTHOUGHT-B"), "{screen}");
-    term.line("y");
+    term.type_text("y");
     let screen = term.wait_for("ANSWER-B", LIMIT);
     assert_eq!(term.wait_exit(LIMIT), 0, "{screen}");
     let screen = term.screen();
@@ -106,7 +106,8 @@ fn every_model_field_reaches_the_screen_without_acting_on_the_terminal() {
     // What ran is what was shown: `touch LINKX marker.txt`.
     assert!(env.user_home().join("LINKX").exists() && env.user_home().join("marker.txt").exists());
     // Every line drawn is still there, in order: nothing moved the cursor up and erased it.
-    let order = ["THOUGHT-A", "▶ bogus", "unknown tool `bogus", "▶ run_command", "[MEDIUM] touch LINKX", "why: WHY-A"];
+    // The asked command is shown by its prompt alone (issue 23: printed once), so no `▶ run_command`.
+    let order = ["THOUGHT-A", "▶ bogus", "unknown tool `bogus", "[MEDIUM] touch LINKX", "why: WHY-A"];
     let mut at = 0;
     for needle in order {
         let found =
@@ -163,12 +164,12 @@ fn the_prompt_names_what_a_grant_covers_and_it_covers_only_that() {
     term.press(&["Enter"]);
     let screen = term.wait_for("[y] run once", LIMIT);
     assert!(screen.contains("[a] always allow `mkdir -p` for this session"), "{screen}");
-    term.line("a");
+    term.type_text("a");
     let screen = term.wait_until(LIMIT, "a second prompt", |s| s.matches("[y] run once").count() == 2);
     assert!(env.user_home().join("d2/x").is_dir(), "the grant ran `mkdir -p d2/x` without asking:\n{screen}");
     assert!(screen.contains("[a] always allow `mkdir` for this session"), "{screen}");
     assert!(!env.user_home().join("d3").exists());
-    term.line("y");
+    term.type_text("y");
     assert_eq!(term.wait_exit(LIMIT), 0);
     assert!(env.user_home().join("d3").is_dir());
     assert_eq!(term.screen().matches("[y] run once").count(), 2, "{}", term.screen());

@@ -73,6 +73,12 @@ fn an_operator_logs_in_asks_approves_a_medium_command_and_finds_it_after_reload(
         assert_eq!(badge, "Medium risk", "the risk badge says it in words");
         let tool = js(&c, "document.querySelector('.tool').textContent").await;
         assert!(tool.as_str().unwrap().contains(MEDIUM), "the command is shown: {tool}");
+        // Issue 23: the command and its reasons are shown once, in the approval box (hidden text
+        // is not in innerText).
+        let shown = js(&c, "document.querySelector('.tool').innerText").await;
+        let shown = shown.as_str().unwrap_or_default();
+        assert_eq!(shown.lines().filter(|l| l.trim() == MEDIUM).count(), 1, "the command once: {shown}");
+        assert_eq!(shown.matches("Why this risk").count(), 1, "the reasons once: {shown}");
         let session = js(&c, "document.querySelector('.approval .approve-session')?.textContent").await;
         let session = session.as_str().unwrap_or_default();
         assert!(session.starts_with("Approve for session: mkdir"), "Medium offers its grant: {session}");

@@ -309,7 +309,7 @@ fn the_approval_prompt_names_the_host_before_the_answer() {
     let screen = term.wait_for("[y] run once", limit);
     assert!(screen.contains(&format!("] on {HOST}: touch {}", marker.display())), "{screen}");
     assert!(!marker.exists(), "nothing ran before the answer");
-    term.line("y");
+    term.type_text("y");
     term.wait_for("Done on the host.", limit);
     assert_eq!(term.wait_exit(limit), 0);
     assert!(marker.exists(), "it ran after the answer");

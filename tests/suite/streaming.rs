@@ -139,7 +139,7 @@ fn the_spinner_says_when_the_model_writes_a_tool_call() {
             s.contains("[y] run once") || s.contains("It printed hi.")
         });
         if screen.contains("[y] run once") {
-            term.line("y");
+            term.type_text("y");
         }
         let screen = term.wait_for("It printed hi.", LIMIT);
         assert_eq!(term.wait_exit(LIMIT), 0, "{screen}");
@@ -283,7 +283,7 @@ fn a_terminal_shows_the_text_before_a_call_once_and_the_spinner_names_the_runnin
         s.contains("[y] run once") || s.contains("running while")
     });
     if screen.contains("[y] run once") {
-        term.line("y");
+        term.type_text("y");
     }
     term.wait_until(LIMIT, "the spinner naming the command", |s| s.contains("running while [ ! -e go ]"));
     std::fs::write(env.user_home().join("go"), "").unwrap();

@@ -18,11 +18,13 @@ pub struct Report {
     color: bool,
     failed: usize,
     warned: usize,
+    /// The first step that failed, for the verdict.
+    first_failure: Option<String>,
 }
 
 impl Report {
     pub fn new(out: impl Write + 'static, color: bool) -> Self {
-        Self { out: Box::new(out), color, failed: 0, warned: 0 }
+        Self { out: Box::new(out), color, failed: 0, warned: 0, first_failure: None }
     }
 
     pub fn line(&mut self, text: &str) -> std::io::Result<()> {
@@ -39,7 +41,10 @@ impl Report {
             Outcome::Skip => ("–", "2"),
         };
         match outcome {
-            Outcome::Fail => self.failed += 1,
+            Outcome::Fail => {
+                self.failed += 1;
+                self.first_failure.get_or_insert_with(|| name.to_owned());
+            }
             Outcome::Warn => self.warned += 1,
             Outcome::Pass | Outcome::Skip => {}
         }
@@ -64,6 +69,10 @@ impl Report {
             self.step(Outcome::Skip, name, "skipped: an earlier step failed", None)?;
         }
         Ok(())
+    }
+
+    pub fn first_failure(&self) -> Option<&str> {
+        self.first_failure.as_deref()
     }
 
     pub fn failed(&self) -> usize {

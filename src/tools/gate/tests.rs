@@ -110,7 +110,7 @@ async fn always_grants_a_command_for_the_session_but_not_a_file_change() {
     assert!(matches!(verdict, Verdict::Run(Allowed::Session)));
     let second = assess("git commit -m two", &PolicyConfig::default());
     let verdict = gate.decide(&approver, &Proposal::command("c1", &second, "git commit -m two", None, AUTO));
-    assert!(matches!(verdict, Verdict::Run(Allowed::Session)));
+    assert!(matches!(verdict, Verdict::Run(Allowed::Covered)));
     assert_eq!(approver.asked.lock().unwrap().len(), 1, "the grant covers the second commit");
     assert!(matches!(gate.decide(&approver, &file(Risk::Medium)), Verdict::Run(Allowed::Yes)));
     let asked = approver.asked.lock().unwrap();

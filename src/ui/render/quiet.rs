@@ -52,7 +52,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             writeln!(self.err, "{line}")?;
         }
         // A refusal changes the exit code (3), so `-q` says which command and why, in one line.
-        if let AgentEvent::Approval { id, decision, command } = event
+        if let AgentEvent::Approval { id, decision, command, .. } = event
             && *decision == ApprovalDecision::Refused
         {
             self.refused = Some((id.clone(), command.clone()));

@@ -92,7 +92,7 @@ fn quiet_reports_each_refused_command_in_one_line_on_stderr() {
     };
     let refusal = |id: &str, decision: ApprovalDecision, command: &str, output: &str| {
         [
-            AgentEvent::Approval { id: id.into(), decision, command: command.into() },
+            AgentEvent::Approval { id: id.into(), decision, command: command.into(), grant: None },
             AgentEvent::ToolResult {
                 id: id.into(),
                 status: ObservationStatus::DeniedByPolicy,
@@ -131,12 +131,18 @@ fn an_abort_at_the_approval_prompt_is_said() {
             risk: Some(Risk::Medium),
             reasons: vec![],
         },
-        AgentEvent::Approval { id: "c1".into(), decision: ApprovalDecision::Abort, command: "touch x".into() },
+        AgentEvent::Approval {
+            id: "c1".into(),
+            decision: ApprovalDecision::Abort,
+            command: "touch x".into(),
+            grant: None,
+        },
         AgentEvent::Done { iterations: 1, usage: None },
     ];
     let (out, err) = render(Style::Human { color: false, spinner: false }, &events);
     assert_eq!(out, "");
-    assert_eq!(err, "▶ run_command [MEDIUM]  touch x\n  ✗ aborted: not run, and the task stops here\n");
+    // The prompt showed the command; the renderer only says what became of it.
+    assert_eq!(err, "  ✗ aborted: not run, and the task stops here\n");
     let (out, err) = render(Style::Quiet, &events);
     assert_eq!((out.as_str(), err.as_str()), ("", "opsai: aborted: not run, and the task stops here\n"));
 }
@@ -358,4 +364,53 @@ fn summaries_name_what_happened() {
         summary(ObservationStatus::DeniedByPolicy, None, "refused: high requires confirmation in a terminal", 0, 0),
         "✗ refused: high requires confirmation in a terminal"
     );
+}
+
+/// Issue 23: the command and its reasons are printed once. A prompted call's lines are the
+/// prompt's; the renderer prints them only when nobody was asked, and says when an earlier `[a]`
+/// let it run.
+#[test]
+fn a_call_is_printed_once_whether_or_not_a_prompt_showed_it() {
+    let call = |id: &str, command: &str| AgentEvent::ToolCall {
+        id: id.into(),
+        tool: "run_command".into(),
+        args: serde_json::json!({}),
+        command: Some(command.into()),
+        risk: Some(Risk::Medium),
+        reasons: vec![format!("{command}: git commit changes the repository")],
+    };
+    let decided = |id: &str, decision: ApprovalDecision, command: &str, grant: Option<&str>| AgentEvent::Approval {
+        id: id.into(),
+        decision,
+        command: command.into(),
+        grant: grant.map(str::to_owned),
+    };
+    let style = Style::Human { color: false, spinner: false };
+    // Asked: the prompt showed it (an edit announces it again, then it is asked again).
+    for decision in [ApprovalDecision::Approved, ApprovalDecision::ApprovedForSession, ApprovalDecision::Denied] {
+        let events = [
+            call("c1", "git commit -m a"),
+            call("c1", "git commit -m b"),
+            decided("c1", decision, "git commit -m b", None),
+        ];
+        let (_, err) = render(style, &events);
+        assert!(!err.contains("git commit -m"), "{decision:?}: {err}");
+    }
+    // Covered by an earlier grant: its line, saying so, and its reason, once.
+    let events = [
+        call("c2", "git commit -m two"),
+        decided("c2", ApprovalDecision::ApprovedForSession, "git commit -m two", Some("git commit")),
+    ];
+    let (_, err) = render(style, &events);
+    assert_eq!(
+        err,
+        "▶ run_command [MEDIUM]  git commit -m two  (approved by your [a] for `git commit`)\n    - git commit -m two: git commit changes the repository\n"
+    );
+    // Nobody asked: printed as it always was.
+    for decision in [ApprovalDecision::Auto, ApprovalDecision::Refused, ApprovalDecision::DryRun] {
+        let (_, err) =
+            render(style, &[call("c3", "git commit -m x"), decided("c3", decision, "git commit -m x", None)]);
+        assert_eq!(err.matches("git commit -m x").count(), 2, "{decision:?}: {err}");
+        assert!(err.starts_with("▶ run_command [MEDIUM]  git commit -m x\n"), "{err}");
+    }
 }

@@ -57,13 +57,17 @@ window.OpsaiRender = (() => {
     setRisk(badge, call.risk);
     const what = command || Object.entries(args).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`).join(' ');
     const status = el('span', 'tool-status');
-    summary.append(badge, el('span', 'tool-name', call.tool || 'tool'), el('code', 'tool-what', what), status);
+    const whatEl = el('code', 'tool-what', what);
+    summary.append(badge, el('span', 'tool-name', call.tool || 'tool'), whatEl, status);
     const body = el('div', 'tool-body');
     const dl = el('dl', 'tool-meta');
-    row(dl, 'Command', command, 'mono');
+    // What an approval box shows again: hidden while it is open, so each is on the page once.
+    const repeated = [whatEl];
+    const commandRow = row(dl, 'Command', command, 'mono');
     row(dl, 'Cluster', cluster);
     row(dl, 'Namespace', namespace);
-    if (Array.isArray(call.reasons) && call.reasons.length) row(dl, 'Why this risk', call.reasons.join('; '));
+    const reasonsRow = Array.isArray(call.reasons) && call.reasons.length ? row(dl, 'Why this risk', call.reasons.join('; ')) : null;
+    for (const dd of [commandRow, reasonsRow]) if (dd) repeated.push(dd, dd.previousElementSibling);
     body.append(dl);
     const argsText = JSON.stringify(args, null, 2);
     if (argsText && argsText !== '{}') {
@@ -78,7 +82,13 @@ window.OpsaiRender = (() => {
     body.append(approval, outLabel, out);
     d.append(summary, body);
     container.append(d);
-    return { d, badge, status, out, outLabel, approval };
+    return { d, badge, status, out, outLabel, approval, repeated };
+  }
+
+  // The command and its reasons are on the page once: in the approval box while it asks, in the
+  // tool block otherwise.
+  function asking(rec, open) {
+    for (const e of rec.repeated || []) e.hidden = open;
   }
 
   function showOutput(rec, text, label) {
@@ -108,6 +118,7 @@ window.OpsaiRender = (() => {
     rec.d.classList.add('waiting');
     setRisk(rec.badge, ev.risk);
     rec.status.textContent = 'waiting for approval';
+    asking(rec, true);
     const box = el('div', ev.risk === 'high' ? 'approval high' : 'approval');
     box.setAttribute('role', 'group');
     box.setAttribute('aria-label', 'Approval request');
@@ -233,13 +244,17 @@ window.OpsaiRender = (() => {
           const rec = tool({ id: ev.id, tool: 'command', command: ev.command, risk: ev.risk });
           if (kind === 'request') approvalBox(rec, ev, opts);
           else if (kind === 'timeout') {
+            asking(rec, false);
             rec.approval.replaceChildren(el('p', 'decision', 'Nobody answered in time: refused.'));
             rec.d.classList.remove('waiting');
             rec.status.textContent = 'refused (no answer)';
           } else {
+            asking(rec, false);
             rec.approval.replaceChildren();
             rec.d.classList.remove('waiting');
-            rec.status.textContent = DECISIONS[ev.decision] || ev.decision || '';
+            // An earlier "Approve for session" let it run: say which.
+            rec.status.textContent = ev.grant ? `approved by your earlier "Approve for session: ${ev.grant}"`
+              : DECISIONS[ev.decision] || ev.decision || '';
             if (ev.decision !== 'auto') rec.approval.append(el('p', 'decision', `Decision: ${rec.status.textContent}`));
           }
         } else if (ev.type === 'tool_result') {
