@@ -273,3 +273,22 @@ fn init_bin_names_the_program_the_widget_runs_and_refuses_an_empty_one() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--bin"), "{}", String::from_utf8_lossy(&out.stderr));
 }
+
+#[test]
+fn the_install_page_names_every_path_the_deb_installs_and_the_tarball_name() {
+    let page = std::fs::read_to_string(manifest_dir().join("docs/install.md")).unwrap();
+    let package = package();
+    for asset in package["metadata"]["deb"]["assets"].as_array().unwrap() {
+        let (source, dest) = (asset[0].as_str().unwrap(), asset[1].as_str().unwrap());
+        // A directory destination keeps the source's file name.
+        let path = match dest.strip_suffix('/') {
+            Some(dir) if !source.contains('*') => format!("/{dir}/{}", source.rsplit('/').next().unwrap()),
+            Some(dir) => format!("/{dir}/"),
+            None => format!("/{dest}"),
+        };
+        let path = if path.starts_with("/usr/share/doc/opsai/") { "/usr/share/doc/opsai/".to_owned() } else { path };
+        assert!(page.contains(&format!("`{path}")), "docs/install.md does not say the .deb installs {path}");
+    }
+    let version = package["version"].as_str().unwrap();
+    assert!(page.contains(&format!("opsai-{version}-x86_64-unknown-linux-musl.tar.gz")), "tarball name");
+}
