@@ -292,3 +292,16 @@ fn the_install_page_names_every_path_the_deb_installs_and_the_tarball_name() {
     let version = package["version"].as_str().unwrap();
     assert!(page.contains(&format!("opsai-{version}-x86_64-unknown-linux-musl.tar.gz")), "tarball name");
 }
+
+#[test]
+fn the_packaging_scripts_pass_shellcheck() {
+    if !crate::support::tmux::require("shellcheck") {
+        return;
+    }
+    let dir = manifest_dir().join("packaging");
+    let scripts: Vec<PathBuf> =
+        TestEnv::entries(&dir).into_iter().filter(|name| name.ends_with(".sh")).map(|name| dir.join(name)).collect();
+    assert!(scripts.len() >= 4, "{scripts:?}");
+    let out = Command::new("shellcheck").args(&scripts).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+}
