@@ -152,7 +152,7 @@ pub struct CommandRequest {
     pub sandbox: Option<SandboxProfile>,
 }
 
-/// Which OS sandbox a command that runs without a human yes gets (README "The sandbox").
+/// Which OS sandbox a command that runs without a human yes gets (docs/sandbox.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum SandboxProfile {

@@ -141,7 +141,7 @@ impl Parts {
         let model = model_client(&config.llm)?.with_tool_setting(tool_setting(&config.llm, paths));
         let executor = Box::new(PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail));
         let backups = Backups::new(paths.backups_dir());
-        // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal (README "Scripts and CI"): it
+        // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal (docs/usage.md): it
         // can only take approvals away.
         let forced_off = std::env::var_os("OPSAI_NONINTERACTIVE").is_some_and(|v| !v.is_empty() && v != "0");
         let terminal = match approvals {

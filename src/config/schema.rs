@@ -101,7 +101,7 @@ pub struct SafetyConfig {
     /// User deny rules, kept as written.
     #[serde(default)]
     pub deny: Vec<serde_json::Value>,
-    /// The OS sandbox for commands that run without a human yes (README "The sandbox").
+    /// The OS sandbox for commands that run without a human yes (docs/sandbox.md).
     #[serde(default)]
     pub sandbox: SandboxSetting,
     /// What one sandboxed command, with everything it starts, may use.
@@ -109,7 +109,7 @@ pub struct SafetyConfig {
     pub sandbox_limits: SandboxLimits,
 }
 
-/// `safety.sandbox_limits` (README "The sandbox"): the resources of one sandboxed command; `0`
+/// `safety.sandbox_limits` (docs/sandbox.md): the resources of one sandboxed command; `0`
 /// means no limit. Memory, CPU time and file size are per process (rlimits); processes count the
 /// command's whole tree where a pids cgroup can be made, else the user's processes (RLIMIT_NPROC).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -79,7 +79,7 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
         state: RunState { cwd, ..RunState::default() },
     };
     let style = render_style(args.json, args.quiet, true);
-    // `-q` into a pipe or a file gets the answer byte for byte (README "What you see is what runs");
+    // `-q` into a pipe or a file gets the answer byte for byte (docs/policy.md "What you see is what runs");
     // on a terminal it is sanitized, as every model-written string is.
     let raw_answer = !std::io::IsTerminal::is_terminal(&std::io::stdout());
     let mut renderer = Renderer::new(style, std::io::stdout(), std::io::stderr()).with_raw_answer(raw_answer);

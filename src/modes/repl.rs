@@ -162,7 +162,7 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
 
 impl Repl<'_> {
     /// On a terminal a person saw every turn: 0. Fed from a pipe, a script learns that something
-    /// went wrong: 1 when any turn failed, else 3 when any command was refused (README "The REPL").
+    /// went wrong: 1 when any turn failed, else 3 when any command was refused (docs/usage.md "The REPL").
     fn exit_code(&self) -> u8 {
         match (self.terminal, self.failed, self.refused) {
             (true, _, _) => 0,

@@ -1,7 +1,7 @@
 //! `opsai serve`: the web chat of seed 002 (issue 16) as one more entry mode. One [`Parts`] is built
 //! at start and shared; each turn gets its own services (a browser approver, the user, the
 //! conversation's session label and kube context) and runs as a task owned by the server, not by
-//! the HTTP connection. The routes, JSON shapes, auth and SSE events are the README's "opsai serve".
+//! the HTTP connection. The routes, JSON shapes, auth and SSE events are docs/serve.md.
 //!
 //! - [`auth`]: token and users modes, cookie sessions, CSRF, the login rate limit; [`hosts`]: the
 //!   Host header check.
@@ -233,9 +233,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/v2/ai/conversations/{id}/stop", post(chat::stop))
         .route("/api/v2/ai/chat", post(chat::chat))
         .route("/api/v2/ai/approvals/{call_id}", post(api::approve))
-        .fallback(|| async {
-            ApiError::new(StatusCode::NOT_FOUND, "no such API route: see the README's \"opsai serve\"")
-        })
+        .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such API route: see docs/serve.md") })
         .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
     Router::new()
         .route("/", get(page::index))
@@ -355,7 +353,7 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
             }
             Err(rejection) => Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
-                format!("the body is not the JSON this route takes ({}): see the README's API", rejection.body_text()),
+                format!("the body is not the JSON this route takes ({}): see docs/serve.md", rejection.body_text()),
             )),
         }
     }

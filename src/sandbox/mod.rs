@@ -1,4 +1,4 @@
-//! The OS sandbox for every command that runs without a human yes (issue 13 §1, README "The sandbox").
+//! The OS sandbox for every command that runs without a human yes (issue 13 §1, docs/sandbox.md).
 //!
 //! - **Linux**: the command's process executes the small helper beside opsai (`opsai-sandbox-helper`,
 //!   the same code; opsai itself where it is missing or of another build) with the hidden first

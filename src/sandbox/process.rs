@@ -1,4 +1,4 @@
-//! A command's processes end with the command (issue 21 §2, README "The sandbox").
+//! A command's processes end with the command (issue 21 §2, docs/sandbox.md).
 //!
 //! The helper forks before it applies the sandbox, and the parent stays outside it as a tiny init:
 //! - **Where a PID namespace can be made** (root): the helper H forks A, pid 1 of a new PID

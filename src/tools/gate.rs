@@ -313,7 +313,7 @@ fn sandbox_for(services: &Services, proposal: &Proposal) -> Result<Option<Sandbo
         return Err("the command asked to run outside the sandbox".into());
     }
     // On an ssh host the host's sandbox applies, probed when the connection was made; without
-    // one, only plain words run uncontained (README "Remote hosts over SSH").
+    // one, only plain words run uncontained (docs/remote.md).
     if let Some(host) = services.host {
         return crate::exec::ssh::sandbox::auto_run_on(services.executor, auto.profile, proposal.shown)
             .map_err(|reason| format!("{reason}; host {host}"));

@@ -41,16 +41,16 @@ fn config_show_creates_the_defaults_on_first_run() {
     assert_eq!(saved["llm"]["model"], "qwen2.5:7b");
 }
 
-/// Every key the first run writes is in README's Configuration table, so no setting exists that a
+/// Every key the first run writes is in docs/configuration.md's table, so no setting exists that a
 /// user cannot learn of.
 #[test]
-fn every_config_key_is_documented_in_the_readme() {
+fn every_config_key_is_documented() {
     let env = TestEnv::new();
     env.cmd().args(["config", "show"]).assert().success();
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(env.config_path()).unwrap()).unwrap();
-    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let start = readme.find("\n## Configuration\n").expect("README has a Configuration section");
-    let section = &readme[start + 1..];
+    let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md")).unwrap();
+    let start = page.find("\n## Configuration\n").expect("docs/configuration.md has a Configuration section");
+    let section = &page[start + 1..];
     let table: String =
         section.lines().skip(1).take_while(|l| !l.starts_with("## ")).filter(|l| l.starts_with('|')).collect();
     let mut missing = Vec::new();

@@ -5,6 +5,7 @@ mod agent_pty;
 mod analyze_cli;
 mod config_cli;
 mod daemon_routes;
+mod docs;
 mod doctor_cli;
 mod eval_harness;
 mod explain_cli;

@@ -135,7 +135,7 @@ fn a_quiet_answer_on_a_terminal_is_sanitized() {
     assert!(!buffers(&term).contains("pwned"), "{}", buffers(&term));
 }
 
-/// `-q` into a pipe or a file: the bytes the model wrote (README "What you see is what runs").
+/// `-q` into a pipe or a file: the bytes the model wrote (docs/policy.md "What you see is what runs").
 #[test]
 fn a_quiet_answer_into_a_pipe_is_the_model_s_bytes() {
     let env = TestEnv::new();

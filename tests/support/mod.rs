@@ -23,10 +23,38 @@ const PASS_THROUGH: &[&str] = &["PATH", "TMPDIR", "LANG", "LC_ALL", "RUST_BACKTR
 
 /// Reports a skipped test with its reason on the real stderr. `eprintln!` would not do: the test
 /// harness captures it and drops it when the test passes, so `cargo test` would show a skipped
-/// test as an ordinary `ok` with no reason anywhere.
+/// test as an ordinary `ok` with no reason anywhere. The harness has no "skipped" result, so the
+/// skips are also counted and listed once more after its summary, when the test binary exits.
 pub fn skipped(reason: &str) {
     let test = std::thread::current().name().unwrap_or("a test").to_owned();
     let _ = writeln!(std::io::stderr(), "skipped {test}: {reason}");
+    let mut skips = SKIPPED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if skips.is_empty() {
+        // SAFETY: `atexit` only stores the pointer of a function that takes and returns nothing;
+        // the function runs once, after libtest printed its summary and before the process ends.
+        #[allow(unsafe_code)]
+        unsafe {
+            nix::libc::atexit(report_skipped);
+        }
+    }
+    skips.push(format!("{test}: {reason}"));
+}
+
+static SKIPPED: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The line after libtest's `test result:` that says how many of its "passed" were not run.
+extern "C" fn report_skipped() {
+    let skips = SKIPPED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "\ntest result: {} skipped (not run; `cargo test` counts them as passed above). Install what each \
+         names, or run under CI=true to make a missing program fail the test:",
+        skips.len()
+    );
+    for skip in skips.iter() {
+        let _ = writeln!(err, "    {skip}");
+    }
 }
 
 /// A private `OPSAI_HOME` and `HOME` for one test, removed when the value is dropped.
@@ -143,4 +171,20 @@ fn a_skipped_test_shows_its_reason_under_cargo_test() {
     assert!(out.status.success(), "{out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("skipped support::skip_probe: the probe was asked to skip\n"), "{stderr}");
+    // The summary counts it as skipped, after libtest's own line.
+    assert!(String::from_utf8_lossy(&out.stdout).contains("test result: ok. 1 passed"), "{out:?}");
+    let summary = stderr.find("test result: 1 skipped (not run").expect("the skip is in the summary");
+    assert!(stderr[summary..].contains("\n    support::skip_probe: the probe was asked to skip\n"), "{stderr}");
+}
+
+/// A run where nothing is skipped prints no skip summary.
+#[test]
+fn a_run_without_skips_prints_no_skip_summary() {
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "support::skip_probe", "--test-threads=1"])
+        .env_remove("OPSAI_SKIP_PROBE")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("skipped"), "{out:?}");
 }

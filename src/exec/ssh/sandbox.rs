@@ -1,5 +1,4 @@
-//! The sandbox a command that runs without a human yes gets on an SSH host (issue 21 §4, README
-//! "Remote hosts over SSH").
+//! The sandbox a command that runs without a human yes gets on an SSH host (issue 21 §4, docs/remote.md).
 //!
 //! Probed once per host per process ([`probe`], one plain ssh call), in this order:
 //! 1. **opsai** on the host's PATH, of exactly this version (the helper's arguments are this

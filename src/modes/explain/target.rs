@@ -1,7 +1,7 @@
 //! `opsai explain TEXT` without piped input: is TEXT a command to explain, or an ops object
 //! (a port, a pid, a file, a container, a service)?
 //!
-//! The heuristic, in order (also in the README):
+//! The heuristic, in order (also in docs/explain.md):
 //! 1. `:8080`, `port 8080` → a port; a bare number → a pid (`crate::analyze::object::literal`).
 //! 2. One word naming a path that exists → a file (`./deploy.sh`, `/etc/nginx/nginx.conf`).
 //! 3. Shell syntax (`|`, `&&`, `;`, a redirection, `$(…)`, backticks) or several simple commands → a command.
