@@ -11,6 +11,7 @@
 #   3. packaging/deb.sh: the .deb's contents and control, `dpkg -i`, the installed files work,
 #      `dpkg -r` removes them.
 #   4. `cargo install --path . --locked` puts both executables in bin.
+#   5. when cargo-binstall is installed: it installs both from the tarball, served on loopback.
 # Set SKIP_PACKAGE=1 to leave out step 1 and SKIP_DEB=1 for step 3.
 set -euo pipefail
 
@@ -102,5 +103,31 @@ ls -l "$work/cargo/bin"
 status=$("$work/cargo/bin/opsai" sandbox --status) || fail "sandbox --status: $status"
 echo "$status" | grep -q "helper: $work/cargo/bin/opsai-sandbox-helper" || fail "the installed helper is not used"
 echo "figure: cargo install --path ${t}s (reuses target/; a fresh machine compiles everything, see the release build)"
+
+if command -v cargo-binstall >/dev/null; then
+    step "cargo binstall from the tarball, served on loopback"
+    # `repository` is not set yet, so the URL's `{ repo }` is replaced by the loopback server; the
+    # rest (file name, bin-dir, pkg-fmt) is Cargo.toml's. No fallback to compiling or quick-install.
+    port_file=$work/port
+    (cd dist && exec python3 -c 'import http.server, sys
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+open(sys.argv[1], "w").write(str(server.server_address[1]))
+server.serve_forever()' "$port_file") >/dev/null 2>&1 &
+    server=$!
+    for _ in $(seq 50); do [[ -s $port_file ]] && break; sleep 0.1; done
+    port=$(cat "$port_file")
+    t=$(seconds cargo binstall --manifest-path . --no-confirm --root "$work/binstall" \
+        --targets "$target" --disable-strategies quick-install,compile \
+        --pkg-url "http://127.0.0.1:$port/{ name }-{ version }-{ target }.tar.gz" opsai)
+    kill "$server"
+    ls -l "$work/binstall/bin"
+    [[ -x $work/binstall/bin/opsai && -x $work/binstall/bin/opsai-sandbox-helper ]] ||
+        fail "cargo binstall did not install both"
+    status=$("$work/binstall/bin/opsai" sandbox --status) || fail "sandbox --status: $status"
+    echo "$status" | grep -q "helper: $work/binstall/bin/opsai-sandbox-helper" || fail "the helper is not used"
+    echo "figure: cargo binstall ${t}s (loopback download)"
+else
+    echo "cargo-binstall is not installed: the binstall step is skipped"
+fi
 
 step "all checks passed"
