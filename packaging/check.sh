@@ -105,20 +105,27 @@ echo "$status" | grep -q "helper: $work/cargo/bin/opsai-sandbox-helper" || fail 
 echo "figure: cargo install --path ${t}s (reuses target/; a fresh machine compiles everything, see the release build)"
 
 if command -v cargo-binstall >/dev/null; then
-    step "cargo binstall from the tarball, served on loopback"
-    # `repository` is not set yet, so the URL's `{ repo }` is replaced by the loopback server; the
-    # rest (file name, bin-dir, pkg-fmt) is Cargo.toml's. No fallback to compiling or quick-install.
+    step "cargo binstall from the tarball, served on loopback over HTTPS"
+    # `repository` is not set yet, so the URL's `{ repo }` is replaced by a loopback server; the
+    # rest (file name, bin-dir, pkg-fmt) is Cargo.toml's. binstall downloads over HTTPS only: the
+    # server has a throwaway self-signed certificate, given to binstall as a root. No fallback to
+    # compiling or to quick-install.
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+        -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
     port_file=$work/port
-    (cd dist && exec python3 -c 'import http.server, sys
+    (cd dist && exec python3 -c 'import http.server, ssl, sys
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), http.server.SimpleHTTPRequestHandler)
+tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+tls.load_cert_chain(sys.argv[2], sys.argv[3])
+server.socket = tls.wrap_socket(server.socket, server_side=True)
 open(sys.argv[1], "w").write(str(server.server_address[1]))
-server.serve_forever()' "$port_file") >/dev/null 2>&1 &
+server.serve_forever()' "$port_file" "$work/cert.pem" "$work/key.pem") >/dev/null 2>&1 &
     server=$!
     for _ in $(seq 50); do [[ -s $port_file ]] && break; sleep 0.1; done
     port=$(cat "$port_file")
     t=$(seconds cargo binstall --manifest-path . --no-confirm --root "$work/binstall" \
-        --targets "$target" --disable-strategies quick-install,compile \
-        --pkg-url "http://127.0.0.1:$port/{ name }-{ version }-{ target }.tar.gz" opsai)
+        --targets "$target" --disable-strategies quick-install,compile --root-certificates "$work/cert.pem" \
+        --pkg-url "https://127.0.0.1:$port/{ name }-{ version }-{ target }.tar.gz" opsai)
     kill "$server"
     ls -l "$work/binstall/bin"
     [[ -x $work/binstall/bin/opsai && -x $work/binstall/bin/opsai-sandbox-helper ]] ||
