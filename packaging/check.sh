@@ -110,7 +110,8 @@ if command -v cargo-binstall >/dev/null; then
     # rest (file name, bin-dir, pkg-fmt) is Cargo.toml's. binstall downloads over HTTPS only: the
     # server has a throwaway self-signed certificate, given to binstall as a root. No fallback to
     # compiling or to quick-install.
-    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 \
+    openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=127.0.0.1 \
+        -addext subjectAltName=IP:127.0.0.1 -addext basicConstraints=critical,CA:FALSE \
         -keyout "$work/key.pem" -out "$work/cert.pem" 2>/dev/null
     port_file=$work/port
     (cd dist && exec python3 -c 'import http.server, ssl, sys
