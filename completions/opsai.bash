@@ -40,6 +40,9 @@ _opsai() {
             opsai,init)
                 cmd="opsai__subcmd__init"
                 ;;
+            opsai,man)
+                cmd="opsai__subcmd__man"
+                ;;
             opsai,policy)
                 cmd="opsai__subcmd__policy"
                 ;;
@@ -123,6 +126,9 @@ _opsai() {
                 ;;
             opsai__subcmd__help,init)
                 cmd="opsai__subcmd__help__subcmd__init"
+                ;;
+            opsai__subcmd__help,man)
+                cmd="opsai__subcmd__help__subcmd__man"
                 ;;
             opsai__subcmd__help,policy)
                 cmd="opsai__subcmd__help__subcmd__policy"
@@ -269,7 +275,7 @@ _opsai() {
 
     case "${cmd}" in
         opsai)
-            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --ssh-host --help --version policy config audit sessions init widget completions explain cache undo sandbox doctor serve help"
+            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --ssh-host --help --version policy config audit sessions init widget completions man explain cache undo sandbox doctor serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -599,7 +605,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help)
-            opts="policy config audit sessions init widget completions explain cache undo sandbox doctor serve help"
+            opts="policy config audit sessions init widget completions man explain cache undo sandbox doctor serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -781,6 +787,20 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help__subcmd__init)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__man)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -991,13 +1011,35 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__init)
-            opts="-h --key --no-bind --help zsh bash fish"
+            opts="-h --key --no-bind --bin --help zsh bash fish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bin)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__man)
+            opts="-h --dir --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -12,6 +12,7 @@ pub fn run(cli: Cli) -> anyhow::Result<u8> {
     match cli.command {
         Some(Command::Init(args)) => cmd::init::run(&args),
         Some(Command::Completions(args)) => cmd::init::completions(args.shell),
+        Some(Command::Man(args)) => cmd::man::run(&args),
         Some(Command::Sandbox(args)) if args.status => match &args.ssh_host {
             Some(host) => cmd::sandbox::remote_status(&Paths::from_env()?, host),
             None => crate::sandbox::status_command(),

@@ -69,6 +69,9 @@ pub enum Command {
     Widget(WidgetArgs),
     /// Print shell completions for opsai.
     Completions(CompletionsArgs),
+    /// Print the man page, or write every page into a directory (packaging runs this).
+    #[command(hide = true)]
+    Man(ManArgs),
     /// Explain piped output (`cmd | opsai explain [QUESTION]`), a command, or an ops object.
     Explain(ExplainArgs),
     /// The cache of generated analyze templates ($OPSAI_HOME/cache/analyze_templates.json).
@@ -236,6 +239,10 @@ pub struct InitArgs {
     /// Define the widget without binding a key (bind `opsai-widget` / `__opsai_widget` yourself).
     #[arg(long)]
     pub no_bind: bool,
+    /// The opsai the widget runs (default: this binary's absolute path). Packages write the scripts
+    /// once with the installed path (`--bin /usr/bin/opsai`); `--bin opsai` looks it up in PATH.
+    #[arg(long, value_name = "PATH")]
+    pub bin: Option<String>,
 }
 
 /// What the widget sends; each also comes from its `OPSAI_*` variable (argv is visible in `ps`).
@@ -263,6 +270,14 @@ pub struct WidgetArgs {
     /// The model to use (overrides the config and OPSAI_MODEL).
     #[arg(long, value_name = "M")]
     pub model: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ManArgs {
+    /// Write opsai.1 and one page per subcommand (opsai-config.1, …) here, and print their paths;
+    /// without it, print opsai.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Args)]

@@ -31,11 +31,24 @@ pub fn run(args: &InitArgs) -> anyhow::Result<u8> {
         }
         None => default_key(args.shell).to_owned(),
     };
-    let exe = std::env::current_exe().context("cannot find the path of the running opsai binary")?;
-    let Some(exe) = exe.to_str() else {
-        anyhow::bail!("the path of this opsai binary is not valid UTF-8 ({}); move it to a plain path", exe.display());
+    let exe = match &args.bin {
+        Some(bin) if bin.is_empty() || bin.contains(['\n', '\r', '\0']) => {
+            writeln!(std::io::stderr(), "opsai: --bin {bin:?} is not a program path; give it like '/usr/bin/opsai'")?;
+            return Ok(2);
+        }
+        Some(bin) => bin.clone(),
+        None => {
+            let exe = std::env::current_exe().context("cannot find the path of the running opsai binary")?;
+            let Some(exe) = exe.to_str() else {
+                anyhow::bail!(
+                    "the path of this opsai binary is not valid UTF-8 ({}); move it to a plain path",
+                    exe.display()
+                );
+            };
+            exe.to_owned()
+        }
     };
-    let script = render(args.shell, exe, &key, !args.no_bind);
+    let script = render(args.shell, &exe, &key, !args.no_bind);
     std::io::stdout().lock().write_all(script.as_bytes())?;
     Ok(0)
 }

@@ -7,6 +7,7 @@ pub mod cache;
 pub mod config;
 pub mod doctor;
 pub mod init;
+pub mod man;
 pub mod policy;
 pub mod sandbox;
 pub mod sessions;

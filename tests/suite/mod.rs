@@ -20,6 +20,7 @@ mod kube_cli;
 mod layers;
 mod llm_client;
 mod local_models;
+mod packaging;
 mod policy_cli;
 mod prompt_size;
 mod redaction_cli;
