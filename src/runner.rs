@@ -37,9 +37,32 @@ pub struct LlmOverrides {
     pub base_url: Option<String>,
 }
 
-/// The configuration with the environment and the overrides (`--model`, `--base-url`) applied.
+/// The configuration with the environment and the overrides (`--model`, `--base-url`) applied,
+/// and the API key fetched from the source the file names (`llm.api_key_cmd` runs here). Creates
+/// the file with the defaults on first run.
 pub(crate) fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Result<Config> {
-    let (mut config, _) = Config::load_or_create(&paths.home)?;
+    let (config, _) = Config::load_or_create(&paths.home)?;
+    with_key(overridden(config, overrides)?)
+}
+
+/// [`load_config`] that never creates or writes the file (`opsai doctor` only looks).
+pub(crate) fn load_config_readonly(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Result<Config> {
+    with_key(overridden(Config::load(&paths.home)?, overrides)?)
+}
+
+/// [`load_config`] for what never talks to the model (`undo`, `sandbox`): no key is fetched, so no
+/// key command runs.
+pub(crate) fn load_config_without_key(paths: &Paths) -> anyhow::Result<Config> {
+    let (config, _) = Config::load_or_create(&paths.home)?;
+    overridden(config, &LlmOverrides::default())
+}
+
+fn with_key(mut config: Config) -> anyhow::Result<Config> {
+    config.resolve_api_key(&crate::config::key_source::process_env)?;
+    Ok(config)
+}
+
+fn overridden(mut config: Config, overrides: &LlmOverrides) -> anyhow::Result<Config> {
     config.apply_process_env()?;
     if let Some(model) = &overrides.model {
         config.set_override(LlmField::Model, model.clone(), "--model");
@@ -135,7 +158,7 @@ impl Parts {
     pub fn build(paths: &Paths, config: Config, approvals: Approvals) -> anyhow::Result<Self> {
         // Commands sandboxed from now on deny what this configuration says, not a second reading of it.
         crate::sandbox::configure(crate::sandbox::Settings::new(&config, paths));
-        let redactor = Arc::new(Redactor::from_process_env());
+        let redactor = Arc::new(Redactor::from_process_env_and_key(config.llm.api_key.as_deref()));
         let audit = audit_log(&config, paths, redactor.clone());
         let policy = config.policy()?;
         let model = model_client(&config.llm)?.with_tool_setting(tool_setting(&config.llm, paths));

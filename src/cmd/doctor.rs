@@ -21,7 +21,7 @@ const AFTER_CONNECT: &[&str] = &["TLS", "HTTP", "models", "chat", "tool call", "
 
 pub fn run(paths: &Paths, args: &DoctorArgs) -> anyhow::Result<u8> {
     let overrides = LlmOverrides { model: args.model.clone(), base_url: args.base_url.clone() };
-    let config = runner::load_config(paths, &overrides)?;
+    let config = runner::load_config_readonly(paths, &overrides)?;
     let mut report = Report::new(std::io::stdout(), crate::term::stdout_color());
     let key = if config.llm.api_key.is_some() { "an API key" } else { "no API key" };
     let shown_url = crate::llm::transport::mask_credentials(&config.llm.base_url);

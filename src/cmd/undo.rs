@@ -11,7 +11,7 @@ use crate::undo::{Undo, Undone};
 
 /// `opsai undo`: the result on stdout; nothing to undo, a refusal or a failure is exit 1.
 pub fn run(paths: &Paths, args: &UndoArgs) -> anyhow::Result<u8> {
-    let config = crate::runner::load_config(paths, &crate::runner::LlmOverrides::default())?;
+    let config = crate::runner::load_config_without_key(paths)?;
     let redactor = Arc::new(crate::redact::Redactor::from_process_env());
     let audit = crate::runner::audit_log(&config, paths, redactor);
     let backups = Backups::new(paths.backups_dir());

@@ -8,7 +8,10 @@
 //! when the config is saved.
 
 pub(crate) mod file;
+pub mod key_source;
+pub mod keys;
 mod schema;
+pub mod scripted;
 mod show;
 pub mod wizard;
 
@@ -20,6 +23,7 @@ use thiserror::Error;
 
 use crate::policy::{PolicyConfig, RuleError};
 
+pub use key_source::KeySource;
 pub use schema::{
     AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SafetyConfig, SandboxLimits,
     SandboxSetting, SshConfig, ToolMode, check_base_url, expand_path,
@@ -50,6 +54,10 @@ pub enum ConfigError {
     NoTerminal,
     #[error("the set-llm prompt failed: {0}")]
     Prompt(std::io::Error),
+    #[error("cannot get the API key from {from}: {message}")]
+    ApiKey { from: String, message: String },
+    #[error("{0}")]
+    Key(String),
 }
 
 /// Reads the user's allow/deny rules. A missing file means no rules; the file is never written here
