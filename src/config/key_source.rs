@@ -138,25 +138,26 @@ fn run_key_command(cmd: &str) -> Result<String, String> {
     Ok(output.stdout.lines().next().unwrap_or("").to_owned())
 }
 
-fn keyring_entry(account: &str) -> Result<keyring::Entry, String> {
-    keyring::Entry::new(KEYRING_SERVICE, account).map_err(|err| format!("the keyring cannot be opened: {err}"))
-}
-
 fn keyring_get(account: &str) -> Result<String, String> {
-    keyring_entry(account)?.get_password().map_err(|err| match err {
-        keyring::Error::NoEntry => format!(
-            "no key is stored there; store one with `opsai config set-llm --api-key-keyring` \
-             (it reads the key from stdin), or check the account `{account}`"
-        ),
+    let entry = keyring::Entry::new(KEYRING_SERVICE, account);
+    entry.and_then(|entry| entry.get_password()).map_err(|err| match err {
+        // keyring reports every keyutils failure this way, a missing session keyring included.
+        keyring::Error::NoEntry => "no key is stored there (or this process has no session keyring to find it \
+                                    in); store one with `opsai config set-llm --api-key-keyring`, which reads it \
+                                    from stdin"
+            .to_owned(),
         other => format!("the keyring refused: {other}"),
     })
 }
 
 /// Stores `key` in the keyring entry of service `opsai` and this account.
 pub(crate) fn keyring_store(account: &str, key: &str) -> Result<(), ConfigError> {
-    keyring_entry(account)
-        .and_then(|entry| entry.set_password(key).map_err(|err| err.to_string()))
-        .map_err(|message| ConfigError::ApiKey { from: KeySource::Keyring(account.to_owned()).to_string(), message })
+    keyring::Entry::new(KEYRING_SERVICE, account).and_then(|entry| entry.set_password(key)).map_err(|err| {
+        ConfigError::ApiKey {
+            from: KeySource::Keyring(account.to_owned()).to_string(),
+            message: format!("the keyring refused: {err}"),
+        }
+    })
 }
 
 /// The keyring account `set-llm --api-key-keyring` uses for an endpoint: its host (and port), so

@@ -267,7 +267,18 @@ impl Config {
     /// The JSON that [`Config::save`] writes.
     pub(crate) fn to_json_text(&self) -> serde_json::Result<String> {
         let mut merged = Value::Object(self.raw.clone());
-        file::merge(&mut merged, self.as_file_value()?);
+        let typed = self.as_file_value()?;
+        // Fields left out when unset would survive the merge from the old file: drop them there.
+        if let (Some(old), Some(new)) =
+            (merged.get_mut("llm").and_then(Value::as_object_mut), typed.get("llm").and_then(Value::as_object))
+        {
+            for field in ["api_key_env", "api_key_cmd", "api_key_keyring", "ca_file"] {
+                if !new.contains_key(field) {
+                    old.remove(field);
+                }
+            }
+        }
+        file::merge(&mut merged, typed);
         let mut text = serde_json::to_string_pretty(&merged)?;
         text.push('\n');
         Ok(text)
