@@ -148,3 +148,26 @@ fn scripted_set_llm_asks_nothing_and_checks_only_when_told() {
     assert!(saved(&env)["llm"].get("api_key_env").is_none(), "{}", saved(&env));
     assert!(stderr.contains("is cleared"), "{stderr}");
 }
+
+/// docs/configuration.md's table names every key `config set` accepts, so no setting exists that a
+/// user cannot learn of, and every `set-llm` flag.
+#[test]
+fn every_key_and_set_llm_flag_is_documented() {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md")).unwrap();
+    let start = docs.find("\n## Keys\n").expect("docs/configuration.md has a Keys section");
+    let table: String = docs[start..].lines().skip(2).take_while(|l| !l.starts_with("## ")).collect();
+    let missing: Vec<&str> = opsai::config::keys::KEYS
+        .iter()
+        .map(|(key, _)| *key)
+        .filter(|key| !table.contains(&format!("| `{key}` |")))
+        .collect();
+    assert!(missing.is_empty(), "keys missing from docs/configuration.md: {missing:?}");
+    let env = TestEnv::new();
+    let help = text(&env.cmd().args(["config", "set-llm", "--help"]).output().unwrap().stdout);
+    let flags: Vec<&str> = help.split_whitespace().filter(|w| w.starts_with("--") && *w != "--help").collect();
+    assert!(flags.len() >= 7, "{help}");
+    for flag in flags {
+        let flag = flag.trim_end_matches(|c: char| !c.is_ascii_alphanumeric());
+        assert!(docs.contains(&format!("`{flag}")), "{flag} is not in docs/configuration.md");
+    }
+}
