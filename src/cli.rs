@@ -317,8 +317,8 @@ pub struct PolicyCheckArgs {
 pub enum ConfigCommand {
     /// Print the configuration (the API key masked) and which values come from the environment.
     Show,
-    /// Print the path of the configuration file.
-    Path,
+    /// Print the path of the configuration file (`--all`: every directory opsai uses).
+    Path(ConfigPathArgs),
     /// Choose a model provider interactively, test the connection, and save; with flags, set it
     /// without asking anything (`--base-url URL --model M --api-key-env VAR`).
     SetLlm(SetLlmArgs),
@@ -328,6 +328,13 @@ pub enum ConfigCommand {
     Get(ConfigKeyArgs),
     /// Remove one key from the file, so its default applies again.
     Unset(ConfigKeyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigPathArgs {
+    /// Print the layout: the config, data, state and cache directories and how they were chosen.
+    #[arg(long)]
+    pub all: bool,
 }
 
 #[derive(Debug, Args)]

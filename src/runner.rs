@@ -42,6 +42,7 @@ pub struct LlmOverrides {
 /// the file with the defaults on first run.
 pub(crate) fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Result<Config> {
     let (config, _) = Config::load_or_create(&paths.home)?;
+    create_dirs(paths)?;
     with_key(overridden(config, overrides)?)
 }
 
@@ -54,7 +55,19 @@ pub(crate) fn load_config_readonly(paths: &Paths, overrides: &LlmOverrides) -> a
 /// key command runs.
 pub(crate) fn load_config_without_key(paths: &Paths) -> anyhow::Result<Config> {
     let (config, _) = Config::load_or_create(&paths.home)?;
+    create_dirs(paths)?;
     overridden(config, &LlmOverrides::default())
+}
+
+/// The data and state directories, before a store or log in them is opened.
+fn create_dirs(paths: &Paths) -> anyhow::Result<()> {
+    paths.create_dirs().map_err(|err| {
+        anyhow::anyhow!(
+            "cannot create {} or {}: {err}; set OPSAI_HOME to a directory opsai may use",
+            paths.data_dir().display(),
+            paths.state_dir().display()
+        )
+    })
 }
 
 fn with_key(mut config: Config) -> anyhow::Result<Config> {
@@ -90,14 +103,14 @@ pub(crate) fn tool_setting(llm: &LlmConfig, paths: &Paths) -> crate::llm::tool_m
     match llm.tool_mode {
         ToolMode::Native => ToolSetting::Fixed(ToolCalls::Native),
         ToolMode::Text => ToolSetting::Fixed(ToolCalls::Text),
-        ToolMode::Auto => ToolSetting::Auto(Some(paths.home.join("cache").join(CACHE_FILE))),
+        ToolMode::Auto => ToolSetting::Auto(Some(paths.cache_dir().join(CACHE_FILE))),
     }
 }
 
 /// The audit log as configured.
 pub(crate) fn audit_log(config: &Config, paths: &Paths, redactor: Arc<Redactor>) -> AuditLog {
     AuditLog::new(
-        config.audit_log_path(&paths.home, paths.user_home.as_deref()),
+        config.audit_log_path(paths.state_dir(), paths.user_home.as_deref()),
         config.audit.max_log_size_mb,
         u64::from(config.audit.retain_days),
         redactor,
@@ -123,6 +136,8 @@ pub(crate) fn remote_environment(
 
 /// The session store (the recorder's home), next to the other state in `$OPSAI_HOME`.
 pub(crate) fn session_store(paths: &Paths, redactor: Arc<Redactor>) -> Result<SessionStore, SessionError> {
+    // A missing directory is reported by the open below.
+    let _ = paths.create_dirs();
     SessionStore::open(&paths.sessions_db(), redactor)
 }
 
@@ -204,7 +219,7 @@ impl Parts {
         };
         let ssh = &self.config.ssh;
         let transport =
-            SshTransport::open(host, &paths.home.join("ssh"), ssh.control_persist_s, ssh.options.clone()).await?;
+            SshTransport::open(host, &paths.ssh_control_dir(), ssh.control_persist_s, ssh.options.clone()).await?;
         // The environment and the host's sandbox, in two calls at once over the master connection.
         let script = crate::context::remote::script();
         let (output, sandbox) =

@@ -14,11 +14,12 @@ pub fn run(paths: &Paths, command: &ConfigCommand) -> anyhow::Result<u8> {
     let mut notes = std::io::stderr().lock();
     let file = paths.config_file();
     match command {
-        ConfigCommand::Path => config::write_path(&file, &mut out)?,
+        ConfigCommand::Path(args) if args.all => write!(out, "{}", paths.describe())?,
+        ConfigCommand::Path(_) => config::write_path(&file, &mut out)?,
         ConfigCommand::Show => {
             let (mut config, _) = Config::load_or_create(&paths.home)?;
             config.apply_process_env()?;
-            config::show(&config, &paths.home, paths.user_home.as_deref(), &mut out, &mut notes)?;
+            config::show(&config, paths.state_dir(), paths.user_home.as_deref(), &mut out, &mut notes)?;
         }
         ConfigCommand::Set(args) => {
             let config = Config::set_key(&file, &args.key, &args.value)?;
@@ -33,7 +34,7 @@ pub fn run(paths: &Paths, command: &ConfigCommand) -> anyhow::Result<u8> {
             // Reads only: `get` neither creates the file nor runs the key command.
             let mut config = Config::load(&paths.home)?;
             config.apply_process_env()?;
-            let (value, source) = config.get_key(&args.key, &file, &paths.home, paths.user_home.as_deref())?;
+            let (value, source) = config.get_key(&args.key, &file, paths.state_dir(), paths.user_home.as_deref())?;
             writeln!(out, "{value}")?;
             writeln!(notes, "note: {} comes from {source}", args.key)?;
         }

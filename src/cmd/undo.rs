@@ -19,7 +19,7 @@ pub fn run(paths: &Paths, args: &UndoArgs) -> anyhow::Result<u8> {
         backups: &backups,
         audit: &audit,
         ssh: &config.ssh,
-        control_dir: paths.home.join("ssh"),
+        control_dir: paths.ssh_control_dir(),
         force: args.force,
         input: "opsai undo",
     };

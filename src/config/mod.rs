@@ -247,11 +247,12 @@ impl Config {
         PolicyConfig::from_json(&safety)
     }
 
-    /// Where the audit log goes: `audit.log_path`, else `<opsai_home>/audit.log`.
-    pub(crate) fn audit_log_path(&self, opsai_home: &Path, user_home: Option<&Path>) -> PathBuf {
+    /// Where the audit log goes: `audit.log_path` (a relative one under `state_dir`), else
+    /// `<state_dir>/audit.log`.
+    pub(crate) fn audit_log_path(&self, state_dir: &Path, user_home: Option<&Path>) -> PathBuf {
         match &self.audit.log_path {
-            Some(raw) => expand_path(raw, opsai_home, user_home),
-            None => opsai_home.join("audit.log"),
+            Some(raw) => expand_path(raw, state_dir, user_home),
+            None => state_dir.join("audit.log"),
         }
     }
 

@@ -71,8 +71,8 @@ struct CachedDocker {
     refreshing_since: Option<u64>,
 }
 
-pub fn cache_path(opsai_home: &Path) -> PathBuf {
-    opsai_home.join("cache").join("context.json")
+pub fn cache_path(cache_dir: &Path) -> PathBuf {
+    cache_dir.join("context.json")
 }
 
 /// The status to show now. A fresh cache entry is used as is; a stale one is used while

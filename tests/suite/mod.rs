@@ -17,6 +17,7 @@ mod injection;
 mod key_sources;
 mod kube_cli;
 mod layers;
+mod layout_cli;
 mod llm_client;
 mod local_models;
 mod policy_cli;
