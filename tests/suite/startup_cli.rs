@@ -64,6 +64,8 @@ fn the_docker_probe_is_detached_and_writes_nothing_after_a_fast_run_exits() {
     let mock = MockLlm::start([reply_text("one"), reply_text("two")]);
 
     let first = run_once(&env, &path, &mock, "first run", || {});
+    // The detached helper may start docker only after opsai has exited (a loaded machine).
+    assert!(wait_until(RUN_LIMIT, || !calls(bin.path()).is_empty()), "the first run started no probe");
     let probe = calls(bin.path());
     assert_eq!(probe.len(), 1, "the first run starts one probe: {probe:?}");
     let (docker, parent, grandparent) = (probe[0][0], probe[0][1], probe[0].get(2).copied());
