@@ -76,11 +76,17 @@ _opsai() {
             opsai__subcmd__cache__subcmd__help,list)
                 cmd="opsai__subcmd__cache__subcmd__help__subcmd__list"
                 ;;
+            opsai__subcmd__config,get)
+                cmd="opsai__subcmd__config__subcmd__get"
+                ;;
             opsai__subcmd__config,help)
                 cmd="opsai__subcmd__config__subcmd__help"
                 ;;
             opsai__subcmd__config,path)
                 cmd="opsai__subcmd__config__subcmd__path"
+                ;;
+            opsai__subcmd__config,set)
+                cmd="opsai__subcmd__config__subcmd__set"
                 ;;
             opsai__subcmd__config,set-llm)
                 cmd="opsai__subcmd__config__subcmd__set__subcmd__llm"
@@ -88,17 +94,29 @@ _opsai() {
             opsai__subcmd__config,show)
                 cmd="opsai__subcmd__config__subcmd__show"
                 ;;
+            opsai__subcmd__config,unset)
+                cmd="opsai__subcmd__config__subcmd__unset"
+                ;;
+            opsai__subcmd__config__subcmd__help,get)
+                cmd="opsai__subcmd__config__subcmd__help__subcmd__get"
+                ;;
             opsai__subcmd__config__subcmd__help,help)
                 cmd="opsai__subcmd__config__subcmd__help__subcmd__help"
                 ;;
             opsai__subcmd__config__subcmd__help,path)
                 cmd="opsai__subcmd__config__subcmd__help__subcmd__path"
                 ;;
+            opsai__subcmd__config__subcmd__help,set)
+                cmd="opsai__subcmd__config__subcmd__help__subcmd__set"
+                ;;
             opsai__subcmd__config__subcmd__help,set-llm)
                 cmd="opsai__subcmd__config__subcmd__help__subcmd__set__subcmd__llm"
                 ;;
             opsai__subcmd__config__subcmd__help,show)
                 cmd="opsai__subcmd__config__subcmd__help__subcmd__show"
+                ;;
+            opsai__subcmd__config__subcmd__help,unset)
+                cmd="opsai__subcmd__config__subcmd__help__subcmd__unset"
                 ;;
             opsai__subcmd__help,audit)
                 cmd="opsai__subcmd__help__subcmd__audit"
@@ -148,14 +166,23 @@ _opsai() {
             opsai__subcmd__help__subcmd__cache,list)
                 cmd="opsai__subcmd__help__subcmd__cache__subcmd__list"
                 ;;
+            opsai__subcmd__help__subcmd__config,get)
+                cmd="opsai__subcmd__help__subcmd__config__subcmd__get"
+                ;;
             opsai__subcmd__help__subcmd__config,path)
                 cmd="opsai__subcmd__help__subcmd__config__subcmd__path"
+                ;;
+            opsai__subcmd__help__subcmd__config,set)
+                cmd="opsai__subcmd__help__subcmd__config__subcmd__set"
                 ;;
             opsai__subcmd__help__subcmd__config,set-llm)
                 cmd="opsai__subcmd__help__subcmd__config__subcmd__set__subcmd__llm"
                 ;;
             opsai__subcmd__help__subcmd__config,show)
                 cmd="opsai__subcmd__help__subcmd__config__subcmd__show"
+                ;;
+            opsai__subcmd__help__subcmd__config,unset)
+                cmd="opsai__subcmd__help__subcmd__config__subcmd__unset"
                 ;;
             opsai__subcmd__help__subcmd__policy,check)
                 cmd="opsai__subcmd__help__subcmd__policy__subcmd__check"
@@ -433,7 +460,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__config)
-            opts="-h --help show path set-llm help"
+            opts="-h --help show path set-llm set get unset help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -446,9 +473,37 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        opsai__subcmd__config__subcmd__help)
-            opts="show path set-llm help"
+        opsai__subcmd__config__subcmd__get)
+            opts="-h --help llm.base_url llm.model llm.api_key llm.api_key_env llm.api_key_cmd llm.api_key_keyring llm.timeout llm.local_first_byte_timeout llm.max_tokens llm.widget_max_tokens llm.ca_file llm.temperature llm.top_p llm.top_k llm.tool_mode safety.auto_approve_safe safety.allow safety.deny safety.sandbox safety.sandbox_limits.pids safety.sandbox_limits.memory_mb safety.sandbox_limits.cpu_s safety.sandbox_limits.file_size_mb audit.log_path audit.max_log_size_mb audit.retain_days agent.max_iterations exec.timeout_s exec.capture_head exec.capture_tail files.base_dirs files.max_size_mb files.forbidden files.write_extensions kube.forbidden_actions kube.forbidden_namespaces kube.forbidden_resources kube.contexts ssh.control_persist_s ssh.options"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__config__subcmd__help)
+            opts="show path set-llm set get unset help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__config__subcmd__help__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -475,6 +530,20 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__config__subcmd__help__subcmd__path)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__config__subcmd__help__subcmd__set)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -516,8 +585,36 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        opsai__subcmd__config__subcmd__help__subcmd__unset)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         opsai__subcmd__config__subcmd__path)
-            opts="-h --help"
+            opts="-h --all --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__config__subcmd__set)
+            opts="-h --help llm.base_url llm.model llm.api_key llm.api_key_env llm.api_key_cmd llm.api_key_keyring llm.timeout llm.local_first_byte_timeout llm.max_tokens llm.widget_max_tokens llm.ca_file llm.temperature llm.top_p llm.top_k llm.tool_mode safety.auto_approve_safe safety.allow safety.deny safety.sandbox safety.sandbox_limits.pids safety.sandbox_limits.memory_mb safety.sandbox_limits.cpu_s safety.sandbox_limits.file_size_mb audit.log_path audit.max_log_size_mb audit.retain_days agent.max_iterations exec.timeout_s exec.capture_head exec.capture_tail files.base_dirs files.max_size_mb files.forbidden files.write_extensions kube.forbidden_actions kube.forbidden_namespaces kube.forbidden_resources kube.contexts ssh.control_persist_s ssh.options"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -531,6 +628,36 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__config__subcmd__set__subcmd__llm)
+            opts="-h --base-url --model --api-key-env --api-key-cmd --api-key-keyring --no-api-key --check --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --base-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__config__subcmd__show)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -544,8 +671,8 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        opsai__subcmd__config__subcmd__show)
-            opts="-h --help"
+        opsai__subcmd__config__subcmd__unset)
+            opts="-h --help llm.base_url llm.model llm.api_key llm.api_key_env llm.api_key_cmd llm.api_key_keyring llm.timeout llm.local_first_byte_timeout llm.max_tokens llm.widget_max_tokens llm.ca_file llm.temperature llm.top_p llm.top_k llm.tool_mode safety.auto_approve_safe safety.allow safety.deny safety.sandbox safety.sandbox_limits.pids safety.sandbox_limits.memory_mb safety.sandbox_limits.cpu_s safety.sandbox_limits.file_size_mb audit.log_path audit.max_log_size_mb audit.retain_days agent.max_iterations exec.timeout_s exec.capture_head exec.capture_tail files.base_dirs files.max_size_mb files.forbidden files.write_extensions kube.forbidden_actions kube.forbidden_namespaces kube.forbidden_resources kube.contexts ssh.control_persist_s ssh.options"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -683,7 +810,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help__subcmd__config)
-            opts="show path set-llm"
+            opts="show path set-llm set get unset"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -696,7 +823,35 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        opsai__subcmd__help__subcmd__config__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         opsai__subcmd__help__subcmd__config__subcmd__path)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__config__subcmd__set)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -725,6 +880,20 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help__subcmd__config__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__config__subcmd__unset)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

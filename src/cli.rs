@@ -55,7 +55,7 @@ pub enum Command {
     /// Inspect the command risk policy; nothing runs.
     #[command(subcommand)]
     Policy(PolicyCommand),
-    /// Show or change the configuration ($OPSAI_HOME/config.json).
+    /// Show or change the configuration (`opsai config path` says where it is).
     #[command(subcommand)]
     Config(ConfigCommand),
     /// Read the audit log: one line per action, approved or refused.
