@@ -79,11 +79,17 @@ _opsai() {
             opsai__subcmd__cache__subcmd__help,list)
                 cmd="opsai__subcmd__cache__subcmd__help__subcmd__list"
                 ;;
+            opsai__subcmd__config,get)
+                cmd="opsai__subcmd__config__subcmd__get"
+                ;;
             opsai__subcmd__config,help)
                 cmd="opsai__subcmd__config__subcmd__help"
                 ;;
             opsai__subcmd__config,path)
                 cmd="opsai__subcmd__config__subcmd__path"
+                ;;
+            opsai__subcmd__config,set)
+                cmd="opsai__subcmd__config__subcmd__set"
                 ;;
             opsai__subcmd__config,set-llm)
                 cmd="opsai__subcmd__config__subcmd__set__subcmd__llm"
@@ -91,17 +97,29 @@ _opsai() {
             opsai__subcmd__config,show)
                 cmd="opsai__subcmd__config__subcmd__show"
                 ;;
+            opsai__subcmd__config,unset)
+                cmd="opsai__subcmd__config__subcmd__unset"
+                ;;
+            opsai__subcmd__config__subcmd__help,get)
+                cmd="opsai__subcmd__config__subcmd__help__subcmd__get"
+                ;;
             opsai__subcmd__config__subcmd__help,help)
                 cmd="opsai__subcmd__config__subcmd__help__subcmd__help"
                 ;;
             opsai__subcmd__config__subcmd__help,path)
                 cmd="opsai__subcmd__config__subcmd__help__subcmd__path"
                 ;;
+            opsai__subcmd__config__subcmd__help,set)
+                cmd="opsai__subcmd__config__subcmd__help__subcmd__set"
+                ;;
             opsai__subcmd__config__subcmd__help,set-llm)
                 cmd="opsai__subcmd__config__subcmd__help__subcmd__set__subcmd__llm"
                 ;;
             opsai__subcmd__config__subcmd__help,show)
                 cmd="opsai__subcmd__config__subcmd__help__subcmd__show"
+                ;;
+            opsai__subcmd__config__subcmd__help,unset)
+                cmd="opsai__subcmd__config__subcmd__help__subcmd__unset"
                 ;;
             opsai__subcmd__help,audit)
                 cmd="opsai__subcmd__help__subcmd__audit"
@@ -154,14 +172,23 @@ _opsai() {
             opsai__subcmd__help__subcmd__cache,list)
                 cmd="opsai__subcmd__help__subcmd__cache__subcmd__list"
                 ;;
+            opsai__subcmd__help__subcmd__config,get)
+                cmd="opsai__subcmd__help__subcmd__config__subcmd__get"
+                ;;
             opsai__subcmd__help__subcmd__config,path)
                 cmd="opsai__subcmd__help__subcmd__config__subcmd__path"
+                ;;
+            opsai__subcmd__help__subcmd__config,set)
+                cmd="opsai__subcmd__help__subcmd__config__subcmd__set"
                 ;;
             opsai__subcmd__help__subcmd__config,set-llm)
                 cmd="opsai__subcmd__help__subcmd__config__subcmd__set__subcmd__llm"
                 ;;
             opsai__subcmd__help__subcmd__config,show)
                 cmd="opsai__subcmd__help__subcmd__config__subcmd__show"
+                ;;
+            opsai__subcmd__help__subcmd__config,unset)
+                cmd="opsai__subcmd__help__subcmd__config__subcmd__unset"
                 ;;
             opsai__subcmd__help__subcmd__policy,check)
                 cmd="opsai__subcmd__help__subcmd__policy__subcmd__check"
@@ -439,7 +466,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__config)
-            opts="-h --help show path set-llm help"
+            opts="-h --help show path set-llm set get unset help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -452,9 +479,37 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        opsai__subcmd__config__subcmd__help)
-            opts="show path set-llm help"
+        opsai__subcmd__config__subcmd__get)
+            opts="-h --help llm.base_url llm.model llm.api_key llm.api_key_env llm.api_key_cmd llm.api_key_keyring llm.timeout llm.local_first_byte_timeout llm.max_tokens llm.widget_max_tokens llm.ca_file llm.temperature llm.top_p llm.top_k llm.tool_mode safety.auto_approve_safe safety.allow safety.deny safety.sandbox safety.sandbox_limits.pids safety.sandbox_limits.memory_mb safety.sandbox_limits.cpu_s safety.sandbox_limits.file_size_mb audit.log_path audit.max_log_size_mb audit.retain_days agent.max_iterations exec.timeout_s exec.capture_head exec.capture_tail files.base_dirs files.max_size_mb files.forbidden files.write_extensions kube.forbidden_actions kube.forbidden_namespaces kube.forbidden_resources kube.contexts ssh.control_persist_s ssh.options"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__config__subcmd__help)
+            opts="show path set-llm set get unset help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__config__subcmd__help__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -481,6 +536,20 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__config__subcmd__help__subcmd__path)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__config__subcmd__help__subcmd__set)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -522,8 +591,36 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        opsai__subcmd__config__subcmd__help__subcmd__unset)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         opsai__subcmd__config__subcmd__path)
-            opts="-h --help"
+            opts="-h --all --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__config__subcmd__set)
+            opts="-h --help llm.base_url llm.model llm.api_key llm.api_key_env llm.api_key_cmd llm.api_key_keyring llm.timeout llm.local_first_byte_timeout llm.max_tokens llm.widget_max_tokens llm.ca_file llm.temperature llm.top_p llm.top_k llm.tool_mode safety.auto_approve_safe safety.allow safety.deny safety.sandbox safety.sandbox_limits.pids safety.sandbox_limits.memory_mb safety.sandbox_limits.cpu_s safety.sandbox_limits.file_size_mb audit.log_path audit.max_log_size_mb audit.retain_days agent.max_iterations exec.timeout_s exec.capture_head exec.capture_tail files.base_dirs files.max_size_mb files.forbidden files.write_extensions kube.forbidden_actions kube.forbidden_namespaces kube.forbidden_resources kube.contexts ssh.control_persist_s ssh.options"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -537,6 +634,36 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__config__subcmd__set__subcmd__llm)
+            opts="-h --base-url --model --api-key-env --api-key-cmd --api-key-keyring --no-api-key --check --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --base-url)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key-env)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --api-key-cmd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__config__subcmd__show)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -550,8 +677,8 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        opsai__subcmd__config__subcmd__show)
-            opts="-h --help"
+        opsai__subcmd__config__subcmd__unset)
+            opts="-h --help llm.base_url llm.model llm.api_key llm.api_key_env llm.api_key_cmd llm.api_key_keyring llm.timeout llm.local_first_byte_timeout llm.max_tokens llm.widget_max_tokens llm.ca_file llm.temperature llm.top_p llm.top_k llm.tool_mode safety.auto_approve_safe safety.allow safety.deny safety.sandbox safety.sandbox_limits.pids safety.sandbox_limits.memory_mb safety.sandbox_limits.cpu_s safety.sandbox_limits.file_size_mb audit.log_path audit.max_log_size_mb audit.retain_days agent.max_iterations exec.timeout_s exec.capture_head exec.capture_tail files.base_dirs files.max_size_mb files.forbidden files.write_extensions kube.forbidden_actions kube.forbidden_namespaces kube.forbidden_resources kube.contexts ssh.control_persist_s ssh.options"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -689,7 +816,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help__subcmd__config)
-            opts="show path set-llm"
+            opts="show path set-llm set get unset"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -702,7 +829,35 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        opsai__subcmd__help__subcmd__config__subcmd__get)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         opsai__subcmd__help__subcmd__config__subcmd__path)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__config__subcmd__set)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -731,6 +886,20 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help__subcmd__config__subcmd__show)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__config__subcmd__unset)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -55,7 +55,7 @@ pub enum Command {
     /// Inspect the command risk policy; nothing runs.
     #[command(subcommand)]
     Policy(PolicyCommand),
-    /// Show or change the configuration ($OPSAI_HOME/config.json).
+    /// Show or change the configuration (`opsai config path` says where it is).
     #[command(subcommand)]
     Config(ConfigCommand),
     /// Read the audit log: one line per action, approved or refused.
@@ -332,10 +332,82 @@ pub struct PolicyCheckArgs {
 pub enum ConfigCommand {
     /// Print the configuration (the API key masked) and which values come from the environment.
     Show,
-    /// Print the path of the configuration file.
-    Path,
-    /// Choose a model provider interactively, test the connection, and save.
-    SetLlm,
+    /// Print the path of the configuration file (`--all`: every directory opsai uses).
+    Path(ConfigPathArgs),
+    /// Choose a model provider interactively, test the connection, and save; with flags, set it
+    /// without asking anything (`--base-url URL --model M --api-key-env VAR`).
+    SetLlm(SetLlmArgs),
+    /// Set one key (`opsai config set exec.timeout_s 60`), checked as the file would be.
+    Set(ConfigSetArgs),
+    /// Print one key's effective value on stdout, and on stderr where it comes from.
+    Get(ConfigKeyArgs),
+    /// Remove one key from the file, so its default applies again.
+    Unset(ConfigKeyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigPathArgs {
+    /// Print the layout: the config, data, state and cache directories and how they were chosen.
+    #[arg(long)]
+    pub all: bool,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigSetArgs {
+    /// A dotted key, such as `llm.model` or `safety.sandbox_limits.memory_mb`.
+    #[arg(value_name = "KEY", value_parser = crate::config::keys::KeyParser, hide_possible_values = true)]
+    pub key: String,
+    /// The value: text for names, URLs and commands; JSON for numbers, true/false, null and lists.
+    #[arg(value_name = "VALUE", allow_hyphen_values = true)]
+    pub value: String,
+}
+
+#[derive(Debug, Args)]
+pub struct ConfigKeyArgs {
+    /// A dotted key, such as `llm.model`.
+    #[arg(value_name = "KEY", value_parser = crate::config::keys::KeyParser, hide_possible_values = true)]
+    pub key: String,
+}
+
+/// `config set-llm` flags: any of them makes it scripted (nothing asked, no terminal needed).
+#[derive(Debug, Args, Default, Clone)]
+pub struct SetLlmArgs {
+    /// The OpenAI-compatible endpoint, such as https://api.openai.com/v1.
+    #[arg(long, value_name = "URL")]
+    pub base_url: Option<String>,
+    /// The model name.
+    #[arg(long, value_name = "M")]
+    pub model: Option<String>,
+    /// Take the API key from this environment variable at start (saved as llm.api_key_env).
+    #[arg(long, value_name = "VAR", group = "key_source")]
+    pub api_key_env: Option<String>,
+    /// Take the API key from this command's first line of output, run through `sh -c` at start
+    /// (saved as llm.api_key_cmd), such as 'pass show openai'.
+    #[arg(long, value_name = "CMD", group = "key_source")]
+    pub api_key_cmd: Option<String>,
+    /// Store the API key read from stdin in the OS keyring (service opsai, account the endpoint's
+    /// host) and take it from there at start.
+    #[arg(long, group = "key_source")]
+    pub api_key_keyring: bool,
+    /// Use no API key (a local server).
+    #[arg(long, group = "key_source")]
+    pub no_api_key: bool,
+    /// Test the connection (a one-token chat) before saving; nothing is saved when it fails.
+    #[arg(long)]
+    pub check: bool,
+}
+
+impl SetLlmArgs {
+    /// Whether any flag was given, so nothing is asked.
+    pub fn scripted(&self) -> bool {
+        self.base_url.is_some()
+            || self.model.is_some()
+            || self.api_key_env.is_some()
+            || self.api_key_cmd.is_some()
+            || self.api_key_keyring
+            || self.no_api_key
+            || self.check
+    }
 }
 
 /// Audit lines `opsai audit` and the REPL's `/audit` show when not told how many: one default, so

@@ -181,6 +181,16 @@ impl Redactor {
         )
     }
 
+    /// [`Self::from_process_env`] that also knows the API key the model is sent, wherever it came
+    /// from (the clear `llm.api_key`, a command, the keyring), as `[REDACTED:env:OPSAI_API_KEY]`.
+    pub(crate) fn from_process_env_and_key(key: Option<&str>) -> Self {
+        let env =
+            std::env::vars_os().filter_map(|(name, value)| Some((name.into_string().ok()?, value.into_string().ok()?)));
+        // Listed last: a variable that holds the same value keeps its own name.
+        let key = key.map(|key| ("OPSAI_API_KEY".to_owned(), key.trim().to_owned()));
+        Self::new(env.chain(key))
+    }
+
     /// The text with every secret replaced by `[REDACTED:<kind>]`.
     pub fn redact(&self, text: &str) -> String {
         self.redact_in(text, false)

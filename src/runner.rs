@@ -37,9 +37,45 @@ pub struct LlmOverrides {
     pub base_url: Option<String>,
 }
 
-/// The configuration with the environment and the overrides (`--model`, `--base-url`) applied.
+/// The configuration with the environment and the overrides (`--model`, `--base-url`) applied,
+/// and the API key fetched from the source the file names (`llm.api_key_cmd` runs here). Creates
+/// the file with the defaults on first run.
 pub(crate) fn load_config(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Result<Config> {
-    let (mut config, _) = Config::load_or_create(&paths.home)?;
+    let (config, _) = Config::load_or_create(&paths.home)?;
+    create_dirs(paths)?;
+    with_key(overridden(config, overrides)?)
+}
+
+/// [`load_config`] that never creates or writes the file (`opsai doctor` only looks).
+pub(crate) fn load_config_readonly(paths: &Paths, overrides: &LlmOverrides) -> anyhow::Result<Config> {
+    with_key(overridden(Config::load(&paths.home)?, overrides)?)
+}
+
+/// [`load_config`] for what never talks to the model (`undo`, `sandbox`): no key is fetched, so no
+/// key command runs.
+pub(crate) fn load_config_without_key(paths: &Paths) -> anyhow::Result<Config> {
+    let (config, _) = Config::load_or_create(&paths.home)?;
+    create_dirs(paths)?;
+    overridden(config, &LlmOverrides::default())
+}
+
+/// The data and state directories, before a store or log in them is opened.
+fn create_dirs(paths: &Paths) -> anyhow::Result<()> {
+    paths.create_dirs().map_err(|err| {
+        anyhow::anyhow!(
+            "cannot create {} or {}: {err}; set OPSAI_HOME to a directory opsai may use",
+            paths.data_dir().display(),
+            paths.state_dir().display()
+        )
+    })
+}
+
+fn with_key(mut config: Config) -> anyhow::Result<Config> {
+    config.resolve_api_key(&crate::config::key_source::process_env)?;
+    Ok(config)
+}
+
+fn overridden(mut config: Config, overrides: &LlmOverrides) -> anyhow::Result<Config> {
     config.apply_process_env()?;
     if let Some(model) = &overrides.model {
         config.set_override(LlmField::Model, model.clone(), "--model");
@@ -67,14 +103,14 @@ pub(crate) fn tool_setting(llm: &LlmConfig, paths: &Paths) -> crate::llm::tool_m
     match llm.tool_mode {
         ToolMode::Native => ToolSetting::Fixed(ToolCalls::Native),
         ToolMode::Text => ToolSetting::Fixed(ToolCalls::Text),
-        ToolMode::Auto => ToolSetting::Auto(Some(paths.home.join("cache").join(CACHE_FILE))),
+        ToolMode::Auto => ToolSetting::Auto(Some(paths.cache_dir().join(CACHE_FILE))),
     }
 }
 
 /// The audit log as configured.
 pub(crate) fn audit_log(config: &Config, paths: &Paths, redactor: Arc<Redactor>) -> AuditLog {
     AuditLog::new(
-        config.audit_log_path(&paths.home, paths.user_home.as_deref()),
+        config.audit_log_path(paths.state_dir(), paths.user_home.as_deref()),
         config.audit.max_log_size_mb,
         u64::from(config.audit.retain_days),
         redactor,
@@ -100,6 +136,8 @@ pub(crate) fn remote_environment(
 
 /// The session store (the recorder's home), next to the other state in `$OPSAI_HOME`.
 pub(crate) fn session_store(paths: &Paths, redactor: Arc<Redactor>) -> Result<SessionStore, SessionError> {
+    // A missing directory is reported by the open below.
+    let _ = paths.create_dirs();
     SessionStore::open(&paths.sessions_db(), redactor)
 }
 
@@ -135,7 +173,7 @@ impl Parts {
     pub fn build(paths: &Paths, config: Config, approvals: Approvals) -> anyhow::Result<Self> {
         // Commands sandboxed from now on deny what this configuration says, not a second reading of it.
         crate::sandbox::configure(crate::sandbox::Settings::new(&config, paths));
-        let redactor = Arc::new(Redactor::from_process_env());
+        let redactor = Arc::new(Redactor::from_process_env_and_key(config.llm.api_key.as_deref()));
         let audit = audit_log(&config, paths, redactor.clone());
         let policy = config.policy()?;
         let model = model_client(&config.llm)?.with_tool_setting(tool_setting(&config.llm, paths));
@@ -181,7 +219,7 @@ impl Parts {
         };
         let ssh = &self.config.ssh;
         let transport =
-            SshTransport::open(host, &paths.home.join("ssh"), ssh.control_persist_s, ssh.options.clone()).await?;
+            SshTransport::open(host, &paths.ssh_control_dir(), ssh.control_persist_s, ssh.options.clone()).await?;
         // The environment and the host's sandbox, in two calls at once over the master connection.
         let script = crate::context::remote::script();
         let (output, sandbox) =

@@ -8,7 +8,7 @@ use crate::home::Paths;
 use crate::store::templates::{TemplateCache, default_path};
 
 pub fn run(paths: &Paths, command: &CacheCommand) -> anyhow::Result<u8> {
-    let (mut cache, warning) = TemplateCache::load(&default_path(&paths.home))?;
+    let (mut cache, warning) = TemplateCache::load(&default_path(paths.cache_dir()))?;
     if let Some(warning) = warning {
         crate::modes::common::warn(&format!("warning: {warning}"));
     }

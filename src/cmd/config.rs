@@ -1,31 +1,93 @@
-//! `opsai config path|show|set-llm`.
+//! `opsai config path|show|set|get|unset|set-llm`.
 
 use std::io::Write;
 
-use crate::cli::ConfigCommand;
-use crate::config::{self, wizard::SetLlmOutcome};
+use crate::cli::{ConfigCommand, SetLlmArgs};
+use crate::config::keys::Edit;
+use crate::config::scripted::{self, Scripted};
+use crate::config::{self, Config, KeySource, LlmConfig, wizard::SetLlmOutcome};
 use crate::home::Paths;
 use crate::llm::{ChatModel, LlmError};
 
 pub fn run(paths: &Paths, command: &ConfigCommand) -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
+    let mut notes = std::io::stderr().lock();
+    let file = paths.config_file();
     match command {
-        ConfigCommand::Path => config::write_path(&paths.config_file(), &mut out)?,
+        ConfigCommand::Path(args) if args.all => write!(out, "{}", paths.describe())?,
+        ConfigCommand::Path(_) => config::write_path(&file, &mut out)?,
         ConfigCommand::Show => {
-            let (mut config, _) = config::Config::load_or_create(&paths.home)?;
+            let (mut config, _) = Config::load_or_create(&paths.home)?;
             config.apply_process_env()?;
-            config::show(&config, &paths.home, paths.user_home.as_deref(), &mut out, &mut std::io::stderr())?;
+            config::show(&config, paths.state_dir(), paths.user_home.as_deref(), &mut out, &mut notes)?;
         }
-        ConfigCommand::SetLlm => return set_llm(paths),
+        ConfigCommand::Set(args) => {
+            let config = Config::set_key(&file, &args.key, &args.value)?;
+            writeln!(notes, "✓ {} saved to {}", args.key, file.display())?;
+            note_overridden(&config, &args.key, &mut notes)?;
+        }
+        ConfigCommand::Unset(args) => match Config::unset_key(&file, &args.key)? {
+            Edit::Saved => writeln!(notes, "✓ {} removed from {}; its default applies", args.key, file.display())?,
+            Edit::NotInFile => writeln!(notes, "{} is not set in {}; nothing changed", args.key, file.display())?,
+        },
+        ConfigCommand::Get(args) => {
+            // Reads only: `get` neither creates the file nor runs the key command.
+            let mut config = Config::load(&paths.home)?;
+            config.apply_process_env()?;
+            let (value, source) = config.get_key(&args.key, &file, paths.state_dir(), paths.user_home.as_deref())?;
+            writeln!(out, "{value}")?;
+            writeln!(notes, "note: {} comes from {source}", args.key)?;
+        }
+        ConfigCommand::SetLlm(args) if args.scripted() => return set_llm_scripted(paths, args),
+        ConfigCommand::SetLlm(_) => return set_llm(paths),
     }
     out.flush()?;
     Ok(0)
 }
 
+/// After `set`: says so when the environment hides the saved value in this shell.
+fn note_overridden(config: &Config, key: &str, notes: &mut impl Write) -> std::io::Result<()> {
+    let mut config = config.clone();
+    if config.apply_process_env().is_err() {
+        return Ok(());
+    }
+    if let Some(o) = config.overrides().iter().find(|o| o.field.key() == key) {
+        writeln!(notes, "note: {} is set in this shell and overrides the saved value", o.source)?;
+    }
+    if key.starts_with("llm.api_key")
+        && let KeySource::Override(var) = config.key_source()
+    {
+        writeln!(notes, "note: {var} is set in this shell and overrides every key source in the file")?;
+    }
+    Ok(())
+}
+
+/// The client for a candidate configuration, with its key from whichever source it names.
+fn connect(llm: &LlmConfig) -> Result<Box<dyn ChatModel>, LlmError> {
+    crate::runner::model_client(llm).map(|client| Box::new(client) as Box<dyn ChatModel>)
+}
+
+fn set_llm_scripted(paths: &Paths, args: &SetLlmArgs) -> anyhow::Result<u8> {
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    let mut notes = std::io::stderr();
+    let outcome = runtime.block_on(scripted::set_llm(paths, args, &connect, &mut notes))?;
+    Ok(match outcome {
+        Scripted::Saved(_) => 0,
+        Scripted::CheckFailed => 1,
+    })
+}
+
 /// The wizard, its test request made with the client every mode uses.
 fn set_llm(paths: &Paths) -> anyhow::Result<u8> {
-    let connect = |llm: &config::LlmConfig| -> Result<Box<dyn ChatModel>, LlmError> {
-        crate::runner::model_client(llm).map(|client| Box::new(client) as Box<dyn ChatModel>)
+    let connect = |llm: &LlmConfig| -> Result<Box<dyn ChatModel>, LlmError> {
+        // A source kept from the file (command, keyring, variable) is what the test must send.
+        let mut llm = llm.clone();
+        if llm.api_key.is_none()
+            && let Ok(Some(key)) = llm.fetch_indirect_key(&config::key_source::process_env)
+        {
+            llm.api_key = Some(key);
+        }
+        connect(&llm)
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let outcome = runtime.block_on(async {

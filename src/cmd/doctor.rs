@@ -22,7 +22,7 @@ const AFTER_CONNECT: &[&str] = &["TLS", "HTTP", "models", "chat", "tool call", "
 
 pub fn run(paths: &Paths, args: &DoctorArgs) -> anyhow::Result<u8> {
     let overrides = LlmOverrides { model: args.model.clone(), base_url: args.base_url.clone() };
-    let config = runner::load_config(paths, &overrides)?;
+    let config = runner::load_config_readonly(paths, &overrides)?;
     let mut report = Report::new(std::io::stdout(), crate::term::stdout_color());
     let key = if config.llm.api_key.is_some() { "an API key" } else { "no API key" };
     let shown_url = crate::llm::transport::mask_credentials(&config.llm.base_url);
@@ -241,12 +241,27 @@ const TOOL_FIX: &str = "opsai's agent works through tool calls: use a model trai
      later, mistral-nemo, …); llama.cpp's llama-server needs --jinja; with Ollama pick a model whose page lists \
      \"tools\"";
 
+const OTHER_TOOL_FIX: &str = "the model makes tool calls but not to the tools in the request: a model that \
+     invents tool names will call tools opsai does not have; try a larger or newer model, or check that the \
+     server passes the request's `tools` to the model (llama.cpp's llama-server needs --jinja)";
+
 fn tool_step(tool: &ToolCheck, report: &mut Report) -> std::io::Result<()> {
     match &tool.call {
         Some(call) => {
             let form = if tool.text_form { "in text form (opsai reads it)" } else { "native" };
             let detail = format!("{form}: {}({})", call.name, call.arguments);
             report.step(Outcome::Pass, "tool call", &detail, None)
+        }
+        None if !tool.other_calls.is_empty() => {
+            // It can call tools, just not the one offered: a different failure with a different fix.
+            let names: Vec<String> =
+                tool.other_calls.iter().map(|name| crate::ui::display::line(name).chars().take(60).collect()).collect();
+            let detail = format!(
+                "the model called a tool it was not offered ({}) instead of {}",
+                names.join(", "),
+                probe::TOOL_NAME
+            );
+            report.step(Outcome::Fail, "tool call", &detail, Some(OTHER_TOOL_FIX))
         }
         None => {
             let said: String = tool.text.chars().filter(|c| !c.is_control()).take(80).collect();

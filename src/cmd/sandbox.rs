@@ -9,12 +9,16 @@ use crate::home::Paths;
 /// Prints the host's sandbox; 0 when one applies there, 1 when none does (then only plain words
 /// run without asking) or the host cannot be reached.
 pub fn remote_status(paths: &Paths, host: &str) -> anyhow::Result<u8> {
-    let config = crate::runner::load_config(paths, &crate::runner::LlmOverrides::default())?;
+    let config = crate::runner::load_config_without_key(paths)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let found = runtime.block_on(async {
-        let transport =
-            SshTransport::open(host, &paths.home.join("ssh"), config.ssh.control_persist_s, config.ssh.options.clone())
-                .await?;
+        let transport = SshTransport::open(
+            host,
+            &paths.ssh_control_dir(),
+            config.ssh.control_persist_s,
+            config.ssh.options.clone(),
+        )
+        .await?;
         Ok::<RemoteSandbox, crate::exec::ssh::SshError>(sandbox::probe(&transport).await)
     });
     let mut out = std::io::stdout().lock();

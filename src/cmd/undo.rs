@@ -11,7 +11,7 @@ use crate::undo::{Undo, Undone};
 
 /// `opsai undo`: the result on stdout; nothing to undo, a refusal or a failure is exit 1.
 pub fn run(paths: &Paths, args: &UndoArgs) -> anyhow::Result<u8> {
-    let config = crate::runner::load_config(paths, &crate::runner::LlmOverrides::default())?;
+    let config = crate::runner::load_config_without_key(paths)?;
     let redactor = Arc::new(crate::redact::Redactor::from_process_env());
     let audit = crate::runner::audit_log(&config, paths, redactor);
     let backups = Backups::new(paths.backups_dir());
@@ -19,7 +19,7 @@ pub fn run(paths: &Paths, args: &UndoArgs) -> anyhow::Result<u8> {
         backups: &backups,
         audit: &audit,
         ssh: &config.ssh,
-        control_dir: paths.home.join("ssh"),
+        control_dir: paths.ssh_control_dir(),
         force: args.force,
         input: "opsai undo",
     };

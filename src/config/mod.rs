@@ -8,7 +8,10 @@
 //! when the config is saved.
 
 pub(crate) mod file;
+pub mod key_source;
+pub mod keys;
 mod schema;
+pub mod scripted;
 mod show;
 pub mod wizard;
 
@@ -20,6 +23,7 @@ use thiserror::Error;
 
 use crate::policy::{PolicyConfig, RuleError};
 
+pub use key_source::KeySource;
 pub use schema::{
     AgentConfig, AuditConfig, ExecConfig, FilesConfig, KubeConfig, LlmConfig, SafetyConfig, SandboxLimits,
     SandboxSetting, SshConfig, ToolMode, check_base_url, expand_path,
@@ -50,6 +54,10 @@ pub enum ConfigError {
     NoTerminal,
     #[error("the set-llm prompt failed: {0}")]
     Prompt(std::io::Error),
+    #[error("cannot get the API key from {from}: {message}")]
+    ApiKey { from: String, message: String },
+    #[error("{0}")]
+    Key(String),
 }
 
 /// Reads the user's allow/deny rules. A missing file means no rules; the file is never written here
@@ -239,11 +247,12 @@ impl Config {
         PolicyConfig::from_json(&safety)
     }
 
-    /// Where the audit log goes: `audit.log_path`, else `<opsai_home>/audit.log`.
-    pub(crate) fn audit_log_path(&self, opsai_home: &Path, user_home: Option<&Path>) -> PathBuf {
+    /// Where the audit log goes: `audit.log_path` (a relative one under `state_dir`), else
+    /// `<state_dir>/audit.log`.
+    pub(crate) fn audit_log_path(&self, state_dir: &Path, user_home: Option<&Path>) -> PathBuf {
         match &self.audit.log_path {
-            Some(raw) => expand_path(raw, opsai_home, user_home),
-            None => opsai_home.join("audit.log"),
+            Some(raw) => expand_path(raw, state_dir, user_home),
+            None => state_dir.join("audit.log"),
         }
     }
 
@@ -259,7 +268,18 @@ impl Config {
     /// The JSON that [`Config::save`] writes.
     pub(crate) fn to_json_text(&self) -> serde_json::Result<String> {
         let mut merged = Value::Object(self.raw.clone());
-        file::merge(&mut merged, self.as_file_value()?);
+        let typed = self.as_file_value()?;
+        // Fields left out when unset would survive the merge from the old file: drop them there.
+        if let (Some(old), Some(new)) =
+            (merged.get_mut("llm").and_then(Value::as_object_mut), typed.get("llm").and_then(Value::as_object))
+        {
+            for field in ["api_key_env", "api_key_cmd", "api_key_keyring", "ca_file"] {
+                if !new.contains_key(field) {
+                    old.remove(field);
+                }
+            }
+        }
+        file::merge(&mut merged, typed);
         let mut text = serde_json::to_string_pretty(&merged)?;
         text.push('\n');
         Ok(text)

@@ -16,6 +16,16 @@ pub struct LlmConfig {
     /// `null`, a missing key and `""` all mean "no key" (Ollama needs none).
     #[serde(default, deserialize_with = "empty_is_none")]
     pub api_key: Option<String>,
+    /// The name of an environment variable that holds the key (read at start).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "empty_is_none")]
+    pub api_key_env: Option<String>,
+    /// A command run through `sh -c` at start whose first line of output is the key
+    /// (`pass show openai`).
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "empty_is_none")]
+    pub api_key_cmd: Option<String>,
+    /// The account of an OS keyring entry of service `opsai` that holds the key.
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "empty_is_none")]
+    pub api_key_keyring: Option<String>,
     /// Seconds to wait for the first byte of a reply and for each idle gap while it streams.
     #[serde(default = "default_llm_timeout")]
     pub timeout: u64,
@@ -330,6 +340,9 @@ impl Default for LlmConfig {
             base_url: default_base_url(),
             model: default_model(),
             api_key: None,
+            api_key_env: None,
+            api_key_cmd: None,
+            api_key_keyring: None,
             timeout: default_llm_timeout(),
             local_first_byte_timeout: default_local_first_byte_timeout(),
             max_tokens: default_max_tokens(),
@@ -450,10 +463,42 @@ impl LlmConfig {
         if self.top_k == Some(0) {
             return Err(("llm.top_k", "must be at least 1, or null for the endpoint's default".to_owned()));
         }
-        match &self.ca_file {
-            Some(path) if !path.starts_with('/') && !path.starts_with("~/") => {
-                Err(("llm.ca_file", format!("must be an absolute path or start with ~/, not `{path}`")))
-            }
+        if let Some(path) = &self.ca_file
+            && !path.starts_with('/')
+            && !path.starts_with("~/")
+        {
+            return Err(("llm.ca_file", format!("must be an absolute path or start with ~/, not `{path}`")));
+        }
+        self.validate_key_sources()
+    }
+
+    /// One place for the key: two sources would leave the user guessing which one is sent.
+    fn validate_key_sources(&self) -> Result<(), Problem> {
+        if let Some(name) = &self.api_key_env
+            && (name.starts_with(|c: char| c.is_ascii_digit())
+                || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'))
+        {
+            return Err((
+                "llm.api_key_env",
+                format!(
+                    "must be the name of an environment variable (letters, digits, _), such as OPENAI_API_KEY, not `{name}`"
+                ),
+            ));
+        }
+        let set: Vec<&'static str> = [
+            ("llm.api_key", self.api_key.is_some()),
+            ("llm.api_key_env", self.api_key_env.is_some()),
+            ("llm.api_key_cmd", self.api_key_cmd.is_some()),
+            ("llm.api_key_keyring", self.api_key_keyring.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(key, is_set)| is_set.then_some(key))
+        .collect();
+        match set[..] {
+            [first, second, ..] => Err((
+                second,
+                format!("is set together with `{first}`: the API key must come from one place; remove one of them"),
+            )),
             _ => Ok(()),
         }
     }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::Config;
+use super::{Config, KeySource};
 
 /// `opsai config show`: the effective configuration as pretty JSON on `out` (the API key masked,
 /// the audit log path resolved), and one line on `notes` per value that comes from the
@@ -31,6 +31,11 @@ pub fn show(
     writeln!(out)?;
     for o in config.overrides() {
         writeln!(notes, "note: {} comes from {}, not from the config file (it is not saved)", o.field.key(), o.source)?;
+    }
+    // Where the key comes from, never the key: a command or keyring is not read here.
+    match config.key_source() {
+        KeySource::None | KeySource::Override(_) => {}
+        source => writeln!(notes, "note: the API key comes from {source}")?,
     }
     Ok(())
 }
@@ -79,7 +84,8 @@ mod tests {
         assert!(!String::from_utf8_lossy(&out).contains("000000"));
         assert_eq!(
             String::from_utf8(notes).unwrap(),
-            "note: llm.model comes from OPSAI_MODEL, not from the config file (it is not saved)\n"
+            "note: llm.model comes from OPSAI_MODEL, not from the config file (it is not saved)\n\
+             note: the API key comes from llm.api_key in the config file (in clear)\n"
         );
     }
 

@@ -14,7 +14,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::{Config, ConfigError, LlmConfig, check_base_url, mask_key};
+use super::{Config, ConfigError, KeySource, LlmConfig, check_base_url, mask_key};
 use crate::llm::{ChatModel, ChatRequest, LlmError, ModelDelta};
 use crate::protocol::ChatMessage;
 
@@ -93,6 +93,8 @@ pub(crate) const PROVIDERS: &[Provider] = &[
 ];
 
 /// What the wizard decided.
+// Made once per `set-llm`: boxing the config would only add noise where it is built and matched.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WizardOutcome {
     /// Save this; `verified` is false when the user chose "save anyway" after a failed test.
@@ -122,10 +124,27 @@ pub async fn run(prompter: &mut dyn Prompter, current: &LlmConfig, connect: Conn
     let base_url = ask_url(prompter, default_url)?;
     let same_endpoint = base_url == current_url;
     let kept_key = if same_endpoint { current.api_key.as_deref() } else { None };
-    let api_key = ask_key(prompter, provider, kept_key)?;
+    // A variable, command or keyring entry for this endpoint is kept as it is: the wizard asks
+    // only for a clear key, and the flags change the source.
+    let source = current.file_key_source();
+    let kept_source =
+        same_endpoint && matches!(source, KeySource::Env(_) | KeySource::Command(_) | KeySource::Keyring(_));
+    let api_key = if kept_source {
+        prompter.note(&format!(
+            "✓ API key: kept from {source} (`opsai config set-llm --help` shows how to change its source)"
+        ))?;
+        None
+    } else {
+        ask_key(prompter, provider, kept_key)?
+    };
     let model =
         if same_endpoint || provider.default_model.is_empty() { &current.model } else { provider.default_model };
     let mut llm = LlmConfig { base_url, model: model.to_owned(), api_key, ..current.clone() };
+    if !kept_source {
+        llm.api_key_env = None;
+        llm.api_key_cmd = None;
+        llm.api_key_keyring = None;
+    }
 
     let client = connect(&llm);
     let listed = match &client {
@@ -310,7 +329,7 @@ async fn list_models(client: &dyn ChatModel, timeout_s: u64) -> Listed {
 }
 
 /// The cheapest real request: one user message, `max_tokens: 1`, no tools.
-async fn one_token_chat(client: &dyn ChatModel, llm: &LlmConfig) -> Result<(), String> {
+pub(crate) async fn one_token_chat(client: &dyn ChatModel, llm: &LlmConfig) -> Result<(), String> {
     let request = ChatRequest {
         model: llm.model.clone(),
         messages: vec![ChatMessage::user("Reply with the single word OK.")],
@@ -329,7 +348,7 @@ async fn one_token_chat(client: &dyn ChatModel, llm: &LlmConfig) -> Result<(), S
 /// What went wrong, for the wizard: the errors whose message elsewhere ends "… with `opsai config
 /// set-llm`" are worded here without it — the user is already in that command, and the advice
 /// after a failed test says what to check instead.
-fn reason(err: &LlmError) -> String {
+pub(crate) fn reason(err: &LlmError) -> String {
     match err {
         LlmError::Connect { url, .. } => format!("cannot connect to {url}"),
         LlmError::Unauthorized { status } => format!("the endpoint rejected the API key ({status})"),

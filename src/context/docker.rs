@@ -3,10 +3,15 @@
 //! background. A request never waits for it beyond the caller's probe budget.
 //!
 //! In the opsai binary the refresh is a detached helper (opsai re-executed as `__opsai-probe`,
-//! which starts a second copy in its own session and exits at once): a one-shot run that ends
-//! before `docker info` does still gets its result cached, never waits for it, and never has
-//! docker as a descendant (so its memory is not counted as opsai's). A refresh marks the cache
-//! first, so the runs that start while it is under way do not start another.
+//! which starts a second copy in its own session and exits at once): a run never waits for it and
+//! never has docker as a descendant (so its memory is not counted as opsai's). A refresh marks the
+//! cache first, so the runs that start while it is under way do not start another.
+//!
+//! The helper writes its result only while the opsai that started it is still running: its stdin
+//! is a pipe whose other end opsai holds until it exits, so end-of-file there means opsai is gone
+//! and the result is dropped. Nothing is written into the home after opsai has exited (a test's
+//! temporary home, a home the user just removed); a run that ends before `docker info` answers
+//! leaves the cache marked, and a later run probes again once the mark is stale.
 
 use std::ffi::{OsStr, OsString};
 use std::fs::{DirBuilder, OpenOptions};
@@ -14,6 +19,7 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -65,8 +71,8 @@ struct CachedDocker {
     refreshing_since: Option<u64>,
 }
 
-pub fn cache_path(opsai_home: &Path) -> PathBuf {
-    opsai_home.join("cache").join("context.json")
+pub fn cache_path(cache_dir: &Path) -> PathBuf {
+    cache_dir.join("context.json")
 }
 
 /// The status to show now. A fresh cache entry is used as is; a stale one is used while
@@ -184,6 +190,34 @@ pub(crate) fn refresh_in_background(docker: PathBuf, cache: PathBuf) -> std::syn
     receiver
 }
 
+/// The pipe whose write end this process holds until it exits (both ends close on exec, so no
+/// command opsai runs keeps it open); helpers get a copy of the read end as stdin.
+static ALIVE: OnceLock<Option<(std::io::PipeReader, std::io::PipeWriter)>> = OnceLock::new();
+
+/// The stdin for a helper: the read end of [`ALIVE`], or `/dev/null` (then the helper, seeing
+/// end-of-file at once, never writes) when no pipe could be made.
+fn alive_stdin() -> Stdio {
+    ALIVE
+        .get_or_init(|| std::io::pipe().ok())
+        .as_ref()
+        .and_then(|(reader, _)| reader.try_clone().ok())
+        .map_or_else(Stdio::null, Stdio::from)
+}
+
+/// True when the opsai that started this helper has exited: its end of the stdin pipe is closed
+/// (end-of-file or hang-up), or stdin is not that pipe at all.
+fn starter_gone() -> bool {
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin();
+    let mut fds = [PollFd::new(stdin.as_fd(), PollFlags::POLLIN)];
+    match poll(&mut fds, PollTimeout::ZERO) {
+        // Nobody ever writes to the pipe, so "readable" can only be end-of-file.
+        Ok(ready) => ready > 0,
+        Err(_) => true,
+    }
+}
+
 fn start_helper(docker: &Path, cache: &Path) -> std::io::Result<std::process::Child> {
     // The helper runs in `/`, so it holds no directory busy: its paths must not be relative.
     let (docker, cache) = (std::path::absolute(docker)?, std::path::absolute(cache)?);
@@ -191,7 +225,7 @@ fn start_helper(docker: &Path, cache: &Path) -> std::io::Result<std::process::Ch
         .arg(ENTRY)
         .arg(docker)
         .arg(cache)
-        .stdin(Stdio::null())
+        .stdin(alive_stdin())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .current_dir("/")
@@ -226,7 +260,8 @@ fn helper(args: Vec<OsString>) -> ExitCode {
                 .arg(DETACHED)
                 .arg(docker)
                 .arg(cache)
-                .stdin(Stdio::null())
+                // The pipe to opsai, passed on: the second stage checks it before writing.
+                .stdin(Stdio::inherit())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()
@@ -237,6 +272,9 @@ fn helper(args: Vec<OsString>) -> ExitCode {
     // terminal reaches it.
     let _ = nix::unistd::setsid();
     let status = probe(docker, PROBE_LIMIT);
+    if starter_gone() {
+        return ExitCode::SUCCESS;
+    }
     let entry = CachedDocker { checked_at: super::unix_now(), status, refreshing_since: None };
     if store(cache, &entry, false).is_ok() { ExitCode::SUCCESS } else { ExitCode::FAILURE }
 }

@@ -34,7 +34,7 @@ const ENV_NAMES: &[&str] = &["SHELL", "USER", "LOGNAME", "HOME", "PATH", "HOSTNA
 /// What collecting starts from, so tests need no process-wide state.
 #[derive(Debug, Clone)]
 pub struct ContextInput {
-    pub opsai_home: PathBuf,
+    pub cache_dir: PathBuf,
     pub cwd: PathBuf,
     /// The variables of [`ENV_NAMES`] (only those are read).
     pub env: HashMap<String, String>,
@@ -52,7 +52,7 @@ pub struct ContextInput {
 impl ContextInput {
     /// This process: its cwd (`$PWD` if the directory was deleted) and the few variables the
     /// context reads; the default probe budget.
-    pub(crate) fn from_process(opsai_home: &Path) -> Self {
+    pub(crate) fn from_process(cache_dir: &Path) -> Self {
         let env: HashMap<String, String> =
             ENV_NAMES.iter().filter_map(|name| Some(((*name).to_owned(), std::env::var(name).ok()?))).collect();
         let cwd = std::env::current_dir()
@@ -60,7 +60,7 @@ impl ContextInput {
             .or_else(|| std::env::var_os("PWD").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from("."));
         Self {
-            opsai_home: opsai_home.to_owned(),
+            cache_dir: cache_dir.to_owned(),
             cwd,
             env,
             shell: None,
@@ -115,7 +115,7 @@ impl EnvContext {
         let docker = match probe::find_on_path("docker", path_var) {
             None => DockerStatus::NotInstalled,
             Some(bin) => {
-                let cache = docker::cache_path(&input.opsai_home);
+                let cache = docker::cache_path(&input.cache_dir);
                 docker::cached_status(&cache, unix_now(), || {
                     if input.refresh_docker {
                         refreshing = Some((bin, cache.clone()));
@@ -143,9 +143,9 @@ impl EnvContext {
     }
 
     #[cfg(test)]
-    /// [`EnvContext::collect`] for this process: `ContextInput::from_process(opsai_home)`.
-    pub(crate) fn for_process(opsai_home: &Path) -> EnvContext {
-        Self::collect(&ContextInput::from_process(opsai_home))
+    /// [`EnvContext::collect`] for this process: `ContextInput::from_process(cache_dir)`.
+    pub(crate) fn for_process(cache_dir: &Path) -> EnvContext {
+        Self::collect(&ContextInput::from_process(cache_dir))
     }
 
     #[cfg(test)]

@@ -137,7 +137,7 @@ fn fake_bin(programs: &[(&str, &str)]) -> tempfile::TempDir {
 fn input(home: &Path, cwd: &Path, path_var: &str) -> ContextInput {
     let env = [("PATH", path_var), ("SHELL", "/bin/bash"), ("USER", "tester"), ("HOME", "/home/tester")];
     ContextInput {
-        opsai_home: home.to_owned(),
+        cache_dir: home.join("cache"),
         cwd: cwd.to_owned(),
         env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
         shell: None,
@@ -174,7 +174,7 @@ fn widget_shell_wins_over_the_shell_variable() {
 #[test]
 fn docker_cache_is_fresh_for_a_minute_then_refreshed() {
     let home = tempfile::tempdir().unwrap();
-    let cache = docker::cache_path(home.path());
+    let cache = docker::cache_path(&home.path().join("cache"));
     let running = DockerStatus::Running { summary: "server 1, 0 containers (0 running)".to_owned() };
     let mut refreshed = 0;
     assert_eq!(docker::cached_status(&cache, 1_000, || refreshed += 1), DockerStatus::Checking);
@@ -197,7 +197,7 @@ fn docker_cache_is_fresh_for_a_minute_then_refreshed() {
 #[test]
 fn a_started_refresh_keeps_other_runs_from_starting_one() {
     let home = tempfile::tempdir().unwrap();
-    let cache = docker::cache_path(home.path());
+    let cache = docker::cache_path(&home.path().join("cache"));
     let mut refreshed = 0;
     docker::claim_refresh(&cache, 1_000).unwrap();
     assert_eq!(docker::cached_status(&cache, 1_009, || refreshed += 1), DockerStatus::Checking);
@@ -217,7 +217,7 @@ fn collect_uses_a_fresh_cache_without_probing() {
     let bin = fake_bin(&[("docker", "touch \"$0.ran\"; exit 1")]);
     let home = tempfile::tempdir().unwrap();
     let running = DockerStatus::Running { summary: "cached".to_owned() };
-    docker::write_cache(&docker::cache_path(home.path()), unix_now(), &running).unwrap();
+    docker::write_cache(&docker::cache_path(&home.path().join("cache")), unix_now(), &running).unwrap();
     let mut given = input(home.path(), home.path(), &bin.path().display().to_string());
     given.refresh_docker = true;
     given.probe_budget = Duration::from_millis(200);
@@ -236,7 +236,9 @@ fn a_missing_cache_is_filled_by_the_background_probe() {
     given.probe_budget = Duration::from_secs(5);
     let expected = DockerStatus::Running { summary: "server 27.1.1, 3 containers (1 running)".to_owned() };
     assert_eq!(EnvContext::collect(&given).docker, expected, "waited within the budget");
-    let cached = docker::cached_status(&docker::cache_path(home.path()), unix_now(), || panic!("should be fresh"));
+    let cached = docker::cached_status(&docker::cache_path(&home.path().join("cache")), unix_now(), || {
+        panic!("should be fresh")
+    });
     assert_eq!(cached, expected);
 }
 
@@ -325,7 +327,10 @@ fn the_docker_probe_starts_at_finish_and_is_waited_for_within_the_budget() {
     given.refresh_docker = true;
     given.probe_budget = Duration::from_secs(30);
     let pending = EnvContext::start(&given);
-    assert!(!docker::cache_path(home.path()).exists(), "a run that never asks the model starts no probe");
+    assert!(
+        !docker::cache_path(&home.path().join("cache")).exists(),
+        "a run that never asks the model starts no probe"
+    );
     let context = pending.finish();
     assert_eq!(context.docker, DockerStatus::Running { summary: "server 1.0, 0 containers (0 running)".to_owned() });
 }

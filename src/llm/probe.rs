@@ -156,6 +156,8 @@ pub struct ToolCheck {
     pub text_form: bool,
     /// What the model wrote instead, when it made no call.
     pub text: String,
+    /// The names of the tools it called instead of [`TOOL_NAME`] (a model that invents tools).
+    pub other_calls: Vec<String>,
 }
 
 /// Offers one tool and asks the model to call it.
@@ -184,10 +186,13 @@ pub async fn tool_call(client: &dyn ChatModel, model: &str) -> Result<ToolCheck,
         }
     };
     let reply = client.complete(&request, &mut on_delta).await?;
-    let call = reply.tool_calls.into_iter().find(|call| call.name == TOOL_NAME);
+    let (mut ours, others): (Vec<ToolCall>, Vec<ToolCall>) =
+        reply.tool_calls.into_iter().partition(|call| call.name == TOOL_NAME);
+    let call = if ours.is_empty() { None } else { Some(ours.swap_remove(0)) };
     // A structured call streams no text naming the tool; a recovered one was written out.
     let text_form = call.is_some() && streamed.contains(TOOL_NAME);
-    Ok(ToolCheck { call, text_form, text: reply.content.trim().to_owned() })
+    let other_calls = others.into_iter().map(|call| call.name).collect();
+    Ok(ToolCheck { call, text_form, text: reply.content.trim().to_owned(), other_calls })
 }
 
 #[cfg(test)]

@@ -175,7 +175,7 @@ fn explain_turn(
     args: &ExplainArgs,
     prepare: impl AsyncFnOnce(&Parts, CancellationToken) -> anyhow::Result<String>,
 ) -> anyhow::Result<u8> {
-    let context = EnvContext::start(&common::context_input(&paths.home));
+    let context = EnvContext::start(&common::context_input(paths.cache_dir()));
     let config = runner::load_config(paths, &LlmOverrides { model: args.model.clone(), base_url: None })?;
     let parts = Parts::build(paths, config, Approvals::Terminal)?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;

@@ -18,7 +18,7 @@ use super::stop::Stop;
 
 pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     // The slow probes (git status) overlap the rest of start-up; they get a few ms at most.
-    let context = EnvContext::start(&common::context_input(&paths.home));
+    let context = EnvContext::start(&common::context_input(paths.cache_dir()));
     let config = runner::load_config(paths, &common::overrides(args))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     runtime.block_on(turn(paths, args, config, context))

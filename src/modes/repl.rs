@@ -61,7 +61,7 @@ struct Repl<'s> {
 }
 
 pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
-    let pending = EnvContext::start(&common::context_input(&paths.home));
+    let pending = EnvContext::start(&common::context_input(paths.cache_dir()));
     let config = runner::load_config(paths, &common::overrides(args))?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build()?;
     // Is the model there? Checked while the REPL gets ready; the banner says (issue 23).
@@ -86,7 +86,7 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
         }
     };
     let mut input = if terminal {
-        let (editor, warning) = editor::build(paths.home.join("history"), parts.redactor.clone(), color);
+        let (editor, warning) = editor::build(paths.history_file(), parts.redactor.clone(), color);
         warnings.extend(warning);
         Input::Editor(Box::new(editor))
     } else {
@@ -321,7 +321,7 @@ impl Repl<'_> {
             backups: &parts.backups,
             audit: &parts.audit,
             ssh: &parts.config.ssh,
-            control_dir: self.paths.home.join("ssh"),
+            control_dir: self.paths.ssh_control_dir(),
             force: false,
             input: "/undo",
         };
@@ -355,7 +355,7 @@ impl Repl<'_> {
             }
             Ok(None) => {
                 let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-                let mut input = common::context_input(&self.paths.home);
+                let mut input = common::context_input(self.paths.cache_dir());
                 input.cwd = cwd.clone();
                 let context = EnvContext::start(&input).finish();
                 self.environment = context.render();
@@ -387,7 +387,7 @@ impl Repl<'_> {
                 // The process follows too, so relative paths everywhere mean the same directory.
                 let _ = std::env::set_current_dir(&path);
                 self.prompt.cwd = display_dir(&path, self.paths.user_home.as_deref());
-                let mut input = common::context_input(&self.paths.home);
+                let mut input = common::context_input(self.paths.cache_dir());
                 input.cwd = path.clone();
                 let context = EnvContext::start(&input).finish();
                 self.environment = context.render();
@@ -402,7 +402,7 @@ impl Repl<'_> {
 
     fn config(&self) {
         let mut text = Vec::new();
-        let home = &self.paths.home;
+        let home = self.paths.state_dir();
         let _ =
             crate::config::show(&self.parts.config, home, self.paths.user_home.as_deref(), &mut text, &mut Vec::new());
         let _ = self.err().write_all(&text);

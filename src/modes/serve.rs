@@ -115,7 +115,7 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
             ));
         }
     }
-    let context = EnvContext::start(&common::context_input(&paths.home));
+    let context = EnvContext::start(&common::context_input(paths.cache_dir()));
     let config = runner::load_config(paths, &LlmOverrides::default())?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     runtime.block_on(serve(paths, args, config, context, mode, addr))

@@ -71,7 +71,7 @@ pub fn run(paths: &Paths, args: &WidgetArgs) -> anyhow::Result<u8> {
     let started = Instant::now();
     let history = read_history();
     let redactor = Arc::new(Redactor::from_process_env());
-    let log = Arc::new(WidgetLog::new(&paths.home, redactor.clone()));
+    let log = Arc::new(WidgetLog::new(paths.state_dir(), redactor.clone()));
     install_panic_hook(log.clone());
     let response = std::panic::catch_unwind(AssertUnwindSafe(|| respond(paths, args, &redactor, &log, history)))
         .unwrap_or_else(|_| {
@@ -180,7 +180,7 @@ fn respond(
 /// The environment layer: the machine (files and `PATH` only), the allowlisted variables, and the
 /// widget's notes (cursor, last status, history).
 fn environment(paths: &Paths, args: &WidgetArgs, notes: &str) -> String {
-    let mut input = ContextInput::from_process(&paths.home);
+    let mut input = ContextInput::from_process(paths.cache_dir());
     input.probe_budget = Duration::ZERO;
     input.refresh_docker = false;
     input.shell = args.shell.as_deref().filter(|shell| !shell.is_empty()).map(|shell| {

@@ -96,7 +96,8 @@ pub struct Settings {
 impl Settings {
     /// From the loaded configuration; `OPSAI_SANDBOX=off|auto` overrides `safety.sandbox`.
     pub fn new(config: &crate::config::Config, paths: &crate::home::Paths) -> Self {
-        let mut deny = vec![paths.home.clone(), config.audit_log_path(&paths.home, paths.user_home.as_deref())];
+        let mut deny = paths.private_dirs();
+        deny.push(config.audit_log_path(paths.state_dir(), paths.user_home.as_deref()));
         deny.extend(config.sandbox_forbidden(&paths.home, paths.user_home.as_deref()));
         let off = config.safety.sandbox == crate::config::SandboxSetting::Off;
         Self { off, deny, limits: config.safety.sandbox_limits }.with_env()
@@ -108,7 +109,7 @@ impl Settings {
         let Ok(paths) = crate::home::Paths::from_env() else { return Self::default().with_env() };
         match crate::config::Config::load(&paths.home) {
             Ok(config) => Self::new(&config, &paths),
-            Err(_) => Self { deny: vec![paths.home.clone()], ..Self::default() }.with_env(),
+            Err(_) => Self { deny: paths.private_dirs(), ..Self::default() }.with_env(),
         }
     }
 

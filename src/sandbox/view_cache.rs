@@ -19,7 +19,7 @@ const MAGIC: &[u8] = b"opsai-view-1";
 /// replace each other's view.
 fn file(profile: &str) -> Option<PathBuf> {
     let paths = crate::home::Paths::from_env().ok()?;
-    Some(paths.home.join("cache").join(format!("sandbox-view-{}-{profile}", nix::unistd::geteuid().as_raw())))
+    Some(paths.cache_dir().join(format!("sandbox-view-{}-{profile}", nix::unistd::geteuid().as_raw())))
 }
 
 pub(crate) fn now() -> u64 {

@@ -13,8 +13,8 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 /// The cache file under `$OPSAI_HOME`.
-pub(crate) fn default_path(home: &Path) -> PathBuf {
-    home.join("cache").join("analyze_templates.json")
+pub(crate) fn default_path(cache_dir: &Path) -> PathBuf {
+    cache_dir.join("analyze_templates.json")
 }
 
 /// One cached template.

@@ -94,7 +94,7 @@ async fn run(id: &str, args: &Value, ctx: ToolContext<'_, '_>) -> ToolEffect {
             Some((kind, target)) => match crate::home::Paths::from_env() {
                 Err(error) => (1, format!("[ERROR]: cannot find $OPSAI_HOME: {error:#}")),
                 Ok(paths) => {
-                    let cache = crate::store::templates::default_path(&paths.home);
+                    let cache = crate::store::templates::default_path(paths.cache_dir());
                     let analysis = analyze(&collector, &cache, services.policy, &target, &kind, Some(model)).await;
                     match analysis {
                         Analysis::Done { report, warnings } => {

@@ -49,7 +49,7 @@ fn every_config_key_is_documented() {
     env.cmd().args(["config", "show"]).assert().success();
     let saved: Value = serde_json::from_str(&std::fs::read_to_string(env.config_path()).unwrap()).unwrap();
     let page = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/configuration.md")).unwrap();
-    let start = page.find("\n## Configuration\n").expect("docs/configuration.md has a Configuration section");
+    let start = page.find("\n## Keys\n").expect("docs/configuration.md has a Keys section");
     let section = &page[start + 1..];
     let table: String =
         section.lines().skip(1).take_while(|l| !l.starts_with("## ")).filter(|l| l.starts_with('|')).collect();

@@ -273,3 +273,34 @@ fn with_a_proxy_dns_and_tcp_check_the_proxy_and_the_fix_names_the_variables() {
         "{stdout}"
     );
 }
+
+/// Issue 23: a model that calls some other tool is not "answering in text", and the fix says so.
+#[test]
+fn a_call_to_another_tool_is_named_as_such() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_models(&["qwen2.5:7b"]),
+        reply_text("Ready."),
+        reply_tool_call("call_9", "get_weather", json!({"city": "Paris"})),
+    ]);
+    let (code, stdout) = doctor(&env, &mock.base_url());
+    assert_eq!(code, Some(1), "{stdout}");
+    let line = step(&stdout, "✗", "tool call");
+    assert!(line.contains("called a tool it was not offered (get_weather) instead of report_status"), "{stdout}");
+    assert!(!stdout.contains("answered in text"), "{stdout}");
+    assert!(stdout.contains("invents tool names"), "{stdout}");
+}
+
+/// Issue 23: doctor only looks; a fresh home stays without a config file.
+#[test]
+fn doctor_creates_no_config_file() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_models(&["qwen2.5:7b"]),
+        reply_text("Ready."),
+        reply_tool_call("call_7", "report_status", json!({"status": "ok"})),
+    ]);
+    let (code, stdout) = doctor(&env, &mock.base_url());
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(!env.config_path().exists(), "doctor created {}", env.config_path().display());
+}

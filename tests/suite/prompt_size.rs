@@ -31,7 +31,7 @@ fn everything_installed(env: &TestEnv) -> String {
     }
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let running = DockerStatus::Running { summary: "server 27.1.1, 3 containers (1 running)".into() };
-    write_cache(&cache_path(env.opsai_home()), now, &running).unwrap();
+    write_cache(&cache_path(&env.opsai_home().join("cache")), now, &running).unwrap();
     format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default())
 }
 

@@ -124,6 +124,14 @@ impl TestEnv {
         cmd
     }
 
+    /// [`TestEnv::std_cmd`] without `OPSAI_HOME`, so opsai chooses its directories from `HOME`
+    /// (this test's) and the `XDG_*` variables (none unless the test sets them).
+    pub fn std_cmd_without_opsai_home(&self) -> std::process::Command {
+        let mut cmd = self.std_cmd();
+        cmd.env_remove("OPSAI_HOME");
+        cmd
+    }
+
     /// The whole environment a terminal test (tmux, PTY) starts opsai with, talking to `base_url`.
     pub fn terminal_vars(&self, base_url: &str) -> Vec<(&'static str, String)> {
         vec![

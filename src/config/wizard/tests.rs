@@ -381,3 +381,32 @@ async fn a_failed_test_says_what_to_check_not_to_run_set_llm_again() {
         );
     }
 }
+
+/// Issue 23: a key command (or variable, or keyring entry) for the same endpoint is kept without
+/// asking; a new endpoint asks for a key and drops the old source.
+#[tokio::test]
+async fn a_key_source_is_kept_for_the_same_endpoint_and_dropped_for_another() {
+    let current = LlmConfig {
+        base_url: "https://api.openai.com/v1".to_owned(),
+        model: "gpt-4o".to_owned(),
+        api_key_cmd: Some("pass show openai".to_owned()),
+        ..LlmConfig::default()
+    };
+    let fake = Fake::new(&["gpt-4o"], Fails::Nothing);
+    let mut script = Script::new(&[Answer::Select(OPENAI), Answer::Text("="), Answer::Select(0)]);
+    let outcome = run(&mut script, &current, &fake.connect()).await.unwrap();
+    let WizardOutcome::Save { llm, .. } = outcome else { panic!("{outcome:?}") };
+    assert_eq!((llm.api_key, llm.api_key_cmd.as_deref()), (None, Some("pass show openai")));
+    assert!(script.saw("kept from the output of `pass show openai`"), "{:?}", script.transcript);
+    assert!(!script.saw("password"), "no key was asked for");
+
+    let mut script = Script::new(&[
+        Answer::Select(OPENAI),
+        Answer::Text("https://other.example.com/v1"),
+        Answer::Secret("sk-typed-0000000000"),
+        Answer::Select(0),
+    ]);
+    let outcome = run(&mut script, &current, &fake.connect()).await.unwrap();
+    let WizardOutcome::Save { llm, .. } = outcome else { panic!("{outcome:?}") };
+    assert_eq!((llm.api_key.as_deref(), llm.api_key_cmd), (Some("sk-typed-0000000000"), None));
+}

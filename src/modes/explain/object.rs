@@ -60,7 +60,7 @@ pub(crate) async fn object_request(
         let also = if if_unknown == IfUnknown::Command { " (it is also a command name)" } else { "" };
         warn(&format!("looking into `{target}` as a {kind}{also}"));
     }
-    let cache = crate::store::templates::default_path(&paths.home);
+    let cache = crate::store::templates::default_path(paths.cache_dir());
     let model = ModelRef { client: &parts.model, name: &parts.config.llm.model };
     match analyze(&collector, &cache, &parts.policy, &target, kind, Some(model)).await {
         Analysis::Done { report, warnings } => {
