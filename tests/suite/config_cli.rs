@@ -56,7 +56,8 @@ fn every_config_key_is_documented() {
     let mut missing = Vec::new();
     for (name, fields) in saved.as_object().unwrap() {
         for key in fields.as_object().unwrap().keys() {
-            if !table.contains(&format!("`{name}.{key}`")) {
+            // A nested section (`safety.sandbox_limits`) is documented by its own keys.
+            if !table.contains(&format!("`{name}.{key}`")) && !table.contains(&format!("`{name}.{key}.")) {
                 missing.push(format!("{name}.{key}"));
             }
         }
