@@ -70,7 +70,16 @@ fn connect(llm: &LlmConfig) -> Result<Box<dyn ChatModel>, LlmError> {
 fn set_llm_scripted(paths: &Paths, args: &SetLlmArgs) -> anyhow::Result<u8> {
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let mut notes = std::io::stderr();
-    let outcome = runtime.block_on(scripted::set_llm(paths, args, &connect, &mut notes))?;
+    let flags = scripted::LlmFlags {
+        base_url: args.base_url.clone(),
+        model: args.model.clone(),
+        api_key_env: args.api_key_env.clone(),
+        api_key_cmd: args.api_key_cmd.clone(),
+        api_key_keyring: args.api_key_keyring,
+        no_api_key: args.no_api_key,
+        check: args.check,
+    };
+    let outcome = runtime.block_on(scripted::set_llm(paths, &flags, &connect, &mut notes))?;
     Ok(match outcome {
         Scripted::Saved(_) => 0,
         Scripted::CheckFailed => 1,

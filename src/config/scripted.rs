@@ -8,8 +8,19 @@ use std::path::PathBuf;
 use super::key_source::{keyring_account_for, keyring_store, process_env};
 use super::wizard::{Connect, one_token_chat, reason};
 use super::{Config, ConfigError, LlmConfig, check_base_url, file};
-use crate::cli::SetLlmArgs;
 use crate::home::Paths;
+
+/// The `set-llm` flags as given (the command line's own type stays in the command floor).
+#[derive(Debug, Clone, Default)]
+pub struct LlmFlags {
+    pub base_url: Option<String>,
+    pub model: Option<String>,
+    pub api_key_env: Option<String>,
+    pub api_key_cmd: Option<String>,
+    pub api_key_keyring: bool,
+    pub no_api_key: bool,
+    pub check: bool,
+}
 
 /// What a scripted `set-llm` did, for the exit code: saved → 0, the `--check` failed → 1.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,7 +33,7 @@ pub enum Scripted {
 /// it, and saves. Lines for the user go to `notes` (stderr).
 pub async fn set_llm(
     paths: &Paths,
-    args: &SetLlmArgs,
+    args: &LlmFlags,
     connect: Connect<'_>,
     notes: &mut dyn Write,
 ) -> Result<Scripted, ConfigError> {

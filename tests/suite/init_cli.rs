@@ -422,7 +422,7 @@ fn zsh_completes_subcommands_of_subcommands() {
         completions.display()
     ));
     term.wait_for("\nready", Duration::from_secs(10));
-    term.type_text("opsai config se");
+    term.type_text("opsai config set-");
     term.press(&["Tab"]);
     term.wait_for("$ opsai config set-llm ", Duration::from_secs(10));
     term.press(&["C-u"]);
