@@ -220,6 +220,9 @@ impl ShellTerm {
     /// The real buffer and cursor (in characters), read through the dump key.
     pub fn dump(&self) -> (String, usize) {
         let _ = std::fs::remove_file(&self.dump);
+        // bash erases the prompt line while a `bind -x` function runs and draws it again after: the
+        // file is written in between, so wait for the prompts to be back before anyone reads the screen.
+        let prompts = self.prompts(&self.term.screen());
         self.term.press(&["C-x", "C-y"]);
         let mut dump = None;
         let dumped = wait_until(LIMIT, || {
@@ -227,6 +230,7 @@ impl ShellTerm {
             dump.is_some()
         });
         assert!(dumped, "no dump; the screen was:\n{}", self.term.screen());
+        self.wait_prompts(prompts);
         let text = dump.unwrap();
         let (cursor, buffer) = text.split_once('\n').unwrap_or((&text, ""));
         (buffer.to_owned(), cursor.trim().parse().unwrap_or_else(|_| panic!("bad dump {text:?}")))
