@@ -127,11 +127,11 @@ impl Paths {
         dirs
     }
 
-    /// Creates the data and state directories (mode 0700, parents too) so stores and logs can be
+    /// Creates the data, state and cache directories (mode 0700, parents too) so stores and logs can be
     /// opened; the config and cache directories are created by what writes them.
     pub(crate) fn create_dirs(&self) -> std::io::Result<()> {
         use std::os::unix::fs::DirBuilderExt;
-        for dir in [&self.data, &self.state] {
+        for dir in [&self.data, &self.state, &self.cache] {
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
         }
         Ok(())

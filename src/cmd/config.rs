@@ -22,8 +22,16 @@ pub fn run(paths: &Paths, command: &ConfigCommand) -> anyhow::Result<u8> {
             config::show(&config, paths.state_dir(), paths.user_home.as_deref(), &mut out, &mut notes)?;
         }
         ConfigCommand::Set(args) => {
-            let config = Config::set_key(&file, &args.key, &args.value)?;
+            let (config, dropped) = Config::set_key(&file, &args.key, &args.value)?;
             writeln!(notes, "✓ {} saved to {}", args.key, file.display())?;
+            if !dropped.is_empty() {
+                writeln!(
+                    notes,
+                    "note: {} removed: that key was for the old endpoint; give this one its own with \
+                     `opsai config set-llm --api-key-env VAR` (or --api-key-cmd, --api-key-keyring)",
+                    dropped.join(", ")
+                )?;
+            }
             note_overridden(&config, &args.key, &mut notes)?;
         }
         ConfigCommand::Unset(args) => match Config::unset_key(&file, &args.key)? {

@@ -107,6 +107,12 @@ impl Config {
         if matches!(self.key_source(), KeySource::Override(_)) {
             return Ok(());
         }
+        if self.endpoint_moved() {
+            // A key belongs to its endpoint: with the endpoint overridden for this run (`--base-url`,
+            // OPSAI_BASE_URL) to another server, the file's key, whatever its source, stays home.
+            self.llm.api_key = None;
+            return Ok(());
+        }
         if let Some(key) = self.llm.fetch_indirect_key(lookup)? {
             let source = self.llm.file_key_source().to_string();
             self.set_override(LlmField::ApiKey, key, &source);
@@ -207,6 +213,32 @@ mod tests {
         config.resolve_api_key(&no_env).unwrap();
         assert_eq!(config.llm.api_key.as_deref(), Some("from-opsai-env"));
         assert_eq!(config.key_source(), KeySource::Override("OPSAI_API_KEY".to_owned()));
+    }
+
+    #[test]
+    fn the_files_key_never_goes_to_an_endpoint_overridden_to_another_server() {
+        let with_sources = || {
+            let mut config = Config::default();
+            config.llm.base_url = "https://api.openai.com/v1".to_owned();
+            config
+        };
+        for set in [
+            |c: &mut Config| c.llm.api_key = Some("sk-clear".to_owned()),
+            |c: &mut Config| c.llm.api_key_env = Some("MY_KEY".to_owned()),
+            |c: &mut Config| c.llm.api_key_cmd = Some("echo sk-cmd".to_owned()),
+        ] {
+            let mut config = with_sources();
+            set(&mut config);
+            config.set_override(LlmField::BaseUrl, "http://127.0.0.1:9/v1".to_owned(), "--base-url");
+            config.resolve_api_key(&|_| Some("sk-env".to_owned())).unwrap();
+            assert_eq!(config.llm.api_key, None, "another server gets no key of the file's");
+            // The same server under another path keeps it.
+            let mut config = with_sources();
+            set(&mut config);
+            config.set_override(LlmField::BaseUrl, "https://API.openai.com/v2".to_owned(), "OPSAI_BASE_URL");
+            config.resolve_api_key(&|_| Some("sk-env".to_owned())).unwrap();
+            assert!(config.llm.api_key.is_some(), "same scheme, host and port");
+        }
     }
 
     #[test]

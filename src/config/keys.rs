@@ -194,14 +194,35 @@ pub enum Edit {
 impl Config {
     /// `config set KEY RAW`: checks the key, reads the value by its kind, and saves the file with
     /// that one change only if the result loads cleanly.
-    pub fn set_key(path: &Path, key: &str, raw: &str) -> Result<Config, ConfigError> {
+    /// A new `llm.base_url` on another server drops the file's key settings (a key belongs to its
+    /// endpoint); the names of the dropped keys are returned so the user is told.
+    pub fn set_key(path: &Path, key: &str, raw: &str) -> Result<(Config, Vec<&'static str>), ConfigError> {
         let kind = check_key(key).map_err(ConfigError::Key)?;
         let value = parse_value(kind, raw);
-        Self::edit(path, |file| {
+        let mut dropped = Vec::new();
+        let (config, _) = Self::edit(path, |file| {
+            let old_url = file
+                .get("llm")
+                .and_then(|llm| llm.get("base_url"))
+                .and_then(Value::as_str)
+                .map_or_else(|| super::LlmConfig::default().base_url, str::to_owned);
+            if key == LlmField::BaseUrl.key()
+                && let Some(new_url) = value.as_str()
+                && !super::same_server(&old_url, new_url)
+                && let Some(Value::Object(llm)) = file.get_mut("llm")
+            {
+                for field in ["llm.api_key", "llm.api_key_env", "llm.api_key_cmd", "llm.api_key_keyring"] {
+                    let name = field.trim_start_matches("llm.");
+                    if llm.get(name).is_some_and(|v| !v.is_null()) {
+                        llm.remove(name);
+                        dropped.push(field);
+                    }
+                }
+            }
             set_in(file, key, value);
             true
-        })
-        .map(|(config, _)| config)
+        })?;
+        Ok((config, dropped))
     }
 
     /// `config unset KEY`: removes the key from the file (the default applies again).
@@ -336,8 +357,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("config.json");
         std::fs::write(&path, r#"{"mine": {"x": 1}, "exec": {"timeout_s": 5}}"#).unwrap();
-        let config = Config::set_key(&path, "safety.sandbox_limits.memory_mb", "512").unwrap();
+        let (config, dropped) = Config::set_key(&path, "safety.sandbox_limits.memory_mb", "512").unwrap();
         assert_eq!(config.safety.sandbox_limits.memory_mb, 512);
+        assert!(dropped.is_empty());
         let saved: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(
             saved,
@@ -351,5 +373,21 @@ mod tests {
         assert!(err.contains("`exec.timeout_s` must be at least 1, not 0"), "{err}");
         let after: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
         assert_eq!(after, saved, "a refused value changes nothing");
+    }
+
+    #[test]
+    fn a_base_url_on_another_server_drops_the_key_settings() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        let file = r#"{"llm": {"base_url": "https://api.openai.com/v1", "api_key_cmd": "pass show openai"}}"#;
+        std::fs::write(&path, file).unwrap();
+        let (config, dropped) = Config::set_key(&path, "llm.base_url", "https://api.openai.com/v2").unwrap();
+        assert!(dropped.is_empty(), "the same server keeps its key");
+        assert_eq!(config.llm.api_key_cmd.as_deref(), Some("pass show openai"));
+        let (config, dropped) = Config::set_key(&path, "llm.base_url", "http://127.0.0.1:9/v1").unwrap();
+        assert_eq!(dropped, ["llm.api_key_cmd"]);
+        assert_eq!(config.llm.api_key_cmd, None);
+        let saved = std::fs::read_to_string(&path).unwrap();
+        assert!(!saved.contains("api_key_cmd") && saved.contains("127.0.0.1:9"), "{saved}");
     }
 }

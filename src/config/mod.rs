@@ -116,6 +116,16 @@ pub struct Config {
     overrides: Vec<Override>,
 }
 
+/// Whether two endpoint URLs name the same server: scheme, host and port, case aside.
+pub(crate) fn same_server(a: &str, b: &str) -> bool {
+    fn origin(url: &str) -> &str {
+        let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+        let host_len = rest.find('/').unwrap_or(rest.len());
+        &url[..url.len() - rest.len() + host_len]
+    }
+    origin(a.trim()).eq_ignore_ascii_case(origin(b.trim()))
+}
+
 impl Config {
     /// Loads `<opsai_home>/config.json`; on first run creates it with the defaults (the directory
     /// 0700, the file 0600, written atomically). Returns the config and the file's path. Env
@@ -208,7 +218,8 @@ impl Config {
         if let Some(key) = get("OPSAI_API_KEY") {
             self.set_override(LlmField::ApiKey, key.trim().to_owned(), "OPSAI_API_KEY");
         } else if let Some(key) = get("OPENAI_API_KEY")
-            && self.llm.api_key.is_none()
+            // Any key the file names (in clear, a variable, a command, the keyring) comes first.
+            && self.llm.file_key_source() == KeySource::None
             && is_openai(&self.llm.base_url)
         {
             self.set_override(LlmField::ApiKey, key.trim().to_owned(), "OPENAI_API_KEY");
@@ -234,6 +245,13 @@ impl Config {
             }
             None => self.overrides.push(Override { field, source: source.to_owned(), file_value: previous, value }),
         }
+    }
+
+    /// Whether this run's endpoint is another server than the file's (scheme, host and port differ).
+    pub(crate) fn endpoint_moved(&self) -> bool {
+        self.overrides.iter().any(|o| {
+            o.field == LlmField::BaseUrl && o.file_value.as_deref().is_some_and(|file| !same_server(file, &o.value))
+        })
     }
 
     /// The values that do not come from the file, in the order they were applied.

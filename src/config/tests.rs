@@ -171,6 +171,22 @@ fn opsai_api_key_wins_and_an_openai_key_never_goes_elsewhere() {
 }
 
 #[test]
+fn a_key_source_in_the_file_comes_before_openai_api_key() {
+    for set in [
+        |llm: &mut LlmConfig| llm.api_key_cmd = Some("pass show openai".to_owned()),
+        |llm: &mut LlmConfig| llm.api_key_env = Some("MY_KEY".to_owned()),
+        |llm: &mut LlmConfig| llm.api_key_keyring = Some("api.openai.com".to_owned()),
+    ] {
+        let mut config = Config::default();
+        config.llm.base_url = "https://api.openai.com/v1".to_owned();
+        set(&mut config.llm);
+        config.apply_env(env(&[("OPENAI_API_KEY", "sk-stale")])).unwrap();
+        assert_eq!(config.llm.api_key, None, "the file's source is used, not the stale variable");
+        assert!(config.overrides().is_empty());
+    }
+}
+
+#[test]
 fn save_keeps_unknown_keys_and_order_and_never_saves_overrides() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("config.json");

@@ -19,6 +19,8 @@ pub(crate) enum Sensitive {
     ShellRc,
     /// `~/.ssh`: keys and authorized_keys.
     Ssh,
+    /// opsai's own settings, policy, audit log and conversations: the model must not change them.
+    Opsai,
 }
 
 impl Sensitive {
@@ -30,6 +32,7 @@ impl Sensitive {
             Sensitive::Logs => "logs or shell history",
             Sensitive::ShellRc => "a shell startup file",
             Sensitive::Ssh => "~/.ssh",
+            Sensitive::Opsai => "opsai's own settings, audit log or conversations",
         }
     }
 }
@@ -39,6 +42,10 @@ const SYSTEM_DIRS: &[&str] = &[
     "/var/spool", "/sys", "/snap", "/System", "/Library",
 ];
 const DEVICE_DIRS: &[&str] = &["/dev", "/proc", "/sys"];
+/// Where opsai keeps its state by default (`~/.opsai`, or the XDG directories); an `OPSAI_HOME`
+/// elsewhere is not known to a lexical check, the sandbox and the file tools guard it.
+const OPSAI_DIRS: &[&str] =
+    &["~/.opsai", "~/.config/opsai", "~/.local/share/opsai", "~/.local/state/opsai", "~/.cache/opsai", "/etc/opsai"];
 const HARMLESS_DEVICES: &[&str] =
     &["/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero", "/dev/random", "/dev/urandom"];
 const SHELL_RC: &[&str] = &[
@@ -104,6 +111,9 @@ pub(crate) fn sensitive(raw: &str) -> Option<Sensitive> {
     }
     if under(&path, "~/.ssh") || under(&path, "/root/.ssh") || base == "authorized_keys" {
         return Some(Sensitive::Ssh);
+    }
+    if OPSAI_DIRS.iter().any(|dir| under(&path, dir)) {
+        return Some(Sensitive::Opsai);
     }
     if SHELL_RC.contains(&base) || under(&path, "~/.config/fish") || under(&path, "~/.oh-my-zsh") {
         return Some(Sensitive::ShellRc);

@@ -293,6 +293,13 @@ pub(crate) static PROGRAMS: &[(&[&str], Rule)] = &[
         Fixed(High, "changes system accounts"),
     ),
     (&["passwd", "chpasswd", "chage", "visudo", "vipw", "vigr"], Fixed(High, "changes system credentials or sudoers")),
+    // The model must not reach opsai's own settings, policy, key sources or sandbox through opsai
+    // (`opsai config set safety.sandbox off`, `llm.api_key_cmd`, a new `llm.base_url` for the key):
+    // High, so no `[a]` grant can ever cover it and a person types `yes` for each.
+    (
+        &["opsai", "opsai-sandbox-helper"],
+        Fixed(High, "runs opsai itself, which can change its own settings, key sources, policy or sandbox"),
+    ),
     (
         &["modprobe", "insmod", "rmmod", "setenforce", "setsebool", "aa-disable"],
         Fixed(High, "changes kernel modules or security enforcement"),

@@ -40,8 +40,9 @@ fn assert_nowhere_in(dir: &Path, secret: &str) {
 /// that the key is stored nowhere and sent in no body. (The terminal shows the model's command as
 /// it is, key and all: what runs is what was shown.) `extra` sets the child's environment.
 fn run_and_check(env: &TestEnv, mock: &MockLlm, extra: &[(&str, &str)]) {
+    set_base_url(env, &mock.base_url());
     let mut cmd = env.cmd();
-    cmd.env("OPSAI_BASE_URL", mock.base_url()).args(["--dry-run", "print the key"]);
+    cmd.args(["--dry-run", "print the key"]);
     for (name, value) in extra {
         cmd.env(name, value);
     }
@@ -56,6 +57,16 @@ fn run_and_check(env: &TestEnv, mock: &MockLlm, extra: &[(&str, &str)]) {
     mock.assert_never_sent(KEY);
     assert!(env.opsai_home().join("audit.log").exists(), "the run was audited");
     assert_nowhere_in(env.opsai_home(), KEY);
+}
+
+/// Points the file at `url`. The endpoint must be the file's own: a key is never sent to an
+/// endpoint moved for one run (OPSAI_BASE_URL, --base-url), which the last test checks; and
+/// `config set llm.base_url` to another server would drop the key settings.
+fn set_base_url(env: &TestEnv, url: &str) {
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(env.config_path()).unwrap()).unwrap();
+    config["llm"]["base_url"] = json!(url);
+    std::fs::write(env.config_path(), config.to_string()).unwrap();
 }
 
 fn echo_script() -> Vec<Reply> {
@@ -79,7 +90,8 @@ fn the_key_from_a_named_variable_is_sent_and_stored_nowhere() {
     assert!(text(&out.stderr).contains("MY_PROVIDER_TOKEN_X (llm.api_key_env)"), "{}", text(&out.stderr));
 
     // Unset, the run stops at start with the variable's name.
-    let out = env.cmd().env("OPSAI_BASE_URL", "http://127.0.0.1:9/v1").args(["-q", "hi"]).output().unwrap();
+    set_base_url(&env, "http://127.0.0.1:9/v1");
+    let out = env.cmd().args(["-q", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("MY_PROVIDER_TOKEN_X is not set"), "{}", text(&out.stderr));
 }
@@ -99,7 +111,8 @@ fn the_key_from_a_command_is_sent_and_its_failure_is_a_clear_error() {
     let out =
         env.cmd().args(["config", "set", "llm.api_key_cmd", "echo 'gpg: decryption failed' >&2; exit 2"]).output();
     assert_eq!(out.unwrap().status.code(), Some(0));
-    let out = env.cmd().env("OPSAI_BASE_URL", "http://127.0.0.1:9/v1").args(["-q", "hi"]).output().unwrap();
+    set_base_url(&env, "http://127.0.0.1:9/v1");
+    let out = env.cmd().args(["-q", "hi"]).output().unwrap();
     let stderr = text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("gpg: decryption failed") && stderr.contains("llm.api_key_cmd"), "{stderr}");
@@ -160,4 +173,29 @@ fn the_key_from_the_keyring_is_stored_by_set_llm_and_sent() {
     let out = env.cmd().args(["-q", "hi"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("no key is stored there"), "{}", text(&out.stderr));
+}
+
+/// The file's key stays home when this run's endpoint is moved to another server.
+#[test]
+fn the_files_key_is_not_sent_to_an_endpoint_moved_for_one_run() {
+    let env = TestEnv::new();
+    env.write_config(
+        &json!({"llm": {"base_url": "https://api.example.com/v1", "api_key_env": "MY_PROVIDER_TOKEN_X"}}).to_string(),
+    );
+    let mock = MockLlm::start([reply_text("hello"), reply_text("hello")]);
+    for moved in [&["--base-url", mock.base_url().as_str()][..], &[][..]] {
+        let mut cmd = env.cmd();
+        cmd.env("MY_PROVIDER_TOKEN_X", KEY).args(moved).args(["-q", "say hello"]);
+        if moved.is_empty() {
+            cmd.env("OPSAI_BASE_URL", mock.base_url());
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    }
+    let chats = mock.chat_requests();
+    assert_eq!(chats.len(), 2);
+    for chat in &chats {
+        assert_eq!(chat.header("authorization"), None, "no key of the file's goes to another server");
+    }
+    mock.assert_never_sent(KEY);
 }
