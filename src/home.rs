@@ -127,13 +127,16 @@ impl Paths {
         dirs
     }
 
-    /// Creates the data, state and cache directories (mode 0700, parents too) so stores and logs can be
-    /// opened; the config and cache directories are created by what writes them.
+    /// Creates the data and state directories (mode 0700, parents too) so stores and logs can be
+    /// opened, and tries the cache directory; the config directory is created by what writes it.
     pub(crate) fn create_dirs(&self) -> std::io::Result<()> {
         use std::os::unix::fs::DirBuilderExt;
-        for dir in [&self.data, &self.state, &self.cache] {
+        for dir in [&self.data, &self.state] {
             std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
         }
+        // The cache only saves work: a home where it cannot be made (read-only) still runs, and
+        // each cache writer tries again. Made here first, it is private like the others.
+        let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.cache);
         Ok(())
     }
 
