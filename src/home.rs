@@ -130,13 +130,12 @@ impl Paths {
     /// Creates the data and state directories (mode 0700, parents too) so stores and logs can be
     /// opened, and tries the cache directory; the config directory is created by what writes it.
     pub(crate) fn create_dirs(&self) -> std::io::Result<()> {
-        use std::os::unix::fs::DirBuilderExt;
         for dir in [&self.data, &self.state] {
-            std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+            create_private_dir(dir)?;
         }
         // The cache only saves work: a home where it cannot be made (read-only) still runs, and
         // each cache writer tries again. Made here first, it is private like the others.
-        let _ = std::fs::DirBuilder::new().recursive(true).mode(0o700).create(&self.cache);
+        let _ = create_private_dir(&self.cache);
         Ok(())
     }
 
@@ -155,6 +154,12 @@ impl Paths {
             self.cache.display()
         )
     }
+}
+
+/// Creates `dir` and its missing parents with mode 0700: opsai's directories are its user's alone.
+pub(crate) fn create_private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir)
 }
 
 #[cfg(test)]

@@ -1,9 +1,9 @@
 //! The config file on disk: reading with positioned syntax errors, typed sections whose errors
 //! name the key, merging typed values into the original JSON, and private atomic writes.
 
-use std::fs::{DirBuilder, OpenOptions};
+use std::fs::OpenOptions;
 use std::io::Write;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -74,7 +74,7 @@ pub(super) fn merge(base: &mut Value, typed: Value) {
 
 /// Creates `dir` (and parents) readable by the owner only; an existing directory is left as is.
 pub(super) fn create_dir_private(dir: &Path) -> std::io::Result<()> {
-    DirBuilder::new().recursive(true).mode(0o700).create(dir)
+    crate::home::create_private_dir(dir)
 }
 
 pub(super) fn write_error(path: &Path, error: impl std::error::Error + Send + Sync + 'static) -> ConfigError {

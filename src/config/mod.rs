@@ -116,16 +116,6 @@ pub struct Config {
     overrides: Vec<Override>,
 }
 
-/// Whether two endpoint URLs name the same server: scheme, host and port, case aside.
-pub(crate) fn same_server(a: &str, b: &str) -> bool {
-    fn origin(url: &str) -> &str {
-        let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-        let host_len = rest.find('/').unwrap_or(rest.len());
-        &url[..url.len() - rest.len() + host_len]
-    }
-    origin(a.trim()).eq_ignore_ascii_case(origin(b.trim()))
-}
-
 impl Config {
     /// Loads `<opsai_home>/config.json`; on first run creates it with the defaults (the directory
     /// 0700, the file 0600, written atomically). Returns the config and the file's path. Env
@@ -330,6 +320,15 @@ impl Config {
             (LlmField::ApiKey, value) => self.llm.api_key = value,
             (LlmField::BaseUrl | LlmField::Model, None) => {}
         }
+    }
+}
+
+/// Whether two endpoint URLs name the same server: the URL standard's origin (scheme, host, port,
+/// a scheme's default port spelled or not); text that is no URL matches only itself.
+pub(crate) fn same_server(a: &str, b: &str) -> bool {
+    match (reqwest::Url::parse(a.trim()), reqwest::Url::parse(b.trim())) {
+        (Ok(a), Ok(b)) => a.origin() == b.origin(),
+        _ => a.trim() == b.trim(),
     }
 }
 

@@ -38,8 +38,7 @@ pub(crate) fn store(profile: &str, key: u64, grants: &Grants) {
     let Some(path) = file(profile) else { return };
     let Some(dir) = path.parent() else { return };
     // Private: the file lists which paths are readable, and the cache sits beside opsai's state.
-    let created = std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700).create(dir);
-    if created.is_err() {
+    if crate::home::create_private_dir(dir).is_err() {
         return;
     }
     let temp = dir.join(format!(".sandbox-view-{profile}.{}.tmp", std::process::id()));
