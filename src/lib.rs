@@ -29,6 +29,8 @@ pub mod context;
 pub mod exec;
 /// Exit codes at the binary's edge.
 pub mod exit;
+/// A fleet (issue 24): hosts selected from inventories and one command fanned out to them over ssh.
+pub mod fleet;
 /// Where opsai keeps its state (`$OPSAI_HOME`) and the files in it.
 pub mod home;
 /// The model seam: `ChatModel` and the OpenAI-compatible client: streamed replies as deltas (text,
