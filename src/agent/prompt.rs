@@ -88,10 +88,16 @@ pub(crate) const L2_WIDGET_TOOLS: &str = "\
 End by calling propose_command with the command. Only when a fact on this machine decides the command and you \
 cannot guess it, call run_command first with a read-only command (at most 3 times).";
 
-/// L2 for the Ctrl-G widget with text calls: no tools, the reply is the command.
+/// L2 for the Ctrl-G widget with text calls: no tools, the reply is the command. In a fenced
+/// block because that is how a code model writes code: asked for a bare line, Qwen2.5-Coder-1.5B
+/// chose worse commands (43 against 48 of the same 96 NL2SH-ALFA tasks, bench/BENCHMARKS.md).
 pub(crate) const L2_WIDGET_TEXT: &str = "\
 # Answer
-Reply with the command line only.";
+Reply with the command line alone in a ```sh block.";
+
+/// The form every widget follow-up asks for (after prose, a loop, a flawed or failing candidate):
+/// the same as [`L2_WIDGET_TEXT`]'s, so a second candidate is written the way the first was.
+pub(crate) const WIDGET_REPLY_FORM: &str = "command line alone in a ```sh block";
 
 /// L1 for `opsai explain`.
 pub(crate) const L1_EXPLAIN_ROLE: &str = "\
@@ -169,7 +175,8 @@ mod tests {
         let native = system_prompt(PromptMode::Widget, ToolCalls::Native, "");
         assert!(native.contains("calling propose_command") && !native.contains("<tool_call>"), "{native}");
         let text = system_prompt(PromptMode::Widget, ToolCalls::Text, "");
-        assert!(text.contains("Reply with the command line only.") && !text.contains("propose_command"), "{text}");
+        assert!(text.contains(&format!("Reply with the {WIDGET_REPLY_FORM}.")), "{text}");
+        assert!(!text.contains("propose_command"), "{text}");
         for widget in [native, text] {
             let layers = &widget[L0_SAFETY.len()..];
             for program in ["`ls`", " ls,", "ls ", "cat ", "git status", " ss", "which"] {

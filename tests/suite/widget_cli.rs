@@ -111,7 +111,10 @@ fn plain_intent_from_the_environment_becomes_exactly_the_proposed_command() {
     // `llm.tool_mode` auto: the widget asks for the command itself (issue 22); probes need `native`.
     assert!(request.json().get("tools").is_none(), "{}", request.json());
     let system = system_prompt(request);
-    assert!(system.contains("opsai's shell widget") && system.contains("Reply with the command line only."));
+    assert!(
+        system.contains("opsai's shell widget")
+            && system.contains("Reply with the command line alone in a ```sh block.")
+    );
     assert!(system.contains("Shell: zsh 5.9"), "{system}");
     assert!(!system.contains("Cursor:"), "a cursor at the end needs no note: {system}");
     let log = audit(&env);
@@ -202,7 +205,7 @@ fn a_prose_answer_is_one_message_line_with_exit_1() {
     // Prose gets one more chance to be a command, told what the answer must be.
     let second = &mock.chat_requests()[1];
     let asked = second.messages().last().and_then(|m| m["content"].as_str().map(str::to_owned)).unwrap_or_default();
-    assert!(asked.starts_with("Reply with the command line only"), "{asked}");
+    assert!(asked.starts_with("Reply with the command line alone in a ```sh block"), "{asked}");
 }
 
 #[test]

@@ -27,7 +27,11 @@ fn a_bare_path_gets_a_second_candidate_and_only_the_command_is_used() {
     let second = &mock.chat_requests()[1];
     second.assert_tool_calls_answered();
     assert!(second.tool_result("c1").is_some_and(|r| r.contains("only a path")), "{:?}", second.tool_result("c1"));
-    assert!(last_message(second).contains("Reply with the corrected command line only"), "{}", last_message(second));
+    assert!(
+        last_message(second).contains("Reply with the corrected command line alone in a ```sh block"),
+        "{}",
+        last_message(second)
+    );
     let log = audit(&env);
     assert_eq!(log.matches("widget.propose_command").count(), 1, "only the used candidate is proposed: {log}");
     assert!(!log.contains("/home/root"), "{log}");
@@ -93,7 +97,10 @@ fn text_tool_mode_sends_no_schemas_and_asks_for_the_command_itself() {
     assert_eq!((&request.json()["temperature"], &request.json()["top_p"]), (&json!(0.0), &json!(0.9)));
     assert_eq!(request.json()["top_k"], json!(1));
     let system = system_prompt(request);
-    assert!(system.contains("Reply with the command line only.") && !system.contains("propose_command"), "{system}");
+    assert!(
+        system.contains("Reply with the command line alone in a ```sh block.") && !system.contains("propose_command"),
+        "{system}"
+    );
     assert!(!system.contains("- Tools:") && !system.contains("- Docker:"), "no installed-program list: {system}");
 }
 
@@ -108,7 +115,7 @@ fn the_widget_starts_with_text_calls_and_native_is_a_setting() {
     assert!(request.json().get("tools").is_none(), "{}", request.json());
     assert!(request.json().get("temperature").is_none(), "nothing configured, nothing sent");
     let system = system_prompt(request);
-    assert!(system.contains("Reply with the command line only.") && system.len() <= 3000, "{system}");
+    assert!(system.contains("Reply with the command line alone in a ```sh block.") && system.len() <= 3000, "{system}");
     env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     let mock = MockLlm::start([propose("c1", "du -sh /srv")]);
     assert_replaced(&ask(&env, &mock, "disk usage of /srv"), "du -sh /srv");

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+use crate::agent::prompt::WIDGET_REPLY_FORM;
 use crate::context::probe::output_within;
 use crate::policy::parse::parse;
 
@@ -63,7 +64,7 @@ impl Problem {
             Problem::Syntax(error) => format!("The shell cannot parse that: {error}"),
             Problem::Missing(program) => format!("`{program}` is not installed here; use another program."),
         };
-        format!("{what} Reply with the corrected command line only.")
+        format!("{what} Reply with the corrected {WIDGET_REPLY_FORM}.")
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::agent::Agent;
+use crate::agent::prompt::WIDGET_REPLY_FORM;
 use crate::llm::ModelRef;
 use crate::protocol::{AgentEvent, ObservationStatus, Risk};
 use crate::tools::{ToolContext, ToolEffect};
@@ -78,7 +79,7 @@ pub(crate) async fn run(
     }
     mistake(observation.exit_code?, &observation.text).map(|excerpt| {
         format!(
-            "Run read-only to check, it failed (exit {}):\n{excerpt}\nReply with the corrected command line only.",
+            "Run read-only to check, it failed (exit {}):\n{excerpt}\nReply with the corrected {WIDGET_REPLY_FORM}.",
             observation.exit_code.unwrap_or_default()
         )
     })

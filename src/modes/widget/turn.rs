@@ -9,7 +9,7 @@ use super::answer::{self, Answer};
 use super::log::WidgetLog;
 use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
 use super::{check, trial};
-use crate::agent::prompt::PromptMode;
+use crate::agent::prompt::{PromptMode, WIDGET_REPLY_FORM};
 use crate::agent::{Agent, AgentError, LoopSettings};
 use crate::llm::LlmError;
 use crate::policy;
@@ -30,7 +30,9 @@ const PROSE_RANK: u8 = 8;
 const TRIAL_RANK: u8 = 1;
 const FAILED_RANK: u8 = 9;
 /// The follow-up to prose, or to a reply that looped or ran out of tokens.
-const ONLY_THE_COMMAND: &str = "Reply with the command line only: no explanation, no Markdown.";
+fn only_the_command() -> String {
+    format!("Reply with the {WIDGET_REPLY_FORM}, no explanation.")
+}
 
 /// Why a candidate is not used as it is.
 struct Flaw {
@@ -268,10 +270,10 @@ impl Turn<'_> {
             Ok(TurnOutcome::Proposed { assessment, .. }) => command_flaw(&assessment.sanitized),
             Ok(TurnOutcome::Answer(text)) => match answer::classify(text, is_program) {
                 Answer::Command(command) => command_flaw(&command),
-                Answer::Prose(_) => Some(Flaw { rank: PROSE_RANK, feedback: ONLY_THE_COMMAND.to_owned(), retry: true }),
+                Answer::Prose(_) => Some(Flaw { rank: PROSE_RANK, feedback: only_the_command(), retry: true }),
             },
             Err(AgentError::Model(LlmError::Repeating { .. } | LlmError::Incomplete(_))) => {
-                Some(Flaw { rank: FAILED_RANK, feedback: ONLY_THE_COMMAND.to_owned(), retry: true })
+                Some(Flaw { rank: FAILED_RANK, feedback: only_the_command(), retry: true })
             }
             Ok(TurnOutcome::Aborted | TurnOutcome::StepLimit) | Err(_) => None,
         }
