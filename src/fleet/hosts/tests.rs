@@ -1,0 +1,1 @@
+//! Sources together: order, precedence, YAML, directories, vars files, errors, garbage.
