@@ -188,7 +188,8 @@ impl Inventory {
                 (group.name.clone(), members)
             })
             .collect();
-        Resolved { hosts, groups, problems }
+        let defined = (0..self.hosts.len()).filter_map(|host| position.get(&host).copied()).collect();
+        Resolved { hosts, groups, problems, defined }
     }
 
     /// Ansible's reconciliation: groups without a parent hang under `all`; a host in no group but
@@ -339,4 +340,7 @@ pub(crate) struct Resolved {
     pub(crate) groups: Vec<(String, Vec<usize>)>,
     /// Per host, why its connection vars cannot be used (reported when the host is selected).
     pub(crate) problems: Vec<Option<String>>,
+    /// Indexes into `hosts` in the order the sources defined them: the order Ansible matches a
+    /// host wildcard in.
+    pub(crate) defined: Vec<usize>,
 }

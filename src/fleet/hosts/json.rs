@@ -19,11 +19,26 @@ pub(crate) fn read(origin: &Path, text: &str, inventory: &mut Inventory) -> Resu
     let Value::Object(root) = root else {
         return Err(invalid("inventory JSON must be an object of groups".into()));
     };
-    // `all` first: its `children` list is the order Ansible walks the groups in.
-    let mut names: Vec<&String> = root.keys().filter(|name| *name != "_meta").collect();
-    names.sort_by_key(|name| *name != "all");
-    for name in names {
-        group(name, &root[name.as_str()], inventory).map_err(invalid)?;
+    // Groups in the order Ansible walks them from `all` (its `children` lists), so hosts are
+    // defined in that order rather than in the alphabetical order the JSON keys come in.
+    let mut order: Vec<&str> = vec!["all"];
+    let mut at = 0;
+    while at < order.len() {
+        let children = root.get(order[at]).and_then(|group| group.get("children")).and_then(Value::as_array);
+        for child in children.into_iter().flatten().filter_map(Value::as_str) {
+            if !order.contains(&child) {
+                order.push(child);
+            }
+        }
+        at += 1;
+    }
+    order.extend(
+        root.keys().map(String::as_str).filter(|name| *name != "_meta" && !order.contains(name)).collect::<Vec<_>>(),
+    );
+    for name in order {
+        if let Some(data) = root.get(name) {
+            group(name, data, inventory).map_err(invalid)?;
+        }
     }
     if let Some(Value::Object(hostvars)) = root.get("_meta").and_then(|meta| meta.get("hostvars")) {
         for (host, vars) in hostvars {

@@ -135,7 +135,7 @@ fn from_groups(inventory: &Resolved, matcher: &Regex) -> Vec<usize> {
 }
 
 fn from_hosts(inventory: &Resolved, matcher: &Regex) -> Vec<usize> {
-    (0..inventory.hosts.len()).filter(|&host| matcher.is_match(&inventory.hosts[host].name)).collect()
+    inventory.defined.iter().copied().filter(|&host| matcher.is_match(&inventory.hosts[host].name)).collect()
 }
 
 #[derive(Clone, Copy)]
