@@ -6,8 +6,8 @@ use thiserror::Error;
 
 #[derive(Debug, Error)]
 pub enum HostsError {
-    #[error("no host matches `{pattern}`: read {sources}{near}")]
-    NoMatch { pattern: String, sources: String, near: String },
+    #[error("no host matches `{term}`{within}: read {sources}{near}")]
+    NoMatch { term: String, within: String, sources: String, near: String },
 
     #[error("the host pattern `{pattern}` is not valid: {reason}")]
     BadPattern { pattern: String, reason: String },

@@ -34,6 +34,8 @@ pub(crate) struct Inventory {
     group_index: HashMap<String, usize>,
     hosts: Vec<Entry>,
     host_index: HashMap<String, usize>,
+    /// (group, host) pairs already in a group's list: membership checks stay O(1) on big groups.
+    members: HashSet<(usize, usize)>,
     rank: u8,
 }
 
@@ -47,6 +49,7 @@ impl Inventory {
             group_index: HashMap::new(),
             hosts: Vec::new(),
             host_index: HashMap::new(),
+            members: HashSet::new(),
             rank: 0,
         };
         inventory.group("all");
@@ -121,7 +124,7 @@ impl Inventory {
     pub(crate) fn add_host(&mut self, group: &str, host: &str) {
         let group = self.group(group);
         let host = self.host(host);
-        if !self.groups[group].hosts.contains(&host) {
+        if self.members.insert((group, host)) {
             self.groups[group].hosts.push(host);
         }
     }
@@ -214,7 +217,7 @@ impl Inventory {
         }
         self.groups[UNGROUPED].hosts.retain(|&host| !grouped[host]);
         for (host, grouped) in grouped.iter().enumerate() {
-            if !grouped && !self.groups[UNGROUPED].hosts.contains(&host) {
+            if !grouped && self.members.insert((UNGROUPED, host)) {
                 self.groups[UNGROUPED].hosts.push(host);
             }
         }

@@ -230,8 +230,8 @@ impl Catalog {
         let known = self.resolved.hosts.iter().map(|h| h.name.as_str()).chain(self.groups());
         let near = near::near(term, known);
         let near = if near.is_empty() { String::new() } else { format!(". Did you mean {}?", near.join(", ")) };
-        let shown = if term == pattern.trim() { term.to_owned() } else { format!("{term}` (in `{pattern}`") };
-        HostsError::NoMatch { pattern: shown, sources, near }
+        let within = if term == pattern.trim() { String::new() } else { format!(" (in `{pattern}`)") };
+        HostsError::NoMatch { term: term.to_owned(), within, sources, near }
     }
 }
 
