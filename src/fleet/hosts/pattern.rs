@@ -41,7 +41,14 @@ pub(crate) fn evaluate(pattern: &str, inventory: &Resolved) -> Result<Vec<usize>
     let mut selected: Vec<usize> = Vec::new();
     let mut seen = HashSet::new();
     for term in regular {
-        for host in matches(term, inventory)? {
+        // Ansible's shortcut: a plain term that is exactly a host's name is that host (before
+        // any group of the same name); a `&`/`!` term looks at groups first.
+        let exact = inventory.hosts.iter().position(|h| h.name == term).map(|host| vec![host]);
+        let found = match exact {
+            Some(found) => found,
+            None => matches(term, inventory)?,
+        };
+        for host in found {
             if seen.insert(host) {
                 selected.push(host);
             }
@@ -95,9 +102,6 @@ fn is_address(text: &str) -> bool {
 
 /// The hosts one term (without its `&`/`!`) matches, in the order Ansible gives them.
 fn matches(term: &str, inventory: &Resolved) -> Result<Vec<usize>, PatternError> {
-    if let Some(host) = inventory.hosts.iter().position(|h| h.name == term) {
-        return Ok(vec![host]);
-    }
     let found = if let Some(groups) = term.strip_prefix('@') {
         let matcher = glob(groups, term)?;
         from_groups(inventory, &matcher)

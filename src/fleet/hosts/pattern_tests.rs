@@ -98,6 +98,18 @@ fn a_term_that_matches_nothing_is_named_even_when_others_match() {
 }
 
 #[test]
+fn a_host_named_like_a_group_is_the_host_alone_but_the_group_when_narrowing() {
+    let mut inventory = Inventory::new();
+    ini::read(Path::new("inv"), "web\nother\n[web]\nw1\n[all2:children]\nweb\n", &mut inventory).unwrap();
+    let inventory = inventory.resolve();
+    let pick = |pattern: &str| -> Vec<String> {
+        evaluate(pattern, &inventory).unwrap().into_iter().map(|h| inventory.hosts[h].name.clone()).collect()
+    };
+    assert_eq!(pick("web"), ["web"]);
+    assert_eq!(pick("all:!web"), ["web", "other"]);
+}
+
+#[test]
 fn colons_in_addresses_and_ranges_do_not_split() {
     assert_eq!(split("fe80::1").unwrap(), ["fe80::1"]);
     assert_eq!(split("web:22").unwrap(), ["web:22"]);
