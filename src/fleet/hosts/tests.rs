@@ -218,3 +218,17 @@ fn no_input_panics_any_reader_or_the_pattern_language() {
     }
     assert!(ok > 0, "some garbage still reads as an inventory (the sweep reaches selection)");
 }
+
+#[test]
+fn deeply_nested_yaml_and_json_are_errors_or_readable_never_a_crash() {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in [
+        ("deep.yml", format!("a: {}{}\n", "[".repeat(200_000), "]".repeat(200_000))),
+        ("deep2.yml", format!("a: {}1{}\n", "{b: ".repeat(50_000), "}".repeat(50_000))),
+        ("deep.json", format!("{{\"a\": {}{}}}", "[".repeat(200_000), "]".repeat(200_000))),
+    ] {
+        let file = write(dir.path(), name, &text);
+        let sources = Sources { inventory: Some(file.display().to_string()), ..Sources::new() };
+        let _ = select(&sources, "all");
+    }
+}
