@@ -27,10 +27,14 @@ ansible_port=2022
 [eu]
 web02.example.com
 db-a
+[all:vars]
+ansible_user=fallback
 ";
 
 const YAML: &str = "\
 all:
+  vars:
+    ansible_user: fallback
   hosts:
     bastion:
       ansible_host: 192.0.2.1
@@ -119,6 +123,7 @@ fn assert_expected(hosts: &[Host]) {
     assert_eq!(names.len(), 7, "{names:?}");
     let bastion = host(hosts, "bastion");
     assert_eq!((bastion.address.as_deref(), bastion.port, bastion.groups.len()), (Some("192.0.2.1"), Some(2201), 0));
+    assert_eq!(bastion.user.as_deref(), Some("fallback"));
     let web = host(hosts, "web02.example.com");
     assert_eq!((web.user.as_deref(), web.port), (Some("deploy"), Some(2022)));
     assert_eq!(web.groups, ["eu", "prod", "web"]);
@@ -160,6 +165,11 @@ fn a_directory_inventory_with_group_and_host_vars_reads_the_same() {
     std::fs::write(inv.join("10-prod.yml"), "prod:\n  children:\n    web:\n      hosts:\n        w1:\n        w2:\n")
         .unwrap();
     std::fs::write(inv.join("20-extra"), "[db]\nd1 ansible_port=5432\n[web]\nw3\n").unwrap();
+    std::fs::write(
+        inv.join("30-more.json"),
+        r#"{"db": {"hosts": {"d2": {"ansible_port": 2345}}, "vars": {"ansible_user": "dba"}}}"#,
+    )
+    .unwrap();
     std::fs::write(inv.join("README.md"), "[nope]\nnot-a-host\n").unwrap();
     std::fs::write(inv.join("old.ini"), "ignored-host\n").unwrap();
     std::fs::write(inv.join("group_vars/all.yml"), "ansible_user: everyone\nntp: pool.example\n").unwrap();
@@ -167,7 +177,10 @@ fn a_directory_inventory_with_group_and_host_vars_reads_the_same() {
     std::fs::write(inv.join("host_vars/w2"), "---\nansible_host: 10.9.9.2\nansible_port: 2202\n").unwrap();
     let (real, ours) = both(&inv, &program);
     let names: Vec<&str> = real.iter().map(|h| h.name.as_str()).collect();
-    assert_eq!(names.len(), 4, "{names:?}");
+    assert_eq!(names.len(), 5, "{names:?}");
+    let d2 = host(&real, "d2");
+    // Ansible's precedence: group_vars/all.yml outranks the inventory file's own `db` vars.
+    assert_eq!((d2.port, d2.user.as_deref()), (Some(2345), Some("everyone")));
     let w2 = host(&real, "w2");
     assert_eq!((w2.address.as_deref(), w2.port, w2.user.as_deref()), (Some("10.9.9.2"), Some(2202), Some("www")));
     assert_eq!(host(&real, "d1").user.as_deref(), Some("everyone"));

@@ -76,7 +76,7 @@ fn script(path: &Path, inventory: &mut Inventory, limit: Duration) -> Result<(),
 }
 
 /// Applies `group_vars/` and `host_vars/` beside each inventory source, as Ansible's
-/// `host_group_vars` plugin does (they override the inventory's own vars).
+/// `host_group_vars` plugin does (ranked above the inventory file's vars, see `Inventory::resolve`).
 pub(crate) fn apply_vars_dirs(
     sources: &[PathBuf],
     inventory: &mut Inventory,
@@ -87,12 +87,12 @@ pub(crate) fn apply_vars_dirs(
             if source.is_dir() { source.clone() } else { source.parent().map(Path::to_path_buf).unwrap_or_default() };
         for group in inventory.group_names() {
             for (key, value) in vars_for(&base.join("group_vars"), &group, notes)? {
-                inventory.set_group_var(&group, &key, value);
+                inventory.set_group_file_var(&group, &key, value);
             }
         }
         for host in inventory.host_names() {
             for (key, value) in vars_for(&base.join("host_vars"), &host, notes)? {
-                inventory.set_host_var(&host, &key, value);
+                inventory.set_host_file_var(&host, &key, value);
             }
         }
     }

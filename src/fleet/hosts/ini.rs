@@ -31,7 +31,8 @@ pub(crate) fn read(path: &Path, text: &str, inventory: &mut Inventory) -> Result
     let mut state = State::Hosts;
     // Groups named by `[g:vars]` or a `[p:children]` line that no `[g]`/`[g:children]` declares
     // (yet): an error at the end, as in Ansible, with the line that named them.
-    let mut declared: HashMap<String, bool> = HashMap::new();
+    // Groups that exist already (`all`, `ungrouped`, an earlier file's) count as declared.
+    let mut declared: HashMap<String, bool> = inventory.group_names().into_iter().map(|name| (name, true)).collect();
     let mut pending: Vec<(String, usize, String)> = Vec::new();
     for (index, raw) in text.lines().enumerate() {
         let number = index + 1;

@@ -19,11 +19,15 @@ struct Group {
     hosts: Vec<usize>,
     children: Vec<usize>,
     vars: Vars,
+    /// From `group_vars/` files, which rank above every inventory-file group var.
+    file_vars: Vars,
 }
 
 struct Entry {
     name: String,
     vars: Vars,
+    /// From `host_vars/` files, which rank above the inventory file's host vars.
+    file_vars: Vars,
     /// Which source defined it first (0 = the inventory): a later source's hosts come after.
     rank: u8,
 }
@@ -63,7 +67,13 @@ impl Inventory {
         if let Some(&index) = self.group_index.get(name) {
             return index;
         }
-        self.groups.push(Group { name: name.to_owned(), hosts: Vec::new(), children: Vec::new(), vars: Vars::new() });
+        self.groups.push(Group {
+            name: name.to_owned(),
+            hosts: Vec::new(),
+            children: Vec::new(),
+            vars: Vars::new(),
+            file_vars: Vars::new(),
+        });
         self.group_index.insert(name.to_owned(), self.groups.len() - 1);
         self.groups.len() - 1
     }
@@ -133,7 +143,7 @@ impl Inventory {
         if let Some(&index) = self.host_index.get(name) {
             return index;
         }
-        self.hosts.push(Entry { name: name.to_owned(), vars: Vars::new(), rank: self.rank });
+        self.hosts.push(Entry { name: name.to_owned(), vars: Vars::new(), file_vars: Vars::new(), rank: self.rank });
         self.host_index.insert(name.to_owned(), self.hosts.len() - 1);
         self.hosts.len() - 1
     }
@@ -149,6 +159,21 @@ impl Inventory {
         if CONNECTION_VARS.contains(&key) {
             let group = self.group(group);
             self.groups[group].vars.insert(key.to_owned(), value);
+        }
+    }
+
+    /// A var from a `group_vars/` file.
+    pub(crate) fn set_group_file_var(&mut self, group: &str, key: &str, value: Value) {
+        if CONNECTION_VARS.contains(&key) {
+            let group = self.group(group);
+            self.groups[group].file_vars.insert(key.to_owned(), value);
+        }
+    }
+
+    pub(crate) fn set_host_file_var(&mut self, host: &str, key: &str, value: Value) {
+        if CONNECTION_VARS.contains(&key) {
+            let host = self.host(host);
+            self.hosts[host].file_vars.insert(key.to_owned(), value);
         }
     }
 
@@ -171,11 +196,17 @@ impl Inventory {
             let groups = ancestors(&member_of[host], &parents);
             let mut by_precedence = groups.clone();
             by_precedence.sort_by(|&a, &b| (depth[a], &self.groups[a].name).cmp(&(depth[b], &self.groups[b].name)));
+            // Ansible's precedence: inventory-file group vars (`all` first, then by depth and name),
+            // then group_vars files in the same order, then the host's own, then host_vars files.
             let mut vars = Vars::new();
-            for group in by_precedence {
+            for &group in &by_precedence {
                 vars.extend(self.groups[group].vars.clone());
             }
+            for &group in &by_precedence {
+                vars.extend(self.groups[group].file_vars.clone());
+            }
             vars.extend(self.hosts[host].vars.clone());
+            vars.extend(self.hosts[host].file_vars.clone());
             let mut resolved = Host::named(&self.hosts[host].name);
             resolved.groups =
                 groups.iter().filter(|&&g| g != ALL && g != UNGROUPED).map(|&g| self.groups[g].name.clone()).collect();
