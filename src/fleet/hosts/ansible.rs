@@ -41,7 +41,7 @@ pub(crate) fn read(
         Ok(done) => done,
         Err(RunError::Spawn(error)) => return Err(failed("it could not start".into(), error.to_string())),
         Err(RunError::TimedOut) => {
-            return Err(failed(format!("it ran longer than {}s and was stopped", limit.as_secs()), String::new()));
+            return Err(failed(format!("it ran longer than {limit:?} and was stopped"), String::new()));
         }
     };
     if !done.status.success() {

@@ -66,7 +66,7 @@ fn script(path: &Path, inventory: &mut Inventory, limit: Duration) -> Result<(),
         Ok(done) => done,
         Err(RunError::Spawn(error)) => return Err(invalid(format!("the inventory script could not run: {error}"))),
         Err(RunError::TimedOut) => {
-            return Err(invalid(format!("the inventory script ran longer than {}s and was stopped", limit.as_secs())));
+            return Err(invalid(format!("the inventory script ran longer than {limit:?} and was stopped")));
         }
     };
     if !done.status.success() {

@@ -6,7 +6,7 @@ use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// More inventory than any fleet prints; a runaway program is cut here.
 const MAX_OUTPUT: u64 = 256 * 1024 * 1024;
@@ -29,26 +29,51 @@ pub(crate) fn run(program: &Path, args: &[&str], env: &[(&str, &str)], limit: Du
     // Its own process group, so a timeout ends the program's children (a script's curl) too.
     command.process_group(0);
     let mut child = command.spawn().map_err(RunError::Spawn)?;
-    let pid = child.id();
-    let stdout = child.stdout.take().map(|pipe| std::thread::spawn(move || drain(pipe)));
-    let stderr = child.stderr.take().map(|pipe| std::thread::spawn(move || drain(pipe)));
+    let group = i32::try_from(child.id()).ok().map(nix::unistd::Pid::from_raw);
+    let deadline = Instant::now() + limit;
+    let stdout = child.stdout.take().map(reader);
+    let stderr = child.stderr.take().map(reader);
     let (done_tx, done_rx) = mpsc::channel();
     std::thread::spawn(move || {
         let _ = done_tx.send(child.wait());
     });
+    let stop = || {
+        if let Some(group) = group {
+            let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
+        }
+    };
     let status = match done_rx.recv_timeout(limit) {
         Ok(status) => status.map_err(RunError::Spawn)?,
         Err(_) => {
-            if let Ok(pid) = i32::try_from(pid) {
-                let _ = nix::sys::signal::killpg(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
-            }
+            stop();
             let _ = done_rx.recv();
             return Err(RunError::TimedOut);
         }
     };
-    let join =
-        |handle: Option<std::thread::JoinHandle<Vec<u8>>>| handle.and_then(|h| h.join().ok()).unwrap_or_default();
-    Ok(Finished { status, stdout: join(stdout), stderr: join(stderr) })
+    // A background child that kept the pipes open must not hold us past the limit either.
+    let mut collect = |pipe: Option<mpsc::Receiver<Vec<u8>>>| -> Result<Vec<u8>, RunError> {
+        let Some(pipe) = pipe else { return Ok(Vec::new()) };
+        match pipe.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+            Ok(bytes) => Ok(bytes),
+            Err(mpsc::RecvTimeoutError::Disconnected) => Ok(Vec::new()),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                stop();
+                Err(RunError::TimedOut)
+            }
+        }
+    };
+    let stdout = collect(stdout)?;
+    let stderr = collect(stderr)?;
+    Ok(Finished { status, stdout, stderr })
+}
+
+/// Reads a pipe to its end on a thread; the bytes arrive on the returned channel.
+fn reader(pipe: impl Read + Send + 'static) -> mpsc::Receiver<Vec<u8>> {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(drain(pipe));
+    });
+    rx
 }
 
 fn drain(pipe: impl Read) -> Vec<u8> {

@@ -232,3 +232,19 @@ fn deeply_nested_yaml_and_json_are_errors_or_readable_never_a_crash() {
         let _ = select(&sources, "all");
     }
 }
+
+#[test]
+fn a_script_leaving_a_child_on_its_output_does_not_hold_the_selection_past_the_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write(dir.path(), "inv.sh", "#!/bin/sh\necho '{\"g\": [\"h1\"]}'\nsetsid sleep 3 &\nexit 0\n");
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let sources = Sources {
+        inventory: Some(script.display().to_string()),
+        timeout: Duration::from_millis(500),
+        ..Sources::new()
+    };
+    let started = std::time::Instant::now();
+    let error = select(&sources, "all").unwrap_err().to_string();
+    assert!(error.contains("ran longer than"), "{error}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
