@@ -51,7 +51,7 @@ pub(crate) fn run(program: &Path, args: &[&str], env: &[(&str, &str)], limit: Du
         }
     };
     // A background child that kept the pipes open must not hold us past the limit either.
-    let mut collect = |pipe: Option<mpsc::Receiver<Vec<u8>>>| -> Result<Vec<u8>, RunError> {
+    let collect = |pipe: Option<mpsc::Receiver<Vec<u8>>>| -> Result<Vec<u8>, RunError> {
         let Some(pipe) = pipe else { return Ok(Vec::new()) };
         match pipe.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(bytes) => Ok(bytes),
