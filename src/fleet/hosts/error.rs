@@ -46,3 +46,9 @@ pub(crate) fn excerpt(bytes: &[u8], max: usize) -> String {
     let cut: String = text.chars().take(max).collect();
     format!("{cut}…")
 }
+
+/// A file's text as the readers take it: lossy UTF-8 without a leading byte-order mark.
+pub(crate) fn file_text(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    text.strip_prefix('\u{feff}').unwrap_or(&text).to_owned()
+}

@@ -5,7 +5,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use super::error::{HostsError, excerpt};
+use super::error::{HostsError, excerpt, file_text};
 use super::inventory::Inventory;
 use super::run::{RunError, run};
 use super::yaml_tree::{self, Node};
@@ -49,7 +49,7 @@ fn read_at(path: &Path, inventory: &mut Inventory, limit: Duration, depth: usize
         return script(path, inventory, limit);
     }
     let bytes = std::fs::read(path).map_err(|source| HostsError::Unreadable { path: path.to_owned(), source })?;
-    let text = String::from_utf8_lossy(&bytes);
+    let text = file_text(&bytes);
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let extension = name.rfind('.').filter(|&at| at > 0).map(|at| &name[at..]);
     match extension {
@@ -116,7 +116,7 @@ fn vars_for(dir: &Path, name: &str, notes: &mut Vec<String>) -> Result<Vec<(Stri
     let mut vars = Vec::new();
     for file in files {
         let bytes = std::fs::read(&file).map_err(|source| HostsError::Unreadable { path: file.clone(), source })?;
-        let text = String::from_utf8_lossy(&bytes);
+        let text = file_text(&bytes);
         if text.starts_with("$ANSIBLE_VAULT") {
             notes.push(format!(
                 "{} is vault-encrypted: the static reader skipped it (install ansible-core to read it)",

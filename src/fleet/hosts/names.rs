@@ -8,7 +8,7 @@ use crate::fleet::Host;
 
 pub(crate) fn read(path: &Path) -> Result<Vec<Host>, HostsError> {
     let bytes = std::fs::read(path).map_err(|source| HostsError::Unreadable { path: path.to_owned(), source })?;
-    let text = String::from_utf8_lossy(&bytes);
+    let text = super::error::file_text(&bytes);
     let mut hosts = Vec::new();
     for (index, line) in text.lines().enumerate() {
         let fail = |message: String| HostsError::Malformed { path: path.to_owned(), line: index + 1, message };

@@ -24,7 +24,7 @@ pub(crate) fn names(config: &Path, home: Option<&Path>) -> Result<Vec<String>, H
 
 fn read(path: &Path, home: Option<&Path>, base: &Path, depth: usize, out: &mut Vec<String>) -> Result<(), HostsError> {
     let text = match std::fs::read(path) {
-        Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+        Ok(bytes) => super::error::file_text(&bytes),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(error) if depth > 0 && error.raw_os_error() == Some(nix::libc::EISDIR) => return Ok(()),
         Err(source) => return Err(HostsError::Unreadable { path: path.to_owned(), source }),

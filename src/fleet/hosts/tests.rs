@@ -56,6 +56,16 @@ fn sources_merge_in_order_and_the_first_definition_of_a_name_wins() {
 }
 
 #[test]
+fn a_byte_order_mark_does_not_become_part_of_a_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let ini = write(dir.path(), "inv", "\u{feff}[web]\nw1\n");
+    let names_file = write(dir.path(), "names", "\u{feff}n1\n");
+    let sources =
+        Sources { inventory: Some(ini.display().to_string()), names_file: Some(names_file), ..Sources::new() };
+    assert_eq!(names(&select(&sources, "web:n1").unwrap()), ["w1", "n1"]);
+}
+
+#[test]
 fn the_option_replaces_the_environment_and_a_comma_list_is_hosts_or_paths() {
     let dir = tempfile::tempdir().unwrap();
     let a = write(dir.path(), "a.ini", "a1\n");
