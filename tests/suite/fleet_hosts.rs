@@ -286,3 +286,33 @@ fn a_malformed_inventory_is_ansibles_error_or_the_static_readers_line() {
     let error = hosts::select(&sources(&missing, Some(&program)), "all").unwrap_err().to_string();
     assert!(error.starts_with(&format!("cannot read {}", missing.display())), "{error}");
 }
+
+#[test]
+fn edge_cases_of_both_formats_read_the_same_as_ansible() {
+    let Some(program) = ansible_inventory() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let cases = [
+        (
+            "edge.ini",
+            "[parents:children]\nkids\n[kids]\n10.0.0.5 ansible_port=\"2200\"\nnode-[08:10]:2022 ansible_user='op'\n\
+             [kids:vars]\nansible_user = kid\n[lonely]\n[other]\nkids\n; comment\n[other:vars]\nansible_ssh_port=2323\n",
+        ),
+        (
+            "edge.yaml",
+            "all:\n  children:\n    empty:\n    nullkids:\n      children:\n    single:\n      hosts: solo\n      vars:\n        \
+             ansible_port: 2299\n    web:\n      hosts:\n        \"web[a:c]\":\n          ansible_host: 10.1.1.1\n        \
+             web9:2200:\n      children:\n        inner:\n          hosts:\n            weba:\n              ansible_user: u\n",
+        ),
+    ];
+    for (name, text) in cases {
+        let file = dir.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let real = hosts::select(&sources(&file, Some(&program)), "all");
+        let ours = hosts::select(&sources(&file, None), "all");
+        match (real, ours) {
+            (Ok(real), Ok(ours)) => assert_eq!(normalized(ours.hosts), normalized(real.hosts), "{name}"),
+            (Err(real), Err(ours)) => panic!("{name}: both refused it: {real} / {ours}"),
+            (real, ours) => panic!("{name}: ansible-inventory {real:?}, static reader {ours:?}"),
+        }
+    }
+}
