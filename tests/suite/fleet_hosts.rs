@@ -88,10 +88,13 @@ fn ansible_inventory() -> Option<PathBuf> {
     hosts::find_program("ansible-inventory", std::env::var_os("PATH").as_deref())
 }
 
+/// The inventory's directory is also the home Ansible gets (its ~/.ansible stays in the test's
+/// temporary directory).
 fn sources(inventory: &Path, program: Option<&Path>) -> Sources {
     Sources {
         inventory: Some(inventory.display().to_string()),
         ansible_inventory: program.map(Path::to_path_buf),
+        home: inventory.parent().map(Path::to_path_buf),
         ..Sources::new()
     }
 }

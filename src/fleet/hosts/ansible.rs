@@ -16,6 +16,7 @@ pub(crate) fn read(
     sources: &[String],
     inventory: &mut Inventory,
     limit: Duration,
+    home: Option<&Path>,
     notes: &mut Vec<String>,
 ) -> Result<(), HostsError> {
     let mut args: Vec<&str> = Vec::new();
@@ -25,12 +26,16 @@ pub(crate) fn read(
     args.push("--list");
     // A source no plugin can parse is only a warning for Ansible (and an empty inventory); here it
     // is the error it is, with Ansible's own reason.
-    let env = [
+    let mut env = vec![
         ("ANSIBLE_INVENTORY_UNPARSED_FAILED", "True"),
         ("ANSIBLE_INVENTORY_ANY_UNPARSED_IS_FAILED", "True"),
         ("ANSIBLE_NOCOLOR", "1"),
         ("ANSIBLE_FORCE_COLOR", "0"),
     ];
+    // The home handed in is the one Ansible uses (its ~/.ansible.cfg, ~/.ansible/tmp).
+    if let Some(home) = home.and_then(Path::to_str) {
+        env.push(("HOME", home));
+    }
     let failed = |status: String, stderr: String| HostsError::AnsibleFailed {
         program: program.display().to_string(),
         inventory: sources.join(" -i "),

@@ -47,7 +47,8 @@ pub struct Sources {
     pub ssh_config: Option<PathBuf>,
     /// A file of host names, one per line (`[user@]name[:port]`, `#` comments).
     pub names_file: Option<PathBuf>,
-    /// The user's home: expands `~/` and is where ssh's relative `Include`s start (`~/.ssh`).
+    /// The user's home: expands `~/`, is where ssh's relative `Include`s start (`~/.ssh`), and is
+    /// `HOME` for `ansible-inventory`.
     pub home: Option<PathBuf>,
     /// How long an inventory program (`ansible-inventory`, a script) may run.
     pub timeout: Duration,
@@ -291,7 +292,7 @@ fn read_inventory(
     }
     let reader = match &sources.ansible_inventory {
         Some(program) => {
-            ansible::read(program, &labels, inventory, sources.timeout, notes)?;
+            ansible::read(program, &labels, inventory, sources.timeout, sources.home.as_deref(), notes)?;
             Reader::AnsibleInventory
         }
         None => {

@@ -158,6 +158,31 @@ fn find_program_looks_only_on_the_path_it_is_given() {
 }
 
 #[test]
+fn ansible_inventory_gets_the_inventories_in_order_and_the_home_handed_in() {
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("the-home");
+    std::fs::create_dir(&home).unwrap();
+    let a = write(dir.path(), "a.ini", "");
+    let b = write(dir.path(), "b.ini", "");
+    // Prints its arguments and HOME back as host names.
+    let fake = write(
+        dir.path(),
+        "fake-ansible-inventory",
+        "#!/bin/sh\nprintf '{\"g\": [\"%s\", \"%s\", \"%s\"]}' \"$(basename \"$2\")\" \"$(basename \"$4\")\" \"$(basename \"$HOME\")\"\n",
+    );
+    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let sources = Sources {
+        ansible_inventory_env: Some(format!("{},{}", a.display(), b.display())),
+        ansible_inventory: Some(fake),
+        home: Some(home),
+        ..Sources::new()
+    };
+    let selection = select(&sources, "g").unwrap();
+    assert_eq!(names(&selection), ["a.ini", "b.ini", "the-home"]);
+    assert_eq!(selection.sources[0].reader, Reader::AnsibleInventory);
+}
+
+#[test]
 fn a_failing_or_hanging_inventory_program_is_an_error_with_its_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let inventory = write(dir.path(), "inv.ini", "h\n");
