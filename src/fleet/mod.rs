@@ -5,5 +5,6 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod host;
+pub mod hosts;
 
 pub use host::Host;
