@@ -15,6 +15,9 @@ mod faults_exec;
 mod faults_model;
 mod files_cli;
 mod first_run;
+
+mod fleet_fanout;
+
 mod init_cli;
 mod injection;
 mod key_sources;
