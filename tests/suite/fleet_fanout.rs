@@ -298,3 +298,38 @@ async fn cancelling_mid_batch_ends_every_remote_process_and_says_who_ran() {
     assert!(gone, "a remote sleep survived the cancel");
     fanout.disconnect_all().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_nobody_approved_runs_in_each_hosts_sandbox_or_not_at_all() {
+    if !require() {
+        return;
+    }
+    let fleet = Fleet::start(&[("box-1", Kind::Up("a")), ("box-2", Kind::Up("b"))]);
+    let fanout = fanout(&fleet, 4, 30);
+    let cancel = CancellationToken::new();
+    // What each host offers, asked the way `--ssh-host` asks.
+    let transport =
+        opsai::exec::ssh::SshTransport::new("box-1", &fleet.path().join("probe"), 30, fleet.ssh_options()).unwrap();
+    let sandbox = opsai::exec::ssh::sandbox::probe(&transport).await;
+    transport.disconnect().await;
+    let contained =
+        |command: &str| FleetRequest { sandbox: Some(opsai::protocol::SandboxProfile::Strict), ..request(command) };
+    // Not plain words: runs only inside a sandbox.
+    let result =
+        fanout.run(&fleet.hosts(), &contained("echo \"in $PWD\"; touch /opsai-fleet-sandbox-probe"), &cancel).await;
+    for run in &result.runs {
+        if sandbox.contains() {
+            assert_eq!(run.outcome, Outcome::Ran { exit_code: 1 }, "{}: {}", run.host.name, run.output.text());
+            assert!(run.output.text().starts_with("in /\n"), "{}", run.output.text());
+        } else {
+            assert_eq!(run.outcome, Outcome::NoSandbox, "{}", run.host.name);
+            assert!(run.detail.contains("no sandbox on the remote host"), "{}", run.detail);
+        }
+    }
+    assert!(!std::path::Path::new("/opsai-fleet-sandbox-probe").exists(), "the sandbox kept / read-only");
+    let view = for_model(&result, &same);
+    if !sandbox.contains() {
+        assert!(view.contains("2 hosts: box-[1:2] · no sandbox there"), "{view}");
+    }
+    fanout.disconnect_all().await;
+}
