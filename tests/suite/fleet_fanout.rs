@@ -278,7 +278,9 @@ async fn cancelling_mid_batch_ends_every_remote_process_and_says_who_ran() {
             both
         })
     };
-    let result = fanout.run(&fleet.hosts(), &request(&format!("sleep {marker}")), &cancel).await;
+    // The command ignores the hang-up: only ending its process group through the master stops it.
+    let command = format!("trap '' HUP; sleep {marker}; echo survived");
+    let result = fanout.run(&fleet.hosts(), &request(&command), &cancel).await;
     assert!(watcher.await.unwrap(), "both remote sleeps started");
     assert_eq!(outcome(&result, "c-1"), Outcome::Cancelled);
     assert_eq!(outcome(&result, "c-2"), Outcome::Cancelled);

@@ -21,6 +21,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::{HostRun, Outcome, classify, reason};
+use super::session::{Marker, kill_line};
 use crate::exec::output::Capture;
 use crate::exec::ssh::SshTransport;
 use crate::fleet::Host;
@@ -111,17 +112,26 @@ pub(super) async fn command(job: Job<'_>, cancel: &CancellationToken) -> HostRun
     let pid = child.id().and_then(|id| i32::try_from(id).ok()).map(Pid::from_raw);
     let (stdout, stderr) = (child.stdout.take(), child.stderr.take());
     let (head, tail) = (job.head, job.tail);
+    // The remote process group, once its marker went by.
+    let (pgid_tx, pgid_rx) = tokio::sync::watch::channel(None::<u32>);
     let read_out = async move {
         let mut capture = Capture::new(head, tail);
         let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        let mut marker = Marker::default();
+        let mut take = |bytes: &[u8]| {
+            hasher.write(bytes);
+            capture.push(bytes);
+        };
         if let Some(mut stdout) = stdout {
             let mut buf = vec![0u8; 64 * 1024];
             while let Ok(n @ 1..) = stdout.read(&mut buf).await {
-                let chunk = buf.get(..n).unwrap_or_default();
-                hasher.write(chunk);
-                capture.push(chunk);
+                take(&marker.push(buf.get(..n).unwrap_or_default()));
+                if let Some(pgid) = marker.pgid.take() {
+                    let _ = pgid_tx.send(Some(pgid));
+                }
             }
         }
+        take(&marker.finish());
         (capture.finish(), hasher.finish())
     };
     let read_err = async move {
@@ -145,15 +155,16 @@ pub(super) async fn command(job: Job<'_>, cancel: &CancellationToken) -> HostRun
     let ((output, output_hash), stderr, status) = match stopped {
         Ok(done) => done,
         Err(outcome) => {
-            // Ending the local ssh closes the session's channel: the remote terminal hangs up.
-            signal(pid, Signal::SIGTERM);
-            let done = match tokio::time::timeout(GRACE, &mut work).await {
-                Ok(done) => done,
-                Err(_) => {
-                    signal(pid, Signal::SIGKILL);
-                    work.await
+            // The remote group is ended through the master, and the local ssh ended, which closes
+            // the session's channel: the remote terminal hangs up.
+            let pgid = *pgid_rx.borrow();
+            let group = async {
+                if let Some(pgid) = pgid {
+                    let _ = job.transport.call(&kill_line(pgid), None).await;
                 }
             };
+            signal(pid, Signal::SIGTERM);
+            let (done, ()) = tokio::join!(stop(&mut work, pid), group);
             let ((output, output_hash), _, _) = done;
             let detail = match outcome {
                 Outcome::TimedOut => "timed out; its command was ended",
@@ -180,6 +191,17 @@ pub(super) async fn command(job: Job<'_>, cancel: &CancellationToken) -> HostRun
         Err(error) => (Outcome::SshFailed, format!("cannot wait for ssh: {error}")),
     };
     HostRun { host: job.host, outcome, detail, output, output_hash, duration: Duration::ZERO }
+}
+
+/// Waits for the stopped run's end: SIGKILL to the local ssh when SIGTERM did not end it.
+async fn stop<F: std::future::Future + Unpin>(work: &mut F, pid: Option<Pid>) -> F::Output {
+    match tokio::time::timeout(GRACE, &mut *work).await {
+        Ok(done) => done,
+        Err(_) => {
+            signal(pid, Signal::SIGKILL);
+            work.await
+        }
+    }
 }
 
 fn signal(pid: Option<Pid>, signal: Signal) {

@@ -22,6 +22,7 @@ mod host_run;
 pub mod outcome;
 pub mod render;
 pub mod rollout;
+mod session;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -239,9 +240,7 @@ impl Fanout {
 
     /// The remote line for this host: plain, or in its sandbox when nobody approved the command.
     async fn remote_line(&self, conn: &mut Conn, request: &FleetRequest) -> Result<String, String> {
-        // A terminal of a fixed size: a client without one would give it none, and `ps` or `ls`
-        // would cut lines to 80 columns.
-        const SIZE: &str = "stty cols 200 rows 50 2>/dev/null; ";
+        const SIZE: &str = session::PREFIX;
         let Some(profile) = request.sandbox else {
             return Ok(format!("{SIZE}{}", remote_line(&request.cwd, &request.command)));
         };
