@@ -12,8 +12,9 @@
 //!   ([`crate::exec::output::Capture`]) plus a hash of every byte (for grouping). Not redacted:
 //!   the renderings take the caller's redaction, and [`FleetResult::audit`] is for the audit log,
 //!   which redacts as it writes.
-//! - Cancellation: the token ends every running host's local ssh, which hangs up its remote
-//!   terminal (see `host_run`); hosts not yet started are [`Skip::Cancelled`].
+//! - Cancellation: the token ends every running host's remote process group (through the master)
+//!   and its local ssh, which hangs up its remote terminal (see `host_run`, `session`); hosts not
+//!   yet started are [`Skip::Cancelled`].
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
