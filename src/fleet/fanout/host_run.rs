@@ -7,8 +7,10 @@
 //! plain (`-T`) session would leave a remote command that never writes running until it ends.
 //! OpenSSH's client has no way to send a signal to a multiplexed session, and a command that
 //! ignores SIGHUP would outlive the hang-up, so the remote process group (its id printed by the
-//! remote line, `session`) is also ended through a second session on the master. It also keeps ssh's own stderr apart from the remote command's (merged into the
-//! terminal), which is what tells an ssh failure from a remote exit 255 ([`classify`]).
+//! remote line, `session`) is also ended through a second session on the master.
+//!
+//! The remote terminal also keeps ssh's own stderr apart from the remote command's (merged into
+//! the terminal), which is what tells an ssh failure from a remote exit 255 ([`classify`]).
 
 use std::hash::Hasher;
 use std::process::Stdio;
