@@ -4,6 +4,7 @@
 #
 #   bench/fleet.sh                 # 5 runs of each, medians
 #   RUNS=9 HOSTS=50 SERVERS=2 bench/fleet.sh
+#   FLEET_BIN=path/to/built/fleet bench/fleet.sh   # skip the release build
 #
 # The 50 hosts are aliases (`Host h01` … `h50`, `HostName 127.0.0.1`, `Port …`) of SERVERS real
 # sshd on loopback, with generated host and user keys and strict host-key checking; every tool gets
@@ -53,13 +54,17 @@ cleanup() {
 NAMES=()
 trap cleanup EXIT
 
-echo "==> cargo bench --bench fleet --no-run"
-BIN=$(cargo bench --locked --bench fleet --no-run --message-format=json 2>/dev/null |
-    python3 -c 'import json,sys
+if [[ -n ${FLEET_BIN:-} ]]; then
+    BIN=$FLEET_BIN # an already built benches/fleet.rs (a debug build to try the script)
+else
+    echo "==> cargo bench --bench fleet --no-run"
+    BIN=$(cargo bench --locked --bench fleet --no-run --message-format=json 2>/dev/null |
+        python3 -c 'import json,sys
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m["target"]["name"] == "fleet" and m.get("executable"):
         print(m["executable"])')
+fi
 [[ -x $BIN ]] || { echo "bench/fleet.sh: the fleet bench did not build" >&2; exit 1; }
 
 echo "==> $SERVERS sshd on 127.0.0.1, $HOSTS host aliases"
