@@ -37,14 +37,15 @@ done
 WORK=$(mktemp -d /tmp/opsai-fleet-bench.XXXXXX)
 SSHD_PIDS=()
 cleanup() {
-    # Our masters, then the servers and their per-connection children (by their parent's id).
-    for dir in "$WORK"/cp-*; do
-        [[ -d $dir ]] || continue
-        for h in "${NAMES[@]}"; do
-            ssh -F "$WORK/ssh_config" -o ControlPath="$dir/%C" -O exit "$h" >/dev/null 2>&1 &
-        done
+    # Our masters (asked to exit, each by its socket), then the servers' per-connection children
+    # (by their parent's id: that also ends Ansible's masters), then the servers.
+    local pids=() sock
+    for sock in "$WORK"/cp-*/* "$WORK"/acp-*/*; do
+        [[ -S $sock ]] || continue
+        ssh -o ControlPath="$sock" -O exit placeholder >/dev/null 2>&1 &
+        pids+=($!)
     done
-    wait
+    ((${#pids[@]} == 0)) || wait "${pids[@]}"
     for pid in "${SSHD_PIDS[@]}"; do
         pkill -P "$pid" 2>/dev/null || true
         kill "$pid" 2>/dev/null || true
@@ -96,7 +97,7 @@ PrintMotd no
 PrintLastLog no
 SetEnv SHLVL=1
 EOF
-    /usr/sbin/sshd -D -e -f "$WORK/sshd_config_$s" 2>"$WORK/sshd_$s.log" &
+    /usr/sbin/sshd -D -e -f "$WORK/sshd_config_$s" </dev/null >/dev/null 2>"$WORK/sshd_$s.log" &
     SSHD_PIDS+=($!)
     PORTS+=("$port")
     echo "[127.0.0.1]:$port $(cut -d' ' -f1,2 "$WORK/host_key_$s.pub")" >>"$WORK/known_hosts"
