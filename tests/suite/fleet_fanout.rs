@@ -59,6 +59,20 @@ async fn every_host_gets_its_own_outcome_and_identical_outputs_group() {
     ]);
     let fanout = fanout(&fleet, 16, 8);
     let cancel = CancellationToken::new();
+    // Connecting first (as a caller does while the person reads the prompt) names the hosts that
+    // cannot be reached, and runs nothing.
+    let unreached = fanout.connect(&fleet.hosts(), &cancel).await;
+    let mut kinds: Vec<(String, Outcome)> = unreached.iter().map(|run| (run.host.name.clone(), run.outcome)).collect();
+    kinds.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        kinds,
+        [
+            ("down-1".to_owned(), Outcome::Unreachable),
+            ("hangs-1".to_owned(), Outcome::TimedOut),
+            ("locked-1".to_owned(), Outcome::AuthFailed),
+            ("rekeyed-1".to_owned(), Outcome::HostKey),
+        ]
+    );
     let command = r#"printf '\033[1mrole\033[0m %s\n' "$OPSAI_FLEET_ROLE"; [ "$OPSAI_FLEET_ROLE" = web ] || exit 255"#;
     let result = fanout.run(&fleet.hosts(), &request(command), &cancel).await;
 

@@ -175,6 +175,37 @@ impl Fanout {
         Ok(conn)
     }
 
+    /// Opens (or finds) every host's master in parallel, `forks` at a time, running nothing: a
+    /// caller can do this while the person reads the approval, and name the hosts that cannot be
+    /// reached before asking. Returns those hosts, as runs that never started.
+    pub async fn connect(&self, hosts: &[Host], cancel: &CancellationToken) -> Vec<HostRun> {
+        let permits = Semaphore::new(self.config.forks.max(1));
+        let jobs = hosts.iter().map(|host| async {
+            let _permit = tokio::select! {
+                biased;
+                () = cancel.cancelled() => return None,
+                permit = permits.acquire() => permit.ok()?,
+            };
+            let conn = match self.conn(host) {
+                Ok(conn) => conn,
+                Err(reason) => return Some(HostRun::not_started(host.clone(), Outcome::SshFailed, reason)),
+            };
+            let mut conn = conn.lock().await;
+            if conn.up {
+                return None;
+            }
+            let deadline = Instant::now() + self.config.timeout;
+            match host_run::connect(host, &conn.transport, deadline, cancel).await {
+                Ok(()) => {
+                    conn.up = true;
+                    None
+                }
+                Err(run) => Some(run),
+            }
+        });
+        join_all(jobs).await.into_iter().flatten().collect()
+    }
+
     /// Runs `request` on every host at once (at most `forks` at a time): the read-only way, with
     /// no canary or batches (see [`Fanout::rollout`] for changes).
     pub async fn run(&self, hosts: &[Host], request: &FleetRequest, cancel: &CancellationToken) -> FleetResult {
