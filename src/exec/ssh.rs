@@ -188,6 +188,32 @@ impl SshTransport {
         words.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ")
     }
 
+    /// The arguments (after `ssh`) that start this host's master connection in the background:
+    /// for a caller that runs it itself (the fleet fan-out bounds and cancels each host's own).
+    pub fn master_args(&self) -> Vec<String> {
+        let mut args = self.options(true);
+        args.extend(["-f", "-N", "--"].map(str::to_owned));
+        args.push(self.host.clone());
+        args
+    }
+
+    /// The arguments (after `ssh`) of `-O check`: exit 0 when this host's master is up.
+    pub fn check_args(&self) -> Vec<String> {
+        let mut args = self.options(false);
+        args.extend(["-O", "check", "--"].map(str::to_owned));
+        args.push(self.host.clone());
+        args
+    }
+
+    /// The arguments (after `ssh`) that run `remote` through the master, with a remote terminal
+    /// (`-tt`: hanging up ends the remote command) or without one (`-T`).
+    pub fn run_args(&self, terminal: bool, remote: &str) -> Vec<String> {
+        let mut args = vec![if terminal { "-tt" } else { "-T" }.to_owned()];
+        args.extend(self.options(false));
+        args.extend(["--".to_owned(), self.host.clone(), remote.to_owned()]);
+        args
+    }
+
     /// Runs `remote` without a terminal, `input` on its stdin; the exit status and both outputs.
     pub async fn call(&self, remote: &str, input: Option<&[u8]>) -> io::Result<std::process::Output> {
         let mut command = tokio::process::Command::new("ssh");

@@ -4,6 +4,7 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub mod fanout;
 pub mod host;
 pub mod hosts;
 

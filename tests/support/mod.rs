@@ -4,6 +4,7 @@
 //! child's `Command`, starting from a cleared environment so the developer's own `OPSAI_*`,
 //! `CLICOLOR_FORCE` or `~/.opsai` cannot leak into a test.
 
+pub mod fleet;
 pub mod inspect;
 pub mod killed_rewrites;
 pub mod mock_llm;

@@ -107,6 +107,11 @@ impl Sshd {
         sshd
     }
 
+    /// Its directory: `host_key.pub`, `user_key` (the client's key), `known_hosts`.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
     /// The client config to pass with `-F`.
     pub fn client_config(&self) -> PathBuf {
         self.dir.path().join("ssh_config")
