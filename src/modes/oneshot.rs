@@ -45,6 +45,23 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
             }
         }
     }
+    if let Some(pattern) = &args.fleet.hosts {
+        match super::fleet::select(paths, &parts.config, &args.fleet, pattern) {
+            Ok(fleet) => {
+                environment = format!("{environment}{}", fleet.environment());
+                if !args.json && !args.quiet {
+                    common::note(&format!("working on {} (`{pattern}`)", fleet.label()));
+                }
+                // Each host starts in its login directory.
+                cwd = std::path::PathBuf::from(".");
+                parts.fleet = Some(fleet);
+            }
+            Err(message) => {
+                common::warn(&message);
+                return Ok(1);
+            }
+        }
+    }
     let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => Some(store),
         Err(err) => {
