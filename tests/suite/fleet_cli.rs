@@ -1,0 +1,150 @@
+//! `opsai --hosts PATTERN TASK` against a fleet of real sshd on loopback and the mock model: the
+//! hosts come from the ssh config opsai's ssh reads (`-F`), the model's command runs on every one
+//! of them, the person sees the grouped result, the model the bounded grouped view, the audit log
+//! one line per host; a change rolls out canary first, and with nobody to ask runs nowhere.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::TestEnv;
+use crate::support::fleet::{Fleet, Kind};
+use crate::support::mock_llm::*;
+use crate::support::sshd::require;
+
+fn opsai(env: &TestEnv, mock: &MockLlm, fleet: &Fleet) -> assert_cmd::Command {
+    let config = json!({"ssh": {"options": fleet.ssh_options(), "control_persist_s": 30}});
+    std::fs::write(env.config_path(), config.to_string()).unwrap();
+    let mut cmd = env.cmd();
+    cmd.env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_NONINTERACTIVE", "1")
+        .env_remove("ANSIBLE_INVENTORY")
+        .timeout(Duration::from_secs(120));
+    cmd
+}
+
+fn run(command: &str) -> Value {
+    json!({"command": command, "why": "test"})
+}
+
+fn audit(env: &TestEnv) -> Vec<String> {
+    let log = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default();
+    log.lines().map(str::to_owned).collect()
+}
+
+/// The audit line of `host`, which must be there exactly once.
+fn line_of<'a>(lines: &'a [String], host: &str) -> &'a str {
+    let found: Vec<&String> = lines.iter().filter(|line| line.contains(&format!("| HOST: {host} |"))).collect();
+    assert_eq!(found.len(), 1, "one audit line for {host}: {lines:#?}");
+    found[0]
+}
+
+#[test]
+fn a_safe_command_runs_on_every_selected_host_grouped_for_the_person_and_bounded_for_the_model() {
+    if !require() {
+        return;
+    }
+    let fleet = Fleet::start(&[
+        ("app-1", Kind::Up("a")),
+        ("app-2", Kind::Up("a")),
+        ("app-3", Kind::Down),
+        ("db-1", Kind::Up("b")),
+    ]);
+    let env = TestEnv::new();
+    let mock =
+        MockLlm::start([reply_tool_call("c1", "run_command", run("echo fleet-ok")), reply_text("Two answered.")]);
+    let output = opsai(&env, &mock, &fleet)
+        .args(["--hosts", "app-*", "--forks", "1", "--json", "check the app hosts"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{stdout}\n{stderr}");
+    let events: Vec<Value> = stdout.lines().filter_map(|line| serde_json::from_str(line).ok()).collect();
+    let shown: String =
+        events.iter().filter(|event| event["type"] == "output").filter_map(|event| event["chunk"].as_str()).collect();
+    assert!(shown.contains("2 hosts: app-[1:2] · exit 0"), "the person sees the group: {shown}");
+    assert!(shown.contains("fleet-ok"), "{shown}");
+    assert!(shown.contains("app-3") && shown.contains("unreachable"), "and the host that is down: {shown}");
+    assert!(!shown.contains("db-1"), "db-1 was not selected: {shown}");
+
+    let requests = mock.chat_requests();
+    let system = requests[0].messages()[0]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(system.contains("3 hosts: app-[1:3]") && system.contains("in parallel over ssh"), "{system}");
+    let observation = requests[1].tool_result("c1").unwrap();
+    assert!(observation.contains("`echo fleet-ok` on 3 hosts"), "{observation}");
+    assert!(observation.contains("2 hosts: app-[1:2]") && observation.contains("fleet-ok"), "{observation}");
+    assert!(observation.contains("app-3") && observation.contains("unreachable"), "{observation}");
+    assert!(observation.len() < opsai::fleet::fanout::MODEL_VIEW_MAX, "bounded: {}", observation.len());
+
+    let lines = audit(&env);
+    assert_eq!(lines.len(), 3, "one line per host: {lines:#?}");
+    for host in ["app-1", "app-2"] {
+        let line = line_of(&lines, host);
+        assert!(line.contains("echo fleet-ok") && line.contains("EXIT: 0"), "{line}");
+    }
+    assert!(line_of(&lines, "app-3").contains("unreachable"), "{lines:#?}");
+}
+
+#[test]
+fn a_change_rolls_out_canary_first_with_yes_and_runs_nowhere_without_anyone_to_ask() {
+    if !require() {
+        return;
+    }
+    let fleet =
+        Fleet::start(&[("web-1", Kind::Up("canary")), ("web-2", Kind::Up("rest")), ("web-3", Kind::Up("rest"))]);
+    let log = fleet.path().join("rollout.log");
+    let change = format!("echo \"$OPSAI_FLEET_ROLE\" >> {}", log.display());
+
+    // No terminal and no -y: refused on every host, nothing ran anywhere, each host's line says so.
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&change)), reply_text("Refused.")]);
+    let status = opsai(&env, &mock, &fleet).args(["--hosts", "web-*", "record the role"]).output().unwrap();
+    assert_eq!(status.status.code(), Some(3), "{}", String::from_utf8_lossy(&status.stderr));
+    assert!(!log.exists(), "nothing ran on any host");
+    let lines = audit(&env);
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    for host in ["web-1", "web-2", "web-3"] {
+        let line = line_of(&lines, host);
+        assert!(line.contains("CONFIRMED: no") && line.contains("refused"), "{line}");
+    }
+
+    // With -y: the canary alone first, then the rest.
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&change)), reply_text("Done.")]);
+    opsai(&env, &mock, &fleet).args(["--hosts", "web-*", "-y", "record the role"]).assert().success();
+    let written = std::fs::read_to_string(&log).unwrap();
+    let roles: Vec<&str> = written.lines().collect();
+    assert_eq!(roles, ["canary", "rest", "rest"], "the canary ran before the rest");
+    let lines = audit(&env);
+    assert_eq!(lines.len(), 3, "{lines:#?}");
+    let order: Vec<usize> = ["web-1", "web-2", "web-3"]
+        .iter()
+        .map(|host| lines.iter().position(|line| line.contains(&format!("| HOST: {host} |"))).unwrap())
+        .collect();
+    assert_eq!(order[0], 0, "the canary's line first: {lines:#?}");
+    for host in ["web-1", "web-2", "web-3"] {
+        assert!(line_of(&lines, host).contains("EXIT: 0"), "{lines:#?}");
+    }
+    let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
+    assert!(observation.contains("3 hosts: web-[1:3] · exit 0"), "{observation}");
+}
+
+#[test]
+fn a_pattern_that_selects_nothing_is_an_error_before_any_model_request() {
+    if !require() {
+        return;
+    }
+    let fleet = Fleet::start(&[("app-1", Kind::Down)]);
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("never")]);
+    let output = opsai(&env, &mock, &fleet).args(["--hosts", "nosuch-*", "hello"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("nosuch-*"), "the message names the pattern: {stderr}");
+    assert!(mock.chat_requests().is_empty(), "no model request");
+    // --hosts and --ssh-host are one or the other.
+    let output = opsai(&env, &mock, &fleet).args(["--hosts", "app-1", "--ssh-host", "x", "hello"]).output().unwrap();
+    assert_eq!(output.status.code(), Some(2), "a usage error");
+    assert!(mock.chat_requests().is_empty());
+}
