@@ -45,6 +45,11 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
             }
         }
     }
+    let fleet_only = args.fleet.inventory.is_some() || args.fleet.hosts_file.is_some() || args.fleet.serial.is_some();
+    if args.fleet.hosts.is_none() && fleet_only {
+        common::warn("--inventory, --hosts-file and --serial choose and run a fleet; give --hosts PATTERN too");
+        return Ok(2);
+    }
     if let Some(pattern) = &args.fleet.hosts {
         match super::fleet::select(paths, &parts.config, &args.fleet, pattern) {
             Ok(fleet) => {

@@ -148,3 +148,40 @@ fn a_pattern_that_selects_nothing_is_an_error_before_any_model_request() {
     assert_eq!(output.status.code(), Some(2), "a usage error");
     assert!(mock.chat_requests().is_empty());
 }
+
+#[test]
+fn the_repl_selects_a_fleet_with_slash_hosts_and_leaves_it_with_hosts_off() {
+    if !require() {
+        return;
+    }
+    let fleet = Fleet::start(&[("app-1", Kind::Up("a")), ("app-2", Kind::Up("a"))]);
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", run("echo on-the-fleet")),
+        reply_text("ran on both"),
+        reply_tool_call("c2", "read_file", json!({"path": "/etc/hostname"})),
+        reply_text("refused"),
+        reply_tool_call("c3", "run_command", run("echo back-here")),
+        reply_text("ran here"),
+    ]);
+    let output = opsai(&env, &mock, &fleet)
+        .args(["--forks", "1"])
+        .write_stdin("/hosts nosuch-*\n/hosts app-*\n/hosts\nfirst\nsecond\n/hosts off\nthird\n")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("nosuch-*"), "an empty selection is said: {stderr}");
+    assert!(stderr.contains("2 hosts: app-[1:2]"), "`/hosts` shows the set: {stderr}");
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 6, "{stderr}");
+    assert!(requests[1].tool_result("c1").unwrap().contains("2 hosts: app-[1:2] · exit 0"));
+    let refused = requests[3].tool_result("c2").unwrap();
+    assert!(refused.contains("refused") && refused.contains("--ssh-host"), "file tools refuse on a fleet: {refused}");
+    let system = requests[4].messages()[0]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(!system.contains("in parallel over ssh"), "the fleet is gone from the prompt: {system}");
+    let lines = audit(&env);
+    assert_eq!(lines.len(), 3, "two fleet lines and one here: {lines:#?}");
+    assert!(line_of(&lines, "app-1").contains("on-the-fleet") || line_of(&lines, "app-1").contains("EXIT: 0"));
+    line_of(&lines, "app-2");
+    assert!(lines[2].contains("echo back-here") && !lines[2].contains("HOST:"), "{lines:#?}");
+}
