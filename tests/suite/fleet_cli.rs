@@ -67,6 +67,16 @@ fn a_safe_command_runs_on_every_selected_host_grouped_for_the_person_and_bounded
     assert!(shown.contains("fleet-ok"), "{shown}");
     assert!(shown.contains("app-3") && shown.contains("unreachable"), "and the host that is down: {shown}");
     assert!(!shown.contains("db-1"), "db-1 was not selected: {shown}");
+    let hosts: Vec<(&str, &str, Option<i64>)> = events
+        .iter()
+        .filter(|event| event["type"] == "host_result")
+        .map(|event| (event["host"].as_str().unwrap(), event["outcome"].as_str().unwrap(), event["exit_code"].as_i64()))
+        .collect();
+    assert_eq!(
+        hosts,
+        [("app-1", "ran", Some(0)), ("app-2", "ran", Some(0)), ("app-3", "unreachable", None)],
+        "one host_result per host, in inventory order"
+    );
 
     let requests = mock.chat_requests();
     let system = requests[0].messages()[0]["content"].as_str().unwrap_or_default().to_owned();

@@ -41,6 +41,16 @@ pub(super) async fn run(call: &mut Call<'_>, planned: &Planned, allowed: Allowed
     services.interrupts.command_finished();
     let interrupted = token.is_cancelled();
     let redact = |text: &str| services.redactor.redact(text);
+    for run in &result.runs {
+        call.emit(AgentEvent::HostResult {
+            id: call.id.into(),
+            host: run.host.name.clone(),
+            outcome: run.outcome.label().to_owned(),
+            exit_code: run.exit_code(),
+            output_bytes: run.output.total_bytes,
+            duration_ms: u64::try_from(run.duration.as_millis()).unwrap_or(u64::MAX),
+        });
+    }
     call.emit(AgentEvent::Output { id: call.id.into(), chunk: for_human(&result, &redact) });
     let mut text = for_model(&result, &redact);
     if let Err(err) = audit(call, &result, allowed, assessment.risk) {
