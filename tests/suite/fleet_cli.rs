@@ -195,3 +195,45 @@ fn the_repl_selects_a_fleet_with_slash_hosts_and_leaves_it_with_hosts_off() {
     line_of(&lines, "app-2");
     assert!(lines[2].contains("echo back-here") && !lines[2].contains("HOST:"), "{lines:#?}");
 }
+
+/// A change on a real terminal: the one prompt names the hosts, and after a good canary the person
+/// is asked again before the rest; a no there leaves the rest not run (and audited as refused).
+#[test]
+fn on_a_terminal_the_prompt_names_the_hosts_and_the_rest_waits_for_a_second_yes() {
+    use crate::support::pty::PtySession;
+    if !require() {
+        return;
+    }
+    let limit = Duration::from_secs(60);
+    let fleet = Fleet::start(&[("web-1", Kind::Up("canary")), ("web-2", Kind::Up("rest"))]);
+    for (second, ran) in [("y", vec!["canary", "rest"]), ("n", vec!["canary"])] {
+        let log = fleet.path().join(format!("terminal-{second}.log"));
+        let change = format!("echo \"$OPSAI_FLEET_ROLE\" >> {}", log.display());
+        let env = TestEnv::new();
+        let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&change)), reply_text("Done.")]);
+        let config = json!({"ssh": {"options": fleet.ssh_options(), "control_persist_s": 30}});
+        std::fs::write(env.config_path(), config.to_string()).unwrap();
+        let vars = env.terminal_vars(&mock.base_url());
+        let script = format!("'{}' --hosts 'web-*' 'record the role'; echo \"rc=$?\"", env!("CARGO_BIN_EXE_opsai"));
+        let mut session =
+            PtySession::spawn("/bin/sh", &["-c", &script], &vars, env.user_home()).answer_cursor_queries();
+        session.expect("[MEDIUM] on 2 hosts: web-[1:2]: echo", limit);
+        session.expect("[q] abort", limit);
+        session.send("y");
+        session.expect("[MEDIUM] on the other 1 host: echo", limit);
+        session.expect_count("[q] abort", 2, limit);
+        session.send(second);
+        session.expect("rc=", limit);
+        assert_eq!(session.wait(limit), 0);
+        let written = std::fs::read_to_string(&log).unwrap_or_default();
+        assert_eq!(written.lines().collect::<Vec<_>>(), ran, "answer {second}:\n{}", session.screen());
+        let lines = audit(&env);
+        assert!(line_of(&lines, "web-1").contains("CONFIRMED: yes"), "{lines:#?}");
+        let rest = line_of(&lines, "web-2");
+        if second == "n" {
+            assert!(rest.contains("CONFIRMED: no") && rest.contains("not-run"), "{rest}");
+        } else {
+            assert!(rest.contains("CONFIRMED: yes") && rest.contains("EXIT: 0"), "{rest}");
+        }
+    }
+}
