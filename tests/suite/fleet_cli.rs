@@ -237,3 +237,44 @@ fn on_a_terminal_the_prompt_names_the_hosts_and_the_rest_waits_for_a_second_yes(
         }
     }
 }
+
+/// Processes whose command line holds `needle` (every host of the test fleet is this machine).
+fn processes_with(needle: &str) -> usize {
+    let out = std::process::Command::new("pgrep").args(["-f", "-c", "--", needle]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+}
+
+#[test]
+fn ctrl_c_ends_the_command_on_every_host_and_the_model_hears_which_ran() {
+    use crate::support::pty::PtySession;
+    if !require() {
+        return;
+    }
+    let limit = Duration::from_secs(60);
+    let fleet = Fleet::start(&[("job-1", Kind::Up("a")), ("job-2", Kind::Up("a"))]);
+    // A duration no other process uses, to find the remote `sleep`s.
+    let sleep = format!("sleep 1000.{}3", std::process::id());
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run(&sleep)), reply_text("It was stopped.")]);
+    let config = json!({"ssh": {"options": fleet.ssh_options(), "control_persist_s": 30}});
+    std::fs::write(env.config_path(), config.to_string()).unwrap();
+    let vars = env.terminal_vars(&mock.base_url());
+    let started = std::time::Instant::now();
+    // opsai itself on the terminal: Ctrl-C reaches the whole foreground group, and a shell around
+    // it would die of it.
+    let args = ["--hosts", "job-*", "wait on both"];
+    let mut session =
+        PtySession::spawn(env!("CARGO_BIN_EXE_opsai"), &args, &vars, env.user_home()).answer_cursor_queries();
+    let both = opsai::testing::wait_until(limit, || processes_with(&sleep) >= 2);
+    assert!(both, "the command never ran on both hosts: {}", session.screen());
+    session.send("\x03");
+    session.expect("It was stopped.", limit);
+    assert_eq!(session.wait(limit), 0, "the turn goes on after a cancelled command");
+    assert!(started.elapsed() < Duration::from_secs(40), "the sleeps were not cancelled");
+    let gone = opsai::testing::wait_until(Duration::from_secs(10), || processes_with(&sleep) == 0);
+    assert!(gone, "left behind on a host: {}", processes_with(&sleep));
+    let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
+    assert!(observation.contains("cancelled") && observation.contains("job-[1:2]"), "{observation}");
+    let lines = audit(&env);
+    assert_eq!(lines.len(), 2, "{lines:#?}");
+}
