@@ -147,3 +147,52 @@ impl RolloutHook for AskAfterCanary<'_> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::approval::NoApprover;
+    use crate::fleet::Host;
+    use crate::redact::Redactor;
+    use crate::testing::ScriptedApprover;
+
+    fn canary() -> FleetResult {
+        let run = crate::fleet::fanout::HostRun::not_started(Host::named("web-1"), Outcome::Ran { exit_code: 0 }, "");
+        FleetResult { command: "touch /srv/flag".into(), runs: vec![run] }
+    }
+
+    fn hook<'a>(
+        approver: &'a dyn Approver,
+        interrupts: &'a Interrupts,
+        redactor: &'a Redactor,
+        up_front: bool,
+        risk: Risk,
+    ) -> AskAfterCanary<'a> {
+        AskAfterCanary { approver, interrupts, up_front, call_id: "c1", risk, reasons: &[], rest: 4, redactor }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 1)]
+    async fn after_the_canary_yes_covers_medium_only_and_nobody_to_ask_stops() {
+        let (interrupts, redactor) = (Interrupts::default(), Redactor::new(Vec::new()));
+        let result = canary();
+        let silent = ScriptedApprover::new([]);
+        let proceed = hook(&silent, &interrupts, &redactor, true, Risk::Medium).after_canary(&result).await;
+        assert_eq!(proceed, Proceed::Continue);
+        assert!(silent.asked.lock().unwrap().is_empty(), "-y covers a Medium rollout");
+
+        let asked = ScriptedApprover::new([Approval::Approved]);
+        let proceed = hook(&asked, &interrupts, &redactor, true, Risk::High).after_canary(&result).await;
+        assert_eq!(proceed, Proceed::Continue);
+        let requests = asked.asked.lock().unwrap().clone();
+        assert_eq!(requests.len(), 1, "High asks again whatever -y says");
+        assert_eq!(requests[0].host.as_deref(), Some("the other 4 hosts"));
+        assert!(requests[0].detail.as_deref().unwrap_or_default().contains("web-1"), "{:?}", requests[0].detail);
+
+        let no = ScriptedApprover::new([Approval::Denied]);
+        assert_eq!(hook(&no, &interrupts, &redactor, false, Risk::Medium).after_canary(&result).await, Proceed::Stop);
+        assert_eq!(
+            hook(&NoApprover, &interrupts, &redactor, false, Risk::Medium).after_canary(&result).await,
+            Proceed::Stop
+        );
+    }
+}
