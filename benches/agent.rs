@@ -93,6 +93,7 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
             files: &opsai::exec::fs::LocalFs,
             host: None,
             user: None,
+            fleet: None,
         },
         tools: Registry::agent(tools),
         settings: LoopSettings {

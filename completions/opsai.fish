@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_opsai_global_optspecs
-    string join \n y/yes dry-run q/quiet json model= base-url= c/continue session= ssh-host= h/help V/version
+    string join \n y/yes dry-run q/quiet json model= base-url= c/continue session= ssh-host= hosts= inventory= hosts-file= forks= serial= max-fail= h/help V/version
 end
 
 function __fish_opsai_needs_command
@@ -28,6 +28,12 @@ complete -c opsai -n "__fish_opsai_needs_command" -l model -d 'The model to use 
 complete -c opsai -n "__fish_opsai_needs_command" -l base-url -d 'The OpenAI-compatible endpoint (overrides the config and OPSAI_BASE_URL)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l session -d 'Continue the saved conversation with this id (`c12` or `12`; see `opsai sessions list`)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l ssh-host -d 'Run commands and file tools on this host through the system ssh (`~/.ssh/config` applies)' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l hosts -d 'Run every command on the hosts this Ansible pattern selects (`web-*`, `@prod`, `db:&eu`)' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l inventory -d 'An Ansible inventory file or directory (default: ANSIBLE_INVENTORY)' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l hosts-file -d 'A file of host names, one per line, after the inventory and ~/.ssh/config' -r -F
+complete -c opsai -n "__fish_opsai_needs_command" -l forks -d 'Hosts running at once' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l serial -d 'A change goes on after its canary in batches of N hosts (default: the rest at once)' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l max-fail -d 'Stop a change once more than N hosts (or N% of them) have failed' -r
 complete -c opsai -n "__fish_opsai_needs_command" -s y -l yes -d 'Approve medium-risk commands without asking (high always asks; refused with no terminal)'
 complete -c opsai -n "__fish_opsai_needs_command" -l dry-run -d 'Plan only: print each action and its risk, execute nothing'
 complete -c opsai -n "__fish_opsai_needs_command" -s q -l quiet -d 'Print only the final answer'

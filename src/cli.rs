@@ -46,8 +46,54 @@ pub struct RunArgs {
     #[arg(long, value_name = "ID", value_parser = crate::store::sessions::parse_id)]
     pub session: Option<i64>,
     /// Run commands and file tools on this host through the system ssh (`~/.ssh/config` applies).
-    #[arg(long, value_name = "HOST")]
+    #[arg(long, value_name = "HOST", conflicts_with = "hosts")]
     pub ssh_host: Option<String>,
+    #[command(flatten)]
+    pub fleet: FleetArgs,
+}
+
+/// A fleet run (docs/fleet.md): every command on the hosts a pattern selects, in parallel. The
+/// options other than `--hosts` also serve the REPL's `/hosts`, so they do not require it.
+#[derive(Debug, Args, Clone)]
+pub struct FleetArgs {
+    /// Run every command on the hosts this Ansible pattern selects (`web-*`, `@prod`, `db:&eu`).
+    #[arg(long, value_name = "PATTERN")]
+    pub hosts: Option<String>,
+    /// An Ansible inventory file or directory (default: ANSIBLE_INVENTORY).
+    #[arg(long, value_name = "FILE|DIR")]
+    pub inventory: Option<String>,
+    /// A file of host names, one per line, after the inventory and ~/.ssh/config.
+    #[arg(long, value_name = "FILE")]
+    pub hosts_file: Option<std::path::PathBuf>,
+    /// Hosts running at once.
+    #[arg(long, value_name = "N", default_value_t = crate::fleet::fanout::DEFAULT_FORKS,
+          value_parser = clap::value_parser!(usize))]
+    pub forks: usize,
+    /// A change goes on after its canary in batches of N hosts (default: the rest at once).
+    #[arg(long, value_name = "N")]
+    pub serial: Option<usize>,
+    /// Stop a change once more than N hosts (or N% of them) have failed.
+    #[arg(long, value_name = "N|N%", default_value = "0",
+          value_parser = parse_max_fail)]
+    pub max_fail: crate::fleet::fanout::MaxFail,
+}
+
+impl Default for FleetArgs {
+    fn default() -> Self {
+        Self {
+            hosts: None,
+            inventory: None,
+            hosts_file: None,
+            forks: crate::fleet::fanout::DEFAULT_FORKS,
+            serial: None,
+            max_fail: crate::fleet::fanout::MaxFail::Count(0),
+        }
+    }
+}
+
+fn parse_max_fail(text: &str) -> Result<crate::fleet::fanout::MaxFail, String> {
+    crate::fleet::fanout::MaxFail::parse(text)
+        .ok_or_else(|| format!("`{text}` is not a count or a percentage (0-100%)"))
 }
 
 #[derive(Debug, Subcommand)]

@@ -281,6 +281,17 @@ pub enum AgentEvent {
         id: String,
         chunk: String,
     },
+    /// One host's end of a command run on a fleet (`--hosts`), one per host in inventory order,
+    /// before the grouped `output` and the `tool_result` (which holds the model's grouped view).
+    HostResult {
+        id: String,
+        host: String,
+        /// `ran`, `unreachable`, `host-key`, `auth-failed`, `timed-out`, `cancelled`, `not-run`, …
+        outcome: String,
+        exit_code: Option<i32>,
+        output_bytes: u64,
+        duration_ms: u64,
+    },
     ToolResult {
         id: String,
         status: ObservationStatus,

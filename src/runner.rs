@@ -167,6 +167,8 @@ pub(crate) struct Parts {
     /// What contains auto-run commands on `host` (probed when it was set).
     pub remote_sandbox: Option<crate::exec::ssh::RemoteSandbox>,
     pub approver: Box<dyn Approver>,
+    /// `--hosts`/`/hosts`: the fleet every command runs on (instead of `host` or this machine).
+    pub fleet: Option<crate::tools::fleet::FleetTarget>,
 }
 
 impl Parts {
@@ -202,6 +204,7 @@ impl Parts {
             host: None,
             remote_sandbox: None,
             approver,
+            fleet: None,
         })
     }
 
@@ -248,6 +251,7 @@ impl Parts {
             files: self.files.as_ref(),
             host: self.host.as_deref(),
             user: None,
+            fleet: self.fleet.as_ref(),
         }
     }
 

@@ -96,6 +96,7 @@ impl Scenario {
                 files: &crate::exec::fs::LocalFs,
                 host: None,
                 user: None,
+                fleet: None,
             },
             tools: Registry::agent(tools),
             settings: LoopSettings {

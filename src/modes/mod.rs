@@ -13,6 +13,7 @@
 pub mod common;
 pub mod drive;
 pub mod explain;
+pub(crate) mod fleet;
 pub mod oneshot;
 pub mod repl;
 pub mod serve;

@@ -45,6 +45,28 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
             }
         }
     }
+    let fleet_only = args.fleet.inventory.is_some() || args.fleet.hosts_file.is_some() || args.fleet.serial.is_some();
+    if args.fleet.hosts.is_none() && fleet_only {
+        common::warn("--inventory, --hosts-file and --serial choose and run a fleet; give --hosts PATTERN too");
+        return Ok(2);
+    }
+    if let Some(pattern) = &args.fleet.hosts {
+        match super::fleet::select(paths, &parts.config, &args.fleet, pattern) {
+            Ok(fleet) => {
+                environment = format!("{environment}{}", fleet.environment());
+                if !args.json && !args.quiet {
+                    common::note(&format!("working on {} (`{pattern}`)", fleet.label()));
+                }
+                // Each host starts in its login directory.
+                cwd = std::path::PathBuf::from(".");
+                parts.fleet = Some(fleet);
+            }
+            Err(message) => {
+                common::warn(&message);
+                return Ok(1);
+            }
+        }
+    }
     let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => Some(store),
         Err(err) => {

@@ -8,6 +8,7 @@
 mod commands;
 mod dirs;
 mod editor;
+mod hosts;
 mod input;
 
 use std::io::{IsTerminal, Write};
@@ -58,6 +59,8 @@ struct Repl<'s> {
     /// exit code says so, as a one-shot run's would.
     failed: bool,
     refused: bool,
+    /// `--inventory`, `--hosts-file`, `--forks`, …: how `/hosts` reads and runs a fleet.
+    fleet_args: crate::cli::FleetArgs,
 }
 
 pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
@@ -134,6 +137,7 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
         terminal,
         failed: false,
         refused: false,
+        fleet_args: args.fleet.clone(),
     };
     for warning in &warnings {
         warn(warning);
@@ -147,6 +151,11 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     }
     if let Some(host) = &args.ssh_host
         && !runtime.block_on(repl.host(Some(Some(host.clone()))))
+    {
+        return Ok(1);
+    }
+    if let Some(pattern) = &args.fleet.hosts
+        && !runtime.block_on(repl.hosts(Some(Some(pattern.clone()))))
     {
         return Ok(1);
     }
@@ -167,7 +176,13 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
             Line::Invalid(message) => warn(&message),
             Line::Command(Command::Exit) => break,
             Line::Command(Command::Host(host)) => {
+                if host.as_ref().is_some_and(Option::is_some) && repl.parts.fleet.take().is_some() {
+                    note("the fleet is off: commands go to one host now");
+                }
                 runtime.block_on(repl.host(host));
+            }
+            Line::Command(Command::Hosts(hosts)) => {
+                runtime.block_on(repl.hosts(hosts));
             }
             Line::Command(Command::Undo) => runtime.block_on(repl.undo()),
             Line::Command(Command::Clear) => {
@@ -286,7 +301,7 @@ impl Repl<'_> {
             }
             Command::Cd(dir) => self.cd(&dir),
             // Needs the runtime: handled by the loop.
-            Command::Host(_) => {}
+            Command::Host(_) | Command::Hosts(_) => {}
             Command::Config => self.config(),
             Command::Audit(lines) => self.audit(lines),
             // Needs the runtime (the file may be on an SSH host): handled by the loop.
@@ -335,6 +350,10 @@ impl Repl<'_> {
     /// False when the host cannot be reached (nothing changed then).
     async fn host(&mut self, host: Option<Option<String>>) -> bool {
         let Some(host) = host else {
+            if self.parts.fleet.is_some() {
+                self.show_fleet();
+                return true;
+            }
             match &self.parts.host {
                 Some(host) => {
                     note(&format!("commands and file tools run on {host} over ssh (`/host local` to come back)"))
@@ -373,6 +392,9 @@ impl Repl<'_> {
     }
 
     fn cd(&mut self, dir: &str) {
+        if self.parts.fleet.is_some() {
+            return self.fleet_cd(dir);
+        }
         if let Some(host) = &self.parts.host {
             // The directory is on the host: it is checked when the next command runs there.
             let target = resolve_dir(&self.state.cwd, dir, self.parts.files.home().as_deref());

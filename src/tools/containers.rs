@@ -95,8 +95,10 @@ impl Tool for Container {
     fn call<'c>(&'c self, id: &'c str, args: &'c Value, ctx: ToolContext<'c, 'c>) -> BoxFuture<'c, ToolEffect> {
         Box::pin(async move {
             let host = ctx.services.host.map(str::to_owned);
+            let fleet = ctx.services.fleet.is_some();
             // The local fast path: remote commands are judged by their own result below.
-            if host.is_none() && !docker_available() {
+            // On a fleet each host's own result says whether docker is there.
+            if host.is_none() && !fleet && !docker_available() {
                 return ToolEffect::Observe(invalid_arguments(
                     id,
                     "docker is not available on this machine (no `docker` on PATH); say so, or use other tools",
@@ -109,6 +111,8 @@ impl Tool for Container {
             let command = argv.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ");
             let delegated = json!({"command": command, "why": format!("the {} tool", self.name())});
             match run_command::run(Caller { tool: self.name(), worker: "docker" }, id, &delegated, ctx).await {
+                // A fleet's grouped view names the hosts where docker is missing.
+                ToolEffect::Observe(observation) if fleet => ToolEffect::Observe(observation),
                 ToolEffect::Observe(observation) => ToolEffect::Observe(docker_missing(observation, host.as_deref())),
                 other => other,
             }

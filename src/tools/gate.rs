@@ -272,7 +272,10 @@ fn request(
         reasons: proposal.reasons.to_vec(),
         why,
         grant: grant.clone(),
-        host: services.host.map(str::to_owned),
+        host: match services.fleet {
+            Some(fleet) => Some(fleet.label()),
+            None => services.host.map(str::to_owned),
+        },
         detail,
     }
 }
@@ -313,6 +316,11 @@ fn sandbox_for(services: &Services, proposal: &Proposal) -> Result<Option<Sandbo
     let Action::Command { auto, .. } = &proposal.action else { return Ok(None) };
     if auto.refused {
         return Err("the command asked to run outside the sandbox".into());
+    }
+    // On a fleet each host's own sandbox applies, found by the fan-out on that host; a host
+    // without one runs only plain words and says so in its result (docs/fleet-run.md).
+    if services.fleet.is_some() {
+        return Ok(Some(auto.profile));
     }
     // On an ssh host the host's sandbox applies, probed when the connection was made; without
     // one, only plain words run uncontained (docs/remote.md).

@@ -209,8 +209,8 @@ impl Tool for KubeTool {
             if let Some(reason) = refused_context.or_else(|| blacklist::refusal(self.kind, &plan, config)) {
                 return refuse(self.kind, id, args, &command, &reason, ctx);
             }
-            // Over SSH kubectl runs on the host, whose PATH only the host knows.
-            if ctx.services.host.is_none() && !kubectl_available() {
+            // Over SSH (or on a fleet) kubectl runs on the hosts, whose PATH only they know.
+            if ctx.services.host.is_none() && ctx.services.fleet.is_none() && !kubectl_available() {
                 return ToolEffect::Observe(invalid_arguments(
                     id,
                     "kubectl is not available on this machine (no `kubectl` on PATH); tell the user, or use other tools",

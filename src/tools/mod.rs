@@ -5,6 +5,7 @@ pub mod analyze;
 pub mod containers;
 pub mod family;
 pub mod files;
+pub mod fleet;
 pub mod gate;
 pub mod grant;
 pub mod kube;
@@ -106,6 +107,8 @@ pub struct Services<'a> {
     pub host: Option<&'a str>,
     /// `opsai serve`: the signed-in user the turn runs for, for the audit log; `None` in the terminal.
     pub user: Option<String>,
+    /// `--hosts`/`/hosts`: every command runs on these hosts; files and `analyze` are refused.
+    pub fleet: Option<&'a fleet::FleetTarget>,
 }
 
 /// Per-run state tools read and change.
@@ -187,11 +190,16 @@ impl Registry {
     /// file tools, and where relevant the `container` and `kube` families.
     pub fn agent(config: ToolsConfig) -> Self {
         let mut registry = Self {
-            tools: vec![Arc::new(run_command::RunCommand::FULL), Arc::new(analyze::Analyze)],
+            tools: vec![
+                Arc::new(run_command::RunCommand::FULL),
+                Arc::new(fleet::SingleHost(Arc::new(analyze::Analyze))),
+            ],
             hidden: Vec::new(),
         };
         registry.family(structured::family(), true);
-        registry.family(files::family(config.files, config.backups), true);
+        let files = files::family(config.files, config.backups);
+        registry.hidden.extend(files.members().map(|tool| Arc::new(fleet::SingleHost(tool)) as Arc<dyn Tool>));
+        registry.tools.push(Arc::new(fleet::SingleHost(Arc::new(files))));
         registry.family(containers::family(), config.offer.containers);
         registry.family(kube::family(config.kube, config.kube_context), config.offer.kube);
         registry

@@ -5,6 +5,7 @@
 
 mod assess;
 mod execute;
+mod fleet;
 mod observe;
 mod route;
 
@@ -75,6 +76,9 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         Ok(allowed) => allowed,
         Err(effect) => return *effect,
     };
+    if let Some(fleet) = services.fleet {
+        return ToolEffect::Observe(fleet::run(&mut call, &planned, allowed, fleet).await);
+    }
     let ran = execute::execute(&mut call, planned.request(id, allowed)).await;
     ToolEffect::Observe(observe::observe(&mut call, &planned.assessment, allowed, ran))
 }
@@ -163,7 +167,7 @@ impl Call<'_> {
         self.emit(event);
     }
 
-    /// The audit line for this call.
+    /// The audit line for this call: one per host on a fleet (a refusal too).
     fn audit(
         &self,
         assessment: &Assessment,
@@ -171,14 +175,37 @@ impl Call<'_> {
         exit: Option<i32>,
         output: &str,
     ) -> Result<(), AuditError> {
+        let Some(fleet) = self.services.fleet else {
+            let host = self.services.host.map(str::to_owned);
+            return self.audit_on(host, assessment.risk, confirmed, exit, output, &assessment.sanitized);
+        };
+        let mut result = Ok(());
+        for host in &fleet.hosts {
+            let line =
+                self.audit_on(Some(host.name.clone()), assessment.risk, confirmed, exit, output, &assessment.sanitized);
+            result = result.and(line);
+        }
+        result
+    }
+
+    /// The audit line for `command` on `host` (`None`: this machine).
+    fn audit_on(
+        &self,
+        host: Option<String>,
+        risk: crate::protocol::Risk,
+        confirmed: Confirmed,
+        exit: Option<i32>,
+        output: &str,
+        command: &str,
+    ) -> Result<(), AuditError> {
         self.services.audit.append(&AuditRecord {
             session: self.services.session.clone(),
             input: self.input.to_owned(),
             tool: format!("{}.{}", self.caller.worker, self.caller.tool),
-            host: self.services.host.map(str::to_owned),
+            host,
             user: self.services.user.clone(),
-            command: assessment.sanitized.clone(),
-            risk: assessment.risk,
+            command: command.to_owned(),
+            risk,
             confirmed,
             exit,
             output: output.to_owned(),

@@ -375,7 +375,8 @@ impl<O: Write, E: Write> Renderer<O, E> {
                     self.show_spinner();
                 }
             }
-            AgentEvent::Done { .. } => {}
+            // The grouped `output` that follows shows every host.
+            AgentEvent::Done { .. } | AgentEvent::HostResult { .. } => {}
             AgentEvent::Output { chunk, .. } => {
                 self.live(chunk)?;
                 // Between lines of output the command is still running: the spinner says for how long.

@@ -15,6 +15,7 @@ mod faults_exec;
 mod faults_model;
 mod files_cli;
 mod first_run;
+mod fleet_cli;
 mod fleet_fanout;
 mod fleet_hosts;
 mod init_cli;

@@ -14,6 +14,8 @@ pub enum Command {
     Cd(String),
     /// `/host HOST` (`Some`), `/host local` (`None`); `/host` alone shows where commands run.
     Host(Option<Option<String>>),
+    /// `/hosts PATTERN` (`Some`), `/hosts off` (`None`); `/hosts` alone shows the fleet.
+    Hosts(Option<Option<String>>),
     Config,
     Audit(usize),
     Undo,
@@ -43,6 +45,7 @@ pub(crate) const SLASH_COMMANDS: &[(&str, &str)] = &[
     ("/yes", "[on|off]  approve medium-risk commands for this session (high always asks)"),
     ("/cd", "DIR  change the working directory (a bare `cd DIR` works too)"),
     ("/host", "[HOST|local]  run commands and file tools on HOST over ssh, or here again"),
+    ("/hosts", "[PATTERN|off]  run every command on the hosts PATTERN selects (docs/fleet.md), or stop"),
     ("/config", "show the configuration"),
     // The default is `crate::cli::AUDIT_TAIL` (a test checks they agree).
     ("/audit", "[N]  the last N audit-log lines (default 20, as `opsai audit`)"),
@@ -157,6 +160,11 @@ fn slash(rest: &str) -> Line {
             (Some(host), 1) => Command::Host(Some(Some(host.to_owned()))),
             _ => return too_many("/host [HOST|local]"),
         },
+        "hosts" => match (arg, args.len()) {
+            (None, _) => Command::Hosts(None),
+            (Some("off"), 1) => Command::Hosts(Some(None)),
+            (Some(_), _) => Command::Hosts(Some(Some(rest[name.len()..].trim().to_owned()))),
+        },
         "config" => Command::Config,
         "audit" => match arg.map(str::parse::<usize>) {
             None => Command::Audit(crate::cli::AUDIT_TAIL),
@@ -245,6 +253,9 @@ mod tests {
         assert_eq!(command("/host"), Command::Host(None));
         assert_eq!(command("/host local"), Command::Host(Some(None)));
         assert_eq!(command("/host db-1"), Command::Host(Some(Some("db-1".into()))));
+        assert_eq!(command("/hosts"), Command::Hosts(None));
+        assert_eq!(command("/hosts off"), Command::Hosts(Some(None)));
+        assert_eq!(command("/hosts web-*:&eu"), Command::Hosts(Some(Some("web-*:&eu".into()))));
         assert_eq!(command("/yes on"), Command::Yes(Some(true)));
         assert_eq!(command("/dry-run off"), Command::DryRun(Some(false)));
         assert_eq!(command("/audit"), Command::Audit(crate::cli::AUDIT_TAIL));

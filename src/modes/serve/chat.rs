@@ -210,6 +210,7 @@ async fn drive(
     let services = Services {
         approver: &approver,
         user: Some(principal.user.clone()),
+        fleet: None,
         ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
     };
     let tools = ToolsConfig { kube_context: cluster.map(str::to_owned), ..parts.tools_config(state.offer) };

@@ -105,6 +105,7 @@ impl Harness {
             files: &fs,
             host: None,
             user: self.user.clone(),
+            fleet: None,
         };
         let mut state = RunState { cwd: self.home.clone(), ..RunState::default() };
         let mut events = Vec::new();

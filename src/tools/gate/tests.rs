@@ -55,6 +55,7 @@ impl Gate {
             files: &crate::exec::fs::LocalFs,
             host,
             user: None,
+            fleet: None,
         };
         decide(&services, &mut self.state, proposal)
     }

@@ -68,6 +68,7 @@ fn call_pods(config: KubeConfig, context: Option<&str>) -> (Vec<String>, Observa
         // On a host the PATH check is the host's, so no kubectl is needed here.
         host: Some("kube-host"),
         user: Some("alice".into()),
+        fleet: None,
     };
     let family = family(config, context.map(str::to_owned));
     let tool = family.members().find(|tool| tool.name() == "list_pods").unwrap();
