@@ -75,6 +75,7 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
         backups: opsai::store::backups::Backups::new(dir.join("backups")),
         kube: opsai::config::KubeConfig::default(),
         kube_context: None,
+        kube_contexts: Vec::new(),
         offer: opsai::tools::Offer::ALL,
     };
     let mut agent = Agent {

@@ -302,7 +302,7 @@ _opsai() {
 
     case "${cmd}" in
         opsai)
-            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --ssh-host --hosts --inventory --hosts-file --forks --serial --max-fail --help --version policy config audit sessions init widget completions man explain cache undo sandbox doctor serve help"
+            opts="-y -q -c -h -V --yes --dry-run --quiet --json --model --base-url --continue --session --ssh-host --hosts --inventory --hosts-file --forks --serial --max-fail --contexts --help --version policy config audit sessions init widget completions man explain cache undo sandbox doctor serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -345,6 +345,10 @@ _opsai() {
                     return 0
                     ;;
                 --max-fail)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --contexts)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_opsai_global_optspecs
-    string join \n y/yes dry-run q/quiet json model= base-url= c/continue session= ssh-host= hosts= inventory= hosts-file= forks= serial= max-fail= h/help V/version
+    string join \n y/yes dry-run q/quiet json model= base-url= c/continue session= ssh-host= hosts= inventory= hosts-file= forks= serial= max-fail= contexts= h/help V/version
 end
 
 function __fish_opsai_needs_command
@@ -34,6 +34,7 @@ complete -c opsai -n "__fish_opsai_needs_command" -l hosts-file -d 'A file of ho
 complete -c opsai -n "__fish_opsai_needs_command" -l forks -d 'Hosts running at once' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l serial -d 'A change goes on after its canary in batches of N hosts (default: the rest at once)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l max-fail -d 'Stop a change once more than N hosts (or N% of them) have failed' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l contexts -d 'Run the Kubernetes tools on every kubeconfig context these globs select (`prod-*`, `a,b`)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -s y -l yes -d 'Approve medium-risk commands without asking (high always asks; refused with no terminal)'
 complete -c opsai -n "__fish_opsai_needs_command" -l dry-run -d 'Plan only: print each action and its risk, execute nothing'
 complete -c opsai -n "__fish_opsai_needs_command" -s q -l quiet -d 'Print only the final answer'

@@ -76,6 +76,9 @@ pub struct FleetArgs {
     #[arg(long, value_name = "N|N%", default_value = "0",
           value_parser = parse_max_fail)]
     pub max_fail: crate::fleet::fanout::MaxFail,
+    /// Run the Kubernetes tools on every kubeconfig context these globs select (`prod-*`, `a,b`).
+    #[arg(long, value_name = "PATTERN")]
+    pub contexts: Option<String>,
 }
 
 impl Default for FleetArgs {
@@ -87,6 +90,7 @@ impl Default for FleetArgs {
             forks: crate::fleet::fanout::DEFAULT_FORKS,
             serial: None,
             max_fail: crate::fleet::fanout::MaxFail::Count(0),
+            contexts: None,
         }
     }
 }

@@ -169,6 +169,8 @@ pub(crate) struct Parts {
     pub approver: Box<dyn Approver>,
     /// `--hosts`/`/hosts`: the fleet every command runs on (instead of `host` or this machine).
     pub fleet: Option<crate::tools::fleet::FleetTarget>,
+    /// `--contexts`: the kube contexts every kube tool call runs on (empty: kubectl's current one).
+    pub kube_contexts: Vec<String>,
 }
 
 impl Parts {
@@ -205,6 +207,7 @@ impl Parts {
             remote_sandbox: None,
             approver,
             fleet: None,
+            kube_contexts: Vec::new(),
         })
     }
 
@@ -258,11 +261,14 @@ impl Parts {
     /// The agent's tools' own settings, offering `offer`'s optional families (usually
     /// [`crate::tools::Offer::for_context`]).
     pub(crate) fn tools_config(&self, offer: crate::tools::Offer) -> ToolsConfig {
+        // `--contexts` asked for the kube tools: offered even when this PATH has no kubectl.
+        let offer = crate::tools::Offer { kube: offer.kube || !self.kube_contexts.is_empty(), ..offer };
         ToolsConfig {
             files: self.config.files.clone(),
             backups: self.backups.clone(),
             kube: self.config.kube.clone(),
             kube_context: None,
+            kube_contexts: self.kube_contexts.clone(),
             offer,
         }
     }

@@ -78,6 +78,7 @@ impl Scenario {
             backups: crate::store::backups::Backups::new(dir.path().join("backups")),
             kube: crate::config::KubeConfig::default(),
             kube_context: None,
+            kube_contexts: Vec::new(),
             offer: crate::tools::Offer::ALL,
         };
         let mut agent = Agent {

@@ -11,6 +11,7 @@
 //! (SIGTERM/SIGHUP). Only this layer and `cmd` decide the process's exit.
 
 pub mod common;
+pub(crate) mod contexts;
 pub mod drive;
 pub mod explain;
 pub(crate) mod fleet;

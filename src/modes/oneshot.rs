@@ -67,6 +67,21 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
             }
         }
     }
+    if let Some(pattern) = &args.fleet.contexts {
+        match super::contexts::select(pattern, &parts.config.kube) {
+            Ok(contexts) => {
+                environment.push_str(&super::contexts::environment(&contexts));
+                if !args.json && !args.quiet {
+                    common::note(&format!("kube tools on {} contexts: {}", contexts.len(), contexts.join(", ")));
+                }
+                parts.kube_contexts = contexts;
+            }
+            Err(message) => {
+                common::warn(&message);
+                return Ok(1);
+            }
+        }
+    }
     let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => Some(store),
         Err(err) => {

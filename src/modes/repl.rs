@@ -159,6 +159,15 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
     {
         return Ok(1);
     }
+    if let Some(pattern) = &args.fleet.contexts {
+        match super::contexts::select(pattern, &repl.parts.config.kube) {
+            Ok(contexts) => repl.parts.kube_contexts = contexts,
+            Err(message) => {
+                warn(&message);
+                return Ok(1);
+            }
+        }
+    }
     if (args.session.is_some() || args.continue_last) && !repl.resume(args.session) {
         return Ok(1);
     }
@@ -452,7 +461,10 @@ impl Repl<'_> {
             recorder: Some(&self.conversation),
             services: self.parts.services(mode, self.conversation.label(), &interrupts),
             tools: Registry::agent(self.parts.tools_config(self.offer)),
-            settings: self.parts.settings(&self.prompt.model, &self.environment),
+            settings: self.parts.settings(
+                &self.prompt.model,
+                &format!("{}{}", self.environment, super::contexts::environment(&self.parts.kube_contexts)),
+            ),
             state: std::mem::take(&mut self.state),
         };
         let width = common::stdout_width();

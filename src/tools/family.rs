@@ -84,6 +84,7 @@ mod tests {
             backups: crate::store::backups::Backups::new(std::env::temp_dir().join("opsai-family-test-backups")),
             kube: crate::config::KubeConfig::default(),
             kube_context: None,
+            kube_contexts: Vec::new(),
             offer,
         }
     }
@@ -114,7 +115,7 @@ mod tests {
             super::super::structured::family(),
             super::super::files::family(config.files, config.backups),
             super::super::containers::family(),
-            super::super::kube::family(config.kube, None),
+            super::super::kube::family(config.kube, None, Vec::new()),
         ];
         for family in families {
             let members: Vec<&str> = family.members().map(|tool| tool.name()).collect();

@@ -55,10 +55,12 @@ impl Kube {
 
 /// The seven tools as one `kube` schema (`action`: pods, logs, describe, deployments, events,
 /// configmap, nodes); the description says which arguments each takes. With a `context`, every
-/// kubectl line talks to that kube context (`opsai serve`'s conversation's cluster).
-pub fn family(config: KubeConfig, context: Option<String>) -> Family {
+/// kubectl line talks to that kube context (`opsai serve`'s conversation's cluster); with
+/// `contexts` (`--contexts`), every call runs once per context and the results come back grouped.
+pub fn family(config: KubeConfig, context: Option<String>, contexts: Vec<String>) -> Family {
     let config = Arc::new(config);
     let context: Option<Arc<str>> = context.map(Into::into);
+    let contexts: Arc<[String]> = contexts.into();
     let text = || json!({"type": "string"});
     Family::new(
         "kube",
@@ -81,7 +83,12 @@ pub fn family(config: KubeConfig, context: Option<String>) -> Family {
             .map(|kind| {
                 (
                     kind.action(),
-                    Arc::new(KubeTool { kind, config: config.clone(), context: context.clone() }) as Arc<dyn Tool>,
+                    Arc::new(KubeTool {
+                        kind,
+                        config: config.clone(),
+                        context: context.clone(),
+                        contexts: contexts.clone(),
+                    }) as Arc<dyn Tool>,
                 )
             })
             .collect(),
@@ -94,6 +101,8 @@ pub(crate) struct KubeTool {
     config: Arc<KubeConfig>,
     /// `--context=NAME` on every line; `None` = kubectl's current context.
     context: Option<Arc<str>>,
+    /// `--contexts`: each call runs once per context (see [`each_context`]).
+    contexts: Arc<[String]>,
 }
 
 /// Told to the model with every tool, so it does not try what will be refused.
@@ -201,6 +210,9 @@ impl Tool for KubeTool {
                 Ok(plan) => plan,
                 Err(message) => return ToolEffect::Observe(invalid_arguments(id, message)),
             };
+            if !self.contexts.is_empty() {
+                return each_context(self, id, args, &plan, ctx).await;
+            }
             let refused_context = self.context.as_deref().and_then(|context| {
                 plan.in_context(context);
                 context_refusal(context, config)
@@ -220,6 +232,87 @@ impl Tool for KubeTool {
                 json!({"command": command, "why": format!("the {} tool", self.name()), "timeout_s": TIMEOUT_S});
             run_command::run(Caller { tool: self.name(), worker: "kube" }, id, &delegated, ctx).await
         })
+    }
+}
+
+/// `--contexts`: the call once per context, in order, each through the same path as a single call
+/// (the blacklist, the context check, run_command's policy, approval, audit line and bounds), under
+/// its own call id (`ID@CONTEXT`) so every run is its own event stream; the model gets one
+/// observation with contexts whose output is the same grouped together.
+async fn each_context(tool: &KubeTool, id: &str, args: &Value, plan: &Plan, ctx: ToolContext<'_, '_>) -> ToolEffect {
+    let ToolContext { services, state, events, input, model } = ctx;
+    let mut results: Vec<(String, Observation)> = Vec::new();
+    for context in tool.contexts.iter() {
+        let mut plan = plan.clone();
+        plan.in_context(context);
+        let run_id = format!("{id}@{context}");
+        let command = plan.argv.iter().map(|word| quote_word(word)).collect::<Vec<_>>().join(" ");
+        let ctx = ToolContext { services, state: &mut *state, events: &mut *events, input, model };
+        let effect = match context_refusal(context, &tool.config)
+            .or_else(|| blacklist::refusal(tool.kind, &plan, &tool.config))
+        {
+            Some(reason) => refuse(tool.kind, &run_id, args, &command, &reason, ctx),
+            None => {
+                let delegated =
+                    json!({"command": command, "why": format!("the {} tool", tool.name()), "timeout_s": TIMEOUT_S});
+                run_command::run(Caller { tool: tool.name(), worker: "kube" }, &run_id, &delegated, ctx).await
+            }
+        };
+        match effect {
+            ToolEffect::Observe(observation) => results.push((context.clone(), observation)),
+            // A stop (Ctrl-C, a declined change) ends the whole call as it would end one.
+            other => return other,
+        }
+    }
+    ToolEffect::Observe(grouped(id, &results))
+}
+
+/// One observation for a call run on several contexts: the contexts with the same status and the
+/// same result (its outcome line without the time it took, and its output) as one group, largest
+/// first, each output as bounded as a single call's.
+fn grouped(id: &str, results: &[(String, Observation)]) -> Observation {
+    let mut groups: Vec<(Vec<&str>, ObservationStatus, std::borrow::Cow<'_, str>)> = Vec::new();
+    for (context, observation) in results {
+        let text = without_duration(&observation.text);
+        match groups.iter_mut().find(|(_, status, seen)| *status == observation.status && *seen == text) {
+            Some((names, _, _)) => names.push(context),
+            None => groups.push((vec![context], observation.status, text)),
+        }
+    }
+    groups.sort_by_key(|(names, _, _)| std::cmp::Reverse(names.len()));
+    let mut text = format!("ran on {} kube contexts, {} distinct results", results.len(), groups.len());
+    for (names, _, result) in &groups {
+        let label = if names.len() == 1 { "context" } else { "contexts" };
+        text.push_str(&format!("\n\n## {label} {}\n{result}", names.join(", ")));
+    }
+    // The call as a whole: the first context that did not run cleanly speaks for it.
+    let worst = results
+        .iter()
+        .map(|(_, observation)| observation)
+        .find(|o| o.status != ObservationStatus::Ran || o.exit_code != Some(0))
+        .or_else(|| results.first().map(|(_, observation)| observation));
+    Observation {
+        call_id: id.into(),
+        status: worst.map_or(ObservationStatus::Ran, |o| o.status),
+        exit_code: worst.and_then(|o| o.exit_code),
+        text,
+        truncated_bytes: results.iter().map(|(_, o)| o.truncated_bytes).sum(),
+        duration_ms: results.iter().map(|(_, o)| o.duration_ms).sum(),
+    }
+}
+
+/// An observation's text without the run's duration at the end of its outcome line (`exit 0 · 35
+/// ms`): two contexts that printed the same are the same result however long each took.
+fn without_duration(text: &str) -> std::borrow::Cow<'_, str> {
+    let (first, rest) = text.split_once('\n').map_or((text, None), |(first, rest)| (first, Some(rest)));
+    let Some((head, tail)) = first.rsplit_once(" · ") else { return text.into() };
+    let timed = tail.ends_with(" ms") || tail.ends_with(" s");
+    if !timed || !tail.starts_with(|c: char| c.is_ascii_digit()) {
+        return text.into();
+    }
+    match rest {
+        Some(rest) => format!("{head}\n{rest}").into(),
+        None => head.to_owned().into(),
     }
 }
 

@@ -152,6 +152,8 @@ pub struct ToolsConfig {
     /// The kube context every kubectl line talks to (`--context=NAME`, checked against
     /// `kube.contexts`); `None` = kubectl's current one.
     pub kube_context: Option<String>,
+    /// `--contexts`: every kube call runs once on each of these contexts (empty: as `kube_context`).
+    pub kube_contexts: Vec<String>,
     /// Which optional families the model is offered.
     pub offer: Offer,
 }
@@ -201,7 +203,7 @@ impl Registry {
         registry.hidden.extend(files.members().map(|tool| Arc::new(fleet::SingleHost(tool)) as Arc<dyn Tool>));
         registry.tools.push(Arc::new(fleet::SingleHost(Arc::new(files))));
         registry.family(containers::family(), config.offer.containers);
-        registry.family(kube::family(config.kube, config.kube_context), config.offer.kube);
+        registry.family(kube::family(config.kube, config.kube_context, config.kube_contexts), config.offer.kube);
         registry
     }
 

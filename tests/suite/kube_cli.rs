@@ -299,3 +299,68 @@ async fn a_served_conversation_talks_to_its_cluster_and_one_outside_kube_context
     assert!(!audit(&env).contains("--context=dev"), "{}", audit(&env));
     server.stop();
 }
+
+/// A fake kubectl that knows three contexts and answers `get pods` per context: the two prod ones
+/// alike, with a token to redact. Every argv is logged as in [`fake_kubectl`].
+fn fake_kubectl_with_contexts(env: &TestEnv) -> (String, PathBuf) {
+    let bin = env.user_home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let log = env.user_home().join("kubectl-argv");
+    let script = format!(
+        "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\" >> '{log}'; done\necho --END-- >> '{log}'\n\
+         if [ \"$1\" = config ]; then printf 'dev\\nprod-eu\\nprod-us\\n'; exit 0; fi\n\
+         case \"$1\" in --context=dev) echo 'No resources found'; exit 1;; esac\n\
+         echo 'web-1   1/1     Running   0'\necho \"env GITHUB_TOKEN={TOKEN}\"\n",
+        log = log.display()
+    );
+    let kubectl = bin.join("kubectl");
+    std::fs::write(&kubectl, script).unwrap();
+    std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    (format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()), log)
+}
+
+/// `--contexts`: one kube call runs once per selected context, in kubeconfig order, each audited;
+/// the model gets one grouped, redacted observation and is told which contexts answer.
+#[test]
+fn contexts_run_every_kube_call_on_each_selected_context_and_group_the_results() {
+    let env = TestEnv::new();
+    let (path, log) = fake_kubectl_with_contexts(&env);
+    let mock = MockLlm::start([
+        reply_tool_call("p1", "list_pods", json!({"namespace": "shop"})),
+        reply_text("web-1 runs in both prod clusters."),
+    ]);
+    opsai(&env, &mock, &path).args(["--contexts", "prod-*,dev", "pods in shop?"]).assert().success();
+    let pods = |context: &str| argv(&format!("--context={context} get pods -n shop -o wide {T}"));
+    let expected = vec![argv("config get-contexts -o name"), pods("dev"), pods("prod-eu"), pods("prod-us")];
+    assert_eq!(runs(&log), expected);
+
+    let first = &mock.chat_requests()[0];
+    let system = first.messages()[0]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(system.contains("each of 3 contexts (dev, prod-eu, prod-us)"), "{system}");
+    let last = &mock.chat_requests()[1];
+    last.assert_tool_calls_answered();
+    let result = last.tool_result("p1").unwrap();
+    assert!(result.starts_with("ran on 3 kube contexts, 2 distinct results"), "{result}");
+    assert!(result.contains("## contexts prod-eu, prod-us\nexit 0\nweb-1   1/1     Running"), "{result}");
+    assert!(result.contains("## context dev\n[ERROR]: exit 1\nNo resources found"), "{result}");
+    assert!(result.contains("[REDACTED"), "{result}");
+    mock.assert_never_sent(TOKEN);
+    let audit = audit(&env);
+    assert_eq!(audit.lines().filter(|line| line.contains("TOOL: kube.list_pods ")).count(), 3, "{audit}");
+    for context in ["dev", "prod-eu", "prod-us"] {
+        assert!(audit.contains(&format!("--context={context} get pods")), "{audit}");
+    }
+    assert!(!audit.contains(TOKEN), "{audit}");
+}
+
+/// A pattern no context matches stops before any model request, naming what kubectl knows.
+#[test]
+fn contexts_that_select_nothing_stop_before_the_model() {
+    let env = TestEnv::new();
+    let (path, _log) = fake_kubectl_with_contexts(&env);
+    let mock = MockLlm::start([reply_text("never")]);
+    let out = opsai(&env, &mock, &path).args(["--contexts", "staging-*", "pods?"]).assert().code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("`staging-*` selects no kube context (kubectl knows: dev, prod-eu, prod-us)"), "{stderr}");
+    assert!(mock.chat_requests().is_empty());
+}

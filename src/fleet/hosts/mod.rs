@@ -25,6 +25,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use error::HostsError;
+pub(crate) use pattern::glob_matches;
 
 use crate::fleet::Host;
 use inventory::{Inventory, Resolved};

@@ -9,7 +9,7 @@ use super::{Kube, build, context_refusal, family};
 use crate::approval::NoApprover;
 use crate::config::KubeConfig;
 use crate::policy::{PolicyConfig, assess, quote_word};
-use crate::protocol::{ObservationStatus, Risk};
+use crate::protocol::{Observation, ObservationStatus, Risk};
 use crate::redact::Redactor;
 use crate::store::audit::AuditLog;
 use crate::testing::{ScriptedExecutor, ScriptedModel};
@@ -70,7 +70,7 @@ fn call_pods(config: KubeConfig, context: Option<&str>) -> (Vec<String>, Observa
         user: Some("alice".into()),
         fleet: None,
     };
-    let family = family(config, context.map(str::to_owned));
+    let family = family(config, context.map(str::to_owned), Vec::new());
     let tool = family.members().find(|tool| tool.name() == "list_pods").unwrap();
     let mut state = RunState::default();
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(1).enable_all().build().unwrap();
@@ -109,4 +109,32 @@ fn a_registry_with_a_context_runs_every_line_there_and_refuses_one_not_listed() 
     // No context: kubectl's current one, whatever the list says (the terminal's case).
     let (ran, _, _, _) = call_pods(listed, None);
     assert_eq!(ran, ["kubectl get pods -n default -o wide --request-timeout=30s"]);
+}
+
+/// `--contexts`: contexts whose result is the same are one group, the largest first; the call's
+/// own id names the observation.
+#[test]
+fn results_per_context_are_grouped() {
+    let ran = |code: i32, text: &str| Observation {
+        call_id: "x".into(),
+        status: ObservationStatus::Ran,
+        exit_code: Some(code),
+        text: text.into(),
+        truncated_bytes: 0,
+        duration_ms: 5,
+    };
+    let results = vec![
+        ("dev".to_owned(), ran(1, "[ERROR]: exit 1 · 4 ms\nerror: no pods")),
+        ("prod-eu".to_owned(), ran(0, "exit 0 · 3 ms\nweb-1 Running")),
+        ("prod-us".to_owned(), ran(0, "exit 0 · 1.2 s\nweb-1 Running")),
+    ];
+    let observation = super::grouped("call-7", &results);
+    assert_eq!(observation.call_id, "call-7");
+    assert_eq!(observation.exit_code, Some(1), "a failing context is not hidden behind the others");
+    let text = &observation.text;
+    assert!(text.starts_with("ran on 3 kube contexts, 2 distinct results"), "{text}");
+    let both = text.find("## contexts prod-eu, prod-us\nexit 0\nweb-1 Running").expect(text);
+    let dev = text.find("## context dev\n[ERROR]: exit 1\nerror: no pods").expect(text);
+    assert!(both < dev, "{text}");
+    assert_eq!(observation.duration_ms, 15);
 }
