@@ -201,6 +201,29 @@ fn char_count(text: &str) -> usize {
     if text.is_ascii() { text.len() } else { text.chars().count() }
 }
 
+/// The capture keeps a head and a tail; a secret cut in half at either edge no longer matches any
+/// pattern, so a long token touching the cut is replaced whole. A head that ends in whitespace, or
+/// a tail that starts with it, was cut between words.
+pub(crate) fn scrub_cut_edges(mut captured: Captured) -> Captured {
+    const MIN_TOKEN: usize = 12;
+    const CUT: &str = "[REDACTED:cut]";
+    if captured.truncated_bytes == 0 {
+        return captured;
+    }
+    let head = &mut captured.head;
+    let head_cut =
+        head.rfind(char::is_whitespace).map_or(0, |i| i + head[i..].chars().next().map_or(1, char::len_utf8));
+    if head.len() - head_cut >= MIN_TOKEN {
+        head.replace_range(head_cut.., CUT);
+    }
+    let tail = &mut captured.tail;
+    let tail_cut = tail.find(char::is_whitespace).unwrap_or(tail.len());
+    if tail_cut >= MIN_TOKEN {
+        tail.replace_range(..tail_cut, CUT);
+    }
+    captured
+}
+
 /// The tool message for the model: a header line, then the (redacted) output when there is any.
 pub(crate) fn observation_text(result: &ExecResult, redacted_output: &str) -> String {
     let header = outcome_line(result);

@@ -185,9 +185,6 @@ pub fn run(paths: &Paths, args: &RunArgs) -> anyhow::Result<u8> {
             Line::Invalid(message) => warn(&message),
             Line::Command(Command::Exit) => break,
             Line::Command(Command::Host(host)) => {
-                if host.as_ref().is_some_and(Option::is_some) && repl.parts.fleet.take().is_some() {
-                    note("the fleet is off: commands go to one host now");
-                }
                 runtime.block_on(repl.host(host));
             }
             Line::Command(Command::Hosts(hosts)) => {
@@ -371,7 +368,16 @@ impl Repl<'_> {
             }
             return true;
         };
-        match self.parts.set_host(self.paths, host.as_deref()).await {
+        let switched = self.parts.set_host(self.paths, host.as_deref()).await;
+        if switched.is_ok() {
+            // Commands go to one machine from here: a fleet is over only once that is true (a
+            // failed `/host` leaves the fleet as it was), and no grant carries to the new target.
+            if self.parts.fleet.take().is_some() {
+                note("the fleet is off: commands go to one machine now");
+            }
+            self.state.grants.clear();
+        }
+        match switched {
             Ok(Some(remote)) => {
                 let name = host.unwrap_or_default();
                 self.environment = runner::remote_environment(&name, &remote, self.parts.remote_sandbox.as_ref());

@@ -196,6 +196,28 @@ fn the_repl_selects_a_fleet_with_slash_hosts_and_leaves_it_with_hosts_off() {
     assert!(lines[2].contains("echo back-here") && !lines[2].contains("HOST:"), "{lines:#?}");
 }
 
+/// `/host local` (like `/host HOST`) ends a fleet: the next command runs here only, and the model
+/// is no longer told about the hosts.
+#[test]
+fn slash_host_local_ends_the_fleet() {
+    if !require() {
+        return;
+    }
+    let fleet = Fleet::start(&[("app-1", Kind::Up("a")), ("app-2", Kind::Up("a"))]);
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_tool_call("c1", "run_command", run("echo back-here")), reply_text("ran here")]);
+    let output = opsai(&env, &mock, &fleet).write_stdin("/hosts app-*\n/host local\nthird\n").output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("the fleet is off"), "{stderr}");
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 2, "{stderr}");
+    let system = requests[0].messages()[0]["content"].as_str().unwrap_or_default().to_owned();
+    assert!(!system.contains("in parallel over ssh"), "the fleet is gone from the prompt: {system}");
+    let lines = audit(&env);
+    assert_eq!(lines.len(), 1, "one line, here: {lines:#?}");
+    assert!(lines[0].contains("echo back-here") && !lines[0].contains("HOST:"), "{lines:#?}");
+}
+
 /// A change on a real terminal: the one prompt names the hosts, and after a good canary the person
 /// is asked again before the rest; a no there leaves the rest not run (and audited as refused).
 #[test]
@@ -231,7 +253,7 @@ fn on_a_terminal_the_prompt_names_the_hosts_and_the_rest_waits_for_a_second_yes(
         assert!(line_of(&lines, "web-1").contains("CONFIRMED: yes"), "{lines:#?}");
         let rest = line_of(&lines, "web-2");
         if second == "n" {
-            assert!(rest.contains("CONFIRMED: no") && rest.contains("not-run"), "{rest}");
+            assert!(rest.contains("CONFIRMED: no") && rest.contains("not run: stopped after the canary"), "{rest}");
         } else {
             assert!(rest.contains("CONFIRMED: yes") && rest.contains("EXIT: 0"), "{rest}");
         }

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use super::FleetResult;
 use super::group::{Group, groups, host_list};
 use super::outcome::Outcome;
-use crate::exec::output::join_cut;
+use crate::exec::output::{join_cut, scrub_cut_edges};
 
 /// The model's view never reaches this many bytes.
 pub const MODEL_VIEW_MAX: usize = 8 * 1024;
@@ -21,7 +21,7 @@ const MODEL_HOSTS: usize = 240;
 const HUMAN_HOSTS: usize = 2000;
 
 /// `ran on 47 of 50 hosts (45 exit 0, 2 non-zero); 3 failed (unreachable 2, timed out 1); 0 not run`.
-pub fn summary(result: &FleetResult) -> String {
+pub fn summary(result: &FleetResult, redact: &dyn Fn(&str) -> String) -> String {
     let total = result.runs.len();
     let ran: Vec<i32> = result.runs.iter().filter_map(|run| run.exit_code()).collect();
     let zero = ran.iter().filter(|code| **code == 0).count();
@@ -41,7 +41,7 @@ pub fn summary(result: &FleetResult) -> String {
     let unreached = result.runs.iter().filter(|run| run.outcome.unreached()).count();
     let mut line = format!(
         "`{}` on {total} host{}: ran on {} ({zero} exit 0, {} non-zero); {failed} failed",
-        result.command,
+        redact(&result.command),
         plural(total),
         ran.len(),
         ran.len() - zero
@@ -66,7 +66,7 @@ fn heading(group: &Group, max_hosts: usize) -> String {
 
 /// Everything, for the person: each group's heading, then its output (or ssh's reason).
 pub fn for_human(result: &FleetResult, redact: &dyn Fn(&str) -> String) -> String {
-    let mut text = summary(result);
+    let mut text = summary(result, redact);
     text.push('\n');
     for group in groups(&result.runs) {
         let Some(sample) = result.runs.get(group.sample) else { continue };
@@ -74,7 +74,7 @@ pub fn for_human(result: &FleetResult, redact: &dyn Fn(&str) -> String) -> Strin
         if !sample.detail.is_empty() && !group.outcome.ran() {
             let _ = writeln!(text, "   {}", redact(&sample.detail));
         }
-        let output = redact(&sample.output.text());
+        let output = scrub_cut_edges(sample.output.map(redact)).text();
         if !output.is_empty() {
             text.push_str(&output);
             if !output.ends_with('\n') {
@@ -100,14 +100,14 @@ pub fn for_model(result: &FleetResult, redact: &dyn Fn(&str) -> String) -> Strin
             let _ = writeln!(failures, "{}", cut(&detail, 160));
         }
     }
-    let mut text = summary(result);
+    let mut text = summary(result, redact);
     text.push('\n');
     let budget = MODEL_BUDGET.saturating_sub(failures.len() + text.len());
     let mut body = String::new();
     let mut shown = 0;
     for group in &ran {
         let Some(sample) = result.runs.get(group.sample) else { continue };
-        let output = cut(&redact(&sample.output.text()), MODEL_GROUP_OUTPUT);
+        let output = cut(&scrub_cut_edges(sample.output.map(redact)).text(), MODEL_GROUP_OUTPUT);
         let block = format!(
             "## {}\n{output}{}",
             heading(group, MODEL_HOSTS),

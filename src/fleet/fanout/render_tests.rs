@@ -46,7 +46,7 @@ fn identical_outputs_are_one_group_and_failures_group_by_kind() {
     assert!(human.contains("37 hosts: web-[01:37] · exit 0\nok\n"), "{human}");
     assert!(human.contains("2 hosts: gone-[1:2] · unreachable\n   ssh: connect"), "{human}");
     assert!(human.contains("1 host: db-2 · exit 1"), "{human}");
-    let line = summary(&result);
+    let line = summary(&result, &|text: &str| text.to_owned());
     assert_eq!(
         line,
         "`cat /etc/motd` on 42 hosts: ran on 39 (38 exit 0, 1 non-zero); 2 failed (unreachable 2), 2 not reached; 1 not run"

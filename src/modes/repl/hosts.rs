@@ -58,6 +58,8 @@ impl Repl<'_> {
                 return false;
             }
         }
+        // An "always" grant given for one target does not cover another.
+        self.state.grants.clear();
         self.environment.push_str(&fleet.environment());
         self.prompt.cwd = format!("[{}]", fleet.label());
         // Each host starts in its login directory.

@@ -87,11 +87,16 @@ fn audit(
 ) -> Result<(), crate::store::audit::AuditError> {
     let mut first_error = None;
     for (run, record) in result.runs.iter().zip(result.audit()) {
+        // A host the rollout never reached was not run on anyone's yes: `no`, and why.
         let confirmed = match run.outcome {
-            Outcome::NotRun(crate::fleet::fanout::Skip::Declined) => Confirmed::No,
+            Outcome::NotRun(_) => Confirmed::No,
             _ => allowed.confirmed(),
         };
-        let output = if run.outcome.ran() { record.output } else { format!("{}: {}", record.outcome, record.output) };
+        let output = match run.outcome {
+            Outcome::NotRun(skip) => skip.describe().to_owned(),
+            _ if run.outcome.ran() => record.output,
+            _ => format!("{}: {}", record.outcome, record.output),
+        };
         if let Err(err) = call.audit_on(Some(record.host), risk, confirmed, record.exit, &output, &result.command)
             && first_error.is_none()
         {

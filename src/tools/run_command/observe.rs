@@ -3,7 +3,7 @@
 
 use super::Call;
 use super::execute::Ran;
-use crate::exec::output::{Captured, observation_text};
+use crate::exec::output::{observation_text, scrub_cut_edges};
 use crate::protocol::{AgentEvent, Assessment, Observation, ObservationStatus};
 use crate::tools::gate::Allowed;
 
@@ -99,29 +99,6 @@ fn looks_denied(output: &str) -> bool {
     ];
     let lower = output.to_lowercase();
     MARKS.iter().any(|mark| lower.contains(mark))
-}
-
-/// The capture keeps a head and a tail; a secret cut in half at either edge no longer matches any
-/// pattern, so a long token touching the cut is replaced whole. A head that ends in whitespace, or
-/// a tail that starts with it, was cut between words.
-fn scrub_cut_edges(mut captured: Captured) -> Captured {
-    const MIN_TOKEN: usize = 12;
-    const CUT: &str = "[REDACTED:cut]";
-    if captured.truncated_bytes == 0 {
-        return captured;
-    }
-    let head = &mut captured.head;
-    let head_cut =
-        head.rfind(char::is_whitespace).map_or(0, |i| i + head[i..].chars().next().map_or(1, char::len_utf8));
-    if head.len() - head_cut >= MIN_TOKEN {
-        head.replace_range(head_cut.., CUT);
-    }
-    let tail = &mut captured.tail;
-    let tail_cut = tail.find(char::is_whitespace).unwrap_or(tail.len());
-    if tail_cut >= MIN_TOKEN {
-        tail.replace_range(..tail_cut, CUT);
-    }
-    captured
 }
 
 #[cfg(test)]
