@@ -65,9 +65,10 @@ pub struct FleetArgs {
     /// A file of host names, one per line, after the inventory and ~/.ssh/config.
     #[arg(long, value_name = "FILE")]
     pub hosts_file: Option<std::path::PathBuf>,
-    /// Hosts running at once.
+    /// Hosts running at once (1-1024).
     #[arg(long, value_name = "N", default_value_t = crate::fleet::fanout::DEFAULT_FORKS,
-          value_parser = clap::value_parser!(usize))]
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new()
+              .range(1..=crate::fleet::fanout::MAX_FORKS as u64))]
     pub forks: usize,
     /// A change goes on after its canary in batches of N hosts (default: the rest at once).
     #[arg(long, value_name = "N")]

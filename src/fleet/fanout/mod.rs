@@ -47,6 +47,14 @@ use crate::protocol::SandboxProfile;
 /// `--forks` when not given.
 pub const DEFAULT_FORKS: usize = 16;
 
+/// The most hosts running at once: `--forks` is bounded to it, and the semaphore is too (tokio's
+/// `Semaphore::new` panics above its own maximum, and a thousand ssh processes is already plenty).
+pub const MAX_FORKS: usize = 1024;
+
+/// How much of a host's output goes to the audit log: long enough that a secret in it is whole
+/// when the audit log redacts (it cuts and redacts on its own), so no cut leaves a tail unredacted.
+const AUDIT_HEAD_CHARS: usize = 2_000;
+
 /// How a fan-out runs.
 #[derive(Debug, Clone)]
 pub struct FanoutConfig {
@@ -113,7 +121,7 @@ impl FleetResult {
                 bytes: run.output.total_bytes,
                 outcome: run.outcome.label(),
                 output: if run.outcome.ran() || run.detail.is_empty() {
-                    run.output.head.chars().take(200).collect()
+                    run.output.head.chars().take(AUDIT_HEAD_CHARS).collect()
                 } else {
                     run.detail.clone()
                 },
@@ -179,7 +187,7 @@ impl Fanout {
     /// caller can do this while the person reads the approval, and name the hosts that cannot be
     /// reached before asking. Returns those hosts, as runs that never started.
     pub async fn connect(&self, hosts: &[Host], cancel: &CancellationToken) -> Vec<HostRun> {
-        let permits = Semaphore::new(self.config.forks.max(1));
+        let permits = Semaphore::new(self.config.forks.clamp(1, MAX_FORKS));
         let jobs = hosts.iter().map(|host| async {
             let _permit = tokio::select! {
                 biased;
@@ -219,7 +227,7 @@ impl Fanout {
         request: &FleetRequest,
         cancel: &CancellationToken,
     ) -> Vec<HostRun> {
-        let permits = Semaphore::new(self.config.forks.max(1));
+        let permits = Semaphore::new(self.config.forks.clamp(1, MAX_FORKS));
         let jobs = hosts.iter().map(|host| async {
             let permit = tokio::select! {
                 // Biased: once cancelled, a host waiting for its turn never starts.
@@ -301,5 +309,47 @@ impl Fanout {
             conn.up = false;
         }))
         .await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::exec::output::Captured;
+
+    #[test]
+    fn forks_outside_1_to_1024_is_refused_by_the_command_line() {
+        for bad in ["0", "1025", "18446744073709551615", "99999999999999999999"] {
+            assert!(crate::cli::Cli::try_parse_from(["opsai", "--forks", bad]).is_err(), "--forks {bad}");
+        }
+        let cli = crate::cli::Cli::try_parse_from(["opsai", "--forks", "1024"]).expect("1024 is allowed");
+        assert_eq!(cli.run.fleet.forks, 1024);
+    }
+
+    #[tokio::test]
+    async fn a_huge_forks_in_the_config_does_not_panic_the_semaphore() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let fanout = Fanout::new(FanoutConfig { forks: usize::MAX, ..FanoutConfig::new(dir.path()) });
+        let cancel = CancellationToken::new();
+        assert!(fanout.connect(&[], &cancel).await.is_empty());
+        let request = FleetRequest { command: "true".into(), cwd: PathBuf::from("/"), sandbox: None };
+        assert!(fanout.run(&[], &request, &cancel).await.runs.is_empty());
+    }
+
+    #[test]
+    fn the_audit_record_keeps_enough_output_for_a_secret_past_200_chars_to_be_whole() {
+        let secret = format!("AKIA{}", "Q".repeat(16));
+        let output = format!("{}{secret}\n", "x".repeat(190));
+        let run = HostRun {
+            outcome: Outcome::Ran { exit_code: 0 },
+            output: Captured::whole(output.clone()),
+            ..HostRun::not_started(Host::named("web-1"), Outcome::Ran { exit_code: 0 }, "")
+        };
+        let result = FleetResult { command: "env".into(), runs: vec![run] };
+        let audit = result.audit();
+        assert!(audit[0].output.contains(&secret), "{}", audit[0].output);
+        assert_eq!(audit[0].output, output);
     }
 }

@@ -65,7 +65,13 @@ impl Marker {
         let start = find(&self.held, START)?;
         let rest = &self.held[start + START.len()..];
         let end = rest.iter().position(|&b| b == 0x1e)?;
-        let pgid = std::str::from_utf8(&rest[..end]).ok().and_then(|digits| digits.parse().ok());
+        // The remote side can print any marker: a pgid of 0 or 1 would make the kill line
+        // `kill -- -1` (every process of the user) or hit our own group, and one past pid_t could
+        // wrap to such a value in the remote shell. Those are not process groups we started.
+        let pgid = std::str::from_utf8(&rest[..end])
+            .ok()
+            .and_then(|digits| digits.parse::<u32>().ok())
+            .filter(|&pgid| (2..=i32::MAX as u32).contains(&pgid));
         let mut after = start + START.len() + end + 1;
         let tail = &self.held[after..];
         if !end_of_stream && (tail.is_empty() || tail == b"\r") {
@@ -112,6 +118,21 @@ mod tests {
         out.extend(marker.push(late));
         assert_eq!(out.len(), WINDOW + 10 + late.len(), "past the window the output is passed on as it is");
         assert_eq!(marker.pgid, None);
+    }
+
+    #[test]
+    fn a_forged_pgid_below_2_or_past_pid_t_is_ignored() {
+        for forged in ["0", "1", "2147483648", "4294967295"] {
+            let mut marker = Marker::default();
+            let stream = format!("\x1eopsai-pgid {forged}\x1e\r\nout\r\n");
+            let mut out = marker.push(stream.as_bytes());
+            out.extend(marker.finish());
+            assert_eq!(out, b"out\r\n", "the marker is still taken out");
+            assert_eq!(marker.pgid, None, "pgid {forged}");
+        }
+        let mut marker = Marker::default();
+        marker.push(b"\x1eopsai-pgid 2\x1e\n");
+        assert_eq!(marker.pgid, Some(2));
     }
 
     #[test]

@@ -332,10 +332,24 @@ fn apply_connection_vars(host: &mut Host, vars: &Vars) -> Result<(), String> {
     let get = |key: &'static str| vars.get(key).filter(|value| !value.is_null()).map(|value| (key, value));
     let pick = |new: &'static str, old: &'static str| get(old).or_else(|| get(new));
     if let Some((key, value)) = pick("ansible_host", "ansible_ssh_host") {
-        host.address = Some(text(key, value)?);
+        let address = text(key, value)?;
+        if !super::chars::is_address(&address) {
+            return Err(format!(
+                "{key} `{}` is not a host name or address (letters, digits, `.-_:[]%` only); fix it in the inventory",
+                address.escape_debug()
+            ));
+        }
+        host.address = Some(address);
     }
     if let Some((key, value)) = pick("ansible_user", "ansible_ssh_user") {
-        host.user = Some(text(key, value)?);
+        let user = text(key, value)?;
+        if !super::chars::is_user(&user) {
+            return Err(format!(
+                "{key} `{}` is not a user name (letters, digits, `._-@` only); fix it in the inventory",
+                user.escape_debug()
+            ));
+        }
+        host.user = Some(user);
     }
     if let Some((key, value)) = pick("ansible_port", "ansible_ssh_port") {
         let port = match value {
@@ -362,8 +376,12 @@ fn text(key: &str, value: &Value) -> Result<String, String> {
             "{key} is the template `{text}`, which opsai does not render; give a literal value in the inventory"
         ));
     }
-    if text.is_empty() || text.starts_with('-') || text.chars().any(char::is_whitespace) {
-        return Err(format!("{key} `{text}` is not a usable name or address; fix it in the inventory"));
+    if text.is_empty() || text.starts_with('-') || text.chars().any(|c| c.is_whitespace() || super::chars::is_hidden(c))
+    {
+        return Err(format!(
+            "{key} `{}` is not a usable name or address; fix it in the inventory",
+            text.escape_debug()
+        ));
     }
     Ok(text)
 }

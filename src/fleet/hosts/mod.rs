@@ -6,6 +6,7 @@
 //! process environment.
 
 mod ansible;
+mod chars;
 mod error;
 mod files;
 mod ini;
@@ -182,7 +183,10 @@ impl Catalog {
         let mut resolved = inventory.resolve();
         for (host, problem) in resolved.hosts.iter().zip(resolved.problems.iter_mut()) {
             if problem.is_none() && !usable_name(&host.name) {
-                *problem = Some("the name is not one ssh can be given (empty, starting with `-`, or with spaces or control characters)".into());
+                *problem = Some("the name is not one ssh can be given (empty, starting with `-`, or with spaces, control or invisible characters)".into());
+            } else if problem.is_none() && host.address.is_none() && !chars::is_address(&host.name) {
+                // With no ansible_host the name is what ssh connects to, and what `%h` expands to.
+                *problem = Some("the name is what ssh connects to but is not a host name or address (letters, digits, `.-_:[]%`); give it an ansible_host".into());
             }
         }
         Ok(Self { resolved, sources: reports, notes })
@@ -239,7 +243,7 @@ impl Catalog {
 
 /// ssh takes a host as one argument; one starting with `-` would be read as an option.
 fn usable_name(name: &str) -> bool {
-    !name.is_empty() && !name.starts_with('-') && !name.chars().any(|c| c.is_whitespace() || c.is_control())
+    !name.is_empty() && !name.starts_with('-') && !name.chars().any(|c| c.is_whitespace() || chars::is_hidden(c))
 }
 
 /// What `--inventory`/`ANSIBLE_INVENTORY` name: paths, or a comma list of host names.

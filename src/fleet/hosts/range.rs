@@ -87,11 +87,12 @@ fn expand_into(pattern: &str, out: &mut Vec<String>) -> Result<(), String> {
             let (Ok(from), Ok(to)) = (begin.parse::<u64>(), end.parse::<u64>()) else {
                 return Err(format!("host range `[{range}]` is neither numbers nor single letters"));
             };
-            let count = if from > to { 0 } else { (to - from) / step as u64 + 1 };
-            if count > MAX_EXPANDED as u64 {
+            // A range as wide as u64 would overflow `+ 1`: checked, so it is refused, never wrapped.
+            let count = if from > to { Some(0) } else { ((to - from) / step as u64).checked_add(1) };
+            if count.is_none_or(|count| count > MAX_EXPANDED as u64) {
                 return Err(format!("host range `[{range}]` is more than {MAX_EXPANDED} hosts"));
             }
-            (0..count)
+            (0..count.unwrap_or(0))
                 .map(|i| {
                     let n = from + i * step as u64;
                     match width {
@@ -140,6 +141,14 @@ mod tests {
             assert!(expand(bad).is_err(), "{bad}");
         }
         assert!(expand("a[1:400]b[1:400]").unwrap_err().contains("more than"));
+    }
+
+    #[test]
+    fn a_range_as_wide_as_u64_is_refused_by_name_not_overflowed() {
+        for wide in ["n[0:18446744073709551615]", "n[0:18446744073709551615:1]", "n[1:18446744073709551615]"] {
+            let error = expand(wide).expect_err(wide);
+            assert!(error.contains(&wide[1..]), "{error}");
+        }
     }
 
     #[test]

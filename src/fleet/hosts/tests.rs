@@ -116,6 +116,41 @@ fn a_selected_host_with_unusable_vars_is_an_error_and_an_unselected_one_is_not()
 }
 
 #[test]
+fn shell_syntax_and_hidden_characters_in_names_addresses_and_users_are_unusable() {
+    let dir = tempfile::tempdir().unwrap();
+    let inventory = write(
+        dir.path(),
+        "inv.yml",
+        "all:\n  hosts:\n    ok:\n      ansible_host: 10.0.0.1\n      ansible_user: deploy\n\
+         \x20   inj-host:\n      ansible_host: \"a$(id)\"\n\
+         \x20   inj-tick:\n      ansible_host: \"a`id`\"\n\
+         \x20   inj-user:\n      ansible_user: \"u;id\"\n\
+         \x20   inj-pipe:\n      ansible_user: \"u|id\"\n\
+         \x20   bidi-user:\n      ansible_user: \"de\u{202e}ploy\"\n\
+         \x20   \"we\u{200b}b\":\n\
+         \x20   \"na;me\":\n\
+         \x20   \"alias;ok\":\n      ansible_host: 10.0.0.2\n",
+    );
+    let sources = Sources { inventory: Some(inventory.display().to_string()), ..Sources::new() };
+    let ok = select(&sources, "ok").unwrap();
+    assert_eq!((ok.hosts[0].address.as_deref(), ok.hosts[0].user.as_deref()), (Some("10.0.0.1"), Some("deploy")));
+    for (host, says) in [
+        ("inj-host", "not a host name or address"),
+        ("inj-tick", "not a host name or address"),
+        ("inj-user", "not a user name"),
+        ("inj-pipe", "not a user name"),
+        ("bidi-user", "not a usable name"),
+        ("we\u{200b}b", "invisible"),
+        ("na;me", "not a host name or address"),
+    ] {
+        let error = select(&sources, host).unwrap_err().to_string();
+        assert!(error.contains(says), "{host}: {error}");
+    }
+    // A name that is only an alias (its address given) may hold what a host name cannot.
+    assert_eq!(select(&sources, "alias;ok").unwrap().hosts[0].destination(), "10.0.0.2");
+}
+
+#[test]
 fn yaml_inventories_are_read_as_ansible_reads_them() {
     let dir = tempfile::tempdir().unwrap();
     let inventory = write(

@@ -3,11 +3,15 @@
 //! that is what Ansible sees.
 
 use serde_json::Value;
-use yaml_rust2::parser::{Event, MarkedEventReceiver, Parser};
+use yaml_rust2::parser::{Event, Parser};
 use yaml_rust2::scanner::{Marker, TScalarStyle};
 
 /// Nodes a document may expand to, aliases included.
 const MAX_NODES: usize = 1_000_000;
+
+/// Levels of nesting a document may have, aliases included: the tree is dropped recursively, so a
+/// deeper one (200,000 `- ` on a line) would overflow the stack. Real inventories nest a handful.
+const MAX_DEPTH: usize = 256;
 
 #[derive(Debug, Clone)]
 pub(crate) enum Kind {
@@ -21,6 +25,8 @@ pub(crate) struct Node {
     pub(crate) kind: Kind,
     pub(crate) line: usize,
     size: usize,
+    /// Levels from this node to its deepest leaf (a scalar is 1).
+    depth: usize,
 }
 
 impl Node {
@@ -86,8 +92,15 @@ impl Node {
 pub(crate) fn parse(text: &str) -> Result<Option<Node>, (usize, String)> {
     let mut builder = Builder::default();
     let mut parser = Parser::new_from_str(text);
-    if let Err(error) = parser.load(&mut builder, false) {
-        return Err((error.marker().line(), error.info().to_owned()));
+    // Event by event rather than `Parser::load`, which recurses once per level of block nesting
+    // (200,000 `- ` overflow the stack inside it): the builder's depth limit stops the loop first.
+    loop {
+        let (event, mark) = parser.next_token().map_err(|error| (error.marker().line(), error.info().to_owned()))?;
+        let end = matches!(event, Event::DocumentEnd | Event::StreamEnd);
+        builder.on_event(event, mark);
+        if end || builder.error.is_some() {
+            break;
+        }
     }
     if let Some((line, message)) = builder.error {
         return Err((line, message));
@@ -96,8 +109,8 @@ pub(crate) fn parse(text: &str) -> Result<Option<Node>, (usize, String)> {
 }
 
 enum Frame {
-    Map { items: Vec<(Node, Node)>, key: Option<Node>, line: usize, anchor: usize, size: usize },
-    Seq { items: Vec<Node>, line: usize, anchor: usize, size: usize },
+    Map { items: Vec<(Node, Node)>, key: Option<Node>, line: usize, anchor: usize, size: usize, depth: usize },
+    Seq { items: Vec<Node>, line: usize, anchor: usize, size: usize, depth: usize },
 }
 
 #[derive(Default)]
@@ -111,6 +124,11 @@ struct Builder {
 
 impl Builder {
     fn place(&mut self, node: Node, anchor: usize) {
+        // An alias can put a deep node under a deep node: the depth is checked where it lands.
+        if self.stack.len() + node.depth > MAX_DEPTH {
+            self.error = Some((node.line, format!("nesting deeper than {MAX_DEPTH} levels")));
+            return;
+        }
         if anchor > 0 {
             self.anchors.insert(anchor, node.clone());
         }
@@ -120,22 +138,24 @@ impl Builder {
                     self.root = Some(node);
                 }
             }
-            Some(Frame::Map { items, key, size, .. }) => {
+            Some(Frame::Map { items, key, size, depth, .. }) => {
                 *size += node.size;
+                *depth = (*depth).max(node.depth + 1);
                 match key.take() {
                     None => *key = Some(node),
                     Some(k) => items.push((k, node)),
                 }
             }
-            Some(Frame::Seq { items, size, .. }) => {
+            Some(Frame::Seq { items, size, depth, .. }) => {
                 *size += node.size;
+                *depth = (*depth).max(node.depth + 1);
                 items.push(node);
             }
         }
     }
 }
 
-impl MarkedEventReceiver for Builder {
+impl Builder {
     fn on_event(&mut self, event: Event, mark: Marker) {
         if self.error.is_some() {
             return;
@@ -144,22 +164,25 @@ impl MarkedEventReceiver for Builder {
         match event {
             Event::Scalar(text, style, anchor, _tag) => {
                 self.nodes += 1;
-                let node = Node { kind: Kind::Scalar(scalar(text, style)), line, size: 1 };
+                let node = Node { kind: Kind::Scalar(scalar(text, style)), line, size: 1, depth: 1 };
                 self.place(node, anchor);
             }
+            Event::MappingStart(..) | Event::SequenceStart(..) if self.stack.len() >= MAX_DEPTH => {
+                self.error = Some((line, format!("nesting deeper than {MAX_DEPTH} levels")));
+            }
             Event::MappingStart(anchor, _) => {
-                self.stack.push(Frame::Map { items: Vec::new(), key: None, line, anchor, size: 1 });
+                self.stack.push(Frame::Map { items: Vec::new(), key: None, line, anchor, size: 1, depth: 1 });
             }
             Event::SequenceStart(anchor, _) => {
-                self.stack.push(Frame::Seq { items: Vec::new(), line, anchor, size: 1 });
+                self.stack.push(Frame::Seq { items: Vec::new(), line, anchor, size: 1, depth: 1 });
             }
             Event::MappingEnd | Event::SequenceEnd => {
                 let (node, anchor) = match self.stack.pop() {
-                    Some(Frame::Map { items, line, anchor, size, .. }) => {
-                        (Node { kind: Kind::Map(items), line, size }, anchor)
+                    Some(Frame::Map { items, line, anchor, size, depth, .. }) => {
+                        (Node { kind: Kind::Map(items), line, size, depth }, anchor)
                     }
-                    Some(Frame::Seq { items, line, anchor, size }) => {
-                        (Node { kind: Kind::Seq(items), line, size }, anchor)
+                    Some(Frame::Seq { items, line, anchor, size, depth }) => {
+                        (Node { kind: Kind::Seq(items), line, size, depth }, anchor)
                     }
                     None => return,
                 };
@@ -206,4 +229,39 @@ fn scalar(text: String, style: TScalarStyle) -> Value {
         return Value::from(number);
     }
     Value::String(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error(text: &str) -> String {
+        match parse(text) {
+            Err((_, message)) => message,
+            Ok(_) => panic!("parsed: {}", &text[..text.len().min(80)]),
+        }
+    }
+
+    #[test]
+    fn block_and_flow_nesting_past_the_limit_is_an_error_not_a_stack_overflow() {
+        let block = format!("{}x\n", "- ".repeat(200_000));
+        assert!(error(&block).contains("deeper than 256"));
+        let flow = format!("a: {}{}\n", "[".repeat(300), "]".repeat(300));
+        error(&flow);
+        let mixed = format!("{}{}x{}\n", "- ".repeat(200), "[".repeat(100), "]".repeat(100));
+        assert!(error(&mixed).contains("deeper than 256"));
+        let within = format!("{}x\n", "- ".repeat(200));
+        assert!(parse(&within).is_ok());
+    }
+
+    #[test]
+    fn aliases_cannot_stack_nesting_past_the_limit() {
+        // Each anchor nests the previous one 100 levels deeper: no single block is deep, the tree is.
+        let mut text = String::new();
+        for i in 0..5 {
+            let inner = if i == 0 { "x".to_owned() } else { format!("*a{}", i - 1) };
+            text.push_str(&format!("k{i}: &a{i} {}{inner}{}\n", "[".repeat(100), "]".repeat(100)));
+        }
+        assert!(error(&text).contains("deeper than 256"));
+    }
 }
