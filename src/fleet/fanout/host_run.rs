@@ -56,6 +56,9 @@ async fn ensure_master(transport: &SshTransport) -> Result<(), MasterFailure> {
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .kill_on_drop(true)
+        // Its own process group: the terminal's Ctrl-C is opsai's to turn into a cancel, not
+        // ssh's to die of (exit 255 would read as ssh failing, and a master would go with it).
+        .process_group(0)
         .status()
         .await;
     if check.is_ok_and(|status| status.success()) {
@@ -69,6 +72,9 @@ async fn ensure_master(transport: &SshTransport) -> Result<(), MasterFailure> {
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
+        // Its own process group: the terminal's Ctrl-C is opsai's to turn into a cancel, not
+        // ssh's to die of (exit 255 would read as ssh failing, and a master would go with it).
+        .process_group(0)
         .output()
         .await
         .map_err(|error| (Outcome::SshFailed, format!("cannot start ssh: {error}; install the OpenSSH client")))?;
@@ -106,6 +112,9 @@ pub(super) async fn command(job: Job<'_>, cancel: &CancellationToken) -> HostRun
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true)
+        // Its own process group: the terminal's Ctrl-C is opsai's to turn into a cancel, not
+        // ssh's to die of (exit 255 would read as ssh failing, and a master would go with it).
+        .process_group(0)
         .spawn()
     {
         Ok(child) => child,
