@@ -31,7 +31,7 @@ complete -c opsai -n "__fish_opsai_needs_command" -l ssh-host -d 'Run commands a
 complete -c opsai -n "__fish_opsai_needs_command" -l hosts -d 'Run every command on the hosts this Ansible pattern selects (`web-*`, `@prod`, `db:&eu`)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l inventory -d 'An Ansible inventory file or directory (default: ANSIBLE_INVENTORY)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l hosts-file -d 'A file of host names, one per line, after the inventory and ~/.ssh/config' -r -F
-complete -c opsai -n "__fish_opsai_needs_command" -l forks -d 'Hosts running at once' -r
+complete -c opsai -n "__fish_opsai_needs_command" -l forks -d 'Hosts running at once (1-1024)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l serial -d 'A change goes on after its canary in batches of N hosts (default: the rest at once)' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l max-fail -d 'Stop a change once more than N hosts (or N% of them) have failed' -r
 complete -c opsai -n "__fish_opsai_needs_command" -l contexts -d 'Run the Kubernetes tools on every kubeconfig context these globs select (`prod-*`, `a,b`)' -r
