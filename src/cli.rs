@@ -54,11 +54,22 @@ pub struct RunArgs {
 
 /// A fleet run (docs/fleet.md): every command on the hosts a pattern selects, in parallel. The
 /// options other than `--hosts` also serve the REPL's `/hosts`, so they do not require it.
-#[derive(Debug, Args, Clone)]
+#[derive(Debug, Args, Clone, Default)]
 pub struct FleetArgs {
     /// Run every command on the hosts this Ansible pattern selects (`web-*`, `@prod`, `db:&eu`).
     #[arg(long, value_name = "PATTERN")]
     pub hosts: Option<String>,
+    #[command(flatten)]
+    pub options: FleetOptions,
+    /// Run the Kubernetes tools on every kubeconfig context these globs select (`prod-*`, `a,b`).
+    #[arg(long, value_name = "PATTERN")]
+    pub contexts: Option<String>,
+}
+
+/// Where a fleet's hosts are read from and how a command rolls out on them: the same for
+/// `--hosts`, the REPL's `/hosts` and `opsai serve`'s host sets.
+#[derive(Debug, Args, Clone)]
+pub struct FleetOptions {
     /// An Ansible inventory file or directory (default: ANSIBLE_INVENTORY).
     #[arg(long, value_name = "FILE|DIR")]
     pub inventory: Option<String>,
@@ -77,21 +88,23 @@ pub struct FleetArgs {
     #[arg(long, value_name = "N|N%", default_value = "0",
           value_parser = parse_max_fail)]
     pub max_fail: crate::fleet::fanout::MaxFail,
-    /// Run the Kubernetes tools on every kubeconfig context these globs select (`prod-*`, `a,b`).
-    #[arg(long, value_name = "PATTERN")]
-    pub contexts: Option<String>,
 }
 
-impl Default for FleetArgs {
+impl FleetOptions {
+    /// Whether an option was given that only means something with a host pattern.
+    pub fn only_for_a_fleet(&self) -> bool {
+        self.inventory.is_some() || self.hosts_file.is_some() || self.serial.is_some()
+    }
+}
+
+impl Default for FleetOptions {
     fn default() -> Self {
         Self {
-            hosts: None,
             inventory: None,
             hosts_file: None,
             forks: crate::fleet::fanout::DEFAULT_FORKS,
             serial: None,
             max_fail: crate::fleet::fanout::MaxFail::Count(0),
-            contexts: None,
         }
     }
 }
@@ -163,6 +176,12 @@ pub struct ServeArgs {
     /// NAME:PORT); repeatable. Without it only IP addresses and localhost are accepted.
     #[arg(long, value_name = "NAME[:PORT]")]
     pub public_host: Vec<String>,
+    /// Offer this host set (an Ansible pattern: `web-*`, `@prod`) to new conversations, whose
+    /// commands then run on every host it selects; repeatable (docs/serve.md, "Host sets").
+    #[arg(long = "hosts", value_name = "PATTERN")]
+    pub host_sets: Vec<String>,
+    #[command(flatten)]
+    pub fleet: FleetOptions,
 }
 
 #[derive(Debug, Subcommand)]

@@ -2,7 +2,7 @@
 //! user has (docs/fleet.md) before any model call, so a pattern that selects nothing is an error
 //! that costs no request.
 
-use crate::cli::FleetArgs;
+use crate::cli::FleetOptions;
 use crate::config::Config;
 use crate::fleet::fanout::{Fanout, FanoutConfig};
 use crate::fleet::hosts::{self, Sources};
@@ -10,7 +10,7 @@ use crate::home::Paths;
 use crate::tools::fleet::FleetTarget;
 
 /// The host sources for `args`, from the process environment and the user's home.
-pub(crate) fn sources(paths: &Paths, config: &Config, args: &FleetArgs) -> Sources {
+pub(crate) fn sources(paths: &Paths, config: &Config, args: &FleetOptions) -> Sources {
     let home = paths.user_home.clone();
     // ssh reads `-F FILE` instead of `~/.ssh/config`; hosts are read from where ssh reads them.
     let given = config.ssh.options.iter().position(|option| option == "-F").and_then(|i| config.ssh.options.get(i + 1));
@@ -31,7 +31,12 @@ pub(crate) fn sources(paths: &Paths, config: &Config, args: &FleetArgs) -> Sourc
 
 /// The fleet `pattern` selects, with one connection table for the whole run; or what to tell
 /// the user (the pattern, the sources read, near names).
-pub(crate) fn select(paths: &Paths, config: &Config, args: &FleetArgs, pattern: &str) -> Result<FleetTarget, String> {
+pub(crate) fn select(
+    paths: &Paths,
+    config: &Config,
+    args: &FleetOptions,
+    pattern: &str,
+) -> Result<FleetTarget, String> {
     let selection = hosts::select(&sources(paths, config, args), pattern).map_err(|error| error.to_string())?;
     if selection.hosts.is_empty() {
         let read: Vec<String> = selection.sources.iter().map(ToString::to_string).collect();

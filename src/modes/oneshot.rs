@@ -45,13 +45,13 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
             }
         }
     }
-    let fleet_only = args.fleet.inventory.is_some() || args.fleet.hosts_file.is_some() || args.fleet.serial.is_some();
+    let fleet_only = args.fleet.options.only_for_a_fleet();
     if args.fleet.hosts.is_none() && fleet_only {
         common::warn("--inventory, --hosts-file and --serial choose and run a fleet; give --hosts PATTERN too");
         return Ok(2);
     }
     if let Some(pattern) = &args.fleet.hosts {
-        match super::fleet::select(paths, &parts.config, &args.fleet, pattern) {
+        match super::fleet::select(paths, &parts.config, &args.fleet.options, pattern) {
             Ok(fleet) => {
                 environment = format!("{environment}{}", fleet.environment());
                 if !args.json && !args.quiet {

@@ -17,6 +17,7 @@ mod approvals;
 mod auth;
 mod chat;
 mod events;
+mod host_sets;
 mod hosts;
 mod login;
 mod page;
@@ -115,20 +116,35 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
             ));
         }
     }
+    if args.host_sets.is_empty() && args.fleet.only_for_a_fleet() {
+        common::warn("--inventory, --hosts-file and --serial describe host sets; give --hosts PATTERN too");
+        return Ok(2);
+    }
     let context = EnvContext::start(&common::context_input(paths.cache_dir()));
     let config = runner::load_config(paths, &LlmOverrides::default())?;
+    // Read before the port opens: a pattern that selects nothing is the admin's to fix now.
+    let host_sets = match host_sets::HostSets::load(paths, &config, &args.host_sets, &args.fleet) {
+        Ok(sets) => sets,
+        Err(message) => {
+            common::warn(&message);
+            return Ok(2);
+        }
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(serve(paths, args, config, context, mode, addr))
+    runtime.block_on(serve(paths, args, Setup { config, context, mode, addr, host_sets }))
 }
 
-async fn serve(
-    paths: &Paths,
-    args: &ServeArgs,
+/// What `run` read and checked before the server starts.
+struct Setup {
     config: Config,
     context: PendingContext,
     mode: Mode,
     addr: SocketAddr,
-) -> anyhow::Result<u8> {
+    host_sets: host_sets::HostSets,
+}
+
+async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<u8> {
+    let Setup { config, context, mode, addr, host_sets } = setup;
     let parts = Parts::build(paths, config, Approvals::Nobody)?;
     let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => store,
@@ -178,6 +194,7 @@ async fn serve(
         grants: Mutex::default(),
         approval_timeout: Duration::from_secs(args.approval_timeout),
         hosts: hosts::Hosts::new(local.port(), &args.public_host),
+        host_sets,
         shutdown: CancellationToken::new(),
     });
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -187,6 +204,9 @@ async fn serve(
         let mut out = std::io::stdout().lock();
         writeln!(out, "opsai serve: open {url}")?;
         out.flush()?;
+    }
+    for set in state.host_sets.offered() {
+        log(&format!("host set `{}`: {}", set.pattern, set.label));
     }
     let signalled = state.shutdown.clone();
     let watcher = state.clone();

@@ -51,6 +51,7 @@ impl<'s> Conversation<'s> {
             model: &origin.model,
             user: None,
             cluster: None,
+            hosts: None,
         };
         match store.create(&new) {
             Ok(id) => {
@@ -308,6 +309,7 @@ mod tests {
                 model: "m",
                 user: None,
                 cluster: None,
+                hosts: None,
             })
             .unwrap();
         let mut conversation = Conversation::new(Some(&store));

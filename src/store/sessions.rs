@@ -95,6 +95,8 @@ pub struct NewConversation<'a> {
     pub user: Option<&'a str>,
     /// The kube context (`kube.contexts`) a web conversation talks to.
     pub cluster: Option<&'a str>,
+    /// The host set (`opsai serve --hosts PATTERN`) a web conversation's commands run on.
+    pub hosts: Option<&'a str>,
 }
 
 #[derive(Debug, Error)]
@@ -184,10 +186,10 @@ impl SessionStore {
             connection
                 .prepare_cached(
                     "INSERT INTO conversations \
-                     (title, cwd, host, model, created_at, updated_at, message_count, user_id, cluster_id) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, ?6, ?7)",
+                     (title, cwd, host, model, created_at, updated_at, message_count, user_id, cluster_id, hosts) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, ?6, ?7, ?8)",
                 )?
-                .execute(params![title, new.cwd, new.host, new.model, now, new.user, new.cluster])?;
+                .execute(params![title, new.cwd, new.host, new.model, now, new.user, new.cluster, new.hosts])?;
             Ok(connection.last_insert_rowid())
         })
     }

@@ -325,7 +325,7 @@ mod tests {
             assert!(crate::cli::Cli::try_parse_from(["opsai", "--forks", bad]).is_err(), "--forks {bad}");
         }
         let cli = crate::cli::Cli::try_parse_from(["opsai", "--forks", "1024"]).expect("1024 is allowed");
-        assert_eq!(cli.run.fleet.forks, 1024);
+        assert_eq!(cli.run.fleet.options.forks, 1024);
     }
 
     #[tokio::test]

@@ -44,13 +44,14 @@ impl Repl<'_> {
             }
             Some(Some(pattern)) => pattern,
         };
-        let fleet = match crate::modes::fleet::select(self.paths, &self.parts.config, &self.fleet_args, &pattern) {
-            Ok(fleet) => fleet,
-            Err(message) => {
-                warn(&message);
-                return false;
-            }
-        };
+        let fleet =
+            match crate::modes::fleet::select(self.paths, &self.parts.config, &self.fleet_args.options, &pattern) {
+                Ok(fleet) => fleet,
+                Err(message) => {
+                    warn(&message);
+                    return false;
+                }
+            };
         // One machine over ssh and a fleet are one or the other: back here first.
         if self.parts.host.is_some() || self.parts.fleet.is_some() {
             self.parts.fleet = None;

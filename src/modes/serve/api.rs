@@ -37,6 +37,7 @@ fn object(state: &AppState, conversation: &WebConversation) -> Value {
         "id": conversation.id,
         "title": conversation.title,
         "cluster_id": conversation.cluster,
+        "hosts": conversation.hosts,
         "user_id": conversation.user,
         "message_count": conversation.message_count,
         "created_at": conversation.created_at,
@@ -51,6 +52,9 @@ pub struct CreateBody {
     title: Option<String>,
     #[serde(default)]
     cluster_id: Option<String>,
+    /// One of `opsai serve --hosts`' patterns; none (or empty): the server itself.
+    #[serde(default)]
+    hosts: Option<String>,
 }
 
 pub async fn create(
@@ -70,6 +74,15 @@ pub async fn create(
             format!("cluster_id `{cluster}` is not one of kube.contexts: {known}"),
         ));
     }
+    let hosts = body.hosts.filter(|pattern| !pattern.is_empty());
+    if let Some(pattern) = &hosts
+        && !state.host_sets.is_offered(pattern)
+    {
+        return Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!("hosts `{pattern}` is not a host set this server offers: {}", state.host_sets.names()),
+        ));
+    }
     let title: String = body.title.unwrap_or_default().trim().chars().take(TITLE_CHARS).collect();
     let user = caller.principal.user.clone();
     let made = blocking(&state, move |state| {
@@ -82,6 +95,7 @@ pub async fn create(
             model: &model,
             user: Some(&user),
             cluster: cluster.as_deref(),
+            hosts: hosts.as_deref(),
         };
         let id = state.store.create(&new)?;
         state.store.get_web(id)

@@ -20,6 +20,7 @@ use serde_json::Value;
 
 use super::approvals::BrowserApprover;
 use super::auth::{Caller, Principal};
+use super::events::Place;
 use super::state::AppState;
 use super::turn::{Turn, single};
 use super::{ApiError, Body, api, events};
@@ -73,6 +74,18 @@ pub async fn chat(
             ),
         ));
     }
+    if let Some(pattern) = &conversation.hosts
+        && !state.host_sets.is_offered(pattern)
+    {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            format!(
+                "this conversation's host set `{pattern}` is no longer offered ({}): start a new conversation \
+                 on one of those, or start the server with `--hosts {pattern}` again",
+                state.host_sets.names()
+            ),
+        ));
+    }
     let turn = Arc::new(Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()));
     {
         let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
@@ -118,7 +131,8 @@ pub async fn chat(
         }
     }
     turn.publish(&events::start(id));
-    tokio::spawn(run(state.clone(), turn.clone(), caller.principal, conversation.cluster, message));
+    let place = Place { cluster: conversation.cluster, hosts: conversation.hosts };
+    tokio::spawn(run(state.clone(), turn.clone(), caller.principal, place, message));
     Ok(sse(turn.stream()))
 }
 
@@ -150,9 +164,9 @@ pub async fn stop(
 }
 
 /// The turn's task: runs it, then ends its stream with `done` once it no longer counts as running.
-async fn run(state: Arc<AppState>, turn: Arc<Turn>, principal: Principal, cluster: Option<String>, message: String) {
+async fn run(state: Arc<AppState>, turn: Arc<Turn>, principal: Principal, place: Place, message: String) {
     let mut ending = Ending { state: state.clone(), turn: turn.clone(), done: None };
-    ending.done = drive(&state, &turn, &principal, cluster.as_deref(), &message).await;
+    ending.done = drive(&state, &turn, &principal, place, &message).await;
 }
 
 /// Ends a turn however its task ends (a panic included): it stops counting as running, and its
@@ -184,11 +198,26 @@ async fn drive(
     state: &AppState,
     turn: &Arc<Turn>,
     principal: &Principal,
-    cluster: Option<&str>,
+    mut place: Place,
     message: &str,
 ) -> Option<Value> {
     let parts = &state.parts;
     let id = turn.conversation;
+    // The host set is read again for each turn: hosts taken out of the inventory are not run on.
+    let fleet = match &place.hosts {
+        None => None,
+        Some(pattern) => match tokio::task::block_in_place(|| state.host_sets.select(&parts.config, pattern)) {
+            Ok(fleet) => Some(fleet),
+            Err(message) => {
+                let content = format!("this conversation's host set `{pattern}` cannot be used now: {message}");
+                turn.publish(&serde_json::json!({"type": "error", "kind": "error", "content": content}));
+                return None;
+            }
+        },
+    };
+    if let Some(fleet) = &fleet {
+        place.hosts = Some(fleet.label());
+    }
     let mut conversation = Conversation::new(Some(&state.store));
     let mut history = match tokio::task::block_in_place(|| conversation.resume(id)) {
         Ok((_, messages)) => messages,
@@ -210,10 +239,10 @@ async fn drive(
     let services = Services {
         approver: &approver,
         user: Some(principal.user.clone()),
-        fleet: None,
+        fleet: fleet.as_ref(),
         ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
     };
-    let tools = ToolsConfig { kube_context: cluster.map(str::to_owned), ..parts.tools_config(state.offer) };
+    let tools = ToolsConfig { kube_context: place.cluster.clone(), ..parts.tools_config(state.offer) };
     // Grants are an operator's: whoever is not one now (demoted, or a new user under a removed
     // one's name) neither uses nor keeps them.
     let operator = principal.role == ServeRole::Operator;
@@ -226,16 +255,21 @@ async fn drive(
         Ok(grants) => grants.get(&key).cloned().unwrap_or_default(),
         Err(_) => HashSet::new(),
     };
+    // On a fleet the prompt says where commands run, and each host starts in its login directory.
+    let (environment, cwd) = match &fleet {
+        Some(fleet) => (format!("{}{}", state.environment, fleet.environment()), std::path::PathBuf::from(".")),
+        None => (state.environment.clone(), state.cwd.clone()),
+    };
     let mut agent = Agent {
         model: &parts.model,
         recorder: Some(&conversation),
         services,
         tools: Registry::agent(tools),
-        settings: parts.settings(&parts.config.llm.model, &state.environment),
-        state: RunState { cwd: state.cwd.clone(), grants, ..RunState::default() },
+        settings: parts.settings(&parts.config.llm.model, &environment),
+        state: RunState { cwd, grants, ..RunState::default() },
     };
     let mut done = None;
-    let mut sink = |event: AgentEvent| match events::data(&event, cluster) {
+    let mut sink = |event: AgentEvent| match events::data(&event, &place) {
         Some(data) if data["type"] == "done" => done = Some(data),
         Some(data) => turn.publish(&data),
         None => {}

@@ -14,7 +14,7 @@ fn seed_type(kind: &str) -> &'static str {
         "answer_delta" | "thought" | "answer" => "text",
         "tool_call" => "tool_call",
         "approval" => "approval",
-        "output" | "tool_result" => "tool_result",
+        "output" | "tool_result" | "host_result" => "tool_result",
         "done" => "done",
         _ => "error",
     }
@@ -52,9 +52,18 @@ fn namespace(args: &Value) -> Option<String> {
     None
 }
 
-/// The event as SSE data; `None` for what is never sent (`progress`). `cluster` is the
-/// conversation's kube context, named on kube tool calls.
-pub fn data(event: &AgentEvent, cluster: Option<&str>) -> Option<Value> {
+/// Where a conversation's tools work, named on its tool calls.
+#[derive(Debug, Default)]
+pub struct Place {
+    /// The kube context of its kube tools.
+    pub cluster: Option<String>,
+    /// Its host set: the pattern, or once a turn has read it, what it selected (`3 hosts: web-[1:3]`).
+    pub hosts: Option<String>,
+}
+
+/// The event as SSE data; `None` for what is never sent (`progress`). A kube call names the
+/// conversation's cluster; a command on a host set names the hosts it runs on.
+pub fn data(event: &AgentEvent, place: &Place) -> Option<Value> {
     if matches!(event, AgentEvent::Progress { .. }) {
         return None;
     }
@@ -71,8 +80,12 @@ pub fn data(event: &AgentEvent, cluster: Option<&str>) -> Option<Value> {
             out.insert("tool".into(), tool.clone().into());
             out.insert("params".into(), args.to_string().into());
             if is_kube(tool) {
-                out.insert("cluster".into(), cluster.map_or(Value::Null, Value::from));
+                out.insert("cluster".into(), place.cluster.as_deref().map_or(Value::Null, Value::from));
                 out.insert("namespace".into(), namespace(args).map_or(Value::Null, Value::from));
+            } else if tool == "run_command"
+                && let Some(hosts) = &place.hosts
+            {
+                out.insert("hosts".into(), hosts.as_str().into());
             }
         }
         AgentEvent::ToolResult { output, .. } => {
@@ -174,7 +187,7 @@ mod tests {
 
     #[test]
     fn each_event_gets_the_seed_type_and_keeps_its_kind() {
-        let delta = data(&AgentEvent::AnswerDelta { text: "hi".into() }, None).unwrap();
+        let delta = data(&AgentEvent::AnswerDelta { text: "hi".into() }, &Place::default()).unwrap();
         assert_eq!(delta, json!({"type": "text", "kind": "answer_delta", "content": "hi", "text": "hi"}));
         let call = AgentEvent::ToolCall {
             id: "c1".into(),
@@ -184,7 +197,7 @@ mod tests {
             risk: None,
             reasons: vec![],
         };
-        let call = data(&call, Some("staging")).unwrap();
+        let call = data(&call, &Place { cluster: Some("staging".into()), hosts: None }).unwrap();
         assert_eq!(call["type"], "tool_call");
         assert_eq!(call["params"], r#"{"action":"pods","namespace":"prod"}"#);
         assert_eq!((call["cluster"].as_str(), call["namespace"].as_str()), (Some("staging"), Some("prod")));
@@ -200,9 +213,39 @@ mod tests {
             output_bytes: 2,
             duration_ms: 1,
         };
-        let result = data(&result, None).unwrap();
+        let result = data(&result, &Place::default()).unwrap();
         assert_eq!((result["type"].as_str(), result["content"].as_str()), (Some("tool_result"), Some("ok")));
-        assert_eq!(data(&AgentEvent::Done { iterations: 1, usage: None }, None).unwrap()["type"], "done");
-        assert!(data(&AgentEvent::Progress { stage: ReplyProgress::WritingCall }, None).is_none());
+        assert_eq!(data(&AgentEvent::Done { iterations: 1, usage: None }, &Place::default()).unwrap()["type"], "done");
+        assert!(data(&AgentEvent::Progress { stage: ReplyProgress::WritingCall }, &Place::default()).is_none());
+    }
+
+    #[test]
+    fn a_command_on_a_host_set_names_its_hosts_and_each_host_result_is_a_tool_result() {
+        let place = Place { cluster: Some("prod".into()), hosts: Some("3 hosts: web-[1:3]".into()) };
+        let call = |tool: &str| AgentEvent::ToolCall {
+            id: "c1".into(),
+            tool: tool.into(),
+            args: json!({"command": "df -h"}),
+            command: Some("df -h".into()),
+            risk: Some(Risk::Safe),
+            reasons: vec![],
+        };
+        let run = data(&call("run_command"), &place).unwrap();
+        assert_eq!((run["hosts"].as_str(), run.get("cluster")), (Some("3 hosts: web-[1:3]"), None));
+        let here = data(&call("run_command"), &Place::default()).unwrap();
+        assert!(here.get("hosts").is_none(), "on the server itself no hosts are named: {here}");
+        let kube = data(&call("kube"), &place).unwrap();
+        assert_eq!((kube["cluster"].as_str(), kube.get("hosts")), (Some("prod"), None), "kube tools use the cluster");
+        let host = AgentEvent::HostResult {
+            id: "c1".into(),
+            host: "web-2".into(),
+            outcome: "unreachable".into(),
+            exit_code: None,
+            output_bytes: 0,
+            duration_ms: 3,
+        };
+        let host = data(&host, &place).unwrap();
+        assert_eq!((host["type"].as_str(), host["kind"].as_str()), (Some("tool_result"), Some("host_result")));
+        assert_eq!((host["host"].as_str(), host["outcome"].as_str()), (Some("web-2"), Some("unreachable")));
     }
 }

@@ -76,6 +76,7 @@ pub async fn me(State(state): State<Arc<AppState>>, caller: Caller) -> Response 
         "csrf_token": caller.session.map(|(_, csrf)| csrf),
         "mode": state.auth.mode_name(),
         "clusters": state.clusters(),
+        "host_sets": state.host_sets.json(),
     }))
     .into_response()
 }

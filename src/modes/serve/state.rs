@@ -33,6 +33,8 @@ pub struct AppState {
     pub approval_timeout: Duration,
     /// The `Host` values requests may name.
     pub hosts: super::hosts::Hosts,
+    /// `--hosts PATTERN`: the host sets a conversation may run its commands on.
+    pub host_sets: super::host_sets::HostSets,
     /// SIGINT/SIGTERM: no new turn starts.
     pub shutdown: CancellationToken,
 }

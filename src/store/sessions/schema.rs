@@ -42,6 +42,9 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "ALTER TABLE conversations ADD COLUMN user_id TEXT;
     ALTER TABLE conversations ADD COLUMN cluster_id TEXT;
     CREATE INDEX conversations_by_user ON conversations (user_id, updated_at);",
+    // 3: the host set (an inventory pattern) a web conversation's commands run on; NULL = the
+    // server itself.
+    "ALTER TABLE conversations ADD COLUMN hosts TEXT;",
 ];
 
 /// The `user_version` this build migrates to.

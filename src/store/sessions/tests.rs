@@ -16,7 +16,15 @@ pub(super) fn open_in(dir: &tempfile::TempDir) -> SessionStore {
 }
 
 pub(super) fn new_in<'a>(cwd: &'a str, first_request: &'a str) -> NewConversation<'a> {
-    NewConversation { first_request, cwd, host: "localhost", model: "gpt-4o-mini", user: None, cluster: None }
+    NewConversation {
+        first_request,
+        cwd,
+        host: "localhost",
+        model: "gpt-4o-mini",
+        user: None,
+        cluster: None,
+        hosts: None,
+    }
 }
 
 /// A second connection, outside the store, to see what is really in the file.

@@ -19,6 +19,8 @@ pub struct WebConversation {
     pub user: Option<String>,
     /// The kube context it talks to; `None` = kubectl's current one.
     pub cluster: Option<String>,
+    /// The host set (an inventory pattern) its commands run on; `None` = the server itself.
+    pub hosts: Option<String>,
     pub message_count: i64,
     /// Unix seconds.
     pub created_at: i64,
@@ -35,7 +37,7 @@ pub struct StoredMessage {
     pub created_at: i64,
 }
 
-const WEB_COLUMNS: &str = "id, title, user_id, cluster_id, message_count, created_at, updated_at";
+const WEB_COLUMNS: &str = "id, title, user_id, cluster_id, message_count, created_at, updated_at, hosts";
 
 fn web_from_row(row: &Row<'_>) -> rusqlite::Result<WebConversation> {
     Ok(WebConversation {
@@ -46,6 +48,7 @@ fn web_from_row(row: &Row<'_>) -> rusqlite::Result<WebConversation> {
         message_count: row.get(4)?,
         created_at: seconds(row.get(5)?),
         updated_at: seconds(row.get(6)?),
+        hosts: row.get(7)?,
     })
 }
 

@@ -10,7 +10,15 @@ use super::*;
 use crate::protocol::ToolCall;
 
 fn web<'a>(user: &'a str, cluster: Option<&'a str>, title: &'a str) -> NewConversation<'a> {
-    NewConversation { first_request: title, cwd: "", host: "server", model: "m", user: Some(user), cluster }
+    NewConversation {
+        first_request: title,
+        cwd: "",
+        host: "server",
+        model: "m",
+        user: Some(user),
+        cluster,
+        hosts: None,
+    }
 }
 
 #[test]
@@ -31,7 +39,7 @@ fn a_version_1_file_migrates_keeps_its_rows_and_the_terminal_still_lists_them() 
         .unwrap();
     }
     let store = SessionStore::open(&path, Arc::new(Redactor::default())).unwrap();
-    assert_eq!((user_version_of(&path), SCHEMA_VERSION), (2, 2));
+    assert_eq!((user_version_of(&path), SCHEMA_VERSION), (3, 3));
     let listed = store.list(10).unwrap();
     assert_eq!(listed.len(), 1);
     assert_eq!((listed[0].title.as_str(), listed[0].message_count, listed[0].user.as_ref()), ("old one", 2, None));
@@ -46,11 +54,36 @@ fn a_version_1_file_migrates_keeps_its_rows_and_the_terminal_still_lists_them() 
         .unwrap()
         .collect::<Result<_, _>>()
         .unwrap();
-    assert!(columns.ends_with(&["user_id".to_owned(), "cluster_id".to_owned()]), "{columns:?}");
+    assert!(columns.ends_with(&["user_id".to_owned(), "cluster_id".to_owned(), "hosts".to_owned()]), "{columns:?}");
     drop(store);
     // Opening again migrates nothing more.
     SessionStore::open(&path, Arc::new(Redactor::default())).unwrap();
-    assert_eq!(user_version_of(&path), 2);
+    assert_eq!(user_version_of(&path), 3);
+}
+
+#[test]
+fn a_version_2_file_gains_host_sets_and_keeps_its_web_conversations() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("sessions.db");
+    {
+        let v2 = raw(&path);
+        v2.execute_batch(MIGRATIONS[0]).unwrap();
+        v2.execute_batch(MIGRATIONS[1]).unwrap();
+        v2.execute_batch(
+            "PRAGMA user_version = 2;
+             INSERT INTO conversations (title, cwd, host, model, created_at, updated_at, message_count, user_id, cluster_id)
+                 VALUES ('pods', '', 'web', 'm', 1700000000000, 1700000000000, 0, 'alice', 'prod');",
+        )
+        .unwrap();
+    }
+    let store = SessionStore::open(&path, Arc::new(Redactor::default())).unwrap();
+    assert_eq!(user_version_of(&path), 3);
+    let old = store.get_web(1).unwrap().unwrap();
+    assert_eq!((old.user.as_deref(), old.cluster.as_deref(), old.hosts), (Some("alice"), Some("prod"), None));
+    let new = NewConversation { hosts: Some("web-*:&eu"), ..web("alice", None, "disk on the web hosts") };
+    let id = store.create(&new).unwrap();
+    assert_eq!(store.get_web(id).unwrap().unwrap().hosts.as_deref(), Some("web-*:&eu"));
+    assert_eq!(store.list_for_user("alice").unwrap().iter().map(|c| c.hosts.clone()).collect::<Vec<_>>().len(), 2);
 }
 
 #[test]
