@@ -340,7 +340,59 @@ fn the_picked_cluster_is_where_a_kube_call_runs_and_the_call_says_so() {
         let result = result.as_str().unwrap();
         assert!(result.contains("web-1") && result.contains("--context=staging"), "{result}");
         assert_eq!(js(&c, "document.getElementById('chat-cluster').textContent").await, "cluster: staging");
+        assert_eq!(js(&c, "document.getElementById('hosts').hidden").await, true, "no host sets, no picker");
+        let hosts = js(&c, "document.getElementById('chat-hosts').textContent").await;
+        assert_eq!(hosts, "commands run on: this server");
     });
+}
+
+/// The host-set picker offers `opsai serve --hosts` (real sshd on loopback): a conversation made on
+/// one says so in its header and list, and its command's block names the hosts and shows one line
+/// per host as each ends.
+#[test]
+fn the_picked_host_set_is_where_commands_run_and_each_host_is_shown() {
+    if !browser_installed() || !crate::support::sshd::require() {
+        return;
+    }
+    use crate::support::fleet::{Fleet, Kind};
+    let fleet = Fleet::start(&[("app-1", Kind::Up("a")), ("app-2", Kind::Up("a")), ("app-3", Kind::Down)]);
+    let env = TestEnv::new();
+    env.write_config(&json!({"ssh": {"options": fleet.ssh_options(), "control_persist_s": 30}}).to_string());
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": "echo fleet-ok", "why": "check"})),
+        reply_text("Two of three answered."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).arg("--hosts").arg("app-*").start();
+    let url = format!("{}/?token={}", server.base, server.token.as_deref().expect("token mode"));
+    let url = &url;
+    with_browser(|c| async move {
+        c.goto(url).await.expect("open the printed URL");
+        wait_for(&c, "the chat", "!document.getElementById('main-view').hidden").await;
+        let offered =
+            js(&c, "[...document.getElementById('hosts').options].map(o => `${o.value}=${o.text}`).join(',')").await;
+        assert_eq!(offered, "=this server,app-*=app-* (3 hosts: app-[1:3])", "the picker offers the host sets");
+        c.find(Locator::Css("#hosts")).await.unwrap().select_by_value("app-*").await.expect("pick app-*");
+        let header = js(&c, "document.getElementById('chat-hosts').textContent").await;
+        assert_eq!(header, "commands run on: app-* (3 hosts: app-[1:3])", "said before the first message");
+        type_into(&c, "#input", &format!("is echo working?{ENTER}")).await;
+        wait_for(&c, "the end of the turn", TURN_OVER).await;
+        wait_for(&c, "the answer", "document.querySelector('.answer:not(.provisional)')").await;
+
+        let meta = js(&c, "[...document.querySelectorAll('.tool .tool-meta dt, .tool .tool-meta dd')].map(e => e.textContent).join('|')").await;
+        assert!(meta.as_str().unwrap().contains("Runs on|3 hosts: app-[1:3]"), "{meta}");
+        let each =
+            js(&c, "[...document.querySelectorAll('.tool .host-results li')].map(e => e.textContent).join(',')").await;
+        assert_eq!(each, "app-1: ran · exit 0,app-2: ran · exit 0,app-3: unreachable", "one line per host");
+        let list = js(&c, "document.querySelector('.conv-meta').textContent").await;
+        assert!(list.as_str().unwrap().contains("on app-*"), "the list says where: {list}");
+        // Reloaded, the stored call still says where it ran.
+        c.refresh().await.expect("reload");
+        wait_for(&c, "the stored conversation", "document.querySelector('.tool')").await;
+        let meta =
+            js(&c, "[...document.querySelectorAll('.tool .tool-meta dd')].map(e => e.textContent).join('|')").await;
+        assert!(meta.as_str().unwrap().contains("app-*"), "{meta}");
+    });
+    drop(server);
 }
 
 /// The model picks call ids, so two conversations may wait under the same one: the page's answer

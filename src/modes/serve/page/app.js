@@ -131,6 +131,13 @@
     const clusters = Array.isArray(me.clusters) ? me.clusters : [];
     if (clusters.length === 0) picker.append(new Option('default (kubectl current context)', ''));
     for (const c of clusters) picker.append(new Option(c, c));
+    // Host sets (`opsai serve --hosts`): only shown when the server offers some.
+    const hosts = $('hosts');
+    hosts.replaceChildren(new Option('this server', ''));
+    state.hostSets = Array.isArray(me.host_sets) ? me.host_sets : [];
+    for (const s of state.hostSets) hosts.append(new Option(`${s.pattern} (${s.label})`, s.pattern));
+    hosts.hidden = state.hostSets.length === 0;
+    $('hosts-label').hidden = hosts.hidden;
     show('main');
     await loadList();
     const wanted = Number((location.hash.match(/^#c=(\d+)$/) || [])[1]);
@@ -168,6 +175,7 @@
       if (c.id === state.current) open.setAttribute('aria-current', 'true');
       const count = `${c.message_count} message${c.message_count === 1 ? '' : 's'}`;
       const meta = [c.cluster_id || 'default', count, when(c.updated_at)];
+      if (c.hosts) meta.splice(1, 0, `on ${c.hosts}`);
       if (c.running) meta.push('running');
       open.append(el('span', 'conv-title', c.title || 'Untitled'), el('span', 'conv-meta', meta.join(' · ')));
       const del = button('Delete', 'conv-delete', () => remove(c));
@@ -195,6 +203,10 @@
     $('chat-title').textContent = conv ? (conv.title || 'Untitled') : 'New conversation';
     const cluster = conv ? (conv.cluster_id || 'default') : ($('cluster').value || 'default');
     $('chat-cluster').textContent = `cluster: ${cluster}`;
+    // Where run_command runs: the server, or every host of the conversation's set.
+    const pattern = conv ? conv.hosts || '' : $('hosts').value;
+    const set = (state.hostSets || []).find((s) => s.pattern === pattern);
+    $('chat-hosts').textContent = pattern ? `commands run on: ${pattern}${set ? ` (${set.label})` : ''}` : 'commands run on: this server';
   }
 
   function newConversation() {
@@ -264,6 +276,7 @@
     if (state.current === null) {
       const body = {};
       if ($('cluster').value) body.cluster_id = $('cluster').value;
+      if ($('hosts').value) body.hosts = $('hosts').value;
       let conv;
       try { conv = await apiJson('POST', '/api/v2/ai/conversations', body); } catch (e) { report(e); return; }
       state.convs.unshift(conv);
@@ -377,6 +390,7 @@
     $('logout').addEventListener('click', logout);
     $('new-form').addEventListener('submit', (ev) => { ev.preventDefault(); newConversation(); $('input').focus(); });
     $('cluster').addEventListener('change', () => { if (state.current === null) setHeader(null); });
+    $('hosts').addEventListener('change', () => { if (state.current === null) setHeader(null); });
     $('composer').addEventListener('submit', send);
     $('stop').addEventListener('click', stop);
     $('input').addEventListener('keydown', (ev) => {

@@ -50,6 +50,8 @@ window.OpsaiRender = (() => {
     const kube = KUBE_TOOLS.test(call.tool || '');
     const cluster = call.cluster || (kube ? (conv && conv.cluster_id) || 'default' : '');
     const namespace = call.namespace || (kube && typeof args.namespace === 'string' ? args.namespace : '');
+    // A command of a conversation on a host set runs on every host of it.
+    const hosts = call.hosts || (call.tool === 'run_command' && conv && conv.hosts ? conv.hosts : '');
     const d = el('details', 'tool');
     d.dataset.callId = call.id || '';
     const summary = el('summary');
@@ -66,6 +68,7 @@ window.OpsaiRender = (() => {
     const commandRow = row(dl, 'Command', command, 'mono');
     row(dl, 'Cluster', cluster);
     row(dl, 'Namespace', namespace);
+    row(dl, 'Runs on', hosts);
     const reasonsRow = Array.isArray(call.reasons) && call.reasons.length ? row(dl, 'Why this risk', call.reasons.join('; ')) : null;
     for (const dd of [commandRow, reasonsRow]) if (dd) repeated.push(dd, dd.previousElementSibling);
     body.append(dl);
@@ -76,13 +79,17 @@ window.OpsaiRender = (() => {
       body.append(a);
     }
     const approval = el('div', 'approval-slot');
+    // One line per host of a fleet command, as each ends.
+    const hostList = el('ul', 'host-results mono');
+    hostList.hidden = true;
+    body.append(hostList);
     const outLabel = el('div', 'out-label', 'Output');
     const out = el('pre', 'tool-output mono');
     outLabel.hidden = true; out.hidden = true;
     body.append(approval, outLabel, out);
     d.append(summary, body);
     container.append(d);
-    return { d, badge, status, out, outLabel, approval, repeated };
+    return { d, badge, status, out, outLabel, approval, repeated, hostList };
   }
 
   // The command and its reasons are on the page once: in the approval box while it asks, in the
@@ -102,6 +109,13 @@ window.OpsaiRender = (() => {
   function appendOutput(rec, text) {
     if (rec.out.hidden) showOutput(rec, '', 'Output (live)');
     rec.out.append(document.createTextNode(text));
+  }
+
+  function hostResult(rec, ev) {
+    const exit = ev.exit_code !== undefined && ev.exit_code !== null ? ` · exit ${ev.exit_code}` : '';
+    const li = el('li', ev.outcome === 'ran' && !ev.exit_code ? 'host ok' : 'host failed', `${ev.host}: ${ev.outcome}${exit}`);
+    rec.hostList.append(li);
+    rec.hostList.hidden = false;
   }
 
   function result(rec, ev) {
@@ -260,6 +274,7 @@ window.OpsaiRender = (() => {
         } else if (ev.type === 'tool_result') {
           const rec = tool({ id: ev.id, tool: 'tool' });
           if (kind === 'output') appendOutput(rec, ev.chunk || '');
+          else if (kind === 'host_result') hostResult(rec, ev);
           else if (kind === 'output_truncated') {
             const mib = ev.limit_bytes ? ` after ${Math.round(ev.limit_bytes / 1048576)} MiB` : '';
             appendOutput(rec, `\n… live output cut${mib}; the result follows when the command ends.\n`);
