@@ -64,6 +64,7 @@ fn fill(path: &Path, conversations: usize) -> Result<(), Box<dyn std::error::Err
             model: "gpt-4o-mini",
             user: None,
             cluster: None,
+            hosts: None,
         })?;
         for message in &messages {
             store.append(id, message)?;

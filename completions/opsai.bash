@@ -1340,7 +1340,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve)
-            opts="-h --listen --users --allow-remote --approval-timeout --public-host --help user help"
+            opts="-h --listen --users --allow-remote --approval-timeout --public-host --hosts --inventory --hosts-file --forks --serial --max-fail --help user help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1359,6 +1359,30 @@ _opsai() {
                     return 0
                     ;;
                 --public-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --inventory)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --hosts-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --forks)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --serial)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-fail)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
