@@ -41,6 +41,11 @@ pub trait Approver: Send + Sync {
     fn interrupted(&self) -> bool {
         false
     }
+    /// Who answered the last request when that was not the person who asked (an operator in the
+    /// browser answering a viewer's turn), for the audit line.
+    fn decided_by(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Refuses everything: there is no terminal to ask.

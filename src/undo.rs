@@ -213,6 +213,7 @@ impl Undo<'_> {
             output,
             host: entry.host.clone(),
             user: None,
+            approver: None,
         })
     }
 }

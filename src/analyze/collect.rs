@@ -142,6 +142,7 @@ impl Collector<'_> {
             },
             host: self.host.clone(),
             user: self.user.clone(),
+            approver: None,
         };
         // A failing audit log is named in the report rather than hiding the analysis.
         match self.audit.append(&record) {

@@ -252,6 +252,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/v2/ai/conversations/{id}/stream", get(chat::stream))
         .route("/api/v2/ai/conversations/{id}/stop", post(chat::stop))
         .route("/api/v2/ai/chat", post(chat::chat))
+        .route("/api/v2/ai/approvals", get(api::queue))
         .route("/api/v2/ai/approvals/{call_id}", post(api::approve))
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such API route: see docs/serve.md") })
         .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));

@@ -3,7 +3,8 @@
 //!
 //! `[2026-11-22 10:30:15] SESSION: s12 | INPUT: "…" | TOOL: shell.run_command | CMD: "…" | RISK: high | CONFIRMED: yes | EXIT: 0 | OUTPUT: <first 100 chars>`
 //!
-//! with `| USER: NAME` (`opsai serve`'s signed-in user) and `| HOST: HOST` (`--ssh-host`) after TOOL when they apply.
+//! with `| USER: NAME` (`opsai serve`'s signed-in user), `| APPROVER: NAME` (the operator who approved
+//! another user's command) and `| HOST: HOST` (`--ssh-host`) after TOOL when they apply.
 //!
 //! - Every field is redacted; quoted fields escape `\` and `"`; every field escapes newlines, control,
 //!   bidi and zero-width characters (`\n`, `\u{1b}`), so a record is always exactly one line and the
@@ -86,6 +87,9 @@ pub struct AuditRecord {
     pub host: Option<String>,
     /// `opsai serve`: the signed-in user who asked (a `USER:` field); `None` in the terminal (no field).
     pub user: Option<String>,
+    /// `opsai serve`: the operator who answered the approval when that is not the user who asked
+    /// (an `APPROVER:` field after `USER:`).
+    pub approver: Option<String>,
 }
 
 #[derive(Debug, Error)]
@@ -201,6 +205,10 @@ impl AuditLog {
         if let Some(user) = &record.user {
             line.push_str(" | USER: ");
             escape_into(&mut line, &redact(user), NAME_CHARS, false);
+        }
+        if let Some(approver) = &record.approver {
+            line.push_str(" | APPROVER: ");
+            escape_into(&mut line, &redact(approver), NAME_CHARS, false);
         }
         if let Some(host) = &record.host {
             line.push_str(" | HOST: ");

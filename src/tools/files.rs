@@ -124,6 +124,7 @@ impl<'c> Call<'c> {
             tool: format!("{WORKER}.{}", self.tool),
             host: services.host.map(str::to_owned),
             user: services.user.clone(),
+            approver: services.approver.decided_by(),
             command: self.summary.clone(),
             risk: self.risk,
             confirmed,

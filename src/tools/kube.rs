@@ -341,6 +341,7 @@ fn refuse(tool: Kube, id: &str, args: &Value, command: &str, reason: &str, ctx: 
         tool: format!("kube.{}", tool.name()),
         host: services.host.map(str::to_owned),
         user: services.user.clone(),
+        approver: None,
         command: assessment.sanitized.clone(),
         risk: assessment.risk,
         confirmed: Confirmed::No,

@@ -204,6 +204,7 @@ impl Call<'_> {
             tool: format!("{}.{}", self.caller.worker, self.caller.tool),
             host,
             user: self.services.user.clone(),
+            approver: self.services.approver.decided_by(),
             command: command.to_owned(),
             risk,
             confirmed,

@@ -266,19 +266,20 @@ fn shift_enter_breaks_the_line_enter_sends_and_stop_ends_the_turn_on_a_narrow_wi
     });
 }
 
-/// A viewer: a wrong password is told on the form; a command above Safe is refused at once, and the
-/// page says it needs an operator instead of offering buttons.
+/// A viewer: a wrong password is told on the form; a command above Safe waits for an operator (the
+/// viewer's page says so, with no buttons); an operator finds it in the queue and approves it there.
 #[test]
-fn a_viewer_is_told_a_medium_command_needs_an_operator() {
+fn a_viewers_medium_command_waits_for_an_operator_who_approves_it_from_the_queue() {
     if !browser_installed() {
         return;
     }
     let env = TestEnv::new();
     let users = env.opsai_home().join("users.json");
     add_user(&env, &users, "victor", "viewer", PASSWORD);
+    add_user(&env, &users, "olga", "operator", PASSWORD);
     let mock = MockLlm::start([
         reply_tool_call("c1", "run_command", json!({"command": MEDIUM, "why": "asked"})),
-        reply_text("I may not."),
+        reply_text("Olga let it run."),
     ]);
     let server = Server::builder(&env).mock(&mock).users(&users).start();
     let (env, server) = (&env, &server);
@@ -293,12 +294,30 @@ fn a_viewer_is_told_a_medium_command_needs_an_operator() {
         assert_eq!(js(&c, "document.getElementById('who').textContent").await, "victor · viewer");
 
         type_into(&c, "#input", &format!("make it{ENTER}")).await;
-        wait_for(&c, "the answer", "document.querySelector('.answer:not(.provisional)')").await;
-        wait_for(&c, "the end of the turn", TURN_OVER).await;
+        wait_for(&c, "the request", "document.querySelector('.needs-operator')").await;
         assert_eq!(js(&c, "document.querySelectorAll('.approval button').length").await, 0, "no buttons for a viewer");
-        let tool = js(&c, "document.querySelector('.tool').textContent").await;
-        assert!(tool.as_str().unwrap().contains("operator"), "the refusal names who may approve: {tool}");
-        assert!(!env.user_home().join("made-by-browser").exists(), "nothing ran");
+        let waiting = js(&c, "document.querySelector('.needs-operator').textContent").await;
+        assert!(waiting.as_str().unwrap().starts_with("Waiting for an operator"), "{waiting}");
+        assert!(!env.user_home().join("made-by-browser").exists(), "nothing runs while it waits");
+
+        // An operator finds it in the queue and approves it there; the turn is the server's.
+        click(&c, "#logout").await;
+        log_in(&c, &server.base, "olga").await;
+        wait_for(&c, "the queue", "!document.getElementById('queue').hidden").await;
+        let who = js(&c, "document.querySelector('.queue-item .queue-who').textContent").await;
+        assert!(who.as_str().unwrap().starts_with("victor asks"), "{who}");
+        let shown = js(&c, "document.querySelector('.queue-item .approval pre').textContent").await;
+        assert_eq!(shown, MEDIUM, "the command that will run");
+        assert_eq!(js(&c, "document.querySelectorAll('.queue-item .approve-session').length").await, 0);
+        click(&c, ".queue-item button.approve").await;
+        wait_for(&c, "the queue to empty", "document.getElementById('queue').hidden").await;
+        let victor = server.login("victor", PASSWORD).await;
+        let id = victor.list().await.1[0]["id"].as_i64().unwrap();
+        let events = victor.stream(id).await.collect().await;
+        assert_eq!(events.last().unwrap()["type"], "done");
+        let (_, messages) = victor.messages(id).await;
+        assert!(messages.to_string().contains("Olga let it run."), "the turn went on: {messages}");
+        assert!(env.user_home().join("made-by-browser").exists(), "olga's yes ran it");
     });
 }
 

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::approvals::{AnswerError, Target, decision};
+use super::approvals::{AnswerError, Answerer, Target, decision};
 use super::auth::Caller;
 use super::screen;
 use super::state::AppState;
@@ -198,7 +198,8 @@ pub struct ApproveBody {
     command: Option<String>,
 }
 
-/// An operator's answer to an approval of one of their turns.
+/// An operator's answer to an approval: one of their own turns, or any user's waiting request
+/// (a viewer's waits for an operator).
 pub async fn approve(
     State(state): State<Arc<AppState>>,
     caller: Caller,
@@ -213,11 +214,12 @@ pub async fn approve(
     })?;
     let confirmed = body.confirm.as_deref() == Some("yes");
     let target = Target { conversation: body.conversation_id, command: body.command.as_deref() };
-    match state.pendings.answer(&call_id, &caller.principal.user, target, approval, confirmed) {
+    let by = Answerer { user: &caller.principal.user, operator: true };
+    match state.pendings.answer(&call_id, by, target, approval, confirmed) {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
         Err(AnswerError::NotPending) => Err(ApiError::new(
             StatusCode::NOT_FOUND,
-            "no approval of yours waits under that id (answered, timed out or stopped already)",
+            "no approval waits under that id (answered, timed out or stopped already)",
         )),
         Err(AnswerError::NeedsConfirm) => Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -229,7 +231,7 @@ pub async fn approve(
         )),
         Err(AnswerError::Ambiguous) => Err(ApiError::new(
             StatusCode::CONFLICT,
-            "approvals with that id wait in more than one of your conversations: send its \"conversation_id\" \
+            "approvals with that id wait in more than one conversation: send its \"conversation_id\" \
              (nothing was decided)",
         )),
         Err(AnswerError::NoGrant) => Err(ApiError::new(
@@ -237,10 +239,24 @@ pub async fn approve(
             "this command cannot be approved for the whole conversation: send \"approve\" or \"deny\" (nothing \
              was decided)",
         )),
+        Err(AnswerError::OthersSession) => Err(ApiError::new(
+            StatusCode::BAD_REQUEST,
+            "\"approve_session\" is for your own conversations: send \"approve\" or \"deny\" for another user's \
+             request (nothing was decided)",
+        )),
         Err(AnswerError::OtherCommand) => Err(ApiError::new(
             StatusCode::CONFLICT,
             "the approval waiting under that id is for another command than the one sent: reload and answer \
              the request shown (nothing was decided)",
         )),
     }
+}
+
+/// `GET /api/v2/ai/approvals`: every request waiting for an answer, across conversations and
+/// users (operators only), oldest first, each with who asked (`asked_by`) and since when (`since`).
+pub async fn queue(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Response, ApiError> {
+    if caller.principal.role != ServeRole::Operator {
+        return Err(ApiError::new(StatusCode::FORBIDDEN, "only an operator can see the approvals waiting"));
+    }
+    Ok(Json(state.pendings.queue()).into_response())
 }

@@ -1,9 +1,13 @@
 //! Approvals in the browser: the turn's approver publishes the request on the turn's stream and
-//! blocks (the gate calls it inside `block_in_place`) until the conversation's owner answers with
+//! blocks (the gate calls it inside `block_in_place`) until an operator answers with
 //! `POST /api/v2/ai/approvals/{call_id}`, the turn is stopped (an abort), or the timeout passes (a
-//! refusal, audited like every other). A viewer is never asked: anything above Safe is refused at once.
+//! refusal, audited like every other). A viewer's request waits for an operator: every operator
+//! sees the waiting requests of every conversation (`GET /api/v2/ai/approvals`) and may answer
+//! one; the audit line then names the operator who decided.
 
 use std::collections::VecDeque;
+
+use serde_json::{Value, json};
 use std::sync::mpsc::{RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -24,7 +28,12 @@ struct Pending {
     command: String,
     /// The request offers "always" (it has a grant), as the terminal does only then.
     grantable: bool,
-    answer: SyncSender<Approval>,
+    /// The request event, as the operators' queue shows it.
+    request: Value,
+    /// Unix seconds it began waiting.
+    since: u64,
+    /// The answer and who gave it.
+    answer: SyncSender<(Approval, String)>,
 }
 
 /// The approvals waiting for an answer, across every turn.
@@ -53,6 +62,15 @@ pub enum AnswerError {
     TimedOut,
     /// `approve_session` for a request without a grant (nothing to remember for the session).
     NoGrant,
+    /// `approve_session` for another user's request: a grant is its giver's, for their own turns.
+    OthersSession,
+}
+
+/// Who answers: a user, and whether they may answer others' requests (an operator).
+#[derive(Debug, Clone, Copy)]
+pub struct Answerer<'a> {
+    pub user: &'a str,
+    pub operator: bool,
 }
 
 /// Which pending approval an answer is for, beyond its call id.
@@ -70,13 +88,14 @@ impl Pendings {
     pub fn answer(
         &self,
         call_id: &str,
-        user: &str,
+        by: Answerer,
         target: Target,
         approval: Approval,
         confirmed: bool,
     ) -> Result<(), AnswerError> {
+        let user = by.user;
         let Ok(mut waiting) = self.waiting.lock() else { return Err(AnswerError::NotPending) };
-        let mine = |p: &&Pending| p.call_id == call_id && p.owner == user;
+        let mine = |p: &&Pending| p.call_id == call_id && (by.operator || p.owner == user);
         if target.conversation.is_none() && waiting.iter().filter(mine).count() > 1 {
             return Err(AnswerError::Ambiguous);
         }
@@ -84,7 +103,9 @@ impl Pendings {
         else {
             let expired = self.expired.lock().is_ok_and(|expired| {
                 expired.iter().any(|(id, conversation, owner)| {
-                    id == call_id && owner == user && target.conversation.is_none_or(|c| c == *conversation)
+                    id == call_id
+                        && (by.operator || owner == user)
+                        && target.conversation.is_none_or(|c| c == *conversation)
                 })
             });
             return Err(if expired { AnswerError::TimedOut } else { AnswerError::NotPending });
@@ -95,19 +116,38 @@ impl Pendings {
         if approval == Approval::ApprovedForSession && !waiting[at].grantable {
             return Err(AnswerError::NoGrant);
         }
+        if approval == Approval::ApprovedForSession && waiting[at].owner != user {
+            return Err(AnswerError::OthersSession);
+        }
         if waiting[at].risk == Risk::High && !confirmed && approval != Approval::Denied {
             return Err(AnswerError::NeedsConfirm);
         }
         let pending = waiting.remove(at);
-        let _ = pending.answer.try_send(approval);
+        let _ = pending.answer.try_send((approval, user.to_owned()));
         Ok(())
+    }
+
+    /// Every waiting request, oldest first, with who asked and since when (the operators' queue).
+    pub fn queue(&self) -> Vec<Value> {
+        let Ok(waiting) = self.waiting.lock() else { return Vec::new() };
+        let mut queue: Vec<(u64, Value)> = waiting
+            .iter()
+            .map(|p| {
+                let mut entry = p.request.clone();
+                entry["asked_by"] = p.owner.clone().into();
+                entry["since"] = p.since.into();
+                (p.since, entry)
+            })
+            .collect();
+        queue.sort_by_key(|(since, _)| *since);
+        queue.into_iter().map(|(_, entry)| entry).collect()
     }
 
     /// Aborts every approval of `conversation` (its turn was stopped).
     pub fn abort(&self, conversation: i64) {
         if let Ok(mut waiting) = self.waiting.lock() {
             for pending in waiting.extract_if(.., |p| p.conversation == conversation) {
-                let _ = pending.answer.try_send(Approval::Abort);
+                let _ = pending.answer.try_send((Approval::Abort, String::new()));
             }
         }
     }
@@ -149,32 +189,46 @@ pub struct BrowserApprover<'a> {
     /// whose file fails to load is refused at once, not at their next turn.
     pub role: &'a (dyn Fn() -> Option<ServeRole> + Send + Sync),
     pub timeout: Duration,
+    /// The operator who answered the last request, when not the turn's own user.
+    pub decided: Mutex<Option<String>>,
 }
 
 impl BrowserApprover<'_> {
-    fn operator(&self) -> bool {
-        (self.role)() == Some(ServeRole::Operator)
+    /// Whether anyone can answer: a user who still exists (a viewer's request waits for an operator).
+    fn askable(&self) -> bool {
+        (self.role)().is_some()
     }
+}
+
+fn now_s() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
 impl Approver for BrowserApprover<'_> {
     fn ask(&self, request: &ApprovalRequest) -> Approval {
-        if !self.operator() {
-            return Approval::Denied;
+        if let Ok(mut decided) = self.decided.lock() {
+            *decided = None;
         }
+        let Some(role) = (self.role)() else { return Approval::Denied };
         let (answer, answered) = sync_channel(1);
         // The command as the request event shows it: what an answer naming it must match.
         let command = self.turn.shown(&request.command);
         let call_id = request.call_id.clone();
         let conversation = self.turn.conversation;
+        let timeout_s = self.timeout.as_secs();
+        let mut event = events::approval_request(&call_id, conversation, &command, request, timeout_s);
+        // The asker's page says who may answer; operators see it in their queue.
+        event["needs_operator"] = (role != ServeRole::Operator).into();
         if let Ok(mut waiting) = self.pendings.waiting.lock() {
             waiting.push(Pending {
                 call_id: call_id.clone(),
                 conversation,
                 owner: self.turn.owner.clone(),
                 risk: request.risk,
-                command: command.clone(),
+                command,
                 grantable: request.grant.is_some(),
+                request: event.clone(),
+                since: now_s(),
                 answer,
             });
         }
@@ -183,14 +237,14 @@ impl Approver for BrowserApprover<'_> {
             self.pendings.remove(&call_id, conversation);
             return Approval::Abort;
         }
-        self.turn.publish(&events::approval_request(&call_id, conversation, &command, request, self.timeout.as_secs()));
+        self.turn.publish(&event);
         match answered.recv_timeout(self.timeout) {
-            Ok(approval) => approval,
+            Ok(answer) => self.decided(&call_id, answer),
             Err(RecvTimeoutError::Timeout) => {
                 if !self.pendings.expire(&call_id, conversation, &self.turn.owner) {
                     // Answered between the timeout and here: the answer (sent before it was
                     // taken off the list) is what the operator was told was decided.
-                    return answered.try_recv().unwrap_or(Approval::Denied);
+                    return answered.try_recv().map_or(Approval::Denied, |answer| self.decided(&call_id, answer));
                 }
                 self.turn.publish(&events::approval_timeout(&call_id));
                 Approval::Unanswered(format!("no operator answered within {} s", self.timeout.as_secs()))
@@ -200,11 +254,29 @@ impl Approver for BrowserApprover<'_> {
     }
 
     fn interactive(&self) -> bool {
-        self.operator()
+        self.askable()
     }
 
     fn unavailable(&self) -> &str {
         "an operator's approval in the browser"
+    }
+
+    fn decided_by(&self) -> Option<String> {
+        self.decided.lock().ok().and_then(|decided| decided.clone())
+    }
+}
+
+impl BrowserApprover<'_> {
+    /// Takes an answer: one by another user (an operator answering a viewer) is said on the
+    /// stream and kept for the audit line.
+    fn decided(&self, call_id: &str, (approval, by): (Approval, String)) -> Approval {
+        if !by.is_empty() && by != self.turn.owner {
+            self.turn.publish(&json!({"type": "approval", "kind": "decided_by", "id": call_id, "decided_by": by}));
+            if let Ok(mut decided) = self.decided.lock() {
+                *decided = Some(by);
+            }
+        }
+        approval
     }
 }
 
@@ -227,15 +299,29 @@ mod tests {
         call_id: &str,
         conversation: i64,
         risk: Risk,
-    ) -> std::sync::mpsc::Receiver<Approval> {
+    ) -> std::sync::mpsc::Receiver<(Approval, String)> {
         let (answer, answered) = sync_channel(1);
         let (owner, command) = ("alice".to_owned(), format!("touch {conversation}"));
         // Calls named "nogrant…" are requests the terminal offers no "always" for.
         let grantable = !call_id.starts_with("nogrant");
-        let pending = Pending { call_id: call_id.into(), conversation, owner, risk, command, grantable, answer };
+        let request = json!({"id": call_id, "conversation_id": conversation});
+        let pending = Pending {
+            call_id: call_id.into(),
+            conversation,
+            owner,
+            risk,
+            command,
+            grantable,
+            request,
+            since: 0,
+            answer,
+        };
         pendings.waiting.lock().unwrap().push(pending);
         answered
     }
+
+    const ALICE: Answerer = Answerer { user: "alice", operator: false };
+    const BOB: Answerer = Answerer { user: "bob", operator: false };
 
     fn in_conversation(conversation: i64) -> Target<'static> {
         Target { conversation: Some(conversation), command: None }
@@ -247,27 +333,27 @@ mod tests {
         let medium = pending(&pendings, "c1", 1, Risk::Medium);
         let high = pending(&pendings, "c2", 1, Risk::High);
         assert_eq!(
-            pendings.answer("c1", "bob", Target::default(), Approval::Approved, false),
+            pendings.answer("c1", BOB, Target::default(), Approval::Approved, false),
             Err(AnswerError::NotPending)
         );
         assert_eq!(
-            pendings.answer("c1", "alice", in_conversation(2), Approval::Approved, false),
+            pendings.answer("c1", ALICE, in_conversation(2), Approval::Approved, false),
             Err(AnswerError::NotPending)
         );
-        assert_eq!(pendings.answer("c1", "alice", Target::default(), Approval::Approved, false), Ok(()));
-        assert_eq!(medium.recv().unwrap(), Approval::Approved);
+        assert_eq!(pendings.answer("c1", ALICE, Target::default(), Approval::Approved, false), Ok(()));
+        assert_eq!(medium.recv().unwrap().0, Approval::Approved);
         assert_eq!(
-            pendings.answer("c2", "alice", Target::default(), Approval::Approved, false),
+            pendings.answer("c2", ALICE, Target::default(), Approval::Approved, false),
             Err(AnswerError::NeedsConfirm)
         );
         assert_eq!(
-            pendings.answer("c2", "alice", Target::default(), Approval::Denied, false),
+            pendings.answer("c2", ALICE, Target::default(), Approval::Denied, false),
             Ok(()),
             "no needs no word"
         );
-        assert_eq!(high.recv().unwrap(), Approval::Denied);
+        assert_eq!(high.recv().unwrap().0, Approval::Denied);
         assert_eq!(
-            pendings.answer("c2", "alice", Target::default(), Approval::Denied, false),
+            pendings.answer("c2", ALICE, Target::default(), Approval::Denied, false),
             Err(AnswerError::NotPending)
         );
     }
@@ -277,13 +363,13 @@ mod tests {
         let pendings = Pendings::default();
         let plain = pending(&pendings, "nogrant1", 1, Risk::Medium);
         let grantable = pending(&pendings, "c2", 1, Risk::Medium);
-        let session = |id| pendings.answer(id, "alice", Target::default(), Approval::ApprovedForSession, false);
+        let session = |id| pendings.answer(id, ALICE, Target::default(), Approval::ApprovedForSession, false);
         assert_eq!(session("nogrant1"), Err(AnswerError::NoGrant));
         assert!(plain.try_recv().is_err(), "nothing was decided");
         assert_eq!(session("c2"), Ok(()));
-        assert_eq!(grantable.recv().unwrap(), Approval::ApprovedForSession);
-        assert_eq!(pendings.answer("nogrant1", "alice", Target::default(), Approval::Approved, false), Ok(()));
-        assert_eq!(plain.recv().unwrap(), Approval::Approved);
+        assert_eq!(grantable.recv().unwrap().0, Approval::ApprovedForSession);
+        assert_eq!(pendings.answer("nogrant1", ALICE, Target::default(), Approval::Approved, false), Ok(()));
+        assert_eq!(plain.recv().unwrap().0, Approval::Approved);
     }
 
     #[test]
@@ -291,12 +377,12 @@ mod tests {
         let pendings = Pendings::default();
         let _late = pending(&pendings, "c1", 1, Risk::Medium);
         assert!(pendings.expire("c1", 1, "alice"));
-        let answer = || pendings.answer("c1", "alice", Target::default(), Approval::Approved, false);
+        let answer = || pendings.answer("c1", ALICE, Target::default(), Approval::Approved, false);
         assert_eq!(answer(), Err(AnswerError::TimedOut));
         let just_in_time = pending(&pendings, "c2", 1, Risk::Medium);
-        assert_eq!(pendings.answer("c2", "alice", Target::default(), Approval::Approved, false), Ok(()));
+        assert_eq!(pendings.answer("c2", ALICE, Target::default(), Approval::Approved, false), Ok(()));
         assert!(!pendings.expire("c2", 1, "alice"), "the answer took it first");
-        assert_eq!(just_in_time.try_recv(), Ok(Approval::Approved));
+        assert_eq!(just_in_time.try_recv().map(|answer| answer.0), Ok(Approval::Approved));
     }
 
     #[test]
@@ -305,10 +391,10 @@ mod tests {
         let stopped = pending(&pendings, "c1", 1, Risk::Medium);
         let other = pending(&pendings, "c1", 2, Risk::Medium);
         pendings.abort(1);
-        assert_eq!(stopped.recv().unwrap(), Approval::Abort);
+        assert_eq!(stopped.recv().unwrap().0, Approval::Abort);
         assert!(other.try_recv().is_err());
-        assert_eq!(pendings.answer("c1", "alice", Target::default(), Approval::Approved, false), Ok(()));
-        assert_eq!(other.recv().unwrap(), Approval::Approved);
+        assert_eq!(pendings.answer("c1", ALICE, Target::default(), Approval::Approved, false), Ok(()));
+        assert_eq!(other.recv().unwrap().0, Approval::Approved);
     }
 
     #[test]
@@ -316,16 +402,50 @@ mod tests {
         let pendings = Pendings::default();
         let three = pending(&pendings, "call_1", 3, Risk::Medium);
         let four = pending(&pendings, "call_1", 4, Risk::Medium);
-        let answer = |target| pendings.answer("call_1", "alice", target, Approval::Approved, false);
+        let answer = |target| pendings.answer("call_1", ALICE, target, Approval::Approved, false);
         assert_eq!(answer(Target::default()), Err(AnswerError::Ambiguous));
         let wrong = Target { conversation: Some(4), command: Some("touch 3") };
         assert_eq!(answer(wrong), Err(AnswerError::OtherCommand));
         assert_eq!(answer(Target { command: Some("touch 4 "), ..wrong }), Err(AnswerError::OtherCommand));
         assert!(three.try_recv().is_err() && four.try_recv().is_err(), "nothing was decided");
         assert_eq!(answer(Target { command: Some("touch 4"), ..wrong }), Ok(()));
-        assert_eq!(four.recv().unwrap(), Approval::Approved);
+        assert_eq!(four.recv().unwrap().0, Approval::Approved);
         assert!(three.try_recv().is_err());
         assert_eq!(answer(Target::default()), Ok(()), "one left: the id alone names it");
-        assert_eq!(three.recv().unwrap(), Approval::Approved);
+        assert_eq!(three.recv().unwrap().0, Approval::Approved);
+    }
+
+    #[test]
+    fn an_operator_answers_anyones_request_from_the_queue_but_grants_only_their_own() {
+        let pendings = Pendings::default();
+        let viewers = pending(&pendings, "c1", 7, Risk::Medium);
+        pendings.waiting.lock().unwrap()[0].owner = "bob".into();
+        pendings.waiting.lock().unwrap()[0].since = 20;
+        let _own = pending(&pendings, "c1", 8, Risk::Medium);
+        pendings.waiting.lock().unwrap()[1].since = 10;
+        let queue = pendings.queue();
+        let asked: Vec<(&str, i64)> =
+            queue.iter().map(|e| (e["asked_by"].as_str().unwrap(), e["conversation_id"].as_i64().unwrap())).collect();
+        assert_eq!(asked, [("alice", 8), ("bob", 7)], "oldest first, with who asked");
+
+        let carol = Answerer { user: "carol", operator: false };
+        assert_eq!(
+            pendings.answer("c1", carol, in_conversation(7), Approval::Approved, false),
+            Err(AnswerError::NotPending),
+            "only an operator answers another user's request"
+        );
+        let operator = Answerer { user: "carol", operator: true };
+        assert_eq!(
+            pendings.answer("c1", operator, Target::default(), Approval::Approved, false),
+            Err(AnswerError::Ambiguous),
+            "the id waits in two conversations"
+        );
+        assert_eq!(
+            pendings.answer("c1", operator, in_conversation(7), Approval::ApprovedForSession, false),
+            Err(AnswerError::OthersSession)
+        );
+        assert_eq!(pendings.answer("c1", operator, in_conversation(7), Approval::Approved, false), Ok(()));
+        assert_eq!(viewers.recv().unwrap(), (Approval::Approved, "carol".to_owned()), "the answer says who gave it");
+        assert_eq!(pendings.queue().len(), 1);
     }
 }

@@ -226,15 +226,14 @@ async fn drive(
             return None;
         }
     };
-    let role = || match principal.role {
-        ServeRole::Operator => state.auth.current(principal.clone()).ok().flatten().map(|now| now.role),
-        viewer => Some(viewer),
-    };
+    // The user's role now: one removed, or whose users file fails to load, is not asked for.
+    let role = || state.auth.current(principal.clone()).ok().flatten().map(|now| now.role);
     let approver = BrowserApprover {
         turn: turn.clone(),
         pendings: state.pendings.clone(),
         role: &role,
         timeout: state.approval_timeout,
+        decided: std::sync::Mutex::default(),
     };
     let services = Services {
         approver: &approver,

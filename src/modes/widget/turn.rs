@@ -330,6 +330,7 @@ impl Turn<'_> {
             tool: "widget.propose_command".to_owned(),
             host: None,
             user: None,
+            approver: None,
             command: command.clone(),
             risk: assessment.risk,
             confirmed: if denied { Confirmed::No } else { Confirmed::Proposed },

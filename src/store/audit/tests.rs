@@ -22,6 +22,7 @@ fn record(command: &str, output: &str) -> AuditRecord {
         output: output.into(),
         host: None,
         user: None,
+        approver: None,
     }
 }
 

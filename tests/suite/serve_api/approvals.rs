@@ -1,8 +1,8 @@
-//! Approvals in the browser by role: a viewer is refused at once, an operator approves Medium and
+//! Approvals in the browser by role: a viewer's request waits for an operator, an operator approves Medium and
 //! confirms High, an unanswered approval times out as a refusal, a grant holds for the conversation,
 //! and stopping or deleting a waiting turn ends it; every decision has its audit line with USER.
 
-use reqwest::StatusCode;
+use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use super::{HIGH, MEDIUM, audit, kinds, two_users};
@@ -10,26 +10,75 @@ use crate::support::TestEnv;
 use crate::support::mock_llm::*;
 use crate::support::serve::*;
 
+/// A viewer's request waits for an operator: every operator sees it in the queue, one answers,
+/// the viewer's stream says who decided, and the audit line names both.
 #[tokio::test(flavor = "multi_thread")]
-async fn a_viewer_is_refused_at_once_and_cannot_approve() {
+async fn a_viewers_request_waits_for_an_operator_who_answers_it_from_the_queue() {
+    let env = TestEnv::new();
+    let file = two_users(&env);
+    let mock = MockLlm::start([
+        reply_tool_call("v1", "run_command", json!({"command": MEDIUM, "why": "bob asked"})),
+        reply_text("Made it."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).users(&file).start();
+    let (alice, bob) = (server.login("alice", "alice-password").await, server.login("bob", "bob-password").await);
+    let id = bob.new_conversation().await;
+    let mut events = bob.chat(id, "make a file").await;
+    let request = events.until(|e| e["kind"] == "request").await;
+    assert_eq!((request["id"].as_str(), request["needs_operator"].as_bool()), (Some("v1"), Some(true)), "{request}");
+    assert!(!env.user_home().join("made").exists(), "nothing runs while it waits");
+
+    let (status, _) = bob.send(bob.request(Method::GET, "/api/v2/ai/approvals")).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "the queue is the operators'");
+    assert_eq!(bob.approve("v1", "approve", None).await.0, StatusCode::FORBIDDEN, "a viewer answers nothing");
+    let (status, queue) = alice.send(alice.request(Method::GET, "/api/v2/ai/approvals")).await;
+    assert_eq!(status, StatusCode::OK);
+    let waiting = queue.as_array().unwrap();
+    assert_eq!(waiting.len(), 1, "{queue}");
+    assert_eq!(
+        (waiting[0]["asked_by"].as_str(), waiting[0]["conversation_id"].as_i64(), waiting[0]["command"].as_str()),
+        (Some("bob"), Some(id), Some(MEDIUM))
+    );
+    assert_eq!(waiting[0]["why"], "bob asked");
+    let session = alice
+        .request(Method::POST, "/api/v2/ai/approvals/v1")
+        .json(&json!({"decision": "approve_session", "conversation_id": id, "command": MEDIUM}));
+    assert_eq!(alice.send(session).await.0, StatusCode::BAD_REQUEST, "a grant is for one's own turns");
+    let yes = alice
+        .request(Method::POST, "/api/v2/ai/approvals/v1")
+        .json(&json!({"decision": "approve", "conversation_id": id, "command": MEDIUM}));
+    assert_eq!(alice.send(yes).await.0, StatusCode::NO_CONTENT);
+
+    let decided = events.until(|e| e["kind"] == "decided_by").await;
+    assert_eq!(decided["decided_by"], "alice");
+    let rest = events.collect().await;
+    assert_eq!(rest.last().unwrap()["outcome"], "answer");
+    assert!(env.user_home().join("made").exists(), "the operator's yes ran it");
+    let (_, queue) = alice.send(alice.request(Method::GET, "/api/v2/ai/approvals")).await;
+    assert_eq!(queue, json!([]), "answered: no longer waiting");
+    let log = audit(&env);
+    let line = log.lines().find(|line| line.contains("touch")).unwrap();
+    assert!(line.contains("USER: bob | APPROVER: alice") && line.contains("CONFIRMED: yes"), "{line}");
+    server.stop();
+}
+
+/// Nobody answering a viewer's request refuses it when the approval timeout passes.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_viewers_request_nobody_answers_is_refused_after_the_timeout() {
     let env = TestEnv::new();
     let file = two_users(&env);
     let mock = MockLlm::start([
         reply_tool_call("v1", "run_command", json!({"command": MEDIUM})),
-        reply_text("I was not allowed to."),
+        reply_text("Nobody approved it."),
     ]);
-    let server = Server::builder(&env).mock(&mock).users(&file).start();
+    let server = Server::builder(&env).mock(&mock).users(&file).arg("--approval-timeout").arg("1").start();
     let bob = server.login("bob", "bob-password").await;
     let id = bob.new_conversation().await;
     let events = bob.chat(id, "make a file").await.collect().await;
-    assert!(!events.iter().any(|e| e["kind"] == "request"), "a viewer is never asked: {events:#?}");
-    let result = events.iter().find(|e| e["type"] == "tool_result").unwrap();
-    assert!(result["content"].as_str().unwrap().contains("an operator's approval in the browser"), "{result}");
-    assert_eq!(events.last().unwrap()["type"], "done");
+    assert!(events.iter().any(|e| e["kind"] == "timeout"), "{events:#?}");
     assert!(!env.user_home().join("made").exists());
-    assert_eq!(bob.approve("v1", "approve", None).await.0, StatusCode::FORBIDDEN);
     let log = audit(&env);
-    assert!(log.contains("USER: bob") && log.contains("CONFIRMED: no"), "{log}");
+    assert!(log.contains("USER: bob") && log.contains("CONFIRMED: no") && !log.contains("APPROVER"), "{log}");
     server.stop();
 }
 
@@ -175,7 +224,7 @@ async fn a_demoted_operator_keeps_no_grant() {
         reply_tool_call("g2", "run_command", json!({"command": "touch made-two"})),
         reply_text("Not allowed."),
     ]);
-    let server = Server::builder(&env).mock(&mock).users(&file).start();
+    let server = Server::builder(&env).mock(&mock).users(&file).arg("--approval-timeout").arg("2").start();
     let alice = server.login("alice", "alice-password").await;
     let id = alice.new_conversation().await;
     let mut events = alice.chat(id, "make a file").await;
@@ -187,6 +236,8 @@ async fn a_demoted_operator_keeps_no_grant() {
     add_user(&env, &file, "alice", "viewer", "alice-password");
     let alice = server.login("alice", "alice-password").await;
     let events = alice.chat(id, "again").await.collect().await;
+    let asked = events.iter().find(|e| e["kind"] == "request").unwrap();
+    assert_eq!(asked["needs_operator"], true, "not let through by her old grant: {asked}");
     let result = events.iter().find(|e| e["kind"] == "tool_result").unwrap();
     assert_eq!(result["status"], "denied_by_policy", "the grant is gone with the role: {result}");
     assert!(!env.user_home().join("made-two").exists());

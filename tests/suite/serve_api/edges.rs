@@ -78,7 +78,7 @@ async fn an_operator_demoted_mid_turn_is_refused_at_the_next_approval() {
         reply_tool_call("d2", "run_command", json!({"command": super::MEDIUM})),
         reply_text("Done."),
     ]);
-    let server = Server::builder(&env).mock(&mock).users(&file).arg("--approval-timeout").arg("30").start();
+    let server = Server::builder(&env).mock(&mock).users(&file).arg("--approval-timeout").arg("5").start();
     let alice = server.login("alice", "alice-password").await;
     let id = alice.new_conversation().await;
     let mut events = alice.chat(id, "wait, then make a file").await;
@@ -95,8 +95,12 @@ async fn an_operator_demoted_mid_turn_is_refused_at_the_next_approval() {
     }
     std::fs::write(&file, users.to_string()).unwrap();
     std::fs::write(env.user_home().join("go"), "").unwrap();
+    // Demoted, her request waits for an operator like any viewer's, and she cannot answer it.
+    let request = events.until(|e| e["kind"] == "request" && e["id"] == "d2").await;
+    assert_eq!(request["needs_operator"], true, "{request}");
+    assert_eq!(alice.approve("d2", "approve", None).await.0, StatusCode::FORBIDDEN);
     let rest = events.collect().await;
-    assert!(!rest.iter().any(|e| e["kind"] == "request" && e["id"] == "d2"), "not asked once demoted: {rest:#?}");
+    assert!(rest.iter().any(|e| e["kind"] == "timeout" && e["id"] == "d2"), "nobody answered: {rest:#?}");
     let result = rest.iter().find(|e| e["type"] == "tool_result" && e["id"] == "d2").unwrap();
     assert_eq!(result["status"], "denied_by_policy", "{result}");
     assert!(!env.user_home().join("made").exists());

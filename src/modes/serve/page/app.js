@@ -139,11 +139,26 @@
     hosts.hidden = state.hostSets.length === 0;
     $('hosts-label').hidden = hosts.hidden;
     show('main');
+    if (me.role === 'operator' && me.mode === 'users' && !state.queueTimer) {
+      state.queueTimer = window.setInterval(pollQueue, QUEUE_POLL_MS);
+      pollQueue();
+    }
     await loadList();
     const wanted = Number((location.hash.match(/^#c=(\d+)$/) || [])[1]);
     if (wanted && state.convs.some((c) => c.id === wanted)) await select(wanted);
     else newConversation();
     $('input').focus();
+  }
+
+  // ---------- the operators' queue: other users' requests waiting for an operator ----------
+  const QUEUE_POLL_MS = 3000;
+  async function pollQueue() {
+    if (!state.me || state.me.role !== 'operator') return;
+    let entries;
+    try { entries = await apiJson('GET', '/api/v2/ai/approvals'); } catch (_) { return; }
+    const others = (Array.isArray(entries) ? entries : []).filter((e) => e.asked_by !== state.me.user);
+    $('queue').hidden = others.length === 0;
+    window.OpsaiRender.syncQueue($('queue-list'), others, { approve: decide });
   }
 
   // ---------- conversation list ----------

@@ -147,8 +147,9 @@ window.OpsaiRender = (() => {
     const msg = el('p', 'approval-msg');
     msg.setAttribute('role', 'status');
     if (opts.role !== 'operator') {
-      box.append(el('p', 'needs-operator', 'This needs an operator: only an operator can approve it here. '
-        + 'Nobody answering refuses it.'));
+      const within = ev.timeout_s ? ` within ${ev.timeout_s} s` : '';
+      box.append(el('p', 'needs-operator', 'Waiting for an operator: this needs an operator, who sees this request '
+        + `and can approve or deny it. Nobody answering${within} refuses it.`));
       rec.approval.replaceChildren(box);
       return;
     }
@@ -262,13 +263,17 @@ window.OpsaiRender = (() => {
             rec.approval.replaceChildren(el('p', 'decision', 'Nobody answered in time: refused.'));
             rec.d.classList.remove('waiting');
             rec.status.textContent = 'refused (no answer)';
+          } else if (kind === 'decided_by') {
+            // An operator answered this user's request: the decision that follows names them.
+            rec.decidedBy = ev.decided_by;
           } else {
             asking(rec, false);
             rec.approval.replaceChildren();
             rec.d.classList.remove('waiting');
+            const by = rec.decidedBy ? ` by ${rec.decidedBy}` : '';
             // An earlier "Approve for session" let it run: say which.
             rec.status.textContent = ev.grant ? `approved by your earlier "Approve for session: ${ev.grant}"`
-              : DECISIONS[ev.decision] || ev.decision || '';
+              : `${DECISIONS[ev.decision] || ev.decision || ''}${by}`;
             if (ev.decision !== 'auto') rec.approval.append(el('p', 'decision', `Decision: ${rec.status.textContent}`));
           }
         } else if (ev.type === 'tool_result') {
@@ -304,6 +309,26 @@ window.OpsaiRender = (() => {
     return newTurn(log, opts);
   }
 
+  // The operators' queue: each request of another user that waits, as an approval box, kept (with
+  // what is typed in it) while it waits and removed once answered elsewhere or ended.
+  function syncQueue(list, entries, opts) {
+    const keep = new Set();
+    for (const ev of entries) {
+      const key = `${ev.conversation_id}/${ev.id}`;
+      keep.add(key);
+      if ([...list.children].some((li) => li.dataset.key === key)) continue;
+      const li = el('li', 'queue-item');
+      li.dataset.key = key;
+      li.append(el('p', 'queue-who', `${ev.asked_by} asks, in their conversation ${ev.conversation_id}`));
+      const rec = toolBlock(li, { id: ev.id, tool: 'command', command: ev.command, risk: ev.risk }, null);
+      // A grant is for the giver's own turns: another user's request is approved once.
+      const approve = (callId, decision, confirm, command) => opts.approve(ev.conversation_id, callId, decision, confirm, command);
+      approvalBox(rec, { ...ev, grant: null }, { role: 'operator', approve });
+      list.append(li);
+    }
+    for (const li of [...list.children]) if (!keep.has(li.dataset.key)) li.remove();
+  }
+
   // The stored conversation; for a running one only up to its last question (the stream replays the rest).
   function stored(log, msgs, conv, running) {
     let list = Array.isArray(msgs) ? msgs : [];
@@ -335,5 +360,5 @@ window.OpsaiRender = (() => {
     }
   }
 
-  return { el, button, markdown, user, turn, stored };
+  return { el, button, markdown, user, turn, stored, syncQueue };
 })();
