@@ -195,9 +195,9 @@ pub enum ServeCommand {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ServeRole {
-    /// Read-only tools only: kube tools and Safe sandboxed commands; anything else is refused.
+    /// Read-only tools run; anything above Safe waits for an operator's approval.
     Viewer,
-    /// May also approve Medium and High commands in the browser.
+    /// May also approve Medium and High commands in the browser, anyone's.
     Operator,
 }
 
