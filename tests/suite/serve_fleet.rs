@@ -167,6 +167,52 @@ async fn a_change_on_a_host_set_asks_the_operator_for_the_canary_and_again_for_t
     server.stop();
 }
 
+/// Processes whose command line holds `needle` (every host of the test fleet is this machine).
+fn processes_with(needle: &str) -> usize {
+    let out = std::process::Command::new("pgrep").args(["-f", "-c", "--", needle]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+}
+
+/// The page's Stop on a host set ends the command on every host, like Ctrl-C in the terminal.
+#[tokio::test(flavor = "multi_thread")]
+async fn stop_ends_the_command_on_every_host_of_the_set() {
+    if !require() {
+        return;
+    }
+    let limit = std::time::Duration::from_secs(60);
+    let fleet = Fleet::start(&[("job-1", Kind::Up("a")), ("job-2", Kind::Up("a"))]);
+    let sleep = format!("sleep 1000.{}7", std::process::id());
+    let env = TestEnv::new();
+    configure(&env, &fleet);
+    let mock = MockLlm::start([
+        reply_tool_call("c1", "run_command", json!({"command": sleep, "why": "wait"})),
+        reply_text("Never heard."),
+    ]);
+    let server = Server::builder(&env).mock(&mock).arg("--hosts").arg("job-*").start();
+    let api = server.api();
+    let id = api.create(json!({"hosts": "job-*"})).await["id"].as_i64().unwrap();
+    let mut events = api.chat(id, "wait on both").await;
+    events.until(|e| e["type"] == "tool_call").await;
+    let both = tokio::task::spawn_blocking({
+        let sleep = sleep.clone();
+        move || opsai::testing::wait_until(limit, || processes_with(&sleep) >= 2)
+    });
+    assert!(both.await.unwrap(), "the command never ran on both hosts");
+    assert_eq!(api.stop_turn(id).await, StatusCode::NO_CONTENT);
+    let rest = events.collect().await;
+    assert_eq!(rest.last().unwrap()["outcome"], "stopped", "{rest:#?}");
+    let outcomes: Vec<(String, String)> = host_results(&rest);
+    assert_eq!(outcomes.len(), 2, "{outcomes:?}");
+    assert!(outcomes.iter().all(|(_, outcome)| outcome == "cancelled"), "{outcomes:?}");
+    let gone = tokio::task::spawn_blocking({
+        let sleep = sleep.clone();
+        move || opsai::testing::wait_until(std::time::Duration::from_secs(10), || processes_with(&sleep) == 0)
+    });
+    assert!(gone.await.unwrap(), "left behind on a host: {}", processes_with(&sleep));
+    assert_eq!(audit(&env).len(), 2, "one line per host");
+    server.stop();
+}
+
 #[test]
 fn a_host_set_that_selects_nothing_stops_the_start() {
     let env = TestEnv::new();
