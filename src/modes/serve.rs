@@ -247,7 +247,7 @@ fn router(state: Arc<AppState>) -> Router {
         .route("/api/v2/auth/logout", post(login::logout))
         .route("/api/v2/auth/me", get(login::me))
         .route("/api/v2/ai/conversations", post(api::create).get(api::list))
-        .route("/api/v2/ai/conversations/{id}", delete(api::remove))
+        .route("/api/v2/ai/conversations/{id}", delete(api::remove).get(api::one))
         .route("/api/v2/ai/conversations/{id}/messages", get(api::messages))
         .route("/api/v2/ai/conversations/{id}/stream", get(chat::stream))
         .route("/api/v2/ai/conversations/{id}/stop", post(chat::stop))

@@ -309,6 +309,12 @@ fn a_viewers_medium_command_waits_for_an_operator_who_approves_it_from_the_queue
         let shown = js(&c, "document.querySelector('.queue-item .approval pre').textContent").await;
         assert_eq!(shown, MEDIUM, "the command that will run");
         assert_eq!(js(&c, "document.querySelectorAll('.queue-item .approve-session').length").await, 0);
+        // She may read victor's conversation, not write in it.
+        click(&c, ".queue-item .queue-open").await;
+        wait_for(&c, "victor's question", "document.querySelector('#log .user-text')?.textContent === 'make it'").await;
+        let title = js(&c, "document.getElementById('chat-title').textContent").await;
+        assert!(title.as_str().unwrap().ends_with("(victor's, read-only)"), "{title}");
+        assert_eq!(js(&c, "document.getElementById('input').disabled").await, true);
         click(&c, ".queue-item button.approve").await;
         wait_for(&c, "the queue to empty", "document.getElementById('queue').hidden").await;
         let victor = server.login("victor", PASSWORD).await;

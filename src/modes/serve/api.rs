@@ -32,6 +32,27 @@ pub async fn owned(state: &Arc<AppState>, id: i64, caller: &Caller) -> Result<We
     Ok(conversation)
 }
 
+/// Conversation `id` to read: the caller's own, or for an operator any user's web conversation
+/// (read-only: asking, stopping and deleting stay the owner's). Terminal conversations are no
+/// one's on the web.
+pub async fn readable(state: &Arc<AppState>, id: i64, caller: &Caller) -> Result<WebConversation, ApiError> {
+    if caller.principal.role != ServeRole::Operator {
+        return owned(state, id, caller).await;
+    }
+    let found = blocking(state, move |state| state.store.get_web(id)).await?.map_err(|err| ApiError::internal(&err))?;
+    found.filter(|conversation| conversation.user.is_some()).ok_or_else(|| ApiError::not_found("conversation"))
+}
+
+/// `GET /api/v2/ai/conversations/{id}`: one conversation (an operator may read anyone's).
+pub async fn one(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Path(id): Path<i64>,
+) -> Result<Response, ApiError> {
+    let conversation = readable(&state, id, &caller).await?;
+    Ok(Json(object(&state, &conversation)).into_response())
+}
+
 fn object(state: &AppState, conversation: &WebConversation) -> Value {
     json!({
         "id": conversation.id,
@@ -120,7 +141,7 @@ pub async fn messages(
     caller: Caller,
     Path(id): Path<i64>,
 ) -> Result<Response, ApiError> {
-    owned(&state, id, &caller).await?;
+    readable(&state, id, &caller).await?;
     let messages = blocking(&state, move |state| state.store.messages_with_meta(id))
         .await?
         .map_err(|err| ApiError::internal(&err))?;

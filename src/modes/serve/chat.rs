@@ -142,7 +142,7 @@ pub async fn stream(
     caller: Caller,
     Path(id): Path<i64>,
 ) -> Result<Response, ApiError> {
-    api::owned(&state, id, &caller).await?;
+    api::readable(&state, id, &caller).await?;
     Ok(match state.turn(id) {
         Some(turn) => sse(turn.stream()),
         None => sse(single(&events::done())),

@@ -28,6 +28,21 @@ async fn a_viewers_request_waits_for_an_operator_who_answers_it_from_the_queue()
     assert_eq!((request["id"].as_str(), request["needs_operator"].as_bool()), (Some("v1"), Some(true)), "{request}");
     assert!(!env.user_home().join("made").exists(), "nothing runs while it waits");
 
+    // Operators may read anyone's conversation, never write in it.
+    let (status, shown) = alice.send(alice.request(Method::GET, &format!("/api/v2/ai/conversations/{id}"))).await;
+    assert_eq!(
+        (status, shown["user_id"].as_str(), shown["running"].as_bool()),
+        (StatusCode::OK, Some("bob"), Some(true))
+    );
+    let (status, messages) = alice.messages(id).await;
+    assert_eq!((status, messages[0]["content"].as_str()), (StatusCode::OK, Some("make a file")), "{messages}");
+    let theirs = alice.request(Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": id, "message": "hi"}));
+    assert_eq!(alice.send(theirs).await.0, StatusCode::FORBIDDEN, "asking stays the owner's");
+    assert_eq!(alice.stop_turn(id).await, StatusCode::FORBIDDEN, "stopping too");
+    assert_eq!(alice.delete(id).await, StatusCode::FORBIDDEN, "deleting too");
+    let alices = alice.new_conversation().await;
+    let (status, _) = bob.send(bob.request(Method::GET, &format!("/api/v2/ai/conversations/{alices}"))).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "a viewer reads only their own");
     let (status, _) = bob.send(bob.request(Method::GET, "/api/v2/ai/approvals")).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "the queue is the operators'");
     assert_eq!(bob.approve("v1", "approve", None).await.0, StatusCode::FORBIDDEN, "a viewer answers nothing");

@@ -158,7 +158,7 @@
     try { entries = await apiJson('GET', '/api/v2/ai/approvals'); } catch (_) { return; }
     const others = (Array.isArray(entries) ? entries : []).filter((e) => e.asked_by !== state.me.user);
     $('queue').hidden = others.length === 0;
-    window.OpsaiRender.syncQueue($('queue-list'), others, { approve: decide });
+    window.OpsaiRender.syncQueue($('queue-list'), others, { approve: decide, open: openOther });
   }
 
   // ---------- conversation list ----------
@@ -224,7 +224,45 @@
     $('chat-hosts').textContent = pattern ? `commands run on: ${pattern}${set ? ` (${set.label})` : ''}` : 'commands run on: this server';
   }
 
+  // Another user's conversation is read-only: nothing can be sent in it.
+  function setReadOnly(on) {
+    state.readOnly = on;
+    const input = $('input');
+    if (!input.dataset.placeholder) input.dataset.placeholder = input.placeholder;
+    input.disabled = on;
+    input.placeholder = on ? "Another user's conversation: read-only" : input.dataset.placeholder;
+    $('send').disabled = on || state.running;
+  }
+
+  // An operator reads another user's conversation: what is stored and, while it runs, its turn
+  // live (a request waiting in it can be answered here too).
+  async function openOther(id) {
+    let conv;
+    try { conv = await apiJson('GET', `/api/v2/ai/conversations/${id}`); } catch (e) { report(e); return; }
+    stopReading();
+    setRunning(false);
+    state.current = id;
+    history.replaceState(null, '', `#c=${id}`);
+    setHeader(conv);
+    $('chat-title').textContent = `${conv.title || 'Untitled'} (${conv.user_id}'s, read-only)`;
+    setReadOnly(true);
+    state.other = conv;
+    renderList();
+    const log = $('log');
+    log.replaceChildren(el('p', 'hint', 'Loading…'));
+    let msgs;
+    try {
+      msgs = await apiJson('GET', `/api/v2/ai/conversations/${id}/messages`);
+    } catch (e) { report(e); log.replaceChildren(); return; }
+    if (state.current !== id) return;
+    log.replaceChildren();
+    window.OpsaiRender.stored(log, msgs, conv, Boolean(conv.running));
+    scrollDown();
+    if (conv.running) attach(id);
+  }
+
   function newConversation() {
+    setReadOnly(false);
     stopReading();
     setRunning(false);
     state.current = null;
@@ -236,6 +274,7 @@
 
   // `attachRunning` false: show the stored messages only (the turn the list called running ended).
   async function select(id, attachRunning = true) {
+    setReadOnly(false);
     stopReading();
     setRunning(false);
     state.current = id;
@@ -262,7 +301,7 @@
     state.running = on;
     $('stop').hidden = !on;
     $('stop').disabled = false;
-    $('send').disabled = on;
+    $('send').disabled = on || Boolean(state.readOnly);
     $('log').setAttribute('aria-busy', on ? 'true' : 'false');
   }
 
@@ -286,7 +325,7 @@
     ev.preventDefault();
     const input = $('input');
     const text = input.value.trim();
-    if (!text || state.running) return;
+    if (!text || state.running || state.readOnly) return;
     banner('');
     if (state.current === null) {
       const body = {};
@@ -322,7 +361,7 @@
     const turn = window.OpsaiRender.turn($('log'), {
       role: state.me.role, atBottom, toBottom: () => scrollDown(),
       approve: (callId, decision, confirm, command) => decide(id, callId, decision, confirm, command),
-      conv: state.convs.find((c) => c.id === id),
+      conv: state.convs.find((c) => c.id === id) || (state.other && state.other.id === id ? state.other : undefined),
     });
     state.turn = turn;
     state.stopAsked = false;
@@ -351,7 +390,7 @@
       if (state.turn === turn && (state.stopAsked || stopped)) turn.notice('stopped', 'Stopped. What came before is kept.');
       if (state.turn === turn) { setRunning(false); state.turn = null; state.abort = null; }
     }
-    if (state.current === id) {
+    if (state.current === id && !state.readOnly) {
       await loadList();
       const conv = state.convs.find((c) => c.id === id);
       if (conv) setHeader(conv);

@@ -320,6 +320,7 @@ window.OpsaiRender = (() => {
       const li = el('li', 'queue-item');
       li.dataset.key = key;
       li.append(el('p', 'queue-who', `${ev.asked_by} asks, in their conversation ${ev.conversation_id}`));
+      if (opts.open) li.append(button('Open the conversation', 'link queue-open', () => opts.open(ev.conversation_id)));
       const rec = toolBlock(li, { id: ev.id, tool: 'command', command: ev.command, risk: ev.risk }, null);
       // A grant is for the giver's own turns: another user's request is approved once.
       const approve = (callId, decision, confirm, command) => opts.approve(ev.conversation_id, callId, decision, confirm, command);
