@@ -23,6 +23,7 @@ mod login;
 mod page;
 mod screen;
 mod state;
+mod telemetry;
 mod throttle;
 mod turn;
 mod users;
@@ -130,8 +131,18 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
             return Ok(2);
         }
     };
+    // Before the runtime: the exporters' blocking client is made and dropped outside it.
+    let telemetry = Arc::new(telemetry::Telemetry::from_env(log));
+    if telemetry.is_on() {
+        log("telemetry: sending traces and metrics over OTLP (OTEL_EXPORTER_OTLP_*)");
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(serve(paths, args, Setup { config, context, mode, addr, host_sets }))
+    let setup = Setup { config, context, mode, addr, host_sets, telemetry: telemetry.clone() };
+    let ended = runtime.block_on(serve(paths, args, setup));
+    drop(runtime);
+    // What the last turns recorded is sent before the process ends.
+    telemetry.shutdown();
+    ended
 }
 
 /// What `run` read and checked before the server starts.
@@ -141,10 +152,11 @@ struct Setup {
     mode: Mode,
     addr: SocketAddr,
     host_sets: host_sets::HostSets,
+    telemetry: Arc<telemetry::Telemetry>,
 }
 
 async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<u8> {
-    let Setup { config, context, mode, addr, host_sets } = setup;
+    let Setup { config, context, mode, addr, host_sets, telemetry } = setup;
     let parts = Parts::build(paths, config, Approvals::Nobody)?;
     let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => store,
@@ -195,6 +207,7 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         approval_timeout: Duration::from_secs(args.approval_timeout),
         hosts: hosts::Hosts::new(local.port(), &args.public_host),
         host_sets,
+        telemetry,
         shutdown: CancellationToken::new(),
     });
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -266,6 +279,7 @@ fn router(state: Arc<AppState>) -> Router {
         .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)))
         .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
+        .layer(middleware::from_fn_with_state(state.clone(), telemetry::measure))
         .with_state(state)
 }
 

@@ -40,6 +40,7 @@ mod serve_api;
 mod serve_browser;
 mod serve_fleet;
 mod serve_load;
+mod serve_telemetry;
 mod sessions_cli;
 mod ssh_cli;
 mod ssh_sandbox;

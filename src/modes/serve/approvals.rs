@@ -191,6 +191,7 @@ pub struct BrowserApprover<'a> {
     pub timeout: Duration,
     /// The operator who answered the last request, when not the turn's own user.
     pub decided: Mutex<Option<String>>,
+    pub telemetry: &'a super::telemetry::Telemetry,
 }
 
 impl BrowserApprover<'_> {
@@ -238,19 +239,17 @@ impl Approver for BrowserApprover<'_> {
             return Approval::Abort;
         }
         self.turn.publish(&event);
-        match answered.recv_timeout(self.timeout) {
-            Ok(answer) => self.decided(&call_id, answer),
-            Err(RecvTimeoutError::Timeout) => {
-                if !self.pendings.expire(&call_id, conversation, &self.turn.owner) {
-                    // Answered between the timeout and here: the answer (sent before it was
-                    // taken off the list) is what the operator was told was decided.
-                    return answered.try_recv().map_or(Approval::Denied, |answer| self.decided(&call_id, answer));
-                }
-                self.turn.publish(&events::approval_timeout(&call_id));
-                Approval::Unanswered(format!("no operator answered within {} s", self.timeout.as_secs()))
-            }
-            Err(RecvTimeoutError::Disconnected) => Approval::Abort,
-        }
+        let asked = std::time::Instant::now();
+        let answer = self.wait(&call_id, conversation, &answered);
+        let ended = match &answer {
+            Approval::Approved | Approval::Edited(_) => "approved",
+            Approval::ApprovedForSession => "approved_for_session",
+            Approval::Denied => "denied",
+            Approval::Unanswered(_) => "timeout",
+            Approval::Abort => "abort",
+        };
+        self.telemetry.approval_wait(asked.elapsed(), ended);
+        answer
     }
 
     fn interactive(&self) -> bool {
@@ -267,6 +266,28 @@ impl Approver for BrowserApprover<'_> {
 }
 
 impl BrowserApprover<'_> {
+    /// Waits for the answer to the request published as `call_id`, or the timeout.
+    fn wait(
+        &self,
+        call_id: &str,
+        conversation: i64,
+        answered: &std::sync::mpsc::Receiver<(Approval, String)>,
+    ) -> Approval {
+        match answered.recv_timeout(self.timeout) {
+            Ok(answer) => self.decided(call_id, answer),
+            Err(RecvTimeoutError::Timeout) => {
+                if !self.pendings.expire(call_id, conversation, &self.turn.owner) {
+                    // Answered between the timeout and here: the answer (sent before it was
+                    // taken off the list) is what the operator was told was decided.
+                    return answered.try_recv().map_or(Approval::Denied, |answer| self.decided(call_id, answer));
+                }
+                self.turn.publish(&events::approval_timeout(call_id));
+                Approval::Unanswered(format!("no operator answered within {} s", self.timeout.as_secs()))
+            }
+            Err(RecvTimeoutError::Disconnected) => Approval::Abort,
+        }
+    }
+
     /// Takes an answer: one by another user (an operator answering a viewer) is said on the
     /// stream and kept for the audit line.
     fn decided(&self, call_id: &str, (approval, by): (Approval, String)) -> Approval {

@@ -203,6 +203,8 @@ async fn drive(
 ) -> Option<Value> {
     let parts = &state.parts;
     let id = turn.conversation;
+    let role_label = if principal.role == ServeRole::Operator { "operator" } else { "viewer" };
+    let mut trace = state.telemetry.turn(id, role_label);
     // The host set is read again for each turn: hosts taken out of the inventory are not run on.
     let fleet = match &place.hosts {
         None => None,
@@ -211,6 +213,7 @@ async fn drive(
             Err(message) => {
                 let content = format!("this conversation's host set `{pattern}` cannot be used now: {message}");
                 turn.publish(&serde_json::json!({"type": "error", "kind": "error", "content": content}));
+                trace.end("error");
                 return None;
             }
         },
@@ -223,6 +226,7 @@ async fn drive(
         Ok((_, messages)) => messages,
         Err(err) => {
             turn.publish(&serde_json::json!({"type": "error", "kind": "error", "content": err.to_string()}));
+            trace.end("error");
             return None;
         }
     };
@@ -234,6 +238,7 @@ async fn drive(
         role: &role,
         timeout: state.approval_timeout,
         decided: std::sync::Mutex::default(),
+        telemetry: &state.telemetry,
     };
     let services = Services {
         approver: &approver,
@@ -268,10 +273,13 @@ async fn drive(
         state: RunState { cwd, grants, ..RunState::default() },
     };
     let mut done = None;
-    let mut sink = |event: AgentEvent| match events::data(&event, &place) {
-        Some(data) if data["type"] == "done" => done = Some(data),
-        Some(data) => turn.publish(&data),
-        None => {}
+    let mut sink = |event: AgentEvent| {
+        trace.event(&event);
+        match events::data(&event, &place) {
+            Some(data) if data["type"] == "done" => done = Some(data),
+            Some(data) => turn.publish(&data),
+            None => {}
+        }
     };
     // A model failure was already sent as an `error` event; the stream ends with `done` either way,
     // saying how the turn ended (a /stream reader cannot tell a stopped turn otherwise).
@@ -283,6 +291,7 @@ async fn drive(
         Ok(TurnOutcome::StepLimit) => "step_limit",
         Err(_) => "error",
     };
+    trace.end(outcome);
     let mut done = done.unwrap_or_else(events::done);
     done["outcome"] = outcome.into();
     if operator {
