@@ -1340,7 +1340,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve)
-            opts="-h --listen --users --allow-remote --approval-timeout --public-host --help user help"
+            opts="-h --listen --users --allow-remote --approval-timeout --public-host --header-timeout --body-timeout --idle-timeout --max-connections --max-connections-per-ip --max-conversations --secure-cookies --help user help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1359,6 +1359,30 @@ _opsai() {
                     return 0
                     ;;
                 --public-host)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --header-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --body-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idle-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections-per-ip)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-conversations)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

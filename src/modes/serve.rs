@@ -18,6 +18,7 @@ mod auth;
 mod chat;
 mod events;
 mod hosts;
+mod listen;
 mod login;
 mod page;
 mod screen;
@@ -39,7 +40,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::cli::{ServeArgs, ServeCommand};
@@ -54,7 +54,7 @@ use auth::{Auth, Mode};
 use state::AppState;
 
 /// Request bodies larger than this are refused (413): a chat message is text.
-const BODY_LIMIT: usize = 64 * 1024;
+pub(super) const BODY_LIMIT: usize = 64 * 1024;
 /// How long running turns get to end after SIGINT/SIGTERM before the server exits anyway.
 const GRACE: Duration = Duration::from_secs(10);
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -118,7 +118,8 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
     let context = EnvContext::start(&common::context_input(paths.cache_dir()));
     let config = runner::load_config(paths, &LlmOverrides::default())?;
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    runtime.block_on(serve(paths, args, config, context, mode, addr))
+    let limits = listen::Limits::new(&args.limits);
+    runtime.block_on(serve(paths, args, config, context, mode, addr, limits))
 }
 
 async fn serve(
@@ -128,6 +129,7 @@ async fn serve(
     context: PendingContext,
     mode: Mode,
     addr: SocketAddr,
+    limits: listen::Limits,
 ) -> anyhow::Result<u8> {
     let parts = Parts::build(paths, config, Approvals::Nobody)?;
     let store = match runner::session_store(paths, parts.redactor.clone()) {
@@ -199,14 +201,13 @@ async fn serve(
         watcher.shutdown.cancel();
         watcher.stop_all();
     });
-    let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(signalled.clone().cancelled_owned());
+    let server = listen::serve(listener, router(state.clone(), limits.body), limits, signalled.clone());
     let grace = async {
         signalled.cancelled().await;
         tokio::time::sleep(GRACE).await;
     };
     tokio::select! {
-        result = server => result?,
+        () = server => {}
         () = grace => log("connections still open after the grace period: exiting anyway"),
     }
     // Every running turn ends (and is stored) before the process does.
@@ -220,7 +221,7 @@ async fn serve(
     Ok(0)
 }
 
-fn router(state: Arc<AppState>) -> Router {
+fn router(state: Arc<AppState>, body_timeout: Duration) -> Router {
     let api = Router::new()
         .route("/api/v2/auth/login", post(login::login))
         .route("/api/v2/auth/token", post(login::token))
@@ -236,11 +237,12 @@ fn router(state: Arc<AppState>) -> Router {
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such API route: see docs/serve.md") })
         .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
     Router::new()
+        .route("/healthz", get(healthz))
         .route("/", get(page::index))
         .route("/assets/{name}", get(page::asset))
         .merge(api)
         .layer(middleware::from_fn_with_state(state.clone(), same_origin))
-        .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
+        .layer(middleware::from_fn_with_state(body_timeout, listen::read_body))
         .layer(middleware::map_response(json_too_large))
         .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)))
         .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
@@ -251,6 +253,10 @@ fn router(state: Arc<AppState>) -> Router {
 /// A request for another host name (DNS rebinding) or from a page on another origin is refused,
 /// whatever it carries.
 async fn same_origin(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    // A load balancer's check names whatever host it likes; the answer holds nothing to protect.
+    if request.uri().path() == "/healthz" {
+        return next.run(request).await;
+    }
     let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     if !state.hosts.allows(host) {
         return ApiError::new(
@@ -264,6 +270,17 @@ async fn same_origin(State(state): State<Arc<AppState>>, request: Request, next:
         return ApiError::new(StatusCode::FORBIDDEN, "the Origin header does not match this server").into_response();
     }
     next.run(request).await
+}
+
+/// `GET /healthz`: liveness for a load balancer, without auth and without data; 503 once the
+/// server is stopping, so the balancer sends new requests elsewhere.
+async fn healthz(State(state): State<Arc<AppState>>) -> Response {
+    let (status, word) = if state.shutdown.is_cancelled() {
+        (StatusCode::SERVICE_UNAVAILABLE, "stopping")
+    } else {
+        (StatusCode::OK, "ok")
+    };
+    (status, [(header::CACHE_CONTROL, "no-store")], axum::Json(serde_json::json!({"status": word}))).into_response()
 }
 
 /// The body limit's own 413 is plain text; the API answers JSON errors.

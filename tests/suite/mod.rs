@@ -38,6 +38,7 @@ mod sandbox_view;
 mod screen_tmux;
 mod serve_api;
 mod serve_browser;
+mod serve_harden;
 mod serve_load;
 mod sessions_cli;
 mod ssh_cli;

@@ -56,9 +56,16 @@ pub struct Builder<'e> {
     args: Vec<String>,
     vars: Vec<(String, String)>,
     users: Option<PathBuf>,
+    files: Option<u64>,
 }
 
 impl<'e> Builder<'e> {
+    /// Starts it under an open-files limit of `n` (soft and hard), through util-linux's `prlimit`.
+    pub fn files_limit(mut self, n: u64) -> Self {
+        self.files = Some(n);
+        self
+    }
+
     /// The model endpoint (`OPSAI_BASE_URL`).
     pub fn mock(self, mock: &MockLlm) -> Self {
         self.env("OPSAI_BASE_URL", &mock.base_url())
@@ -85,6 +92,12 @@ impl<'e> Builder<'e> {
         let stderr_path = self.env.opsai_home().join("serve-stderr.log");
         let stderr = std::fs::File::create(&stderr_path).unwrap();
         let mut cmd = self.env.std_cmd();
+        if let Some(n) = self.files {
+            let opsai = cmd;
+            cmd = std::process::Command::new("prlimit");
+            cmd.arg(format!("--nofile={n}:{n}")).arg("--").arg(opsai.get_program()).env_clear();
+            cmd.envs(opsai.get_envs().filter_map(|(k, v)| Some((k, v?)))).current_dir(self.env.user_home());
+        }
         cmd.args(["serve", "--listen", "127.0.0.1:0"]).args(&self.args);
         if let Some(users) = &self.users {
             cmd.arg("--users").arg(users);
@@ -125,7 +138,7 @@ pub struct Server {
 
 impl Server {
     pub fn builder(env: &TestEnv) -> Builder<'_> {
-        Builder { env, args: Vec::new(), vars: vec![("OPSAI_SANDBOX".into(), "off".into())], users: None }
+        Builder { env, args: Vec::new(), vars: vec![("OPSAI_SANDBOX".into(), "off".into())], users: None, files: None }
     }
 
     pub fn url(&self, path: &str) -> String {
