@@ -21,6 +21,7 @@ mod hosts;
 mod listen;
 mod login;
 mod page;
+mod passwords;
 mod screen;
 mod state;
 mod throttle;

@@ -186,7 +186,7 @@ async fn users_see_only_their_own_conversations_and_logins_are_rate_limited() {
     assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(limited.headers().contains_key("retry-after"));
     let token = server.post_credentials("/api/v2/auth/token", "bob", "bob-password").await;
-    assert_eq!(token.status(), StatusCode::TOO_MANY_REQUESTS, "the same IP is limited too");
+    assert_eq!(token.status(), StatusCode::OK, "another name from that address is not held by alice's failures");
     assert!(!server.stderr().contains("alice-password"));
     let removed = env.cmd().args(["serve", "user", "remove", "bob", "--users"]).arg(&file).output().unwrap();
     assert!(removed.status.success(), "{removed:?}");

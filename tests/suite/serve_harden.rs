@@ -13,6 +13,8 @@ use crate::support::mock_llm::*;
 use crate::support::serve::*;
 use crate::support::{TestEnv, skipped};
 
+mod login;
+
 /// The server's address as host:port.
 fn address(server: &Server) -> String {
     server.base.trim_start_matches("http://").to_owned()
@@ -59,7 +61,7 @@ fn closed_by(streams: &mut [TcpStream], deadline: Duration) -> usize {
 }
 
 /// A client whose connections come from `source` (another loopback address than the attacker's).
-fn client_from(source: &str) -> reqwest::Client {
+pub(super) fn client_from(source: &str) -> reqwest::Client {
     reqwest::Client::builder().no_proxy().local_address(source.parse::<std::net::IpAddr>().unwrap()).build().unwrap()
 }
 

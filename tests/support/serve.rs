@@ -187,6 +187,11 @@ impl Server {
         within(request.send()).await.unwrap()
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
+    }
+
     /// SIGTERM, then waits: the exit status (asserted 0).
     pub fn stop(mut self) {
         let mut child = self.child.take().unwrap();

@@ -21,9 +21,13 @@ use crate::cli::ServeRole;
 
 /// A session or API token unused this long is forgotten.
 const IDLE: Duration = Duration::from_secs(12 * 3600);
-/// Failed logins counted per IP and per name …
-const FAILURES: usize = 5;
-/// … within this window.
+/// Failed logins within [`WINDOW`] for one name from one address, then that pair waits …
+const PAIR_FAILURES: usize = 5;
+/// … from one address for any names, then the address waits …
+const IP_FAILURES: usize = 20;
+/// … and for one name from any addresses, then the addresses that failed for it wait (one that
+/// has not been failing still logs in: a stranger cannot lock its owner out).
+const NAME_FAILURES: usize = 10;
 const WINDOW: Duration = Duration::from_secs(60);
 pub const COOKIE: &str = "opsai_session";
 /// `OPSAI_SERVE_TOKEN` must be at least this long (the random one is 43 characters).
@@ -31,8 +35,8 @@ pub const MIN_TOKEN: usize = 32;
 /// Wrong access or API tokens one IP may send per [`WINDOW`] before it is answered 429.
 const BAD_TOKENS: usize = 20;
 /// Password checks running at once (argon2 takes 19 MiB and tens of milliseconds each); a login
-/// beyond them is answered 429 at once.
-const VERIFYING: usize = 2;
+/// beyond them waits for its turn (see `login::check`).
+const VERIFYING: usize = super::passwords::KEPT;
 
 /// How people prove who they are.
 pub enum Mode {
@@ -95,9 +99,9 @@ impl Auth {
             mode,
             sessions: Mutex::default(),
             api_tokens: Mutex::default(),
-            failures: Throttle::new(FAILURES, WINDOW),
+            failures: Throttle::new(WINDOW),
             verifying: std::sync::Arc::new(tokio::sync::Semaphore::new(VERIFYING)),
-            bad_tokens: Throttle::new(BAD_TOKENS, WINDOW),
+            bad_tokens: Throttle::new(WINDOW),
             users: UsersCache::default(),
         }
     }
@@ -116,7 +120,7 @@ impl Auth {
 
     /// `Err` (429) when `ip` sent too many wrong tokens lately: checked before any token it sends.
     pub fn token_guard(&self, ip: Option<IpAddr>) -> Result<(), ApiError> {
-        let Some(wait) = ip.and_then(|ip| self.bad_tokens.wait(&[ip])) else { return Ok(()) };
+        let Some(wait) = ip.and_then(|ip| self.bad_tokens.wait(&[(ip, BAD_TOKENS)])) else { return Ok(()) };
         Err(ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             format!("too many wrong tokens from this address: try again in {} s", wait.as_secs().max(1)),
@@ -127,7 +131,7 @@ impl Auth {
     /// Counts a wrong token from `ip`.
     pub fn bad_token(&self, ip: Option<IpAddr>) {
         if let Some(ip) = ip {
-            self.bad_tokens.admit(&[ip]);
+            self.bad_tokens.admit(&[(ip, BAD_TOKENS)]);
         }
     }
 
@@ -220,7 +224,9 @@ impl Auth {
                 "this server has no users (token mode): open the URL opsai serve printed",
             ));
         };
-        let keys = [format!("ip {ip}"), format!("name {name}")];
+        let (pair, by_ip, by_name) = (format!("pair {ip} {name}"), format!("ip {ip}"), format!("name {name}"));
+        let name_limit = if self.failures.count(&pair) > 0 { NAME_FAILURES } else { usize::MAX };
+        let keys = [(pair, PAIR_FAILURES), (by_ip, IP_FAILURES), (by_name, name_limit)];
         // Counted as a failure before the check, under the same lock as the limit: parallel
         // attempts cannot all pass the limit before any is counted.
         if let Some(wait) = self.failures.admit(&keys) {
@@ -236,7 +242,7 @@ impl Auth {
         let ok = verify_password(password, user.map_or(dummy_hash(), |u| u.password_hash.as_str()));
         match user {
             Some(user) if ok => {
-                self.failures.forgive(&keys);
+                self.failures.forgive(&keys.map(|(key, _)| key));
                 Ok(Principal {
                     user: user.name.clone(),
                     role: user.role,
@@ -306,11 +312,8 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
         state: &std::sync::Arc<AppState>,
     ) -> Result<Self, Self::Rejection> {
         let auth = &state.auth;
-        let bearer = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+        let bearer =
+            parts.headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
         if let Some(token) = bearer {
             let ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
             auth.token_guard(ip)?;
@@ -348,6 +351,31 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
     }
 }
 
+/// The token of an `Authorization: Bearer TOKEN` value; the scheme is case-insensitive (RFC 7235).
+fn bearer_token(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once([' ', '\t'])?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim()).filter(|t| !t.is_empty())
+}
+
+/// Whether a request was made by a page on another site (or for an image, a frame, a script …
+/// rather than a page the user opened): the fetch metadata browsers send, or a `Referer` or
+/// `Origin` naming another host. A token in such a request is not even compared, so a hostile
+/// page can neither guess with it nor use up the address's allowance of wrong tokens.
+pub fn cross_site(headers: &HeaderMap) -> bool {
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).map(str::to_ascii_lowercase);
+    if header("sec-fetch-site").is_some_and(|site| site != "same-origin" && site != "none") {
+        return true;
+    }
+    if header("sec-fetch-dest").is_some_and(|dest| dest != "document") {
+        return true;
+    }
+    let host = header("host").unwrap_or_default();
+    ["referer", "origin"].into_iter().filter_map(header).any(|source| {
+        let rest = source.split_once("://").map_or("", |(_, rest)| rest);
+        rest.split(['/', '?', '#']).next() != Some(host.as_str())
+    })
+}
+
 /// An `Origin` header, when present, names this server (`Host`): a page elsewhere cannot post here.
 pub fn origin_allowed(headers: &HeaderMap) -> bool {
     let Some(origin) = headers.get(axum::http::header::ORIGIN) else { return true };
@@ -367,6 +395,36 @@ mod tests {
         assert_eq!(session_cookie(&headers).as_deref(), Some("xyz"));
         headers.append(axum::http::header::COOKIE, "opsai_session=tossed".parse().unwrap());
         assert_eq!(session_cookie(&headers), None, "two session cookies: neither");
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for value in ["Bearer abc", "bearer abc", "BEARER  abc ", "Bearer\tabc"] {
+            assert_eq!(bearer_token(value), Some("abc"), "{value:?}");
+        }
+        for value in ["Basic abc", "Bearerabc", "Bearer ", ""] {
+            assert_eq!(bearer_token(value), None, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn a_request_from_another_site_or_not_for_a_page_is_cross_site() {
+        let headers = |pairs: &[(&'static str, &str)]| {
+            let mut headers = HeaderMap::new();
+            headers.insert(axum::http::header::HOST, "127.0.0.1:8765".parse().unwrap());
+            for (name, value) in pairs {
+                headers.insert(*name, value.parse().unwrap());
+            }
+            headers
+        };
+        assert!(!cross_site(&headers(&[])));
+        assert!(!cross_site(&headers(&[("sec-fetch-site", "none"), ("sec-fetch-dest", "document")])));
+        assert!(!cross_site(&headers(&[("referer", "http://127.0.0.1:8765/")])));
+        assert!(cross_site(&headers(&[("sec-fetch-site", "cross-site")])));
+        assert!(cross_site(&headers(&[("sec-fetch-site", "same-site")])));
+        assert!(cross_site(&headers(&[("sec-fetch-site", "none"), ("sec-fetch-dest", "image")])));
+        assert!(cross_site(&headers(&[("referer", "https://evil.example/page")])));
+        assert!(cross_site(&headers(&[("origin", "null")])));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
@@ -21,12 +22,20 @@ pub struct Credentials {
     password: String,
 }
 
-/// Checks the password on a blocking thread: argon2 takes tens of milliseconds of CPU.
-/// Only a few run at once: a login beyond them is answered 429 without a check.
+/// How long a login waits for one of the few password checks that run at once.
+const QUEUE: Duration = Duration::from_secs(5);
+
+/// Checks the password on a blocking thread: argon2 takes tens of milliseconds of CPU and 19 MiB.
+/// Only a few run at once (their memory is kept and reused): a login beyond them waits its turn,
+/// and after [`QUEUE`] is answered 429 without a check.
 async fn check(state: &Arc<AppState>, addr: SocketAddr, credentials: Credentials) -> Result<Principal, ApiError> {
-    let Ok(permit) = state.auth.verifying.clone().try_acquire_owned() else {
-        return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too many logins at once: try again in a second")
-            .retry_after(std::time::Duration::from_secs(1)));
+    let waited = tokio::time::timeout(QUEUE, state.auth.verifying.clone().acquire_owned()).await;
+    let Ok(Ok(permit)) = waited else {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many logins at once: try again in a few seconds",
+        )
+        .retry_after(QUEUE));
     };
     let state = state.clone();
     tokio::task::spawn_blocking(move || {

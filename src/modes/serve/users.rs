@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::password_hash::{PasswordHasher, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -158,7 +158,7 @@ pub fn hash_password(password: &str) -> Result<String, UsersError> {
 
 /// Whether `password` matches the stored `hash` (a malformed hash matches nothing).
 pub fn verify_password(password: &str, hash: &str) -> bool {
-    PasswordHash::new(hash).is_ok_and(|parsed| argon2().verify_password(password.as_bytes(), &parsed).is_ok())
+    super::passwords::verify(password, hash)
 }
 
 /// A hash to check against when the name is unknown, so a wrong name costs as long as a wrong password.
