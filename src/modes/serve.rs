@@ -16,12 +16,14 @@ mod api;
 mod approvals;
 mod auth;
 mod chat;
+mod errors;
 mod events;
 mod hosts;
 mod listen;
 mod login;
 mod page;
 mod passwords;
+mod quota;
 mod screen;
 mod state;
 mod throttle;
@@ -34,12 +36,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{FromRequest, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
 use tower_http::set_header::SetResponseHeaderLayer;
 
@@ -52,6 +53,7 @@ use crate::tools::Offer;
 
 use super::common;
 use auth::{Auth, Mode};
+pub use errors::{ApiError, Body};
 use state::AppState;
 
 /// Request bodies larger than this are refused (413): a chat message is text.
@@ -95,7 +97,7 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
         // The operators' password hashes: no sandboxed command or automatic read of this server
         // may read them, wherever the file is.
         crate::sandbox::also_deny(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
-        match users::UsersFile::load(path) {
+        match users::UsersFile::load(path).map(|file| file.checked(path)) {
             Ok(file) if file.users.is_empty() => common::warn(&format!(
                 "{} has no users yet: add one with `opsai serve user add NAME --role operator --users {}`",
                 path.display(),
@@ -181,6 +183,8 @@ async fn serve(
         grants: Mutex::default(),
         approval_timeout: Duration::from_secs(args.approval_timeout),
         hosts: hosts::Hosts::new(local.port(), &args.public_host),
+        quota: quota::Quota::new(args.limits.max_conversations),
+        secure_cookies: args.limits.secure_cookies,
         shutdown: CancellationToken::new(),
     });
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -244,7 +248,7 @@ fn router(state: Arc<AppState>, body_timeout: Duration) -> Router {
         .merge(api)
         .layer(middleware::from_fn_with_state(state.clone(), same_origin))
         .layer(middleware::from_fn_with_state(body_timeout, listen::read_body))
-        .layer(middleware::map_response(json_too_large))
+        .layer(middleware::map_response(errors::json_errors))
         .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)))
         .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
@@ -284,97 +288,9 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Response {
     (status, [(header::CACHE_CONTROL, "no-store")], axum::Json(serde_json::json!({"status": word}))).into_response()
 }
 
-/// The body limit's own 413 is plain text; the API answers JSON errors.
-async fn json_too_large(response: Response) -> Response {
-    let json =
-        response.headers().get(header::CONTENT_TYPE).is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
-    if response.status() != StatusCode::PAYLOAD_TOO_LARGE || json {
-        return response;
-    }
-    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "the request body is too large (64 KiB at most)").into_response()
-}
-
 /// A line on the server's stderr.
 pub(super) fn log(text: &str) {
     common::warn(&format!("serve: {text}"));
-}
-
-/// An API error: `{"error": "what happened and what to do"}` with its status.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    message: String,
-    retry_after: Option<Duration>,
-    /// On a 401: the auth mode, so the page knows whether to show a login form.
-    mode: Option<&'static str>,
-}
-
-impl ApiError {
-    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, message: message.into(), retry_after: None, mode: None }
-    }
-
-    pub fn unauthorized(mode: &'static str) -> Self {
-        let message = if mode == "token" {
-            "not logged in: open the URL opsai serve printed, or send Authorization: Bearer TOKEN"
-        } else {
-            "not logged in: log in with POST /api/v2/auth/login, or send Authorization: Bearer TOKEN"
-        };
-        Self { mode: Some(mode), ..Self::new(StatusCode::UNAUTHORIZED, message) }
-    }
-
-    pub fn retry_after(self, wait: Duration) -> Self {
-        Self { retry_after: Some(wait), ..self }
-    }
-
-    pub fn not_found(what: &str) -> Self {
-        Self::new(
-            StatusCode::NOT_FOUND,
-            format!("no {what} with that id: list yours with GET /api/v2/ai/conversations"),
-        )
-    }
-
-    /// A failure of the server itself: logged, and said without details.
-    pub fn internal(err: &dyn std::fmt::Display) -> Self {
-        log(&err.to_string());
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "the server failed: see its log (stderr)")
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let mut body = serde_json::json!({"error": self.message});
-        if let Some(mode) = self.mode {
-            body["mode"] = mode.into();
-        }
-        let mut response = (self.status, axum::Json(body)).into_response();
-        if let Some(wait) = self.retry_after
-            && let Ok(value) = HeaderValue::from_str(&wait.as_secs().max(1).to_string())
-        {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
-        }
-        response
-    }
-}
-
-/// A JSON body whose problems are answered `400 {"error"}`.
-pub struct Body<T>(pub T);
-
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(request, state).await {
-            Ok(axum::Json(value)) => Ok(Body(value)),
-            Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                Err(ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "the request body is too large (64 KiB at most)"))
-            }
-            Err(rejection) => Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                format!("the body is not the JSON this route takes ({}): see docs/serve.md", rejection.body_text()),
-            )),
-        }
-    }
 }
 
 /// Runs a blocking store call off the async threads.

@@ -163,11 +163,11 @@ async fn users_see_only_their_own_conversations_and_logins_are_rate_limited() {
     let id = alice.new_conversation().await;
     alice.chat(id, "hi").await.collect().await;
 
-    assert_eq!(bob.messages(id).await.0, StatusCode::FORBIDDEN);
-    assert_eq!(bob.delete(id).await, StatusCode::FORBIDDEN);
-    assert_eq!(bob.stop_turn(id).await, StatusCode::FORBIDDEN);
+    assert_eq!(bob.messages(id).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(bob.delete(id).await, StatusCode::NOT_FOUND);
+    assert_eq!(bob.stop_turn(id).await, StatusCode::NOT_FOUND);
     let chat = bob.request(Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": id, "message": "x"}));
-    assert_eq!(bob.send(chat).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(bob.send(chat).await.0, StatusCode::NOT_FOUND);
     assert_eq!(bob.list().await.1, json!([]));
     assert_eq!(alice.list().await.1.as_array().unwrap().len(), 1);
     assert_eq!(alice.messages(999).await.0, StatusCode::NOT_FOUND);

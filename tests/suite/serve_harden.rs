@@ -13,6 +13,8 @@ use crate::support::mock_llm::*;
 use crate::support::serve::*;
 use crate::support::{TestEnv, skipped};
 
+mod edges;
+mod files;
 mod login;
 
 /// The server's address as host:port.

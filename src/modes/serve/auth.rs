@@ -288,12 +288,42 @@ pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
     found.next().is_none().then_some(first)
 }
 
-/// The `Set-Cookie` value for a session (`None`: clears it).
-pub fn set_cookie(id: Option<&str>) -> String {
+/// The `Set-Cookie` value for a session (`None`: clears it); `Secure` when the request came over
+/// https ([`over_https`]) or the server was told to mark it always (`--secure-cookies`).
+pub fn set_cookie(state: &AppState, headers: &HeaderMap, id: Option<&str>) -> String {
+    let secure = if state.secure_cookies || over_https(state, headers) { "; Secure" } else { "" };
     match id {
-        Some(id) => format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/"),
-        None => format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
+        Some(id) => format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/{secure}"),
+        None => format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0{secure}"),
     }
+}
+
+/// Whether the browser reached this server over https through a TLS reverse proxy: the request
+/// names a `--public-host` (the proxy's name) and the proxy says https (`X-Forwarded-Proto`, or
+/// `Forwarded: proto=https`). Only the proxy's own value counts (the first), not one a client
+/// added further back in a chain.
+pub fn over_https(state: &AppState, headers: &HeaderMap) -> bool {
+    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok()).unwrap_or("");
+    if !state.hosts.is_public(host) {
+        return false;
+    }
+    let first = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.split(',').next())
+            .map(str::trim)
+            .map(str::to_owned)
+    };
+    let forwarded_proto = first("x-forwarded-proto").is_some_and(|p| p.eq_ignore_ascii_case("https"));
+    let forwarded = first("forwarded").is_some_and(|element| {
+        element.split(';').any(|pair| {
+            pair.trim().split_once('=').is_some_and(|(k, v)| {
+                k.trim().eq_ignore_ascii_case("proto") && v.trim().trim_matches('"').eq_ignore_ascii_case("https")
+            })
+        })
+    });
+    forwarded_proto || forwarded
 }
 
 /// An authenticated request: who, and (cookie sessions) their session id and CSRF token.

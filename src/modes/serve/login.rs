@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
@@ -49,6 +49,7 @@ async fn check(state: &Arc<AppState>, addr: SocketAddr, credentials: Credentials
 pub async fn login(
     State(state): State<Arc<AppState>>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     Body(credentials): Body<Credentials>,
 ) -> Result<Response, ApiError> {
     let principal = check(&state, addr, credentials).await?;
@@ -56,7 +57,7 @@ pub async fn login(
     let (id, csrf) = state.auth.open_session(principal);
     let mut body = body;
     body["csrf_token"] = csrf.into();
-    Ok(([(header::SET_COOKIE, set_cookie(Some(&id)))], Json(body)).into_response())
+    Ok(([(header::SET_COOKIE, set_cookie(&state, &headers, Some(&id)))], Json(body)).into_response())
 }
 
 pub async fn token(
@@ -68,14 +69,14 @@ pub async fn token(
     Ok(Json(json!({"token": state.auth.api_token(principal)})).into_response())
 }
 
-pub async fn logout(State(state): State<Arc<AppState>>, caller: Caller) -> Response {
+pub async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap, caller: Caller) -> Response {
     if let Some((id, _)) = &caller.session {
         state.auth.close_session(id);
     }
     if let Some(token) = &caller.bearer {
         state.auth.revoke(token);
     }
-    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(None))]).into_response()
+    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(&state, &headers, None))]).into_response()
 }
 
 pub async fn me(State(state): State<Arc<AppState>>, caller: Caller) -> Response {

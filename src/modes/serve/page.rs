@@ -56,7 +56,10 @@ pub async fn index(
             .into_response();
     }
     let (id, _) = state.auth.open_session(owner());
-    (StatusCode::SEE_OTHER, [(header::LOCATION, "/".to_owned()), (header::SET_COOKIE, set_cookie(Some(&id)))])
+    (
+        StatusCode::SEE_OTHER,
+        [(header::LOCATION, "/".to_owned()), (header::SET_COOKIE, set_cookie(&state, &headers, Some(&id)))],
+    )
         .into_response()
 }
 

@@ -54,7 +54,25 @@ impl UsersCache {
         {
             return Ok(users.clone());
         }
-        let users = std::sync::Arc::new(UsersFile::load(path)?);
+        // A file that was there and is gone (being replaced by hand, a restore, a mount that is
+        // late) logs nobody out: the users last read stay until it is back.
+        if stamp.is_none()
+            && let Some((Some(_), users)) = last.as_ref()
+        {
+            let users = users.clone();
+            super::log(&format!(
+                "the users file {} is missing: keeping the {} users last read until it is back (to log everyone \
+                 out, remove them with `opsai serve user remove`)",
+                path.display(),
+                users.users.len()
+            ));
+            *last = Some((None, users.clone()));
+            return Ok(users);
+        }
+        if last.as_ref().is_some_and(|(seen, _)| seen.is_none()) && stamp.is_some() {
+            super::log(&format!("the users file {} is back: reading it again", path.display()));
+        }
+        let users = std::sync::Arc::new(UsersFile::load(path)?.checked(path));
         *last = Some((stamp, users.clone()));
         Ok(users)
     }
@@ -95,6 +113,31 @@ impl UsersFile {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
             Err(error) => Err(UsersError::Read { path: path.to_owned(), error }),
         }
+    }
+
+    /// The file's users without those a server must not let in, each left out with a line in
+    /// the log: a name that is not valid (empty, control or bidi characters, spaces …), the
+    /// reserved one, or a name already seen (which of the two would log in is not clear).
+    pub fn checked(mut self, path: &Path) -> Self {
+        let mut seen = std::collections::HashSet::new();
+        self.users.retain(|user| {
+            let problem = if !valid_name(&user.name) {
+                "not a valid user name (1 to 64 letters, digits, `.`, `_` or `-`)"
+            } else if user.name == RESERVED {
+                "the reserved name of token mode's user"
+            } else if !seen.insert(user.name.clone()) {
+                "a second entry with this name"
+            } else {
+                return true;
+            };
+            super::log(&format!(
+                "ignoring the user {:?} in {}: {problem}; fix it with `opsai serve user remove` and `add`, or by hand",
+                user.name,
+                path.display()
+            ));
+            false
+        });
+        self
     }
 
     /// Replaces the file as `config.json` is replaced: the previous version kept as `FILE.bak`, a
@@ -239,7 +282,16 @@ pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
                 )?;
             }
             for user in &file.users {
-                writeln!(out, "{}\t{}", user.name, role_name(user.role))?;
+                if valid_name(&user.name) && user.name != RESERVED {
+                    writeln!(out, "{}\t{}", user.name, role_name(user.role))?;
+                } else {
+                    writeln!(
+                        out,
+                        "{:?}\t{}\t(not a valid name: opsai serve ignores it)",
+                        user.name,
+                        role_name(user.role)
+                    )?;
+                }
             }
             Ok(0)
         }
