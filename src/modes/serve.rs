@@ -20,6 +20,7 @@ mod errors;
 mod events;
 mod hosts;
 mod listen;
+mod lock;
 mod login;
 mod page;
 mod passwords;
@@ -134,6 +135,13 @@ async fn serve(
     addr: SocketAddr,
     limits: listen::Limits,
 ) -> anyhow::Result<u8> {
+    let mut home_lock = match lock::HomeLock::take(&paths.sessions_db().with_file_name("serve.lock")) {
+        Ok(lock) => lock,
+        Err(err) => {
+            crate::modes::common::warn(&err.to_string());
+            return Ok(1);
+        }
+    };
     let parts = Parts::build(paths, config, Approvals::Nobody)?;
     let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => store,
@@ -153,6 +161,7 @@ async fn serve(
         }
     };
     let local = listener.local_addr()?;
+    home_lock.record(&local.to_string());
     // 0.0.0.0 or :: is no address to open: the first --public-host (what a browser sends as
     // Host) or, without one, this machine's loopback, with a word on how others reach it.
     let shown = match args.public_host.first() {

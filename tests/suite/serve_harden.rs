@@ -13,6 +13,7 @@ use crate::support::mock_llm::*;
 use crate::support::serve::*;
 use crate::support::{TestEnv, skipped};
 
+mod deploy;
 mod edges;
 mod files;
 mod login;
