@@ -3,10 +3,14 @@
 //! conversation's session label and kube context) and runs as a task owned by the server, not by
 //! the HTTP connection. The routes, JSON shapes, auth and SSE events are docs/serve.md.
 //!
-//! - [`auth`]: token and users modes, cookie sessions, CSRF, the login rate limit; [`hosts`]: the
-//!   Host header check.
+//! - [`auth`]: token and users modes, cookie sessions, CSRF, the login rate limit ([`throttle`]);
+//!   [`headers`]: what a request's headers say (cookie, bearer, https, cross-site, origin);
+//!   [`hosts`]: the Host header check; [`passwords`]: argon2 checks in kept memory.
+//! - [`listen`]: connections under bounds (timeouts, caps); [`lock`]: one server per home;
+//!   [`errors`]: the JSON error shape, for the router's own answers too.
 //! - [`login`]: the `/api/v2/auth/*` routes.
-//! - [`api`]: conversations and approvals; [`chat`]: a turn and its SSE stream.
+//! - [`api`]: conversations and approvals ([`quota`]: per user, and the list's pages); [`chat`]: a
+//!   turn and its SSE stream.
 //! - [`turn`]: a running turn's event log; [`events`]: `AgentEvent` → SSE data; [`screen`]: what
 //!   the browser may see of it (redacted, hidden characters visible, output by lines).
 //! - [`approvals`]: the browser approver; [`users`]: the users file and `serve user …`.
@@ -18,6 +22,7 @@ mod auth;
 mod chat;
 mod errors;
 mod events;
+mod headers;
 mod hosts;
 mod listen;
 mod lock;
@@ -280,7 +285,7 @@ async fn same_origin(State(state): State<Arc<AppState>>, request: Request, next:
         )
         .into_response();
     }
-    if !auth::origin_allowed(request.headers()) {
+    if !headers::origin_allowed(request.headers()) {
         return ApiError::new(StatusCode::FORBIDDEN, "the Origin header does not match this server").into_response();
     }
     next.run(request).await

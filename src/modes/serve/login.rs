@@ -11,7 +11,8 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::auth::{Caller, Principal, set_cookie};
+use super::auth::{Caller, Principal};
+use super::headers::set_cookie;
 use super::state::AppState;
 use super::users::role_name;
 use super::{ApiError, Body};

@@ -8,7 +8,8 @@ use axum::extract::{ConnectInfo, Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::auth::{cross_site, owner, set_cookie};
+use super::auth::owner;
+use super::headers::{cross_site, set_cookie};
 use super::state::AppState;
 
 const INDEX: &str = include_str!("page/index.html");
