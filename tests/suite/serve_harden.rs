@@ -63,6 +63,19 @@ fn closed_by(streams: &mut [TcpStream], deadline: Duration) -> usize {
     }
 }
 
+/// Sends `byte` on `stream` every 250 ms for 10 s, or until the server closes it.
+fn trickle(stream: &TcpStream, byte: u8) -> std::thread::JoinHandle<()> {
+    let mut writer = stream.try_clone().unwrap();
+    std::thread::spawn(move || {
+        for _ in 0..40 {
+            if writer.write_all(&[byte]).is_err() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(250));
+        }
+    })
+}
+
 /// A client whose connections come from `source` (another loopback address than the attacker's).
 pub(super) fn client_from(source: &str) -> reqwest::Client {
     reqwest::Client::builder().no_proxy().local_address(source.parse::<std::net::IpAddr>().unwrap()).build().unwrap()
@@ -108,20 +121,10 @@ fn slow_headers_and_a_trickled_body_are_cut_off() {
     let mut slow = TcpStream::connect(&target).unwrap();
     slow.write_all(format!("GET /healthz HTTP/1.1\r\nHost: {target}\r\n").as_bytes()).unwrap();
     let started = Instant::now();
-    let trickle = {
-        let mut writer = slow.try_clone().unwrap();
-        std::thread::spawn(move || {
-            for _ in 0..40 {
-                if writer.write_all(b"X").is_err() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(250));
-            }
-        })
-    };
+    let sender = trickle(&slow, b'X');
     assert!(closed_within(&mut slow, Duration::from_secs(6)).is_some(), "slow headers still open after 6 s");
     assert!(started.elapsed() >= Duration::from_millis(1500), "closed before the header timeout");
-    trickle.join().unwrap();
+    sender.join().unwrap();
 
     // A body of 100 bytes announced, a byte sent every 250 ms.
     let mut body = TcpStream::connect(&target).unwrap();
@@ -132,22 +135,49 @@ fn slow_headers_and_a_trickled_body_are_cut_off() {
     );
     body.write_all(head.as_bytes()).unwrap();
     let started = Instant::now();
-    let trickle = {
-        let mut writer = body.try_clone().unwrap();
-        std::thread::spawn(move || {
-            for _ in 0..40 {
-                if writer.write_all(b" ").is_err() {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(250));
-            }
-        })
-    };
+    let sender = trickle(&body, b' ');
     let answer = closed_within(&mut body, Duration::from_secs(6)).expect("a trickled body still open after 6 s");
     assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     assert!(answer.contains("--body-timeout"), "{answer}");
     assert!(started.elapsed() >= Duration::from_millis(1500), "cut before the body timeout");
-    trickle.join().unwrap();
+    sender.join().unwrap();
+    server.stop();
+}
+
+#[test]
+fn a_client_that_stops_reading_is_cut_off_after_the_idle_timeout() {
+    let env = TestEnv::new();
+    // One connection per address, and a header timeout longer than the test: the reader's
+    // connection is seen through its slot, and only the idle timeout can free it.
+    let server = Server::builder(&env)
+        .args(["--header-timeout", "120", "--idle-timeout", "16", "--max-connections-per-ip", "1"])
+        .start();
+    let target = address(&server);
+    let mut reader = TcpStream::connect(&target).unwrap();
+    nix::sys::socket::setsockopt(&reader, nix::sys::socket::sockopt::RcvBuf, &4096).unwrap();
+    // Pipelined requests for far more than the socket buffers hold, and not a byte read.
+    let request = format!("GET /assets/app.js HTTP/1.1\r\nHost: {target}\r\n\r\n");
+    reader.write_all(request.repeat(1000).as_bytes()).unwrap();
+    let started = Instant::now();
+    let health = || {
+        let mut probe = TcpStream::connect(&target).ok()?;
+        probe
+            .write_all(format!("GET /healthz HTTP/1.1\r\nHost: {target}\r\nConnection: close\r\n\r\n").as_bytes())
+            .ok()?;
+        let answer = closed_within(&mut probe, Duration::from_secs(2)).unwrap_or_default();
+        answer.split(' ').nth(1).map(str::to_owned)
+    };
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(health().as_deref(), Some("503"), "the reader holds the address's one connection");
+    let freed = loop {
+        if health().as_deref() == Some("200") {
+            break started.elapsed();
+        }
+        assert!(started.elapsed() < Duration::from_secs(40), "the reader's connection is still open");
+        std::thread::sleep(Duration::from_millis(500));
+    };
+    assert!(freed >= Duration::from_secs(14), "freed after {freed:?}, before the idle timeout");
+    drop(reader);
     server.stop();
 }
 

@@ -76,6 +76,11 @@ impl<'e> Builder<'e> {
         self
     }
 
+    pub fn args(mut self, args: impl IntoIterator<Item = &'static str>) -> Self {
+        self.args.extend(args.into_iter().map(str::to_owned));
+        self
+    }
+
     pub fn env(mut self, name: &str, value: &str) -> Self {
         self.vars.push((name.to_owned(), value.to_owned()));
         self
