@@ -184,10 +184,11 @@ pub struct ServeLimits {
     /// Connections open at once, in all (fewer when the open-files limit is lower).
     #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub max_connections: u64,
-    /// Connections open at once from one client address (behind a reverse proxy, every client has
-    /// the proxy's).
-    #[arg(long, value_name = "N", default_value_t = 64, value_parser = clap::value_parser!(u64).range(1..=65536))]
-    pub max_connections_per_ip: u64,
+    /// Connections open at once from one client address [default: 256, and at most half of
+    /// --max-connections]. Behind a reverse proxy every client has the proxy's address: set it to
+    /// --max-connections there.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_connections_per_ip: Option<u64>,
     /// Conversations one user may keep (then creating one is refused until some are deleted).
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1000000))]
     pub max_conversations: u64,

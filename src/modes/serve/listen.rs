@@ -32,6 +32,8 @@ use crate::cli::ServeLimits;
 /// Descriptors kept for everything but client connections: the store, the model's connections,
 /// commands' PTYs and pipes, the sandbox.
 const OTHER_FILES: u64 = 128;
+/// Connections one address may hold when `--max-connections-per-ip` is not given.
+const PER_IP: usize = 256;
 
 /// The bounds, from `opsai serve`'s flags and the open-files limit.
 #[derive(Debug, Clone)]
@@ -54,12 +56,19 @@ impl Limits {
                  (`ulimit -n`, systemd LimitNOFILE=) for more"
             ));
         }
+        let connections = wanted.min(room);
+        // Unless told otherwise, one address never holds more than half: the other half stays
+        // for everyone else while it keeps connections open.
+        let per_ip = match args.max_connections_per_ip {
+            Some(n) => usize::try_from(n).unwrap_or(usize::MAX),
+            None => PER_IP.min((connections / 2).max(1)),
+        };
         Self {
             header: Duration::from_secs(args.header_timeout),
             body: Duration::from_secs(args.body_timeout),
             idle: Duration::from_secs(args.idle_timeout),
-            connections: wanted.min(room),
-            per_ip: usize::try_from(args.max_connections_per_ip).unwrap_or(usize::MAX),
+            connections,
+            per_ip,
         }
     }
 }
