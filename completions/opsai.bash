@@ -1340,7 +1340,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve)
-            opts="-h --listen --users --allow-remote --approval-timeout --public-host --hosts --inventory --hosts-file --forks --serial --max-fail --help user help"
+            opts="-h --listen --users --allow-remote --approval-timeout --public-host --hosts --inventory --hosts-file --forks --serial --max-fail --header-timeout --body-timeout --idle-timeout --max-connections --max-connections-per-ip --max-conversations --secure-cookies --help user help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1383,6 +1383,30 @@ _opsai() {
                     return 0
                     ;;
                 --max-fail)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --header-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --body-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --idle-timeout)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-connections-per-ip)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-conversations)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

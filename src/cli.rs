@@ -182,6 +182,39 @@ pub struct ServeArgs {
     pub host_sets: Vec<String>,
     #[command(flatten)]
     pub fleet: FleetOptions,
+    #[command(flatten)]
+    pub limits: ServeLimits,
+}
+
+/// What bounds `opsai serve` under hostile traffic (docs/serve.md "Limits").
+#[derive(Debug, Clone, Args)]
+pub struct ServeLimits {
+    /// Seconds a connection gets to send a request's headers (also how long an idle keep-alive
+    /// connection is kept).
+    #[arg(long, value_name = "SECS", default_value_t = 10, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub header_timeout: u64,
+    /// Seconds a request gets to send its whole body.
+    #[arg(long, value_name = "SECS", default_value_t = 30, value_parser = clap::value_parser!(u64).range(1..=3600))]
+    pub body_timeout: u64,
+    /// Seconds a connection may go without a byte either way while a request is served (event
+    /// streams send a keep-alive every 15 s).
+    #[arg(long, value_name = "SECS", default_value_t = 60, value_parser = clap::value_parser!(u64).range(16..=86400))]
+    pub idle_timeout: u64,
+    /// Connections open at once, in all (fewer when the open-files limit is lower).
+    #[arg(long, value_name = "N", default_value_t = 512, value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_connections: u64,
+    /// Connections open at once from one client address [default: 256, and at most half of
+    /// --max-connections]. Behind a reverse proxy every client has the proxy's address: set it to
+    /// --max-connections there.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=65536))]
+    pub max_connections_per_ip: Option<u64>,
+    /// Conversations one user may keep (then creating one is refused until some are deleted).
+    #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1000000))]
+    pub max_conversations: u64,
+    /// Mark the session cookie `Secure` always (it is anyway on a request that came over https
+    /// through a --public-host proxy, `X-Forwarded-Proto: https`).
+    #[arg(long)]
+    pub secure_cookies: bool,
 }
 
 #[derive(Debug, Subcommand)]

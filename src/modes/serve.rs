@@ -3,10 +3,14 @@
 //! conversation's session label and kube context) and runs as a task owned by the server, not by
 //! the HTTP connection. The routes, JSON shapes, auth and SSE events are docs/serve.md.
 //!
-//! - [`auth`]: token and users modes, cookie sessions, CSRF, the login rate limit; [`hosts`]: the
-//!   Host header check.
+//! - [`auth`]: token and users modes, cookie sessions, CSRF, the login rate limit ([`throttle`]);
+//!   [`headers`]: what a request's headers say (cookie, bearer, https, cross-site, origin);
+//!   [`hosts`]: the Host header check; [`passwords`]: argon2 checks in kept memory.
+//! - [`listen`]: connections under bounds (timeouts, caps); [`lock`]: one server per home;
+//!   [`errors`]: the JSON error shape, for the router's own answers too.
 //! - [`login`]: the `/api/v2/auth/*` routes.
-//! - [`api`]: conversations and approvals; [`chat`]: a turn and its SSE stream.
+//! - [`api`]: conversations and approvals ([`quota`]: per user, and the list's pages); [`chat`]: a
+//!   turn and its SSE stream.
 //! - [`turn`]: a running turn's event log; [`events`]: `AgentEvent` → SSE data; [`screen`]: what
 //!   the browser may see of it (redacted, hidden characters visible, output by lines).
 //! - [`approvals`]: the browser approver; [`users`]: the users file and `serve user …`.
@@ -16,11 +20,17 @@ mod api;
 mod approvals;
 mod auth;
 mod chat;
+mod errors;
 mod events;
+mod headers;
 mod host_sets;
 mod hosts;
+mod listen;
+mod lock;
 mod login;
 mod page;
+mod passwords;
+mod quota;
 mod screen;
 mod state;
 mod telemetry;
@@ -34,14 +44,12 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{FromRequest, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
-use serde::de::DeserializeOwned;
 use tokio_util::sync::CancellationToken;
-use tower_http::limit::RequestBodyLimitLayer;
 use tower_http::set_header::SetResponseHeaderLayer;
 
 use crate::cli::{ServeArgs, ServeCommand};
@@ -53,10 +61,11 @@ use crate::tools::Offer;
 
 use super::common;
 use auth::{Auth, Mode};
+pub use errors::{ApiError, Body};
 use state::AppState;
 
 /// Request bodies larger than this are refused (413): a chat message is text.
-const BODY_LIMIT: usize = 64 * 1024;
+pub(super) const BODY_LIMIT: usize = 64 * 1024;
 /// How long running turns get to end after SIGINT/SIGTERM before the server exits anyway.
 const GRACE: Duration = Duration::from_secs(10);
 const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
@@ -96,7 +105,7 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
         // The operators' password hashes: no sandboxed command or automatic read of this server
         // may read them, wherever the file is.
         crate::sandbox::also_deny(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
-        match users::UsersFile::load(path) {
+        match users::UsersFile::load(path).map(|file| file.checked(path)) {
             Ok(file) if file.users.is_empty() => common::warn(&format!(
                 "{} has no users yet: add one with `opsai serve user add NAME --role operator --users {}`",
                 path.display(),
@@ -137,7 +146,8 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
         log("telemetry: sending traces and metrics over OTLP (OTEL_EXPORTER_OTLP_*)");
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
-    let setup = Setup { config, context, mode, addr, host_sets, telemetry: telemetry.clone() };
+    let limits = listen::Limits::new(&args.limits);
+    let setup = Setup { config, context, mode, addr, host_sets, telemetry: telemetry.clone(), limits };
     let ended = runtime.block_on(serve(paths, args, setup));
     drop(runtime);
     // What the last turns recorded is sent before the process ends.
@@ -153,10 +163,18 @@ struct Setup {
     addr: SocketAddr,
     host_sets: host_sets::HostSets,
     telemetry: Arc<telemetry::Telemetry>,
+    limits: listen::Limits,
 }
 
 async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<u8> {
-    let Setup { config, context, mode, addr, host_sets, telemetry } = setup;
+    let Setup { config, context, mode, addr, host_sets, telemetry, limits } = setup;
+    let mut home_lock = match lock::HomeLock::take(&paths.sessions_db().with_file_name("serve.lock")) {
+        Ok(lock) => lock,
+        Err(err) => {
+            crate::modes::common::warn(&err.to_string());
+            return Ok(1);
+        }
+    };
     let parts = Parts::build(paths, config, Approvals::Nobody)?;
     let store = match runner::session_store(paths, parts.redactor.clone()) {
         Ok(store) => store,
@@ -176,6 +194,7 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         }
     };
     let local = listener.local_addr()?;
+    home_lock.record(&local.to_string());
     // 0.0.0.0 or :: is no address to open: the first --public-host (what a browser sends as
     // Host) or, without one, this machine's loopback, with a word on how others reach it.
     let shown = match args.public_host.first() {
@@ -208,6 +227,8 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         hosts: hosts::Hosts::new(local.port(), &args.public_host),
         host_sets,
         telemetry,
+        quota: quota::Quota::new(args.limits.max_conversations),
+        secure_cookies: args.limits.secure_cookies,
         shutdown: CancellationToken::new(),
     });
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -232,14 +253,13 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         watcher.shutdown.cancel();
         watcher.stop_all();
     });
-    let app = router(state.clone()).into_make_service_with_connect_info::<SocketAddr>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(signalled.clone().cancelled_owned());
+    let server = listen::serve(listener, router(state.clone(), limits.body), limits, signalled.clone());
     let grace = async {
         signalled.cancelled().await;
         tokio::time::sleep(GRACE).await;
     };
     tokio::select! {
-        result = server => result?,
+        () = server => {}
         () = grace => log("connections still open after the grace period: exiting anyway"),
     }
     // Every running turn ends (and is stored) before the process does.
@@ -253,7 +273,7 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
     Ok(0)
 }
 
-fn router(state: Arc<AppState>) -> Router {
+fn router(state: Arc<AppState>, body_timeout: Duration) -> Router {
     let api = Router::new()
         .route("/api/v2/auth/login", post(login::login))
         .route("/api/v2/auth/token", post(login::token))
@@ -270,12 +290,13 @@ fn router(state: Arc<AppState>) -> Router {
         .fallback(|| async { ApiError::new(StatusCode::NOT_FOUND, "no such API route: see docs/serve.md") })
         .layer(SetResponseHeaderLayer::overriding(header::CACHE_CONTROL, HeaderValue::from_static("no-store")));
     Router::new()
+        .route("/healthz", get(healthz))
         .route("/", get(page::index))
         .route("/assets/{name}", get(page::asset))
         .merge(api)
         .layer(middleware::from_fn_with_state(state.clone(), same_origin))
-        .layer(RequestBodyLimitLayer::new(BODY_LIMIT))
-        .layer(middleware::map_response(json_too_large))
+        .layer(middleware::from_fn_with_state(body_timeout, listen::read_body))
+        .layer(middleware::map_response(errors::json_errors))
         .layer(SetResponseHeaderLayer::overriding(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP)))
         .layer(SetResponseHeaderLayer::overriding(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff")))
         .layer(SetResponseHeaderLayer::overriding(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer")))
@@ -286,6 +307,10 @@ fn router(state: Arc<AppState>) -> Router {
 /// A request for another host name (DNS rebinding) or from a page on another origin is refused,
 /// whatever it carries.
 async fn same_origin(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    // A load balancer's check names whatever host it likes; the answer holds nothing to protect.
+    if request.uri().path() == "/healthz" {
+        return next.run(request).await;
+    }
     let host = request.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     if !state.hosts.allows(host) {
         return ApiError::new(
@@ -295,103 +320,26 @@ async fn same_origin(State(state): State<Arc<AppState>>, request: Request, next:
         )
         .into_response();
     }
-    if !auth::origin_allowed(request.headers()) {
+    if !headers::origin_allowed(request.headers()) {
         return ApiError::new(StatusCode::FORBIDDEN, "the Origin header does not match this server").into_response();
     }
     next.run(request).await
 }
 
-/// The body limit's own 413 is plain text; the API answers JSON errors.
-async fn json_too_large(response: Response) -> Response {
-    let json =
-        response.headers().get(header::CONTENT_TYPE).is_some_and(|t| t.as_bytes().starts_with(b"application/json"));
-    if response.status() != StatusCode::PAYLOAD_TOO_LARGE || json {
-        return response;
-    }
-    ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "the request body is too large (64 KiB at most)").into_response()
+/// `GET /healthz`: liveness for a load balancer, without auth and without data; 503 once the
+/// server is stopping, so the balancer sends new requests elsewhere.
+async fn healthz(State(state): State<Arc<AppState>>) -> Response {
+    let (status, word) = if state.shutdown.is_cancelled() {
+        (StatusCode::SERVICE_UNAVAILABLE, "stopping")
+    } else {
+        (StatusCode::OK, "ok")
+    };
+    (status, [(header::CACHE_CONTROL, "no-store")], axum::Json(serde_json::json!({"status": word}))).into_response()
 }
 
 /// A line on the server's stderr.
 pub(super) fn log(text: &str) {
     common::warn(&format!("serve: {text}"));
-}
-
-/// An API error: `{"error": "what happened and what to do"}` with its status.
-#[derive(Debug)]
-pub struct ApiError {
-    status: StatusCode,
-    message: String,
-    retry_after: Option<Duration>,
-    /// On a 401: the auth mode, so the page knows whether to show a login form.
-    mode: Option<&'static str>,
-}
-
-impl ApiError {
-    pub fn new(status: StatusCode, message: impl Into<String>) -> Self {
-        Self { status, message: message.into(), retry_after: None, mode: None }
-    }
-
-    pub fn unauthorized(mode: &'static str) -> Self {
-        let message = if mode == "token" {
-            "not logged in: open the URL opsai serve printed, or send Authorization: Bearer TOKEN"
-        } else {
-            "not logged in: log in with POST /api/v2/auth/login, or send Authorization: Bearer TOKEN"
-        };
-        Self { mode: Some(mode), ..Self::new(StatusCode::UNAUTHORIZED, message) }
-    }
-
-    pub fn retry_after(self, wait: Duration) -> Self {
-        Self { retry_after: Some(wait), ..self }
-    }
-
-    pub fn not_found(what: &str) -> Self {
-        Self::new(
-            StatusCode::NOT_FOUND,
-            format!("no {what} with that id: list yours with GET /api/v2/ai/conversations"),
-        )
-    }
-
-    /// A failure of the server itself: logged, and said without details.
-    pub fn internal(err: &dyn std::fmt::Display) -> Self {
-        log(&err.to_string());
-        Self::new(StatusCode::INTERNAL_SERVER_ERROR, "the server failed: see its log (stderr)")
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let mut body = serde_json::json!({"error": self.message});
-        if let Some(mode) = self.mode {
-            body["mode"] = mode.into();
-        }
-        let mut response = (self.status, axum::Json(body)).into_response();
-        if let Some(wait) = self.retry_after
-            && let Ok(value) = HeaderValue::from_str(&wait.as_secs().max(1).to_string())
-        {
-            response.headers_mut().insert(header::RETRY_AFTER, value);
-        }
-        response
-    }
-}
-
-/// A JSON body whose problems are answered `400 {"error"}`.
-pub struct Body<T>(pub T);
-
-impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for Body<T> {
-    type Rejection = ApiError;
-
-    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
-        match axum::Json::<T>::from_request(request, state).await {
-            Ok(axum::Json(value)) => Ok(Body(value)),
-            Err(rejection) if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE => {
-                Err(ApiError::new(StatusCode::PAYLOAD_TOO_LARGE, "the request body is too large (64 KiB at most)"))
-            }
-            Err(rejection) => Err(ApiError::new(
-                StatusCode::BAD_REQUEST,
-                format!("the body is not the JSON this route takes ({}): see docs/serve.md", rejection.body_text()),
-            )),
-        }
-    }
 }
 
 /// Runs a blocking store call off the async threads.

@@ -35,7 +35,7 @@ use thiserror::Error;
 use crate::protocol::{ChatMessage, Role, ToolCall};
 use crate::redact::Redactor;
 
-pub use web::{StoredMessage, WebConversation};
+pub use web::{Cursor, StoredMessage, WebConversation};
 
 pub(crate) type ConversationId = i64;
 

@@ -39,6 +39,7 @@ mod screen_tmux;
 mod serve_api;
 mod serve_browser;
 mod serve_fleet;
+mod serve_harden;
 mod serve_load;
 mod serve_telemetry;
 mod sessions_cli;

@@ -163,11 +163,11 @@ async fn users_see_only_their_own_conversations_and_logins_are_rate_limited() {
     let id = alice.new_conversation().await;
     alice.chat(id, "hi").await.collect().await;
 
-    assert_eq!(bob.messages(id).await.0, StatusCode::FORBIDDEN);
-    assert_eq!(bob.delete(id).await, StatusCode::FORBIDDEN);
-    assert_eq!(bob.stop_turn(id).await, StatusCode::FORBIDDEN);
+    assert_eq!(bob.messages(id).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(bob.delete(id).await, StatusCode::NOT_FOUND);
+    assert_eq!(bob.stop_turn(id).await, StatusCode::NOT_FOUND);
     let chat = bob.request(Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": id, "message": "x"}));
-    assert_eq!(bob.send(chat).await.0, StatusCode::FORBIDDEN);
+    assert_eq!(bob.send(chat).await.0, StatusCode::NOT_FOUND);
     assert_eq!(bob.list().await.1, json!([]));
     assert_eq!(alice.list().await.1.as_array().unwrap().len(), 1);
     assert_eq!(alice.messages(999).await.0, StatusCode::NOT_FOUND);
@@ -186,7 +186,7 @@ async fn users_see_only_their_own_conversations_and_logins_are_rate_limited() {
     assert_eq!(limited.status(), StatusCode::TOO_MANY_REQUESTS);
     assert!(limited.headers().contains_key("retry-after"));
     let token = server.post_credentials("/api/v2/auth/token", "bob", "bob-password").await;
-    assert_eq!(token.status(), StatusCode::TOO_MANY_REQUESTS, "the same IP is limited too");
+    assert_eq!(token.status(), StatusCode::OK, "another name from that address is not held by alice's failures");
     assert!(!server.stderr().contains("alice-password"));
     let removed = env.cmd().args(["serve", "user", "remove", "bob", "--users"]).arg(&file).output().unwrap();
     assert!(removed.status.success(), "{removed:?}");

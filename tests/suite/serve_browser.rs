@@ -453,3 +453,38 @@ fn approving_answers_the_open_conversations_call_when_another_waits_under_the_sa
         assert!(!env.user_home().join("first-dir").exists(), "the other conversation's call still waits");
     });
 }
+
+#[test]
+fn the_conversation_list_comes_in_pages_and_the_page_shows_older_ones_on_request() {
+    if !browser_installed() {
+        return;
+    }
+    let env = TestEnv::new();
+    let mock = MockLlm::start([]);
+    let (server, url) = token_server(&env, &mock);
+    // 105 of owner's conversations, written straight into the store (creating them through the API
+    // is limited to 60 a minute).
+    let db = rusqlite::Connection::open(env.opsai_home().join("sessions.db")).expect("open sessions.db");
+    for n in 0..105_i64 {
+        db.execute(
+            "INSERT INTO conversations (title, cwd, host, model, created_at, updated_at, message_count, user_id) \
+             VALUES (?1, '', 'web', 'm', ?2, ?2, 0, 'owner')",
+            rusqlite::params![format!("conversation {n}"), 1_700_000_000_000 + n * 1000],
+        )
+        .expect("insert a conversation");
+    }
+    drop(db);
+    with_browser(|c| async move {
+        c.goto(&url).await.expect("open the page");
+        let rows = "document.querySelectorAll('#conv-list .conv-open').length";
+        wait_for(&c, "the first page of the list", &format!("{rows} === 100")).await;
+        let newest = js(&c, "document.querySelector('#conv-list .conv-title').textContent").await;
+        assert_eq!(newest, "conversation 104", "newest first");
+        click(&c, "#conv-list .conv-older").await;
+        wait_for(&c, "the older conversations", &format!("{rows} === 105")).await;
+        assert_eq!(js(&c, "document.querySelectorAll('#conv-list .conv-older').length").await, 0, "no more pages");
+        let oldest = js(&c, "[...document.querySelectorAll('#conv-list .conv-title')].pop().textContent").await;
+        assert_eq!(oldest, "conversation 0");
+    });
+    server.stop();
+}

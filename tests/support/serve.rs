@@ -56,9 +56,16 @@ pub struct Builder<'e> {
     args: Vec<String>,
     vars: Vec<(String, String)>,
     users: Option<PathBuf>,
+    files: Option<u64>,
 }
 
 impl<'e> Builder<'e> {
+    /// Starts it under an open-files limit of `n` (soft and hard), through util-linux's `prlimit`.
+    pub fn files_limit(mut self, n: u64) -> Self {
+        self.files = Some(n);
+        self
+    }
+
     /// The model endpoint (`OPSAI_BASE_URL`).
     pub fn mock(self, mock: &MockLlm) -> Self {
         self.env("OPSAI_BASE_URL", &mock.base_url())
@@ -66,6 +73,11 @@ impl<'e> Builder<'e> {
 
     pub fn arg(mut self, arg: &str) -> Self {
         self.args.push(arg.to_owned());
+        self
+    }
+
+    pub fn args(mut self, args: impl IntoIterator<Item = &'static str>) -> Self {
+        self.args.extend(args.into_iter().map(str::to_owned));
         self
     }
 
@@ -85,6 +97,12 @@ impl<'e> Builder<'e> {
         let stderr_path = self.env.opsai_home().join("serve-stderr.log");
         let stderr = std::fs::File::create(&stderr_path).unwrap();
         let mut cmd = self.env.std_cmd();
+        if let Some(n) = self.files {
+            let opsai = cmd;
+            cmd = std::process::Command::new("prlimit");
+            cmd.arg(format!("--nofile={n}:{n}")).arg("--").arg(opsai.get_program()).env_clear();
+            cmd.envs(opsai.get_envs().filter_map(|(k, v)| Some((k, v?)))).current_dir(self.env.user_home());
+        }
         cmd.args(["serve", "--listen", "127.0.0.1:0"]).args(&self.args);
         if let Some(users) = &self.users {
             cmd.arg("--users").arg(users);
@@ -125,7 +143,7 @@ pub struct Server {
 
 impl Server {
     pub fn builder(env: &TestEnv) -> Builder<'_> {
-        Builder { env, args: Vec::new(), vars: vec![("OPSAI_SANDBOX".into(), "off".into())], users: None }
+        Builder { env, args: Vec::new(), vars: vec![("OPSAI_SANDBOX".into(), "off".into())], users: None, files: None }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -172,6 +190,11 @@ impl Server {
     pub async fn post_credentials(&self, path: &str, name: &str, password: &str) -> reqwest::Response {
         let request = self.client.post(self.url(path)).json(&json!({"username": name, "password": password}));
         within(request.send()).await.unwrap()
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().map_or(0, Child::id)
     }
 
     /// SIGTERM, then waits: the exit status (asserted 0).

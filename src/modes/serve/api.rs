@@ -1,35 +1,35 @@
 //! The conversation routes (seed 002 §8.1) and approvals. Every route is authorised per
-//! conversation: a user sees only their own (another's is 403, an approval not theirs 404).
+//! conversation: a user sees only their own (another's is 404, as one that does not exist).
 
 use std::sync::Arc;
 
 use axum::Json;
-use axum::extract::{Path, State};
-use axum::http::StatusCode;
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::approvals::{AnswerError, Answerer, Target, decision};
 use super::auth::Caller;
+use super::quota::{MAX_PAGE, PAGE};
 use super::screen;
 use super::state::AppState;
 use super::{ApiError, Body, blocking};
 use crate::cli::ServeRole;
 use crate::protocol::Role;
-use crate::store::sessions::{NewConversation, StoredMessage, WebConversation};
+use crate::store::sessions::{Cursor, NewConversation, StoredMessage, WebConversation};
 
 /// Characters kept of a title given at creation.
 const TITLE_CHARS: usize = 200;
 
-/// The conversation `id` when it is the caller's: 404 when there is none, 403 when it is another's.
+/// The conversation `id` when it is the caller's; 404 alike when there is none and when it is
+/// another's, so the answer does not tell which ids exist.
 pub async fn owned(state: &Arc<AppState>, id: i64, caller: &Caller) -> Result<WebConversation, ApiError> {
     let found = blocking(state, move |state| state.store.get_web(id)).await?.map_err(|err| ApiError::internal(&err))?;
-    let conversation = found.ok_or_else(|| ApiError::not_found("conversation"))?;
-    if conversation.user.as_deref() != Some(caller.principal.user.as_str()) {
-        return Err(ApiError::new(StatusCode::FORBIDDEN, "this conversation belongs to someone else"));
-    }
-    Ok(conversation)
+    found
+        .filter(|conversation| conversation.user.as_deref() == Some(caller.principal.user.as_str()))
+        .ok_or_else(|| ApiError::not_found("conversation"))
 }
 
 /// Conversation `id` to read: the caller's own, or for an operator any user's web conversation
@@ -106,7 +106,12 @@ pub async fn create(
     }
     let title: String = body.title.unwrap_or_default().trim().chars().take(TITLE_CHARS).collect();
     let user = caller.principal.user.clone();
+    state.quota.admit(&user)?;
     let made = blocking(&state, move |state| {
+        let _gate = state.quota.gate.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if state.store.count_for_user(&user)? >= state.quota.max {
+            return Ok(None);
+        }
         let model = state.parts.config.llm.model.clone();
         let cwd = state.cwd.to_string_lossy().into_owned();
         let new = NewConversation {
@@ -119,21 +124,55 @@ pub async fn create(
             hosts: hosts.as_deref(),
         };
         let id = state.store.create(&new)?;
-        state.store.get_web(id)
+        state.store.get_web(id).map(Some)
     })
     .await?
     .map_err(|err| ApiError::internal(&err))?;
-    let conversation = made.ok_or_else(|| ApiError::internal(&"a new conversation vanished"))?;
+    let conversation = made.ok_or_else(|| state.quota.full())?;
+    let conversation = conversation.ok_or_else(|| ApiError::internal(&"a new conversation vanished"))?;
     Ok((StatusCode::CREATED, Json(object(&state, &conversation))).into_response())
 }
 
-pub async fn list(State(state): State<Arc<AppState>>, caller: Caller) -> Result<Response, ApiError> {
+/// `?limit=N&before=CURSOR`: one page of the list.
+#[derive(Deserialize)]
+pub struct Page {
+    limit: Option<String>,
+    before: Option<String>,
+}
+
+/// The caller's conversations, newest first, a page at a time: a `Link: <…>; rel="next"` header
+/// names the next page when there is one.
+pub async fn list(
+    State(state): State<Arc<AppState>>,
+    caller: Caller,
+    Query(page): Query<Page>,
+) -> Result<Response, ApiError> {
+    let bad = || {
+        ApiError::new(
+            StatusCode::BAD_REQUEST,
+            format!(
+                "limit must be a number from 1 to {MAX_PAGE}, and before the cursor a previous page's Link header                  gave"
+            ),
+        )
+    };
+    let limit = match page.limit.as_deref() {
+        None => PAGE,
+        Some(text) => text.parse::<usize>().ok().filter(|n| (1..=MAX_PAGE).contains(n)).ok_or_else(bad)?,
+    };
+    let before = page.before.as_deref().map(|text| text.parse::<Cursor>().map_err(|()| bad())).transpose()?;
     let user = caller.principal.user.clone();
-    let conversations = blocking(&state, move |state| state.store.list_for_user(&user))
+    let (conversations, next) = blocking(&state, move |state| state.store.page_for_user(&user, limit, before))
         .await?
         .map_err(|err| ApiError::internal(&err))?;
     let list: Vec<Value> = conversations.iter().map(|c| object(&state, c)).collect();
-    Ok(Json(list).into_response())
+    let mut response = Json(list).into_response();
+    if let Some(next) = next
+        && let Ok(link) =
+            HeaderValue::from_str(&format!("</api/v2/ai/conversations?limit={limit}&before={next}>; rel=\"next\""))
+    {
+        response.headers_mut().insert(header::LINK, link);
+    }
+    Ok(response)
 }
 
 pub async fn messages(

@@ -10,10 +10,11 @@ use std::time::{Duration, Instant};
 
 use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::request::Parts as RequestParts;
-use axum::http::{HeaderMap, Method, StatusCode};
+use axum::http::{Method, StatusCode};
 use base64::Engine;
 
 use super::ApiError;
+use super::headers::{bearer_token, session_cookie};
 use super::state::AppState;
 use super::throttle::Throttle;
 use super::users::{UsersCache, dummy_hash, verify_password};
@@ -21,9 +22,13 @@ use crate::cli::ServeRole;
 
 /// A session or API token unused this long is forgotten.
 const IDLE: Duration = Duration::from_secs(12 * 3600);
-/// Failed logins counted per IP and per name …
-const FAILURES: usize = 5;
-/// … within this window.
+/// Failed logins within [`WINDOW`] for one name from one address, then that pair waits …
+const PAIR_FAILURES: usize = 5;
+/// … from one address for any names, then the address waits …
+const IP_FAILURES: usize = 20;
+/// … and for one name from any addresses, then the addresses that failed for it wait (one that
+/// has not been failing still logs in: a stranger cannot lock its owner out).
+const NAME_FAILURES: usize = 10;
 const WINDOW: Duration = Duration::from_secs(60);
 pub const COOKIE: &str = "opsai_session";
 /// `OPSAI_SERVE_TOKEN` must be at least this long (the random one is 43 characters).
@@ -31,8 +36,8 @@ pub const MIN_TOKEN: usize = 32;
 /// Wrong access or API tokens one IP may send per [`WINDOW`] before it is answered 429.
 const BAD_TOKENS: usize = 20;
 /// Password checks running at once (argon2 takes 19 MiB and tens of milliseconds each); a login
-/// beyond them is answered 429 at once.
-const VERIFYING: usize = 2;
+/// beyond them waits for its turn (see `login::check`).
+const VERIFYING: usize = super::passwords::KEPT;
 
 /// How people prove who they are.
 pub enum Mode {
@@ -95,9 +100,9 @@ impl Auth {
             mode,
             sessions: Mutex::default(),
             api_tokens: Mutex::default(),
-            failures: Throttle::new(FAILURES, WINDOW),
+            failures: Throttle::new(WINDOW),
             verifying: std::sync::Arc::new(tokio::sync::Semaphore::new(VERIFYING)),
-            bad_tokens: Throttle::new(BAD_TOKENS, WINDOW),
+            bad_tokens: Throttle::new(WINDOW),
             users: UsersCache::default(),
         }
     }
@@ -116,7 +121,7 @@ impl Auth {
 
     /// `Err` (429) when `ip` sent too many wrong tokens lately: checked before any token it sends.
     pub fn token_guard(&self, ip: Option<IpAddr>) -> Result<(), ApiError> {
-        let Some(wait) = ip.and_then(|ip| self.bad_tokens.wait(&[ip])) else { return Ok(()) };
+        let Some(wait) = ip.and_then(|ip| self.bad_tokens.wait(&[(ip, BAD_TOKENS)])) else { return Ok(()) };
         Err(ApiError::new(
             StatusCode::TOO_MANY_REQUESTS,
             format!("too many wrong tokens from this address: try again in {} s", wait.as_secs().max(1)),
@@ -127,7 +132,7 @@ impl Auth {
     /// Counts a wrong token from `ip`.
     pub fn bad_token(&self, ip: Option<IpAddr>) {
         if let Some(ip) = ip {
-            self.bad_tokens.admit(&[ip]);
+            self.bad_tokens.admit(&[(ip, BAD_TOKENS)]);
         }
     }
 
@@ -220,7 +225,9 @@ impl Auth {
                 "this server has no users (token mode): open the URL opsai serve printed",
             ));
         };
-        let keys = [format!("ip {ip}"), format!("name {name}")];
+        let (pair, by_ip, by_name) = (format!("pair {ip} {name}"), format!("ip {ip}"), format!("name {name}"));
+        let name_limit = if self.failures.count(&pair) > 0 { NAME_FAILURES } else { usize::MAX };
+        let keys = [(pair, PAIR_FAILURES), (by_ip, IP_FAILURES), (by_name, name_limit)];
         // Counted as a failure before the check, under the same lock as the limit: parallel
         // attempts cannot all pass the limit before any is counted.
         if let Some(wait) = self.failures.admit(&keys) {
@@ -236,7 +243,7 @@ impl Auth {
         let ok = verify_password(password, user.map_or(dummy_hash(), |u| u.password_hash.as_str()));
         match user {
             Some(user) if ok => {
-                self.failures.forgive(&keys);
+                self.failures.forgive(&keys.map(|(key, _)| key));
                 Ok(Principal {
                     user: user.name.clone(),
                     role: user.role,
@@ -269,27 +276,6 @@ pub fn owner() -> Principal {
     Principal { user: super::users::RESERVED.into(), role: ServeRole::Operator, credential: None }
 }
 
-/// The session cookie's value, when the request has exactly one: two mean another site (a
-/// sibling subdomain) set one of them (cookie tossing), and neither is trusted.
-pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
-    let mut found = headers
-        .get_all(axum::http::header::COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('=').map(str::to_owned));
-    let first = found.next()?;
-    found.next().is_none().then_some(first)
-}
-
-/// The `Set-Cookie` value for a session (`None`: clears it).
-pub fn set_cookie(id: Option<&str>) -> String {
-    match id {
-        Some(id) => format!("{COOKIE}={id}; HttpOnly; SameSite=Strict; Path=/"),
-        None => format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"),
-    }
-}
-
 /// An authenticated request: who, and (cookie sessions) their session id and CSRF token.
 pub struct Caller {
     pub principal: Principal,
@@ -306,11 +292,8 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
         state: &std::sync::Arc<AppState>,
     ) -> Result<Self, Self::Rejection> {
         let auth = &state.auth;
-        let bearer = parts
-            .headers
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
+        let bearer =
+            parts.headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
         if let Some(token) = bearer {
             let ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
             auth.token_guard(ip)?;
@@ -345,38 +328,5 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
             }
         }
         Ok(Caller { principal, session: Some((id, csrf)), bearer: None })
-    }
-}
-
-/// An `Origin` header, when present, names this server (`Host`): a page elsewhere cannot post here.
-pub fn origin_allowed(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(axum::http::header::ORIGIN) else { return true };
-    let host = headers.get(axum::http::header::HOST).and_then(|v| v.to_str().ok());
-    let origin = origin.to_str().ok().and_then(|o| o.split_once("://").map(|(_, rest)| rest));
-    matches!((origin, host), (Some(origin), Some(host)) if origin.eq_ignore_ascii_case(host))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_cookie_is_found_among_others() {
-        let mut headers = HeaderMap::new();
-        headers.insert(axum::http::header::COOKIE, "a=1; opsai_session=xyz; b=2".parse().unwrap());
-        assert_eq!(session_cookie(&headers).as_deref(), Some("xyz"));
-        headers.append(axum::http::header::COOKIE, "opsai_session=tossed".parse().unwrap());
-        assert_eq!(session_cookie(&headers), None, "two session cookies: neither");
-    }
-
-    #[test]
-    fn origin_must_name_the_host() {
-        let mut headers = HeaderMap::new();
-        headers.insert(axum::http::header::HOST, "127.0.0.1:8765".parse().unwrap());
-        assert!(origin_allowed(&headers));
-        headers.insert(axum::http::header::ORIGIN, "http://127.0.0.1:8765".parse().unwrap());
-        assert!(origin_allowed(&headers));
-        headers.insert(axum::http::header::ORIGIN, "http://evil.example".parse().unwrap());
-        assert!(!origin_allowed(&headers));
     }
 }

@@ -299,9 +299,23 @@ async fn drive(
     }
     drop(agent);
     if let Some(warning) = conversation.take_warning() {
-        super::log(&warning);
+        store_failed(turn, &warning);
     }
     Some(done)
+}
+
+/// A turn whose messages could not be stored (a full disk, a read-only or locked database) says so
+/// in the log and to the browser, before its `done`: the answer shown is not kept.
+fn store_failed(turn: &Turn, warning: &str) {
+    super::log(&format!("conversation {}: {warning}", turn.conversation));
+    turn.publish(&serde_json::json!({
+        "type": "error",
+        "kind": "store_failed",
+        "content": format!(
+            "{warning}. What this turn showed is not stored: tell the server's admin (its log says more), and do not \
+             rely on finding it here later"
+        ),
+    }));
 }
 
 type Grants = std::sync::Mutex<std::collections::HashMap<(i64, String), HashSet<String>>>;

@@ -17,6 +17,11 @@ impl Hosts {
         Self { port, public: public.iter().map(|h| h.to_ascii_lowercase()).collect() }
     }
 
+    /// Whether this `Host` is one of the `--public-host` names (a reverse proxy's).
+    pub fn is_public(&self, host: &str) -> bool {
+        self.public.contains(&host.to_ascii_lowercase())
+    }
+
     /// Whether a request with this `Host` header value is for this server.
     pub fn allows(&self, host: &str) -> bool {
         let host = host.to_ascii_lowercase();

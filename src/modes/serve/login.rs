@@ -2,15 +2,17 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::Json;
 use axum::extract::{ConnectInfo, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::auth::{Caller, Principal, set_cookie};
+use super::auth::{Caller, Principal};
+use super::headers::set_cookie;
 use super::state::AppState;
 use super::users::role_name;
 use super::{ApiError, Body};
@@ -21,12 +23,20 @@ pub struct Credentials {
     password: String,
 }
 
-/// Checks the password on a blocking thread: argon2 takes tens of milliseconds of CPU.
-/// Only a few run at once: a login beyond them is answered 429 without a check.
+/// How long a login waits for one of the few password checks that run at once.
+const QUEUE: Duration = Duration::from_secs(5);
+
+/// Checks the password on a blocking thread: argon2 takes tens of milliseconds of CPU and 19 MiB.
+/// Only a few run at once (their memory is kept and reused): a login beyond them waits its turn,
+/// and after [`QUEUE`] is answered 429 without a check.
 async fn check(state: &Arc<AppState>, addr: SocketAddr, credentials: Credentials) -> Result<Principal, ApiError> {
-    let Ok(permit) = state.auth.verifying.clone().try_acquire_owned() else {
-        return Err(ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too many logins at once: try again in a second")
-            .retry_after(std::time::Duration::from_secs(1)));
+    let waited = tokio::time::timeout(QUEUE, state.auth.verifying.clone().acquire_owned()).await;
+    let Ok(Ok(permit)) = waited else {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many logins at once: try again in a few seconds",
+        )
+        .retry_after(QUEUE));
     };
     let state = state.clone();
     tokio::task::spawn_blocking(move || {
@@ -40,6 +50,7 @@ async fn check(state: &Arc<AppState>, addr: SocketAddr, credentials: Credentials
 pub async fn login(
     State(state): State<Arc<AppState>>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
     Body(credentials): Body<Credentials>,
 ) -> Result<Response, ApiError> {
     let principal = check(&state, addr, credentials).await?;
@@ -47,7 +58,7 @@ pub async fn login(
     let (id, csrf) = state.auth.open_session(principal);
     let mut body = body;
     body["csrf_token"] = csrf.into();
-    Ok(([(header::SET_COOKIE, set_cookie(Some(&id)))], Json(body)).into_response())
+    Ok(([(header::SET_COOKIE, set_cookie(&state, &headers, Some(&id)))], Json(body)).into_response())
 }
 
 pub async fn token(
@@ -59,14 +70,14 @@ pub async fn token(
     Ok(Json(json!({"token": state.auth.api_token(principal)})).into_response())
 }
 
-pub async fn logout(State(state): State<Arc<AppState>>, caller: Caller) -> Response {
+pub async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap, caller: Caller) -> Response {
     if let Some((id, _)) = &caller.session {
         state.auth.close_session(id);
     }
     if let Some(token) = &caller.bearer {
         state.auth.revoke(token);
     }
-    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(None))]).into_response()
+    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(&state, &headers, None))]).into_response()
 }
 
 pub async fn me(State(state): State<Arc<AppState>>, caller: Caller) -> Response {

@@ -5,10 +5,11 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{ConnectInfo, Path, Query, State};
-use axum::http::{StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use super::auth::{owner, set_cookie};
+use super::auth::owner;
+use super::headers::{cross_site, set_cookie};
 use super::state::AppState;
 
 const INDEX: &str = include_str!("page/index.html");
@@ -26,16 +27,27 @@ const WRONG_TOKEN: &str = "<!doctype html><html lang=\"en\"><head><meta charset=
 <body><p>This access token is not valid (opsai serve prints a new one each time it starts): open the URL \
 opsai serve printed last.</p></body></html>";
 
+const FROM_ELSEWHERE: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>opsai</title></head>\
+<body><p>A link from another site cannot log in to opsai serve: copy the URL opsai serve printed into the \
+address bar.</p></body></html>";
+
 /// `/`: the page; with `?token=` the token is exchanged for a session cookie and the address bar
 /// is cleaned by a redirect.
 pub async fn index(
     State(state): State<Arc<AppState>>,
     ConnectInfo(addr): ConnectInfo<SocketAddr>,
     Query(query): Query<HashMap<String, String>>,
+    headers: HeaderMap,
 ) -> Response {
     let Some(token) = query.get("token") else {
         return ([(header::CONTENT_TYPE, "text/html; charset=utf-8")], INDEX).into_response();
     };
+    // A token URL is opened by hand, not by another site's page: such a request is refused
+    // without comparing or counting its token.
+    if cross_site(&headers) {
+        return (StatusCode::FORBIDDEN, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], FROM_ELSEWHERE)
+            .into_response();
+    }
     if let Err(limited) = state.auth.token_guard(Some(addr.ip())) {
         return limited.into_response();
     }
@@ -45,7 +57,10 @@ pub async fn index(
             .into_response();
     }
     let (id, _) = state.auth.open_session(owner());
-    (StatusCode::SEE_OTHER, [(header::LOCATION, "/".to_owned()), (header::SET_COOKIE, set_cookie(Some(&id)))])
+    (
+        StatusCode::SEE_OTHER,
+        [(header::LOCATION, "/".to_owned()), (header::SET_COOKIE, set_cookie(&state, &headers, Some(&id)))],
+    )
         .into_response()
 }
 

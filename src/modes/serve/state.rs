@@ -39,6 +39,10 @@ pub struct AppState {
     pub telemetry: Arc<super::telemetry::Telemetry>,
     /// SIGINT/SIGTERM: no new turn starts.
     pub shutdown: CancellationToken,
+    /// Conversations per user, and how fast they are made.
+    pub quota: super::quota::Quota,
+    /// `--secure-cookies`: the session cookie is `Secure` on every response.
+    pub secure_cookies: bool,
 }
 
 impl AppState {

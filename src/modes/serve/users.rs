@@ -5,7 +5,7 @@ use std::io::{BufRead, IsTerminal, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
-use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
+use argon2::password_hash::{PasswordHasher, SaltString};
 use argon2::{Algorithm, Argon2, Params, Version};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
@@ -13,6 +13,9 @@ use thiserror::Error;
 use crate::cli::{ServeRole, UserCommand};
 use crate::config::ConfigError;
 use crate::home::Paths;
+
+mod cache;
+pub use cache::UsersCache;
 
 #[derive(Debug, Error)]
 pub enum UsersError {
@@ -28,36 +31,6 @@ pub enum UsersError {
     Reserved(String),
     #[error("cannot hash the password: {0}")]
     Hash(String),
-}
-
-/// The users file as last read, read again only when its identity, size or modification time
-/// changed (a save renames a new file into place): a request costs a `stat`, not a read and a parse.
-#[derive(Default)]
-pub struct UsersCache {
-    last: std::sync::Mutex<Option<(Option<Stamp>, std::sync::Arc<UsersFile>)>>,
-}
-
-/// What tells one version of the file from another; `None` when there is no file.
-type Stamp = (u64, u64, u64, i64, i64);
-
-impl UsersCache {
-    pub fn get(&self, path: &Path) -> Result<std::sync::Arc<UsersFile>, UsersError> {
-        use std::os::unix::fs::MetadataExt;
-        let stamp = match std::fs::metadata(path) {
-            Ok(meta) => Some((meta.dev(), meta.ino(), meta.len(), meta.mtime(), meta.mtime_nsec())),
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => None,
-            Err(error) => return Err(UsersError::Read { path: path.to_owned(), error }),
-        };
-        let mut last = self.last.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((seen, users)) = last.as_ref()
-            && *seen == stamp
-        {
-            return Ok(users.clone());
-        }
-        let users = std::sync::Arc::new(UsersFile::load(path)?);
-        *last = Some((stamp, users.clone()));
-        Ok(users)
-    }
 }
 
 /// One user as stored.
@@ -95,6 +68,31 @@ impl UsersFile {
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(Self::default()),
             Err(error) => Err(UsersError::Read { path: path.to_owned(), error }),
         }
+    }
+
+    /// The file's users without those a server must not let in, each left out with a line in
+    /// the log: a name that is not valid (empty, control or bidi characters, spaces …), the
+    /// reserved one, or a name already seen (which of the two would log in is not clear).
+    pub fn checked(mut self, path: &Path) -> Self {
+        let mut seen = std::collections::HashSet::new();
+        self.users.retain(|user| {
+            let problem = if !valid_name(&user.name) {
+                "not a valid user name (1 to 64 letters, digits, `.`, `_` or `-`)"
+            } else if user.name == RESERVED {
+                "the reserved name of token mode's user"
+            } else if !seen.insert(user.name.clone()) {
+                "a second entry with this name"
+            } else {
+                return true;
+            };
+            super::log(&format!(
+                "ignoring the user {:?} in {}: {problem}; fix it with `opsai serve user remove` and `add`, or by hand",
+                user.name,
+                path.display()
+            ));
+            false
+        });
+        self
     }
 
     /// Replaces the file as `config.json` is replaced: the previous version kept as `FILE.bak`, a
@@ -158,7 +156,7 @@ pub fn hash_password(password: &str) -> Result<String, UsersError> {
 
 /// Whether `password` matches the stored `hash` (a malformed hash matches nothing).
 pub fn verify_password(password: &str, hash: &str) -> bool {
-    PasswordHash::new(hash).is_ok_and(|parsed| argon2().verify_password(password.as_bytes(), &parsed).is_ok())
+    super::passwords::verify(password, hash)
 }
 
 /// A hash to check against when the name is unknown, so a wrong name costs as long as a wrong password.
@@ -239,7 +237,16 @@ pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
                 )?;
             }
             for user in &file.users {
-                writeln!(out, "{}\t{}", user.name, role_name(user.role))?;
+                if valid_name(&user.name) && user.name != RESERVED {
+                    writeln!(out, "{}\t{}", user.name, role_name(user.role))?;
+                } else {
+                    writeln!(
+                        out,
+                        "{:?}\t{}\t(not a valid name: opsai serve ignores it)",
+                        user.name,
+                        role_name(user.role)
+                    )?;
+                }
             }
             Ok(0)
         }

@@ -37,6 +37,28 @@ pub struct StoredMessage {
     pub created_at: i64,
 }
 
+/// Where a page of a user's conversations ended: its last one's update time (ms) and id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cursor {
+    pub updated_ms: i64,
+    pub id: ConversationId,
+}
+
+impl std::fmt::Display for Cursor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}_{}", self.updated_ms, self.id)
+    }
+}
+
+impl std::str::FromStr for Cursor {
+    type Err = ();
+
+    fn from_str(text: &str) -> Result<Self, ()> {
+        let (updated, id) = text.split_once('_').ok_or(())?;
+        Ok(Self { updated_ms: updated.parse().map_err(|_| ())?, id: id.parse().map_err(|_| ())? })
+    }
+}
+
 const WEB_COLUMNS: &str = "id, title, user_id, cluster_id, message_count, created_at, updated_at, hosts";
 
 fn web_from_row(row: &Row<'_>) -> rusqlite::Result<WebConversation> {
@@ -99,6 +121,45 @@ impl SessionStore {
             Ok(Some(rows.collect::<Result<Vec<_>, _>>()?))
         })?;
         messages.ok_or(SessionError::NotFound(id))
+    }
+
+    /// How many conversations `user` has.
+    pub fn count_for_user(&self, user: &str) -> Result<u64, SessionError> {
+        self.with_connection(|connection| {
+            connection
+                .prepare_cached("SELECT COUNT(*) FROM conversations WHERE user_id = ?1")?
+                .query_row(params![user], |row| row.get::<_, i64>(0))
+                .map(|n| u64::try_from(n).unwrap_or(0))
+        })
+    }
+
+    /// At most `limit` of `user`'s conversations, the most recently updated first, starting after
+    /// `before` (the [`Cursor`] a previous page ended with); and the cursor of the page's last one
+    /// when more follow.
+    pub fn page_for_user(
+        &self,
+        user: &str,
+        limit: usize,
+        before: Option<Cursor>,
+    ) -> Result<(Vec<WebConversation>, Option<Cursor>), SessionError> {
+        let (updated, id) = before.map_or((None, None), |c| (Some(c.updated_ms), Some(c.id)));
+        let mut rows: Vec<(WebConversation, i64)> = self.with_connection(|connection| {
+            connection
+                .prepare_cached(&format!(
+                    "SELECT {WEB_COLUMNS}, updated_at AS updated_ms FROM conversations WHERE user_id = ?1 \
+                     AND (?2 IS NULL OR updated_at < ?2 OR (updated_at = ?2 AND id < ?3)) \
+                     ORDER BY updated_at DESC, id DESC LIMIT ?4"
+                ))?
+                .query_map(
+                    params![user, updated, id, i64::try_from(limit).unwrap_or(i64::MAX).saturating_add(1)],
+                    |row| Ok((web_from_row(row)?, row.get("updated_ms")?)),
+                )?
+                .collect()
+        })?;
+        let more = rows.len() > limit;
+        rows.truncate(limit);
+        let next = rows.last().filter(|_| more).map(|(c, updated_ms)| Cursor { updated_ms: *updated_ms, id: c.id });
+        Ok((rows.into_iter().map(|(c, _)| c).collect(), next))
     }
 
     /// Renames conversation `id`: `title` redacted, on one line, at most [`WEB_TITLE_CHARS`] characters.

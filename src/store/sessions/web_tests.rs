@@ -166,3 +166,27 @@ fn titles_are_set_redacted_on_one_line_and_cut_at_80() {
     let terminal = store.create(&new_in("/", &long)).unwrap();
     assert_eq!(store.get(terminal).unwrap().unwrap().title.chars().count(), TITLE_CHARS);
 }
+
+#[test]
+fn a_users_conversations_come_in_pages_that_follow_each_other() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open_in(&dir);
+    let ids: Vec<_> = (0..5).map(|n| store.create(&web("alice", None, &format!("c{n}"))).unwrap()).collect();
+    store.create(&web("bob", None, "not alice's")).unwrap();
+    assert_eq!(store.count_for_user("alice").unwrap(), 5);
+    let mut seen = Vec::new();
+    let mut before = None;
+    loop {
+        let (page, next) = store.page_for_user("alice", 2, before).unwrap();
+        assert!(page.len() <= 2);
+        seen.extend(page.iter().map(|c| c.id));
+        match next {
+            Some(cursor) => before = Some(cursor.to_string().parse::<Cursor>().unwrap()),
+            None => break,
+        }
+    }
+    let all: Vec<_> = store.list_for_user("alice").unwrap().iter().map(|c| c.id).collect();
+    assert_eq!(seen, all, "the pages, in order, are the whole list");
+    assert_eq!(seen.len(), ids.len());
+    assert!("12_x".parse::<Cursor>().is_err() && "nonsense".parse::<Cursor>().is_err());
+}

@@ -37,12 +37,12 @@ async fn a_viewers_request_waits_for_an_operator_who_answers_it_from_the_queue()
     let (status, messages) = alice.messages(id).await;
     assert_eq!((status, messages[0]["content"].as_str()), (StatusCode::OK, Some("make a file")), "{messages}");
     let theirs = alice.request(Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": id, "message": "hi"}));
-    assert_eq!(alice.send(theirs).await.0, StatusCode::FORBIDDEN, "asking stays the owner's");
-    assert_eq!(alice.stop_turn(id).await, StatusCode::FORBIDDEN, "stopping too");
-    assert_eq!(alice.delete(id).await, StatusCode::FORBIDDEN, "deleting too");
+    assert_eq!(alice.send(theirs).await.0, StatusCode::NOT_FOUND, "asking stays the owner's");
+    assert_eq!(alice.stop_turn(id).await, StatusCode::NOT_FOUND, "stopping too");
+    assert_eq!(alice.delete(id).await, StatusCode::NOT_FOUND, "deleting too");
     let alices = alice.new_conversation().await;
     let (status, _) = bob.send(bob.request(Method::GET, &format!("/api/v2/ai/conversations/{alices}"))).await;
-    assert_eq!(status, StatusCode::FORBIDDEN, "a viewer reads only their own");
+    assert_eq!(status, StatusCode::NOT_FOUND, "a viewer reads only their own");
     let (status, _) = bob.send(bob.request(Method::GET, "/api/v2/ai/approvals")).await;
     assert_eq!(status, StatusCode::FORBIDDEN, "the queue is the operators'");
     assert_eq!(bob.approve("v1", "approve", None).await.0, StatusCode::FORBIDDEN, "a viewer answers nothing");

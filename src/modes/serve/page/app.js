@@ -8,7 +8,7 @@
   const $ = (id) => document.getElementById(id);
   const { el, button } = window.OpsaiRender;
   const state = {
-    me: null, csrf: '', mode: null, convs: [], current: null, running: false, abort: null, turn: null,
+    me: null, csrf: '', mode: null, convs: [], nextPage: null, current: null, running: false, abort: null, turn: null,
     stopAsked: false,
   };
 
@@ -162,9 +162,29 @@
   }
 
   // ---------- conversation list ----------
+  // The list comes a page at a time: the server names the next page in a `Link: <…>; rel="next"`.
+  function nextPage(resp) {
+    const link = resp.headers.get('Link') || '';
+    const found = link.match(/<([^>]+)>\s*;\s*rel="next"/);
+    return found && found[1].startsWith('/api/v2/ai/conversations?') ? found[1] : null;
+  }
+
   async function loadList() {
     try {
-      state.convs = await apiJson('GET', '/api/v2/ai/conversations');
+      const resp = await api('GET', '/api/v2/ai/conversations');
+      state.convs = await resp.json();
+      state.nextPage = nextPage(resp);
+    } catch (e) { report(e); return; }
+    renderList();
+  }
+
+  async function loadOlder() {
+    if (!state.nextPage) return;
+    try {
+      const resp = await api('GET', state.nextPage);
+      const known = new Set(state.convs.map((c) => c.id));
+      state.convs.push(...(await resp.json()).filter((c) => !known.has(c.id)));
+      state.nextPage = nextPage(resp);
     } catch (e) { report(e); return; }
     renderList();
   }
@@ -197,6 +217,13 @@
       del.dataset.id = String(c.id);
       del.setAttribute('aria-label', `Delete conversation: ${c.title || 'Untitled'}`);
       li.append(open, del);
+      list.append(li);
+    }
+    if (state.nextPage) {
+      const older = button('Show older conversations', 'conv-older', () => loadOlder());
+      older.dataset.id = 'older';
+      const li = el('li', 'conv');
+      li.append(older);
       list.append(li);
     }
     const again = refocus && list.querySelector(refocus);
