@@ -30,6 +30,7 @@ const QUEUE: Duration = Duration::from_secs(5);
 /// Only a few run at once (their memory is kept and reused): a login beyond them waits its turn,
 /// and after [`QUEUE`] is answered 429 without a check.
 async fn check(state: &Arc<AppState>, addr: SocketAddr, credentials: Credentials) -> Result<Principal, ApiError> {
+    state.auth.login_guard(addr.ip(), &credentials.username)?;
     let waited = tokio::time::timeout(QUEUE, state.auth.verifying.clone().acquire_owned()).await;
     let Ok(Ok(permit)) = waited else {
         return Err(ApiError::new(
