@@ -199,6 +199,7 @@ async fn serve(
         hosts: hosts::Hosts::new(local.port(), &args.public_host),
         quota: quota::Quota::new(args.limits.max_conversations),
         secure_cookies: args.limits.secure_cookies,
+        proxies: args.limits.trusted_proxy.clone(),
         shutdown: CancellationToken::new(),
     });
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;

@@ -3,12 +3,12 @@
 //! restart logs everyone out.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::extract::FromRequestParts;
 use axum::http::request::Parts as RequestParts;
 use axum::http::{Method, StatusCode};
 use base64::Engine;
@@ -313,7 +313,7 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
         let bearer =
             parts.headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
         if let Some(token) = bearer {
-            let ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
+            let ip = Some(super::headers::client_ip(parts, &state.proxies));
             auth.token_guard(ip)?;
             // Bearer requests carry no ambient credential, so they need no CSRF token.
             return match auth.bearer(token.trim())? {
