@@ -5,14 +5,14 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use super::alice_file;
 use crate::support::TestEnv;
 use crate::support::serve::*;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn another_users_conversation_is_answered_as_one_that_does_not_exist() {
     let env = TestEnv::new();
-    let file = env.opsai_home().join("users.json");
-    add_user(&env, &file, "alice", "operator", "alice-password");
+    let file = alice_file(&env);
     add_user(&env, &file, "bob", "operator", "bob-password");
     let server = Server::builder(&env).users(&file).start();
     let alice = server.login("alice", "alice-password").await;
