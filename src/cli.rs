@@ -211,6 +211,10 @@ pub struct ServeLimits {
     /// Conversations one user may keep (then creating one is refused until some are deleted).
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1000000))]
     pub max_conversations: u64,
+    /// A reverse proxy whose `X-Forwarded-For` names the client (repeatable): the login and token
+    /// limits then count each client's own address, not the proxy's.
+    #[arg(long, value_name = "IP")]
+    pub trusted_proxy: Vec<std::net::IpAddr>,
     /// Mark the session cookie `Secure` always (it is anyway on a request that came over https
     /// through a --public-host proxy, `X-Forwarded-Proto: https`).
     #[arg(long)]

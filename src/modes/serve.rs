@@ -229,6 +229,7 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         telemetry,
         quota: quota::Quota::new(args.limits.max_conversations),
         secure_cookies: args.limits.secure_cookies,
+        proxies: args.limits.trusted_proxy.clone(),
         shutdown: CancellationToken::new(),
     });
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;

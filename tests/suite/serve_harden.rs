@@ -18,6 +18,13 @@ mod edges;
 mod files;
 mod login;
 
+/// A users file with alice, an operator (password `alice-password`).
+fn alice_file(env: &TestEnv) -> std::path::PathBuf {
+    let file = env.opsai_home().join("users.json");
+    add_user(env, &file, "alice", "operator", "alice-password");
+    file
+}
+
 /// The server's address as host:port.
 fn address(server: &Server) -> String {
     server.base.trim_start_matches("http://").to_owned()

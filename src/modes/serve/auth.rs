@@ -3,12 +3,12 @@
 //! restart logs everyone out.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::extract::FromRequestParts;
 use axum::http::request::Parts as RequestParts;
 use axum::http::{Method, StatusCode};
 use base64::Engine;
@@ -217,6 +217,22 @@ impl Auth {
         Ok(Some(Principal { role: user.role, ..principal }))
     }
 
+    /// What a login from `ip` for `name` counts against, with each limit.
+    fn login_keys(&self, ip: IpAddr, name: &str) -> [(String, usize); 3] {
+        let (pair, by_ip, by_name) = (format!("pair {ip} {name}"), format!("ip {ip}"), format!("name {name}"));
+        let name_limit = if self.failures.count(&pair) > 0 { NAME_FAILURES } else { usize::MAX };
+        [(pair, PAIR_FAILURES), (by_ip, IP_FAILURES), (by_name, name_limit)]
+    }
+
+    /// `Err` (429) when a login from `ip` for `name` would be refused by the limit now: checked
+    /// before it waits for a password check, so a throttled flood does not fill that queue.
+    pub fn login_guard(&self, ip: IpAddr, name: &str) -> Result<(), ApiError> {
+        match self.failures.wait(&self.login_keys(ip, name)) {
+            Some(wait) => Err(too_many_failures(wait)),
+            None => Ok(()),
+        }
+    }
+
     /// Checks a user's password under the rate limit. `Err` is the response to give.
     pub fn login(&self, ip: IpAddr, name: &str, password: &str) -> Result<Principal, ApiError> {
         let Mode::Users(path) = &self.mode else {
@@ -225,17 +241,11 @@ impl Auth {
                 "this server has no users (token mode): open the URL opsai serve printed",
             ));
         };
-        let (pair, by_ip, by_name) = (format!("pair {ip} {name}"), format!("ip {ip}"), format!("name {name}"));
-        let name_limit = if self.failures.count(&pair) > 0 { NAME_FAILURES } else { usize::MAX };
-        let keys = [(pair, PAIR_FAILURES), (by_ip, IP_FAILURES), (by_name, name_limit)];
+        let keys = self.login_keys(ip, name);
         // Counted as a failure before the check, under the same lock as the limit: parallel
         // attempts cannot all pass the limit before any is counted.
         if let Some(wait) = self.failures.admit(&keys) {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!("too many failed logins: try again in {} s", wait.as_secs().max(1)),
-            )
-            .retry_after(wait));
+            return Err(too_many_failures(wait));
         }
         let users = self.users.get(path).map_err(unloadable)?;
         let user = users.find(name);
@@ -253,6 +263,14 @@ impl Auth {
             _ => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong user name or password")),
         }
     }
+}
+
+fn too_many_failures(wait: Duration) -> ApiError {
+    ApiError::new(
+        StatusCode::TOO_MANY_REQUESTS,
+        format!("too many failed logins: try again in {} s", wait.as_secs().max(1)),
+    )
+    .retry_after(wait)
 }
 
 /// A users file that fails to load: 503 (nobody is logged out), the details in the server's log.
@@ -295,7 +313,7 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
         let bearer =
             parts.headers.get(axum::http::header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(bearer_token);
         if let Some(token) = bearer {
-            let ip = parts.extensions.get::<ConnectInfo<SocketAddr>>().map(|info| info.0.ip());
+            let ip = Some(super::headers::client_ip(parts, &state.proxies));
             auth.token_guard(ip)?;
             // Bearer requests carry no ambient credential, so they need no CSRF token.
             return match auth.bearer(token.trim())? {

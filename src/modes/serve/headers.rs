@@ -2,10 +2,52 @@
 //! bearer token, whether it came over https through the proxy, from another site's page, or from
 //! a page on another origin.
 
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+use axum::extract::{ConnectInfo, FromRequestParts};
 use axum::http::HeaderMap;
+use axum::http::request::Parts;
 
 use super::auth::COOKIE;
 use super::state::AppState;
+
+/// The address a request comes from, as the login and token limits count it: the peer's, or, when
+/// the peer is a `--trusted-proxy`, the last address in `X-Forwarded-For` that is not one of the
+/// trusted proxies (what a client writes there itself comes before it, and is not believed).
+pub struct Client(pub IpAddr);
+
+impl FromRequestParts<Arc<AppState>> for Client {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, state: &Arc<AppState>) -> Result<Self, Self::Rejection> {
+        Ok(Client(client_ip(parts, &state.proxies)))
+    }
+}
+
+pub fn client_ip(parts: &Parts, proxies: &[IpAddr]) -> IpAddr {
+    let peer = parts.extensions.get::<ConnectInfo<SocketAddr>>().map_or(IpAddr::from([0, 0, 0, 0]), |info| info.0.ip());
+    if !proxies.contains(&peer) {
+        return peer;
+    }
+    let hops: Vec<&str> = parts
+        .headers
+        .get_all("x-forwarded-for")
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(str::trim)
+        .collect();
+    for hop in hops.iter().rev() {
+        match hop.parse::<IpAddr>() {
+            Ok(ip) if proxies.contains(&ip) => continue,
+            Ok(ip) => return ip,
+            // Not an address (a name, `unknown`, a port): nothing further left is believed.
+            Err(_) => return peer,
+        }
+    }
+    peer
+}
 
 /// The session cookie's value, when the request has exactly one: two mean another site (a
 /// sibling subdomain) set one of them (cookie tossing), and neither is trusted.
@@ -102,6 +144,31 @@ mod tests {
         assert_eq!(session_cookie(&headers).as_deref(), Some("xyz"));
         headers.append(axum::http::header::COOKIE, "opsai_session=tossed".parse().unwrap());
         assert_eq!(session_cookie(&headers), None, "two session cookies: neither");
+    }
+
+    #[test]
+    fn the_client_is_the_last_untrusted_forwarded_address_only_behind_a_trusted_proxy() {
+        let proxy: IpAddr = "127.0.0.1".parse().unwrap();
+        let parts = |peer: &str, forwarded: &[&str]| {
+            let mut request = axum::http::Request::builder();
+            for value in forwarded {
+                request = request.header("x-forwarded-for", *value);
+            }
+            let (mut parts, ()) = request.body(()).unwrap().into_parts();
+            parts.extensions.insert(ConnectInfo(format!("{peer}:4000").parse::<SocketAddr>().unwrap()));
+            parts
+        };
+        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        assert_eq!(client_ip(&parts("127.0.0.1", &["203.0.113.5"]), &[proxy]), ip("203.0.113.5"));
+        assert_eq!(
+            client_ip(&parts("127.0.0.1", &["6.6.6.6, 203.0.113.5"]), &[proxy]),
+            ip("203.0.113.5"),
+            "a forged first hop"
+        );
+        assert_eq!(client_ip(&parts("127.0.0.1", &["203.0.113.5", "127.0.0.1"]), &[proxy]), ip("203.0.113.5"));
+        assert_eq!(client_ip(&parts("10.0.0.9", &["203.0.113.5"]), &[proxy]), ip("10.0.0.9"), "not a trusted peer");
+        assert_eq!(client_ip(&parts("127.0.0.1", &["unknown"]), &[proxy]), proxy);
+        assert_eq!(client_ip(&parts("127.0.0.1", &[]), &[proxy]), proxy);
     }
 
     #[test]

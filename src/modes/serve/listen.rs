@@ -32,6 +32,8 @@ use crate::cli::ServeLimits;
 /// Descriptors kept for everything but client connections: the store, the model's connections,
 /// commands' PTYs and pipes, the sandbox.
 const OTHER_FILES: u64 = 128;
+/// The header timeout of connections opened while the server is nearly full.
+const PRESSED: Duration = Duration::from_secs(2);
 /// Connections one address may hold when `--max-connections-per-ip` is not given.
 const PER_IP: usize = 256;
 
@@ -113,7 +115,8 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown:
             refuse(stream, "too many connections from your address (--max-connections-per-ip)");
             continue;
         };
-        let (app, limits, shutdown) = (app.clone(), limits.clone(), shutdown.clone());
+        let header = header_timeout(limits.connections - open.available_permits(), limits.connections, limits.header);
+        let (app, limits, shutdown) = (app.clone(), Limits { header, ..limits.clone() }, shutdown.clone());
         tokio::spawn(async move {
             connection(stream, peer, app, &limits, shutdown).await;
             drop((permit, slot));
@@ -122,6 +125,13 @@ pub async fn serve(listener: TcpListener, app: Router, limits: Limits, shutdown:
     drop(listener);
     let all = u32::try_from(limits.connections).unwrap_or(u32::MAX);
     let _ = open.acquire_many(all).await;
+}
+
+/// The header timeout of a new connection when `open` of `cap` are open: under pressure (more than
+/// three quarters open) at most [`PRESSED`], so connections that send nothing free their places
+/// sooner while many are held.
+fn header_timeout(open: usize, cap: usize, configured: Duration) -> Duration {
+    if open.saturating_mul(4) > cap.saturating_mul(3) { configured.min(PRESSED) } else { configured }
 }
 
 /// One connection, served until it ends, goes idle too long, or (at shutdown) its response is sent.
@@ -325,6 +335,15 @@ fn closing(error: ApiError) -> Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_nearly_full_server_gives_new_connections_less_time_for_their_headers() {
+        let ten = Duration::from_secs(10);
+        assert_eq!(header_timeout(10, 512, ten), ten);
+        assert_eq!(header_timeout(384, 512, ten), ten);
+        assert_eq!(header_timeout(385, 512, ten), PRESSED);
+        assert_eq!(header_timeout(500, 512, Duration::from_secs(1)), Duration::from_secs(1), "never longer");
+    }
 
     #[test]
     fn an_address_holds_at_most_its_share_and_gets_it_back() {

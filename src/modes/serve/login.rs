@@ -1,18 +1,18 @@
 //! `/api/v2/auth/*`: log in (a cookie session), an API token, log out, and who am I.
 
-use std::net::SocketAddr;
+use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::{ConnectInfo, State};
+use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::auth::{Caller, Principal};
-use super::headers::set_cookie;
+use super::headers::{Client, set_cookie};
 use super::state::AppState;
 use super::users::role_name;
 use super::{ApiError, Body};
@@ -29,7 +29,8 @@ const QUEUE: Duration = Duration::from_secs(5);
 /// Checks the password on a blocking thread: argon2 takes tens of milliseconds of CPU and 19 MiB.
 /// Only a few run at once (their memory is kept and reused): a login beyond them waits its turn,
 /// and after [`QUEUE`] is answered 429 without a check.
-async fn check(state: &Arc<AppState>, addr: SocketAddr, credentials: Credentials) -> Result<Principal, ApiError> {
+async fn check(state: &Arc<AppState>, ip: IpAddr, credentials: Credentials) -> Result<Principal, ApiError> {
+    state.auth.login_guard(ip, &credentials.username)?;
     let waited = tokio::time::timeout(QUEUE, state.auth.verifying.clone().acquire_owned()).await;
     let Ok(Ok(permit)) = waited else {
         return Err(ApiError::new(
@@ -41,7 +42,7 @@ async fn check(state: &Arc<AppState>, addr: SocketAddr, credentials: Credentials
     let state = state.clone();
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
-        state.auth.login(addr.ip(), &credentials.username, &credentials.password)
+        state.auth.login(ip, &credentials.username, &credentials.password)
     })
     .await
     .map_err(|err| ApiError::internal(&err))?
@@ -49,11 +50,11 @@ async fn check(state: &Arc<AppState>, addr: SocketAddr, credentials: Credentials
 
 pub async fn login(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    Client(ip): Client,
     headers: HeaderMap,
     Body(credentials): Body<Credentials>,
 ) -> Result<Response, ApiError> {
-    let principal = check(&state, addr, credentials).await?;
+    let principal = check(&state, ip, credentials).await?;
     let body = json!({"user": principal.user, "role": role_name(principal.role)});
     let (id, csrf) = state.auth.open_session(principal);
     let mut body = body;
@@ -63,10 +64,10 @@ pub async fn login(
 
 pub async fn token(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    Client(ip): Client,
     Body(credentials): Body<Credentials>,
 ) -> Result<Response, ApiError> {
-    let principal = check(&state, addr, credentials).await?;
+    let principal = check(&state, ip, credentials).await?;
     Ok(Json(json!({"token": state.auth.api_token(principal)})).into_response())
 }
 

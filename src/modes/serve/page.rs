@@ -1,15 +1,14 @@
 //! The page and its assets (three scripts, one style sheet), embedded in the binary, and the token URL's exchange for a cookie.
 
 use std::collections::HashMap;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
-use axum::extract::{ConnectInfo, Path, Query, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
 use super::auth::owner;
-use super::headers::{cross_site, set_cookie};
+use super::headers::{Client, cross_site, set_cookie};
 use super::state::AppState;
 
 const INDEX: &str = include_str!("page/index.html");
@@ -35,7 +34,7 @@ address bar.</p></body></html>";
 /// is cleaned by a redirect.
 pub async fn index(
     State(state): State<Arc<AppState>>,
-    ConnectInfo(addr): ConnectInfo<SocketAddr>,
+    Client(ip): Client,
     Query(query): Query<HashMap<String, String>>,
     headers: HeaderMap,
 ) -> Response {
@@ -48,11 +47,11 @@ pub async fn index(
         return (StatusCode::FORBIDDEN, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], FROM_ELSEWHERE)
             .into_response();
     }
-    if let Err(limited) = state.auth.token_guard(Some(addr.ip())) {
+    if let Err(limited) = state.auth.token_guard(Some(ip)) {
         return limited.into_response();
     }
     if !state.auth.token_matches(token) {
-        state.auth.bad_token(Some(addr.ip()));
+        state.auth.bad_token(Some(ip));
         return (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], WRONG_TOKEN)
             .into_response();
     }

@@ -43,6 +43,8 @@ pub struct AppState {
     pub quota: super::quota::Quota,
     /// `--secure-cookies`: the session cookie is `Secure` on every response.
     pub secure_cookies: bool,
+    /// `--trusted-proxy`: peers whose `X-Forwarded-For` is believed.
+    pub proxies: Vec<std::net::IpAddr>,
 }
 
 impl AppState {

@@ -146,13 +146,13 @@ impl SessionStore {
         let mut rows: Vec<(WebConversation, i64)> = self.with_connection(|connection| {
             connection
                 .prepare_cached(&format!(
-                    "SELECT {WEB_COLUMNS}, updated_at AS updated_ms FROM conversations WHERE user_id = ?1 \
+                    "SELECT {WEB_COLUMNS}, updated_at AS page_updated_ms FROM conversations WHERE user_id = ?1 \
                      AND (?2 IS NULL OR updated_at < ?2 OR (updated_at = ?2 AND id < ?3)) \
                      ORDER BY updated_at DESC, id DESC LIMIT ?4"
                 ))?
                 .query_map(
                     params![user, updated, id, i64::try_from(limit).unwrap_or(i64::MAX).saturating_add(1)],
-                    |row| Ok((web_from_row(row)?, row.get("updated_ms")?)),
+                    |row| Ok((web_from_row(row)?, row.get("page_updated_ms")?)),
                 )?
                 .collect()
         })?;

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
+use super::alice_file;
 use crate::support::TestEnv;
 use crate::support::serve::*;
 
@@ -75,8 +76,7 @@ async fn the_session_cookie_is_secure_over_https_through_the_proxy_or_when_asked
     server.stop();
 
     let env = TestEnv::new();
-    let file = env.opsai_home().join("users.json");
-    add_user(&env, &file, "alice", "operator", "alice-password");
+    let file = alice_file(&env);
     let server = Server::builder(&env).users(&file).arg("--secure-cookies").start();
     let login = server.post_credentials("/api/v2/auth/login", "alice", "alice-password").await;
     assert!(cookie(&login).contains("; Secure"), "{}", cookie(&login));
@@ -86,8 +86,7 @@ async fn the_session_cookie_is_secure_over_https_through_the_proxy_or_when_asked
 #[tokio::test(flavor = "multi_thread")]
 async fn healthz_answers_a_load_balancer_without_login_or_data() {
     let env = TestEnv::new();
-    let file = env.opsai_home().join("users.json");
-    add_user(&env, &file, "alice", "operator", "alice-password");
+    let file = alice_file(&env);
     let server = Server::builder(&env).users(&file).start();
     for host in [address(&server), "lb-check.internal".to_owned()] {
         let response = within(server.client().get(server.url("/healthz")).header("Host", host.clone()).send());

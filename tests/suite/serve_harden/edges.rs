@@ -5,14 +5,14 @@
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
+use super::alice_file;
 use crate::support::TestEnv;
 use crate::support::serve::*;
 
 #[tokio::test(flavor = "multi_thread")]
 async fn another_users_conversation_is_answered_as_one_that_does_not_exist() {
     let env = TestEnv::new();
-    let file = env.opsai_home().join("users.json");
-    add_user(&env, &file, "alice", "operator", "alice-password");
+    let file = alice_file(&env);
     // A viewer: an operator may read anyone's conversation (docs/serve.md), never write in it.
     add_user(&env, &file, "bob", "viewer", "bob-password");
     add_user(&env, &file, "carol", "operator", "carol-password");

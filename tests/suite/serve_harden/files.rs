@@ -4,6 +4,7 @@
 use reqwest::StatusCode;
 use serde_json::Value;
 
+use super::alice_file;
 use crate::support::mock_llm::*;
 use crate::support::serve::*;
 use crate::support::{TestEnv, skipped};
@@ -11,8 +12,7 @@ use crate::support::{TestEnv, skipped};
 #[tokio::test(flavor = "multi_thread")]
 async fn hand_edited_names_no_user_may_have_are_left_out_with_a_log_line() {
     let env = TestEnv::new();
-    let file = env.opsai_home().join("users.json");
-    add_user(&env, &file, "alice", "operator", "alice-password");
+    let file = alice_file(&env);
     let mut users: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
     let alice = users["users"][0].clone();
     let bad = ["", "ali\u{7}ce", "bo\u{202e}b", "two words", "owner", "alice"];
@@ -42,8 +42,7 @@ async fn hand_edited_names_no_user_may_have_are_left_out_with_a_log_line() {
 #[tokio::test(flavor = "multi_thread")]
 async fn a_briefly_missing_users_file_logs_nobody_out() {
     let env = TestEnv::new();
-    let file = env.opsai_home().join("users.json");
-    add_user(&env, &file, "alice", "operator", "alice-password");
+    let file = alice_file(&env);
     let server = Server::builder(&env).users(&file).start();
     let alice = server.login("alice", "alice-password").await;
     let aside = env.opsai_home().join("users.json.moved");

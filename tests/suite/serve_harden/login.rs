@@ -5,6 +5,7 @@
 use reqwest::StatusCode;
 use serde_json::json;
 
+use super::alice_file;
 use super::client_from;
 use crate::support::TestEnv;
 use crate::support::serve::*;
@@ -19,8 +20,7 @@ async fn login_from(server: &Server, source: &str, name: &str, password: &str) -
 #[tokio::test(flavor = "multi_thread")]
 async fn a_stranger_failing_for_a_name_does_not_lock_its_owner_out() {
     let env = TestEnv::new();
-    let file = env.opsai_home().join("users.json");
-    add_user(&env, &file, "alice", "operator", "alice-password");
+    let file = alice_file(&env);
     let server = Server::builder(&env).users(&file).start();
     let mut answers = Vec::new();
     for _ in 0..12 {
@@ -58,8 +58,7 @@ async fn a_stranger_failing_for_a_name_does_not_lock_its_owner_out() {
 #[tokio::test(flavor = "multi_thread")]
 async fn failed_logins_do_not_grow_the_servers_memory() {
     let env = TestEnv::new();
-    let file = env.opsai_home().join("users.json");
-    add_user(&env, &file, "alice", "operator", "alice-password");
+    let file = alice_file(&env);
     let server = Server::builder(&env).users(&file).start();
     let pid = server.pid();
     let rss = || {
@@ -121,5 +120,27 @@ async fn a_hostile_pages_token_requests_neither_count_nor_lock_the_owner_out() {
     let opened = within(opened.send()).await.unwrap();
     assert_eq!(opened.status(), StatusCode::SEE_OTHER);
     assert!(session_cookie(&opened).is_some());
+    server.stop();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn behind_a_trusted_proxy_each_client_is_limited_by_its_own_address() {
+    let env = TestEnv::new();
+    let file = alice_file(&env);
+    // Every request comes from 127.0.0.1, as through a reverse proxy on this machine.
+    let server = Server::builder(&env).users(&file).args(["--trusted-proxy", "127.0.0.1"]).start();
+    let via_proxy = |client: &str, password: &str| {
+        let request = server
+            .client()
+            .post(server.url("/api/v2/auth/login"))
+            .header("X-Forwarded-For", format!("6.6.6.6, {client}"))
+            .json(&json!({"username": "alice", "password": password}));
+        async move { within(request.send()).await.unwrap().status() }
+    };
+    for _ in 0..25 {
+        via_proxy("203.0.113.5", "wrong-password").await;
+    }
+    assert_eq!(via_proxy("203.0.113.5", "alice-password").await, StatusCode::TOO_MANY_REQUESTS, "the stranger waits");
+    assert_eq!(via_proxy("198.51.100.7", "alice-password").await, StatusCode::OK, "alice, through the same proxy");
     server.stop();
 }
