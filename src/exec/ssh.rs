@@ -112,6 +112,17 @@ impl SshTransport {
         &self.host
     }
 
+    /// What tells this destination apart from every other: the host as given and every option
+    /// that can change where or as whom ssh connects (`-p`, `-l`, `-F`, `-o …`), in order.
+    pub fn destination_key(&self) -> String {
+        let mut key = self.host.clone();
+        for option in &self.extra {
+            key.push('\0');
+            key.push_str(option);
+        }
+        key
+    }
+
     /// The options every call shares; `master` only for the one that starts the master.
     fn options(&self, master: bool) -> Vec<String> {
         let mut options = vec![
@@ -143,8 +154,7 @@ impl SshTransport {
         if self.check().await {
             return Ok(());
         }
-        let mut command = tokio::process::Command::new("ssh");
-        command.args(self.options(true)).args(["-f", "-N", "--", &self.host]);
+        let mut command = ssh(self.master_args());
         // The forked master keeps the descriptors it was given: never one of ours that a reader
         // waits on for EOF.
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
@@ -165,16 +175,17 @@ impl SshTransport {
 
     /// Whether a master connection is up.
     pub async fn check(&self) -> bool {
-        let mut command = tokio::process::Command::new("ssh");
-        command.args(self.options(false)).args(["-O", "check", "--", &self.host]);
+        let mut command = ssh(self.check_args());
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
         matches!(tokio::time::timeout(CALL_TIMEOUT, command.status()).await, Ok(Ok(status)) if status.success())
     }
 
     /// Ends the master connection (for tests and `/host local`).
     pub async fn disconnect(&self) {
-        let mut command = tokio::process::Command::new("ssh");
-        command.args(self.options(false)).args(["-O", "exit", "--", &self.host]);
+        let mut args = self.options(false);
+        args.extend(["-O", "exit", "--"].map(str::to_owned));
+        args.push(self.host.clone());
+        let mut command = ssh(args);
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
         let _ = tokio::time::timeout(CALL_TIMEOUT, command.status()).await;
     }
@@ -216,10 +227,9 @@ impl SshTransport {
 
     /// Runs `remote` without a terminal, `input` on its stdin; the exit status and both outputs.
     pub async fn call(&self, remote: &str, input: Option<&[u8]>) -> io::Result<std::process::Output> {
-        let mut command = tokio::process::Command::new("ssh");
-        command.args(self.options(false)).args(["-T", "--", &self.host, remote]);
+        let mut command = ssh(self.run_args(false, remote));
         command.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() });
-        command.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
         let run = async {
             let mut child = command.spawn()?;
             // Written while the outputs are read (a remote side that fills its stdout before
@@ -244,12 +254,40 @@ impl SshTransport {
     }
 }
 
+/// The local `ssh` with `args`, as every ssh opsai starts outside a terminal of its own is run:
+/// in its own process group, so the terminal's Ctrl-C is opsai's to turn into a cancel and not
+/// ssh's to die of (its exit 255 would read as ssh failing, a master being opened would go with
+/// it); and ended when its handle is dropped (a timeout, a cancelled run).
+pub fn ssh<I, S>(args: I) -> tokio::process::Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut command = tokio::process::Command::new("ssh");
+    command.args(args).kill_on_drop(true).process_group(0);
+    command
+}
+
 /// The remote shell line for one command: in `cwd`, with the same pager settings as local runs,
 /// through bash (`sh` on a host without it). `--norc`: the login shell has already read the rc
 /// files, and a bash started by sshd's shell reads `~/.bashrc` again otherwise (Debian's build
 /// does when `SSH_CLIENT` is set), which costs a heavy rc (pyenv, nvm) on every command.
 pub fn remote_line(cwd: &Path, command: &str) -> String {
-    remote_line_with(&quote_word(&cwd.to_string_lossy()), command, "")
+    remote_line_with(&remote_dir(cwd), command, "")
+}
+
+/// `cwd` as the remote shell's word: quoted, except that a leading `~` stays a tilde for the
+/// remote shell to expand, so `~/x` is the host's own home and never this machine's.
+pub(crate) fn remote_dir(cwd: &Path) -> String {
+    let text = cwd.to_string_lossy();
+    match text.strip_prefix('~') {
+        Some("") => "~".to_owned(),
+        Some(rest) if rest.starts_with('/') => match rest.trim_start_matches('/') {
+            "" => "~/".to_owned(),
+            rest => format!("~/{}", quote_word(rest)),
+        },
+        _ => quote_word(&text),
+    }
 }
 
 /// [`remote_line`] with `prefix` (shell words, already quoted) before the shell: a sandbox helper.

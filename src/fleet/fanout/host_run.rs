@@ -19,14 +19,13 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
-use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::outcome::{HostRun, Outcome, classify, reason};
+use super::outcome::{HostRun, Outcome, Skip, classify, reason};
 use super::session::{Marker, kill_line};
 use crate::exec::output::Capture;
-use crate::exec::ssh::SshTransport;
+use crate::exec::ssh::{SshTransport, ssh};
 use crate::fleet::Host;
 
 /// From SIGTERM to SIGKILL of the local ssh.
@@ -50,31 +49,17 @@ type MasterFailure = (Outcome, String);
 
 /// Checks the master and opens it when it is down.
 async fn ensure_master(transport: &SshTransport) -> Result<(), MasterFailure> {
-    let check = Command::new("ssh")
-        .args(transport.check_args())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        // Its own process group: the terminal's Ctrl-C is opsai's to turn into a cancel, not
-        // ssh's to die of (exit 255 would read as ssh failing, and a master would go with it).
-        .process_group(0)
-        .status()
-        .await;
+    let check =
+        ssh(transport.check_args()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status().await;
     if check.is_ok_and(|status| status.success()) {
         return Ok(());
     }
     // The master forks into the background once authenticated and points its stdio at
     // /dev/null, so reading stderr to its end ends when the connection is up (or failed).
-    let output = Command::new("ssh")
-        .args(transport.master_args())
+    let output = ssh(transport.master_args())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        // Its own process group: the terminal's Ctrl-C is opsai's to turn into a cancel, not
-        // ssh's to die of (exit 255 would read as ssh failing, and a master would go with it).
-        .process_group(0)
         .output()
         .await
         .map_err(|error| (Outcome::SshFailed, format!("cannot start ssh: {error}; install the OpenSSH client")))?;
@@ -98,23 +83,24 @@ pub(super) async fn connect(
     let opened = tokio::select! {
         opened = ensure_master(transport) => opened,
         () = tokio::time::sleep_until(deadline) => Err((Outcome::TimedOut, "timed out connecting".into())),
-        () = cancel.cancelled() => Err((Outcome::Cancelled, "cancelled while connecting".into())),
+        // Nothing ran: the host is not run, like one whose turn never came.
+        () = cancel.cancelled() => Err((Outcome::NotRun(Skip::Cancelled), "cancelled while connecting".into())),
     };
     opened.map_err(|(outcome, detail)| HostRun::not_started(host.clone(), outcome, detail))
 }
 
 /// The command itself, through the master.
 pub(super) async fn command(job: Job<'_>, cancel: &CancellationToken) -> HostRun {
-    let mut child = match Command::new("ssh")
-        .args(job.transport.run_args(true, &job.remote))
+    // Nothing starts once cancelled: a Ctrl-C between the connection and here leaves the host
+    // not run, with no remote process to end.
+    if cancel.is_cancelled() {
+        return HostRun::not_started(job.host, Outcome::NotRun(Skip::Cancelled), "");
+    }
+    let mut child = match ssh(job.transport.run_args(true, &job.remote))
         // A pipe nobody writes to, held open: the remote terminal sees no input and no EOF.
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        // Its own process group: the terminal's Ctrl-C is opsai's to turn into a cancel, not
-        // ssh's to die of (exit 255 would read as ssh failing, and a master would go with it).
-        .process_group(0)
         .spawn()
     {
         Ok(child) => child,
