@@ -70,8 +70,9 @@ pub(crate) struct Renderer<O: Write, E: Write> {
     /// A tool call's lines, held until its decision: an approval prompt shows the command and its
     /// reasons itself, so they are printed here only when nobody is asked (printed once).
     held: Option<HeldCall>,
-    /// When the last fleet progress line was written (stderr not a terminal: no spinner).
-    hosts_line: Option<std::time::Instant>,
+    /// When the last fleet progress line was written, and for which batch (hosts, total), on a
+    /// stderr that is not a terminal (no spinner).
+    hosts_line: Option<(std::time::Instant, (String, usize))>,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw

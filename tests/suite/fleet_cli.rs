@@ -260,9 +260,11 @@ fn on_a_terminal_the_prompt_names_the_hosts_and_the_rest_waits_for_a_second_yes(
     }
 }
 
-/// Processes whose command line holds `needle` (every host of the test fleet is this machine).
+/// Processes whose command line starts with `needle` (every host of the test fleet is this
+/// machine): the remote commands themselves, not the shells and local ssh clients naming them.
 fn processes_with(needle: &str) -> usize {
-    let out = std::process::Command::new("pgrep").args(["-f", "-c", "--", needle]).output().unwrap();
+    let pattern = format!("^{}", needle.replace('.', "\\."));
+    let out = std::process::Command::new("pgrep").args(["-f", "-c", "--", &pattern]).output().unwrap();
     String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
 }
 

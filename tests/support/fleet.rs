@@ -9,11 +9,10 @@
 use std::fmt::Write as _;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use opsai::fleet::Host;
 
-use super::sshd::Sshd;
+use super::sshd::{Sshd, free_port, keygen, public_key, user};
 
 /// What one host of the fleet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,32 +38,13 @@ pub struct Fleet {
     dir: tempfile::TempDir,
 }
 
-fn keygen(path: &Path) {
-    let status = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(path)
-        .stdin(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "ssh-keygen failed");
-}
-
-fn public_key(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 impl Fleet {
     pub fn start(hosts: &[(&str, Kind)]) -> Fleet {
         let dir = tempfile::Builder::new().prefix("opsai-fleet-").tempdir().unwrap();
         let d = dir.path();
         keygen(&d.join("stranger_key"));
         keygen(&d.join("other_host_key"));
-        let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+        let user = user();
         let (mut config, mut known) = (String::new(), String::new());
         let (mut servers, mut hangs) = (Vec::new(), Vec::new());
         for (name, kind) in hosts {
@@ -100,7 +80,6 @@ impl Fleet {
                 config,
                 "Host {name}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {key}\n  \
                  IdentitiesOnly yes\n  UserKnownHostsFile {known}\n  StrictHostKeyChecking yes\n\n",
-                user = user.trim(),
                 key = key.display(),
                 known = d.join("known_hosts").display(),
             );

@@ -153,17 +153,35 @@ pub(super) async fn command(job: Job<'_>, cancel: &CancellationToken) -> HostRun
     let ((output, output_hash), stderr, status) = match stopped {
         Ok(done) => done,
         Err(outcome) => {
+            // The remote group's id may still be in the pipe, unread (the command started a
+            // moment ago): read on until it is there, so the group is ended and not orphaned.
+            let mut known = pgid_rx.clone();
+            let early = tokio::select! {
+                done = &mut work => Some(done),
+                _ = tokio::time::timeout(GRACE, known.wait_for(Option::is_some)) => None,
+            };
+            let pgid = *pgid_rx.borrow();
             // The remote group is ended through the master, and the local ssh ended, which closes
             // the session's channel: the remote terminal hangs up.
-            let pgid = *pgid_rx.borrow();
             let group = async {
                 if let Some(pgid) = pgid {
                     let _ = job.transport.call(&kill_line(pgid), None).await;
                 }
             };
-            signal(pid, Signal::SIGTERM);
-            let (done, ()) = tokio::join!(stop(&mut work, pid), group);
-            let ((output, output_hash), _, _) = done;
+            let done = match early {
+                Some(done) => Some(done),
+                None => {
+                    signal(pid, Signal::SIGTERM);
+                    let (done, ()) = tokio::join!(stop(&mut work, pid), group);
+                    done
+                }
+            };
+            let (output, output_hash) = match done {
+                Some(((output, output_hash), _, _)) => (output, output_hash),
+                // The master still holds the session's pipes open (its remote side never ended):
+                // what it printed is lost, the run is not.
+                None => (crate::exec::output::Captured::whole(""), 0),
+            };
             let detail = match outcome {
                 Outcome::TimedOut => "timed out; its command was ended",
                 _ => "cancelled; its command was ended",
@@ -191,19 +209,47 @@ pub(super) async fn command(job: Job<'_>, cancel: &CancellationToken) -> HostRun
     HostRun { host: job.host, outcome, detail, output, output_hash, duration: Duration::ZERO }
 }
 
-/// Waits for the stopped run's end: SIGKILL to the local ssh when SIGTERM did not end it.
-async fn stop<F: std::future::Future + Unpin>(work: &mut F, pid: Option<Pid>) -> F::Output {
-    match tokio::time::timeout(GRACE, &mut *work).await {
-        Ok(done) => done,
-        Err(_) => {
-            signal(pid, Signal::SIGKILL);
-            work.await
-        }
+/// Waits for the stopped run's end: SIGKILL to the local ssh when SIGTERM did not end it; `None`
+/// when even then its output does not end (the master holds the pipes of a remote side that lives on).
+async fn stop<F: std::future::Future + Unpin>(work: &mut F, pid: Option<Pid>) -> Option<F::Output> {
+    if let Ok(done) = tokio::time::timeout(GRACE, &mut *work).await {
+        return Some(done);
     }
+    signal(pid, Signal::SIGKILL);
+    tokio::time::timeout(GRACE, work).await.ok()
 }
 
 fn signal(pid: Option<Pid>, signal: Signal) {
     if let Some(pid) = pid {
         let _ = kill(pid, signal);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cancel that came after the host's connection and before its command: no ssh is started,
+    /// and the host is not run (not "cancelled while running": nothing ran).
+    #[tokio::test]
+    async fn a_cancel_before_the_command_starts_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let marker = dir.path().join("ran");
+        // A host name nobody resolves: should ssh be started anyway, it fails, and never "not run".
+        let transport =
+            SshTransport::new("opsai-test.invalid", &dir.path().join("ssh"), 30, Vec::new()).expect("transport");
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let job = Job {
+            host: Host::named("web-1"),
+            transport: &transport,
+            remote: format!("touch {}", marker.display()),
+            deadline: Instant::now() + Duration::from_secs(30),
+            head: 100,
+            tail: 100,
+        };
+        let run = command(job, &cancel).await;
+        assert_eq!(run.outcome, Outcome::NotRun(Skip::Cancelled), "{run:?}");
+        assert!(!marker.exists());
     }
 }

@@ -106,6 +106,10 @@ pub(super) async fn run(call: &mut Call<'_>, planned: &Planned, allowed: Allowed
             Some(stage) = progress.recv() => call.emit(AgentEvent::Progress { stage }),
         }
     };
+    // The last hosts' progress, sent as the rollout ended.
+    while let Ok(stage) = progress.try_recv() {
+        call.emit(AgentEvent::Progress { stage });
+    }
     services.interrupts.command_finished();
     let interrupted = token.is_cancelled();
     let result = in_inventory_order(fleet, result, &planned.unreached);
@@ -180,7 +184,7 @@ fn audit(
         let output = match run.outcome {
             Outcome::NotRun(skip) => skip.describe().to_owned(),
             _ if run.outcome.ran() => record.output,
-            _ if before => format!("not run: {} before the prompt: {}", record.outcome, record.output),
+            _ if before => format!("not run: {}: {}", record.outcome, record.output),
             _ => format!("{}: {}", record.outcome, record.output),
         };
         if let Err(err) = call.audit_on(Some(record.host), risk, confirmed, record.exit, &output, &result.command)

@@ -1,6 +1,6 @@
 //! A fleet command's live progress (`web-[01:16]: 12/16 done, 1 failed`) for the person: in the
-//! spinner line on a terminal; as plain lines on a stderr that is not one (a log), at most one a
-//! second plus each batch's last. `-q` and `--json` never show it (see `quiet` and `handle`).
+//! spinner line on a terminal; as plain lines on a stderr that is not one (a log): each batch's
+//! first and last, and between them at most one a second. `-q` and `--json` never show it (see `quiet` and `handle`).
 
 use std::io::Write;
 use std::time::{Duration, Instant};
@@ -36,10 +36,12 @@ impl<O: Write, E: Write> Renderer<O, E> {
             }
             Style::Human { spinner: false, .. } => {
                 let last = progress.done >= progress.total;
-                if !last && self.hosts_line.is_some_and(|at| at.elapsed() < EVERY) {
+                let batch = (progress.hosts.clone(), progress.total);
+                let recent = self.hosts_line.as_ref().is_some_and(|(at, seen)| *seen == batch && at.elapsed() < EVERY);
+                if !last && recent {
                     return Ok(());
                 }
-                self.hosts_line = Some(Instant::now());
+                self.hosts_line = Some((Instant::now(), batch));
                 let line = self.paint(style::dim(), &text);
                 writeln!(self.err, "  {line}")?;
                 self.err.flush()
@@ -71,12 +73,14 @@ mod tests {
 
     #[test]
     fn progress_is_on_stderr_for_a_person_and_nowhere_under_quiet_or_json() {
-        let events = [event(1, 0), event(12, 1), event(16, 1)];
+        let canary = HostsProgress { hosts: "web-00".into(), done: 1, failed: 0, total: 1 };
+        let canary = AgentEvent::Progress { stage: ReplyProgress::Hosts(canary) };
+        let events = [canary, event(1, 0), event(12, 1), event(16, 1)];
         let (out, err) = render(Style::Human { color: false, spinner: false }, &events);
         assert_eq!(out, "");
-        // The first line, then (within the second) only the batch's last.
-        assert_eq!(err, "  web-[01:16]: 1/16 done\n  web-[01:16]: 16/16 done, 1 failed\n");
-        let (out, err) = render(Style::Human { color: false, spinner: true }, &events[..2]);
+        // Each batch's first line, then (within the second) only its last.
+        assert_eq!(err, "  web-00: 1/1 done\n  web-[01:16]: 1/16 done\n  web-[01:16]: 16/16 done, 1 failed\n");
+        let (out, err) = render(Style::Human { color: false, spinner: true }, &events[1..3]);
         assert!(out.is_empty() && err.ends_with("web-[01:16]: 12/16 done, 1 failed · 0 s"), "{err:?}");
         for style in [Style::Quiet, Style::Json] {
             assert_eq!(render(style, &events), (String::new(), String::new()), "{style:?}");
