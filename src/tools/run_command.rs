@@ -200,19 +200,7 @@ impl Call<'_> {
         super::fleet::audit_each(self.services, record)
     }
 
-    /// The audit line for `command` on `host` (`None`: this machine).
-    fn audit_on(
-        &self,
-        host: Option<String>,
-        risk: crate::protocol::Risk,
-        confirmed: Confirmed,
-        exit: Option<i32>,
-        output: &str,
-        command: &str,
-    ) -> Result<(), AuditError> {
-        self.services.audit.append(&self.record(host, risk, confirmed, exit, output, command))
-    }
-
+    /// The audit record of `command` on `host` (`None`: this machine).
     fn record(
         &self,
         host: Option<String>,

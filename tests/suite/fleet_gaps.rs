@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
-use crate::support::fleet::{Fleet, Kind};
+use crate::support::fleet::{Fleet, Kind, audit_lines, line_of};
 use crate::support::mock_llm::*;
 use crate::support::sshd::require;
 
@@ -24,17 +24,6 @@ fn opsai(env: &TestEnv, mock: &MockLlm, fleet: &Fleet) -> std::process::Command 
     let mut cmd = env.std_cmd();
     cmd.env("OPSAI_BASE_URL", mock.base_url()).env("OPSAI_NONINTERACTIVE", "1");
     cmd
-}
-
-fn audit(env: &TestEnv) -> Vec<String> {
-    let log = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default();
-    log.lines().map(str::to_owned).collect()
-}
-
-fn line_of<'a>(lines: &'a [String], host: &str) -> &'a str {
-    let found: Vec<&String> = lines.iter().filter(|line| line.contains(&format!("| HOST: {host} |"))).collect();
-    assert_eq!(found.len(), 1, "one audit line for {host}: {lines:#?}");
-    found[0]
 }
 
 /// `--json` events of one type.
@@ -80,7 +69,7 @@ fn the_prompt_names_unreachable_hosts_and_they_end_not_run_with_their_reason() {
     assert_eq!(session.wait(limit), 0);
     let written = std::fs::read_to_string(&log).unwrap_or_default();
     assert_eq!(written.lines().collect::<Vec<_>>(), ["canary", "rest"], "{}", session.screen());
-    let lines = audit(&env);
+    let lines = audit_lines(&env);
     assert_eq!(lines.len(), 3, "{lines:#?}");
     let down = line_of(&lines, "web-2");
     assert!(down.contains("CONFIRMED: no") && down.contains("not run: unreachable: ssh: connect to host"), "{down}");
@@ -205,7 +194,7 @@ fn a_refused_kube_call_on_a_fleet_is_on_every_hosts_audit_line() {
     assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
     let observation = mock.chat_requests()[1].tool_result("k1").unwrap();
     assert!(observation.contains("no permission"), "{observation}");
-    let lines = audit(&env);
+    let lines = audit_lines(&env);
     assert_eq!(lines.len(), 2, "{lines:#?}");
     for host in ["k-1", "k-2"] {
         let line = line_of(&lines, host);

@@ -12,17 +12,9 @@ use serde_json::json;
 use tokio_util::sync::CancellationToken;
 
 use crate::support::TestEnv;
-use crate::support::fleet::{Fleet, Kind};
+use crate::support::fleet::{Fleet, Kind, processes_with};
 use crate::support::mock_llm::*;
 use crate::support::sshd::{HOST, Sshd, require, user};
-
-/// Processes whose command line starts with `needle` (every host of the test fleet is this
-/// machine): the remote commands themselves, not the shells and local ssh clients naming them.
-fn processes_with(needle: &str) -> usize {
-    let pattern = format!("^{}", needle.replace('.', "\\."));
-    let out = std::process::Command::new("pgrep").args(["-f", "-c", "--", &pattern]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
-}
 
 /// A Ctrl-C while one host runs and another still connects: the running one is cancelled (its
 /// command ended), the connecting one is not run (nothing started there).

@@ -107,3 +107,24 @@ impl Fleet {
         self.dir.path()
     }
 }
+
+/// The audit log's lines in `env`'s opsai home.
+pub fn audit_lines(env: &super::TestEnv) -> Vec<String> {
+    let log = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default();
+    log.lines().map(str::to_owned).collect()
+}
+
+/// The audit line of `host`, which must be there exactly once.
+pub fn line_of<'a>(lines: &'a [String], host: &str) -> &'a str {
+    let found: Vec<&String> = lines.iter().filter(|line| line.contains(&format!("| HOST: {host} |"))).collect();
+    assert_eq!(found.len(), 1, "one audit line for {host}: {lines:#?}");
+    found[0]
+}
+
+/// Processes whose command line starts with `needle` (every host of a test fleet is this
+/// machine): the remote commands themselves, not the shells and local ssh clients naming them.
+pub fn processes_with(needle: &str) -> usize {
+    let pattern = format!("^{}", needle.replace('.', "\\."));
+    let out = std::process::Command::new("pgrep").args(["-f", "-c", "--", &pattern]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
+}

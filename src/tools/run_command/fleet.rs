@@ -187,7 +187,8 @@ fn audit(
             _ if before => format!("not run: {}: {}", record.outcome, record.output),
             _ => format!("{}: {}", record.outcome, record.output),
         };
-        if let Err(err) = call.audit_on(Some(record.host), risk, confirmed, record.exit, &output, &result.command)
+        let line = call.record(Some(record.host), risk, confirmed, record.exit, &output, &result.command);
+        if let Err(err) = call.services.audit.append(&line)
             && first_error.is_none()
         {
             first_error = Some(err);
