@@ -34,7 +34,7 @@ fn main() -> ExitCode {
     fanout.persist_s = 600;
     fanout.ssh_options = vec!["-F".into(), config];
     let hosts: Vec<Host> = hosts.split(',').map(Host::named).collect();
-    let request = FleetRequest { command, cwd: "/".into(), sandbox: None };
+    let request = FleetRequest::new(command, "/");
     let Ok(runtime) = tokio::runtime::Builder::new_multi_thread().enable_all().build() else {
         return ExitCode::FAILURE;
     };

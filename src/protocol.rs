@@ -237,7 +237,7 @@ pub enum ApprovalDecision {
 }
 
 /// See [`AgentEvent::Progress`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ReplyProgress {
     /// The model writes a native tool call: the reply holds calls, its text is a thought.
     WritingCall,
@@ -246,6 +246,19 @@ pub enum ReplyProgress {
     /// The reply finished without tool calls and nothing of it is held back: the `answer_delta`s
     /// so far are the answer (the `answer` event follows once the stream has closed).
     AnswerComplete,
+    /// A command runs on a fleet: how far its current batch has got, as its hosts end (for the
+    /// person only: never the model's, never a `--json` line).
+    Hosts(HostsProgress),
+}
+
+/// See [`ReplyProgress::Hosts`]: `web-[01:16]: 12/16 done, 1 failed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HostsProgress {
+    /// The batch's hosts, compacted (`web-[01:16]`).
+    pub hosts: String,
+    pub done: usize,
+    pub failed: usize,
+    pub total: usize,
 }
 
 /// Everything the UI sees of a turn; also the `--json` line format (`{"type": "tool_call", …}`).

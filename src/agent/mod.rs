@@ -148,15 +148,7 @@ impl Agent<'_> {
                     ToolEffect::Observe(observation) => {
                         let failed = observation.status != ObservationStatus::Ran || observation.exit_code != Some(0);
                         if matches!(observation.status, ObservationStatus::InvalidArguments) {
-                            events(AgentEvent::ToolResult {
-                                id: call.id.clone(),
-                                status: observation.status,
-                                exit_code: None,
-                                output: observation.text.clone(),
-                                truncated_bytes: 0,
-                                output_bytes: 0,
-                                duration_ms: 0,
-                            });
+                            events(crate::tools::unran_result(&observation));
                         }
                         if observation.status == ObservationStatus::Ran {
                             // What ran: the user's edit when there was one, not what the model sent.

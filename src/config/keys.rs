@@ -112,10 +112,10 @@ fn near_matches(key: &str) -> Vec<&'static str> {
         .iter()
         .filter_map(|(known, _)| {
             let known_last = known.rsplit('.').next().unwrap_or(known);
-            let distance = edit_distance(&key, known);
+            let distance = strsim::levenshtein(&key, known);
             let score = if known_last == last || known.starts_with(&format!("{key}.")) {
                 0
-            } else if distance <= 3 || edit_distance(&last, known_last) <= 2 {
+            } else if distance <= 3 || strsim::levenshtein(&last, known_last) <= 2 {
                 distance
             } else {
                 return None;
@@ -125,21 +125,6 @@ fn near_matches(key: &str) -> Vec<&'static str> {
         .collect();
     scored.sort();
     scored.into_iter().take(6).map(|(_, known)| known).collect()
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = (previous + usize::from(ca != *cb)).min(row[j] + 1).min(current + 1);
-            previous = current;
-        }
-    }
-    row[b.len()]
 }
 
 /// The JSON value `config set KEY RAW` writes.

@@ -112,6 +112,17 @@ impl SshTransport {
         &self.host
     }
 
+    /// What tells this destination apart from every other: the host as given and every option
+    /// that can change where or as whom ssh connects (`-p`, `-l`, `-F`, `-o …`), in order.
+    pub fn destination_key(&self) -> String {
+        let mut key = self.host.clone();
+        for option in &self.extra {
+            key.push('\0');
+            key.push_str(option);
+        }
+        key
+    }
+
     /// The options every call shares; `master` only for the one that starts the master.
     fn options(&self, master: bool) -> Vec<String> {
         let mut options = vec![
@@ -143,8 +154,7 @@ impl SshTransport {
         if self.check().await {
             return Ok(());
         }
-        let mut command = tokio::process::Command::new("ssh");
-        command.args(self.options(true)).args(["-f", "-N", "--", &self.host]);
+        let mut command = ssh(self.master_args());
         // The forked master keeps the descriptors it was given: never one of ours that a reader
         // waits on for EOF.
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::piped());
@@ -165,16 +175,17 @@ impl SshTransport {
 
     /// Whether a master connection is up.
     pub async fn check(&self) -> bool {
-        let mut command = tokio::process::Command::new("ssh");
-        command.args(self.options(false)).args(["-O", "check", "--", &self.host]);
+        let mut command = ssh(self.check_args());
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
         matches!(tokio::time::timeout(CALL_TIMEOUT, command.status()).await, Ok(Ok(status)) if status.success())
     }
 
     /// Ends the master connection (for tests and `/host local`).
     pub async fn disconnect(&self) {
-        let mut command = tokio::process::Command::new("ssh");
-        command.args(self.options(false)).args(["-O", "exit", "--", &self.host]);
+        let mut args = self.options(false);
+        args.extend(["-O", "exit", "--"].map(str::to_owned));
+        args.push(self.host.clone());
+        let mut command = ssh(args);
         command.stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null());
         let _ = tokio::time::timeout(CALL_TIMEOUT, command.status()).await;
     }
@@ -216,10 +227,9 @@ impl SshTransport {
 
     /// Runs `remote` without a terminal, `input` on its stdin; the exit status and both outputs.
     pub async fn call(&self, remote: &str, input: Option<&[u8]>) -> io::Result<std::process::Output> {
-        let mut command = tokio::process::Command::new("ssh");
-        command.args(self.options(false)).args(["-T", "--", &self.host, remote]);
+        let mut command = ssh(self.run_args(false, remote));
         command.stdin(if input.is_some() { Stdio::piped() } else { Stdio::null() });
-        command.stdout(Stdio::piped()).stderr(Stdio::piped()).kill_on_drop(true);
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
         let run = async {
             let mut child = command.spawn()?;
             // Written while the outputs are read (a remote side that fills its stdout before
@@ -244,12 +254,40 @@ impl SshTransport {
     }
 }
 
+/// The local `ssh` with `args`, as every ssh opsai starts outside a terminal of its own is run:
+/// in its own process group, so the terminal's Ctrl-C is opsai's to turn into a cancel and not
+/// ssh's to die of (its exit 255 would read as ssh failing, a master being opened would go with
+/// it); and ended when its handle is dropped (a timeout, a cancelled run).
+pub fn ssh<I, S>(args: I) -> tokio::process::Command
+where
+    I: IntoIterator<Item = S>,
+    S: AsRef<std::ffi::OsStr>,
+{
+    let mut command = tokio::process::Command::new("ssh");
+    command.args(args).kill_on_drop(true).process_group(0);
+    command
+}
+
 /// The remote shell line for one command: in `cwd`, with the same pager settings as local runs,
 /// through bash (`sh` on a host without it). `--norc`: the login shell has already read the rc
 /// files, and a bash started by sshd's shell reads `~/.bashrc` again otherwise (Debian's build
 /// does when `SSH_CLIENT` is set), which costs a heavy rc (pyenv, nvm) on every command.
 pub fn remote_line(cwd: &Path, command: &str) -> String {
-    remote_line_with(&quote_word(&cwd.to_string_lossy()), command, "")
+    remote_line_with(&remote_dir(cwd), command, "")
+}
+
+/// `cwd` as the remote shell's word: quoted, except that a leading `~` stays a tilde for the
+/// remote shell to expand, so `~/x` is the host's own home and never this machine's.
+pub(crate) fn remote_dir(cwd: &Path) -> String {
+    let text = cwd.to_string_lossy();
+    match text.strip_prefix('~') {
+        Some("") => "~".to_owned(),
+        Some(rest) if rest.starts_with('/') => match rest.trim_start_matches('/') {
+            "" => "~/".to_owned(),
+            rest => format!("~/{}", quote_word(rest)),
+        },
+        _ => quote_word(&text),
+    }
 }
 
 /// [`remote_line`] with `prefix` (shell words, already quoted) before the shell: a sandbox helper.
@@ -323,83 +361,4 @@ impl Executor for SshExecutor {
 }
 
 #[cfg(test)]
-mod socket_dir_tests {
-    use super::*;
-
-    #[test]
-    fn a_control_dir_too_long_for_a_socket_moves_to_a_private_dir_under_tmp() {
-        let short = Path::new("/home/ops/.opsai/ssh");
-        assert_eq!(socket_dir(short), short);
-        let long = PathBuf::from(format!("/tmp/{}/opsai-home-abcdef/ssh", "d".repeat(40)));
-        let fallback = socket_dir(&long);
-        assert_eq!(fallback, PathBuf::from(format!("/tmp/opsai-ssh-{}", nix::unistd::getuid())));
-        assert!(fallback.as_os_str().len() + SOCKET_NAME_LEN <= MAX_SOCKET_PATH);
-    }
-
-    #[test]
-    fn a_shared_socket_dir_others_can_enter_is_refused() {
-        use std::os::unix::fs::PermissionsExt;
-        let dir = tempfile::tempdir().unwrap();
-        let open = dir.path().join("open");
-        std::fs::create_dir(&open).unwrap();
-        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).unwrap();
-        assert!(private_dir(&open, true).is_err());
-        // The user's own `$OPSAI_HOME/ssh` is taken as it is.
-        assert!(private_dir(&open, false).is_ok());
-        let link = dir.path().join("link");
-        std::os::unix::fs::symlink(dir.path().join("made"), &link).unwrap();
-        std::fs::create_dir(dir.path().join("made")).unwrap();
-        assert!(private_dir(&link, true).is_err(), "a symlink is not taken");
-        let fresh = dir.path().join("fresh");
-        private_dir(&fresh, true).unwrap();
-        assert_eq!(std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777, 0o700);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The transport and the directory holding its control dir, removed when dropped (a test
-    /// leaves nothing in `$TMPDIR`).
-    fn transport() -> (tempfile::TempDir, SshTransport) {
-        let dir = tempfile::tempdir().unwrap();
-        let transport =
-            SshTransport::new("db-1", &dir.path().join("ssh"), 600, vec!["-F".into(), "/tmp/x config".into()]);
-        (dir, transport.unwrap())
-    }
-
-    #[test]
-    fn host_names_that_could_be_options_are_refused() {
-        let dir = std::env::temp_dir();
-        for bad in ["", "-oProxyCommand=touch x", "a b", "a\nb"] {
-            assert!(SshTransport::new(bad, &dir, 600, vec![]).is_err(), "{bad:?}");
-        }
-    }
-
-    #[test]
-    fn the_terminal_command_quotes_every_word_and_never_weakens_host_keys() {
-        let (_dir, transport) = transport();
-        let line = transport.terminal_command(&remote_line(Path::new("/srv/my app"), "echo 'hi' && ls"));
-        assert!(line.starts_with("ssh -tt -o ControlPath="), "{line}");
-        assert!(line.contains("-o ControlMaster=no") && line.contains("-F '/tmp/x config' -- db-1 "), "{line}");
-        assert!(!line.contains("StrictHostKeyChecking"), "{line}");
-        // A shell sees the remote line as ssh's last argument, unchanged.
-        let remote = remote_line(Path::new("/srv/my app"), "echo 'hi' && ls");
-        let last = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(format!("ssh() {{ for a; do last=$a; done; printf %s \"$last\"; }}; {line}"))
-            .output()
-            .unwrap();
-        assert_eq!(String::from_utf8_lossy(&last.stdout), remote);
-        assert!(remote.starts_with("cd '/srv/my app' && if command -v bash"), "{remote}");
-        // The remote line itself runs the command as one word in any POSIX shell.
-        let out = std::process::Command::new("sh")
-            .arg("-c")
-            .arg(remote_line(Path::new("/"), "printf '%s|' one 'two words'; exit 3"))
-            .output()
-            .unwrap();
-        assert_eq!(out.status.code(), Some(3));
-        assert_eq!(String::from_utf8_lossy(&out.stdout), "one|two words|");
-    }
-}
+mod tests;

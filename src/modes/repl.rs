@@ -10,9 +10,9 @@ mod dirs;
 mod editor;
 mod hosts;
 mod input;
+mod saved;
 
 use std::io::{IsTerminal, Write};
-use std::path::PathBuf;
 use std::sync::Mutex;
 
 use crate::agent::Agent;
@@ -22,18 +22,17 @@ use crate::home::Paths;
 use crate::protocol::{ChatMessage, TurnOutcome};
 use crate::runner::conversation::{Conversation, Origin};
 use crate::runner::{self, Approvals, Parts};
-use crate::store::sessions::{ConversationId, SessionStore};
+use crate::store::sessions::SessionStore;
 use crate::tools::Interrupts;
 use crate::tools::{Offer, Registry, RunState};
 use crate::ui::render::Renderer;
-use crate::ui::sessions_view;
 
 use super::common::{self, note, render_style, say, turn_exit_code, warn};
 use super::drive::drive;
 use super::startup::{self, offered};
 use super::stop::Stop;
 use commands::{Command, Line};
-use dirs::{display_dir, now_ms, resolve_dir};
+use dirs::display_dir;
 use editor::AgentPrompt;
 use input::{Input, Read};
 
@@ -232,44 +231,6 @@ impl Repl<'_> {
         ));
     }
 
-    /// Continues a saved conversation (`None`: the last one in this directory, else the last one).
-    /// False when it was asked for and cannot be found.
-    fn resume(&mut self, id: Option<ConversationId>) -> bool {
-        if self.store.is_none() {
-            warn("cannot continue a conversation: the session store is not available");
-            return false;
-        }
-        let chosen = self.conversation.chosen(id, true, &self.state.cwd.to_string_lossy());
-        let id = match chosen {
-            Ok(Some(id)) => id,
-            Ok(None) => {
-                note("no saved conversation to continue; starting a new one");
-                return true;
-            }
-            Err(err) => {
-                warn(&err.to_string());
-                return false;
-            }
-        };
-        match self.conversation.resume(id) {
-            Ok((summary, messages)) => {
-                note(&format!(
-                    "continuing {} “{}” ({} messages)",
-                    crate::store::sessions::label(summary.id),
-                    summary.title,
-                    summary.message_count
-                ));
-                self.history = messages;
-                self.state.grants.clear();
-                true
-            }
-            Err(err) => {
-                warn(&err.to_string());
-                false
-            }
-        }
-    }
-
     fn command(&mut self, command: Command) {
         match command {
             Command::Help => say(&commands::help()),
@@ -318,21 +279,6 @@ impl Repl<'_> {
         }
     }
 
-    fn sessions(&self) {
-        let Some(store) = self.store else {
-            warn("the session store is not available");
-            return;
-        };
-        match store.list(SESSIONS_SHOWN) {
-            Ok(list) => {
-                let mut text = Vec::new();
-                let _ = sessions_view::write_list(&mut text, &list, now_ms(), self.color);
-                let _ = self.err().write_all(&text);
-            }
-            Err(err) => warn(&err.to_string()),
-        }
-    }
-
     /// `/undo`: the last change of this conversation, on the machine it was made on (this one or
     /// an SSH host, whichever commands run on now).
     async fn undo(&self) {
@@ -349,91 +295,6 @@ impl Repl<'_> {
         match undo.last(Some(&session), parts.files.as_ref(), parts.host.as_deref()).await {
             Ok(done) => note(&done.to_string()),
             Err(err) => warn(&err.to_string()),
-        }
-    }
-
-    /// `/host`: show where commands run, or move them to a host (`Some(Some)`) or back here.
-    /// False when the host cannot be reached (nothing changed then).
-    async fn host(&mut self, host: Option<Option<String>>) -> bool {
-        let Some(host) = host else {
-            if self.parts.fleet.is_some() {
-                self.show_fleet();
-                return true;
-            }
-            match &self.parts.host {
-                Some(host) => {
-                    note(&format!("commands and file tools run on {host} over ssh (`/host local` to come back)"))
-                }
-                None => note("commands run on this machine (`/host HOST` to use ssh)"),
-            }
-            return true;
-        };
-        let switched = self.parts.set_host(self.paths, host.as_deref()).await;
-        if switched.is_ok() {
-            // Commands go to one machine from here: a fleet is over only once that is true (a
-            // failed `/host` leaves the fleet as it was), and no grant carries to the new target.
-            if self.parts.fleet.take().is_some() {
-                note("the fleet is off: commands go to one machine now");
-            }
-            self.state.grants.clear();
-        }
-        match switched {
-            Ok(Some(remote)) => {
-                let name = host.unwrap_or_default();
-                self.environment = runner::remote_environment(&name, &remote, self.parts.remote_sandbox.as_ref());
-                self.offer = Offer::for_context(&remote);
-                self.prompt.cwd = format!("{name}:{}", remote.cwd.display());
-                self.state.cwd = remote.cwd;
-                note(&format!("commands and file tools now run on {name} over ssh"));
-                true
-            }
-            Ok(None) => {
-                let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
-                let mut input = common::context_input(self.paths.cache_dir());
-                input.cwd = cwd.clone();
-                let context = EnvContext::start(&input).finish();
-                self.environment = context.render();
-                self.offer = Offer::for_context(&context);
-                self.prompt.cwd = display_dir(&cwd, self.paths.user_home.as_deref());
-                self.state.cwd = cwd;
-                note("commands run on this machine again");
-                true
-            }
-            Err(err) => {
-                warn(&err.to_string());
-                false
-            }
-        }
-    }
-
-    fn cd(&mut self, dir: &str) {
-        if self.parts.fleet.is_some() {
-            return self.fleet_cd(dir);
-        }
-        if let Some(host) = &self.parts.host {
-            // The directory is on the host: it is checked when the next command runs there.
-            let target = resolve_dir(&self.state.cwd, dir, self.parts.files.home().as_deref());
-            self.prompt.cwd = format!("{host}:{}", target.display());
-            self.state.cwd = target;
-            note(&format!("now in {}", self.prompt.cwd));
-            return;
-        }
-        let target = resolve_dir(&self.state.cwd, dir, self.paths.user_home.as_deref());
-        match std::fs::canonicalize(&target) {
-            Ok(path) if path.is_dir() => {
-                // The process follows too, so relative paths everywhere mean the same directory.
-                let _ = std::env::set_current_dir(&path);
-                self.prompt.cwd = display_dir(&path, self.paths.user_home.as_deref());
-                let mut input = common::context_input(self.paths.cache_dir());
-                input.cwd = path.clone();
-                let context = EnvContext::start(&input).finish();
-                self.environment = context.render();
-                self.offer = Offer::for_context(&context);
-                self.state.cwd = path;
-                note(&format!("now in {}", self.prompt.cwd));
-            }
-            Ok(path) => warn(&format!("{} is not a directory", path.display())),
-            Err(err) => warn(&format!("cannot change to {}: {err}", target.display())),
         }
     }
 

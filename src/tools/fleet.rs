@@ -8,11 +8,12 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use serde_json::Value;
 
-use super::{Tool, ToolContext, ToolEffect};
+use super::{Services, Tool, ToolContext, ToolEffect};
 use crate::fleet::Host;
 use crate::fleet::fanout::group::host_list;
 use crate::fleet::fanout::{Fanout, MaxFail};
-use crate::protocol::{AgentEvent, Observation, ObservationStatus, ToolSpec};
+use crate::protocol::{Observation, ObservationStatus, ToolSpec};
+use crate::store::audit::{AuditError, AuditRecord};
 
 /// Characters of the host list in an approval prompt and the prompt's environment layer.
 const LIST_CHARS: usize = 400;
@@ -53,6 +54,24 @@ impl FleetTarget {
     }
 }
 
+/// Writes `record` as the audit lines of one call: on a fleet one line per selected host (its
+/// `HOST`), whatever was decided, refusals included; else the one line as given.
+///
+/// Why per host for a refusal too: on a fleet the action is the command on a host (each host's run
+/// is its own line, with its own exit), so a decision about the command is a decision about each
+/// host, and every host's lines tell the whole story of what was asked and decided there, whether
+/// the command came from run_command or a tool that builds one (kube).
+pub(crate) fn audit_each(services: &Services, mut record: AuditRecord) -> Result<(), AuditError> {
+    let Some(fleet) = services.fleet else { return services.audit.append(&record) };
+    let mut result = Ok(());
+    for host in &fleet.hosts {
+        record.host = Some(host.name.clone());
+        let line = services.audit.append(&record);
+        result = result.and(line);
+    }
+    result
+}
+
 /// The observation of a file tool or `analyze` called while a fleet is active.
 pub(crate) fn refuse_single_host(id: &str, tool: &str) -> Observation {
     Observation {
@@ -85,15 +104,7 @@ impl Tool for SingleHost {
             return self.0.call(id, args, ctx);
         }
         let observation = refuse_single_host(id, self.0.name());
-        (ctx.events)(AgentEvent::ToolResult {
-            id: id.to_owned(),
-            status: observation.status,
-            exit_code: None,
-            output: observation.text.clone(),
-            truncated_bytes: 0,
-            output_bytes: 0,
-            duration_ms: 0,
-        });
+        (ctx.events)(super::unran_result(&observation));
         Box::pin(async move { ToolEffect::Observe(observation) })
     }
 }

@@ -22,6 +22,9 @@ pub(crate) struct Proposal<'p> {
     pub reasons: &'p [String],
     /// A deny rule matched.
     pub denied: bool,
+    /// More for the person to know before answering, under the command (a fleet's hosts that
+    /// cannot be reached).
+    pub note: Option<String>,
 }
 
 /// The kind of action, with what only that kind has.
@@ -54,11 +57,12 @@ impl<'p> Proposal<'p> {
             risk: assessment.risk,
             reasons: &assessment.reasons,
             denied: assessment.decision == Decision::Deny,
+            note: None,
         }
     }
 
     pub fn file(call_id: &'p str, shown: &'p str, risk: Risk, reasons: &'p [String], detail: Option<String>) -> Self {
-        Self { call_id, action: Action::File { detail }, shown, risk, reasons, denied: false }
+        Self { call_id, action: Action::File { detail }, shown, risk, reasons, denied: false, note: None }
     }
 
     fn is_command(&self) -> bool {
@@ -263,6 +267,10 @@ fn request(
             (clean.changed().then_some(clean.display), why.map(str::to_owned), detail)
         }
         Action::File { detail } => (None, None, detail.clone()),
+    };
+    let detail = match (detail, &proposal.note) {
+        (Some(detail), Some(note)) => Some(format!("{note}\n{detail}")),
+        (detail, note) => detail.or_else(|| note.clone()),
     };
     ApprovalRequest {
         call_id: proposal.call_id.to_owned(),

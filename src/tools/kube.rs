@@ -348,29 +348,22 @@ fn refuse(tool: Kube, id: &str, args: &Value, command: &str, reason: &str, ctx: 
         exit: None,
         output: message.clone(),
     };
-    // As in run_command: the line is written before the model hears back, and a failing log is reported.
-    let text = match services.audit.append(&record) {
+    // As in run_command: the lines are written before the model hears back (one per host on a
+    // fleet, as a refused run_command's), and a failing log is reported.
+    let text = match super::fleet::audit_each(services, record) {
         Ok(()) => message,
         Err(err) => format!("{message}\n[ERROR]: {err}"),
     };
-    let status = ObservationStatus::DeniedByPolicy;
-    events(AgentEvent::ToolResult {
-        id: id.into(),
-        status,
-        exit_code: None,
-        output: text.clone(),
-        truncated_bytes: 0,
-        output_bytes: 0,
-        duration_ms: 0,
-    });
-    ToolEffect::Observe(Observation {
+    let observation = Observation {
         call_id: id.into(),
-        status,
+        status: ObservationStatus::DeniedByPolicy,
         exit_code: None,
         text,
         truncated_bytes: 0,
         duration_ms: 0,
-    })
+    };
+    events(super::unran_result(&observation));
+    ToolEffect::Observe(observation)
 }
 
 fn kubectl_available() -> bool {

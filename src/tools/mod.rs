@@ -255,6 +255,21 @@ pub(crate) fn invalid_arguments(id: &str, message: impl Into<String>) -> Observa
     }
 }
 
+/// The `tool_result` event of a call that ran nothing (refused, invalid): the observation's
+/// status and text, no exit code, no bytes, no time. One place builds it, so every such event
+/// carries the same fields.
+pub(crate) fn unran_result(observation: &Observation) -> AgentEvent {
+    AgentEvent::ToolResult {
+        id: observation.call_id.clone(),
+        status: observation.status,
+        exit_code: None,
+        output: observation.text.clone(),
+        truncated_bytes: 0,
+        output_bytes: 0,
+        duration_ms: 0,
+    }
+}
+
 /// A required string argument, or an explanation of what is wrong for the model.
 pub(crate) fn string_arg<'v>(args: &'v Value, name: &str) -> Result<&'v str, String> {
     match args.get(name) {

@@ -72,6 +72,19 @@ pub(super) async fn run(caller: Caller<'_>, id: &str, args: &Value, ctx: ToolCon
         Ok(planned) => planned,
         Err(invalid) => return ToolEffect::Observe(invalid),
     };
+    // On a fleet, every host is connected to before the prompt, so the person answers knowing
+    // which hosts cannot be reached (they are left out, each with its reason).
+    if let Some(fleet) = services.fleet
+        && fleet::will_ask(services, &planned)
+    {
+        let Some(unreached) = fleet::reach(services, fleet).await else {
+            call.approval(ApprovalDecision::Abort, &planned.assessment);
+            let _ = call.audit(&planned.assessment, Confirmed::No, None, "aborted by the user while connecting");
+            return ToolEffect::Abort;
+        };
+        planned.note = Some(fleet::reach_note(fleet, &unreached));
+        planned.unreached = unreached;
+    }
     let allowed = match approve(&mut call, state, &mut planned) {
         Ok(allowed) => allowed,
         Err(effect) => return *effect,
@@ -167,7 +180,8 @@ impl Call<'_> {
         self.emit(event);
     }
 
-    /// The audit line for this call: one per host on a fleet (a refusal too).
+    /// The audit line for this call: one per host on a fleet (a refusal too, see
+    /// [`super::fleet::audit_each`]).
     fn audit(
         &self,
         assessment: &Assessment,
@@ -175,21 +189,19 @@ impl Call<'_> {
         exit: Option<i32>,
         output: &str,
     ) -> Result<(), AuditError> {
-        let Some(fleet) = self.services.fleet else {
-            let host = self.services.host.map(str::to_owned);
-            return self.audit_on(host, assessment.risk, confirmed, exit, output, &assessment.sanitized);
-        };
-        let mut result = Ok(());
-        for host in &fleet.hosts {
-            let line =
-                self.audit_on(Some(host.name.clone()), assessment.risk, confirmed, exit, output, &assessment.sanitized);
-            result = result.and(line);
-        }
-        result
+        let record = self.record(
+            self.services.host.map(str::to_owned),
+            assessment.risk,
+            confirmed,
+            exit,
+            output,
+            &assessment.sanitized,
+        );
+        super::fleet::audit_each(self.services, record)
     }
 
-    /// The audit line for `command` on `host` (`None`: this machine).
-    fn audit_on(
+    /// The audit record of `command` on `host` (`None`: this machine).
+    fn record(
         &self,
         host: Option<String>,
         risk: crate::protocol::Risk,
@@ -197,8 +209,8 @@ impl Call<'_> {
         exit: Option<i32>,
         output: &str,
         command: &str,
-    ) -> Result<(), AuditError> {
-        self.services.audit.append(&AuditRecord {
+    ) -> AuditRecord {
+        AuditRecord {
             session: self.services.session.clone(),
             input: self.input.to_owned(),
             tool: format!("{}.{}", self.caller.worker, self.caller.tool),
@@ -210,7 +222,7 @@ impl Call<'_> {
             confirmed,
             exit,
             output: output.to_owned(),
-        })
+        }
     }
 }
 
@@ -218,8 +230,9 @@ impl Call<'_> {
 /// aborted. An edited command is assessed and announced again, then decided anew.
 fn approve(call: &mut Call, state: &mut RunState, planned: &mut Planned) -> Result<Allowed, Box<ToolEffect>> {
     loop {
-        let proposal =
+        let mut proposal =
             Proposal::command(call.id, &planned.assessment, &planned.typed, planned.why.as_deref(), planned.auto);
+        proposal.note = planned.note.clone();
         match gate::decide(call.services, state, &proposal) {
             Verdict::Run(Allowed::Covered) => {
                 call.covered(&planned.assessment);

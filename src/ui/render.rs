@@ -3,6 +3,7 @@
 
 mod answer;
 mod held;
+mod hosts;
 mod quiet;
 mod spinner;
 
@@ -69,6 +70,9 @@ pub(crate) struct Renderer<O: Write, E: Write> {
     /// A tool call's lines, held until its decision: an approval prompt shows the command and its
     /// reasons itself, so they are printed here only when nobody is asked (printed once).
     held: Option<HeldCall>,
+    /// When the last fleet progress line was written, and for which batch (hosts, total), on a
+    /// stderr that is not a terminal (no spinner).
+    hosts_line: Option<(std::time::Instant, (String, usize))>,
 }
 
 /// The live output line being drawn, after the gutter. Reset as a whole when a line ends, a redraw
@@ -135,6 +139,7 @@ impl<O: Write, E: Write> Renderer<O, E> {
             answer: AnswerStream::plain(true),
             undecided: String::new(),
             ended_thought: None,
+            hosts_line: None,
         }
     }
 
@@ -280,7 +285,10 @@ impl<O: Write, E: Write> Renderer<O, E> {
 
     fn human(&mut self, event: &AgentEvent) -> std::io::Result<()> {
         if let AgentEvent::Progress { stage } = event {
-            return self.progress(*stage);
+            return match stage {
+                ReplyProgress::Hosts(progress) => self.hosts_progress(progress),
+                stage => self.progress(stage),
+            };
         }
         self.release_held(event)?;
         if let Some(shown) = self.ended_thought.take()
@@ -430,18 +438,18 @@ impl<O: Write, E: Write> Renderer<O, E> {
     /// thought once a native call follows: its line is ended first, so the spinner's line erase
     /// cannot take it away; text that may still be an answer (reasoning, stderr) keeps its line and
     /// the spinner stays away until the call's own line.
-    fn progress(&mut self, stage: ReplyProgress) -> std::io::Result<()> {
+    fn progress(&mut self, stage: &ReplyProgress) -> std::io::Result<()> {
         if !matches!(self.style, Style::Human { spinner: true, .. }) {
             return Ok(());
         }
-        if stage == ReplyProgress::WritingCall && self.answer.active() && !self.in_thought {
+        if *stage == ReplyProgress::WritingCall && self.answer.active() && !self.in_thought {
             self.ended_thought = Some(self.answer.text().to_owned());
             self.finish_answer(None)?;
         }
         let mid_line = self.answer.active()
             || self.in_thought
             || self.reply_on_stderr.as_ref().is_some_and(|streamed| !streamed.is_empty());
-        if stage == ReplyProgress::AnswerComplete || mid_line {
+        if *stage == ReplyProgress::AnswerComplete || mid_line {
             return Ok(());
         }
         self.stage = spinner::Spinner::new(spinner::Stage::WritingCall);

@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
-use crate::support::fleet::{Fleet, Kind};
+use crate::support::fleet::{Fleet, Kind, audit_lines, line_of, processes_with};
 use crate::support::mock_llm::*;
 use crate::support::sshd::require;
 
@@ -25,18 +25,6 @@ fn opsai(env: &TestEnv, mock: &MockLlm, fleet: &Fleet) -> assert_cmd::Command {
 
 fn run(command: &str) -> Value {
     json!({"command": command, "why": "test"})
-}
-
-fn audit(env: &TestEnv) -> Vec<String> {
-    let log = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default();
-    log.lines().map(str::to_owned).collect()
-}
-
-/// The audit line of `host`, which must be there exactly once.
-fn line_of<'a>(lines: &'a [String], host: &str) -> &'a str {
-    let found: Vec<&String> = lines.iter().filter(|line| line.contains(&format!("| HOST: {host} |"))).collect();
-    assert_eq!(found.len(), 1, "one audit line for {host}: {lines:#?}");
-    found[0]
 }
 
 #[test]
@@ -87,7 +75,7 @@ fn a_safe_command_runs_on_every_selected_host_grouped_for_the_person_and_bounded
     assert!(observation.contains("app-3") && observation.contains("unreachable"), "{observation}");
     assert!(observation.len() < opsai::fleet::fanout::MODEL_VIEW_MAX, "bounded: {}", observation.len());
 
-    let lines = audit(&env);
+    let lines = audit_lines(&env);
     assert_eq!(lines.len(), 3, "one line per host: {lines:#?}");
     for host in ["app-1", "app-2"] {
         let line = line_of(&lines, host);
@@ -112,7 +100,7 @@ fn a_change_rolls_out_canary_first_with_yes_and_runs_nowhere_without_anyone_to_a
     let status = opsai(&env, &mock, &fleet).args(["--hosts", "web-*", "record the role"]).output().unwrap();
     assert_eq!(status.status.code(), Some(3), "{}", String::from_utf8_lossy(&status.stderr));
     assert!(!log.exists(), "nothing ran on any host");
-    let lines = audit(&env);
+    let lines = audit_lines(&env);
     assert_eq!(lines.len(), 3, "{lines:#?}");
     for host in ["web-1", "web-2", "web-3"] {
         let line = line_of(&lines, host);
@@ -126,7 +114,7 @@ fn a_change_rolls_out_canary_first_with_yes_and_runs_nowhere_without_anyone_to_a
     let written = std::fs::read_to_string(&log).unwrap();
     let roles: Vec<&str> = written.lines().collect();
     assert_eq!(roles, ["canary", "rest", "rest"], "the canary ran before the rest");
-    let lines = audit(&env);
+    let lines = audit_lines(&env);
     assert_eq!(lines.len(), 3, "{lines:#?}");
     let order: Vec<usize> = ["web-1", "web-2", "web-3"]
         .iter()
@@ -189,7 +177,7 @@ fn the_repl_selects_a_fleet_with_slash_hosts_and_leaves_it_with_hosts_off() {
     assert!(refused.contains("refused") && refused.contains("--ssh-host"), "file tools refuse on a fleet: {refused}");
     let system = requests[4].messages()[0]["content"].as_str().unwrap_or_default().to_owned();
     assert!(!system.contains("in parallel over ssh"), "the fleet is gone from the prompt: {system}");
-    let lines = audit(&env);
+    let lines = audit_lines(&env);
     assert_eq!(lines.len(), 3, "two fleet lines and one here: {lines:#?}");
     assert!(line_of(&lines, "app-1").contains("on-the-fleet") || line_of(&lines, "app-1").contains("EXIT: 0"));
     line_of(&lines, "app-2");
@@ -213,7 +201,7 @@ fn slash_host_local_ends_the_fleet() {
     assert_eq!(requests.len(), 2, "{stderr}");
     let system = requests[0].messages()[0]["content"].as_str().unwrap_or_default().to_owned();
     assert!(!system.contains("in parallel over ssh"), "the fleet is gone from the prompt: {system}");
-    let lines = audit(&env);
+    let lines = audit_lines(&env);
     assert_eq!(lines.len(), 1, "one line, here: {lines:#?}");
     assert!(lines[0].contains("echo back-here") && !lines[0].contains("HOST:"), "{lines:#?}");
 }
@@ -249,7 +237,7 @@ fn on_a_terminal_the_prompt_names_the_hosts_and_the_rest_waits_for_a_second_yes(
         assert_eq!(session.wait(limit), 0);
         let written = std::fs::read_to_string(&log).unwrap_or_default();
         assert_eq!(written.lines().collect::<Vec<_>>(), ran, "answer {second}:\n{}", session.screen());
-        let lines = audit(&env);
+        let lines = audit_lines(&env);
         assert!(line_of(&lines, "web-1").contains("CONFIRMED: yes"), "{lines:#?}");
         let rest = line_of(&lines, "web-2");
         if second == "n" {
@@ -258,12 +246,6 @@ fn on_a_terminal_the_prompt_names_the_hosts_and_the_rest_waits_for_a_second_yes(
             assert!(rest.contains("CONFIRMED: yes") && rest.contains("EXIT: 0"), "{rest}");
         }
     }
-}
-
-/// Processes whose command line holds `needle` (every host of the test fleet is this machine).
-fn processes_with(needle: &str) -> usize {
-    let out = std::process::Command::new("pgrep").args(["-f", "-c", "--", needle]).output().unwrap();
-    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
 }
 
 #[test]
@@ -297,6 +279,6 @@ fn ctrl_c_ends_the_command_on_every_host_and_the_model_hears_which_ran() {
     assert!(gone, "left behind on a host: {}", processes_with(&sleep));
     let observation = mock.chat_requests()[1].tool_result("c1").unwrap();
     assert!(observation.contains("cancelled") && observation.contains("job-[1:2]"), "{observation}");
-    let lines = audit(&env);
+    let lines = audit_lines(&env);
     assert_eq!(lines.len(), 2, "{lines:#?}");
 }

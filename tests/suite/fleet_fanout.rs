@@ -27,7 +27,7 @@ fn fanout(fleet: &Fleet, forks: usize, timeout_s: u64) -> Fanout {
 }
 
 fn request(command: &str) -> FleetRequest {
-    FleetRequest { command: command.into(), cwd: "/".into(), sandbox: None }
+    FleetRequest::new(command, "/")
 }
 
 fn outcome(result: &FleetResult, host: &str) -> Outcome {

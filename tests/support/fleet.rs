@@ -9,11 +9,10 @@
 use std::fmt::Write as _;
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use opsai::fleet::Host;
 
-use super::sshd::Sshd;
+use super::sshd::{Sshd, free_port, keygen, public_key, user};
 
 /// What one host of the fleet is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,32 +38,13 @@ pub struct Fleet {
     dir: tempfile::TempDir,
 }
 
-fn keygen(path: &Path) {
-    let status = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(path)
-        .stdin(Stdio::null())
-        .status()
-        .unwrap();
-    assert!(status.success(), "ssh-keygen failed");
-}
-
-fn public_key(path: &Path) -> String {
-    let text = std::fs::read_to_string(path).unwrap();
-    text.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
 impl Fleet {
     pub fn start(hosts: &[(&str, Kind)]) -> Fleet {
         let dir = tempfile::Builder::new().prefix("opsai-fleet-").tempdir().unwrap();
         let d = dir.path();
         keygen(&d.join("stranger_key"));
         keygen(&d.join("other_host_key"));
-        let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+        let user = user();
         let (mut config, mut known) = (String::new(), String::new());
         let (mut servers, mut hangs) = (Vec::new(), Vec::new());
         for (name, kind) in hosts {
@@ -100,7 +80,6 @@ impl Fleet {
                 config,
                 "Host {name}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {key}\n  \
                  IdentitiesOnly yes\n  UserKnownHostsFile {known}\n  StrictHostKeyChecking yes\n\n",
-                user = user.trim(),
                 key = key.display(),
                 known = d.join("known_hosts").display(),
             );
@@ -127,4 +106,25 @@ impl Fleet {
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
+}
+
+/// The audit log's lines in `env`'s opsai home.
+pub fn audit_lines(env: &super::TestEnv) -> Vec<String> {
+    let log = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default();
+    log.lines().map(str::to_owned).collect()
+}
+
+/// The audit line of `host`, which must be there exactly once.
+pub fn line_of<'a>(lines: &'a [String], host: &str) -> &'a str {
+    let found: Vec<&String> = lines.iter().filter(|line| line.contains(&format!("| HOST: {host} |"))).collect();
+    assert_eq!(found.len(), 1, "one audit line for {host}: {lines:#?}");
+    found[0]
+}
+
+/// Processes whose command line starts with `needle` (every host of a test fleet is this
+/// machine): the remote commands themselves, not the shells and local ssh clients naming them.
+pub fn processes_with(needle: &str) -> usize {
+    let pattern = format!("^{}", needle.replace('.', "\\."));
+    let out = std::process::Command::new("pgrep").args(["-f", "-c", "--", &pattern]).output().unwrap();
+    String::from_utf8_lossy(&out.stdout).trim().parse().unwrap_or(0)
 }

@@ -42,7 +42,8 @@ pub struct Sshd {
     pub port: u16,
 }
 
-fn keygen(path: &Path) {
+/// A new ed25519 key pair at `path` (and `path.pub`), no passphrase.
+pub fn keygen(path: &Path) {
     let status = Command::new("ssh-keygen")
         .args(["-q", "-t", "ed25519", "-N", "", "-f"])
         .arg(path)
@@ -50,6 +51,23 @@ fn keygen(path: &Path) {
         .status()
         .unwrap();
     assert!(status.success(), "ssh-keygen failed");
+}
+
+/// The `type key` words of a public key file (what `known_hosts` and `authorized_keys` hold).
+pub fn public_key(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    text.split_whitespace().take(2).collect::<Vec<_>>().join(" ")
+}
+
+/// A port on 127.0.0.1 that nobody listened on a moment ago.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// The user this test runs as (the one the servers let in).
+pub fn user() -> String {
+    let name = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+    name.trim().to_owned()
 }
 
 impl Sshd {
@@ -66,10 +84,7 @@ impl Sshd {
         std::fs::copy(d.join("user_key.pub"), d.join("authorized_keys")).unwrap();
         // Privilege separation needs this directory (it is created by the service unit normally).
         let _ = std::fs::create_dir_all("/run/sshd");
-        let port = {
-            let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-            listener.local_addr().unwrap().port()
-        };
+        let port = free_port();
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nAuthorizedKeysFile {keys}\nPidFile {pid}\n\
              StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
@@ -80,14 +95,12 @@ impl Sshd {
             pid = d.join("sshd.pid").display(),
         );
         std::fs::write(d.join("sshd_config"), config).unwrap();
-        let host_pub = std::fs::read_to_string(d.join("host_key.pub")).unwrap();
-        let key_type_and_key: Vec<&str> = host_pub.split_whitespace().take(2).collect();
-        std::fs::write(d.join("known_hosts"), format!("[127.0.0.1]:{port} {}\n", key_type_and_key.join(" "))).unwrap();
-        let user = String::from_utf8(Command::new("id").arg("-un").output().unwrap().stdout).unwrap();
+        let host_key = public_key(&d.join("host_key.pub"));
+        std::fs::write(d.join("known_hosts"), format!("[127.0.0.1]:{port} {host_key}\n")).unwrap();
         let client = format!(
             "Host {HOST}\n  HostName 127.0.0.1\n  Port {port}\n  User {user}\n  IdentityFile {key}\n  IdentitiesOnly yes\n  \
              UserKnownHostsFile {known}\n  StrictHostKeyChecking yes\n  BatchMode yes\n",
-            user = user.trim(),
+            user = user(),
             key = d.join("user_key").display(),
             known = d.join("known_hosts").display(),
         );

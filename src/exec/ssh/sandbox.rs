@@ -60,7 +60,7 @@ impl RemoteSandbox {
 
     /// The remote shell line that runs `command` in `cwd` inside this sandbox with `profile`.
     pub fn line(&self, cwd: &std::path::Path, command: &str, profile: SandboxProfile) -> Option<String> {
-        let cwd = quote_word(&cwd.to_string_lossy());
+        let cwd = super::remote_dir(cwd);
         match self {
             RemoteSandbox::Opsai { path, per_pid, .. } => {
                 let mut prefix = format!("{} __opsai-sandbox {}", quote_word(path), profile.as_str());
@@ -147,7 +147,10 @@ pub fn parse(output: &str) -> RemoteSandbox {
 /// then remembered (a failed probe is remembered as none).
 pub async fn probe(transport: &SshTransport) -> RemoteSandbox {
     static CACHE: Mutex<Option<HashMap<String, RemoteSandbox>>> = Mutex::new(None);
-    let cached = CACHE.lock().ok().and_then(|cache| cache.as_ref()?.get(transport.host()).cloned());
+    // Keyed by all that makes the destination distinct (the name and every option: port, user,
+    // config file), not the name alone: two hosts on one address are two hosts.
+    let key = transport.destination_key();
+    let cached = CACHE.lock().ok().and_then(|cache| cache.as_ref()?.get(&key).cloned());
     if let Some(sandbox) = cached {
         return sandbox;
     }
@@ -156,7 +159,7 @@ pub async fn probe(transport: &SshTransport) -> RemoteSandbox {
         Err(error) => RemoteSandbox::None { reason: format!("the probe failed: {error}") },
     };
     if let Ok(mut cache) = CACHE.lock() {
-        cache.get_or_insert_with(HashMap::new).insert(transport.host().to_owned(), sandbox.clone());
+        cache.get_or_insert_with(HashMap::new).insert(key, sandbox.clone());
     }
     sandbox
 }

@@ -19,14 +19,13 @@ use std::time::Duration;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use tokio::io::AsyncReadExt;
-use tokio::process::Command;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::outcome::{HostRun, Outcome, classify, reason};
+use super::outcome::{HostRun, Outcome, Skip, classify, reason};
 use super::session::{Marker, kill_line};
 use crate::exec::output::Capture;
-use crate::exec::ssh::SshTransport;
+use crate::exec::ssh::{SshTransport, ssh};
 use crate::fleet::Host;
 
 /// From SIGTERM to SIGKILL of the local ssh.
@@ -50,31 +49,17 @@ type MasterFailure = (Outcome, String);
 
 /// Checks the master and opens it when it is down.
 async fn ensure_master(transport: &SshTransport) -> Result<(), MasterFailure> {
-    let check = Command::new("ssh")
-        .args(transport.check_args())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        // Its own process group: the terminal's Ctrl-C is opsai's to turn into a cancel, not
-        // ssh's to die of (exit 255 would read as ssh failing, and a master would go with it).
-        .process_group(0)
-        .status()
-        .await;
+    let check =
+        ssh(transport.check_args()).stdin(Stdio::null()).stdout(Stdio::null()).stderr(Stdio::null()).status().await;
     if check.is_ok_and(|status| status.success()) {
         return Ok(());
     }
     // The master forks into the background once authenticated and points its stdio at
     // /dev/null, so reading stderr to its end ends when the connection is up (or failed).
-    let output = Command::new("ssh")
-        .args(transport.master_args())
+    let output = ssh(transport.master_args())
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        // Its own process group: the terminal's Ctrl-C is opsai's to turn into a cancel, not
-        // ssh's to die of (exit 255 would read as ssh failing, and a master would go with it).
-        .process_group(0)
         .output()
         .await
         .map_err(|error| (Outcome::SshFailed, format!("cannot start ssh: {error}; install the OpenSSH client")))?;
@@ -98,23 +83,24 @@ pub(super) async fn connect(
     let opened = tokio::select! {
         opened = ensure_master(transport) => opened,
         () = tokio::time::sleep_until(deadline) => Err((Outcome::TimedOut, "timed out connecting".into())),
-        () = cancel.cancelled() => Err((Outcome::Cancelled, "cancelled while connecting".into())),
+        // Nothing ran: the host is not run, like one whose turn never came.
+        () = cancel.cancelled() => Err((Outcome::NotRun(Skip::Cancelled), "cancelled while connecting".into())),
     };
     opened.map_err(|(outcome, detail)| HostRun::not_started(host.clone(), outcome, detail))
 }
 
 /// The command itself, through the master.
 pub(super) async fn command(job: Job<'_>, cancel: &CancellationToken) -> HostRun {
-    let mut child = match Command::new("ssh")
-        .args(job.transport.run_args(true, &job.remote))
+    // Nothing starts once cancelled: a Ctrl-C between the connection and here leaves the host
+    // not run, with no remote process to end.
+    if cancel.is_cancelled() {
+        return HostRun::not_started(job.host, Outcome::NotRun(Skip::Cancelled), "");
+    }
+    let mut child = match ssh(job.transport.run_args(true, &job.remote))
         // A pipe nobody writes to, held open: the remote terminal sees no input and no EOF.
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        // Its own process group: the terminal's Ctrl-C is opsai's to turn into a cancel, not
-        // ssh's to die of (exit 255 would read as ssh failing, and a master would go with it).
-        .process_group(0)
         .spawn()
     {
         Ok(child) => child,
@@ -167,17 +153,35 @@ pub(super) async fn command(job: Job<'_>, cancel: &CancellationToken) -> HostRun
     let ((output, output_hash), stderr, status) = match stopped {
         Ok(done) => done,
         Err(outcome) => {
+            // The remote group's id may still be in the pipe, unread (the command started a
+            // moment ago): read on until it is there, so the group is ended and not orphaned.
+            let mut known = pgid_rx.clone();
+            let early = tokio::select! {
+                done = &mut work => Some(done),
+                _ = tokio::time::timeout(GRACE, known.wait_for(Option::is_some)) => None,
+            };
+            let pgid = *pgid_rx.borrow();
             // The remote group is ended through the master, and the local ssh ended, which closes
             // the session's channel: the remote terminal hangs up.
-            let pgid = *pgid_rx.borrow();
             let group = async {
                 if let Some(pgid) = pgid {
                     let _ = job.transport.call(&kill_line(pgid), None).await;
                 }
             };
-            signal(pid, Signal::SIGTERM);
-            let (done, ()) = tokio::join!(stop(&mut work, pid), group);
-            let ((output, output_hash), _, _) = done;
+            let done = match early {
+                Some(done) => Some(done),
+                None => {
+                    signal(pid, Signal::SIGTERM);
+                    let (done, ()) = tokio::join!(stop(&mut work, pid), group);
+                    done
+                }
+            };
+            let (output, output_hash) = match done {
+                Some(((output, output_hash), _, _)) => (output, output_hash),
+                // The master still holds the session's pipes open (its remote side never ended):
+                // what it printed is lost, the run is not.
+                None => (crate::exec::output::Captured::whole(""), 0),
+            };
             let detail = match outcome {
                 Outcome::TimedOut => "timed out; its command was ended",
                 _ => "cancelled; its command was ended",
@@ -205,19 +209,47 @@ pub(super) async fn command(job: Job<'_>, cancel: &CancellationToken) -> HostRun
     HostRun { host: job.host, outcome, detail, output, output_hash, duration: Duration::ZERO }
 }
 
-/// Waits for the stopped run's end: SIGKILL to the local ssh when SIGTERM did not end it.
-async fn stop<F: std::future::Future + Unpin>(work: &mut F, pid: Option<Pid>) -> F::Output {
-    match tokio::time::timeout(GRACE, &mut *work).await {
-        Ok(done) => done,
-        Err(_) => {
-            signal(pid, Signal::SIGKILL);
-            work.await
-        }
+/// Waits for the stopped run's end: SIGKILL to the local ssh when SIGTERM did not end it; `None`
+/// when even then its output does not end (the master holds the pipes of a remote side that lives on).
+async fn stop<F: std::future::Future + Unpin>(work: &mut F, pid: Option<Pid>) -> Option<F::Output> {
+    if let Ok(done) = tokio::time::timeout(GRACE, &mut *work).await {
+        return Some(done);
     }
+    signal(pid, Signal::SIGKILL);
+    tokio::time::timeout(GRACE, work).await.ok()
 }
 
 fn signal(pid: Option<Pid>, signal: Signal) {
     if let Some(pid) = pid {
         let _ = kill(pid, signal);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cancel that came after the host's connection and before its command: no ssh is started,
+    /// and the host is not run (not "cancelled while running": nothing ran).
+    #[tokio::test]
+    async fn a_cancel_before_the_command_starts_nothing() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let marker = dir.path().join("ran");
+        // A host name nobody resolves: should ssh be started anyway, it fails, and never "not run".
+        let transport =
+            SshTransport::new("opsai-test.invalid", &dir.path().join("ssh"), 30, Vec::new()).expect("transport");
+        let cancel = CancellationToken::new();
+        cancel.cancel();
+        let job = Job {
+            host: Host::named("web-1"),
+            transport: &transport,
+            remote: format!("touch {}", marker.display()),
+            deadline: Instant::now() + Duration::from_secs(30),
+            head: 100,
+            tail: 100,
+        };
+        let run = command(job, &cancel).await;
+        assert_eq!(run.outcome, Outcome::NotRun(Skip::Cancelled), "{run:?}");
+        assert!(!marker.exists());
     }
 }

@@ -100,6 +100,16 @@ pub struct FleetRequest {
     /// `Some`: nobody approved it (Safe, auto-run), so each host runs it in its own sandbox, or
     /// uncontained only when it is plain words on a host without one ([`sandbox::auto_run`]).
     pub sandbox: Option<SandboxProfile>,
+    /// This call's limit per host (run_command's `timeout_s`); never longer than
+    /// [`FanoutConfig::timeout`], which also applies when it is `None`.
+    pub timeout: Option<Duration>,
+}
+
+impl FleetRequest {
+    /// `command` in `cwd`, approved (no sandbox), within the fan-out's own limit.
+    pub fn new(command: impl Into<String>, cwd: impl Into<PathBuf>) -> Self {
+        Self { command: command.into(), cwd: cwd.into(), sandbox: None, timeout: None }
+    }
 }
 
 /// Every host's run of one command, in the order the hosts were given.
@@ -137,6 +147,14 @@ impl FleetResult {
     pub fn run(&self, name: &str) -> Option<&HostRun> {
         self.runs.iter().find(|run| run.host.name == name)
     }
+}
+
+/// How far a batch has got: hosts ended (however they ended), of them failed, of how many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    pub done: usize,
+    pub failed: usize,
+    pub total: usize,
 }
 
 /// One host's connection as this process knows it.
@@ -217,38 +235,62 @@ impl Fanout {
     /// Runs `request` on every host at once (at most `forks` at a time): the read-only way, with
     /// no canary or batches (see [`Fanout::rollout`] for changes).
     pub async fn run(&self, hosts: &[Host], request: &FleetRequest, cancel: &CancellationToken) -> FleetResult {
-        FleetResult { command: request.command.clone(), runs: self.run_batch(hosts, request, cancel).await }
+        let runs = self.run_batch(hosts, request, cancel, &|_| {}).await;
+        FleetResult { command: request.command.clone(), runs }
     }
 
-    /// One batch: every host in parallel, bounded by `forks`.
+    /// One batch: every host in parallel, bounded by `forks`; `progress` hears each host's end.
     pub(crate) async fn run_batch(
         &self,
         hosts: &[Host],
         request: &FleetRequest,
         cancel: &CancellationToken,
+        progress: &(dyn Fn(Tally) + Sync),
     ) -> Vec<HostRun> {
         let permits = Semaphore::new(self.config.forks.clamp(1, MAX_FORKS));
+        let tally = Mutex::new(Tally { done: 0, failed: 0, total: hosts.len() });
         let jobs = hosts.iter().map(|host| async {
-            let permit = tokio::select! {
-                // Biased: once cancelled, a host waiting for its turn never starts.
-                biased;
-                () = cancel.cancelled() => None,
-                permit = permits.acquire() => permit.ok(),
-            };
-            let Some(_permit) = permit else {
-                return HostRun::not_started(host.clone(), Outcome::NotRun(Skip::Cancelled), "");
-            };
-            if cancel.is_cancelled() {
-                return HostRun::not_started(host.clone(), Outcome::NotRun(Skip::Cancelled), "");
+            let run = self.run_one(host, request, cancel, &permits).await;
+            let now = tally.lock().ok().map(|mut tally| {
+                tally.done += 1;
+                tally.failed += usize::from(run.outcome.failed());
+                *tally
+            });
+            if let Some(now) = now {
+                progress(now);
             }
-            self.run_host(host, request, cancel).await
+            run
         });
         join_all(jobs).await
     }
 
+    /// One host of a batch, once a fork is free for it.
+    async fn run_one(
+        &self,
+        host: &Host,
+        request: &FleetRequest,
+        cancel: &CancellationToken,
+        permits: &Semaphore,
+    ) -> HostRun {
+        let permit = tokio::select! {
+            // Biased: once cancelled, a host waiting for its turn never starts.
+            biased;
+            () = cancel.cancelled() => None,
+            permit = permits.acquire() => permit.ok(),
+        };
+        let Some(_permit) = permit else {
+            return HostRun::not_started(host.clone(), Outcome::NotRun(Skip::Cancelled), "");
+        };
+        if cancel.is_cancelled() {
+            return HostRun::not_started(host.clone(), Outcome::NotRun(Skip::Cancelled), "");
+        }
+        self.run_host(host, request, cancel).await
+    }
+
     async fn run_host(&self, host: &Host, request: &FleetRequest, cancel: &CancellationToken) -> HostRun {
         let started = Instant::now();
-        let deadline = started + self.config.timeout;
+        let limit = request.timeout.map_or(self.config.timeout, |asked| asked.min(self.config.timeout));
+        let deadline = started + limit;
         let conn = match self.conn(host) {
             Ok(conn) => conn,
             Err(reason) => return HostRun::not_started(host.clone(), Outcome::SshFailed, reason),
@@ -334,7 +376,7 @@ mod tests {
         let fanout = Fanout::new(FanoutConfig { forks: usize::MAX, ..FanoutConfig::new(dir.path()) });
         let cancel = CancellationToken::new();
         assert!(fanout.connect(&[], &cancel).await.is_empty());
-        let request = FleetRequest { command: "true".into(), cwd: PathBuf::from("/"), sandbox: None };
+        let request = FleetRequest::new("true", "/");
         assert!(fanout.run(&[], &request, &cancel).await.runs.is_empty());
     }
 

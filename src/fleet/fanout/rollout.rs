@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 use tokio_util::sync::CancellationToken;
 
 use super::outcome::{HostRun, Outcome, Skip};
-use super::{Fanout, FleetRequest, FleetResult};
+use super::{Fanout, FleetRequest, FleetResult, Tally};
 use crate::fleet::Host;
 use crate::protocol::Risk;
 
@@ -100,6 +100,10 @@ pub trait RolloutHook: Send + Sync {
 
     /// A batch ended (`index` from 0; the canary is batch 0): for live progress.
     fn batch_done(&self, _index: usize, _runs: &[HostRun]) {}
+
+    /// A host of batch `index` (its hosts: `hosts`) ended, however it ended: for live progress
+    /// while the batch runs. Called from the batch's tasks as they end, so it must not block.
+    fn host_done(&self, _index: usize, _hosts: &[Host], _tally: Tally) {}
 }
 
 /// A hook that never asks: the rollout goes on after a good canary (`-y`, tests).
@@ -135,7 +139,8 @@ impl Fanout {
                 );
                 continue;
             }
-            let done = self.run_batch(batch_hosts, request, cancel).await;
+            let progress = |tally: Tally| hook.host_done(index, batch_hosts, tally);
+            let done = self.run_batch(batch_hosts, request, cancel, &progress).await;
             hook.batch_done(index, &done);
             runs.extend(done);
             let failed = runs.iter().filter(|run| run.outcome.failed()).count();

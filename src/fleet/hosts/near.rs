@@ -12,7 +12,7 @@ pub(crate) fn near<'a>(term: &str, known: impl Iterator<Item = &'a str>) -> Vec<
     let mut scored: Vec<(usize, &str)> = known
         .filter_map(|name| {
             let lower = name.to_lowercase();
-            let distance = distance(&wanted, &lower);
+            let distance = strsim::levenshtein(&wanted, &lower);
             let close = distance <= budget || (wanted.len() >= 3 && lower.contains(&wanted));
             close.then_some((distance, name))
         })
@@ -20,22 +20,6 @@ pub(crate) fn near<'a>(term: &str, known: impl Iterator<Item = &'a str>) -> Vec<
     scored.sort();
     scored.dedup_by(|a, b| a.1 == b.1);
     scored.into_iter().take(5).map(|(_, name)| name.to_owned()).collect()
-}
-
-/// Levenshtein distance over characters (names are short; this is quadratic and fine).
-fn distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = if ca == *cb { previous } else { 1 + previous.min(row[j]).min(current) };
-            previous = current;
-        }
-    }
-    row[b.len()]
 }
 
 #[cfg(test)]

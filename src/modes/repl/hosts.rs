@@ -1,11 +1,102 @@
-//! `/hosts PATTERN`, `/hosts`, `/hosts off` (and `opsai --hosts PATTERN` with no task): the fleet
-//! every command of the next turns runs on. A fleet and `/host` are one or the other: choosing one
-//! ends the other.
+//! Where commands run: `/host` (this machine or one host over ssh), `cd`, and `/hosts PATTERN`,
+//! `/hosts`, `/hosts off` (and `opsai --hosts PATTERN` with no task): the fleet every command of
+//! the next turns runs on. A fleet and `/host` are one or the other: choosing one ends the other.
+
+use std::path::PathBuf;
 
 use super::Repl;
-use crate::modes::common::{note, warn};
+use super::dirs::{display_dir, resolve_dir};
+use crate::context::EnvContext;
+use crate::modes::common::{self, note, warn};
+use crate::runner;
+use crate::tools::Offer;
 
 impl Repl<'_> {
+    /// `/host`: show where commands run, or move them to a host (`Some(Some)`) or back here.
+    /// False when the host cannot be reached (nothing changed then).
+    pub(super) async fn host(&mut self, host: Option<Option<String>>) -> bool {
+        let Some(host) = host else {
+            if self.parts.fleet.is_some() {
+                self.show_fleet();
+                return true;
+            }
+            match &self.parts.host {
+                Some(host) => {
+                    note(&format!("commands and file tools run on {host} over ssh (`/host local` to come back)"))
+                }
+                None => note("commands run on this machine (`/host HOST` to use ssh)"),
+            }
+            return true;
+        };
+        let switched = self.parts.set_host(self.paths, host.as_deref()).await;
+        if switched.is_ok() {
+            // Commands go to one machine from here: a fleet is over only once that is true (a
+            // failed `/host` leaves the fleet as it was), and no grant carries to the new target.
+            if self.parts.fleet.take().is_some() {
+                note("the fleet is off: commands go to one machine now");
+            }
+            self.state.grants.clear();
+        }
+        match switched {
+            Ok(Some(remote)) => {
+                let name = host.unwrap_or_default();
+                self.environment = runner::remote_environment(&name, &remote, self.parts.remote_sandbox.as_ref());
+                self.offer = Offer::for_context(&remote);
+                self.prompt.cwd = format!("{name}:{}", remote.cwd.display());
+                self.state.cwd = remote.cwd;
+                note(&format!("commands and file tools now run on {name} over ssh"));
+                true
+            }
+            Ok(None) => {
+                let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/"));
+                let mut input = common::context_input(self.paths.cache_dir());
+                input.cwd = cwd.clone();
+                let context = EnvContext::start(&input).finish();
+                self.environment = context.render();
+                self.offer = Offer::for_context(&context);
+                self.prompt.cwd = display_dir(&cwd, self.paths.user_home.as_deref());
+                self.state.cwd = cwd;
+                note("commands run on this machine again");
+                true
+            }
+            Err(err) => {
+                warn(&err.to_string());
+                false
+            }
+        }
+    }
+
+    pub(super) fn cd(&mut self, dir: &str) {
+        if self.parts.fleet.is_some() {
+            return self.fleet_cd(dir);
+        }
+        if let Some(host) = &self.parts.host {
+            // The directory is on the host: it is checked when the next command runs there.
+            let target = resolve_dir(&self.state.cwd, dir, self.parts.files.home().as_deref());
+            self.prompt.cwd = format!("{host}:{}", target.display());
+            self.state.cwd = target;
+            note(&format!("now in {}", self.prompt.cwd));
+            return;
+        }
+        let target = resolve_dir(&self.state.cwd, dir, self.paths.user_home.as_deref());
+        match std::fs::canonicalize(&target) {
+            Ok(path) if path.is_dir() => {
+                // The process follows too, so relative paths everywhere mean the same directory.
+                let _ = std::env::set_current_dir(&path);
+                self.prompt.cwd = display_dir(&path, self.paths.user_home.as_deref());
+                let mut input = common::context_input(self.paths.cache_dir());
+                input.cwd = path.clone();
+                let context = EnvContext::start(&input).finish();
+                self.environment = context.render();
+                self.offer = Offer::for_context(&context);
+                self.state.cwd = path;
+                note(&format!("now in {}", self.prompt.cwd));
+            }
+            Ok(path) => warn(&format!("{} is not a directory", path.display())),
+            Err(err) => warn(&format!("cannot change to {}: {err}", target.display())),
+        }
+    }
+
     /// `/hosts` (and `/host` while a fleet is active): where commands run.
     pub(super) fn show_fleet(&self) {
         match &self.parts.fleet {

@@ -23,6 +23,10 @@ pub(super) struct Planned {
     pub timeout: Duration,
     /// A model-written line, whose sandbox follows from what it is (`route`).
     pub routed: bool,
+    /// On a fleet, the hosts found unreachable before the prompt (named in it; not run).
+    pub unreached: Vec<crate::fleet::fanout::HostRun>,
+    /// What the prompt adds under the command (a fleet's reachability).
+    pub note: Option<String>,
 }
 
 impl Planned {
@@ -65,8 +69,10 @@ pub(super) fn assess(call: &mut Call, args: &Value, cwd: &Path) -> Result<Planne
         .and_then(Value::as_u64)
         .filter(|&seconds| seconds > 0)
         .map_or(services.exec_timeout, |seconds| Duration::from_secs(seconds).min(services.exec_timeout));
+    // On an ssh host or a fleet, `~` is the host's home: it is left for the remote shell.
+    let remote = services.host.is_some() || services.fleet.is_some();
     let cwd = match optional_string(args, "cwd") {
-        Some(dir) => resolve(cwd, &dir),
+        Some(dir) => resolve(cwd, &dir, remote),
         None => cwd.to_owned(),
     };
     let assessment = policy::assess(&typed, services.policy);
@@ -80,15 +86,35 @@ pub(super) fn assess(call: &mut Call, args: &Value, cwd: &Path) -> Result<Planne
         cwd,
         timeout,
         routed,
+        unreached: Vec::new(),
+        note: None,
     })
 }
 
-fn resolve(base: &Path, dir: &str) -> PathBuf {
+/// `dir` from `base`: absolute as it is, relative under `base`, `~` this machine's home, or with
+/// `remote` left as `~` for the remote shell to expand (`exec::ssh::remote_dir`).
+fn resolve(base: &Path, dir: &str, remote: bool) -> PathBuf {
     let expanded = match dir.strip_prefix("~") {
+        Some(_) if remote => return PathBuf::from(dir),
         Some(rest) if rest.is_empty() || rest.starts_with('/') => {
             std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default().join(rest.trim_start_matches('/'))
         }
         _ => PathBuf::from(dir),
     };
     if expanded.is_absolute() { expanded } else { base.join(expanded) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tilde_is_this_homes_here_and_left_to_the_remote_shell_elsewhere() {
+        let home = std::env::var_os("HOME").map(PathBuf::from).unwrap_or_default();
+        assert_eq!(resolve(Path::new("/srv"), "~/x", false), home.join("x"));
+        assert_eq!(resolve(Path::new("."), "~/x", true), PathBuf::from("~/x"));
+        assert_eq!(resolve(Path::new("."), "~", true), PathBuf::from("~"));
+        assert_eq!(resolve(Path::new("."), "logs", true), PathBuf::from("./logs"));
+        assert_eq!(resolve(Path::new("/srv"), "/etc", true), PathBuf::from("/etc"));
+    }
 }

@@ -20,6 +20,8 @@ pub(super) enum Stage {
     WritingCall,
     /// A command runs (its output, if any, shows above).
     Running(String),
+    /// A command runs on a fleet: how far its batch has got (`web-[1:16]: 12/16 done`).
+    Hosts(String),
 }
 
 #[derive(Debug, Clone)]
@@ -43,6 +45,11 @@ impl Spinner {
         Self::new(Stage::Running(shown))
     }
 
+    /// The same clock with another stage: a fleet's progress counts from the command's start.
+    pub(super) fn with_stage(&self, stage: Stage) -> Self {
+        Self { stage, since: self.since }
+    }
+
     pub(super) fn stage(&self) -> &Stage {
         &self.stage
     }
@@ -54,6 +61,7 @@ impl Spinner {
             Stage::Model => "reading the prompt".to_owned(),
             Stage::WritingCall => "writing a tool call".to_owned(),
             Stage::Running(command) => format!("running {command}"),
+            Stage::Hosts(progress) => progress.clone(),
         };
         format!("{stage} · {} s", elapsed.as_secs())
     }
