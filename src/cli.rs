@@ -151,7 +151,7 @@ pub enum Command {
     Doctor(DoctorArgs),
     /// The web chat for a team: serve the page and its API (`opsai serve`), or manage its users
     /// (`opsai serve user add NAME --role viewer|operator`).
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
 }
 
 #[derive(Debug, Args)]
@@ -184,6 +184,33 @@ pub struct ServeArgs {
     pub fleet: FleetOptions,
     #[command(flatten)]
     pub limits: ServeLimits,
+    #[command(flatten)]
+    pub sso: SsoArgs,
+}
+
+/// Single sign-on with OpenID Connect (docs/serve.md "Single sign-on"), beside the password users.
+/// The client secret, when the client has one, comes from OPSAI_OIDC_CLIENT_SECRET.
+#[derive(Debug, Clone, Args)]
+pub struct SsoArgs {
+    /// Log in with this OpenID Connect issuer (its discovery document is read at start).
+    #[arg(long, value_name = "URL", requires = "oidc_client_id")]
+    pub oidc_issuer: Option<String>,
+    /// The client id registered at the issuer for this server.
+    #[arg(long, value_name = "ID", requires = "oidc_issuer")]
+    pub oidc_client_id: Option<String>,
+    /// The redirect URL registered at the issuer [default: http://ADDRESS/api/v2/auth/sso/callback,
+    /// ADDRESS the printed one; behind a TLS proxy give the https one].
+    #[arg(long, value_name = "URL", requires = "oidc_issuer")]
+    pub oidc_redirect_url: Option<String>,
+    /// The ID token claim holding the user's groups or roles.
+    #[arg(long, value_name = "CLAIM", default_value = "groups")]
+    pub oidc_role_claim: String,
+    /// A claim value that makes an operator; repeatable.
+    #[arg(long, value_name = "VALUE")]
+    pub oidc_operator: Vec<String>,
+    /// A claim value that makes a viewer; repeatable [default: every other user the issuer lets in].
+    #[arg(long, value_name = "VALUE")]
+    pub oidc_viewer: Vec<String>,
 }
 
 /// What bounds `opsai serve` under hostile traffic (docs/serve.md "Limits").

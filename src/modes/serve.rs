@@ -32,6 +32,7 @@ mod page;
 mod passwords;
 mod quota;
 mod screen;
+mod sso;
 mod state;
 mod telemetry;
 mod throttle;
@@ -79,10 +80,11 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
         common::warn(&format!("--listen {}: not an address such as 127.0.0.1:8765", args.listen));
         return Ok(2);
     };
-    if !addr.ip().is_loopback() && args.users.is_none() && !args.allow_remote {
+    if !addr.ip().is_loopback() && args.users.is_none() && args.sso.oidc_issuer.is_none() && !args.allow_remote {
         common::warn(&format!(
             "--listen {addr} is reachable from other machines: log in with users (--users FILE, see \
-             `opsai serve user add`), or pass --allow-remote to use the access token there (put a TLS \
+             `opsai serve user add`) or single sign-on (--oidc-issuer), or pass --allow-remote to use the \
+             access token there (put a TLS \
              reverse proxy in front either way)"
         ));
         return Ok(2);
@@ -213,6 +215,13 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         Mode::Token(token) => format!("http://{shown}/?token={token}"),
         Mode::Users(_) => format!("http://{shown}/"),
     };
+    let sso = match sso_setup(&args.sso, &shown).await {
+        Ok(sso) => sso,
+        Err(err) => {
+            crate::modes::common::warn(&err.to_string());
+            return Ok(2);
+        }
+    };
     let state = Arc::new(AppState {
         environment: context.render(),
         offer: Offer::for_context(&context),
@@ -227,6 +236,7 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         hosts: hosts::Hosts::new(local.port(), &args.public_host),
         host_sets,
         telemetry,
+        sso,
         quota: quota::Quota::new(args.limits.max_conversations),
         secure_cookies: args.limits.secure_cookies,
         proxies: args.limits.trusted_proxy.clone(),
@@ -274,12 +284,36 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
     Ok(0)
 }
 
+/// `--oidc-issuer`: the identity provider read and checked before anyone can log in with it.
+async fn sso_setup(args: &crate::cli::SsoArgs, shown: &str) -> Result<Option<Arc<sso::Sso>>, sso::SsoError> {
+    let (Some(issuer), Some(client_id)) = (&args.oidc_issuer, &args.oidc_client_id) else { return Ok(None) };
+    let config = sso::SsoConfig {
+        issuer: issuer.clone(),
+        client_id: client_id.clone(),
+        client_secret: std::env::var("OPSAI_OIDC_CLIENT_SECRET").ok().filter(|secret| !secret.is_empty()),
+        redirect_url: args
+            .oidc_redirect_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{shown}/api/v2/auth/sso/callback")),
+        role_claim: args.oidc_role_claim.clone(),
+        operators: args.oidc_operator.clone(),
+        viewers: args.oidc_viewer.clone(),
+    };
+    let redirect = config.redirect_url.clone();
+    let sso = sso::Sso::discover(config).await?;
+    log(&format!("single sign-on with {issuer} (redirect URL {redirect})"));
+    Ok(Some(Arc::new(sso)))
+}
+
 fn router(state: Arc<AppState>, body_timeout: Duration) -> Router {
     let api = Router::new()
         .route("/api/v2/auth/login", post(login::login))
         .route("/api/v2/auth/token", post(login::token))
         .route("/api/v2/auth/logout", post(login::logout))
         .route("/api/v2/auth/me", get(login::me))
+        .route("/api/v2/auth/sso", get(login::sso_status))
+        .route("/api/v2/auth/sso/start", get(login::sso_start))
+        .route("/api/v2/auth/sso/callback", get(login::sso_callback))
         .route("/api/v2/ai/conversations", post(api::create).get(api::list))
         .route("/api/v2/ai/conversations/{id}", delete(api::remove).get(api::one))
         .route("/api/v2/ai/conversations/{id}/messages", get(api::messages))

@@ -4,6 +4,7 @@
 //! stays text. Every wait polls a DOM condition with a deadline.
 
 mod driver;
+mod sso;
 
 use std::os::unix::fs::PermissionsExt;
 

@@ -57,9 +57,17 @@ pub struct Builder<'e> {
     vars: Vec<(String, String)>,
     users: Option<PathBuf>,
     files: Option<u64>,
+    listen: String,
 }
 
 impl<'e> Builder<'e> {
+    /// Listens on `addr` instead of a port of its own choosing (a redirect URL registered
+    /// elsewhere must name the port before the server starts).
+    pub fn listen(mut self, addr: &str) -> Self {
+        addr.clone_into(&mut self.listen);
+        self
+    }
+
     /// Starts it under an open-files limit of `n` (soft and hard), through util-linux's `prlimit`.
     pub fn files_limit(mut self, n: u64) -> Self {
         self.files = Some(n);
@@ -103,7 +111,7 @@ impl<'e> Builder<'e> {
             cmd.arg(format!("--nofile={n}:{n}")).arg("--").arg(opsai.get_program()).env_clear();
             cmd.envs(opsai.get_envs().filter_map(|(k, v)| Some((k, v?)))).current_dir(self.env.user_home());
         }
-        cmd.args(["serve", "--listen", "127.0.0.1:0"]).args(&self.args);
+        cmd.args(["serve", "--listen", &self.listen]).args(&self.args);
         if let Some(users) = &self.users {
             cmd.arg("--users").arg(users);
         }
@@ -143,7 +151,14 @@ pub struct Server {
 
 impl Server {
     pub fn builder(env: &TestEnv) -> Builder<'_> {
-        Builder { env, args: Vec::new(), vars: vec![("OPSAI_SANDBOX".into(), "off".into())], users: None, files: None }
+        Builder {
+            env,
+            args: Vec::new(),
+            vars: vec![("OPSAI_SANDBOX".into(), "off".into())],
+            users: None,
+            files: None,
+            listen: "127.0.0.1:0".into(),
+        }
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -55,6 +55,9 @@ pub struct Principal {
     /// Users mode: which password the session or token was made with ([`credential`]); a changed
     /// password ends them.
     pub credential: Option<u64>,
+    /// Logged in through single sign-on: not in the users file; the role is the one the identity
+    /// provider gave at login, for the session's life.
+    pub sso: bool,
 }
 
 /// A fingerprint of a stored password hash (in memory only, never shown).
@@ -209,6 +212,9 @@ impl Auth {
     /// file that fails to load logs nobody out: `Err` is a 503 until it is fixed.
     pub fn current(&self, principal: Principal) -> Result<Option<Principal>, ApiError> {
         let Mode::Users(path) = &self.mode else { return Ok(Some(principal)) };
+        if principal.sso {
+            return Ok(Some(principal));
+        }
         let users = self.users.get(path).map_err(unloadable)?;
         let Some(user) = users.find(&principal.user) else { return Ok(None) };
         if principal.credential != Some(credential(&user.password_hash)) {
@@ -258,6 +264,7 @@ impl Auth {
                     user: user.name.clone(),
                     role: user.role,
                     credential: Some(credential(&user.password_hash)),
+                    sso: false,
                 })
             }
             _ => Err(ApiError::new(StatusCode::UNAUTHORIZED, "wrong user name or password")),
@@ -291,7 +298,7 @@ fn unloadable(err: super::users::UsersError) -> ApiError {
 
 /// Token mode's one user.
 pub fn owner() -> Principal {
-    Principal { user: super::users::RESERVED.into(), role: ServeRole::Operator, credential: None }
+    Principal { user: super::users::RESERVED.into(), role: ServeRole::Operator, credential: None, sso: false }
 }
 
 /// An authenticated request: who, and (cookie sessions) their session id and CSRF token.

@@ -52,14 +52,32 @@ pub fn client_ip(parts: &Parts, proxies: &[IpAddr]) -> IpAddr {
 /// The session cookie's value, when the request has exactly one: two mean another site (a
 /// sibling subdomain) set one of them (cookie tossing), and neither is trusted.
 pub fn session_cookie(headers: &HeaderMap) -> Option<String> {
+    cookie(headers, COOKIE)
+}
+
+/// The cookie `name`, when the request carries it exactly once.
+pub fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
     let mut found = headers
         .get_all(axum::http::header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
         .flat_map(|value| value.split(';'))
-        .filter_map(|pair| pair.trim().strip_prefix(COOKIE)?.strip_prefix('=').map(str::to_owned));
+        .filter_map(|pair| pair.trim().strip_prefix(name)?.strip_prefix('=').map(str::to_owned));
     let first = found.next()?;
     found.next().is_none().then_some(first)
+}
+
+/// The `Set-Cookie` value binding a single sign-on login to this browser (`None`: clears it).
+/// `Lax`, unlike the session's: the identity provider sends the browser back by a cross-site
+/// navigation, which carries `Lax` cookies and not `Strict` ones.
+pub fn sso_cookie(state: &AppState, headers: &HeaderMap, binding: Option<&str>) -> String {
+    let secure = if state.secure_cookies || over_https(state, headers) { "; Secure" } else { "" };
+    let name = super::sso::BINDING_COOKIE;
+    let path = "Path=/api/v2/auth/sso";
+    match binding {
+        Some(value) => format!("{name}={value}; HttpOnly; SameSite=Lax; {path}; Max-Age=600{secure}"),
+        None => format!("{name}=; HttpOnly; SameSite=Lax; {path}; Max-Age=0{secure}"),
+    }
 }
 
 /// The `Set-Cookie` value for a session (`None`: clears it); `Secure` when the request came over

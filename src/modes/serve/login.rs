@@ -5,14 +5,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
-use axum::extract::State;
+use axum::extract::{Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::auth::{Caller, Principal};
-use super::headers::{Client, set_cookie};
+use super::headers::{Client, cookie, set_cookie, sso_cookie};
 use super::state::AppState;
 use super::users::role_name;
 use super::{ApiError, Body};
@@ -91,4 +91,85 @@ pub async fn me(State(state): State<Arc<AppState>>, caller: Caller) -> Response 
         "host_sets": state.host_sets.json(),
     }))
     .into_response()
+}
+
+/// `GET /api/v2/auth/sso`: whether single sign-on is offered (no login needed: the login page asks).
+pub async fn sso_status(State(state): State<Arc<AppState>>) -> Response {
+    Json(json!({"enabled": state.sso.is_some()})).into_response()
+}
+
+fn sso_off() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "single sign-on is not configured: start opsai serve with --oidc-issuer")
+}
+
+/// `GET /api/v2/auth/sso/start`: to the identity provider, bound to this browser.
+pub async fn sso_start(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, ApiError> {
+    let sso = state.sso.as_ref().ok_or_else(sso_off)?;
+    let started = sso.start();
+    let cookie = sso_cookie(&state, &headers, Some(&started.binding));
+    Ok((StatusCode::SEE_OTHER, [(header::LOCATION, started.location), (header::SET_COOKIE, cookie)]).into_response())
+}
+
+#[derive(Deserialize)]
+pub struct Callback {
+    code: Option<String>,
+    state: Option<String>,
+    error: Option<String>,
+    error_description: Option<String>,
+}
+
+/// `GET /api/v2/auth/sso/callback`: the identity provider's answer; a session and back to the
+/// page, or a page that says why not.
+pub async fn sso_callback(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    Query(answer): Query<Callback>,
+) -> Result<Response, ApiError> {
+    let sso = state.sso.as_ref().ok_or_else(sso_off)?;
+    let clear = sso_cookie(&state, &headers, None);
+    let refused = |status: StatusCode, text: &str| {
+        let page = super::page::message_page(&format!("{text} Go back to the page and log in again."));
+        let mut response = (status, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], page).into_response();
+        if let Ok(value) = header::HeaderValue::from_str(&clear) {
+            response.headers_mut().append(header::SET_COOKIE, value);
+        }
+        response
+    };
+    if let Some(error) = &answer.error {
+        let detail = answer.error_description.as_deref().unwrap_or("");
+        return Ok(refused(
+            StatusCode::UNAUTHORIZED,
+            &format!("The identity provider did not log you in ({error} {detail})."),
+        ));
+    }
+    let (Some(code), Some(login)) = (&answer.code, &answer.state) else {
+        return Ok(refused(
+            StatusCode::BAD_REQUEST,
+            "This address is the identity provider's way back, without its answer.",
+        ));
+    };
+    let binding = cookie(&headers, super::sso::BINDING_COOKIE);
+    match sso.finish(code, login, binding.as_deref()).await {
+        Ok(principal) => {
+            super::log(&format!("single sign-on: {} logged in ({})", principal.user, role_name(principal.role)));
+            let (id, _) = state.auth.open_session(principal);
+            let mut response = (
+                StatusCode::SEE_OTHER,
+                [(header::LOCATION, "/".to_owned()), (header::SET_COOKIE, set_cookie(&state, &headers, Some(&id)))],
+            )
+                .into_response();
+            if let Ok(value) = header::HeaderValue::from_str(&clear) {
+                response.headers_mut().append(header::SET_COOKIE, value);
+            }
+            Ok(response)
+        }
+        Err(err) => {
+            super::log(&format!("single sign-on refused: {err}"));
+            let status = match err {
+                super::sso::SsoError::NotAllowed { .. } => StatusCode::FORBIDDEN,
+                _ => StatusCode::UNAUTHORIZED,
+            };
+            Ok(refused(status, &err.to_string()))
+        }
+    }
 }

@@ -70,3 +70,24 @@ pub async fn asset(Path(name): Path<String>) -> Response {
         None => StatusCode::NOT_FOUND.into_response(),
     }
 }
+
+/// A page of one message, for answers the browser navigates to (the single sign-on callback):
+/// the text escaped, so an identity provider's words stay text.
+pub fn message_page(text: &str) -> String {
+    let escaped: String = text
+        .chars()
+        .map(|c| match c {
+            '&' => "&amp;".to_owned(),
+            '<' => "&lt;".to_owned(),
+            '>' => "&gt;".to_owned(),
+            '"' => "&quot;".to_owned(),
+            '\'' => "&#39;".to_owned(),
+            c if c.is_control() => " ".to_owned(),
+            c => c.to_string(),
+        })
+        .collect();
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>opsai</title></head><body><p>{escaped}</p>\
+         <p><a href=\"/\">Back to opsai</a></p></body></html>"
+    )
+}

@@ -35,6 +35,8 @@ pub struct AppState {
     pub hosts: super::hosts::Hosts,
     /// `--hosts PATTERN`: the host sets a conversation may run its commands on.
     pub host_sets: super::host_sets::HostSets,
+    /// `--oidc-issuer`: single sign-on.
+    pub sso: Option<Arc<super::sso::Sso>>,
     /// OpenTelemetry (off unless OTEL_* names a receiver).
     pub telemetry: Arc<super::telemetry::Telemetry>,
     /// SIGINT/SIGTERM: no new turn starts.

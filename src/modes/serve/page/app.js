@@ -75,7 +75,16 @@
     }
   }
 
+  // Single sign-on, when the server offers it: a link to the identity provider on either view.
+  async function offerSso() {
+    let enabled = false;
+    try { enabled = Boolean((await apiJson('GET', '/api/v2/auth/sso')).enabled); } catch (_) { /* not offered */ }
+    $('sso-login').hidden = !enabled;
+    $('sso-token').hidden = !enabled;
+  }
+
   function showLogin(mode) {
+    offerSso();
     state.me = null; state.csrf = ''; state.mode = mode || state.mode;
     $('who').textContent = '';
     $('logout').hidden = true;

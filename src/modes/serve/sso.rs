@@ -1,0 +1,348 @@
+//! Single sign-on with OpenID Connect (issue 25, docs/serve.md "Single sign-on"): the
+//! authorization code flow with PKCE against the issuer's discovery document, the ID token's
+//! signature checked against its JWKS (asymmetric algorithms only), its issuer, audience, expiry
+//! and nonce, and the role taken from a configurable claim. A login that starts here is bound to
+//! the browser that started it (a short-lived cookie), so a callback URL sent to someone else logs
+//! nobody in.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use jsonwebtoken::jwk::JwkSet;
+use jsonwebtoken::{Algorithm, DecodingKey, Validation};
+use serde::Deserialize;
+use serde_json::Value;
+use sha2::Digest;
+use thiserror::Error;
+
+use super::auth::{Principal, random_token};
+use crate::cli::ServeRole;
+
+/// A login not finished within this is forgotten (the IdP's own page may take a while).
+const PENDING: Duration = Duration::from_secs(600);
+/// Logins being made at once; beyond, the oldest is forgotten (a flood cannot grow memory).
+const MAX_PENDING: usize = 1024;
+/// How long any request to the IdP may take.
+const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
+/// The cookie that binds a login to the browser that started it.
+pub const BINDING_COOKIE: &str = "opsai_sso";
+
+/// What the admin configured (`--oidc-*`, `OPSAI_OIDC_CLIENT_SECRET`).
+#[derive(Debug, Clone)]
+pub struct SsoConfig {
+    pub issuer: String,
+    pub client_id: String,
+    pub client_secret: Option<String>,
+    /// Where the IdP sends the browser back: this server's `/api/v2/auth/sso/callback`.
+    pub redirect_url: String,
+    /// The claim holding the user's groups or roles (`groups`).
+    pub role_claim: String,
+    /// Claim values that make an operator.
+    pub operators: Vec<String>,
+    /// Claim values that make a viewer; empty: everyone the IdP lets in who is not an operator.
+    pub viewers: Vec<String>,
+}
+
+#[derive(Debug, Error)]
+pub enum SsoError {
+    #[error("the identity provider at {url} could not be read: {reason}; check --oidc-issuer and that it is reachable")]
+    Discovery { url: String, reason: String },
+    #[error(
+        "the identity provider says its issuer is `{found}`, not `{expected}`; give --oidc-issuer exactly as it does"
+    )]
+    IssuerMismatch { expected: String, found: String },
+    #[error("this login was not started here, or took longer than 10 minutes: start it again")]
+    UnknownLogin,
+    #[error("the identity provider refused the login: {0}")]
+    Refused(String),
+    #[error("the identity provider's answer is not valid: {0}")]
+    Invalid(String),
+    #[error(
+        "{user} may not use this server: none of their `{claim}` ({found}) is allowed (--oidc-operator / --oidc-viewer)"
+    )]
+    NotAllowed { user: String, claim: String, found: String },
+}
+
+#[derive(Deserialize)]
+struct Discovery {
+    issuer: String,
+    authorization_endpoint: String,
+    token_endpoint: String,
+    jwks_uri: String,
+}
+
+struct Pending {
+    verifier: String,
+    nonce: String,
+    binding: String,
+    started: Instant,
+}
+
+pub struct Sso {
+    config: SsoConfig,
+    discovery: Discovery,
+    /// `discovery.authorization_endpoint`, parsed once.
+    authorize: reqwest::Url,
+    keys: Mutex<JwkSet>,
+    pending: Mutex<HashMap<String, Pending>>,
+    http: reqwest::Client,
+}
+
+/// A login started: where to send the browser, and the binding cookie's value to set.
+pub struct Started {
+    pub location: String,
+    pub binding: String,
+}
+
+fn base64url(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+async fn get_json<T: serde::de::DeserializeOwned>(http: &reqwest::Client, url: &str) -> Result<T, SsoError> {
+    let failed = |reason: String| SsoError::Discovery { url: url.to_owned(), reason };
+    let response = http.get(url).send().await.map_err(|err| failed(err.to_string()))?;
+    if !response.status().is_success() {
+        return Err(failed(format!("HTTP {}", response.status())));
+    }
+    response.json().await.map_err(|err| failed(format!("not the JSON expected: {err}")))
+}
+
+impl Sso {
+    /// Reads the issuer's discovery document and keys; a server that cannot does not start.
+    pub async fn discover(config: SsoConfig) -> Result<Self, SsoError> {
+        let http = reqwest::Client::builder()
+            .timeout(HTTP_TIMEOUT)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .map_err(|err| SsoError::Discovery { url: config.issuer.clone(), reason: err.to_string() })?;
+        let url = format!("{}/.well-known/openid-configuration", config.issuer.trim_end_matches('/'));
+        let discovery: Discovery = get_json(&http, &url).await?;
+        if discovery.issuer.trim_end_matches('/') != config.issuer.trim_end_matches('/') {
+            return Err(SsoError::IssuerMismatch { expected: config.issuer.clone(), found: discovery.issuer });
+        }
+        let authorize = reqwest::Url::parse(&discovery.authorization_endpoint).map_err(|err| SsoError::Discovery {
+            url: url.clone(),
+            reason: format!("its authorization_endpoint is not a URL: {err}"),
+        })?;
+        let keys: JwkSet = get_json(&http, &discovery.jwks_uri).await?;
+        Ok(Self { config, discovery, authorize, keys: Mutex::new(keys), pending: Mutex::default(), http })
+    }
+
+    /// A new login: the IdP's authorization URL with a fresh state, nonce and PKCE challenge.
+    pub fn start(&self) -> Started {
+        let (state, nonce, verifier, binding) = (random_token(), random_token(), random_token(), random_token());
+        let challenge = base64url(&sha2::Sha256::digest(verifier.as_bytes()));
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.retain(|_, login| login.started.elapsed() < PENDING);
+            if pending.len() >= MAX_PENDING
+                && let Some(oldest) = pending.iter().min_by_key(|(_, login)| login.started).map(|(k, _)| k.clone())
+            {
+                pending.remove(&oldest);
+            }
+            let login = Pending { verifier, nonce: nonce.clone(), binding: binding.clone(), started: Instant::now() };
+            pending.insert(state.clone(), login);
+        }
+        let mut url = self.authorize.clone();
+        url.query_pairs_mut()
+            .append_pair("response_type", "code")
+            .append_pair("client_id", &self.config.client_id)
+            .append_pair("redirect_uri", &self.config.redirect_url)
+            .append_pair("scope", &format!("openid profile email {}", self.config.role_claim))
+            .append_pair("state", &state)
+            .append_pair("nonce", &nonce)
+            .append_pair("code_challenge", &challenge)
+            .append_pair("code_challenge_method", "S256");
+        Started { location: url.into(), binding }
+    }
+
+    /// The callback: the login `state` names (started by this browser: `binding`), its code
+    /// exchanged and its ID token checked; the user and their role.
+    pub async fn finish(&self, code: &str, state: &str, binding: Option<&str>) -> Result<Principal, SsoError> {
+        let login = {
+            let mut pending = self.pending.lock().map_err(|_| SsoError::UnknownLogin)?;
+            pending.remove(state).filter(|login| login.started.elapsed() < PENDING).ok_or(SsoError::UnknownLogin)?
+        };
+        if binding != Some(login.binding.as_str()) {
+            return Err(SsoError::UnknownLogin);
+        }
+        let id_token = self.exchange(code, &login.verifier).await?;
+        let claims = self.verify(&id_token, &login.nonce).await?;
+        self.principal(&claims)
+    }
+
+    async fn exchange(&self, code: &str, verifier: &str) -> Result<String, SsoError> {
+        let mut form = vec![
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", self.config.redirect_url.as_str()),
+            ("code_verifier", verifier),
+        ];
+        let mut request = self.http.post(&self.discovery.token_endpoint);
+        // A confidential client authenticates with its secret (HTTP Basic); a public one names
+        // itself in the form, and PKCE is its proof.
+        match &self.config.client_secret {
+            Some(secret) => request = request.basic_auth(&self.config.client_id, Some(secret)),
+            None => form.push(("client_id", self.config.client_id.as_str())),
+        }
+        let response = request.form(&form).send().await.map_err(|err| SsoError::Refused(err.to_string()))?;
+        let status = response.status();
+        let body: Value = response.json().await.map_err(|err| SsoError::Invalid(format!("token response: {err}")))?;
+        if !status.is_success() {
+            let error = body["error"].as_str().unwrap_or("unknown error");
+            let detail = body["error_description"].as_str().unwrap_or("");
+            return Err(SsoError::Refused(format!("{error} {detail}").trim().to_owned()));
+        }
+        body["id_token"].as_str().map(str::to_owned).ok_or_else(|| SsoError::Invalid("no id_token".into()))
+    }
+
+    /// The ID token's claims once its signature, issuer, audience, expiry and nonce hold. A key
+    /// id not known yet reads the JWKS again (the IdP rotated its keys).
+    async fn verify(&self, id_token: &str, nonce: &str) -> Result<Value, SsoError> {
+        let invalid = |what: String| SsoError::Invalid(what);
+        let header = jsonwebtoken::decode_header(id_token).map_err(|err| invalid(format!("ID token: {err}")))?;
+        if !is_asymmetric(header.alg) {
+            return Err(invalid(format!(
+                "ID token signed with {:?}: only public-key signatures are accepted",
+                header.alg
+            )));
+        }
+        let kid = header.kid.clone().unwrap_or_default();
+        let mut key = self.key(&kid);
+        if key.is_none() {
+            let fresh: JwkSet =
+                get_json(&self.http, &self.discovery.jwks_uri).await.map_err(|e| invalid(e.to_string()))?;
+            if let Ok(mut keys) = self.keys.lock() {
+                *keys = fresh;
+            }
+            key = self.key(&kid);
+        }
+        let key = key.ok_or_else(|| invalid(format!("ID token signed with an unknown key `{kid}`")))?;
+        let mut validation = Validation::new(header.alg);
+        validation.set_audience(&[&self.config.client_id]);
+        validation.set_issuer(&[&self.discovery.issuer]);
+        validation.set_required_spec_claims(&["exp", "iss", "aud", "sub"]);
+        validation.leeway = 60;
+        let data = jsonwebtoken::decode::<Value>(id_token, &key, &validation)
+            .map_err(|err| invalid(format!("ID token: {err}")))?;
+        if data.claims["nonce"].as_str() != Some(nonce) {
+            return Err(invalid("ID token: the nonce is not this login's".into()));
+        }
+        Ok(data.claims)
+    }
+
+    fn key(&self, kid: &str) -> Option<DecodingKey> {
+        let keys = self.keys.lock().ok()?;
+        let jwk = if kid.is_empty() && keys.keys.len() == 1 { keys.keys.first() } else { keys.find(kid) }?;
+        DecodingKey::from_jwk(jwk).ok()
+    }
+
+    /// The user (`sso:NAME`, apart from password users) and the role their claim gives.
+    fn principal(&self, claims: &Value) -> Result<Principal, SsoError> {
+        let name = ["preferred_username", "email", "sub"]
+            .iter()
+            .find_map(|claim| claims[*claim].as_str().map(user_name).filter(|name| !name.is_empty()))
+            .ok_or_else(|| SsoError::Invalid("the ID token names no user".into()))?;
+        let user = format!("sso:{name}");
+        let values = claim_values(&claims[self.config.role_claim.as_str()]);
+        let has = |allowed: &[String]| values.iter().any(|value| allowed.contains(value));
+        let role = if has(&self.config.operators) {
+            ServeRole::Operator
+        } else if self.config.viewers.is_empty() || has(&self.config.viewers) {
+            ServeRole::Viewer
+        } else {
+            let found = if values.is_empty() { "none".to_owned() } else { values.join(", ") };
+            return Err(SsoError::NotAllowed { user, claim: self.config.role_claim.clone(), found });
+        };
+        Ok(Principal { user, role, credential: None, sso: true })
+    }
+}
+
+fn is_asymmetric(alg: Algorithm) -> bool {
+    !matches!(alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512)
+}
+
+/// A name the IdP gave, kept to characters safe in logs, the audit line and the page: letters,
+/// digits, `.`, `_`, `-`, `@`; at most 64.
+fn user_name(raw: &str) -> String {
+    raw.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@')).take(64).collect()
+}
+
+/// A claim as a list of strings: an array of them, one string, or (space- or comma-separated).
+fn claim_values(claim: &Value) -> Vec<String> {
+    match claim {
+        Value::Array(items) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
+        Value::String(text) => text.split([' ', ',']).filter(|v| !v.is_empty()).map(str::to_owned).collect(),
+        _ => Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn sso(operators: &[&str], viewers: &[&str]) -> Sso {
+        let config = SsoConfig {
+            issuer: "http://idp.test".into(),
+            client_id: "opsai".into(),
+            client_secret: None,
+            redirect_url: "http://127.0.0.1:8765/api/v2/auth/sso/callback".into(),
+            role_claim: "groups".into(),
+            operators: operators.iter().map(|s| (*s).to_owned()).collect(),
+            viewers: viewers.iter().map(|s| (*s).to_owned()).collect(),
+        };
+        let discovery = Discovery {
+            issuer: "http://idp.test".into(),
+            authorization_endpoint: "http://idp.test/auth".into(),
+            token_endpoint: "http://idp.test/token".into(),
+            jwks_uri: "http://idp.test/jwks".into(),
+        };
+        Sso {
+            config,
+            discovery,
+            authorize: reqwest::Url::parse("http://idp.test/auth").unwrap(),
+            keys: Mutex::new(JwkSet { keys: vec![] }),
+            pending: Mutex::default(),
+            http: reqwest::Client::new(),
+        }
+    }
+
+    #[test]
+    fn the_role_comes_from_the_claim_and_a_user_outside_every_group_is_refused() {
+        let sso = sso(&["ops"], &["dev"]);
+        let alice =
+            sso.principal(&json!({"sub": "1", "preferred_username": "alice", "groups": ["dev", "ops"]})).unwrap();
+        assert_eq!((alice.user.as_str(), alice.role, alice.sso), ("sso:alice", ServeRole::Operator, true));
+        let bob = sso.principal(&json!({"sub": "2", "email": "bob@example.com", "groups": "dev"})).unwrap();
+        assert_eq!((bob.user.as_str(), bob.role), ("sso:bob@example.com", ServeRole::Viewer));
+        let eve = sso.principal(&json!({"sub": "3", "preferred_username": "eve", "groups": ["sales"]})).err().unwrap();
+        assert!(eve.to_string().contains("sso:eve may not use this server") && eve.to_string().contains("sales"));
+        let open = super::tests::sso(&["ops"], &[]);
+        assert_eq!(open.principal(&json!({"sub": "4"})).unwrap().role, ServeRole::Viewer, "no viewer list: all");
+        let hostile = open.principal(&json!({"sub": "x", "preferred_username": "a\u{202e}b c;rm\n"})).unwrap();
+        assert_eq!(hostile.user, "sso:abcrm");
+    }
+
+    #[test]
+    fn a_login_starts_with_pkce_and_only_the_browser_that_started_it_may_finish_it() {
+        let sso = sso(&["ops"], &[]);
+        let started = sso.start();
+        let url = reqwest::Url::parse(&started.location).unwrap();
+        let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
+        assert_eq!(query["response_type"], "code");
+        assert_eq!(query["code_challenge_method"], "S256");
+        assert_eq!(query["redirect_uri"], "http://127.0.0.1:8765/api/v2/auth/sso/callback");
+        let pending = sso.pending.lock().unwrap();
+        let login = &pending[&query["state"]];
+        assert_eq!(query["code_challenge"], base64url(&sha2::Sha256::digest(login.verifier.as_bytes())));
+        assert_eq!((query["nonce"].as_str(), login.binding.as_str()), (login.nonce.as_str(), started.binding.as_str()));
+        drop(pending);
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let wrong = runtime.block_on(sso.finish("code", &query["state"], Some("another browser")));
+        assert!(matches!(wrong, Err(SsoError::UnknownLogin)));
+        let again = runtime.block_on(sso.finish("code", &query["state"], Some(&started.binding)));
+        assert!(matches!(again, Err(SsoError::UnknownLogin)), "a state is used once, whatever happened");
+    }
+}
