@@ -299,7 +299,7 @@ fn an_older_database_keeps_its_conversations_and_a_web_one_is_shown_but_not_cont
     // A conversation `opsai serve` made for alice (migration 2's columns).
     let db = rusqlite::Connection::open(&db).unwrap();
     let version: i64 = db.pragma_query_value(None, "user_version", |row| row.get(0)).unwrap();
-    assert_eq!(version, 2);
+    assert_eq!(version, 3);
     db.execute_batch(
         "INSERT INTO conversations (title, cwd, host, model, created_at, updated_at, message_count, user_id, cluster_id)
              VALUES ('alice in the browser', '', 'srv', 'm', 1800000000000, 1800000000000, 1, 'alice', 'prod');
