@@ -208,9 +208,14 @@ pub struct SsoArgs {
     /// A claim value that makes an operator; repeatable.
     #[arg(long, value_name = "VALUE")]
     pub oidc_operator: Vec<String>,
-    /// A claim value that makes a viewer; repeatable [default: every other user the issuer lets in].
+    /// A claim value that makes a viewer; repeatable; `*` lets in as a viewer everyone the issuer
+    /// lets in. One of --oidc-operator or --oidc-viewer is required: nobody gets in by default.
     #[arg(long, value_name = "VALUE")]
     pub oidc_viewer: Vec<String>,
+    /// A scope to ask for beyond `openid profile email` (`groups` for a provider that puts the
+    /// groups claim behind one); repeatable.
+    #[arg(long, value_name = "SCOPE")]
+    pub oidc_scope: Vec<String>,
 }
 
 /// What bounds `opsai serve` under hostile traffic (docs/serve.md "Limits").

@@ -287,6 +287,9 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
 /// `--oidc-issuer`: the identity provider read and checked before anyone can log in with it.
 async fn sso_setup(args: &crate::cli::SsoArgs, shown: &str) -> Result<Option<Arc<sso::Sso>>, sso::SsoError> {
     let (Some(issuer), Some(client_id)) = (&args.oidc_issuer, &args.oidc_client_id) else { return Ok(None) };
+    if args.oidc_operator.is_empty() && args.oidc_viewer.is_empty() {
+        return Err(sso::SsoError::NobodyAllowed);
+    }
     let config = sso::SsoConfig {
         issuer: issuer.clone(),
         client_id: client_id.clone(),
@@ -298,6 +301,7 @@ async fn sso_setup(args: &crate::cli::SsoArgs, shown: &str) -> Result<Option<Arc
         role_claim: args.oidc_role_claim.clone(),
         operators: args.oidc_operator.clone(),
         viewers: args.oidc_viewer.clone(),
+        scopes: args.oidc_scope.clone(),
     };
     let redirect = config.redirect_url.clone();
     let sso = sso::Sso::discover(config).await?;

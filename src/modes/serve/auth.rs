@@ -22,6 +22,9 @@ use crate::cli::ServeRole;
 
 /// A session or API token unused this long is forgotten.
 const IDLE: Duration = Duration::from_secs(12 * 3600);
+/// A single sign-on session ends this long after its login, used or not: the role it holds is the
+/// identity provider's at login, and someone removed there must log in again to be refused.
+const SSO_LIFETIME: Duration = Duration::from_secs(8 * 3600);
 /// Failed logins within [`WINDOW`] for one name from one address, then that pair waits …
 const PAIR_FAILURES: usize = 5;
 /// … from one address for any names, then the address waits …
@@ -72,6 +75,18 @@ struct Session {
     principal: Principal,
     csrf: String,
     last_seen: Instant,
+    opened: Instant,
+}
+
+impl Session {
+    fn alive(&self) -> bool {
+        self.alive_at(Instant::now())
+    }
+
+    fn alive_at(&self, now: Instant) -> bool {
+        let since = |then: Instant| now.saturating_duration_since(then);
+        since(self.last_seen) < IDLE && !(self.principal.sso && since(self.opened) >= SSO_LIFETIME)
+    }
 }
 
 pub struct Auth {
@@ -143,8 +158,9 @@ impl Auth {
     pub fn open_session(&self, principal: Principal) -> (String, String) {
         let (id, csrf) = (random_token(), random_token());
         if let Ok(mut sessions) = self.sessions.lock() {
-            sessions.retain(|_, s| s.last_seen.elapsed() < IDLE);
-            sessions.insert(id.clone(), Session { principal, csrf: csrf.clone(), last_seen: Instant::now() });
+            sessions.retain(|_, s| s.alive());
+            let now = Instant::now();
+            sessions.insert(id.clone(), Session { principal, csrf: csrf.clone(), last_seen: now, opened: now });
         }
         (id, csrf)
     }
@@ -175,7 +191,7 @@ impl Auth {
     fn session(&self, id: &str) -> Result<Option<(Principal, String)>, ApiError> {
         let found = {
             let Ok(mut sessions) = self.sessions.lock() else { return Ok(None) };
-            let Some(session) = sessions.get_mut(id).filter(|s| s.last_seen.elapsed() < IDLE) else { return Ok(None) };
+            let Some(session) = sessions.get_mut(id).filter(|s| s.alive()) else { return Ok(None) };
             session.last_seen = Instant::now();
             (session.principal.clone(), session.csrf.clone())
         };
@@ -353,5 +369,26 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
             }
         }
         Ok(Caller { principal, session: Some((id, csrf)), bearer: None })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_single_sign_on_session_ends_at_its_lifetime_however_busy_and_a_password_one_only_when_idle() {
+        let opened = Instant::now();
+        let session = |sso: bool| Session {
+            principal: Principal { user: "u".into(), role: ServeRole::Operator, credential: None, sso },
+            csrf: String::new(),
+            last_seen: opened + SSO_LIFETIME,
+            opened,
+        };
+        let later = opened + SSO_LIFETIME + Duration::from_secs(1);
+        assert!(!session(true).alive_at(later), "used a second ago, opened 8 h ago: over");
+        assert!(session(false).alive_at(later), "a password session lives while it is used");
+        assert!(session(true).alive_at(opened + Duration::from_secs(3600)));
+        assert!(!session(false).alive_at(opened + SSO_LIFETIME + IDLE), "idle for 12 h: over");
     }
 }

@@ -41,8 +41,10 @@ pub struct SsoConfig {
     pub role_claim: String,
     /// Claim values that make an operator.
     pub operators: Vec<String>,
-    /// Claim values that make a viewer; empty: everyone the IdP lets in who is not an operator.
+    /// Claim values that make a viewer; `*`: everyone the IdP lets in who is not an operator.
     pub viewers: Vec<String>,
+    /// Scopes asked for beyond `openid profile email` (`--oidc-scope`, e.g. `groups`).
+    pub scopes: Vec<String>,
 }
 
 #[derive(Debug, Error)]
@@ -59,6 +61,11 @@ pub enum SsoError {
     Refused(String),
     #[error("the identity provider's answer is not valid: {0}")]
     Invalid(String),
+    #[error(
+        "--oidc-issuer needs --oidc-operator VALUE or --oidc-viewer VALUE (values of the role claim): nobody \
+         would get in; --oidc-viewer '*' lets in as a viewer everyone the identity provider lets in"
+    )]
+    NobodyAllowed,
     #[error(
         "{user} may not use this server: none of their `{claim}` ({found}) is allowed (--oidc-operator / --oidc-viewer)"
     )]
@@ -149,7 +156,7 @@ impl Sso {
             .append_pair("response_type", "code")
             .append_pair("client_id", &self.config.client_id)
             .append_pair("redirect_uri", &self.config.redirect_url)
-            .append_pair("scope", &format!("openid profile email {}", self.config.role_claim))
+            .append_pair("scope", &scope(&self.config.scopes))
             .append_pair("state", &state)
             .append_pair("nonce", &nonce)
             .append_pair("code_challenge", &challenge)
@@ -162,11 +169,13 @@ impl Sso {
     pub async fn finish(&self, code: &str, state: &str, binding: Option<&str>) -> Result<Principal, SsoError> {
         let login = {
             let mut pending = self.pending.lock().map_err(|_| SsoError::UnknownLogin)?;
+            // Checked before it is taken: someone else's request cannot cancel this browser's login.
+            let ours = pending.get(state).is_some_and(|login| binding == Some(login.binding.as_str()));
+            if !ours {
+                return Err(SsoError::UnknownLogin);
+            }
             pending.remove(state).filter(|login| login.started.elapsed() < PENDING).ok_or(SsoError::UnknownLogin)?
         };
-        if binding != Some(login.binding.as_str()) {
-            return Err(SsoError::UnknownLogin);
-        }
         let id_token = self.exchange(code, &login.verifier).await?;
         let claims = self.verify(&id_token, &login.nonce).await?;
         self.principal(&claims)
@@ -229,6 +238,12 @@ impl Sso {
         if data.claims["nonce"].as_str() != Some(nonce) {
             return Err(invalid("ID token: the nonce is not this login's".into()));
         }
+        // Several audiences: the token must have been issued to this client (OIDC Core 3.1.3.7).
+        if data.claims["aud"].as_array().is_some_and(|aud| aud.len() > 1)
+            && data.claims["azp"].as_str() != Some(self.config.client_id.as_str())
+        {
+            return Err(invalid("ID token: issued to another client (azp)".into()));
+        }
         Ok(data.claims)
     }
 
@@ -238,18 +253,25 @@ impl Sso {
         DecodingKey::from_jwk(jwk).ok()
     }
 
-    /// The user (`sso:NAME`, apart from password users) and the role their claim gives.
+    /// The user and the role their claim gives. The user is `sso:LABEL.ID`: `ID` is derived from
+    /// the issuer and `sub`, the one identifier a provider never reassigns (a name or an email can
+    /// pass to someone else, and would hand them the conversations); `LABEL` is the readable name
+    /// (`preferred_username`, else `email`) when it is made of plain characters, else `user`.
     fn principal(&self, claims: &Value) -> Result<Principal, SsoError> {
-        let name = ["preferred_username", "email", "sub"]
+        let sub = claims["sub"].as_str().filter(|sub| !sub.is_empty());
+        let sub = sub.ok_or_else(|| SsoError::Invalid("the ID token names no subject (sub)".into()))?;
+        let label = ["preferred_username", "email"]
             .iter()
-            .find_map(|claim| claims[*claim].as_str().map(user_name).filter(|name| !name.is_empty()))
-            .ok_or_else(|| SsoError::Invalid("the ID token names no user".into()))?;
-        let user = format!("sso:{name}");
+            .find_map(|claim| claims[*claim].as_str().filter(|name| plain_name(name)))
+            .unwrap_or("user");
+        let id = sha2::Sha256::digest(format!("{}\n{sub}", self.discovery.issuer).as_bytes());
+        let id: String = id.iter().take(6).map(|byte| format!("{byte:02x}")).collect();
+        let user = format!("sso:{label}.{id}");
         let values = claim_values(&claims[self.config.role_claim.as_str()]);
         let has = |allowed: &[String]| values.iter().any(|value| allowed.contains(value));
         let role = if has(&self.config.operators) {
             ServeRole::Operator
-        } else if self.config.viewers.is_empty() || has(&self.config.viewers) {
+        } else if self.config.viewers.iter().any(|viewer| viewer == "*") || has(&self.config.viewers) {
             ServeRole::Viewer
         } else {
             let found = if values.is_empty() { "none".to_owned() } else { values.join(", ") };
@@ -263,10 +285,22 @@ fn is_asymmetric(alg: Algorithm) -> bool {
     !matches!(alg, Algorithm::HS256 | Algorithm::HS384 | Algorithm::HS512)
 }
 
-/// A name the IdP gave, kept to characters safe in logs, the audit line and the page: letters,
-/// digits, `.`, `_`, `-`, `@`; at most 64.
-fn user_name(raw: &str) -> String {
-    raw.chars().filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@')).take(64).collect()
+/// A name the IdP gave that can be shown as it is in logs, the audit line and the page: 1 to 48
+/// letters, digits, `.`, `_`, `-`, `@`. Any other is not shown at all (never filtered into another).
+fn plain_name(name: &str) -> bool {
+    (1..=48).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-' | '@'))
+}
+
+/// The scopes asked for: OpenID's own and the configured ones, once each.
+fn scope(extra: &[String]) -> String {
+    let mut scopes = vec!["openid", "profile", "email"];
+    for scope in extra.iter().flat_map(|s| s.split_whitespace()) {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    scopes.join(" ")
 }
 
 /// A claim as a list of strings: an array of them, one string, or (space- or comma-separated).
@@ -292,6 +326,7 @@ mod tests {
             role_claim: "groups".into(),
             operators: operators.iter().map(|s| (*s).to_owned()).collect(),
             viewers: viewers.iter().map(|s| (*s).to_owned()).collect(),
+            scopes: vec!["groups".into()],
         };
         let discovery = Discovery {
             issuer: "http://idp.test".into(),
@@ -314,15 +349,23 @@ mod tests {
         let sso = sso(&["ops"], &["dev"]);
         let alice =
             sso.principal(&json!({"sub": "1", "preferred_username": "alice", "groups": ["dev", "ops"]})).unwrap();
-        assert_eq!((alice.user.as_str(), alice.role, alice.sso), ("sso:alice", ServeRole::Operator, true));
+        assert!(alice.user.starts_with("sso:alice.") && alice.user.len() == "sso:alice.".len() + 12, "{}", alice.user);
+        assert_eq!((alice.role, alice.sso), (ServeRole::Operator, true));
         let bob = sso.principal(&json!({"sub": "2", "email": "bob@example.com", "groups": "dev"})).unwrap();
-        assert_eq!((bob.user.as_str(), bob.role), ("sso:bob@example.com", ServeRole::Viewer));
+        assert!(bob.user.starts_with("sso:bob@example.com.") && bob.role == ServeRole::Viewer, "{}", bob.user);
         let eve = sso.principal(&json!({"sub": "3", "preferred_username": "eve", "groups": ["sales"]})).err().unwrap();
-        assert!(eve.to_string().contains("sso:eve may not use this server") && eve.to_string().contains("sales"));
-        let open = super::tests::sso(&["ops"], &[]);
-        assert_eq!(open.principal(&json!({"sub": "4"})).unwrap().role, ServeRole::Viewer, "no viewer list: all");
+        assert!(eve.to_string().contains("sso:eve.") && eve.to_string().contains("sales"), "{eve}");
+        // The same name from another subject is another user: a reused name takes nothing over.
+        let other = sso.principal(&json!({"sub": "9", "preferred_username": "alice", "groups": ["ops"]})).unwrap();
+        assert_ne!(other.user, alice.user);
+        let again = sso.principal(&json!({"sub": "1", "preferred_username": "alice", "groups": ["ops"]})).unwrap();
+        assert_eq!(again.user, alice.user, "stable for one subject");
+        let open = super::tests::sso(&["ops"], &["*"]);
+        assert_eq!(open.principal(&json!({"sub": "4"})).unwrap().role, ServeRole::Viewer, "`*`: everyone");
+        assert!(open.principal(&json!({"preferred_username": "x"})).is_err(), "no subject, no user");
         let hostile = open.principal(&json!({"sub": "x", "preferred_username": "a\u{202e}b c;rm\n"})).unwrap();
-        assert_eq!(hostile.user, "sso:abcrm");
+        assert!(hostile.user.starts_with("sso:user."), "a name with other characters is not shown: {}", hostile.user);
+        assert_eq!(scope(&["groups".into(), "email groups".into()]), "openid profile email groups");
     }
 
     #[test]
@@ -342,6 +385,10 @@ mod tests {
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let wrong = runtime.block_on(sso.finish("code", &query["state"], Some("another browser")));
         assert!(matches!(wrong, Err(SsoError::UnknownLogin)));
+        assert!(sso.pending.lock().unwrap().contains_key(&query["state"]), "another browser cannot cancel it");
+        // The right browser: the code goes to the token endpoint (unreachable here: refused).
+        let ours = runtime.block_on(sso.finish("code", &query["state"], Some(&started.binding)));
+        assert!(matches!(ours, Err(SsoError::Refused(_))), "{:?}", ours.err());
         let again = runtime.block_on(sso.finish("code", &query["state"], Some(&started.binding)));
         assert!(matches!(again, Err(SsoError::UnknownLogin)), "a state is used once, whatever happened");
     }
