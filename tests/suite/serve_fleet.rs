@@ -152,6 +152,7 @@ async fn a_change_on_a_host_set_asks_the_operator_for_the_canary_and_again_for_t
 
     let second = events.until(|e| e["kind"] == "request").await;
     assert_eq!(second["host"], "the other 2 hosts", "{second}");
+    assert_ne!(second["request_id"], first["request_id"], "the same call id, another request: {second}");
     assert!(second["detail"].as_str().unwrap().contains("web-1"), "the canary's result is shown: {second}");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "canary\n", "only the canary ran before the second yes");
     assert_eq!(api.approve("c1", "approve", None).await.0, StatusCode::NO_CONTENT);

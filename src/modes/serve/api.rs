@@ -256,6 +256,9 @@ pub struct ApproveBody {
     /// The command the answerer saw (the request event's `command`): it must be the one waiting.
     #[serde(default)]
     command: Option<String>,
+    /// The request event's `request_id`: required for another user's request.
+    #[serde(default)]
+    request_id: Option<String>,
 }
 
 /// An operator's answer to an approval: one of their own turns, or any user's waiting request
@@ -273,7 +276,11 @@ pub async fn approve(
         ApiError::new(StatusCode::BAD_REQUEST, "decision must be \"approve\", \"approve_session\" or \"deny\"")
     })?;
     let confirmed = body.confirm.as_deref() == Some("yes");
-    let target = Target { conversation: body.conversation_id, command: body.command.as_deref() };
+    let target = Target {
+        conversation: body.conversation_id,
+        command: body.command.as_deref(),
+        request: body.request_id.as_deref(),
+    };
     let by = Answerer { user: &caller.principal.user, operator: true };
     match state.pendings.answer(&call_id, by, target, approval, confirmed) {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
@@ -298,6 +305,11 @@ pub async fn approve(
             StatusCode::BAD_REQUEST,
             "this command cannot be approved for the whole conversation: send \"approve\" or \"deny\" (nothing \
              was decided)",
+        )),
+        Err(AnswerError::NeedsRequestId) => Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "this is another user's request: send its \"request_id\" (from the request event or GET \
+             /api/v2/ai/approvals) so the answer is for the very request you saw (nothing was decided)",
         )),
         Err(AnswerError::OthersSession) => Err(ApiError::new(
             StatusCode::BAD_REQUEST,

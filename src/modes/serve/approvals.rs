@@ -21,6 +21,9 @@ use super::turn::Turn;
 
 struct Pending {
     call_id: String,
+    /// This request's own id: the model picks call ids, and a fleet's "the rest?" asks again under
+    /// the first request's, so only this names the very request an answer was given to.
+    request_id: String,
     conversation: i64,
     owner: String,
     risk: Risk,
@@ -64,6 +67,8 @@ pub enum AnswerError {
     NoGrant,
     /// `approve_session` for another user's request: a grant is its giver's, for their own turns.
     OthersSession,
+    /// Another user's request answered without its `request_id`.
+    NeedsRequestId,
 }
 
 /// Who answers: a user, and whether they may answer others' requests (an operator).
@@ -79,6 +84,8 @@ pub struct Target<'a> {
     pub conversation: Option<i64>,
     /// The command the answerer saw, compared byte for byte.
     pub command: Option<&'a str>,
+    /// The request event's `request_id`: required to answer another user's request.
+    pub request: Option<&'a str>,
 }
 
 impl Pendings {
@@ -95,7 +102,11 @@ impl Pendings {
     ) -> Result<(), AnswerError> {
         let user = by.user;
         let Ok(mut waiting) = self.waiting.lock() else { return Err(AnswerError::NotPending) };
-        let mine = |p: &&Pending| p.call_id == call_id && (by.operator || p.owner == user);
+        let mine = |p: &&Pending| {
+            p.call_id == call_id
+                && (by.operator || p.owner == user)
+                && target.request.is_none_or(|request| request == p.request_id)
+        };
         if target.conversation.is_none() && waiting.iter().filter(mine).count() > 1 {
             return Err(AnswerError::Ambiguous);
         }
@@ -112,6 +123,9 @@ impl Pendings {
         };
         if target.command.is_some_and(|command| command != waiting[at].command) {
             return Err(AnswerError::OtherCommand);
+        }
+        if waiting[at].owner != user && target.request.is_none() {
+            return Err(AnswerError::NeedsRequestId);
         }
         if approval == Approval::ApprovedForSession && !waiting[at].grantable {
             return Err(AnswerError::NoGrant);
@@ -220,9 +234,12 @@ impl Approver for BrowserApprover<'_> {
         let mut event = events::approval_request(&call_id, conversation, &command, request, timeout_s);
         // The asker's page says who may answer; operators see it in their queue.
         event["needs_operator"] = (role != ServeRole::Operator).into();
+        let request_id = super::auth::random_token();
+        event["request_id"] = request_id.clone().into();
         if let Ok(mut waiting) = self.pendings.waiting.lock() {
             waiting.push(Pending {
                 call_id: call_id.clone(),
+                request_id,
                 conversation,
                 owner: self.turn.owner.clone(),
                 risk: request.risk,
@@ -328,6 +345,7 @@ mod tests {
         let request = json!({"id": call_id, "conversation_id": conversation});
         let pending = Pending {
             call_id: call_id.into(),
+            request_id: format!("r-{conversation}-{call_id}"),
             conversation,
             owner,
             risk,
@@ -345,7 +363,7 @@ mod tests {
     const BOB: Answerer = Answerer { user: "bob", operator: false };
 
     fn in_conversation(conversation: i64) -> Target<'static> {
-        Target { conversation: Some(conversation), command: None }
+        Target { conversation: Some(conversation), command: None, request: None }
     }
 
     #[test]
@@ -425,7 +443,7 @@ mod tests {
         let four = pending(&pendings, "call_1", 4, Risk::Medium);
         let answer = |target| pendings.answer("call_1", ALICE, target, Approval::Approved, false);
         assert_eq!(answer(Target::default()), Err(AnswerError::Ambiguous));
-        let wrong = Target { conversation: Some(4), command: Some("touch 3") };
+        let wrong = Target { conversation: Some(4), command: Some("touch 3"), request: None };
         assert_eq!(answer(wrong), Err(AnswerError::OtherCommand));
         assert_eq!(answer(Target { command: Some("touch 4 "), ..wrong }), Err(AnswerError::OtherCommand));
         assert!(three.try_recv().is_err() && four.try_recv().is_err(), "nothing was decided");
@@ -461,11 +479,20 @@ mod tests {
             Err(AnswerError::Ambiguous),
             "the id waits in two conversations"
         );
+        let seen = Target { request: Some("r-7-c1"), ..in_conversation(7) };
         assert_eq!(
-            pendings.answer("c1", operator, in_conversation(7), Approval::ApprovedForSession, false),
+            pendings.answer("c1", operator, seen, Approval::ApprovedForSession, false),
             Err(AnswerError::OthersSession)
         );
-        assert_eq!(pendings.answer("c1", operator, in_conversation(7), Approval::Approved, false), Ok(()));
+        assert_eq!(
+            pendings.answer("c1", operator, in_conversation(7), Approval::Approved, false),
+            Err(AnswerError::NeedsRequestId),
+            "another user's request is answered by its request id"
+        );
+        let stale = Target { request: Some("r-7-old"), ..in_conversation(7) };
+        assert_eq!(pendings.answer("c1", operator, stale, Approval::Approved, false), Err(AnswerError::NotPending));
+        let this_one = Target { request: Some("r-7-c1"), ..Target::default() };
+        assert_eq!(pendings.answer("c1", operator, this_one, Approval::Approved, false), Ok(()));
         assert_eq!(viewers.recv().unwrap(), (Approval::Approved, "carol".to_owned()), "the answer says who gave it");
         assert_eq!(pendings.queue().len(), 1);
     }

@@ -96,15 +96,16 @@ pub async fn chat(
                 "the server is stopping: try again once it is back",
             ));
         }
-        // Token mode has one user, whom only the overall limit bounds.
+        // The token's one user (`owner`) is bounded by the overall limit only; everyone else (password
+        // and single sign-on users alike) by their own too.
         let user = &caller.principal.user;
-        let users_mode = state.auth.mode_name() == "users";
+        let bounded = *user != super::auth::owner().user;
         let own = turns.values().filter(|t| t.owner == *user).count();
-        if (users_mode && own >= TURNS_PER_USER) || turns.len() >= TURNS {
+        if (bounded && own >= TURNS_PER_USER) || turns.len() >= TURNS {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!(
-                    "too many turns running ({TURNS_PER_USER} per user with --users, {TURNS} in all): wait \
+                    "too many turns running ({TURNS_PER_USER} per user, {TURNS} in all): wait \
                      for one to end or stop one"
                 ),
             )
@@ -204,7 +205,8 @@ async fn drive(
     let parts = &state.parts;
     let id = turn.conversation;
     let role_label = if principal.role == ServeRole::Operator { "operator" } else { "viewer" };
-    let mut trace = state.telemetry.turn(id, role_label);
+    let known = Registry::agent(parts.tools_config(state.offer)).names();
+    let mut trace = state.telemetry.turn(id, role_label, known);
     // The host set is read again for each turn: hosts taken out of the inventory are not run on.
     let fleet = match &place.hosts {
         None => None,

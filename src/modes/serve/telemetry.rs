@@ -169,7 +169,7 @@ impl Telemetry {
     }
 
     /// The trace and measures of one turn, fed its events.
-    pub fn turn(&self, conversation: i64, role: &'static str) -> TurnTelemetry<'_> {
+    pub fn turn(&self, conversation: i64, role: &'static str, known: Vec<&'static str>) -> TurnTelemetry<'_> {
         let context = self.tracer.as_ref().map(|(_, tracer)| {
             let mut span = tracer.start("opsai.turn");
             span.set_attribute(KeyValue::new("opsai.conversation.id", conversation));
@@ -178,6 +178,7 @@ impl Telemetry {
         });
         TurnTelemetry {
             telemetry: self,
+            known,
             context,
             started: Instant::now(),
             model_asked: Some(Instant::now()),
@@ -213,6 +214,8 @@ struct Call {
 /// One turn's telemetry; [`TurnTelemetry::end`] closes it.
 pub struct TurnTelemetry<'a> {
     telemetry: &'a Telemetry,
+    /// The tools this turn offers: only their names become attributes.
+    known: Vec<&'static str>,
     context: Option<Context>,
     started: Instant,
     /// When the model was last asked and has not answered yet.
@@ -220,11 +223,10 @@ pub struct TurnTelemetry<'a> {
     tools: HashMap<String, Call>,
 }
 
-/// A tool name as an attribute: the registry's names are short snake case; anything else the
-/// model wrote is not repeated.
-fn tool_label(tool: &str) -> String {
-    let plain = !tool.is_empty() && tool.len() <= 40 && tool.bytes().all(|b| b.is_ascii_lowercase() || b == b'_');
-    if plain { tool.to_owned() } else { "other".to_owned() }
+/// A tool name as an attribute: one of the turn's tools, or `other` (a name the model made up is
+/// text it chose, and is not repeated).
+fn tool_label(known: &[&'static str], tool: &str) -> &'static str {
+    known.iter().find(|name| **name == tool).copied().unwrap_or("other")
 }
 
 fn decision_label(decision: ApprovalDecision) -> &'static str {
@@ -250,7 +252,7 @@ impl TurnTelemetry<'_> {
                 self.model_answered();
                 let span = self.context.as_ref().zip(self.telemetry.tracer.as_ref()).map(|(context, (_, tracer))| {
                     let mut span = tracer.start_with_context("opsai.tool", context);
-                    span.set_attribute(KeyValue::new("opsai.tool", tool_label(tool)));
+                    span.set_attribute(KeyValue::new("opsai.tool", tool_label(&self.known, tool)));
                     if let Some(risk) = risk {
                         span.set_attribute(KeyValue::new("opsai.risk", risk.as_str()));
                     }
@@ -349,11 +351,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_plain_tool_names_become_attributes() {
-        assert_eq!(tool_label("run_command"), "run_command");
-        assert_eq!(tool_label("kube"), "kube");
-        for hostile in ["", "Run", "rm -rf /", "token=abc123", &"a".repeat(41), "naïve"] {
-            assert_eq!(tool_label(hostile), "other", "{hostile:?}");
+    fn only_the_turns_tool_names_become_attributes() {
+        let known = ["run_command", "kube"];
+        assert_eq!(tool_label(&known, "run_command"), "run_command");
+        assert_eq!(tool_label(&known, "kube"), "kube");
+        for hostile in ["", "Run", "rm -rf /", "token=abc123", "secret_value_here", "naïve"] {
+            assert_eq!(tool_label(&known, hostile), "other", "{hostile:?}");
         }
     }
 
@@ -361,7 +364,7 @@ mod tests {
     fn off_records_nothing_and_a_turn_still_ends() {
         let telemetry = Telemetry::off();
         assert!(!telemetry.is_on());
-        let mut turn = telemetry.turn(1, "operator");
+        let mut turn = telemetry.turn(1, "operator", vec!["run_command"]);
         turn.event(&AgentEvent::Answer { text: "hi".into() });
         turn.end("answer");
         telemetry.http("GET", "/", 200, Duration::from_millis(1));

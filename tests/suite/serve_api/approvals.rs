@@ -55,14 +55,22 @@ async fn a_viewers_request_waits_for_an_operator_who_answers_it_from_the_queue()
         (Some("bob"), Some(id), Some(MEDIUM))
     );
     assert_eq!(waiting[0]["why"], "bob asked");
-    let session = alice
-        .request(Method::POST, "/api/v2/ai/approvals/v1")
-        .json(&json!({"decision": "approve_session", "conversation_id": id, "command": MEDIUM}));
-    assert_eq!(alice.send(session).await.0, StatusCode::BAD_REQUEST, "a grant is for one's own turns");
-    let yes = alice
-        .request(Method::POST, "/api/v2/ai/approvals/v1")
-        .json(&json!({"decision": "approve", "conversation_id": id, "command": MEDIUM}));
-    assert_eq!(alice.send(yes).await.0, StatusCode::NO_CONTENT);
+    let request_id = waiting[0]["request_id"].as_str().unwrap().to_owned();
+    assert_eq!(request["request_id"], request_id.as_str(), "the queue and the stream name the same request");
+    let answer = |decision: &str, request_id: Option<&str>| {
+        let mut body = json!({"decision": decision, "conversation_id": id, "command": MEDIUM});
+        if let Some(request_id) = request_id {
+            body["request_id"] = request_id.into();
+        }
+        alice.request(Method::POST, "/api/v2/ai/approvals/v1").json(&body)
+    };
+    let (status, body) = alice.send(answer("approve", None)).await;
+    assert_eq!(status, StatusCode::CONFLICT, "another user's request is answered by its request id: {body}");
+    let stale = alice.send(answer("approve", Some("an-earlier-request"))).await.0;
+    assert_eq!(stale, StatusCode::NOT_FOUND, "an answer to a request no longer waiting decides nothing");
+    let session = alice.send(answer("approve_session", Some(&request_id))).await.0;
+    assert_eq!(session, StatusCode::BAD_REQUEST, "a grant is for one's own turns");
+    assert_eq!(alice.send(answer("approve", Some(&request_id))).await.0, StatusCode::NO_CONTENT);
 
     let decided = events.until(|e| e["kind"] == "decided_by").await;
     assert_eq!(decided["decided_by"], "alice");

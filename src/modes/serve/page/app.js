@@ -148,7 +148,8 @@
     hosts.hidden = state.hostSets.length === 0;
     $('hosts-label').hidden = hosts.hidden;
     show('main');
-    if (me.role === 'operator' && me.mode === 'users' && !state.queueTimer) {
+    // Any operator (a password user, single sign-on, or the token's owner) answers others' requests.
+    if (me.role === 'operator' && !state.queueTimer) {
       state.queueTimer = window.setInterval(pollQueue, QUEUE_POLL_MS);
       pollQueue();
     }
@@ -396,7 +397,7 @@
     state.abort = abort;
     const turn = window.OpsaiRender.turn($('log'), {
       role: state.me.role, atBottom, toBottom: () => scrollDown(),
-      approve: (callId, decision, confirm, command) => decide(id, callId, decision, confirm, command),
+      approve: (callId, decision, confirm, command, requestId) => decide(id, callId, decision, confirm, command, requestId),
       conv: state.convs.find((c) => c.id === id) || (state.other && state.other.id === id ? state.other : undefined),
     });
     state.turn = turn;
@@ -461,10 +462,11 @@
   }
 
   // Call ids are the model's: the conversation (and the command) say which waiting call this answers.
-  async function decide(conversationId, callId, decision, confirm, command) {
+  async function decide(conversationId, callId, decision, confirm, command, requestId) {
     const body = { decision, conversation_id: conversationId };
     if (confirm !== undefined) body.confirm = confirm;
     if (typeof command === 'string') body.command = command;
+    if (typeof requestId === 'string') body.request_id = requestId;
     await api('POST', `/api/v2/ai/approvals/${encodeURIComponent(callId)}`, body);
   }
 

@@ -159,7 +159,7 @@ window.OpsaiRender = (() => {
       msg.textContent = 'Sending…';
       try {
         // The request's own command, byte for byte: the server checks the answer is for it.
-        await opts.approve(ev.id, decision, confirm, ev.command);
+        await opts.approve(ev.id, decision, confirm, ev.command, ev.request_id);
         msg.textContent = decision === 'deny' ? 'Denied.' : 'Approved; waiting for the command.';
       } catch (e) {
         msg.textContent = e.message;
@@ -314,7 +314,8 @@ window.OpsaiRender = (() => {
   function syncQueue(list, entries, opts) {
     const keep = new Set();
     for (const ev of entries) {
-      const key = `${ev.conversation_id}/${ev.id}`;
+      // A fleet's "the rest?" asks again under the same call id: the request id tells them apart.
+      const key = ev.request_id || `${ev.conversation_id}/${ev.id}`;
       keep.add(key);
       if ([...list.children].some((li) => li.dataset.key === key)) continue;
       const li = el('li', 'queue-item');
@@ -323,7 +324,8 @@ window.OpsaiRender = (() => {
       if (opts.open) li.append(button('Open the conversation', 'link queue-open', () => opts.open(ev.conversation_id)));
       const rec = toolBlock(li, { id: ev.id, tool: 'command', command: ev.command, risk: ev.risk }, null);
       // A grant is for the giver's own turns: another user's request is approved once.
-      const approve = (callId, decision, confirm, command) => opts.approve(ev.conversation_id, callId, decision, confirm, command);
+      const approve = (callId, decision, confirm, command, requestId) =>
+        opts.approve(ev.conversation_id, callId, decision, confirm, command, requestId);
       approvalBox(rec, { ...ev, grant: null }, { role: 'operator', approve });
       list.append(li);
     }
