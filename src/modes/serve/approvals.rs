@@ -49,6 +49,9 @@ pub struct Pendings {
 
 /// Timed-out approvals remembered for late answers.
 const EXPIRED: usize = 64;
+/// Requests one viewer may have waiting for an operator at once: more would let a few viewers
+/// hold every turn slot for the whole approval timeout.
+const VIEWER_WAITING: usize = 2;
 
 /// Why an answer was not taken.
 #[derive(Debug, PartialEq, Eq)]
@@ -141,6 +144,13 @@ impl Pendings {
         Ok(())
     }
 
+    /// Whether `owner` (a viewer) already has as many requests waiting as they may.
+    fn viewer_at_cap(&self, owner: &str) -> bool {
+        self.waiting
+            .lock()
+            .map_or(true, |waiting| waiting.iter().filter(|p| p.owner == owner).count() >= VIEWER_WAITING)
+    }
+
     /// Every waiting request, oldest first, with who asked and since when (the operators' queue).
     pub fn queue(&self) -> Vec<Value> {
         let Ok(waiting) = self.waiting.lock() else { return Vec::new() };
@@ -225,6 +235,11 @@ impl Approver for BrowserApprover<'_> {
             *decided = None;
         }
         let Some(role) = (self.role)() else { return Approval::Denied };
+        if role != ServeRole::Operator && self.pendings.viewer_at_cap(&self.turn.owner) {
+            return Approval::Unanswered(format!(
+                "{VIEWER_WAITING} of your requests already wait for an operator: ask again once they are answered"
+            ));
+        }
         let (answer, answered) = sync_channel(1);
         // The command as the request event shows it: what an answer naming it must match.
         let command = self.turn.shown(&request.command);
@@ -495,5 +510,17 @@ mod tests {
         assert_eq!(pendings.answer("c1", operator, this_one, Approval::Approved, false), Ok(()));
         assert_eq!(viewers.recv().unwrap(), (Approval::Approved, "carol".to_owned()), "the answer says who gave it");
         assert_eq!(pendings.queue().len(), 1);
+    }
+
+    #[test]
+    fn a_viewer_has_at_most_two_requests_waiting() {
+        let pendings = Pendings::default();
+        let _first = pending(&pendings, "c1", 1, Risk::Medium);
+        assert!(!pendings.viewer_at_cap("alice"));
+        let _second = pending(&pendings, "c2", 2, Risk::Medium);
+        assert!(pendings.viewer_at_cap("alice"), "two waiting: a third is refused at once");
+        assert!(!pendings.viewer_at_cap("bob"), "others are not held back");
+        pendings.abort(1);
+        assert!(!pendings.viewer_at_cap("alice"), "one answered (here: stopped): room again");
     }
 }

@@ -103,9 +103,16 @@ fn sso_off() -> ApiError {
 }
 
 /// `GET /api/v2/auth/sso/start`: to the identity provider, bound to this browser.
-pub async fn sso_start(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Result<Response, ApiError> {
+pub async fn sso_start(
+    State(state): State<Arc<AppState>>,
+    Client(ip): Client,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
     let sso = state.sso.as_ref().ok_or_else(sso_off)?;
-    let started = sso.start();
+    let started = sso.start(ip).map_err(|wait| {
+        ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too many logins started from this address: try again in a minute")
+            .retry_after(wait)
+    })?;
     let cookie = sso_cookie(&state, &headers, Some(&started.binding));
     Ok((StatusCode::SEE_OTHER, [(header::LOCATION, started.location), (header::SET_COOKIE, cookie)]).into_response())
 }

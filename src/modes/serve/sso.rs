@@ -26,6 +26,9 @@ const PENDING: Duration = Duration::from_secs(600);
 const MAX_PENDING: usize = 1024;
 /// How long any request to the IdP may take.
 const HTTP_TIMEOUT: Duration = Duration::from_secs(10);
+/// Logins one client address may start a minute: more is a flood meant to push others' pending
+/// logins out (behind a proxy, the proxy's address unless it is a `--trusted-proxy`).
+const STARTS_PER_ADDRESS: usize = 30;
 /// The cookie that binds a login to the browser that started it.
 pub const BINDING_COOKIE: &str = "opsai_sso";
 
@@ -94,6 +97,7 @@ pub struct Sso {
     authorize: reqwest::Url,
     keys: Mutex<JwkSet>,
     pending: Mutex<HashMap<String, Pending>>,
+    starts: super::throttle::Throttle<std::net::IpAddr>,
     http: reqwest::Client,
 }
 
@@ -134,11 +138,16 @@ impl Sso {
             reason: format!("its authorization_endpoint is not a URL: {err}"),
         })?;
         let keys: JwkSet = get_json(&http, &discovery.jwks_uri).await?;
-        Ok(Self { config, discovery, authorize, keys: Mutex::new(keys), pending: Mutex::default(), http })
+        let starts = super::throttle::Throttle::new(Duration::from_secs(60));
+        Ok(Self { config, discovery, authorize, keys: Mutex::new(keys), pending: Mutex::default(), starts, http })
     }
 
-    /// A new login: the IdP's authorization URL with a fresh state, nonce and PKCE challenge.
-    pub fn start(&self) -> Started {
+    /// A new login from `client`: the IdP's authorization URL with a fresh state, nonce and PKCE
+    /// challenge; `Err` is how long that address must wait (it started too many).
+    pub fn start(&self, client: std::net::IpAddr) -> Result<Started, Duration> {
+        if let Some(wait) = self.starts.admit(&[(client, STARTS_PER_ADDRESS)]) {
+            return Err(wait);
+        }
         let (state, nonce, verifier, binding) = (random_token(), random_token(), random_token(), random_token());
         let challenge = base64url(&sha2::Sha256::digest(verifier.as_bytes()));
         if let Ok(mut pending) = self.pending.lock() {
@@ -161,7 +170,7 @@ impl Sso {
             .append_pair("nonce", &nonce)
             .append_pair("code_challenge", &challenge)
             .append_pair("code_challenge_method", "S256");
-        Started { location: url.into(), binding }
+        Ok(Started { location: url.into(), binding })
     }
 
     /// The callback: the login `state` names (started by this browser: `binding`), its code
@@ -340,6 +349,7 @@ mod tests {
             authorize: reqwest::Url::parse("http://idp.test/auth").unwrap(),
             keys: Mutex::new(JwkSet { keys: vec![] }),
             pending: Mutex::default(),
+            starts: crate::modes::serve::throttle::Throttle::new(Duration::from_secs(60)),
             http: reqwest::Client::new(),
         }
     }
@@ -371,7 +381,13 @@ mod tests {
     #[test]
     fn a_login_starts_with_pkce_and_only_the_browser_that_started_it_may_finish_it() {
         let sso = sso(&["ops"], &[]);
-        let started = sso.start();
+        let client = std::net::IpAddr::from([192, 0, 2, 1]);
+        let started = sso.start(client).unwrap();
+        for _ in 1..STARTS_PER_ADDRESS {
+            sso.start(client).unwrap();
+        }
+        assert!(sso.start(client).is_err(), "a flood from one address is stopped");
+        assert!(sso.start(std::net::IpAddr::from([192, 0, 2, 2])).is_ok(), "others still start");
         let url = reqwest::Url::parse(&started.location).unwrap();
         let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
         assert_eq!(query["response_type"], "code");
