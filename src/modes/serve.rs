@@ -8,12 +8,14 @@
 //!   [`hosts`]: the Host header check; [`passwords`]: argon2 checks in kept memory.
 //! - [`listen`]: connections under bounds (timeouts, caps); [`lock`]: one server per home;
 //!   [`errors`]: the JSON error shape, for the router's own answers too.
-//! - [`login`]: the `/api/v2/auth/*` routes.
+//! - [`login`]: the `/api/v2/auth/*` routes; [`sso`]: single sign-on with OpenID Connect.
 //! - [`api`]: conversations and approvals ([`quota`]: per user, and the list's pages); [`chat`]: a
 //!   turn and its SSE stream.
 //! - [`turn`]: a running turn's event log; [`events`]: `AgentEvent` → SSE data; [`screen`]: what
 //!   the browser may see of it (redacted, hidden characters visible, output by lines).
-//! - [`approvals`]: the browser approver; [`users`]: the users file and `serve user …`.
+//! - [`approvals`]: the browser approver and the operators' queue; [`users`]: the users file and
+//!   `serve user …`.
+//! - [`host_sets`]: the fleets conversations may run on (`--hosts`); [`telemetry`]: OpenTelemetry.
 //! - [`page`]: the embedded page.
 
 mod api;
