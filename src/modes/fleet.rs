@@ -31,6 +31,20 @@ pub(crate) fn sources(paths: &Paths, config: &Config, args: &FleetOptions) -> So
 
 /// The fleet `pattern` selects, with one connection table for the whole run; or what to tell
 /// the user (the pattern, the sources read, near names).
+/// Reads the user's host sources once, for several patterns (`opsai serve --hosts …` at start).
+pub(crate) fn catalog(paths: &Paths, config: &Config, args: &FleetOptions) -> Result<hosts::Catalog, String> {
+    hosts::Catalog::load(&sources(paths, config, args)).map_err(|error| error.to_string())
+}
+
+/// The selection, or (it selects nothing) what to tell the user: the pattern and the sources read.
+pub(crate) fn some_hosts(selection: hosts::Selection, pattern: &str) -> Result<hosts::Selection, String> {
+    if selection.hosts.is_empty() {
+        let read: Vec<String> = selection.sources.iter().map(ToString::to_string).collect();
+        return Err(format!("`{pattern}` selects no host (read: {}); check the pattern", read.join("; ")));
+    }
+    Ok(selection)
+}
+
 pub(crate) fn select(
     paths: &Paths,
     config: &Config,
@@ -38,10 +52,7 @@ pub(crate) fn select(
     pattern: &str,
 ) -> Result<FleetTarget, String> {
     let selection = hosts::select(&sources(paths, config, args), pattern).map_err(|error| error.to_string())?;
-    if selection.hosts.is_empty() {
-        let read: Vec<String> = selection.sources.iter().map(ToString::to_string).collect();
-        return Err(format!("`{pattern}` selects no host (read: {}); check the pattern", read.join("; ")));
-    }
+    let selection = some_hosts(selection, pattern)?;
     let mut fanout = FanoutConfig::new(&paths.ssh_control_dir());
     fanout.forks = args.forks.max(1);
     fanout.timeout = std::time::Duration::from_secs(config.exec.timeout_s);

@@ -38,8 +38,7 @@ impl FleetTarget {
 
     /// `3 hosts: web-[1:3]`: the count and the names compacted, for prompts and the screen.
     pub fn label(&self) -> String {
-        let n = self.hosts.len();
-        format!("{n} host{}: {}", if n == 1 { "" } else { "s" }, host_list(&self.names(), LIST_CHARS))
+        label(&self.hosts)
     }
 
     /// The prompt's environment layer for a fleet turn.
@@ -70,6 +69,13 @@ pub(crate) fn audit_each(services: &Services, mut record: AuditRecord) -> Result
         result = result.and(line);
     }
     result
+}
+
+/// `3 hosts: web-[1:3]` for `hosts`.
+pub fn label(hosts: &[Host]) -> String {
+    let n = hosts.len();
+    let names: Vec<String> = hosts.iter().map(|host| host.name.clone()).collect();
+    format!("{n} host{}: {}", if n == 1 { "" } else { "s" }, host_list(&names, LIST_CHARS))
 }
 
 /// The observation of a file tool or `analyze` called while a fleet is active.

@@ -8,24 +8,13 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 
 use crate::support::TestEnv;
-use crate::support::fleet::{Fleet, Kind, processes_with};
+use crate::support::fleet::{Fleet, Kind, audit_lines, line_of, processes_with};
 use crate::support::mock_llm::*;
 use crate::support::serve::*;
 use crate::support::sshd::require;
 
 fn configure(env: &TestEnv, fleet: &Fleet) {
     env.write_config(&json!({"ssh": {"options": fleet.ssh_options(), "control_persist_s": 30}}).to_string());
-}
-
-fn audit(env: &TestEnv) -> Vec<String> {
-    let log = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default();
-    log.lines().map(str::to_owned).collect()
-}
-
-fn line_of<'a>(lines: &'a [String], host: &str) -> &'a str {
-    let found: Vec<&String> = lines.iter().filter(|line| line.contains(&format!("| HOST: {host} |"))).collect();
-    assert_eq!(found.len(), 1, "one audit line for {host}: {lines:#?}");
-    found[0]
 }
 
 /// Every system message of a request to the model, joined.
@@ -97,7 +86,7 @@ async fn a_conversation_on_a_host_set_runs_its_commands_on_every_host_of_it() {
     // The model was told where its commands run.
     let prompt = system(&mock.chat_requests()[0]);
     assert!(prompt.contains("every run_command runs on 3 hosts: app-[1:3]"), "{prompt}");
-    let lines = audit(&env);
+    let lines = audit_lines(&env);
     assert_eq!(lines.len(), 3, "{lines:#?}");
     for host in ["app-1", "app-2", "app-3"] {
         let line = line_of(&lines, host);
@@ -160,7 +149,7 @@ async fn a_change_on_a_host_set_asks_the_operator_for_the_canary_and_again_for_t
     let rest = events.collect().await;
     assert_eq!(rest.last().unwrap()["outcome"], "answer");
     assert_eq!(std::fs::read_to_string(&log).unwrap(), "canary\nrest\nrest\n");
-    let lines = audit(&env);
+    let lines = audit_lines(&env);
     for host in ["web-1", "web-2", "web-3"] {
         let line = line_of(&lines, host);
         assert!(line.contains("USER: owner") && line.contains("CONFIRMED: yes") && line.contains("EXIT: 0"), "{line}");
@@ -207,7 +196,7 @@ async fn stop_ends_the_command_on_every_host_of_the_set() {
         move || opsai::testing::wait_until(std::time::Duration::from_secs(10), || processes_with(&sleep) == 0)
     });
     assert!(gone.await.unwrap(), "left behind on a host: {}", processes_with(&sleep));
-    assert_eq!(audit(&env).len(), 2, "one line per host");
+    assert_eq!(audit_lines(&env).len(), 2, "one line per host");
     server.stop();
 }
 

@@ -205,16 +205,18 @@ async fn drive(
     let parts = &state.parts;
     let id = turn.conversation;
     let role_label = if principal.role == ServeRole::Operator { "operator" } else { "viewer" };
-    let known = Registry::agent(parts.tools_config(state.offer)).names();
-    let mut trace = state.telemetry.turn(id, role_label, known);
+    // One registry for the turn: the agent's tools, whose names are also all telemetry may name.
+    let tools = Registry::agent(ToolsConfig { kube_context: place.cluster.clone(), ..parts.tools_config(state.offer) });
+    let mut trace = state.telemetry.turn(id, role_label, tools.names());
     // The host set is read again for each turn: hosts taken out of the inventory are not run on.
     let fleet = match &place.hosts {
         None => None,
         Some(pattern) => match tokio::task::block_in_place(|| state.host_sets.select(&parts.config, pattern)) {
             Ok(fleet) => Some(fleet),
             Err(message) => {
-                let content = format!("this conversation's host set `{pattern}` cannot be used now: {message}");
-                turn.publish(&serde_json::json!({"type": "error", "kind": "error", "content": content}));
+                turn.publish(&events::error(&format!(
+                    "this conversation's host set `{pattern}` cannot be used now: {message}"
+                )));
                 trace.end("error");
                 return None;
             }
@@ -227,7 +229,7 @@ async fn drive(
     let mut history = match tokio::task::block_in_place(|| conversation.resume(id)) {
         Ok((_, messages)) => messages,
         Err(err) => {
-            turn.publish(&serde_json::json!({"type": "error", "kind": "error", "content": err.to_string()}));
+            turn.publish(&events::error(&err.to_string()));
             trace.end("error");
             return None;
         }
@@ -248,7 +250,6 @@ async fn drive(
         fleet: fleet.as_ref(),
         ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
     };
-    let tools = ToolsConfig { kube_context: place.cluster.clone(), ..parts.tools_config(state.offer) };
     // Grants are an operator's: whoever is not one now (demoted, or a new user under a removed
     // one's name) neither uses nor keeps them.
     let operator = principal.role == ServeRole::Operator;
@@ -270,7 +271,7 @@ async fn drive(
         model: &parts.model,
         recorder: Some(&conversation),
         services,
-        tools: Registry::agent(tools),
+        tools,
         settings: parts.settings(&parts.config.llm.model, &environment),
         state: RunState { cwd, grants, ..RunState::default() },
     };

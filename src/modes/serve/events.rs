@@ -123,6 +123,11 @@ pub fn start(conversation: i64) -> Value {
     json!({"type": "text", "kind": "start", "conversation_id": conversation})
 }
 
+/// A turn that could not run, said on its stream.
+pub fn error(content: &str) -> Value {
+    json!({"type": "error", "kind": "error", "content": content})
+}
+
 /// The `done` the server adds when the loop ended without one.
 pub fn done() -> Value {
     json!({"type": "done", "kind": "done"})

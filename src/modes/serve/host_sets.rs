@@ -31,6 +31,12 @@ impl HostSets {
     /// the same message `opsai --hosts` gives (sources read, near names).
     pub fn load(paths: &Paths, config: &Config, patterns: &[String], options: &FleetOptions) -> Result<Self, String> {
         let mut offered: Vec<Offered> = Vec::new();
+        if patterns.is_empty() {
+            return Ok(Self { offered, paths: paths.clone(), options: options.clone() });
+        }
+        // The sources are read once for every pattern (an inventory program can take a second).
+        let catalog =
+            crate::modes::fleet::catalog(paths, config, options).map_err(|message| format!("--hosts: {message}"))?;
         for pattern in patterns {
             let pattern = pattern.trim();
             if pattern.is_empty() {
@@ -39,9 +45,12 @@ impl HostSets {
             if offered.iter().any(|set| set.pattern == pattern) {
                 continue;
             }
-            let fleet = crate::modes::fleet::select(paths, config, options, pattern)
+            let selection = catalog
+                .select(pattern)
+                .map_err(|error| error.to_string())
+                .and_then(|selection| crate::modes::fleet::some_hosts(selection, pattern))
                 .map_err(|message| format!("--hosts {pattern}: {message}"))?;
-            offered.push(Offered { pattern: pattern.to_owned(), label: fleet.label() });
+            offered.push(Offered { pattern: pattern.to_owned(), label: crate::tools::fleet::label(&selection.hosts) });
         }
         Ok(Self { offered, paths: paths.clone(), options: options.clone() })
     }

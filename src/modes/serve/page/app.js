@@ -285,6 +285,11 @@
     setReadOnly(true);
     state.other = conv;
     renderList();
+    await showStored(id, conv, Boolean(conv.running));
+  }
+
+  // A conversation's stored messages in the log and, when `running`, its turn live after them.
+  async function showStored(id, conv, running) {
     const log = $('log');
     log.replaceChildren(el('p', 'hint', 'Loading…'));
     let msgs;
@@ -293,9 +298,9 @@
     } catch (e) { report(e); log.replaceChildren(); return; }
     if (state.current !== id) return;
     log.replaceChildren();
-    window.OpsaiRender.stored(log, msgs, conv, Boolean(conv.running));
+    window.OpsaiRender.stored(log, msgs, conv || {}, running);
     scrollDown();
-    if (conv.running) attach(id);
+    if (running) attach(id); // runs until the turn ends; errors show in the turn
   }
 
   function newConversation() {
@@ -319,18 +324,7 @@
     const conv = state.convs.find((c) => c.id === id);
     setHeader(conv);
     renderList();
-    const log = $('log');
-    log.replaceChildren(el('p', 'hint', 'Loading…'));
-    let msgs;
-    try {
-      msgs = await apiJson('GET', `/api/v2/ai/conversations/${id}/messages`);
-    } catch (e) { report(e); log.replaceChildren(); return; }
-    if (state.current !== id) return;
-    log.replaceChildren();
-    const running = Boolean(attachRunning && conv && conv.running);
-    window.OpsaiRender.stored(log, msgs, conv || {}, running);
-    scrollDown();
-    if (running) attach(id); // runs until the turn ends; errors show in the turn
+    await showStored(id, conv, Boolean(attachRunning && conv && conv.running));
   }
 
   // ---------- turns ----------
