@@ -70,6 +70,25 @@ pub fn user() -> String {
     name.trim().to_owned()
 }
 
+/// `extra` with one `SetEnv` line that also holds `SHLVL=1` (sshd uses only the first `SetEnv`
+/// line). Bash sources `~/.bashrc` for a command run by sshd unless `SHLVL` says it is nested, so
+/// without it the test user's own rc file runs in every session: its output (a pyenv rehash racing
+/// the concurrent sessions printed warnings) would land in the commands' output.
+fn hermetic(extra: &str) -> String {
+    let mut vars = vec!["SHLVL=1".to_owned()];
+    let mut rest = String::new();
+    for line in extra.lines() {
+        match line.strip_prefix("SetEnv ") {
+            Some(set) => vars.push(set.trim().to_owned()),
+            None => {
+                rest.push_str(line);
+                rest.push('\n');
+            }
+        }
+    }
+    format!("SetEnv {}\n{rest}", vars.join(" "))
+}
+
 impl Sshd {
     pub fn start() -> Sshd {
         Self::start_with("")
@@ -85,6 +104,7 @@ impl Sshd {
         // Privilege separation needs this directory (it is created by the service unit normally).
         let _ = std::fs::create_dir_all("/run/sshd");
         let port = free_port();
+        let extra = hermetic(extra);
         let config = format!(
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {host_key}\nAuthorizedKeysFile {keys}\nPidFile {pid}\n\
              StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n\
