@@ -4,6 +4,8 @@
 //! `ScriptedApprover` and `approval::NoApprover`.
 //! Not an API: nothing outside tests and benches uses it.
 
+pub mod postgres;
+
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -263,6 +265,19 @@ impl Approver for ScriptedApprover {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_postgres_server_starts_answers_and_stops() {
+        let Some(server) = postgres::PgServer::start() else { return };
+        let url = server.database("t1");
+        let mut client = ::postgres::Client::connect(&url, ::postgres::NoTls).unwrap();
+        let row = client.query_one("SELECT 1 + 1", &[]).unwrap();
+        assert_eq!(row.get::<_, i32>(0), 2);
+        let port = server.port;
+        drop(client);
+        drop(server);
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err(), "the server is gone");
+    }
 
     #[tokio::test]
     async fn the_model_answers_in_order_then_fails_and_records_what_it_was_asked() {
