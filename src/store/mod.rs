@@ -2,6 +2,7 @@
 //! concurrency story (several opsai processes may run at once); none of them prints.
 //!
 //! - [`audit`]: the append-only audit log, one redacted line per action, rotated by size and pruned by age.
+//! - [`database`]: `opsai serve --database postgres://…`: the URL, connections, per-part migrations.
 //! - [`backups`]: the previous content of every file a file tool changed, for `opsai undo`.
 //! - [`sessions`]: conversations and messages in SQLite, written as they happen, shared by processes.
 //! - [`templates`]: the analyze-template cache (seed 001), atomic saves, a corrupt file moved aside.
@@ -10,6 +11,7 @@
 
 pub mod audit;
 pub mod backups;
+pub mod database;
 pub mod sessions;
 pub mod templates;
 
