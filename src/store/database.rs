@@ -22,7 +22,7 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Advisory lock key every migration takes (`opsai` in ASCII), so migrations of all components
 /// are serialized across processes.
-const MIGRATION_LOCK: i64 = 0x6f70_7361_69;
+const MIGRATION_LOCK: i64 = 0x6f_70_73_61_69;
 
 #[derive(Debug, Error)]
 pub enum DatabaseError {

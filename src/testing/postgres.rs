@@ -7,6 +7,8 @@
 //! Under `CI=true` a missing PostgreSQL fails loudly; elsewhere [`PgServer::start`] returns `None`
 //! and the caller skips with the reason printed.
 
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
@@ -30,7 +32,8 @@ fn bin_dir() -> Option<PathBuf> {
 }
 
 pub struct PgServer {
-    dir: tempfile::TempDir,
+    /// Ours (tempfile is only a dev-dependency, and this module is part of the library).
+    dir: PathBuf,
     child: Child,
     pub port: u16,
 }
@@ -62,11 +65,11 @@ impl PgServer {
             let _ = writeln!(std::io::stderr(), "skipped {test}: PostgreSQL (postgresql) is not installed");
             return None;
         };
-        let dir = tempfile::Builder::new().prefix("opsai-pg-").tempdir().expect("temp dir");
-        let data = dir.path().join("data");
+        let dir = unique_dir();
+        let data = dir.join("data");
         if is_root() {
-            let status = Command::new("chown").arg("postgres:postgres").arg(dir.path()).status().expect("chown");
-            assert!(status.success(), "chown postgres {}", dir.path().display());
+            let status = Command::new("chown").arg("postgres:postgres").arg(&dir).status().expect("chown");
+            assert!(status.success(), "chown postgres {}", dir.display());
         }
         let out = as_owner(&bin.join("initdb"))
             .args(["--auth=trust", "--username=opsai", "--no-sync", "--encoding=UTF8", "--locale=C", "-D"])
@@ -76,14 +79,14 @@ impl PgServer {
             .expect("initdb");
         assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
         let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
-        let log = std::fs::File::create(dir.path().join("server.log")).expect("log file");
+        let log = std::fs::File::create(dir.join("server.log")).expect("log file");
         let child = as_owner(&bin.join("postgres"))
             .arg("-D")
             .arg(&data)
             .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
             .args(["-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=300"])
             .arg("-c")
-            .arg(format!("unix_socket_directories={}", dir.path().display()))
+            .arg(format!("unix_socket_directories={}", dir.display()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
@@ -114,8 +117,18 @@ impl PgServer {
     }
 
     pub fn log(&self) -> String {
-        std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default()
+        std::fs::read_to_string(self.dir.join("server.log")).unwrap_or_default()
     }
+}
+
+/// A new directory of our own under the temp dir.
+fn unique_dir() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("opsai-pg-{}-{n}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir(&dir).expect("temp dir");
+    dir
 }
 
 impl Drop for PgServer {
@@ -128,5 +141,6 @@ impl Drop for PgServer {
             let _ = self.child.kill();
             let _ = self.child.wait();
         }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
