@@ -180,6 +180,12 @@ pub struct ServeArgs {
     /// commands then run on every host it selects; repeatable (docs/serve.md, "Host sets").
     #[arg(long = "hosts", value_name = "PATTERN")]
     pub host_sets: Vec<String>,
+    /// Keep conversations, users and audit in this PostgreSQL database instead of
+    /// `$OPSAI_HOME/sessions.db`, so several replicas behind one address serve the same team
+    /// (docs/serve.md, "Postgres and replicas"). Best given in OPSAI_DATABASE_URL, with the password
+    /// in PGPASSWORD or ~/.pgpass: the command line is visible to other users.
+    #[arg(long, value_name = "URL", env = "OPSAI_DATABASE_URL", hide_env_values = true)]
+    pub database: Option<String>,
     #[command(flatten)]
     pub fleet: FleetOptions,
     #[command(flatten)]

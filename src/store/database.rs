@@ -59,7 +59,7 @@ impl DatabaseUrl {
         }
         let mut config: postgres::Config = trimmed.parse().map_err(|_| DatabaseError::BadUrl(shown()))?;
         if config.get_password().is_none()
-            && let Ok(password) = std::env::var("PGPASSWORD")
+            && let Some(password) = std::env::var("PGPASSWORD").ok().or_else(|| pgpass(&config))
         {
             config.password(password);
         }
@@ -146,6 +146,48 @@ impl fmt::Debug for DatabaseUrl {
     }
 }
 
+/// The password `~/.pgpass` (or `PGPASSFILE`) holds for this URL's host, port, database and user,
+/// as libpq reads it: `host:port:database:user:password`, `*` matching anything, `\\` escaping.
+/// Ignored, as libpq does, unless only its owner can read it.
+fn pgpass(config: &postgres::Config) -> Option<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = match std::env::var_os("PGPASSFILE") {
+        Some(path) => std::path::PathBuf::from(path),
+        None => std::path::PathBuf::from(std::env::var_os("HOME")?).join(".pgpass"),
+    };
+    let meta = std::fs::metadata(&path).ok()?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        return None;
+    }
+    let host = match config.get_hosts().first()? {
+        postgres::config::Host::Tcp(name) => name.clone(),
+        postgres::config::Host::Unix(_) => "localhost".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432).to_string();
+    let user = config.get_user()?.to_owned();
+    let database = config.get_dbname().unwrap_or(&user).to_owned();
+    let wanted = [host, port, database, user];
+    std::fs::read_to_string(path).ok()?.lines().find_map(|line| pgpass_match(line, &wanted))
+}
+
+fn pgpass_match(line: &str, wanted: &[String; 4]) -> Option<String> {
+    if line.starts_with('#') {
+        return None;
+    }
+    let mut fields = vec![String::new()];
+    let mut chars = line.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' => fields.last_mut()?.extend(chars.next()),
+            ':' if fields.len() < 5 => fields.push(String::new()),
+            c => fields.last_mut()?.push(c),
+        }
+    }
+    let [host, port, database, user, password]: [String; 5] = fields.try_into().ok()?;
+    let matches = [host, port, database, user].iter().zip(wanted).all(|(field, want)| field == "*" || field == want);
+    matches.then_some(password)
+}
+
 /// The server's own message when there is one (it never holds the password), else the driver's.
 fn reason(err: &postgres::Error) -> String {
     match err.as_db_error() {
@@ -175,6 +217,16 @@ mod tests {
         let bad = DatabaseUrl::parse("mysql://ops:s3cret@db/x").unwrap_err().to_string();
         assert!(bad.contains("mysql://ops:***@db/x") && !bad.contains("s3cret"), "{bad}");
         assert_eq!(DatabaseUrl::parse("postgresql://db/x").unwrap().to_string(), "postgresql://db/x");
+    }
+
+    #[test]
+    fn a_pgpass_line_matches_like_libpq_reads_it() {
+        let wanted = ["db.example".to_owned(), "5432".to_owned(), "opsai".to_owned(), "ops".to_owned()];
+        assert_eq!(pgpass_match("db.example:5432:opsai:ops:pw", &wanted).as_deref(), Some("pw"));
+        assert_eq!(pgpass_match("*:*:*:ops:a\\:b\\\\c", &wanted).as_deref(), Some("a:b\\c"));
+        assert_eq!(pgpass_match("other:5432:opsai:ops:pw", &wanted), None);
+        assert_eq!(pgpass_match("#db.example:5432:opsai:ops:pw", &wanted), None);
+        assert_eq!(pgpass_match("db.example:5432:opsai", &wanted), None);
     }
 
     #[test]
