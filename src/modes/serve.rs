@@ -33,6 +33,7 @@ mod login;
 mod page;
 mod passwords;
 mod quota;
+mod replicas;
 mod screen;
 mod sso;
 mod state;
@@ -217,6 +218,16 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         Mode::Token(token) => format!("http://{shown}/?token={token}"),
         Mode::Users(_) => format!("http://{shown}/"),
     };
+    let replicas = match &args.database {
+        None => None,
+        Some(url) => match start_replicas(url).await {
+            Ok(replicas) => Some(replicas),
+            Err(err) => {
+                crate::modes::common::warn(&err);
+                return Ok(2);
+            }
+        },
+    };
     let sso = match sso_setup(&args.sso, &shown).await {
         Ok(sso) => sso,
         Err(err) => {
@@ -243,7 +254,14 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         secure_cookies: args.limits.secure_cookies,
         proxies: args.limits.trusted_proxy.clone(),
         shutdown: CancellationToken::new(),
+        replicas: replicas.clone(),
     });
+    if let Some(replicas) = &replicas {
+        replicas.attach(&state);
+        let _ = state.auth.shared.set(replicas.clone());
+        let _ = state.pendings.mirror.set(replicas.clone());
+        log(&format!("replica {} on {}", replicas.id, replicas.url()));
+    }
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     {
@@ -283,7 +301,16 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         }
     })
     .await;
+    if let Some(replicas) = &replicas {
+        replicas.leave().await;
+    }
     Ok(0)
+}
+
+/// `--database`: this server joins the replicas on that database.
+async fn start_replicas(url: &str) -> Result<Arc<replicas::Replicas>, String> {
+    let url = crate::store::database::DatabaseUrl::parse(url).map_err(|err| err.to_string())?;
+    replicas::Replicas::start(url).await.map_err(|err| err.to_string())
 }
 
 /// `--oidc-issuer`: the identity provider read and checked before anyone can log in with it.

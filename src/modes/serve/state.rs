@@ -47,6 +47,8 @@ pub struct AppState {
     pub secure_cookies: bool,
     /// `--trusted-proxy`: peers whose `X-Forwarded-For` is believed.
     pub proxies: Vec<std::net::IpAddr>,
+    /// `--database`: the other replicas serving the same team.
+    pub replicas: Option<Arc<super::replicas::Replicas>>,
 }
 
 impl AppState {

@@ -1,0 +1,116 @@
+//! Cookie sessions and API tokens every replica honours: a login on one replica is a login on all,
+//! a logout on one ends it everywhere. Only a SHA-256 of each token is stored, so whoever reads the
+//! table cannot use what is in it.
+
+use base64::Engine;
+use sha2::Digest;
+
+use super::{ReplicaError, Replicas, now_ms};
+use crate::cli::ServeRole;
+
+/// A session (cookie, with a CSRF token) or an API token (bearer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoginKind {
+    Session,
+    Token,
+}
+
+impl LoginKind {
+    fn name(self) -> &'static str {
+        match self {
+            LoginKind::Session => "session",
+            LoginKind::Token => "token",
+        }
+    }
+}
+
+/// A login as stored.
+#[derive(Debug, Clone)]
+pub struct StoredLogin {
+    pub user: String,
+    pub role: ServeRole,
+    pub credential: Option<u64>,
+    pub sso: bool,
+    pub csrf: String,
+    /// Unix milliseconds.
+    pub opened_ms: i64,
+}
+
+fn hashed(token: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(sha2::Sha256::digest(token.as_bytes()))
+}
+
+fn role_of(name: &str) -> ServeRole {
+    // Anything else than an operator is a viewer: a damaged row grants the least.
+    if name == "operator" { ServeRole::Operator } else { ServeRole::Viewer }
+}
+
+impl Replicas {
+    pub async fn open_login(&self, kind: LoginKind, token: &str, login: &StoredLogin) -> Result<(), ReplicaError> {
+        let credential = login.credential.map(|c| c as i64);
+        let role = super::super::users::role_name(login.role);
+        self.client()
+            .await?
+            .execute(
+                "INSERT INTO web_logins (token_hash, kind, user_name, role, credential, sso, csrf, opened_ms, seen_ms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)",
+                &[
+                    &hashed(token),
+                    &kind.name(),
+                    &login.user,
+                    &role,
+                    &credential,
+                    &login.sso,
+                    &login.csrf,
+                    &login.opened_ms,
+                ],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The login `token` names, marked as seen now; `None` when there is none of that kind, or it
+    /// was last seen before `idle_cutoff_ms`.
+    pub async fn login(
+        &self,
+        kind: LoginKind,
+        token: &str,
+        idle_cutoff_ms: i64,
+    ) -> Result<Option<StoredLogin>, ReplicaError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "UPDATE web_logins SET seen_ms = $3 WHERE token_hash = $1 AND kind = $2 AND seen_ms >= $4
+                 RETURNING user_name, role, credential, sso, csrf, opened_ms",
+                &[&hashed(token), &kind.name(), &now_ms(), &idle_cutoff_ms],
+            )
+            .await?;
+        Ok(row.map(|row| StoredLogin {
+            user: row.get(0),
+            role: role_of(row.get(1)),
+            credential: row.get::<_, Option<i64>>(2).map(|c| c as u64),
+            sso: row.get(3),
+            csrf: row.get(4),
+            opened_ms: row.get(5),
+        }))
+    }
+
+    pub async fn close_login(&self, token: &str) -> Result<(), ReplicaError> {
+        self.client().await?.execute("DELETE FROM web_logins WHERE token_hash = $1", &[&hashed(token)]).await?;
+        Ok(())
+    }
+
+    /// Forgets logins unused since `idle_cutoff_ms` (and single sign-on ones opened before
+    /// `sso_cutoff_ms`).
+    pub async fn prune_logins(&self, idle_cutoff_ms: i64, sso_cutoff_ms: i64) -> Result<(), ReplicaError> {
+        self.client()
+            .await?
+            .execute(
+                "DELETE FROM web_logins WHERE seen_ms < $1 OR (sso AND opened_ms < $2)",
+                &[&idle_cutoff_ms, &sso_cutoff_ms],
+            )
+            .await?;
+        Ok(())
+    }
+}
