@@ -193,6 +193,18 @@ impl Server {
         self.api_with(Auth::Cookie { session, csrf: body["csrf_token"].as_str().unwrap().to_owned() })
     }
 
+    /// Logs in at `base` (a proxy in front of this server and others): the API of that session
+    /// (with this server's base; set `base` to go through the proxy).
+    pub async fn login_at(&self, base: &str, name: &str, password: &str) -> Api {
+        let request =
+            self.client.post(format!("{base}/api/v2/auth/login")).json(&json!({"username": name, "password": password}));
+        let response = within(request.send()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "login {name} at {base}");
+        let session = session_cookie(&response).expect("a session cookie");
+        let body: Value = response.json().await.unwrap();
+        self.api_with(Auth::Cookie { session, csrf: body["csrf_token"].as_str().unwrap().to_owned() })
+    }
+
     /// An API token (`POST /api/v2/auth/token`) as a bearer API.
     pub async fn api_token(&self, name: &str, password: &str) -> Api {
         let response = self.post_credentials("/api/v2/auth/token", name, password).await;
