@@ -260,6 +260,9 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         replicas.attach(&state);
         let _ = state.auth.shared.set(replicas.clone());
         let _ = state.pendings.mirror.set(replicas.clone());
+        if let Some(sso) = &state.sso {
+            let _ = sso.shared.set(replicas.clone());
+        }
         log(&format!("replica {} on {}", replicas.id, replicas.url()));
     }
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
@@ -395,10 +398,17 @@ async fn same_origin(State(state): State<Arc<AppState>>, request: Request, next:
 }
 
 /// `GET /healthz`: liveness for a load balancer, without auth and without data; 503 once the
-/// server is stopping, so the balancer sends new requests elsewhere.
+/// server is stopping, or (`--database`) while it cannot reach its database, so the balancer
+/// sends new requests elsewhere.
 async fn healthz(State(state): State<Arc<AppState>>) -> Response {
+    let database_ok = match &state.replicas {
+        Some(replicas) => replicas.reachable().await,
+        None => true,
+    };
     let (status, word) = if state.shutdown.is_cancelled() {
         (StatusCode::SERVICE_UNAVAILABLE, "stopping")
+    } else if !database_ok {
+        (StatusCode::SERVICE_UNAVAILABLE, "database unreachable")
     } else {
         (StatusCode::OK, "ok")
     };

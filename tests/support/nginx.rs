@@ -19,7 +19,10 @@ const NGINX: &str = "/usr/sbin/nginx";
 pub fn require() -> bool {
     let found = Path::new(NGINX).exists();
     if !found {
-        assert!(std::env::var("CI").as_deref() != Ok("true"), "nginx is required under CI=true (.ci/run installs nginx)");
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "nginx is required under CI=true (.ci/run installs nginx)"
+        );
         super::skipped("nginx is not installed");
     }
     found

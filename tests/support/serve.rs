@@ -196,8 +196,10 @@ impl Server {
     /// Logs in at `base` (a proxy in front of this server and others): the API of that session
     /// (with this server's base; set `base` to go through the proxy).
     pub async fn login_at(&self, base: &str, name: &str, password: &str) -> Api {
-        let request =
-            self.client.post(format!("{base}/api/v2/auth/login")).json(&json!({"username": name, "password": password}));
+        let request = self
+            .client
+            .post(format!("{base}/api/v2/auth/login"))
+            .json(&json!({"username": name, "password": password}));
         let response = within(request.send()).await.unwrap();
         assert_eq!(response.status(), StatusCode::OK, "login {name} at {base}");
         let session = session_cookie(&response).expect("a session cookie");

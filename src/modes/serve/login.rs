@@ -109,9 +109,16 @@ pub async fn sso_start(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let sso = state.sso.as_ref().ok_or_else(sso_off)?;
-    let started = sso.start(ip).map_err(|wait| {
-        ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too many logins started from this address: try again in a minute")
-            .retry_after(wait)
+    let started = sso.start(ip).await.map_err(|wait| match wait {
+        Some(wait) => ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many logins started from this address: try again in a minute",
+        )
+        .retry_after(wait),
+        None => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server's database cannot be reached, so the login could not start: try again in a moment",
+        ),
     })?;
     let cookie = sso_cookie(&state, &headers, Some(&started.binding));
     Ok((StatusCode::SEE_OTHER, [(header::LOCATION, started.location), (header::SET_COOKIE, cookie)]).into_response())

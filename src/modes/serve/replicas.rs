@@ -37,7 +37,8 @@ const BEAT: Duration = Duration::from_secs(2);
 const DEAD_AFTER: Duration = Duration::from_secs(10);
 
 /// The replicas' tables, one step per version (append only).
-const MIGRATIONS: &[&str] = &["CREATE TABLE web_replicas (id TEXT PRIMARY KEY, seen_ms BIGINT NOT NULL);
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE web_replicas (id TEXT PRIMARY KEY, seen_ms BIGINT NOT NULL);
     CREATE TABLE web_logins (
         token_hash TEXT PRIMARY KEY,
         kind TEXT NOT NULL,
@@ -70,7 +71,16 @@ const MIGRATIONS: &[&str] = &["CREATE TABLE web_replicas (id TEXT PRIMARY KEY, s
         request TEXT NOT NULL,
         since BIGINT NOT NULL
     );
-    CREATE INDEX web_pendings_by_call ON web_pendings (call_id);"];
+    CREATE INDEX web_pendings_by_call ON web_pendings (call_id);",
+    // 2: single sign-on logins started on one replica, finished on another.
+    "CREATE TABLE web_sso (
+        state_hash TEXT PRIMARY KEY,
+        binding_hash TEXT NOT NULL,
+        verifier TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        started_ms BIGINT NOT NULL
+    );",
+];
 
 /// A write the writer task makes, in the order they were sent.
 enum Op {
@@ -186,6 +196,12 @@ impl Replicas {
             *slot = Arc::new(client);
         }
         Ok(slot.clone())
+    }
+
+    /// Whether the database answers within 2 s (the load balancer's health check).
+    pub async fn reachable(&self) -> bool {
+        let check = async { self.client().await?.simple_query("SELECT 1").await.map_err(ReplicaError::from) };
+        matches!(tokio::time::timeout(Duration::from_secs(2), check).await, Ok(Ok(_)))
     }
 
     async fn beat(&self) -> Result<(), ReplicaError> {

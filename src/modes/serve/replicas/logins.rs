@@ -96,6 +96,40 @@ impl Replicas {
         }))
     }
 
+    /// Keeps a started single sign-on login (its `state` and browser binding hashed).
+    pub async fn sso_put(&self, state: &str, verifier: &str, nonce: &str, binding: &str) -> Result<(), ReplicaError> {
+        let client = self.client().await?;
+        // Logins never finished go after an hour; a flood is bounded by the per-address start limit.
+        client.execute("DELETE FROM web_sso WHERE started_ms < $1", &[&(now_ms() - 3_600_000)]).await?;
+        client
+            .execute(
+                "INSERT INTO web_sso (state_hash, binding_hash, verifier, nonce, started_ms) VALUES ($1, $2, $3, $4, $5)",
+                &[&hashed(state), &hashed(binding), &verifier, &nonce, &now_ms()],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// Takes the login `state` names when `binding` is its browser's and it is younger than
+    /// `within`: its PKCE verifier and nonce. Someone else's request takes nothing.
+    pub async fn sso_take(
+        &self,
+        state: &str,
+        binding: &str,
+        within: std::time::Duration,
+    ) -> Result<Option<(String, String)>, ReplicaError> {
+        let row = self
+            .client()
+            .await?
+            .query_opt(
+                "DELETE FROM web_sso WHERE state_hash = $1 AND binding_hash = $2 RETURNING verifier, nonce, started_ms",
+                &[&hashed(state), &hashed(binding)],
+            )
+            .await?;
+        let fresh = |started: i64| now_ms() - started < within.as_millis() as i64;
+        Ok(row.filter(|row| fresh(row.get(2))).map(|row| (row.get(0), row.get(1))))
+    }
+
     pub async fn close_login(&self, token: &str) -> Result<(), ReplicaError> {
         self.client().await?.execute("DELETE FROM web_logins WHERE token_hash = $1", &[&hashed(token)]).await?;
         Ok(())

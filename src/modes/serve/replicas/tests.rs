@@ -133,3 +133,18 @@ async fn waiting_approvals_are_one_queue_for_every_replica() {
     b.leave().await;
     assert_eq!(a.queue().await.unwrap().len(), 1);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_sign_on_login_started_on_one_replica_finishes_once_on_the_other_from_its_browser_only() {
+    let Some(server) = PgServer::start() else { return };
+    tokio::task::block_in_place(|| server.database("r"));
+    let (a, b) = (replica(&server, "r").await, replica(&server, "r").await);
+    let hour = Duration::from_secs(3600);
+    a.sso_put("state-1", "verifier-1", "nonce-1", "browser-1").await.unwrap();
+    assert_eq!(b.sso_take("state-1", "another browser", hour).await.unwrap(), None);
+    let taken = b.sso_take("state-1", "browser-1", hour).await.unwrap();
+    assert_eq!(taken, Some(("verifier-1".to_owned(), "nonce-1".to_owned())), "another browser cancelled nothing");
+    assert_eq!(a.sso_take("state-1", "browser-1", hour).await.unwrap(), None, "a login finishes once");
+    a.sso_put("state-2", "v", "n", "browser-2").await.unwrap();
+    assert_eq!(b.sso_take("state-2", "browser-2", Duration::ZERO).await.unwrap(), None, "too old");
+}

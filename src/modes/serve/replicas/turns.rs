@@ -131,40 +131,38 @@ impl Replicas {
     pub(super) async fn reap(&self) -> Result<(), ReplicaError> {
         let client = self.client().await?;
         let cutoff = now_ms() - DEAD_AFTER.as_millis() as i64;
+        let error = json!({
+            "type": "error",
+            "kind": INTERRUPTED,
+            "content": "the server running this turn stopped before it ended: what it showed up to here is kept; \
+                        send the message again to continue",
+        });
+        let mut done = super::super::events::done();
+        done["outcome"] = INTERRUPTED.into();
+        // One statement: a reader sees the turn running, or ended with both events, never between.
         let gone = client
             .query(
-                "DELETE FROM web_turns t WHERE NOT EXISTS (
-                    SELECT 1 FROM web_replicas r WHERE r.id = t.replica AND r.seen_ms >= $1
-                 ) RETURNING conversation, replica",
-                &[&cutoff],
+                "WITH gone AS (
+                    DELETE FROM web_turns t WHERE NOT EXISTS (
+                        SELECT 1 FROM web_replicas r WHERE r.id = t.replica AND r.seen_ms >= $1
+                    ) RETURNING conversation, replica
+                 ), next AS (
+                    SELECT g.conversation, g.replica, COALESCE(
+                        (SELECT MAX(e.seq) + 1 FROM web_turn_events e WHERE e.conversation = g.conversation), 0
+                    ) AS seq FROM gone g
+                 ), kept AS (
+                    INSERT INTO web_turn_events (conversation, seq, data)
+                    SELECT conversation, seq, $2 FROM next UNION ALL SELECT conversation, seq + 1, $3 FROM next
+                    ON CONFLICT DO NOTHING
+                 ), dropped AS (
+                    DELETE FROM web_pendings p WHERE p.replica IN (SELECT replica FROM gone)
+                 )
+                 SELECT conversation, replica FROM next",
+                &[&cutoff, &error.to_string(), &done.to_string()],
             )
             .await?;
         for row in &gone {
             let (conversation, replica): (i64, String) = (row.get(0), row.get(1));
-            let next: i64 = client
-                .query_one(
-                    "SELECT COALESCE(MAX(seq) + 1, 0) FROM web_turn_events WHERE conversation = $1",
-                    &[&conversation],
-                )
-                .await?
-                .get(0);
-            let error = json!({
-                "type": "error",
-                "kind": INTERRUPTED,
-                "content": "the server running this turn stopped before it ended: what it showed up to here is kept; \
-                            send the message again to continue",
-            });
-            let mut done = super::super::events::done();
-            done["outcome"] = INTERRUPTED.into();
-            for (offset, data) in [error, done].iter().enumerate() {
-                client
-                    .execute(
-                        "INSERT INTO web_turn_events (conversation, seq, data) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
-                        &[&conversation, &(next + offset as i64), &data.to_string()],
-                    )
-                    .await?;
-            }
-            client.execute("DELETE FROM web_pendings WHERE replica = $1", &[&replica]).await?;
             client.execute("SELECT pg_notify('opsai_events', $1)", &[&conversation.to_string()]).await?;
             super::super::log(&format!(
                 "conversation {conversation}: its turn ended with replica {replica}, which stopped"
