@@ -80,26 +80,19 @@ async fn a_gone_replicas_turn_ends_interrupted_for_its_readers_and_takes_a_new_m
     tokio::task::block_in_place(|| server.database("r"));
     let (a, b) = (replica(&server, "r").await, replica(&server, "r").await);
     // A replica that stopped saying it is alive long ago, mid-turn, with an approval waiting.
+    // In one transaction: the replicas' own heartbeats reap too, and must see all of it or none.
     let client = a.client().await.unwrap();
     let old = now_ms() - 60_000;
-    client.execute("INSERT INTO web_replicas (id, seen_ms) VALUES ('gone', $1)", &[&old]).await.unwrap();
     client
-        .execute(
-            "INSERT INTO web_turns (conversation, replica, owner, started_ms) VALUES (9, 'gone', 'alice', $1)",
-            &[&old],
-        )
-        .await
-        .unwrap();
-    client
-        .execute("INSERT INTO web_turn_events (conversation, seq, data) VALUES (9, 0, '{\"type\":\"start\"}')", &[])
-        .await
-        .unwrap();
-    client
-        .execute(
-            "INSERT INTO web_pendings (request_id, replica, conversation, call_id, owner, request, since)
-             VALUES ('r1', 'gone', 9, 'c1', 'alice', '{}', 0)",
-            &[],
-        )
+        .batch_execute(&format!(
+            "BEGIN;
+             INSERT INTO web_replicas (id, seen_ms) VALUES ('gone', {old});
+             INSERT INTO web_turns (conversation, replica, owner, started_ms) VALUES (9, 'gone', 'alice', {old});
+             INSERT INTO web_turn_events (conversation, seq, data) VALUES (9, 0, '{{\"type\":\"start\"}}');
+             INSERT INTO web_pendings (request_id, replica, conversation, call_id, owner, request, since)
+                 VALUES ('r1', 'gone', 9, 'c1', 'alice', '{{}}', 0);
+             COMMIT;"
+        ))
         .await
         .unwrap();
     let follower = tokio::spawn(datas(b.clone().follow(9)));
