@@ -251,6 +251,7 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         telemetry,
         sso,
         quota: quota::Quota::new(args.limits.max_conversations),
+        max_turns: usize::try_from(args.limits.max_turns).unwrap_or(usize::MAX),
         secure_cookies: args.limits.secure_cookies,
         proxies: args.limits.trusted_proxy.clone(),
         shutdown: CancellationToken::new(),

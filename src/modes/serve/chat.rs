@@ -32,9 +32,8 @@ use crate::tools::{Registry, RunState, Services, ToolsConfig};
 
 /// A comment line this often keeps proxies from closing a quiet stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// Turns one user may have running at once (users mode), and all users together.
+/// Turns one user may have running at once (users mode); all users together: `--max-turns`.
 const TURNS_PER_USER: usize = 4;
-const TURNS: usize = 32;
 
 #[derive(Deserialize)]
 pub struct ChatBody {
@@ -103,12 +102,13 @@ pub async fn chat(
         let user = &caller.principal.user;
         let bounded = *user != super::auth::owner().user;
         let own = turns.values().filter(|t| t.owner == *user).count();
-        if (bounded && own >= TURNS_PER_USER) || turns.len() >= TURNS {
+        if (bounded && own >= TURNS_PER_USER) || turns.len() >= state.max_turns {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!(
-                    "too many turns running ({TURNS_PER_USER} per user, {TURNS} in all): wait \
-                     for one to end or stop one"
+                    "too many turns running ({TURNS_PER_USER} per user, {} in all on this server): wait \
+                     for one to end or stop one",
+                    state.max_turns
                 ),
             )
             .retry_after(Duration::from_secs(5)));
