@@ -61,6 +61,8 @@ use crate::config::Config;
 use crate::context::{EnvContext, PendingContext};
 use crate::home::Paths;
 use crate::runner::{self, Approvals, LlmOverrides, Parts};
+use crate::store::database::DatabaseUrl;
+use crate::store::sessions::SessionStore;
 use crate::tools::Offer;
 
 use super::common;
@@ -181,11 +183,11 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         }
     };
     let parts = Parts::build(paths, config, Approvals::Nobody)?;
-    let store = match runner::session_store(paths, parts.redactor.clone()) {
+    let store = match open_store(paths, args.database.as_deref(), parts.redactor.clone()).await {
         Ok(store) => store,
-        Err(err) => {
-            crate::modes::common::warn(&format!("cannot serve without the sessions database: {err}"));
-            return Ok(1);
+        Err((code, message)) => {
+            crate::modes::common::warn(&message);
+            return Ok(code);
         }
     };
     let context = context.finish();
@@ -414,6 +416,31 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Response {
         (StatusCode::OK, "ok")
     };
     (status, [(header::CACHE_CONTROL, "no-store")], axum::Json(serde_json::json!({"status": word}))).into_response()
+}
+
+/// The conversations: in the Postgres database `--database` names (connected and migrated now, so
+/// a wrong URL or an unreachable server stops the start before the port opens), else in
+/// `$OPSAI_HOME/sessions.db`. The error is the exit code and what to tell the admin.
+async fn open_store(
+    paths: &Paths,
+    database: Option<&str>,
+    redactor: Arc<crate::redact::Redactor>,
+) -> Result<SessionStore, (u8, String)> {
+    let Some(text) = database else {
+        return runner::session_store(paths, redactor)
+            .map_err(|err| (1, format!("cannot serve without the sessions database: {err}")));
+    };
+    let url = DatabaseUrl::parse(text).map_err(|err| (2, format!("--database: {err}")))?;
+    // The client blocks (it drives its own runtime): not on this async thread.
+    let opened = tokio::task::spawn_blocking(move || SessionStore::open_database(&url, redactor)).await;
+    match opened {
+        Ok(Ok(store)) => {
+            log(&format!("conversations are kept in {}", store.location()));
+            Ok(store)
+        }
+        Ok(Err(err)) => Err((1, format!("cannot serve without the conversations' database: {err}"))),
+        Err(err) => Err((1, format!("cannot serve: opening the database stopped: {err}"))),
+    }
 }
 
 /// A line on the server's stderr.
