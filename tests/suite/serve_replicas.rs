@@ -178,7 +178,7 @@ async fn a_replica_killed_mid_turn_leaves_the_turn_interrupted_and_the_other_tak
     let rest = followed.collect().await;
     let kinds: Vec<(&str, &str)> =
         rest.iter().map(|e| (e["type"].as_str().unwrap_or(""), e["kind"].as_str().unwrap_or(""))).collect();
-    assert_eq!(kinds.last(), Some(&("done", "")), "{rest:#?}");
+    assert_eq!(kinds.last(), Some(&("done", "done")), "{rest:#?}");
     assert_eq!(rest.last().unwrap()["outcome"], "interrupted", "{rest:#?}");
     assert!(kinds.contains(&("error", "interrupted")), "{rest:#?}");
     let (_, queue) = bob_b.send(bob_b.request(Method::GET, "/api/v2/ai/conversations")).await;
