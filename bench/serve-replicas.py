@@ -6,8 +6,9 @@ PostgreSQL behind nginx, none lost, the first SSE byte against the model's, RSS 
 
 Started once, each a process of its own: a throwaway PostgreSQL cluster (initdb in a temp dir; as
 the `postgres` user under root), the streaming mock model (bench/stream_llm.py), two replicas
-(`opsai serve --database …`, token mode, each its own OPSAI_HOME) and nginx round robin in front
-(buffering off, as docs/serve.md shows). Then:
+(`opsai serve --database …`, each its own OPSAI_HOME, one users file: STREAMS/4 users, since one
+user runs at most 4 turns and makes at most 60 conversations a minute) and nginx round robin in
+front (buffering off, as docs/serve.md shows). Every user logs in through nginx. Then:
 - quiet: RUNS times, interleaved, the first body byte of `POST /api/v2/ai/chat` through nginx and of
   a chat request straight to the mock (new connections, Python's http.client for both);
 - load: STREAMS conversations (created untimed) chat at once through nginx while the mock streams
@@ -34,8 +35,7 @@ here = os.path.dirname(os.path.abspath(__file__))
 binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/opsai")
 streams = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 30
-token = "bench-replicas-token-0123456789abcdef"
-AUTH = {"Authorization": f"Bearer {token}"}
+users = max(1, (streams + 3) // 4)
 slow = {"tokens": 50, "delay_ms": 20}
 
 
@@ -113,6 +113,27 @@ def answer_of(events):
     return whole[-1] if whole else "".join(e.get("content", "") for e in events if e.get("kind") == "answer_delta")
 
 
+def add_users(work, users_file):
+    env = {"HOME": work, "OPSAI_HOME": os.path.join(work, "admin"), "PATH": os.environ.get("PATH", "")}
+    for n in range(users + 1):
+        subprocess.run([binary, "serve", "user", "add", f"u{n}", "--role", "operator", "--users", users_file],
+                       input=f"password-{n}\n", text=True, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def login(port, n):
+    """The headers of user n's session, logged in through nginx."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    body = json.dumps({"username": f"u{n}", "password": f"password-{n}"}).encode()
+    conn.request("POST", "/api/v2/auth/login", body=body, headers={"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    raw = resp.read()
+    conn.close()
+    if resp.status != 200:
+        sys.exit(f"bench/serve-replicas.py: login u{n} answered {resp.status}: {raw[:200]!r}")
+    cookie = resp.getheader("Set-Cookie").split(";", 1)[0]
+    return {"Cookie": cookie, "X-CSRF-Token": json.loads(raw)["csrf_token"]}
+
+
 def start_postgres(work):
     bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
     if not bins:
@@ -179,14 +200,17 @@ try:
     processes.append(subprocess.Popen([sys.executable, os.path.join(here, "stream_llm.py"), str(mock_port), "3", "0"]))
     wait_for(mock_port, "the mock model")
     front = free_port()
+    users_file = os.path.join(work, "users.json")
+    add_users(work, users_file)
     replicas, ports = [], []
     for n in range(2):
         home = os.path.join(work, f"home{n}")
         os.mkdir(home)
         env = {"HOME": work, "OPSAI_HOME": home, "OPSAI_BASE_URL": f"http://127.0.0.1:{mock_port}/v1",
-               "OPSAI_SERVE_TOKEN": token, "OPSAI_DATABASE_URL": url, "NO_COLOR": "1", "LANG": "C.UTF-8",
+               "OPSAI_DATABASE_URL": url, "NO_COLOR": "1", "LANG": "C.UTF-8",
                "PATH": os.environ.get("PATH", "")}
         replica = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0", "--public-host", f"127.0.0.1:{front}",
+                                    "--users", users_file,
                                     "--max-turns", str(streams), "--max-connections", "2048",
                                     "--max-connections-per-ip", "2048"],
                                    env=env, stdout=subprocess.PIPE, stderr=open(os.path.join(work, f"serve{n}.log"), "w"),
@@ -200,8 +224,10 @@ try:
     processes.append(start_nginx(work, front, [f"127.0.0.1:{p}" for p in ports]))
     time.sleep(0.3)
 
-    def new_conversation(title):
-        return request(front, "POST", "/api/v2/ai/conversations", {"title": title}, AUTH)["id"]
+    sessions = [login(front, n) for n in range(users + 1)]
+
+    def new_conversation(title, user=users):
+        return request(front, "POST", "/api/v2/ai/conversations", {"title": title}, sessions[user])["id"]
 
     chat_body = {"model": "bench-model", "stream": True, "messages": [{"role": "user", "content": "list files"}]}
 
@@ -210,7 +236,7 @@ try:
 
     def serve_once(title):
         body = {"conversation_id": new_conversation(title), "message": "list files"}
-        first_ms, events = timed_stream(front, "/api/v2/ai/chat", body, AUTH)
+        first_ms, events = timed_stream(front, "/api/v2/ai/chat", body, sessions[users])
         if not events or events[-1].get("type") != "done" or not answer_of(events).startswith("Files"):
             sys.exit(f"bench/serve-replicas.py: a quiet chat lost its answer: {events}")
         return first_ms
@@ -224,7 +250,7 @@ try:
         quiet_serve.append(serve_once(f"quiet {n}"))
 
     request(mock_port, "POST", "/control", slow)
-    conversations = [new_conversation(f"load {n}") for n in range(streams)]
+    conversations = [new_conversation(f"load {n}", n // 4) for n in range(streams)]
     results = [None] * streams
     load_mock = []
     go = threading.Event()
@@ -232,7 +258,7 @@ try:
     def stream(index):
         go.wait()
         body = {"conversation_id": conversations[index], "message": f"stream {index}"}
-        results[index] = timed_stream(front, "/api/v2/ai/chat", body, AUTH)
+        results[index] = timed_stream(front, "/api/v2/ai/chat", body, sessions[index // 4])
 
     def mock_under_load():
         go.wait()

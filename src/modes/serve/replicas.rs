@@ -16,6 +16,7 @@
 mod control;
 mod logins;
 mod turns;
+mod writer;
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
@@ -172,7 +173,7 @@ impl Replicas {
             state: OnceLock::new(),
         });
         replicas.beat().await?;
-        tokio::spawn(write_loop(Arc::downgrade(&replicas), ops));
+        tokio::spawn(writer::write_loop(Arc::downgrade(&replicas), ops));
         tokio::spawn(listen_loop(Arc::downgrade(&replicas)));
         tokio::spawn(beat_loop(Arc::downgrade(&replicas)));
         Ok(replicas)
@@ -250,66 +251,6 @@ impl Replicas {
                 sender.send_modify(|n| *n += 1);
             }
         }
-    }
-}
-
-/// Makes the writes in order. A failed write is logged and the next one tried: a turn goes on
-/// when the database hiccups (its own stream is served from memory).
-async fn write_loop(replicas: Weak<Replicas>, mut ops: mpsc::UnboundedReceiver<Op>) {
-    while let Some(op) = ops.recv().await {
-        let Some(replicas) = replicas.upgrade() else { return };
-        if let Err(err) = replicas.write(op).await {
-            super::log(&format!("replicas: a write to the database failed: {err}"));
-        }
-    }
-}
-
-impl Replicas {
-    async fn write(&self, op: Op) -> Result<(), ReplicaError> {
-        let client = self.client().await?;
-        match op {
-            Op::Event { conversation, seq, data } => {
-                client
-                    .execute(
-                        "INSERT INTO web_turn_events (conversation, seq, data) VALUES ($1, $2, $3)
-                         ON CONFLICT DO NOTHING",
-                        &[&conversation, &seq, &&*data],
-                    )
-                    .await?;
-                client.execute("SELECT pg_notify('opsai_events', $1)", &[&conversation.to_string()]).await?;
-            }
-            Op::Release { conversation } => {
-                client
-                    .execute(
-                        "DELETE FROM web_turns WHERE conversation = $1 AND replica = $2",
-                        &[&conversation, &self.id],
-                    )
-                    .await?;
-                client
-                    .execute(
-                        "DELETE FROM web_pendings WHERE conversation = $1 AND replica = $2",
-                        &[&conversation, &self.id],
-                    )
-                    .await?;
-                client.execute("SELECT pg_notify('opsai_events', $1)", &[&conversation.to_string()]).await?;
-            }
-            Op::PendingAdd { request_id, conversation, call_id, owner, request, since } => {
-                client
-                    .execute(
-                        "INSERT INTO web_pendings (request_id, replica, conversation, call_id, owner, request, since)
-                         VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-                        &[&request_id, &self.id, &conversation, &call_id, &owner, &request, &since],
-                    )
-                    .await?;
-            }
-            Op::PendingGone { request_id } => {
-                client.execute("DELETE FROM web_pendings WHERE request_id = $1", &[&request_id]).await?;
-            }
-            Op::Flush(flushed) => {
-                let _ = flushed.send(());
-            }
-        }
-        Ok(())
     }
 }
 

@@ -81,8 +81,15 @@ impl Replicas {
             .client()
             .await?
             .query_opt(
-                "UPDATE web_logins SET seen_ms = $3 WHERE token_hash = $1 AND kind = $2 AND seen_ms >= $4
-                 RETURNING user_name, role, credential, sso, csrf, opened_ms",
+                // Marked seen at most once a minute: a request is a read, not a write, most times.
+                "WITH found AS (
+                    SELECT user_name, role, credential, sso, csrf, opened_ms FROM web_logins
+                    WHERE token_hash = $1 AND kind = $2 AND seen_ms >= $4::bigint
+                 ), touched AS (
+                    UPDATE web_logins SET seen_ms = $3::bigint
+                    WHERE token_hash = $1 AND kind = $2 AND seen_ms >= $4::bigint AND seen_ms < $3::bigint - 60000
+                 )
+                 SELECT * FROM found",
                 &[&hashed(token), &kind.name(), &now_ms(), &idle_cutoff_ms],
             )
             .await?;
