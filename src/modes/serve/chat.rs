@@ -121,13 +121,12 @@ pub async fn chat(
         }
         turns.insert(id, turn.clone());
     }
+    let mut accepted = Accepted { state: &state, turn: &turn, claimed: false, started: false };
     // One turn per conversation across replicas too.
     if let Some(replicas) = &state.replicas {
-        let claimed = replicas.claim(id, &caller.principal.user).await;
+        accepted.claimed = true;
+        let claimed = replicas.claim(id, &caller.principal.user, &turn.claim).await;
         if !matches!(claimed, Ok(true)) {
-            if let Ok(mut turns) = state.turns.lock() {
-                turns.remove(&id);
-            }
             return Err(match claimed {
                 Err(err) => {
                     super::log(&format!("conversation {id}: {err}"));
@@ -149,20 +148,41 @@ pub async fn chat(
     if conversation.title.trim().is_empty() {
         let title = message.split_whitespace().collect::<Vec<_>>().join(" ");
         let named = super::blocking(&state, move |state| state.store.set_title(id, &title)).await;
-        if let Err(err) = named.and_then(|named| named.map_err(|err| ApiError::internal(&err))) {
-            if let Ok(mut turns) = state.turns.lock() {
-                turns.remove(&id);
-            }
-            if let Some(replicas) = &state.replicas {
-                replicas.release(id);
-            }
-            return Err(err);
-        }
+        named.and_then(|named| named.map_err(|err| ApiError::internal(&err)))?;
     }
+    accepted.started = true;
+    drop(accepted);
     turn.publish(&events::start(id));
     let place = Place { cluster: conversation.cluster, hosts: conversation.hosts };
     tokio::spawn(run(state.clone(), turn.clone(), caller.principal, place, message));
     Ok(sse(turn.stream()))
+}
+
+/// A turn accepted but not started yet: given back (here and in the database) unless it starts,
+/// however the request ends (refused, failed, or its client gone mid-request), so no slot and no
+/// claim is left taken.
+struct Accepted<'a> {
+    state: &'a AppState,
+    turn: &'a Arc<Turn>,
+    /// A claim was (perhaps) made in the database.
+    claimed: bool,
+    started: bool,
+}
+
+impl Drop for Accepted<'_> {
+    fn drop(&mut self) {
+        if self.started {
+            return;
+        }
+        if let Ok(mut turns) = self.state.turns.lock() {
+            turns.remove(&self.turn.conversation);
+        }
+        if self.claimed
+            && let Some(replicas) = &self.state.replicas
+        {
+            replicas.release(self.turn.conversation, &self.turn.claim);
+        }
+    }
 }
 
 /// The running turn's events so far and then live; a single `done` when none runs.
@@ -231,11 +251,18 @@ impl Drop for Ending {
             done["outcome"] = "error".into();
             done
         };
-        self.turn.publish(&self.done.take().unwrap_or_else(&mut fallback));
-        self.turn.finish();
-        // After its last event: a reader elsewhere has every event once the turn is released.
-        if let Some(replicas) = &self.state.replicas {
-            replicas.release(self.turn.conversation);
+        let done = self.done.take().unwrap_or_else(&mut fallback);
+        // With replicas, `done` is shown once the turn's claim is given back with it, so a next
+        // message sent on seeing it is never refused as busy, here or elsewhere.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) if self.state.replicas.is_some() => {
+                let turn = self.turn.clone();
+                runtime.spawn(async move { turn.end(&done).await });
+            }
+            _ => {
+                self.turn.publish(&done);
+                self.turn.finish();
+            }
         }
     }
 }

@@ -57,6 +57,7 @@ const MIGRATIONS: &[&str] = &[
     CREATE TABLE web_turns (
         conversation BIGINT PRIMARY KEY,
         replica TEXT NOT NULL,
+        claim TEXT NOT NULL,
         owner TEXT NOT NULL,
         started_ms BIGINT NOT NULL
     );
@@ -88,14 +89,27 @@ const MIGRATIONS: &[&str] = &[
 ];
 
 /// A write the writer task makes, in the order they were sent.
+/// A turn's writes name its claim: once another turn holds the conversation, they change nothing.
 enum Op {
     Event {
         conversation: i64,
+        claim: Arc<str>,
         seq: i64,
         data: Arc<str>,
     },
+    /// Gives the claim back without a last event (the turn never started).
     Release {
         conversation: i64,
+        claim: Arc<str>,
+    },
+    /// The last event and the release, in one statement: whoever reads the event may claim next.
+    Finish {
+        conversation: i64,
+        claim: Arc<str>,
+        seq: i64,
+        data: Arc<str>,
+        /// Told once it is made (taken by the writer).
+        done: Option<oneshot::Sender<()>>,
     },
     PendingAdd {
         request_id: String,
@@ -108,8 +122,8 @@ enum Op {
     PendingGone {
         request_id: String,
     },
-    /// Answered once every write sent before it is made.
-    Flush(oneshot::Sender<()>),
+    /// Answered once every write sent before it is made (taken by the writer).
+    Flush(Option<oneshot::Sender<()>>),
 }
 
 pub struct Replicas {
@@ -122,6 +136,8 @@ pub struct Replicas {
     wakers: Mutex<HashMap<i64, watch::Sender<u64>>>,
     /// Answers sent to other replicas, waiting for their outcome.
     replies: Mutex<HashMap<String, oneshot::Sender<String>>>,
+    /// The claims of this replica's turns not yet released (what the heartbeat keeps).
+    claims: Mutex<std::collections::HashSet<Arc<str>>>,
     /// The server this replica is part of, for stops and answers from elsewhere.
     state: OnceLock<Weak<AppState>>,
 }
@@ -174,6 +190,7 @@ impl Replicas {
             writer,
             wakers: Mutex::default(),
             replies: Mutex::default(),
+            claims: Mutex::default(),
             state: OnceLock::new(),
         });
         replicas.beat().await?;
@@ -209,16 +226,26 @@ impl Replicas {
         matches!(tokio::time::timeout(Duration::from_secs(2), check).await, Ok(Ok(_)))
     }
 
+    /// Says this replica is alive, and gives back any claim of its own no turn holds any more (a
+    /// release whose write was lost).
     async fn beat(&self) -> Result<(), ReplicaError> {
-        self.client()
-            .await?
+        let client = self.client().await?;
+        client
             .execute(
                 "INSERT INTO web_replicas (id, seen_ms) VALUES ($1, $2)
                  ON CONFLICT (id) DO UPDATE SET seen_ms = EXCLUDED.seen_ms",
                 &[&self.id, &now_ms()],
             )
             .await?;
+        let live: Vec<String> = self.lock_claims().iter().map(|claim| claim.to_string()).collect();
+        client
+            .execute("DELETE FROM web_turns WHERE replica = $1 AND NOT (claim = ANY($2))", &[&self.id, &live])
+            .await?;
         Ok(())
+    }
+
+    fn lock_claims(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<Arc<str>>> {
+        self.claims.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The database, as it may be shown.
@@ -230,7 +257,7 @@ impl Replicas {
     /// waits [`DEAD_AFTER`] for it.
     pub async fn leave(&self) {
         let (flushed, done) = oneshot::channel();
-        self.send(Op::Flush(flushed));
+        self.send(Op::Flush(Some(flushed)));
         let _ = tokio::time::timeout(Duration::from_secs(5), done).await;
         if let Ok(client) = self.client().await {
             let _ = client.execute("DELETE FROM web_replicas WHERE id = $1", &[&self.id]).await;

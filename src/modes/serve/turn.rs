@@ -33,6 +33,8 @@ pub struct Turn {
     output: Mutex<OutputLines>,
     /// `--database`: every event also kept for streams opened on other replicas.
     mirror: Option<Arc<super::replicas::Replicas>>,
+    /// This turn's claim on its conversation across replicas (its writes name it).
+    pub claim: Arc<str>,
 }
 
 impl Turn {
@@ -46,6 +48,7 @@ impl Turn {
             redactor,
             output: Mutex::default(),
             mirror: None,
+            claim: super::auth::random_token().into(),
         }
     }
 
@@ -102,7 +105,7 @@ impl Turn {
         let text: Arc<str> = data.to_string().into();
         self.log.send_modify(|log| {
             if let Some(mirror) = &self.mirror {
-                mirror.event(self.conversation, log.events.len(), text.clone());
+                mirror.event(self.conversation, &self.claim, log.events.len(), text.clone());
             }
             log.events.push(text);
         });
@@ -111,6 +114,25 @@ impl Turn {
     /// A command line as an event published now would show it (redacted word by word).
     pub fn shown(&self, command: &str) -> String {
         self.redactor.redact_command(command)
+    }
+
+    /// The last event, then no more. With replicas, the event and the release of the turn's claim
+    /// are one write, and the readers here see the event once it is made.
+    pub async fn end(&self, done: &Value) {
+        let Some(mirror) = &self.mirror else {
+            self.publish(done);
+            self.finish();
+            return;
+        };
+        let mut data = done.clone();
+        screen::redact(&self.redactor, &mut data);
+        let text: Arc<str> = data.to_string().into();
+        let seq = self.log.borrow().events.len();
+        mirror.finish(self.conversation, &self.claim, seq, text.clone()).await;
+        self.log.send_modify(|log| {
+            log.events.push(text);
+            log.finished = true;
+        });
     }
 
     /// No event follows: the readers end after the ones they have not seen yet.

@@ -48,30 +48,24 @@ async fn one_turn_per_conversation_across_replicas_and_a_reader_elsewhere_sees_e
     let Some(server) = PgServer::start() else { return };
     tokio::task::block_in_place(|| server.database("r"));
     let (a, b) = (replica(&server, "r").await, replica(&server, "r").await);
-    assert!(a.claim(7, "alice").await.unwrap());
-    assert!(!b.claim(7, "bob").await.unwrap(), "busy on the other replica");
-    assert!(!a.claim(7, "alice").await.unwrap(), "busy here too");
+    let (first, second, third): (Arc<str>, Arc<str>, Arc<str>) = ("claim-1".into(), "claim-2".into(), "claim-3".into());
+    assert!(a.claim(7, "alice", &first).await.unwrap());
+    assert!(!b.claim(7, "bob", &second).await.unwrap(), "busy on the other replica");
+    assert!(!a.claim(7, "alice", &third).await.unwrap(), "busy here too");
     assert_eq!(b.running(7).await.unwrap().as_deref(), Some(a.id.as_str()));
-    a.event(7, 0, json!({"type": "start"}).to_string().into());
-    a.event(7, 1, json!({"type": "token", "content": "hi"}).to_string().into());
+    a.event(7, &first, 0, json!({"type": "start"}).to_string().into());
+    a.event(7, &first, 1, json!({"type": "token", "content": "hi"}).to_string().into());
+    // A write under another claim (a turn the others already ended) changes nothing.
+    a.event(7, &second, 2, json!({"type": "token", "content": "stale"}).to_string().into());
     let follower = tokio::spawn(datas(b.clone().follow(7)));
-    tokio::time::sleep(Duration::from_millis(300)).await;
-    a.event(7, 2, json!({"type": "done", "outcome": "answer"}).to_string().into());
-    a.release(7);
+    // The last event and the release in one write: once it returns, the next claim succeeds.
+    a.finish(7, &first, 2, json!({"type": "done", "outcome": "answer"}).to_string().into()).await;
     let seen = follower.await.unwrap();
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(seen[0].contains("start") && seen[1].contains("hi") && seen[2].contains("done"), "{seen:?}");
-    // Released: the other replica may run the next turn, and the old events go with its claim.
-    tokio::time::timeout(Duration::from_secs(10), async {
-        while b.running(7).await.unwrap().is_some() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
-    .unwrap();
-    assert!(b.claim(7, "bob").await.unwrap());
+    assert!(b.claim(7, "bob", &second).await.unwrap(), "taken at once after the finish");
     let (events, running) = b.events_after(7, 0).await.unwrap();
-    assert!(events.is_empty() && running);
+    assert!(events.is_empty() && running, "the old turn's events went with the new claim");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -87,7 +81,7 @@ async fn a_gone_replicas_turn_ends_interrupted_for_its_readers_and_takes_a_new_m
         .batch_execute(&format!(
             "BEGIN;
              INSERT INTO web_replicas (id, seen_ms) VALUES ('gone', {old});
-             INSERT INTO web_turns (conversation, replica, owner, started_ms) VALUES (9, 'gone', 'alice', {old});
+             INSERT INTO web_turns (conversation, replica, claim, owner, started_ms) VALUES (9, 'gone', 'k', 'alice', {old});
              INSERT INTO web_turn_events (conversation, seq, data) VALUES (9, 0, '{{\"type\":\"start\"}}');
              INSERT INTO web_pendings (request_id, replica, conversation, call_id, owner, request, since)
                  VALUES ('r1', 'gone', 9, 'c1', 'alice', '{{}}', 0);
@@ -101,7 +95,7 @@ async fn a_gone_replicas_turn_ends_interrupted_for_its_readers_and_takes_a_new_m
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(seen[1].contains("interrupted") && seen[2].contains("\\\"outcome\\\":\\\"interrupted\\\""), "{seen:?}");
     assert!(b.queue().await.unwrap().is_empty(), "its approvals went with it");
-    assert!(b.claim(9, "alice").await.unwrap(), "a new message is taken");
+    assert!(b.claim(9, "alice", &"claim-9".into()).await.unwrap(), "a new message is taken");
     // A live replica's turn is left alone.
     a.reap().await.unwrap();
     assert_eq!(a.running(9).await.unwrap().as_deref(), Some(b.id.as_str()));

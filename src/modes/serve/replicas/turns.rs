@@ -19,34 +19,48 @@ const POLL: Duration = Duration::from_secs(2);
 pub const INTERRUPTED: &str = "interrupted";
 
 impl Replicas {
-    /// Claims `conversation`'s turn for this replica: `false` when a turn runs there already (on
-    /// any replica). The previous turn's events go.
-    pub async fn claim(&self, conversation: i64, owner: &str) -> Result<bool, ReplicaError> {
-        let row = self
+    /// Claims `conversation`'s turn for this replica under `claim` (the turn's own token): `false`
+    /// when a turn runs there already (on any replica). The previous turn's events go.
+    pub async fn claim(&self, conversation: i64, owner: &str, claim: &Arc<str>) -> Result<bool, ReplicaError> {
+        // Counted as live before the row exists: the heartbeat never gives back a claim being made.
+        self.lock_claims().insert(claim.clone());
+        let made = self
             .client()
             .await?
             .query_one(
                 "WITH claimed AS (
-                    INSERT INTO web_turns (conversation, replica, owner, started_ms) VALUES ($1, $2, $3, $4)
+                    INSERT INTO web_turns (conversation, replica, claim, owner, started_ms) VALUES ($1, $2, $3, $4, $5)
                     ON CONFLICT DO NOTHING RETURNING conversation
                  ), cleared AS (
                     DELETE FROM web_turn_events WHERE conversation IN (SELECT conversation FROM claimed)
                  )
                  SELECT count(*) FROM claimed",
-                &[&conversation, &self.id, &owner, &now_ms()],
+                &[&conversation, &self.id, &&**claim, &owner, &now_ms()],
             )
-            .await?;
-        Ok(row.get::<_, i64>(0) == 1)
+            .await;
+        let claimed = made.map(|row| row.get::<_, i64>(0) == 1);
+        if !matches!(claimed, Ok(true)) {
+            self.lock_claims().remove(claim);
+        }
+        Ok(claimed?)
     }
 
     /// Gives the claim back without a turn (the turn could not start after all).
-    pub fn release(&self, conversation: i64) {
-        self.send(Op::Release { conversation });
+    pub fn release(&self, conversation: i64, claim: &Arc<str>) {
+        self.send(Op::Release { conversation, claim: claim.clone() });
     }
 
     /// Keeps the `seq`th event of this replica's turn of `conversation` for readers elsewhere.
-    pub fn event(&self, conversation: i64, seq: usize, data: Arc<str>) {
-        self.send(Op::Event { conversation, seq: seq as i64, data });
+    pub fn event(&self, conversation: i64, claim: &Arc<str>, seq: usize, data: Arc<str>) {
+        self.send(Op::Event { conversation, claim: claim.clone(), seq: seq as i64, data });
+    }
+
+    /// Keeps the turn's last event and releases its claim in one write; returns once it is made
+    /// (or after 5 s: the heartbeat then gives the claim back).
+    pub async fn finish(&self, conversation: i64, claim: &Arc<str>, seq: usize, data: Arc<str>) {
+        let (done, made) = tokio::sync::oneshot::channel();
+        self.send(Op::Finish { conversation, claim: claim.clone(), seq: seq as i64, data, done: Some(done) });
+        let _ = tokio::time::timeout(Duration::from_secs(5), made).await;
     }
 
     /// The replica running `conversation`'s turn, when one does (here or elsewhere).

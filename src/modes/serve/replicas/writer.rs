@@ -13,17 +13,41 @@ use super::{Op, ReplicaError, Replicas, connect};
 /// Writes taken from the queue at once, at most.
 const BATCH: usize = 512;
 
-/// Makes the writes. A failed write is logged and the connection made again for the next ones:
-/// a turn goes on when the database hiccups (its own stream is served from memory).
+/// Tries at writing one batch (every write is idempotent, so a batch is simply written again).
+const ATTEMPTS: u32 = 3;
+
+/// Makes the writes. A failed batch is written again on a new connection, twice, then given up
+/// and logged: a turn goes on when the database hiccups (its own stream is served from memory),
+/// and a lost release is undone by the heartbeat.
 pub(super) async fn write_loop(replicas: Weak<Replicas>, mut ops: mpsc::UnboundedReceiver<Op>) {
     let mut client: Option<Client> = None;
     let mut batch = Vec::with_capacity(BATCH);
     while ops.recv_many(&mut batch, BATCH).await > 0 {
         let Some(replicas) = replicas.upgrade() else { return };
-        let taken = std::mem::take(&mut batch);
-        if let Err(err) = replicas.write_batch(&mut client, taken).await {
-            super::super::log(&format!("replicas: a write to the database failed: {err}"));
-            client = None;
+        let mut taken = std::mem::take(&mut batch);
+        // Whoever waits for a write is told once it is made or given up, never twice.
+        let waiting: Vec<tokio::sync::oneshot::Sender<()>> = taken
+            .iter_mut()
+            .filter_map(|op| match op {
+                Op::Flush(done) | Op::Finish { done, .. } => done.take(),
+                _ => None,
+            })
+            .collect();
+        for attempt in 1..=ATTEMPTS {
+            match replicas.write_all(&mut client, &taken).await {
+                Ok(()) => break,
+                Err(err) => {
+                    client = None;
+                    if attempt == ATTEMPTS {
+                        super::super::log(&format!("replicas: a write to the database failed: {err}"));
+                    } else {
+                        tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+                    }
+                }
+            }
+        }
+        for done in waiting {
+            let _ = done.send(());
         }
     }
 }
@@ -32,26 +56,13 @@ pub(super) async fn write_loop(replicas: Weak<Replicas>, mut ops: mpsc::Unbounde
 #[derive(Default)]
 struct Events {
     conversations: Vec<i64>,
+    claims: Vec<String>,
     seqs: Vec<i64>,
     datas: Vec<String>,
 }
 
 impl Replicas {
-    async fn write_batch(&self, slot: &mut Option<Client>, ops: Vec<Op>) -> Result<(), ReplicaError> {
-        let mut flushed = Vec::new();
-        let result = self.write_all(slot, ops, &mut flushed).await;
-        for done in flushed {
-            let _ = done.send(());
-        }
-        result
-    }
-
-    async fn write_all(
-        &self,
-        slot: &mut Option<Client>,
-        ops: Vec<Op>,
-        flushed: &mut Vec<tokio::sync::oneshot::Sender<()>>,
-    ) -> Result<(), ReplicaError> {
+    async fn write_all(&self, slot: &mut Option<Client>, ops: &[Op]) -> Result<(), ReplicaError> {
         if slot.as_ref().is_none_or(Client::is_closed) {
             let (client, connection) = connect(&self.url).await?;
             tokio::spawn(connection);
@@ -60,41 +71,60 @@ impl Replicas {
         let Some(client) = slot.as_ref() else { return Ok(()) };
         let mut events = Events::default();
         for op in ops {
-            if let Op::Event { conversation, seq, data } = op {
-                events.conversations.push(conversation);
-                events.seqs.push(seq);
+            if let Op::Event { conversation, claim, seq, data } = op {
+                events.conversations.push(*conversation);
+                events.claims.push(claim.to_string());
+                events.seqs.push(*seq);
                 events.datas.push(data.to_string());
                 continue;
             }
             write_events(client, &mut events).await?;
             match op {
                 Op::Event { .. } => {}
-                Op::Release { conversation } => {
+                Op::Release { conversation, claim } => {
                     client
                         .execute(
                             "WITH turn AS (
-                                DELETE FROM web_turns WHERE conversation = $1 AND replica = $2
+                                DELETE FROM web_turns WHERE conversation = $1 AND claim = $2
                              ), pendings AS (
-                                DELETE FROM web_pendings WHERE conversation = $1 AND replica = $2
+                                DELETE FROM web_pendings WHERE conversation = $1 AND replica = $3
                              )
                              SELECT pg_notify('opsai_events', CAST($1::bigint AS text))",
-                            &[&conversation, &self.id],
+                            &[conversation, &&**claim, &self.id],
                         )
                         .await?;
+                    self.lock_claims().remove(claim);
+                }
+                Op::Finish { conversation, claim, seq, data, .. } => {
+                    client
+                        .execute(
+                            "WITH turn AS (
+                                DELETE FROM web_turns WHERE conversation = $1 AND claim = $2 RETURNING conversation
+                             ), last AS (
+                                INSERT INTO web_turn_events (conversation, seq, data)
+                                SELECT conversation, $3, $4 FROM turn ON CONFLICT DO NOTHING
+                             ), pendings AS (
+                                DELETE FROM web_pendings WHERE conversation = $1 AND replica = $5
+                             )
+                             SELECT pg_notify('opsai_events', CAST($1::bigint AS text))",
+                            &[conversation, &&**claim, seq, &&**data, &self.id],
+                        )
+                        .await?;
+                    self.lock_claims().remove(claim);
                 }
                 Op::PendingAdd { request_id, conversation, call_id, owner, request, since } => {
                     client
                         .execute(
                             "INSERT INTO web_pendings (request_id, replica, conversation, call_id, owner, request, since)
                              VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING",
-                            &[&request_id, &self.id, &conversation, &call_id, &owner, &request, &since],
+                            &[request_id, &self.id, conversation, call_id, owner, request, since],
                         )
                         .await?;
                 }
                 Op::PendingGone { request_id } => {
-                    client.execute("DELETE FROM web_pendings WHERE request_id = $1", &[&request_id]).await?;
+                    client.execute("DELETE FROM web_pendings WHERE request_id = $1", &[request_id]).await?;
                 }
-                Op::Flush(done) => flushed.push(done),
+                Op::Flush(_) => {}
             }
         }
         write_events(client, &mut events).await
@@ -107,11 +137,14 @@ async fn write_events(client: &Client, events: &mut Events) -> Result<(), Replic
         return Ok(());
     }
     let taken = std::mem::take(events);
+    // Only while the turn still holds its claim: a turn ended by the others writes nothing more.
     client
         .execute(
             "INSERT INTO web_turn_events (conversation, seq, data)
-             SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::text[]) ON CONFLICT DO NOTHING",
-            &[&taken.conversations, &taken.seqs, &taken.datas],
+             SELECT u.c, u.s, u.d FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[]) AS u(c, k, s, d)
+             WHERE EXISTS (SELECT 1 FROM web_turns t WHERE t.conversation = u.c AND t.claim = u.k)
+             ON CONFLICT DO NOTHING",
+            &[&taken.conversations, &taken.claims, &taken.seqs, &taken.datas],
         )
         .await?;
     let mut woken: Vec<String> = taken.conversations.iter().map(i64::to_string).collect();
