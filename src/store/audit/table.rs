@@ -1,0 +1,250 @@
+//! The audit log's copy in PostgreSQL (`opsai serve --database URL`, issue 25): table `audit`, one
+//! row per line the file gets, the same redacted and escaped fields, so a team with several
+//! replicas reads one log.
+//!
+//! The file stays the record that counts: [`TableCopy`] queues rows (at most [`QUEUE`]) for one
+//! writer thread and never blocks an append; a database that is down is retried with a growing
+//! pause while the queue holds the rows, and a row that finds the queue full is dropped with a
+//! warning (the file has it).
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use postgres::Client;
+
+use super::{AuditCopy, AuditRow};
+use crate::store::database::{DatabaseError, DatabaseUrl};
+
+/// The `audit` component's steps (append only: a released step is never edited).
+const MIGRATIONS: &[&str] = &["CREATE TABLE audit (
+        id BIGSERIAL PRIMARY KEY,
+        at TIMESTAMPTZ NOT NULL,
+        server TEXT NOT NULL,
+        session TEXT NOT NULL,
+        input TEXT NOT NULL,
+        tool TEXT NOT NULL,
+        user_name TEXT,
+        approver TEXT,
+        host TEXT,
+        command TEXT NOT NULL,
+        risk TEXT NOT NULL,
+        confirmed TEXT NOT NULL,
+        exit INTEGER,
+        output TEXT NOT NULL,
+        line TEXT NOT NULL
+    );
+    CREATE INDEX audit_at ON audit (at)"];
+
+/// Rows waiting for the database, at most.
+pub const QUEUE: usize = 1000;
+/// Tries a line gets on a database that is reachable but fails the insert.
+const REFUSED: usize = 3;
+/// The longest pause between two tries while the database is down.
+const MAX_PAUSE: Duration = Duration::from_secs(30);
+
+/// Where the copy's warnings go (the server's log; this floor does not print).
+pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Reading and writing the table directly (blocking).
+pub struct AuditTable {
+    url: DatabaseUrl,
+    client: Client,
+}
+
+impl AuditTable {
+    /// Connects and brings the table to this opsai's version.
+    pub fn open(url: &DatabaseUrl) -> Result<Self, DatabaseError> {
+        let mut client = url.connect()?;
+        client.batch_execute("SET statement_timeout = '10s'").map_err(|err| url.query_error(&err))?;
+        url.migrate(&mut client, "audit", MIGRATIONS)?;
+        Ok(Self { url: url.clone(), client })
+    }
+
+    /// Inserts one row, `server` naming the machine that wrote it.
+    pub fn insert(&mut self, server: &str, row: &AuditRow) -> Result<(), DatabaseError> {
+        let exit = row.exit;
+        self.client
+            .execute(
+                "INSERT INTO audit (at, server, session, input, tool, user_name, approver, host, command, risk,
+                                    confirmed, exit, output, line)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                &[
+                    &row.at,
+                    &server,
+                    &row.session,
+                    &row.input,
+                    &row.tool,
+                    &row.user,
+                    &row.approver,
+                    &row.host,
+                    &row.command,
+                    &row.risk.to_string(),
+                    &row.confirmed.as_str(),
+                    &exit,
+                    &row.output,
+                    &row.line,
+                ],
+            )
+            .map(drop)
+            .map_err(|err| self.url.query_error(&err))
+    }
+
+    /// The last `n` lines (oldest first), only those containing `pattern` when given: a plain
+    /// substring, ignoring case when it has no uppercase letter, as `opsai audit --grep` matches.
+    pub fn lines(&mut self, pattern: Option<&str>, n: usize) -> Result<Vec<String>, DatabaseError> {
+        let limit = i64::try_from(n).unwrap_or(i64::MAX);
+        let ignore_case = pattern.is_some_and(|p| !p.chars().any(char::is_uppercase));
+        let rows = self
+            .client
+            .query(
+                "SELECT line FROM (
+                   SELECT id, at, line FROM audit
+                   WHERE $1::text IS NULL
+                      OR (CASE WHEN $2 THEN strpos(lower(line), lower($1)) ELSE strpos(line, $1) END) > 0
+                   ORDER BY at DESC, id DESC LIMIT $3
+                 ) newest ORDER BY at, id",
+                &[&pattern, &ignore_case, &limit],
+            )
+            .map_err(|err| self.url.query_error(&err))?;
+        Ok(rows.iter().map(|row| row.get(0)).collect())
+    }
+}
+
+/// How many rows were handed over and not yet stored (or given up), with a signal when it falls.
+#[derive(Default)]
+struct Pending {
+    count: Mutex<usize>,
+    changed: Condvar,
+}
+
+impl Pending {
+    fn add(&self, delta: isize) {
+        let mut count = self.count.lock().unwrap_or_else(PoisonError::into_inner);
+        *count = count.saturating_add_signed(delta);
+        self.changed.notify_all();
+    }
+}
+
+/// The copy serve attaches to its audit log: a bounded queue and one writer thread.
+pub struct TableCopy {
+    queue: SyncSender<AuditRow>,
+    pending: Arc<Pending>,
+    dropped: AtomicU64,
+    warn: Warn,
+}
+
+impl TableCopy {
+    /// Checks the database now (connects and migrates: a wrong URL fails at start, not at the first
+    /// action), then starts the writer. `server` names this machine in each row.
+    pub fn start(url: &DatabaseUrl, server: String, warn: Warn) -> Result<Arc<Self>, DatabaseError> {
+        let table = AuditTable::open(url)?;
+        let (queue, rows) = std::sync::mpsc::sync_channel(QUEUE);
+        let pending = Arc::new(Pending::default());
+        let writer =
+            Writer { url: url.clone(), server, table: Some(table), pending: pending.clone(), warn: warn.clone() };
+        std::thread::Builder::new().name("audit-copy".into()).spawn(move || writer.run(&rows)).map_err(|err| {
+            DatabaseError::Query { url: url.to_string(), reason: format!("cannot start its writer: {err}") }
+        })?;
+        Ok(Arc::new(Self { queue, pending, dropped: AtomicU64::new(0), warn }))
+    }
+
+    /// Waits until every row sent so far is stored, at most `timeout`; `false`: some are not.
+    pub fn flush(&self, timeout: Duration) -> bool {
+        let deadline = Instant::now() + timeout;
+        let mut count = self.pending.count.lock().unwrap_or_else(PoisonError::into_inner);
+        while *count > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return false;
+            }
+            count = self.pending.changed.wait_timeout(count, left).unwrap_or_else(PoisonError::into_inner).0;
+        }
+        true
+    }
+}
+
+impl AuditCopy for TableCopy {
+    fn send(&self, row: AuditRow) {
+        self.pending.add(1);
+        match self.queue.try_send(row) {
+            Ok(()) => {}
+            Err(TrySendError::Full(_)) => {
+                self.pending.add(-1);
+                let dropped = self.dropped.fetch_add(1, Ordering::Relaxed) + 1;
+                // The first, then one line per hundred: a long outage must not flood the log.
+                if dropped == 1 || dropped.is_multiple_of(100) {
+                    (self.warn)(&format!(
+                        "audit: {dropped} lines not copied to the database so far (its queue of {QUEUE} is full while \
+                         it is slow or down); the audit file has every line"
+                    ));
+                }
+            }
+            Err(TrySendError::Disconnected(_)) => {
+                self.pending.add(-1);
+                (self.warn)("audit: the database copy stopped; the audit file has every line");
+            }
+        }
+    }
+}
+
+/// The thread that stores the queued rows, in order, reconnecting as needed.
+struct Writer {
+    url: DatabaseUrl,
+    server: String,
+    table: Option<AuditTable>,
+    pending: Arc<Pending>,
+    warn: Warn,
+}
+
+impl Writer {
+    fn run(mut self, rows: &Receiver<AuditRow>) {
+        while let Ok(row) = rows.recv() {
+            self.store(&row);
+            self.pending.add(-1);
+        }
+    }
+
+    /// Tries until the row is in while the database is unreachable (the queue behind it is
+    /// bounded, and the file has it anyway); a row a reachable database refuses [`REFUSED`] times
+    /// is given up with a warning.
+    fn store(&mut self, row: &AuditRow) {
+        let mut pause = Duration::from_secs(1);
+        let (mut failing, mut refused) = (false, 0);
+        loop {
+            let table = match self.table.take() {
+                Some(table) => Ok(table),
+                None => AuditTable::open(&self.url),
+            };
+            let result = table.and_then(|mut table| {
+                let inserted = table.insert(&self.server, row);
+                if inserted.is_ok() {
+                    self.table = Some(table);
+                } else {
+                    refused += 1;
+                }
+                inserted
+            });
+            let Err(err) = result else {
+                if failing {
+                    (self.warn)("audit: the database copy works again");
+                }
+                return;
+            };
+            // A connection that failed is dropped (it may be what broke): the next try makes a new one.
+            if refused >= REFUSED {
+                (self.warn)(&format!("audit: the database refuses a line ({err}); it is only in the audit file"));
+                return;
+            }
+            if !failing {
+                (self.warn)(&format!(
+                    "audit: cannot copy a line to the database ({err}); trying again, the audit file has it"
+                ));
+            }
+            failing = true;
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(MAX_PAUSE);
+        }
+    }
+}
