@@ -15,6 +15,8 @@ use crate::home::Paths;
 
 mod admin;
 mod cache;
+#[cfg(test)]
+mod pg_tests;
 mod source;
 mod table;
 pub use admin::run;

@@ -248,3 +248,130 @@ impl Writer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::{AuditLog, AuditRecord, Confirmed};
+    use super::*;
+    use crate::protocol::Risk;
+    use crate::redact::Redactor;
+    use crate::testing::postgres::PgServer;
+
+    const SECRET: &str = "learned-secret-value";
+    const GITHUB_TOKEN: &str = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+
+    fn record(user: &str, approver: Option<&str>, command: &str, confirmed: Confirmed) -> AuditRecord {
+        AuditRecord {
+            session: "web-7".into(),
+            input: format!("please\nuse {SECRET}"),
+            tool: "shell.run_command".into(),
+            command: command.into(),
+            risk: Risk::Medium,
+            confirmed,
+            exit: (confirmed == Confirmed::Yes).then_some(0),
+            output: format!("token {GITHUB_TOKEN} \u{1b}[31mred"),
+            host: None,
+            user: Some(user.into()),
+            approver: approver.map(Into::into),
+        }
+    }
+
+    type Warnings = Arc<Mutex<Vec<String>>>;
+
+    fn collecting() -> (Warn, Warnings) {
+        let warnings = Warnings::default();
+        let sink = warnings.clone();
+        (Arc::new(move |text: &str| sink.lock().unwrap().push(text.to_owned())), warnings)
+    }
+
+    fn log_in(dir: &tempfile::TempDir) -> AuditLog {
+        let redactor = Arc::new(Redactor::new([("MY_API_KEY".to_owned(), SECRET.to_owned())]));
+        AuditLog::new(dir.path().join("audit.log"), 10, 90, redactor)
+    }
+
+    #[test]
+    fn every_line_is_copied_with_its_fields_redacted_as_the_file_has_it() {
+        let Some(server) = PgServer::start() else { return };
+        let url = DatabaseUrl::parse(&server.database("audit")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = log_in(&dir);
+        let (warn, warnings) = collecting();
+        log.copy_to(TableCopy::start(&url, "box-1".into(), warn).unwrap());
+        let copy = TableCopy::start(&url, "box-2".into(), collecting().0).unwrap();
+        log.append(&record("bob", Some("alice"), &format!("touch made && echo {SECRET}"), Confirmed::Yes)).unwrap();
+        log.append(&record("bob", None, "rm -rf /srv/x", Confirmed::No)).unwrap();
+        // A second replica's log on the same table.
+        let mut other = log_in(&dir);
+        other.copy_to(copy.clone());
+        let _ = std::fs::remove_file(dir.path().join("audit.log"));
+        other.append(&record("carol", None, "uptime", Confirmed::Auto)).unwrap();
+        let file_lines = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
+        assert!(copy.flush(Duration::from_secs(10)), "stored: {warnings:?}");
+        let mut client = url.connect().unwrap();
+        // The first log's copy has its own writer: wait on it through the table.
+        assert!(crate::testing::wait_until(Duration::from_secs(10), || {
+            client.query_one("SELECT count(*) FROM audit", &[]).unwrap().get::<_, i64>(0) == 3
+        }));
+        let rows = client
+            .query(
+                "SELECT server, session, input, user_name, approver, host, command, risk, confirmed, exit, output, line,
+                        audit::text FROM audit ORDER BY id",
+                &[],
+            )
+            .unwrap();
+        let text = |i: usize, col: usize| rows[i].get::<_, Option<String>>(col);
+        assert_eq!(text(0, 0).as_deref(), Some("box-1"));
+        assert_eq!(text(0, 1).as_deref(), Some("web-7"));
+        assert_eq!(text(0, 2).as_deref(), Some("please\\nuse [REDACTED:env:MY_API_KEY]"), "escaped as in the file");
+        assert_eq!((text(0, 3).as_deref(), text(0, 4).as_deref(), text(0, 5)), (Some("bob"), Some("alice"), None));
+        assert_eq!(text(0, 6).as_deref(), Some("touch made && echo [REDACTED:env:MY_API_KEY]"));
+        assert_eq!((text(0, 7).as_deref(), text(0, 8).as_deref()), (Some("medium"), Some("yes")));
+        assert_eq!(rows[0].get::<_, Option<i32>>(9), Some(0));
+        assert!(text(0, 10).unwrap().contains("\\u{1b}[31mred"), "no raw escape: {:?}", text(0, 10));
+        assert_eq!((text(1, 4), text(1, 8).as_deref(), rows[1].get::<_, Option<i32>>(9)), (None, Some("no"), None));
+        assert_eq!(text(2, 0).as_deref(), Some("box-2"));
+        assert_eq!(
+            text(2, 11).map(|line| format!("{line}\n")).as_deref(),
+            Some(file_lines.as_str()),
+            "the file's line"
+        );
+        for row in &rows {
+            let whole: String = row.get(12);
+            assert!(!whole.contains(SECRET) && !whole.contains(GITHUB_TOKEN), "{whole}");
+        }
+        // Read back as `opsai audit --database` does: newest last, smart case.
+        let mut table = AuditTable::open(&url).unwrap();
+        let lines = table.lines(None, 2).unwrap();
+        assert_eq!(lines.len(), 2);
+        assert!(lines[0].contains("CMD: \"rm -rf /srv/x\"") && lines[1].contains("USER: carol"), "{lines:?}");
+        assert_eq!(table.lines(Some("USER: BOB"), 10).unwrap().len(), 0, "uppercase matches case");
+        assert_eq!(table.lines(Some("user: bob"), 10).unwrap().len(), 2, "lowercase ignores it");
+        assert!(warnings.lock().unwrap().is_empty(), "{warnings:?}");
+    }
+
+    #[test]
+    fn a_database_that_is_down_neither_blocks_nor_loses_a_file_line() {
+        let Some(server) = PgServer::start() else { return };
+        let url = DatabaseUrl::parse(&server.database("down")).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = log_in(&dir);
+        let (warn, warnings) = collecting();
+        let copy = TableCopy::start(&url, "box".into(), warn).unwrap();
+        log.copy_to(copy.clone());
+        drop(server);
+        let started = Instant::now();
+        let n = QUEUE + 50;
+        for i in 0..n {
+            log.append(&record("bob", None, &format!("echo {i}"), Confirmed::Auto)).unwrap();
+        }
+        let took = started.elapsed();
+        let lines = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
+        assert_eq!(lines.lines().count(), n, "every line in the file");
+        assert!(took < Duration::from_secs(20), "{n} appends took {took:?}");
+        assert!(!copy.flush(Duration::from_millis(200)), "nothing can be stored");
+        let warnings = warnings.lock().unwrap().clone();
+        assert!(warnings.iter().any(|w| w.contains("cannot copy a line to the database")), "{warnings:?}");
+        assert!(warnings.iter().any(|w| w.contains("lines not copied to the database")), "{warnings:?}");
+        assert!(warnings.len() < 10, "a warning per hundred, not per line: {}", warnings.len());
+    }
+}
