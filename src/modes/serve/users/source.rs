@@ -89,6 +89,15 @@ impl TableCache {
     }
 }
 
+impl Drop for TableCache {
+    /// The connection ends with a blocking call too: off the runtime, as every other call on it.
+    fn drop(&mut self) {
+        if let Some(table) = self.table.get_mut().unwrap_or_else(PoisonError::into_inner).take() {
+            off_the_runtime(move || drop(table));
+        }
+    }
+}
+
 /// Runs a blocking database call where it may block: the `postgres` client drives a runtime of
 /// its own, which must not start on an async worker thread (`block_in_place` leaves it first).
 fn off_the_runtime<T: Send>(call: impl FnOnce() -> T + Send) -> T {
