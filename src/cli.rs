@@ -159,8 +159,8 @@ pub enum Command {
 pub struct ServeArgs {
     #[command(subcommand)]
     pub command: Option<ServeCommand>,
-    /// The address to listen on (port 0: any free port). Anything but loopback needs --users or
-    /// --allow-remote.
+    /// The address to listen on (port 0: any free port). Anything but loopback needs users
+    /// (--users, or users in --database), single sign-on or --allow-remote.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
     pub listen: String,
     /// Log in with the users of this file (`opsai serve user add`) instead of one access token.

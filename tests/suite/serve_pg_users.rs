@@ -227,4 +227,11 @@ fn without_users_in_the_database_the_server_says_so_and_a_wrong_url_stops_it() {
     assert!(server.token.is_some(), "no users yet: token mode");
     assert!(server.stderr().contains("has no users yet: token mode"), "{}", server.stderr());
     server.stop();
+    // An explicit users file wins, and the server says the database's users are not used.
+    let file = env.opsai_home().join("users.json");
+    add_user(&env, &file, "dave", "viewer", "dave-password");
+    let server = Server::builder(&env).mock(&mock).arg("--database").arg(&url).users(&file).start();
+    assert!(server.token.is_none(), "users mode");
+    assert!(server.stderr().contains("(--users), not the database"), "{}", server.stderr());
+    server.stop();
 }

@@ -40,6 +40,9 @@ pub enum UsersError {
     Hash(String),
     #[error(transparent)]
     Database(#[from] crate::store::database::DatabaseError),
+    /// The database failed a moment ago (the reason then): not tried again yet.
+    #[error("{0} (not tried again yet)")]
+    DatabaseDown(String),
 }
 
 impl UsersError {
@@ -48,7 +51,9 @@ impl UsersError {
     pub fn unavailable(&self) -> String {
         let problem = match self {
             UsersError::Parse { .. } => "the server's users file fails to load (it is not valid JSON)",
-            UsersError::Database(_) => "the server cannot read its users from the database",
+            UsersError::Database(_) | UsersError::DatabaseDown(_) => {
+                "the server cannot read its users from the database"
+            }
             _ => "the server's users file fails to load (it cannot be read)",
         };
         format!("{problem}: ask its admin to fix it (the server's log says more); you stay logged in, try again then")

@@ -90,6 +90,10 @@ fn a_server_sees_a_change_made_elsewhere_within_seconds_and_a_failing_database_i
     drop(server);
     assert!(wait_until(FRESH * 3, || get(&source).is_err()), "the database is gone: an error, not the users last read");
     let err = get(&source).err().unwrap();
-    assert!(matches!(err, UsersError::Database(_)), "{err}");
+    assert!(matches!(err, UsersError::Database(_) | UsersError::DatabaseDown(_)), "{err}");
+    let started = Instant::now();
+    let again = get(&source).expect_err("still gone");
+    assert!(matches!(again, UsersError::DatabaseDown(_)), "answered from the failure just seen: {again}");
+    assert!(started.elapsed() < Duration::from_millis(100), "at once: {:?}", started.elapsed());
     assert!(err.unavailable().contains("cannot read its users from the database"), "{}", err.unavailable());
 }

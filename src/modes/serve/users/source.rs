@@ -40,6 +40,9 @@ pub struct TableCache {
     last: Mutex<Option<(Instant, Arc<UsersFile>)>>,
     /// Held while reading: one reader at a time, the others then use what it read.
     table: Mutex<Option<UsersTable>>,
+    /// The last read that failed, and why: for [`FRESH`] after it, requests get the same answer
+    /// at once instead of each waiting out a connection timeout in turn.
+    failed: Mutex<Option<(Instant, String)>>,
 }
 
 impl TableCache {
@@ -49,6 +52,15 @@ impl TableCache {
             url: table.url().clone(),
             last: Mutex::new(Some((Instant::now(), Arc::new(users)))),
             table: Mutex::new(Some(table)),
+            failed: Mutex::new(None),
+        }
+    }
+
+    fn recently_failed(&self) -> Result<(), UsersError> {
+        let failed = self.failed.lock().unwrap_or_else(PoisonError::into_inner);
+        match failed.as_ref().filter(|(at, _)| at.elapsed() < FRESH) {
+            Some((_, reason)) => Err(UsersError::DatabaseDown(reason.clone())),
+            None => Ok(()),
         }
     }
 
@@ -61,16 +73,24 @@ impl TableCache {
         if let Some(users) = self.fresh() {
             return Ok(users);
         }
-        off_the_runtime(|| self.read())
+        self.recently_failed()?;
+        off_the_runtime(|| {
+            let read = self.read();
+            if let Err(err @ UsersError::Database(_)) = &read {
+                *self.failed.lock().unwrap_or_else(PoisonError::into_inner) = Some((Instant::now(), err.to_string()));
+            }
+            read
+        })
     }
 
     /// Reads the table (blocking), reconnecting when the last connection failed.
     fn read(&self) -> Result<Arc<UsersFile>, UsersError> {
         let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
-        // Another request may have read it while this one waited for the lock.
+        // Another request may have read it, or failed to, while this one waited for the lock.
         if let Some(users) = self.fresh() {
             return Ok(users);
         }
+        self.recently_failed()?;
         let connected = match table.take() {
             Some(connected) => connected,
             None => UsersTable::open(&self.url)?,
