@@ -122,12 +122,13 @@ async fn an_approved_command_is_in_the_audit_table_with_who_asked_and_who_approv
     let env = TestEnv::new();
     assert!(add(&env, &url, "alice", "operator", "alice-password").status.success());
     assert!(add(&env, &url, "bob", "viewer", "bob-password").status.success());
-    let command = format!("touch \"$HOME/made\" && echo {TOKEN}");
+    let command = format!("printenv OPSAI_DATABASE_URL || echo not-inherited; touch \"$HOME/made\" && echo {TOKEN}");
     let mock = MockLlm::start([
         reply_tool_call("v1", "run_command", json!({"command": command, "why": "bob asked"})),
         reply_text("Made it."),
     ]);
-    let server = start(&env, &mock, &url);
+    // The URL from the environment, which commands do not inherit (it may hold the password).
+    let server = Server::builder(&env).mock(&mock).env("OPSAI_DATABASE_URL", &url).start();
     let (alice, bob) = (server.login("alice", "alice-password").await, server.login("bob", "bob-password").await);
     let id = bob.new_conversation().await;
     let mut events = bob.chat(id, "make a file").await;
@@ -139,6 +140,8 @@ async fn an_approved_command_is_in_the_audit_table_with_who_asked_and_who_approv
     let rest = events.collect().await;
     assert_eq!(rest.last().unwrap()["outcome"], "answer", "{rest:?}");
     assert!(env.user_home().join("made").exists(), "the operator's yes ran it");
+    let result = rest.iter().find(|e| e["kind"] == "tool_result").expect("the result");
+    assert!(result["content"].as_str().unwrap().contains("not-inherited"), "commands do not inherit the URL: {result}");
 
     let file = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap();
     let file_line = file.lines().find(|line| line.contains("touch")).expect("the file has the line").to_owned();
@@ -149,7 +152,7 @@ async fn an_approved_command_is_in_the_audit_table_with_who_asked_and_who_approv
             let rows = client
                 .query(
                     "SELECT user_name, approver, confirmed, exit, risk, line, audit::text FROM audit
-                     WHERE command LIKE 'touch%'",
+                     WHERE command LIKE '%touch%'",
                     &[],
                 )
                 .unwrap();
