@@ -60,7 +60,7 @@ use crate::config::Config;
 use crate::context::{EnvContext, PendingContext};
 use crate::home::Paths;
 use crate::runner::{self, Approvals, LlmOverrides, Parts};
-use crate::store::audit::TableCopy;
+use crate::store::audit::{TableCopy, machine_name};
 use crate::store::database::DatabaseUrl;
 use crate::tools::Offer;
 
@@ -119,7 +119,7 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
     };
     // Every audit line also goes to the database: checked now, so a wrong URL fails at start.
     let audit_copy = match &database {
-        Some(url) => match TableCopy::start(url, server_name(), Arc::new(log)) {
+        Some(url) => match TableCopy::start(url, machine_name(), Arc::new(log)) {
             Ok(copy) => Some(copy),
             Err(err) => {
                 common::warn(&err.to_string());
@@ -393,15 +393,6 @@ async fn healthz(State(state): State<Arc<AppState>>) -> Response {
         (StatusCode::OK, "ok")
     };
     (status, [(header::CACHE_CONTROL, "no-store")], axum::Json(serde_json::json!({"status": word}))).into_response()
-}
-
-/// This machine's name, for the rows it writes to a shared database.
-fn server_name() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|name| name.trim().to_owned())
-        .ok()
-        .filter(|name| !name.is_empty())
-        .unwrap_or_else(|| "unknown".to_owned())
 }
 
 /// A line on the server's stderr.

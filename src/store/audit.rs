@@ -22,7 +22,7 @@ mod table;
 #[cfg(test)]
 mod tests;
 
-pub use table::{AuditTable, TableCopy};
+pub use table::{AuditTable, TableCopy, machine_name};
 
 use std::fmt::Write as _;
 use std::io::Write as _;

@@ -109,7 +109,7 @@ async fn users_added_in_the_database_log_in_there_and_one_removed_is_refused_wit
         assert!(since.elapsed() < Duration::from_secs(10), "bob is still let in");
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    assert!(since.elapsed() < Duration::from_secs(4), "refused after {:?}", since.elapsed());
+    assert!(since.elapsed() < Duration::from_secs(5), "refused after {:?}", since.elapsed());
     assert_eq!(alice.list().await.0, StatusCode::OK, "the others stay");
     let refused = server.post_credentials("/api/v2/auth/token", "bob", "bob-password").await;
     assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);

@@ -47,6 +47,15 @@ const MAX_PAUSE: Duration = Duration::from_secs(30);
 /// Where the copy's warnings go (the server's log; this floor does not print).
 pub type Warn = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// This machine's name, for the rows it writes to a database several replicas share.
+pub fn machine_name() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .ok()
+        .filter(|name| !name.is_empty())
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
 /// Reading and writing the table directly (blocking).
 pub struct AuditTable {
     url: DatabaseUrl,

@@ -82,7 +82,7 @@ fn a_server_sees_a_change_made_elsewhere_within_seconds_and_a_failing_database_i
     let changed = Instant::now();
     let demoted = || get(&source).unwrap().find("alice").is_some_and(|u| u.role == ServeRole::Viewer);
     assert!(wait_until(FRESH * 3, demoted), "the new role counts");
-    assert!(changed.elapsed() <= FRESH + Duration::from_secs(1), "within {FRESH:?}: {:?}", changed.elapsed());
+    assert!(changed.elapsed() <= FRESH + Duration::from_secs(2), "within {FRESH:?}: {:?}", changed.elapsed());
     elsewhere.remove("alice").unwrap();
     assert!(wait_until(FRESH * 3, || get(&source).unwrap().find("alice").is_none()), "removed");
 
