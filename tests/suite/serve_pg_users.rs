@@ -238,3 +238,61 @@ fn without_users_in_the_database_the_server_says_so_and_a_wrong_url_stops_it() {
     assert!(server.stderr().contains("(--users), not the database"), "{}", server.stderr());
     server.stop();
 }
+
+/// Polls `ok` every 100 ms for at most 10 s; the time it took.
+async fn within_seconds(what: &str, mut ok: impl AsyncFnMut() -> bool) -> Duration {
+    let since = Instant::now();
+    while !ok().await {
+        assert!(since.elapsed() < Duration::from_secs(10), "{what}: not within 10 s");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    since.elapsed()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn two_replicas_on_one_database_share_their_users_and_one_audit_log() {
+    let Some((_pg, url)) = database("replicas") else { return };
+    let (env_a, env_b) = (TestEnv::new(), TestEnv::new());
+    assert!(add(&env_a, &url, "alice", "operator", "alice-password").status.success());
+    let mock = |replica: &str| {
+        let command = format!("echo from-replica-{replica}");
+        MockLlm::start([reply_tool_call("c1", "run_command", json!({"command": command})), reply_text("Done.")])
+    };
+    let (mock_a, mock_b) = (mock("a"), mock("b"));
+    let (a, b) = (start(&env_a, &mock_a, &url), start(&env_b, &mock_b, &url));
+
+    // Added after both started: both let bob in once the users they read are 2 s old (the
+    // documented bound; polling with logins would count failures against bob's login limit).
+    assert!(add(&env_b, &url, "bob", "viewer", "bob-password").status.success());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for server in [&a, &b] {
+        let login = server.post_credentials("/api/v2/auth/login", "bob", "bob-password").await;
+        assert_eq!(login.status(), StatusCode::OK, "bob, added on the database, logs in everywhere");
+    }
+
+    let (alice_a, alice_b) = (a.login("alice", "alice-password").await, b.login("alice", "alice-password").await);
+    for alice in [&alice_a, &alice_b] {
+        let id = alice.new_conversation().await;
+        let events = alice.chat(id, "say where you are").await.collect().await;
+        assert_eq!(events.last().unwrap()["outcome"], "answer", "{events:?}");
+    }
+    let mut lines = String::new();
+    within_seconds("both replicas' lines in the table", async || {
+        let read = opsai(&env_a, &["audit", "--database", &url, "--grep", "from-replica"], "");
+        lines = text(&read.stdout);
+        lines.lines().count() == 2
+    })
+    .await;
+    let (first, second) = lines.split_once('\n').unwrap();
+    assert!(first.contains("CMD: \"echo from-replica-a\"") && first.contains("USER: alice"), "{lines}");
+    assert!(second.contains("CMD: \"echo from-replica-b\"") && second.contains("USER: alice"), "{lines}");
+
+    assert!(opsai(&env_a, &["serve", "user", "remove", "alice", "--database", &url], "").status.success());
+    for alice in [&alice_a, &alice_b] {
+        let took =
+            within_seconds("alice is logged out", async || alice.list().await.0 == StatusCode::UNAUTHORIZED).await;
+        assert!(took < Duration::from_secs(5), "{took:?}");
+    }
+    a.stop();
+    b.stop();
+}
