@@ -78,7 +78,7 @@ const CSP: &str = "default-src 'self'; script-src 'self'; style-src 'self'; img-
 
 pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
     if let Some(ServeCommand::User(command)) = &args.command {
-        return users::run(paths, command, args.database.as_deref());
+        return users::run(paths, command);
     }
     let Some(addr) = args.listen.to_socket_addrs().ok().and_then(|mut addrs| addrs.next()) else {
         common::warn(&format!("--listen {}: not an address such as 127.0.0.1:8765", args.listen));

@@ -90,8 +90,8 @@ impl Store {
     }
 }
 
-/// `opsai serve user …`; `serve_database` is `opsai serve --database URL user …`'s.
-pub fn run(paths: &Paths, command: &UserCommand, serve_database: Option<&str>) -> anyhow::Result<u8> {
+/// `opsai serve user …`.
+pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
     let mut out = std::io::stdout().lock();
     match command {
         UserCommand::Add { name, role, users, database } => {
@@ -104,7 +104,7 @@ pub fn run(paths: &Paths, command: &UserCommand, serve_database: Option<&str>) -
                 crate::modes::common::warn(&UsersError::Reserved(name.clone()).to_string());
                 return Ok(2);
             }
-            let mut store = match Store::choose(paths, users, database.url.as_deref().or(serve_database))? {
+            let mut store = match Store::choose(paths, users, database.url.as_deref())? {
                 Ok(store) => store,
                 Err(code) => return Ok(code),
             };
@@ -115,7 +115,7 @@ pub fn run(paths: &Paths, command: &UserCommand, serve_database: Option<&str>) -
             Ok(0)
         }
         UserCommand::Remove { name, users, database } => {
-            let mut store = match Store::choose(paths, users, database.url.as_deref().or(serve_database))? {
+            let mut store = match Store::choose(paths, users, database.url.as_deref())? {
                 Ok(store) => store,
                 Err(code) => return Ok(code),
             };
@@ -134,7 +134,7 @@ pub fn run(paths: &Paths, command: &UserCommand, serve_database: Option<&str>) -
             Ok(0)
         }
         UserCommand::List { users, database } => {
-            let mut store = match Store::choose(paths, users, database.url.as_deref().or(serve_database))? {
+            let mut store = match Store::choose(paths, users, database.url.as_deref())? {
                 Ok(store) => store,
                 Err(code) => return Ok(code),
             };
@@ -162,7 +162,7 @@ pub fn run(paths: &Paths, command: &UserCommand, serve_database: Option<&str>) -
         }
         UserCommand::Import { users, database } => {
             let path = users.clone().unwrap_or_else(|| default_path(paths));
-            let Some(url) = database.url.as_deref().or(serve_database) else {
+            let Some(url) = database.url.as_deref() else {
                 crate::modes::common::warn(
                     "import copies a users file into a database: give it with --database URL or OPSAI_DATABASE_URL",
                 );

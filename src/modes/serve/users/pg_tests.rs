@@ -40,6 +40,11 @@ fn the_table_adds_changes_lists_and_removes_users_and_keeps_their_hashes() {
     let mut client = url.connect().unwrap();
     let bad = client.execute("INSERT INTO web_users (name, role, password_hash) VALUES ('x', 'admin', 'h')", &[]);
     assert!(bad.is_err(), "only viewer and operator are roles");
+    for name in ["a b", "", "owner", "\u{202e}x", &"x".repeat(65)] {
+        let bad =
+            client.execute("INSERT INTO web_users (name, role, password_hash) VALUES ($1, 'viewer', 'h')", &[&name]);
+        assert!(bad.is_err(), "{name:?} is no user name, in SQL either");
+    }
 }
 
 #[test]

@@ -10,7 +10,7 @@ use crate::store::database::{DatabaseError, DatabaseUrl};
 
 /// The `users` component's steps (append only: a released step is never edited).
 const MIGRATIONS: &[&str] = &["CREATE TABLE web_users (
-        name TEXT PRIMARY KEY,
+        name TEXT PRIMARY KEY CHECK (name ~ '^[A-Za-z0-9._-]{1,64}$' AND name <> 'owner'),
         role TEXT NOT NULL CHECK (role IN ('viewer', 'operator')),
         password_hash TEXT NOT NULL,
         created_at TIMESTAMPTZ NOT NULL DEFAULT now(),
