@@ -1340,7 +1340,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve)
-            opts="-h --listen --users --allow-remote --approval-timeout --public-host --hosts --database --inventory --hosts-file --forks --serial --max-fail --header-timeout --body-timeout --idle-timeout --max-connections --max-connections-per-ip --max-conversations --trusted-proxy --secure-cookies --oidc-issuer --oidc-client-id --oidc-redirect-url --oidc-role-claim --oidc-operator --oidc-viewer --oidc-scope --help user help"
+            opts="-h --listen --users --allow-remote --approval-timeout --public-host --hosts --database --inventory --hosts-file --forks --serial --max-fail --header-timeout --body-timeout --idle-timeout --max-connections --max-connections-per-ip --max-turns --max-conversations --trusted-proxy --secure-cookies --oidc-issuer --oidc-client-id --oidc-redirect-url --oidc-role-claim --oidc-operator --oidc-viewer --oidc-scope --help user help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1407,6 +1407,10 @@ _opsai() {
                     return 0
                     ;;
                 --max-connections-per-ip)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-turns)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -246,6 +246,9 @@ pub struct ServeLimits {
     /// --max-connections there.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=65536))]
     pub max_connections_per_ip: Option<u64>,
+    /// Turns running at once on this server, for all users together (each user has at most 4).
+    #[arg(long, value_name = "N", default_value_t = 32, value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub max_turns: u64,
     /// Conversations one user may keep (then creating one is refused until some are deleted).
     #[arg(long, value_name = "N", default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1000000))]
     pub max_conversations: u64,

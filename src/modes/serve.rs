@@ -33,6 +33,7 @@ mod login;
 mod page;
 mod passwords;
 mod quota;
+mod replicas;
 mod screen;
 mod sso;
 mod state;
@@ -62,6 +63,7 @@ use crate::home::Paths;
 use crate::runner::{self, Approvals, LlmOverrides, Parts};
 use crate::store::audit::{TableCopy, machine_name};
 use crate::store::database::DatabaseUrl;
+use crate::store::sessions::SessionStore;
 use crate::tools::Offer;
 
 use super::common;
@@ -197,11 +199,11 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
     if let Some(copy) = audit_copy {
         parts.audit.copy_to(copy);
     }
-    let store = match runner::session_store(paths, parts.redactor.clone()) {
+    let store = match open_store(paths, args.database.as_deref(), parts.redactor.clone()).await {
         Ok(store) => store,
-        Err(err) => {
-            crate::modes::common::warn(&format!("cannot serve without the sessions database: {err}"));
-            return Ok(1);
+        Err((code, message)) => {
+            crate::modes::common::warn(&message);
+            return Ok(code);
         }
     };
     let context = context.finish();
@@ -234,6 +236,16 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         Mode::Token(token) => format!("http://{shown}/?token={token}"),
         Mode::Users(_) => format!("http://{shown}/"),
     };
+    let replicas = match &args.database {
+        None => None,
+        Some(url) => match start_replicas(url).await {
+            Ok(replicas) => Some(replicas),
+            Err(err) => {
+                crate::modes::common::warn(&err);
+                return Ok(2);
+            }
+        },
+    };
     let sso = match sso_setup(&args.sso, &shown).await {
         Ok(sso) => sso,
         Err(err) => {
@@ -257,10 +269,21 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         telemetry,
         sso,
         quota: quota::Quota::new(args.limits.max_conversations),
+        max_turns: usize::try_from(args.limits.max_turns).unwrap_or(usize::MAX),
         secure_cookies: args.limits.secure_cookies,
         proxies: args.limits.trusted_proxy.clone(),
         shutdown: CancellationToken::new(),
+        replicas: replicas.clone(),
     });
+    if let Some(replicas) = &replicas {
+        replicas.attach(&state);
+        let _ = state.auth.shared.set(replicas.clone());
+        let _ = state.pendings.mirror.set(replicas.clone());
+        if let Some(sso) = &state.sso {
+            let _ = sso.shared.set(replicas.clone());
+        }
+        log(&format!("replica {} on {}", replicas.id, replicas.url()));
+    }
     let mut interrupt = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())?;
     let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())?;
     {
@@ -300,7 +323,16 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         }
     })
     .await;
+    if let Some(replicas) = &replicas {
+        replicas.leave().await;
+    }
     Ok(0)
+}
+
+/// `--database`: this server joins the replicas on that database.
+async fn start_replicas(url: &str) -> Result<Arc<replicas::Replicas>, String> {
+    let url = crate::store::database::DatabaseUrl::parse(url).map_err(|err| err.to_string())?;
+    replicas::Replicas::start(url).await.map_err(|err| err.to_string())
 }
 
 /// `--oidc-issuer`: the identity provider read and checked before anyone can log in with it.
@@ -385,14 +417,46 @@ async fn same_origin(State(state): State<Arc<AppState>>, request: Request, next:
 }
 
 /// `GET /healthz`: liveness for a load balancer, without auth and without data; 503 once the
-/// server is stopping, so the balancer sends new requests elsewhere.
+/// server is stopping, or (`--database`) while it cannot reach its database, so the balancer
+/// sends new requests elsewhere.
 async fn healthz(State(state): State<Arc<AppState>>) -> Response {
+    let database_ok = match &state.replicas {
+        Some(replicas) => replicas.reachable().await,
+        None => true,
+    };
     let (status, word) = if state.shutdown.is_cancelled() {
         (StatusCode::SERVICE_UNAVAILABLE, "stopping")
+    } else if !database_ok {
+        (StatusCode::SERVICE_UNAVAILABLE, "database unreachable")
     } else {
         (StatusCode::OK, "ok")
     };
     (status, [(header::CACHE_CONTROL, "no-store")], axum::Json(serde_json::json!({"status": word}))).into_response()
+}
+
+/// The conversations: in the Postgres database `--database` names (connected and migrated now, so
+/// a wrong URL or an unreachable server stops the start before the port opens), else in
+/// `$OPSAI_HOME/sessions.db`. The error is the exit code and what to tell the admin.
+async fn open_store(
+    paths: &Paths,
+    database: Option<&str>,
+    redactor: Arc<crate::redact::Redactor>,
+) -> Result<SessionStore, (u8, String)> {
+    let Some(text) = database else {
+        return runner::session_store(paths, redactor)
+            .map_err(|err| (1, format!("cannot serve without the sessions database: {err}")));
+    };
+    let url = DatabaseUrl::parse(text).map_err(|err| (2, format!("--database: {err}")))?;
+    // The client blocks (it drives its own runtime): not on this async thread.
+    let opened = tokio::task::spawn_blocking(move || SessionStore::open_database(&url, redactor)).await;
+    match opened {
+        Ok(Ok(store)) => {
+            log(&format!("conversations are kept in {}", store.location()));
+            Ok(store)
+        }
+        Ok(Err(err)) => Err((1, format!("cannot serve without the conversations' database: {err}"))),
+        Err(err) => Err((1, format!("cannot serve: opening the database stopped: {err}"))),
+    }
 }
 
 /// A line on the server's stderr.

@@ -46,7 +46,7 @@ pub enum DatabaseError {
 #[derive(Clone)]
 pub struct DatabaseUrl {
     raw: String,
-    config: postgres::Config,
+    config: tokio_postgres::Config,
 }
 
 impl DatabaseUrl {
@@ -57,7 +57,7 @@ impl DatabaseUrl {
         if !scheme_ok {
             return Err(DatabaseError::BadUrl(shown()));
         }
-        let mut config: postgres::Config = trimmed.parse().map_err(|_| DatabaseError::BadUrl(shown()))?;
+        let mut config: tokio_postgres::Config = trimmed.parse().map_err(|_| DatabaseError::BadUrl(shown()))?;
         if config.get_password().is_none()
             && let Some(password) = std::env::var("PGPASSWORD").ok().or_else(|| pgpass(&config))
         {
@@ -90,11 +90,13 @@ impl DatabaseUrl {
 
     /// A new blocking connection.
     pub fn connect(&self) -> Result<Client, DatabaseError> {
-        self.config.connect(NoTls).map_err(|err| DatabaseError::Connect { url: self.to_string(), reason: reason(&err) })
+        postgres::Config::from(self.config.clone())
+            .connect(NoTls)
+            .map_err(|err| DatabaseError::Connect { url: self.to_string(), reason: reason(&err) })
     }
 
     /// The async driver's settings (LISTEN/NOTIFY between replicas).
-    pub fn config(&self) -> &postgres::Config {
+    pub fn config(&self) -> &tokio_postgres::Config {
         &self.config
     }
 
@@ -149,7 +151,7 @@ impl fmt::Debug for DatabaseUrl {
 /// The password `~/.pgpass` (or `PGPASSFILE`) holds for this URL's host, port, database and user,
 /// as libpq reads it: `host:port:database:user:password`, `*` matching anything, `\\` escaping.
 /// Ignored, as libpq does, unless only its owner can read it.
-fn pgpass(config: &postgres::Config) -> Option<String> {
+fn pgpass(config: &tokio_postgres::Config) -> Option<String> {
     use std::os::unix::fs::PermissionsExt;
     let path = match std::env::var_os("PGPASSFILE") {
         Some(path) => std::path::PathBuf::from(path),
@@ -160,8 +162,8 @@ fn pgpass(config: &postgres::Config) -> Option<String> {
         return None;
     }
     let host = match config.get_hosts().first()? {
-        postgres::config::Host::Tcp(name) => name.clone(),
-        postgres::config::Host::Unix(_) => "localhost".to_owned(),
+        tokio_postgres::config::Host::Tcp(name) => name.clone(),
+        tokio_postgres::config::Host::Unix(_) => "localhost".to_owned(),
     };
     let port = config.get_ports().first().copied().unwrap_or(5432).to_string();
     let user = config.get_user()?.to_owned();

@@ -1,23 +1,33 @@
-//! Conversations and their messages in `$OPSAI_HOME/sessions.db` (SQLite, WAL), as in seed 002 §6
-//! (DESIGN §8). A conversation made in the terminal has no user; one made by `opsai serve` belongs
-//! to its signed-in user (`web`). The terminal lists and continues only its own.
+//! Conversations and their messages, as in seed 002 §6 (DESIGN §8): by default in
+//! `$OPSAI_HOME/sessions.db` (SQLite, WAL); for `opsai serve --database postgres://…` in Postgres
+//! (issue 25), shared by every replica. A conversation made in the terminal has no user; one made
+//! by `opsai serve` belongs to its signed-in user (`web`). The terminal lists and continues only its own.
 //!
-//! - Every message is stored as it happens: one short `BEGIN IMMEDIATE` transaction inserts it and
-//!   bumps its conversation's `message_count` and `updated_at`. With WAL and a 5 s busy timeout,
-//!   several opsai processes write at once without errors and without losing a message.
+//! - One [`SessionStore`] type whatever the back end ([`backend::Backend`]: [`sqlite`], [`pg`]);
+//!   what must not differ between them (redaction, titles, not-found errors, pages) is done here.
+//! - Every message is stored as it happens: one short transaction inserts it and bumps its
+//!   conversation's `message_count` and `updated_at`. Several processes (or replicas) write at once
+//!   without errors and without losing a message.
 //! - Everything stored is redacted first: message content, the title, and every string inside
 //!   tool-call arguments (which stay valid JSON).
-//! - The schema is versioned with `PRAGMA user_version`; each migration runs in its own
-//!   `BEGIN IMMEDIATE` transaction that re-reads the version, so processes opening a new file at
-//!   once migrate it exactly once. A file from a newer opsai is refused and left untouched.
+//! - The schema is versioned (SQLite: `PRAGMA user_version`; Postgres: `opsai_schema`); processes
+//!   opening a new database at once migrate it exactly once. A database from a newer opsai is
+//!   refused and left untouched.
 //! - A file that is not a database, or a damaged one, is an error that says what to do; it is never
 //!   overwritten, truncated or deleted.
 //!
-//! Calls block (SQLite on the calling thread): from async code, run them on a blocking thread.
+//! Calls block (SQLite on the calling thread; the Postgres client drives its own runtime): from
+//! async code, run them on a blocking thread.
 
+mod backend;
 #[cfg(test)]
 mod concurrency_tests;
+mod pg;
+#[cfg(test)]
+mod pg_tests;
+mod pool;
 mod schema;
+mod sqlite;
 #[cfg(test)]
 mod tests;
 mod web;
@@ -25,15 +35,15 @@ mod web;
 mod web_tests;
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rusqlite::types::Type;
-use rusqlite::{Connection, OptionalExtension, Row, TransactionBehavior, params};
 use thiserror::Error;
 
-use crate::protocol::{ChatMessage, Role, ToolCall};
+use crate::protocol::{ChatMessage, ToolCall};
 use crate::redact::Redactor;
+use crate::store::database::{DatabaseError, DatabaseUrl};
+use backend::{Backend, MessageRow, NewRow, role_name};
 
 pub use web::{Cursor, StoredMessage, WebConversation};
 
@@ -138,6 +148,12 @@ pub enum SessionError {
     Web { id: ConversationId, user: String },
     #[error("the sessions database failed: {0}; if this persists, move sessions.db aside to start a new one")]
     Sqlite(#[from] rusqlite::Error),
+    /// Postgres (`opsai serve --database`): its message names the database (never the password) and
+    /// what to check.
+    #[error("{0}")]
+    Database(#[from] DatabaseError),
+    #[error("cannot store a message's tool calls: {0}")]
+    Encode(#[from] serde_json::Error),
 }
 
 /// Characters kept of the first request as a title, "…" included.
@@ -146,17 +162,24 @@ pub(crate) const TITLE_CHARS: usize = 60;
 /// How long a call waits for another process's write to finish before giving up with `Locked`.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The conversations in one `sessions.db`. One connection behind a mutex: `Send + Sync`; open one
-/// store per process (several processes may share the file).
+/// The conversations in one database: `Send + Sync`; open one store per process (several
+/// processes may share the SQLite file, several replicas the Postgres database).
 pub struct SessionStore {
-    path: PathBuf,
-    connection: Mutex<Connection>,
+    backend: Box<dyn Backend>,
+    /// Where it is, for messages: the SQLite file's path, or the URL without its password.
+    place: Place,
     redactor: Arc<Redactor>,
+}
+
+#[derive(Debug)]
+enum Place {
+    File(PathBuf),
+    Database(String),
 }
 
 impl std::fmt::Debug for SessionStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SessionStore").field("path", &self.path).finish_non_exhaustive()
+        f.debug_struct("SessionStore").field("place", &self.place).finish_non_exhaustive()
     }
 }
 
@@ -168,12 +191,41 @@ impl SessionStore {
 
     /// [`SessionStore::open`] with another busy timeout (tests of a locked file wait less).
     fn open_with_timeout(path: &Path, redactor: Arc<Redactor>, busy: Duration) -> Result<Self, SessionError> {
-        let connection = schema::open(path, busy)?;
-        Ok(Self { path: path.to_owned(), connection: Mutex::new(connection), redactor })
+        let backend = sqlite::SqliteBackend::open(path, busy)?;
+        Ok(Self { backend: Box::new(backend), place: Place::File(path.to_owned()), redactor })
     }
 
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Connects to the Postgres database `url` and migrates its `sessions` tables. Blocks: not on
+    /// an async worker thread.
+    pub fn open_database(url: &DatabaseUrl, redactor: Arc<Redactor>) -> Result<Self, SessionError> {
+        Self::open_database_checking(url, redactor, pool::IDLE_CHECK)
+    }
+
+    /// [`SessionStore::open_database`] checking connections idle `idle_check` before use (tests
+    /// check every one, or none).
+    fn open_database_checking(
+        url: &DatabaseUrl,
+        redactor: Arc<Redactor>,
+        idle_check: Duration,
+    ) -> Result<Self, SessionError> {
+        let backend = pg::PgBackend::open(url, idle_check)?;
+        Ok(Self { backend: Box::new(backend), place: Place::Database(url.to_string()), redactor })
+    }
+
+    /// The SQLite file; `None` on Postgres.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.place {
+            Place::File(path) => Some(path),
+            Place::Database(_) => None,
+        }
+    }
+
+    /// Where the conversations are, as it may be shown (a path, or a URL without its password).
+    pub fn location(&self) -> String {
+        match &self.place {
+            Place::File(path) => path.display().to_string(),
+            Place::Database(url) => url.clone(),
+        }
     }
 
     /// A new, empty conversation titled after the (redacted) first request (a web one's title may
@@ -181,17 +233,7 @@ impl SessionStore {
     pub fn create(&self, new: &NewConversation<'_>) -> Result<ConversationId, SessionError> {
         let request = self.redactor.redact(new.first_request);
         let title = if new.user.is_some() { cut_title(&request, web::WEB_TITLE_CHARS) } else { title_for(&request) };
-        let now = now_ms();
-        self.with_connection(|connection| {
-            connection
-                .prepare_cached(
-                    "INSERT INTO conversations \
-                     (title, cwd, host, model, created_at, updated_at, message_count, user_id, cluster_id, hosts) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?5, 0, ?6, ?7, ?8)",
-                )?
-                .execute(params![title, new.cwd, new.host, new.model, now, new.user, new.cluster, new.hosts])?;
-            Ok(connection.last_insert_rowid())
-        })
+        self.backend.create(&NewRow { title: &title, new, now_ms: now_ms() })
     }
 
     /// Stores one message (redacted) at the end of conversation `id`.
@@ -201,31 +243,16 @@ impl SessionStore {
             None
         } else {
             let redacted: Vec<ToolCall> = message.tool_calls.iter().map(|call| self.redact_call(call)).collect();
-            let json = serde_json::to_string(&redacted);
-            Some(json.map_err(|error| rusqlite::Error::ToSqlConversionFailure(Box::new(error)))?)
+            Some(serde_json::to_string(&redacted)?)
         };
-        let now = now_ms();
-        let conversation_exists = self.with_connection(|connection| {
-            let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
-            let bumped = transaction
-                .prepare_cached(
-                    "UPDATE conversations SET message_count = message_count + 1, updated_at = max(updated_at, ?2) \
-                     WHERE id = ?1",
-                )?
-                .execute(params![id, now])?;
-            if bumped == 0 {
-                return Ok(false);
-            }
-            transaction
-                .prepare_cached(
-                    "INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, created_at) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                )?
-                .execute(params![id, role_name(message.role), content, tool_calls, message.tool_call_id, now])?;
-            transaction.commit()?;
-            Ok(true)
-        })?;
-        if conversation_exists { Ok(()) } else { Err(SessionError::NotFound(id)) }
+        let row = MessageRow {
+            role: role_name(message.role),
+            content: &content,
+            tool_calls: tool_calls.as_deref(),
+            tool_call_id: message.tool_call_id.as_deref(),
+            now_ms: now_ms(),
+        };
+        if self.backend.append(id, &row)? { Ok(()) } else { Err(SessionError::NotFound(id)) }
     }
 
     /// Every message of conversation `id`, oldest first.
@@ -234,41 +261,19 @@ impl SessionStore {
     }
 
     pub fn get(&self, id: ConversationId) -> Result<Option<ConversationSummary>, SessionError> {
-        self.with_connection(|connection| {
-            connection
-                .prepare_cached(&format!("SELECT {SUMMARY_COLUMNS} FROM conversations WHERE id = ?1"))?
-                .query_row(params![id], summary_from_row)
-                .optional()
-        })
+        self.backend.get(id)
     }
 
     /// At most `limit` conversations made in the terminal, the most recently updated first.
     pub fn list(&self, limit: usize) -> Result<Vec<ConversationSummary>, SessionError> {
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
-        self.with_connection(|connection| {
-            connection
-                .prepare_cached(&format!(
-                    "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE user_id IS NULL \
-                     ORDER BY updated_at DESC, id DESC LIMIT ?1"
-                ))?
-                .query_map(params![limit], summary_from_row)?
-                .collect()
-        })
+        self.backend.list(i64::try_from(limit).unwrap_or(i64::MAX))
     }
 
     /// The most recently updated terminal conversation in `cwd`; when there is none there (or no
     /// `cwd`), the most recently updated of all the terminal's.
     pub fn last(&self, cwd: Option<&str>) -> Result<Option<ConversationSummary>, SessionError> {
         if let Some(cwd) = cwd {
-            let in_cwd = self.with_connection(|connection| {
-                connection
-                    .prepare_cached(&format!(
-                        "SELECT {SUMMARY_COLUMNS} FROM conversations WHERE cwd = ?1 AND user_id IS NULL \
-                         ORDER BY updated_at DESC, id DESC LIMIT 1"
-                    ))?
-                    .query_row(params![cwd], summary_from_row)
-                    .optional()
-            })?;
+            let in_cwd = self.backend.last_in(cwd)?;
             if in_cwd.is_some() {
                 return Ok(in_cwd);
             }
@@ -278,34 +283,16 @@ impl SessionStore {
 
     /// Deletes conversation `id` and its messages; `false` when there was none.
     pub fn delete(&self, id: ConversationId) -> Result<bool, SessionError> {
-        self.with_connection(|connection| {
-            let deleted = connection.prepare_cached("DELETE FROM conversations WHERE id = ?1")?.execute(params![id])?;
-            Ok(deleted > 0)
-        })
+        self.backend.delete(id)
     }
 
     /// Records the model the conversation continues with.
     pub(crate) fn set_model(&self, id: ConversationId, model: &str) -> Result<(), SessionError> {
-        let updated = self.with_connection(|connection| {
-            connection.prepare_cached("UPDATE conversations SET model = ?2 WHERE id = ?1")?.execute(params![id, model])
-        })?;
-        if updated == 0 { Err(SessionError::NotFound(id)) } else { Ok(()) }
-    }
-
-    /// Runs `work` on the connection; SQLite errors become the `SessionError` that says what to do.
-    fn with_connection<T>(&self, work: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T, SessionError> {
-        // A panic while the lock was held cannot leave a transaction open (it rolls back on drop).
-        let mut connection = self.connection.lock().unwrap_or_else(PoisonError::into_inner);
-        work(&mut connection).map_err(|error| schema::classify(&self.path, error))
+        if self.backend.set_model(id, model)? { Ok(()) } else { Err(SessionError::NotFound(id)) }
     }
 
     fn redact_call(&self, call: &ToolCall) -> ToolCall {
-        ToolCall { id: call.id.clone(), name: call.name.clone(), arguments: self.redact_json(&call.arguments) }
-    }
-
-    /// `value` with every string in it redacted (a command line word by word); keys, numbers and the shape are kept.
-    fn redact_json(&self, value: &serde_json::Value) -> serde_json::Value {
-        self.redactor.redact_json(value)
+        ToolCall { id: call.id.clone(), name: call.name.clone(), arguments: self.redactor.redact_json(&call.arguments) }
     }
 }
 
@@ -327,49 +314,6 @@ fn cut_title(text: &str, max: usize) -> String {
     title.truncate(title.trim_end().len());
     title.push('…');
     title
-}
-
-const SUMMARY_COLUMNS: &str = "id, title, cwd, host, model, created_at, updated_at, message_count, user_id, cluster_id";
-
-fn summary_from_row(row: &Row<'_>) -> rusqlite::Result<ConversationSummary> {
-    Ok(ConversationSummary {
-        id: row.get(0)?,
-        title: row.get(1)?,
-        cwd: row.get(2)?,
-        host: row.get(3)?,
-        model: row.get(4)?,
-        created_at: row.get(5)?,
-        updated_at: row.get(6)?,
-        message_count: row.get(7)?,
-        user: row.get(8)?,
-        cluster: row.get(9)?,
-    })
-}
-
-fn message_from_row(row: &Row<'_>) -> rusqlite::Result<ChatMessage> {
-    let role: String = row.get(0)?;
-    let role = role_from_name(&role).ok_or_else(|| {
-        rusqlite::Error::FromSqlConversionFailure(0, Type::Text, format!("unknown message role {role:?}").into())
-    })?;
-    let tool_calls = match row.get_ref(2)?.as_str_or_null()? {
-        None => Vec::new(),
-        Some(json) => serde_json::from_str(json)
-            .map_err(|error| rusqlite::Error::FromSqlConversionFailure(2, Type::Text, Box::new(error)))?,
-    };
-    Ok(ChatMessage { role, content: row.get(1)?, tool_calls, tool_call_id: row.get(3)? })
-}
-
-fn role_name(role: Role) -> &'static str {
-    match role {
-        Role::System => "system",
-        Role::User => "user",
-        Role::Assistant => "assistant",
-        Role::Tool => "tool",
-    }
-}
-
-fn role_from_name(name: &str) -> Option<Role> {
-    [Role::System, Role::User, Role::Assistant, Role::Tool].into_iter().find(|role| role_name(*role) == name)
 }
 
 /// Unix milliseconds now (0 before 1970, which only a broken clock reports).

@@ -14,6 +14,7 @@ use crate::support::serve::*;
 mod approvals;
 mod edges;
 mod limits;
+mod postgres;
 mod screen;
 
 /// A Medium command with output to look for, and a High one.
@@ -38,47 +39,49 @@ fn two_users(env: &TestEnv) -> PathBuf {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_conversation_is_created_chatted_read_listed_and_deleted() {
-    let env = TestEnv::new();
-    let mock = MockLlm::start([reply_text("All pods are running.")]);
-    let server = Server::builder(&env).mock(&mock).start();
-    let api = server.api();
-    let created = api.create(json!({"title": ""})).await;
-    assert_eq!((created["user_id"].as_str(), created["message_count"].as_i64()), (Some("owner"), Some(0)));
-    assert_eq!((created["cluster_id"].clone(), created["running"].clone()), (Value::Null, json!(false)));
-    let id = created["id"].as_i64().unwrap();
+    for storage in Storage::each() {
+        let env = TestEnv::new();
+        let mock = MockLlm::start([reply_text("All pods are running.")]);
+        let server = Server::builder(&env).mock(&mock).storage(&storage).start();
+        let api = server.api();
+        let created = api.create(json!({"title": ""})).await;
+        assert_eq!((created["user_id"].as_str(), created["message_count"].as_i64()), (Some("owner"), Some(0)));
+        assert_eq!((created["cluster_id"].clone(), created["running"].clone()), (Value::Null, json!(false)));
+        let id = created["id"].as_i64().unwrap();
 
-    let events = api.chat(id, "how are my pods?").await.collect().await;
-    assert_eq!(events[0], json!({"type": "text", "kind": "start", "conversation_id": id}));
-    let kinds = kinds(&events);
-    assert_eq!(kinds.last().map(String::as_str), Some("done/done"), "{kinds:?}");
-    assert_eq!(kinds.iter().filter(|k| *k == "done/done").count(), 1, "{kinds:?}");
-    let answer = events.iter().find(|e| e["kind"] == "answer").unwrap();
-    assert_eq!(answer["content"], "All pods are running.");
-    let deltas: String =
-        events.iter().filter(|e| e["kind"] == "answer_delta").map(|e| e["content"].as_str().unwrap()).collect();
-    assert_eq!(deltas, "All pods are running.");
-    assert!(!kinds.iter().any(|k| k.contains("progress")), "{kinds:?}");
+        let events = api.chat(id, "how are my pods?").await.collect().await;
+        assert_eq!(events[0], json!({"type": "text", "kind": "start", "conversation_id": id}));
+        let kinds = kinds(&events);
+        assert_eq!(kinds.last().map(String::as_str), Some("done/done"), "{kinds:?}");
+        assert_eq!(kinds.iter().filter(|k| *k == "done/done").count(), 1, "{kinds:?}");
+        let answer = events.iter().find(|e| e["kind"] == "answer").unwrap();
+        assert_eq!(answer["content"], "All pods are running.");
+        let deltas: String =
+            events.iter().filter(|e| e["kind"] == "answer_delta").map(|e| e["content"].as_str().unwrap()).collect();
+        assert_eq!(deltas, "All pods are running.");
+        assert!(!kinds.iter().any(|k| k.contains("progress")), "{kinds:?}");
 
-    let (status, messages) = api.messages(id).await;
-    assert_eq!(status, StatusCode::OK);
-    let shape: Vec<(&str, &str)> = messages
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
-        .collect();
-    assert_eq!(shape, [("user", "how are my pods?"), ("assistant", "All pods are running.")]);
-    assert!(messages[0]["created_at"].as_i64().unwrap() > 1_700_000_000);
+        let (status, messages) = api.messages(id).await;
+        assert_eq!(status, StatusCode::OK);
+        let shape: Vec<(&str, &str)> = messages
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["role"].as_str().unwrap(), m["content"].as_str().unwrap()))
+            .collect();
+        assert_eq!(shape, [("user", "how are my pods?"), ("assistant", "All pods are running.")]);
+        assert!(messages[0]["created_at"].as_i64().unwrap() > 1_700_000_000);
 
-    let (_, list) = api.list().await;
-    assert_eq!(list.as_array().unwrap().len(), 1);
-    assert_eq!(list[0]["title"], "how are my pods?", "an empty title becomes the first message");
-    assert_eq!(list[0]["message_count"], 2);
+        let (_, list) = api.list().await;
+        assert_eq!(list.as_array().unwrap().len(), 1);
+        assert_eq!(list[0]["title"], "how are my pods?", "an empty title becomes the first message");
+        assert_eq!(list[0]["message_count"], 2);
 
-    assert_eq!(api.delete(id).await, StatusCode::NO_CONTENT);
-    assert_eq!(api.messages(id).await.0, StatusCode::NOT_FOUND);
-    assert_eq!(api.list().await.1, json!([]));
-    server.stop();
+        assert_eq!(api.delete(id).await, StatusCode::NO_CONTENT);
+        assert_eq!(api.messages(id).await.0, StatusCode::NOT_FOUND);
+        assert_eq!(api.list().await.1, json!([]));
+        server.stop();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -297,23 +300,27 @@ fn a_remote_address_needs_users_or_allow_remote() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn sigterm_mid_turn_stores_the_turn_and_exits_0() {
-    let env = TestEnv::new();
-    let mock = MockLlm::start([reply_tool_call("g1", "run_command", json!({"command": MEDIUM}))]);
-    let server =
-        Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", "fixed-token-for-the-test-0123456789").start();
-    assert_eq!(server.token.as_deref(), Some("fixed-token-for-the-test-0123456789"));
-    let api = server.api();
-    let id = api.new_conversation().await;
-    let mut events = api.chat(id, "make a file").await;
-    events.until(|e| e["kind"] == "request").await;
-    server.stop();
-    let rest = events.collect().await;
-    assert_eq!(rest.last().unwrap()["type"], "done", "{rest:#?}");
+    for storage in Storage::each() {
+        let env = TestEnv::new();
+        let mock = MockLlm::start([reply_tool_call("g1", "run_command", json!({"command": MEDIUM}))]);
+        let token = "fixed-token-for-the-test-0123456789";
+        let server = Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", token).storage(&storage).start();
+        assert_eq!(server.token.as_deref(), Some("fixed-token-for-the-test-0123456789"));
+        let api = server.api();
+        let id = api.new_conversation().await;
+        let mut events = api.chat(id, "make a file").await;
+        events.until(|e| e["kind"] == "request").await;
+        server.stop();
+        let rest = events.collect().await;
+        assert_eq!(rest.last().unwrap()["type"], "done", "{rest:#?}");
 
-    let again =
-        Server::builder(&env).mock(&mock).env("OPSAI_SERVE_TOKEN", "fixed-token-for-the-test-0123456789").start();
-    let (_, messages) = again.api().messages(id).await;
-    let roles: Vec<&str> = messages.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
-    assert_eq!(roles, ["user", "assistant", "tool"], "{messages}");
-    again.stop();
+        // On Postgres the server that reads it back has another home: what it shows is the database's.
+        let other_home = TestEnv::new();
+        let home = if matches!(storage, Storage::Postgres { .. }) { &other_home } else { &env };
+        let again = Server::builder(home).mock(&mock).env("OPSAI_SERVE_TOKEN", token).storage(&storage).start();
+        let (_, messages) = again.api().messages(id).await;
+        let roles: Vec<&str> = messages.as_array().unwrap().iter().map(|m| m["role"].as_str().unwrap()).collect();
+        assert_eq!(roles, ["user", "assistant", "tool"], "{}: {messages}", storage.name());
+        again.stop();
+    }
 }

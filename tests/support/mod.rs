@@ -8,6 +8,7 @@ pub mod fleet;
 pub mod inspect;
 pub mod killed_rewrites;
 pub mod mock_llm;
+pub mod nginx;
 pub mod oidc;
 pub mod pty;
 pub mod serve;

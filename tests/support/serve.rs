@@ -16,6 +16,9 @@
 //! `Server::builder(&env).mock(&mock).users(&file).start()` and `server.login("alice", pw).await`
 //! (an [`Api`] with the session cookie and CSRF token) or `server.api_token(..)` (a bearer API).
 //! Every wait is bounded by [`WAIT`], so a hung server fails the test instead of hanging it.
+//!
+//! Both back ends: `for storage in Storage::each() { … Server::builder(&env).storage(&storage) … }`
+//! runs a test on `$OPSAI_HOME/sessions.db`, then on a real PostgreSQL (`--database`).
 
 #![allow(dead_code)]
 
@@ -48,6 +51,46 @@ pub fn add_user(env: &TestEnv, users: &Path, name: &str, role: &str, password: &
     child.stdin.take().unwrap().write_all(format!("{password}\n").as_bytes()).unwrap();
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "serve user add {name}: {out:?}");
+}
+
+/// Where a server keeps its conversations: its home's `sessions.db`, or a database of its own on a
+/// real PostgreSQL server started for the test (`--database`, given as `OPSAI_DATABASE_URL`).
+pub enum Storage {
+    Sqlite,
+    Postgres { url: String, server: Box<opsai::testing::postgres::PgServer> },
+}
+
+impl Storage {
+    /// SQLite, then Postgres (skipped, with the reason printed, where PostgreSQL is not installed
+    /// outside CI).
+    pub fn each() -> Vec<Storage> {
+        let mut each = vec![Storage::Sqlite];
+        each.extend(Self::postgres());
+        each
+    }
+
+    /// A new PostgreSQL server with an empty database; `None` (reason printed) where there is none.
+    pub fn postgres() -> Option<Storage> {
+        // On a thread of its own: making the database blocks, which an async test's thread may not.
+        let started = std::thread::spawn(|| {
+            let server = opsai::testing::postgres::PgServer::start()?;
+            let url = server.database("opsai");
+            Some(Storage::Postgres { url, server: Box::new(server) })
+        });
+        let storage = started.join().expect("starting PostgreSQL");
+        if storage.is_none() {
+            super::skipped("PostgreSQL (postgresql) is not installed");
+        }
+        storage
+    }
+
+    /// For assertion messages.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Storage::Sqlite => "sqlite",
+            Storage::Postgres { .. } => "postgres",
+        }
+    }
 }
 
 /// How to start the server; see the module docs.
@@ -92,6 +135,14 @@ impl<'e> Builder<'e> {
     pub fn env(mut self, name: &str, value: &str) -> Self {
         self.vars.push((name.to_owned(), value.to_owned()));
         self
+    }
+
+    /// Keeps the conversations in `storage`.
+    pub fn storage(self, storage: &Storage) -> Self {
+        match storage {
+            Storage::Sqlite => self,
+            Storage::Postgres { url, .. } => self.env("OPSAI_DATABASE_URL", url),
+        }
     }
 
     /// Users mode with this users file.
@@ -188,6 +239,20 @@ impl Server {
     pub async fn login(&self, name: &str, password: &str) -> Api {
         let response = self.post_credentials("/api/v2/auth/login", name, password).await;
         assert_eq!(response.status(), StatusCode::OK, "login {name}");
+        let session = session_cookie(&response).expect("a session cookie");
+        let body: Value = response.json().await.unwrap();
+        self.api_with(Auth::Cookie { session, csrf: body["csrf_token"].as_str().unwrap().to_owned() })
+    }
+
+    /// Logs in at `base` (a proxy in front of this server and others): the API of that session
+    /// (with this server's base; set `base` to go through the proxy).
+    pub async fn login_at(&self, base: &str, name: &str, password: &str) -> Api {
+        let request = self
+            .client
+            .post(format!("{base}/api/v2/auth/login"))
+            .json(&json!({"username": name, "password": password}));
+        let response = within(request.send()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK, "login {name} at {base}");
         let session = session_cookie(&response).expect("a session cookie");
         let body: Value = response.json().await.unwrap();
         self.api_with(Auth::Cookie { session, csrf: body["csrf_token"].as_str().unwrap().to_owned() })

@@ -13,6 +13,7 @@ use serde_json::{Value, json};
 use super::approvals::{AnswerError, Answerer, Target, decision};
 use super::auth::Caller;
 use super::quota::{MAX_PAGE, PAGE};
+use super::replicas::AnswerRequest;
 use super::screen;
 use super::state::AppState;
 use super::{ApiError, Body, blocking};
@@ -282,7 +283,18 @@ pub async fn approve(
         request: body.request_id.as_deref(),
     };
     let by = Answerer { user: &caller.principal.user, operator: true };
-    match state.pendings.answer(&call_id, by, target, approval, confirmed) {
+    let mut answered = state.pendings.answer(&call_id, by, target, approval, confirmed);
+    // Not waiting here: perhaps on the replica running that turn.
+    if answered == Err(AnswerError::NotPending)
+        && let Some(replicas) = &state.replicas
+    {
+        let elsewhere = AnswerRequest { call_id: &call_id, by, target, decision: &body.decision, confirmed };
+        answered = replicas.answer_elsewhere(&elsewhere).await.map_err(|err| {
+            super::log(&format!("approval {call_id}: {err}"));
+            ApiError::new(StatusCode::SERVICE_UNAVAILABLE, format!("{err}: try again in a moment"))
+        })?;
+    }
+    match answered {
         Ok(()) => Ok(StatusCode::NO_CONTENT),
         Err(AnswerError::NotPending) => Err(ApiError::new(
             StatusCode::NOT_FOUND,
@@ -330,5 +342,21 @@ pub async fn queue(State(state): State<Arc<AppState>>, caller: Caller) -> Result
     if caller.principal.role != ServeRole::Operator {
         return Err(ApiError::new(StatusCode::FORBIDDEN, "only an operator can see the approvals waiting"));
     }
-    Ok(Json(state.pendings.queue()).into_response())
+    let mut queue = state.pendings.queue();
+    if let Some(replicas) = &state.replicas {
+        // Every replica's, with this one's that are not written yet.
+        let shared = replicas.queue().await.map_err(|err| {
+            super::log(&format!("approvals: {err}"));
+            ApiError::new(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "the server's database cannot be reached: try again in a moment",
+            )
+        })?;
+        let known: std::collections::HashSet<String> =
+            shared.iter().filter_map(|entry| entry["request_id"].as_str().map(str::to_owned)).collect();
+        queue.retain(|entry| entry["request_id"].as_str().is_none_or(|id| !known.contains(id)));
+        queue.extend(shared);
+        queue.sort_by_key(|entry| entry["since"].as_u64().unwrap_or(0));
+    }
+    Ok(Json(queue).into_response())
 }

@@ -43,6 +43,8 @@ struct Pending {
 #[derive(Default)]
 pub struct Pendings {
     waiting: Mutex<Vec<Pending>>,
+    /// `--database`: where operators on the other replicas see them.
+    pub mirror: std::sync::OnceLock<Arc<super::replicas::Replicas>>,
     /// The last approvals that timed out (call id, conversation, owner): a late answer is told so.
     expired: Mutex<VecDeque<(String, i64, String)>>,
 }
@@ -91,7 +93,56 @@ pub struct Target<'a> {
     pub request: Option<&'a str>,
 }
 
+impl AnswerError {
+    /// The refusal as one word, between replicas.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AnswerError::NotPending => "not_pending",
+            AnswerError::NeedsConfirm => "needs_confirm",
+            AnswerError::Ambiguous => "ambiguous",
+            AnswerError::OtherCommand => "other_command",
+            AnswerError::TimedOut => "timed_out",
+            AnswerError::NoGrant => "no_grant",
+            AnswerError::OthersSession => "others_session",
+            AnswerError::NeedsRequestId => "needs_request_id",
+        }
+    }
+
+    pub fn from_code(code: &str) -> Option<AnswerError> {
+        [
+            AnswerError::NotPending,
+            AnswerError::NeedsConfirm,
+            AnswerError::Ambiguous,
+            AnswerError::OtherCommand,
+            AnswerError::TimedOut,
+            AnswerError::NoGrant,
+            AnswerError::OthersSession,
+            AnswerError::NeedsRequestId,
+        ]
+        .into_iter()
+        .find(|err| err.code() == code)
+    }
+}
+
 impl Pendings {
+    /// Starts waiting: here, and (`--database`) for every replica's operators.
+    fn add(&self, pending: Pending) {
+        if let Some(mirror) = self.mirror.get() {
+            let p = &pending;
+            mirror.pending_added(&p.request_id, p.conversation, &p.call_id, &p.owner, &p.request, p.since);
+        }
+        if let Ok(mut waiting) = self.waiting.lock() {
+            waiting.push(pending);
+        }
+    }
+
+    /// No longer waiting (answered, stopped, timed out).
+    fn gone(&self, pending: &Pending) {
+        if let Some(mirror) = self.mirror.get() {
+            mirror.pending_gone(&pending.request_id);
+        }
+    }
+
     /// Answers the caller's pending approval `call_id`. The model picks call ids, so two of the
     /// caller's conversations may wait under the same one: then the answer must name the
     /// conversation, and when it names the command that must be the one waiting.
@@ -140,6 +191,7 @@ impl Pendings {
             return Err(AnswerError::NeedsConfirm);
         }
         let pending = waiting.remove(at);
+        self.gone(&pending);
         let _ = pending.answer.try_send((approval, user.to_owned()));
         Ok(())
     }
@@ -171,6 +223,7 @@ impl Pendings {
     pub fn abort(&self, conversation: i64) {
         if let Ok(mut waiting) = self.waiting.lock() {
             for pending in waiting.extract_if(.., |p| p.conversation == conversation) {
+                self.gone(&pending);
                 let _ = pending.answer.try_send((Approval::Abort, String::new()));
             }
         }
@@ -179,9 +232,10 @@ impl Pendings {
     /// Takes the approval off the waiting list; `false` when it was no longer there (answered).
     fn remove(&self, call_id: &str, conversation: i64) -> bool {
         let Ok(mut waiting) = self.waiting.lock() else { return false };
-        let before = waiting.len();
-        waiting.retain(|p| !(p.call_id == call_id && p.conversation == conversation));
-        waiting.len() < before
+        let taken: Vec<Pending> =
+            waiting.extract_if(.., |p| p.call_id == call_id && p.conversation == conversation).collect();
+        taken.iter().for_each(|pending| self.gone(pending));
+        !taken.is_empty()
     }
 
     /// Takes a timed-out approval off the waiting list and remembers it; `false` when an answer
@@ -190,9 +244,10 @@ impl Pendings {
         // The waiting list's lock is held while the expired one is written, so an answer sees
         // the approval in one list or the other.
         let Ok(mut waiting) = self.waiting.lock() else { return false };
-        let before = waiting.len();
-        waiting.retain(|p| !(p.call_id == call_id && p.conversation == conversation));
-        if waiting.len() == before {
+        let taken: Vec<Pending> =
+            waiting.extract_if(.., |p| p.call_id == call_id && p.conversation == conversation).collect();
+        taken.iter().for_each(|pending| self.gone(pending));
+        if taken.is_empty() {
             return false;
         }
         if let Ok(mut expired) = self.expired.lock() {
@@ -251,20 +306,18 @@ impl Approver for BrowserApprover<'_> {
         event["needs_operator"] = (role != ServeRole::Operator).into();
         let request_id = super::auth::random_token();
         event["request_id"] = request_id.clone().into();
-        if let Ok(mut waiting) = self.pendings.waiting.lock() {
-            waiting.push(Pending {
-                call_id: call_id.clone(),
-                request_id,
-                conversation,
-                owner: self.turn.owner.clone(),
-                risk: request.risk,
-                command,
-                grantable: request.grant.is_some(),
-                request: event.clone(),
-                since: now_s(),
-                answer,
-            });
-        }
+        self.pendings.add(Pending {
+            call_id: call_id.clone(),
+            request_id,
+            conversation,
+            owner: self.turn.owner.clone(),
+            risk: request.risk,
+            command,
+            grantable: request.grant.is_some(),
+            request: self.turn.redacted(&event),
+            since: now_s(),
+            answer,
+        });
         // A stop between the turn's last check and the registration above found nothing to abort.
         if self.turn.interrupts.turn.is_cancelled() {
             self.pendings.remove(&call_id, conversation);

@@ -14,6 +14,7 @@ use base64::Engine;
 
 use super::ApiError;
 use super::headers::{bearer_token, session_cookie};
+use super::replicas::{LoginKind, Replicas, StoredLogin};
 use super::state::AppState;
 use super::throttle::Throttle;
 use super::users::{UsersSource, dummy_hash, verify_password};
@@ -98,6 +99,8 @@ pub struct Auth {
     pub verifying: std::sync::Arc<tokio::sync::Semaphore>,
     /// Wrong tokens per IP (guessing).
     bad_tokens: Throttle<IpAddr>,
+    /// `--database`: sessions and API tokens kept where every replica reads them.
+    pub shared: std::sync::OnceLock<std::sync::Arc<Replicas>>,
 }
 
 /// A random token: 32 bytes, base64url.
@@ -120,6 +123,7 @@ impl Auth {
             failures: Throttle::new(WINDOW),
             verifying: std::sync::Arc::new(tokio::sync::Semaphore::new(VERIFYING)),
             bad_tokens: Throttle::new(WINDOW),
+            shared: std::sync::OnceLock::new(),
         }
     }
 
@@ -153,40 +157,79 @@ impl Auth {
     }
 
     /// A new cookie session: its id and CSRF token.
-    pub fn open_session(&self, principal: Principal) -> (String, String) {
+    pub async fn open_session(&self, principal: Principal) -> Result<(String, String), ApiError> {
         let (id, csrf) = (random_token(), random_token());
+        if let Some(shared) = self.shared.get() {
+            open_shared(shared, LoginKind::Session, &id, principal, &csrf).await?;
+            return Ok((id, csrf));
+        }
         if let Ok(mut sessions) = self.sessions.lock() {
             sessions.retain(|_, s| s.alive());
             let now = Instant::now();
             sessions.insert(id.clone(), Session { principal, csrf: csrf.clone(), last_seen: now, opened: now });
         }
-        (id, csrf)
+        Ok((id, csrf))
     }
 
-    pub fn close_session(&self, id: &str) {
+    pub async fn close_session(&self, id: &str) {
+        if let Some(shared) = self.shared.get() {
+            close_shared(shared, id).await;
+        }
         if let Ok(mut sessions) = self.sessions.lock() {
             sessions.remove(id);
         }
     }
 
     /// Forgets an API token (the access token of token mode stays).
-    pub fn revoke(&self, token: &str) {
+    pub async fn revoke(&self, token: &str) {
+        if let Some(shared) = self.shared.get() {
+            close_shared(shared, token).await;
+        }
         if let Ok(mut tokens) = self.api_tokens.lock() {
             tokens.remove(token);
         }
     }
 
-    pub fn api_token(&self, principal: Principal) -> String {
+    pub async fn api_token(&self, principal: Principal) -> Result<String, ApiError> {
         let token = random_token();
+        if let Some(shared) = self.shared.get() {
+            open_shared(shared, LoginKind::Token, &token, principal, "").await?;
+            return Ok(token);
+        }
         if let Ok(mut tokens) = self.api_tokens.lock() {
             tokens.retain(|_, (_, seen)| seen.elapsed() < IDLE);
             tokens.insert(token.clone(), (principal, Instant::now()));
         }
-        token
+        Ok(token)
+    }
+
+    /// A login kept in the database, as this server would keep it in memory: `None` when there is
+    /// none, it idled out, or (single sign-on) it outlived its lifetime.
+    async fn shared_login(&self, kind: LoginKind, token: &str) -> Result<Option<(Principal, String)>, ApiError> {
+        let Some(shared) = self.shared.get() else { return Ok(None) };
+        let now = now_ms();
+        let idle_cutoff = now - IDLE.as_millis() as i64;
+        let found = shared.login(kind, token, idle_cutoff).await.map_err(|err| unavailable(&err))?;
+        let Some(login) = found else { return Ok(None) };
+        let age = now - login.opened_ms;
+        let principal = Principal { user: login.user, role: login.role, credential: login.credential, sso: login.sso };
+        if principal.sso && age >= SSO_LIFETIME.as_millis() as i64 {
+            close_shared(shared, token).await;
+            return Ok(None);
+        }
+        Ok(Some((principal, login.csrf)))
     }
 
     /// `Ok(None)`: no such session, or its user was removed or changed password (logged out).
-    fn session(&self, id: &str) -> Result<Option<(Principal, String)>, ApiError> {
+    async fn session(&self, id: &str) -> Result<Option<(Principal, String)>, ApiError> {
+        if self.shared.get().is_some() {
+            let Some((principal, csrf)) = self.shared_login(LoginKind::Session, id).await? else { return Ok(None) };
+            let current = self.current(principal)?;
+            if current.is_none() {
+                self.close_session(id).await;
+            }
+            return Ok(current.map(|principal| (principal, csrf)));
+        }
         let found = {
             let Ok(mut sessions) = self.sessions.lock() else { return Ok(None) };
             let Some(session) = sessions.get_mut(id).filter(|s| s.alive()) else { return Ok(None) };
@@ -195,14 +238,22 @@ impl Auth {
         };
         let current = self.current(found.0)?;
         if current.is_none() {
-            self.close_session(id);
+            self.close_session(id).await;
         }
         Ok(current.map(|principal| (principal, found.1)))
     }
 
-    fn bearer(&self, token: &str) -> Result<Option<Principal>, ApiError> {
+    async fn bearer(&self, token: &str) -> Result<Option<Principal>, ApiError> {
         if self.token_matches(token) {
             return Ok(Some(owner()));
+        }
+        if self.shared.get().is_some() {
+            let Some((principal, _)) = self.shared_login(LoginKind::Token, token).await? else { return Ok(None) };
+            let current = self.current(principal)?;
+            if current.is_none() {
+                self.revoke(token).await;
+            }
+            return Ok(current);
         }
         let principal = {
             let Ok(mut tokens) = self.api_tokens.lock() else { return Ok(None) };
@@ -302,6 +353,43 @@ fn unloadable(err: super::users::UsersError) -> ApiError {
 }
 
 /// Token mode's one user.
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The database is unreachable: nobody is let in, nobody is logged out; try again.
+fn unavailable(err: &super::replicas::ReplicaError) -> ApiError {
+    super::log(&format!("logins: {err}"));
+    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server's database cannot be reached: try again in a moment")
+        .retry_after(Duration::from_secs(5))
+}
+
+async fn open_shared(
+    shared: &Replicas,
+    kind: LoginKind,
+    token: &str,
+    principal: Principal,
+    csrf: &str,
+) -> Result<(), ApiError> {
+    let now = now_ms();
+    let _ = shared.prune_logins(now - IDLE.as_millis() as i64, now - SSO_LIFETIME.as_millis() as i64).await;
+    let login = StoredLogin {
+        user: principal.user,
+        role: principal.role,
+        credential: principal.credential,
+        sso: principal.sso,
+        csrf: csrf.to_owned(),
+        opened_ms: now,
+    };
+    shared.open_login(kind, token, &login).await.map_err(|err| unavailable(&err))
+}
+
+async fn close_shared(shared: &Replicas, token: &str) {
+    if let Err(err) = shared.close_login(token).await {
+        super::log(&format!("logins: a logout was not kept: {err}"));
+    }
+}
+
 pub fn owner() -> Principal {
     Principal { user: super::users::RESERVED.into(), role: ServeRole::Operator, credential: None, sso: false }
 }
@@ -328,7 +416,7 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
             let ip = Some(super::headers::client_ip(parts, &state.proxies));
             auth.token_guard(ip)?;
             // Bearer requests carry no ambient credential, so they need no CSRF token.
-            return match auth.bearer(token.trim())? {
+            return match auth.bearer(token.trim()).await? {
                 Some(principal) => Ok(Caller { principal, session: None, bearer: Some(token.trim().to_owned()) }),
                 None => {
                     auth.bad_token(ip);
@@ -345,7 +433,7 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
         let Some(id) = session_cookie(&parts.headers) else {
             return Err(ApiError::unauthorized(auth.mode_name()));
         };
-        let Some((principal, csrf)) = auth.session(&id)? else {
+        let Some((principal, csrf)) = auth.session(&id).await? else {
             return Err(ApiError::unauthorized(auth.mode_name()));
         };
         if parts.method != Method::GET && parts.method != Method::HEAD {

@@ -32,9 +32,8 @@ use crate::tools::{Registry, RunState, Services, ToolsConfig};
 
 /// A comment line this often keeps proxies from closing a quiet stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// Turns one user may have running at once (users mode), and all users together.
+/// Turns one user may have running at once (users mode); all users together: `--max-turns`.
 const TURNS_PER_USER: usize = 4;
-const TURNS: usize = 32;
 
 #[derive(Deserialize)]
 pub struct ChatBody {
@@ -86,7 +85,9 @@ pub async fn chat(
             ),
         ));
     }
-    let turn = Arc::new(Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()));
+    let turn = Arc::new(
+        Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()).mirrored(state.replicas.clone()),
+    );
     {
         let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
         // Under the lock shutdown's stop_all takes: a turn is either refused here or stopped there.
@@ -101,12 +102,13 @@ pub async fn chat(
         let user = &caller.principal.user;
         let bounded = *user != super::auth::owner().user;
         let own = turns.values().filter(|t| t.owner == *user).count();
-        if (bounded && own >= TURNS_PER_USER) || turns.len() >= TURNS {
+        if (bounded && own >= TURNS_PER_USER) || turns.len() >= state.max_turns {
             return Err(ApiError::new(
                 StatusCode::TOO_MANY_REQUESTS,
                 format!(
-                    "too many turns running ({TURNS_PER_USER} per user, {TURNS} in all): wait \
-                     for one to end or stop one"
+                    "too many turns running ({TURNS_PER_USER} per user, {} in all on this server): wait \
+                     for one to end or stop one",
+                    state.max_turns
                 ),
             )
             .retry_after(Duration::from_secs(5)));
@@ -119,6 +121,29 @@ pub async fn chat(
         }
         turns.insert(id, turn.clone());
     }
+    // One turn per conversation across replicas too.
+    if let Some(replicas) = &state.replicas {
+        let claimed = replicas.claim(id, &caller.principal.user).await;
+        if !matches!(claimed, Ok(true)) {
+            if let Ok(mut turns) = state.turns.lock() {
+                turns.remove(&id);
+            }
+            return Err(match claimed {
+                Err(err) => {
+                    super::log(&format!("conversation {id}: {err}"));
+                    ApiError::new(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        "the server's database cannot be reached: try again in a moment",
+                    )
+                    .retry_after(Duration::from_secs(5))
+                }
+                Ok(_) => ApiError::new(
+                    StatusCode::CONFLICT,
+                    "a turn is already running in this conversation: wait for it (GET …/stream) or stop it (POST …/stop)",
+                ),
+            });
+        }
+    }
     // Only an accepted message names the conversation. The store redacts the whole text before it
     // cuts it, so a secret across the cut is not kept in part.
     if conversation.title.trim().is_empty() {
@@ -127,6 +152,9 @@ pub async fn chat(
         if let Err(err) = named.and_then(|named| named.map_err(|err| ApiError::internal(&err))) {
             if let Ok(mut turns) = state.turns.lock() {
                 turns.remove(&id);
+            }
+            if let Some(replicas) = &state.replicas {
+                replicas.release(id);
             }
             return Err(err);
         }
@@ -144,10 +172,16 @@ pub async fn stream(
     Path(id): Path<i64>,
 ) -> Result<Response, ApiError> {
     api::readable(&state, id, &caller).await?;
-    Ok(match state.turn(id) {
-        Some(turn) => sse(turn.stream()),
-        None => sse(single(&events::done())),
-    })
+    if let Some(turn) = state.turn(id) {
+        return Ok(sse(turn.stream()));
+    }
+    // A turn another replica runs: its events as that replica keeps them.
+    if let Some(replicas) = &state.replicas
+        && matches!(replicas.running(id).await, Ok(Some(_)))
+    {
+        return Ok(sse(replicas.clone().follow(id)));
+    }
+    Ok(sse(single(&events::done())))
 }
 
 /// Interrupts the running turn, like Ctrl-C: a waiting approval is aborted, a command is stopped.
@@ -160,6 +194,14 @@ pub async fn stop(
     if let Some(turn) = state.turn(id) {
         turn.stop();
         state.pendings.abort(id);
+    } else if let Some(replicas) = &state.replicas
+        && let Err(err) = replicas.stop_elsewhere(id).await
+    {
+        super::log(&format!("conversation {id}: the stop was not sent: {err}"));
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server's database cannot be reached, so the stop was not sent: try again in a moment",
+        ));
     }
     Ok(StatusCode::NO_CONTENT)
 }
@@ -191,6 +233,10 @@ impl Drop for Ending {
         };
         self.turn.publish(&self.done.take().unwrap_or_else(&mut fallback));
         self.turn.finish();
+        // After its last event: a reader elsewhere has every event once the turn is released.
+        if let Some(replicas) = &self.state.replicas {
+            replicas.release(self.turn.conversation);
+        }
     }
 }
 

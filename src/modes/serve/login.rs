@@ -56,7 +56,7 @@ pub async fn login(
 ) -> Result<Response, ApiError> {
     let principal = check(&state, ip, credentials).await?;
     let body = json!({"user": principal.user, "role": role_name(principal.role)});
-    let (id, csrf) = state.auth.open_session(principal);
+    let (id, csrf) = state.auth.open_session(principal).await?;
     let mut body = body;
     body["csrf_token"] = csrf.into();
     Ok(([(header::SET_COOKIE, set_cookie(&state, &headers, Some(&id)))], Json(body)).into_response())
@@ -68,15 +68,15 @@ pub async fn token(
     Body(credentials): Body<Credentials>,
 ) -> Result<Response, ApiError> {
     let principal = check(&state, ip, credentials).await?;
-    Ok(Json(json!({"token": state.auth.api_token(principal)})).into_response())
+    Ok(Json(json!({"token": state.auth.api_token(principal).await?})).into_response())
 }
 
 pub async fn logout(State(state): State<Arc<AppState>>, headers: HeaderMap, caller: Caller) -> Response {
     if let Some((id, _)) = &caller.session {
-        state.auth.close_session(id);
+        state.auth.close_session(id).await;
     }
     if let Some(token) = &caller.bearer {
-        state.auth.revoke(token);
+        state.auth.revoke(token).await;
     }
     (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(&state, &headers, None))]).into_response()
 }
@@ -109,9 +109,16 @@ pub async fn sso_start(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let sso = state.sso.as_ref().ok_or_else(sso_off)?;
-    let started = sso.start(ip).map_err(|wait| {
-        ApiError::new(StatusCode::TOO_MANY_REQUESTS, "too many logins started from this address: try again in a minute")
-            .retry_after(wait)
+    let started = sso.start(ip).await.map_err(|wait| match wait {
+        Some(wait) => ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too many logins started from this address: try again in a minute",
+        )
+        .retry_after(wait),
+        None => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server's database cannot be reached, so the login could not start: try again in a moment",
+        ),
     })?;
     let cookie = sso_cookie(&state, &headers, Some(&started.binding));
     Ok((StatusCode::SEE_OTHER, [(header::LOCATION, started.location), (header::SET_COOKIE, cookie)]).into_response())
@@ -158,7 +165,7 @@ pub async fn sso_callback(
     match sso.finish(code, login, binding.as_deref()).await {
         Ok(principal) => {
             super::log(&format!("single sign-on: {} logged in ({})", principal.user, role_name(principal.role)));
-            let (id, _) = state.auth.open_session(principal);
+            let (id, _) = state.auth.open_session(principal).await?;
             let mut response = (
                 StatusCode::SEE_OTHER,
                 [(header::LOCATION, "/".to_owned()), (header::SET_COOKIE, set_cookie(&state, &headers, Some(&id)))],

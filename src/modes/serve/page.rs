@@ -55,7 +55,10 @@ pub async fn index(
         return (StatusCode::UNAUTHORIZED, [(header::CONTENT_TYPE, "text/html; charset=utf-8")], WRONG_TOKEN)
             .into_response();
     }
-    let (id, _) = state.auth.open_session(owner());
+    let (id, _) = match state.auth.open_session(owner()).await {
+        Ok(opened) => opened,
+        Err(err) => return err.into_response(),
+    };
     (
         StatusCode::SEE_OTHER,
         [(header::LOCATION, "/".to_owned()), (header::SET_COOKIE, set_cookie(&state, &headers, Some(&id)))],

@@ -99,6 +99,9 @@ pub struct Sso {
     pending: Mutex<HashMap<String, Pending>>,
     starts: super::throttle::Throttle<std::net::IpAddr>,
     http: reqwest::Client,
+    /// `--database`: logins started on one replica finish on any (the identity provider sends
+    /// the browser back through the load balancer).
+    pub shared: std::sync::OnceLock<std::sync::Arc<super::replicas::Replicas>>,
 }
 
 /// A login started: where to send the browser, and the binding cookie's value to set.
@@ -139,27 +142,34 @@ impl Sso {
         })?;
         let keys: JwkSet = get_json(&http, &discovery.jwks_uri).await?;
         let starts = super::throttle::Throttle::new(Duration::from_secs(60));
-        Ok(Self { config, discovery, authorize, keys: Mutex::new(keys), pending: Mutex::default(), starts, http })
+        let (keys, pending, shared) = (Mutex::new(keys), Mutex::default(), std::sync::OnceLock::new());
+        Ok(Self { config, discovery, authorize, keys, pending, starts, http, shared })
     }
 
     /// A new login from `client`: the IdP's authorization URL with a fresh state, nonce and PKCE
-    /// challenge; `Err` is how long that address must wait (it started too many).
-    pub fn start(&self, client: std::net::IpAddr) -> Result<Started, Duration> {
+    /// challenge, the login kept in memory or (`--database`) where every replica finds it.
+    /// `Err(Some(wait))`: that address started too many; `Err(None)`: the database failed.
+    pub async fn start(&self, client: std::net::IpAddr) -> Result<Started, Option<Duration>> {
+        let (state, login, started) = self.prepare(client).map_err(Some)?;
+        match self.shared.get() {
+            Some(shared) => {
+                shared.sso_put(&state, &login.verifier, &login.nonce, &login.binding).await.map_err(|err| {
+                    super::log(&format!("single sign-on: a login could not be kept: {err}"));
+                    None
+                })?;
+            }
+            None => self.keep(state, login),
+        }
+        Ok(started)
+    }
+
+    /// A login's values and the authorization URL; `Err` is how long `client` must wait.
+    fn prepare(&self, client: std::net::IpAddr) -> Result<(String, Pending, Started), Duration> {
         if let Some(wait) = self.starts.admit(&[(client, STARTS_PER_ADDRESS)]) {
             return Err(wait);
         }
         let (state, nonce, verifier, binding) = (random_token(), random_token(), random_token(), random_token());
         let challenge = base64url(&sha2::Sha256::digest(verifier.as_bytes()));
-        if let Ok(mut pending) = self.pending.lock() {
-            pending.retain(|_, login| login.started.elapsed() < PENDING);
-            if pending.len() >= MAX_PENDING
-                && let Some(oldest) = pending.iter().min_by_key(|(_, login)| login.started).map(|(k, _)| k.clone())
-            {
-                pending.remove(&oldest);
-            }
-            let login = Pending { verifier, nonce: nonce.clone(), binding: binding.clone(), started: Instant::now() };
-            pending.insert(state.clone(), login);
-        }
         let mut url = self.authorize.clone();
         url.query_pairs_mut()
             .append_pair("response_type", "code")
@@ -170,13 +180,35 @@ impl Sso {
             .append_pair("nonce", &nonce)
             .append_pair("code_challenge", &challenge)
             .append_pair("code_challenge_method", "S256");
-        Ok(Started { location: url.into(), binding })
+        let started = Started { location: url.into(), binding: binding.clone() };
+        Ok((state, Pending { verifier, nonce, binding, started: Instant::now() }, started))
+    }
+
+    /// Keeps a started login in memory (the oldest goes when there are too many).
+    fn keep(&self, state: String, login: Pending) {
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.retain(|_, login| login.started.elapsed() < PENDING);
+            if pending.len() >= MAX_PENDING
+                && let Some(oldest) = pending.iter().min_by_key(|(_, login)| login.started).map(|(k, _)| k.clone())
+            {
+                pending.remove(&oldest);
+            }
+            pending.insert(state, login);
+        }
     }
 
     /// The callback: the login `state` names (started by this browser: `binding`), its code
     /// exchanged and its ID token checked; the user and their role.
     pub async fn finish(&self, code: &str, state: &str, binding: Option<&str>) -> Result<Principal, SsoError> {
-        let login = {
+        let login = if let Some(shared) = self.shared.get() {
+            // Taken only with this browser's binding, atomically: a login finishes once, anywhere.
+            let taken = shared.sso_take(state, binding.unwrap_or_default(), PENDING).await.map_err(|err| {
+                super::log(&format!("single sign-on: {err}"));
+                SsoError::UnknownLogin
+            })?;
+            let (verifier, nonce) = taken.ok_or(SsoError::UnknownLogin)?;
+            Pending { verifier, nonce, binding: String::new(), started: Instant::now() }
+        } else {
             let mut pending = self.pending.lock().map_err(|_| SsoError::UnknownLogin)?;
             // Checked before it is taken: someone else's request cannot cancel this browser's login.
             let ours = pending.get(state).is_some_and(|login| binding == Some(login.binding.as_str()));
@@ -351,6 +383,7 @@ mod tests {
             pending: Mutex::default(),
             starts: crate::modes::serve::throttle::Throttle::new(Duration::from_secs(60)),
             http: reqwest::Client::new(),
+            shared: std::sync::OnceLock::new(),
         }
     }
 
@@ -382,12 +415,13 @@ mod tests {
     fn a_login_starts_with_pkce_and_only_the_browser_that_started_it_may_finish_it() {
         let sso = sso(&["ops"], &[]);
         let client = std::net::IpAddr::from([192, 0, 2, 1]);
-        let started = sso.start(client).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let started = runtime.block_on(sso.start(client)).unwrap();
         for _ in 1..STARTS_PER_ADDRESS {
-            sso.start(client).unwrap();
+            runtime.block_on(sso.start(client)).unwrap();
         }
-        assert!(sso.start(client).is_err(), "a flood from one address is stopped");
-        assert!(sso.start(std::net::IpAddr::from([192, 0, 2, 2])).is_ok(), "others still start");
+        assert!(runtime.block_on(sso.start(client)).is_err(), "a flood from one address is stopped");
+        assert!(runtime.block_on(sso.start(std::net::IpAddr::from([192, 0, 2, 2]))).is_ok(), "others still start");
         let url = reqwest::Url::parse(&started.location).unwrap();
         let query: HashMap<String, String> = url.query_pairs().into_owned().collect();
         assert_eq!(query["response_type"], "code");
@@ -398,7 +432,6 @@ mod tests {
         assert_eq!(query["code_challenge"], base64url(&sha2::Sha256::digest(login.verifier.as_bytes())));
         assert_eq!((query["nonce"].as_str(), login.binding.as_str()), (login.nonce.as_str(), started.binding.as_str()));
         drop(pending);
-        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
         let wrong = runtime.block_on(sso.finish("code", &query["state"], Some("another browser")));
         assert!(matches!(wrong, Err(SsoError::UnknownLogin)));
         assert!(sso.pending.lock().unwrap().contains_key(&query["state"]), "another browser cannot cancel it");

@@ -43,10 +43,14 @@ pub struct AppState {
     pub shutdown: CancellationToken,
     /// Conversations per user, and how fast they are made.
     pub quota: super::quota::Quota,
+    /// `--max-turns`: turns running at once here, all users together.
+    pub max_turns: usize,
     /// `--secure-cookies`: the session cookie is `Secure` on every response.
     pub secure_cookies: bool,
     /// `--trusted-proxy`: peers whose `X-Forwarded-For` is believed.
     pub proxies: Vec<std::net::IpAddr>,
+    /// `--database`: the other replicas serving the same team.
+    pub replicas: Option<Arc<super::replicas::Replicas>>,
 }
 
 impl AppState {

@@ -31,6 +31,8 @@ pub struct Turn {
     log: watch::Sender<Log>,
     redactor: Arc<Redactor>,
     output: Mutex<OutputLines>,
+    /// `--database`: every event also kept for streams opened on other replicas.
+    mirror: Option<Arc<super::replicas::Replicas>>,
 }
 
 impl Turn {
@@ -43,7 +45,21 @@ impl Turn {
             log: watch::Sender::new(Log::default()),
             redactor,
             output: Mutex::default(),
+            mirror: None,
         }
+    }
+
+    /// Its events also kept where the other replicas read them.
+    pub fn mirrored(mut self, replicas: Option<Arc<super::replicas::Replicas>>) -> Self {
+        self.mirror = replicas;
+        self
+    }
+
+    /// `data` as an event published now would carry it (every string redacted).
+    pub fn redacted(&self, data: &Value) -> Value {
+        let mut data = data.clone();
+        screen::redact(&self.redactor, &mut data);
+        data
     }
 
     /// Appends an event, as the browser may see it, and wakes the readers: the one place every
@@ -84,7 +100,12 @@ impl Turn {
     fn append(&self, mut data: Value) {
         screen::redact(&self.redactor, &mut data);
         let text: Arc<str> = data.to_string().into();
-        self.log.send_modify(|log| log.events.push(text));
+        self.log.send_modify(|log| {
+            if let Some(mirror) = &self.mirror {
+                mirror.event(self.conversation, log.events.len(), text.clone());
+            }
+            log.events.push(text);
+        });
     }
 
     /// A command line as an event published now would show it (redacted word by word).

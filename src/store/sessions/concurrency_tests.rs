@@ -9,7 +9,7 @@ use std::time::Duration;
 use pretty_assertions::assert_eq;
 
 use super::schema::SCHEMA_VERSION;
-use super::tests::{new_in, open_in, user_version_of};
+use super::tests::{each_db, new_in, open_in, user_version_of};
 use super::{ConversationId, SessionStore};
 use crate::protocol::ChatMessage;
 use crate::redact::Redactor;
@@ -51,25 +51,26 @@ fn assert_all_written(store: &SessionStore, own: &[(ConversationId, &str)], shar
 
 #[test]
 fn two_stores_write_at_once_without_losing_a_message() {
-    let dir = tempfile::tempdir().unwrap();
-    let setup = open_in(&dir);
-    let (first, second, shared) = (
-        setup.create(&new_in("/a", "first")).unwrap(),
-        setup.create(&new_in("/b", "second")).unwrap(),
-        setup.create(&new_in("/c", "shared")).unwrap(),
-    );
-    let start = Barrier::new(2);
-    thread::scope(|scope| {
-        for (label, own) in [("first", first), ("second", second)] {
-            let (dir, start) = (&dir, &start);
-            scope.spawn(move || {
-                let store = open_in(dir);
-                start.wait();
-                write_alternately(&store, label, own, shared, 200);
-            });
-        }
+    each_db(|db| {
+        let setup = db.open();
+        let (first, second, shared) = (
+            setup.create(&new_in("/a", "first")).unwrap(),
+            setup.create(&new_in("/b", "second")).unwrap(),
+            setup.create(&new_in("/c", "shared")).unwrap(),
+        );
+        let start = Barrier::new(2);
+        thread::scope(|scope| {
+            for (label, own) in [("first", first), ("second", second)] {
+                let start = &start;
+                scope.spawn(move || {
+                    let store = db.open();
+                    start.wait();
+                    write_alternately(&store, label, own, shared, 200);
+                });
+            }
+        });
+        assert_all_written(&setup, &[(first, "first"), (second, "second")], shared, 200);
     });
-    assert_all_written(&setup, &[(first, "first"), (second, "second")], shared, 200);
 }
 
 #[test]

@@ -4,8 +4,11 @@ use std::time::Instant;
 use pretty_assertions::assert_eq;
 use serde_json::json;
 
+use rusqlite::Connection;
+
 use super::schema::SCHEMA_VERSION;
 use super::*;
+use crate::testing::postgres::PgServer;
 use crate::testing::wait_until;
 
 const GITHUB_TOKEN: &str = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
@@ -13,6 +16,69 @@ const ENV_SECRET: &str = "hunter2-but-longer-9f8e7d";
 
 pub(super) fn open_in(dir: &tempfile::TempDir) -> SessionStore {
     SessionStore::open(&dir.path().join("sessions.db"), Arc::new(Redactor::default())).unwrap()
+}
+
+/// Where one run of a test keeps its store: a new SQLite file, or a new database on a PostgreSQL
+/// server of its own.
+pub(super) enum Db {
+    Sqlite(tempfile::TempDir),
+    Postgres { url: Box<DatabaseUrl>, _server: PgServer },
+}
+
+impl Db {
+    pub(super) fn open(&self) -> SessionStore {
+        self.open_with(Arc::new(Redactor::default()))
+    }
+
+    pub(super) fn open_with(&self, redactor: Arc<Redactor>) -> SessionStore {
+        match self {
+            Db::Sqlite(dir) => SessionStore::open(&dir.path().join("sessions.db"), redactor).unwrap(),
+            Db::Postgres { url, .. } => SessionStore::open_database(url, redactor).unwrap(),
+        }
+    }
+
+    /// The first column of each row `sql` selects, as text: what is really stored, seen past the
+    /// store (`sql` is written to run on both, e.g. with `CAST(x AS TEXT)`).
+    pub(super) fn column(&self, sql: &str) -> Vec<String> {
+        match self {
+            Db::Sqlite(dir) => raw(&dir.path().join("sessions.db"))
+                .prepare(sql)
+                .unwrap()
+                .query_map([], |row| row.get::<_, Option<String>>(0))
+                .unwrap()
+                .map(|text| text.unwrap().unwrap_or_default())
+                .collect(),
+            Db::Postgres { url, .. } => url
+                .connect()
+                .unwrap()
+                .query(sql, &[])
+                .unwrap()
+                .iter()
+                .map(|row| row.get::<_, Option<String>>(0).unwrap_or_default())
+                .collect(),
+        }
+    }
+}
+
+/// Runs `test` on a new SQLite store, then on a new Postgres one (skipped, with the reason
+/// printed, where PostgreSQL is not installed outside CI).
+pub(super) fn each_db(test: impl Fn(&Db)) {
+    test(&Db::Sqlite(tempfile::tempdir().unwrap()));
+    let Some(server) = PgServer::start() else { return };
+    let url = DatabaseUrl::parse(&server.database("sessions")).unwrap();
+    let db = Db::Postgres { url: Box::new(url), _server: server };
+    // A failure names the back end it happened on.
+    struct Named;
+    impl Drop for Named {
+        fn drop(&mut self) {
+            if std::thread::panicking() {
+                use std::io::Write;
+                let _ = writeln!(std::io::stderr(), "(this failure is on the Postgres back end)");
+            }
+        }
+    }
+    let _named = Named;
+    test(&db);
 }
 
 pub(super) fn new_in<'a>(cwd: &'a str, first_request: &'a str) -> NewConversation<'a> {
@@ -60,7 +126,7 @@ fn creates_a_private_file_in_a_new_directory() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("home/.opsai/sessions.db");
     let store = SessionStore::open(&path, Arc::new(Redactor::default())).unwrap();
-    assert_eq!(store.path(), path);
+    assert_eq!(store.path(), Some(path.as_path()));
     assert_eq!(std::fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
     assert_eq!(std::fs::metadata(path.parent().unwrap()).unwrap().permissions().mode() & 0o777, 0o700);
     let journal: String = raw(&path).pragma_query_value(None, "journal_mode", |row| row.get(0)).unwrap();
@@ -176,8 +242,11 @@ fn titles_are_one_line_of_at_most_60_characters() {
 
 #[test]
 fn messages_round_trip_exactly() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
+    each_db(messages_round_trip_exactly_on)
+}
+
+fn messages_round_trip_exactly_on(db: &Db) {
+    let store = db.open();
     let id = store.create(&new_in("/srv/app", "find big logs")).unwrap();
     let messages = vec![
         ChatMessage::system("You are opsai."),
@@ -196,6 +265,8 @@ fn messages_round_trip_exactly() {
         ),
         ChatMessage::tool("call_1", "1.2G\t/var/log/big.log\n"),
         ChatMessage::tool("call_2", ""),
+        // Command output may hold NUL (Postgres text cannot), and the character that escapes it there.
+        ChatMessage::tool("call_3", "a\0b \u{E000}0 \u{E000}e \u{E000}\0\u{E000}"),
         ChatMessage::assistant("The biggest is big.log.", vec![]),
     ];
     for message in &messages {
@@ -210,24 +281,20 @@ fn messages_round_trip_exactly() {
         (summary.title.as_str(), summary.cwd.as_str(), summary.host.as_str(), summary.model.as_str()),
         ("find big logs", "/srv/app", "localhost", "gpt-4o-mini")
     );
-    assert_eq!(summary.message_count, 6);
+    assert_eq!(summary.message_count, 7);
     assert!(summary.updated_at >= summary.created_at && summary.created_at > 1_700_000_000_000, "{summary:?}");
-    let roles: Vec<String> = raw(store.path())
-        .prepare("SELECT role FROM messages ORDER BY id")
-        .unwrap()
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
-    assert_eq!(roles, ["system", "user", "assistant", "tool", "tool", "assistant"]);
+    let roles = db.column("SELECT role FROM messages ORDER BY id");
+    assert_eq!(roles, ["system", "user", "assistant", "tool", "tool", "tool", "assistant"]);
 }
 
 #[test]
 fn redacts_content_titles_and_tool_arguments_before_storing() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("sessions.db");
+    each_db(redacts_before_storing_on)
+}
+
+fn redacts_before_storing_on(db: &Db) {
     let redactor = Redactor::new([("DEPLOY_TOKEN".to_owned(), ENV_SECRET.to_owned())]);
-    let store = SessionStore::open(&path, Arc::new(redactor)).unwrap();
+    let store = db.open_with(Arc::new(redactor));
     let request = format!("push with {GITHUB_TOKEN} and {ENV_SECRET}");
     let id = store.create(&new_in("/srv", &request)).unwrap();
     store.append(id, &ChatMessage::user(&request)).unwrap();
@@ -240,28 +307,21 @@ fn redacts_content_titles_and_tool_arguments_before_storing() {
     store.append(id, &ChatMessage::assistant(format!("using {ENV_SECRET}"), vec![call])).unwrap();
     store.append(id, &ChatMessage::tool("call_1", format!("token {GITHUB_TOKEN} rejected"))).unwrap();
 
-    let row_text: Vec<String> = raw(&path)
-        .prepare(
-            "SELECT title || ' ' || cwd FROM conversations \
-             UNION ALL SELECT content || ' ' || coalesce(tool_calls, '') || ' ' || coalesce(tool_call_id, '') FROM messages",
-        )
-        .unwrap()
-        .query_map([], |row| row.get(0))
-        .unwrap()
-        .collect::<Result<_, _>>()
-        .unwrap();
+    let row_text = db.column(
+        "SELECT title || ' ' || cwd FROM conversations UNION ALL SELECT content || ' ' || \
+         coalesce(CAST(tool_calls AS TEXT), '') || ' ' || coalesce(tool_call_id, '') FROM messages",
+    );
     let all = row_text.join("\n");
     assert!(!all.contains(GITHUB_TOKEN) && !all.contains(ENV_SECRET), "{all}");
     assert!(all.contains("[REDACTED:github]") && all.contains("[REDACTED:env:DEPLOY_TOKEN]"), "{all}");
-    let tool_calls: String = raw(&path)
-        .query_row("SELECT tool_calls FROM messages WHERE tool_calls IS NOT NULL", [], |row| row.get(0))
-        .unwrap();
+    let tool_calls = db.column("SELECT CAST(tool_calls AS TEXT) FROM messages WHERE tool_calls IS NOT NULL").join("");
     let arguments: serde_json::Value = serde_json::from_str(&tool_calls).unwrap();
     assert_eq!(arguments[0]["arguments"]["env"][0]["value"], "[REDACTED:env:DEPLOY_TOKEN]");
     assert_eq!(arguments[0]["arguments"]["retries"], 2);
     assert_eq!(store.get(id).unwrap().unwrap().title, "push with [REDACTED:github] and [REDACTED:env:DEPLOY_TOKEN]");
 
     // Not in the bytes on disk either (database and write-ahead log).
+    let Db::Sqlite(dir) = db else { return };
     drop(store);
     for file in ["sessions.db", "sessions.db-wal"] {
         let bytes = std::fs::read(dir.path().join(file)).unwrap_or_default();
@@ -273,82 +333,86 @@ fn redacts_content_titles_and_tool_arguments_before_storing() {
 
 #[test]
 fn last_prefers_the_directory_then_the_newest_anywhere() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    assert_eq!(store.last(None).unwrap(), None);
-    assert_eq!(store.last(Some("/a")).unwrap(), None);
-    let older_in_a = store.create(&new_in("/a", "one")).unwrap();
-    tick();
-    let newer_in_a = store.create(&new_in("/a", "two")).unwrap();
-    tick();
-    let in_b = store.create(&new_in("/b", "three")).unwrap();
-    tick();
-    let last_id = |cwd| store.last(cwd).unwrap().map(|summary| summary.id);
-    assert_eq!(last_id(Some("/a")), Some(newer_in_a));
-    assert_eq!(last_id(Some("/b")), Some(in_b));
-    assert_eq!(last_id(Some("/elsewhere")), Some(in_b));
-    assert_eq!(last_id(None), Some(in_b));
-    // A new message makes a conversation the newest.
-    store.append(older_in_a, &ChatMessage::user("again")).unwrap();
-    assert_eq!(last_id(Some("/a")), Some(older_in_a));
-    assert_eq!(last_id(None), Some(older_in_a));
+    each_db(|db| {
+        let store = db.open();
+        assert_eq!(store.last(None).unwrap(), None);
+        assert_eq!(store.last(Some("/a")).unwrap(), None);
+        let older_in_a = store.create(&new_in("/a", "one")).unwrap();
+        tick();
+        let newer_in_a = store.create(&new_in("/a", "two")).unwrap();
+        tick();
+        let in_b = store.create(&new_in("/b", "three")).unwrap();
+        tick();
+        let last_id = |cwd| store.last(cwd).unwrap().map(|summary| summary.id);
+        assert_eq!(last_id(Some("/a")), Some(newer_in_a));
+        assert_eq!(last_id(Some("/b")), Some(in_b));
+        assert_eq!(last_id(Some("/elsewhere")), Some(in_b));
+        assert_eq!(last_id(None), Some(in_b));
+        // A new message makes a conversation the newest.
+        store.append(older_in_a, &ChatMessage::user("again")).unwrap();
+        assert_eq!(last_id(Some("/a")), Some(older_in_a));
+        assert_eq!(last_id(None), Some(older_in_a));
+    });
 }
 
 #[test]
 fn lists_the_most_recently_updated_first() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    let ids: Vec<ConversationId> = (0..5)
-        .map(|n| {
-            tick();
-            store.create(&new_in("/srv", &format!("request {n}"))).unwrap()
-        })
-        .collect();
-    tick();
-    store.append(ids[1], &ChatMessage::user("bump")).unwrap();
-    let listed: Vec<ConversationId> = store.list(3).unwrap().iter().map(|summary| summary.id).collect();
-    assert_eq!(listed, [ids[1], ids[4], ids[3]]);
-    assert_eq!(store.list(0).unwrap(), vec![]);
-    assert_eq!(store.list(usize::MAX).unwrap().len(), 5);
+    each_db(|db| {
+        let store = db.open();
+        let ids: Vec<ConversationId> = (0..5)
+            .map(|n| {
+                tick();
+                store.create(&new_in("/srv", &format!("request {n}"))).unwrap()
+            })
+            .collect();
+        tick();
+        store.append(ids[1], &ChatMessage::user("bump")).unwrap();
+        let listed: Vec<ConversationId> = store.list(3).unwrap().iter().map(|summary| summary.id).collect();
+        assert_eq!(listed, [ids[1], ids[4], ids[3]]);
+        assert_eq!(store.list(0).unwrap(), vec![]);
+        assert_eq!(store.list(usize::MAX).unwrap().len(), 5);
+    });
 }
 
 #[test]
 fn delete_takes_the_messages_with_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    let gone = store.create(&new_in("/srv", "gone")).unwrap();
-    let kept = store.create(&new_in("/srv", "kept")).unwrap();
-    for n in 0..3 {
-        store.append(gone, &ChatMessage::user(format!("gone {n}"))).unwrap();
-        store.append(kept, &ChatMessage::user(format!("kept {n}"))).unwrap();
-    }
-    assert!(store.delete(gone).unwrap());
-    assert!(!store.delete(gone).unwrap());
-    assert_eq!(store.get(gone).unwrap(), None);
-    assert!(matches!(store.messages(gone), Err(SessionError::NotFound(id)) if id == gone));
-    let count = |id: ConversationId| -> i64 {
-        raw(store.path())
-            .query_row("SELECT count(*) FROM messages WHERE conversation_id = ?1", [id], |row| row.get(0))
-            .unwrap()
-    };
-    assert_eq!((count(gone), count(kept)), (0, 3));
-    // Deleted ids are not reused.
-    assert!(store.create(&new_in("/srv", "new")).unwrap() > kept);
+    each_db(|db| {
+        let store = db.open();
+        let gone = store.create(&new_in("/srv", "gone")).unwrap();
+        let kept = store.create(&new_in("/srv", "kept")).unwrap();
+        for n in 0..3 {
+            store.append(gone, &ChatMessage::user(format!("gone {n}"))).unwrap();
+            store.append(kept, &ChatMessage::user(format!("kept {n}"))).unwrap();
+        }
+        assert!(store.delete(gone).unwrap());
+        assert!(!store.delete(gone).unwrap());
+        assert_eq!(store.get(gone).unwrap(), None);
+        assert!(matches!(store.messages(gone), Err(SessionError::NotFound(id)) if id == gone));
+        let count = |id: ConversationId| -> i64 {
+            let counted =
+                db.column(&format!("SELECT CAST(count(*) AS TEXT) FROM messages WHERE conversation_id = {id}"));
+            counted[0].parse().unwrap()
+        };
+        assert_eq!((count(gone), count(kept)), (0, 3));
+        // Deleted ids are not reused.
+        assert!(store.create(&new_in("/srv", "new")).unwrap() > kept);
+    });
 }
 
 #[test]
 fn a_missing_conversation_is_not_found() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    assert!(matches!(store.append(42, &ChatMessage::user("x")), Err(SessionError::NotFound(42))));
-    assert!(matches!(store.messages(42), Err(SessionError::NotFound(42))));
-    assert!(matches!(store.set_model(42, "m"), Err(SessionError::NotFound(42))));
-    assert_eq!(store.get(42).unwrap(), None);
-    assert!(SessionError::NotFound(42).to_string().contains("opsai sessions list"));
-    let id = store.create(&new_in("/srv", "x")).unwrap();
-    store.set_model(id, "llama3").unwrap();
-    assert_eq!(store.get(id).unwrap().unwrap().model, "llama3");
-    assert_eq!(store.messages(id).unwrap(), vec![]);
+    each_db(|db| {
+        let store = db.open();
+        assert!(matches!(store.append(42, &ChatMessage::user("x")), Err(SessionError::NotFound(42))));
+        assert!(matches!(store.messages(42), Err(SessionError::NotFound(42))));
+        assert!(matches!(store.set_model(42, "m"), Err(SessionError::NotFound(42))));
+        assert_eq!(store.get(42).unwrap(), None);
+        assert!(SessionError::NotFound(42).to_string().contains("opsai sessions list"));
+        let id = store.create(&new_in("/srv", "x")).unwrap();
+        store.set_model(id, "llama3").unwrap();
+        assert_eq!(store.get(id).unwrap().unwrap().model, "llama3");
+        assert_eq!(store.messages(id).unwrap(), vec![]);
+    });
 }
 
 #[test]

@@ -5,7 +5,7 @@ use pretty_assertions::assert_eq;
 use serde_json::json;
 
 use super::schema::{MIGRATIONS, SCHEMA_VERSION};
-use super::tests::{new_in, open_in, raw, tick, user_version_of};
+use super::tests::{each_db, new_in, raw, tick, user_version_of};
 use super::*;
 use crate::protocol::ToolCall;
 
@@ -88,105 +88,109 @@ fn a_version_2_file_gains_host_sets_and_keeps_its_web_conversations() {
 
 #[test]
 fn each_user_sees_only_their_own_and_the_terminal_only_its_own() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    let terminal = store.create(&new_in("/srv", "from the terminal")).unwrap();
-    let alice_1 = store.create(&web("alice", Some("prod"), "pods in prod")).unwrap();
-    let bob = store.create(&web("bob", None, "bob's")).unwrap();
-    let alice_2 = store.create(&web("alice", Some("staging"), "second")).unwrap();
-    tick();
-    store.append(alice_1, &ChatMessage::user("newest activity")).unwrap();
+    each_db(|db| {
+        let store = db.open();
+        let terminal = store.create(&new_in("/srv", "from the terminal")).unwrap();
+        let alice_1 = store.create(&web("alice", Some("prod"), "pods in prod")).unwrap();
+        let bob = store.create(&web("bob", None, "bob's")).unwrap();
+        let alice_2 = store.create(&web("alice", Some("staging"), "second")).unwrap();
+        tick();
+        store.append(alice_1, &ChatMessage::user("newest activity")).unwrap();
 
-    let alice: Vec<_> = store.list_for_user("alice").unwrap();
-    assert_eq!(alice.iter().map(|c| c.id).collect::<Vec<_>>(), [alice_1, alice_2], "newest first");
-    assert_eq!(
-        (alice[0].title.as_str(), alice[0].user.as_deref(), alice[0].cluster.as_deref(), alice[0].message_count),
-        ("pods in prod", Some("alice"), Some("prod"), 1)
-    );
-    assert_eq!(store.list_for_user("bob").unwrap().iter().map(|c| c.id).collect::<Vec<_>>(), [bob]);
-    assert!(store.list_for_user("carol").unwrap().is_empty());
-    assert!(store.list_for_user("").unwrap().is_empty(), "the terminal's are nobody's on the web");
+        let alice: Vec<_> = store.list_for_user("alice").unwrap();
+        assert_eq!(alice.iter().map(|c| c.id).collect::<Vec<_>>(), [alice_1, alice_2], "newest first");
+        assert_eq!(
+            (alice[0].title.as_str(), alice[0].user.as_deref(), alice[0].cluster.as_deref(), alice[0].message_count),
+            ("pods in prod", Some("alice"), Some("prod"), 1)
+        );
+        assert_eq!(store.list_for_user("bob").unwrap().iter().map(|c| c.id).collect::<Vec<_>>(), [bob]);
+        assert!(store.list_for_user("carol").unwrap().is_empty());
+        assert!(store.list_for_user("").unwrap().is_empty(), "the terminal's are nobody's on the web");
 
-    assert_eq!(store.list(10).unwrap().iter().map(|c| c.id).collect::<Vec<_>>(), [terminal]);
-    assert_eq!(store.last(None).unwrap().map(|c| c.id), Some(terminal));
-    assert_eq!(store.last(Some("")).unwrap().map(|c| c.id), Some(terminal), "not a web one with the same cwd");
-    // Shown by id whoever made it (`opsai sessions show`), with its owner.
-    let shown = store.get(bob).unwrap().unwrap();
-    assert_eq!((shown.user.as_deref(), shown.cluster), (Some("bob"), None));
-    let json = serde_json::to_value(store.get(terminal).unwrap().unwrap()).unwrap();
-    assert!(json.get("user").is_none() && json.get("cluster").is_none(), "{json}");
-    assert_eq!(store.get_web(bob).unwrap().unwrap().user.as_deref(), Some("bob"));
-    assert_eq!(store.get_web(999).unwrap(), None);
+        assert_eq!(store.list(10).unwrap().iter().map(|c| c.id).collect::<Vec<_>>(), [terminal]);
+        assert_eq!(store.last(None).unwrap().map(|c| c.id), Some(terminal));
+        assert_eq!(store.last(Some("")).unwrap().map(|c| c.id), Some(terminal), "not a web one with the same cwd");
+        // Shown by id whoever made it (`opsai sessions show`), with its owner.
+        let shown = store.get(bob).unwrap().unwrap();
+        assert_eq!((shown.user.as_deref(), shown.cluster), (Some("bob"), None));
+        let json = serde_json::to_value(store.get(terminal).unwrap().unwrap()).unwrap();
+        assert!(json.get("user").is_none() && json.get("cluster").is_none(), "{json}");
+        assert_eq!(store.get_web(bob).unwrap().unwrap().user.as_deref(), Some("bob"));
+        assert_eq!(store.get_web(999).unwrap(), None);
+    });
 }
 
 #[test]
 fn messages_come_back_in_order_with_ids_and_times_in_seconds() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    let id = store.create(&web("alice", None, "q")).unwrap();
-    let other = store.create(&web("alice", None, "other")).unwrap();
-    let call = ToolCall { id: "call_1".into(), name: "kube".into(), arguments: json!({"action": "pods"}) };
-    let messages = [
-        ChatMessage::user("list pods"),
-        ChatMessage::assistant("", vec![call]),
-        ChatMessage::tool("call_1", "web-1 Running"),
-        ChatMessage::assistant("One pod runs.", vec![]),
-    ];
-    for (n, message) in messages.iter().enumerate() {
-        store.append(id, message).unwrap();
-        if n == 1 {
-            store.append(other, &ChatMessage::user("interleaved")).unwrap();
+    each_db(|db| {
+        let store = db.open();
+        let id = store.create(&web("alice", None, "q")).unwrap();
+        let other = store.create(&web("alice", None, "other")).unwrap();
+        let call = ToolCall { id: "call_1".into(), name: "kube".into(), arguments: json!({"action": "pods"}) };
+        let messages = [
+            ChatMessage::user("list pods"),
+            ChatMessage::assistant("", vec![call]),
+            ChatMessage::tool("call_1", "web-1 Running"),
+            ChatMessage::assistant("One pod runs.", vec![]),
+        ];
+        for (n, message) in messages.iter().enumerate() {
+            store.append(id, message).unwrap();
+            if n == 1 {
+                store.append(other, &ChatMessage::user("interleaved")).unwrap();
+            }
         }
-    }
-    let stored = store.messages_with_meta(id).unwrap();
-    assert_eq!(stored.iter().map(|m| m.message.clone()).collect::<Vec<_>>(), messages);
-    let ids: Vec<i64> = stored.iter().map(|m| m.id).collect();
-    assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "{ids:?}");
-    assert_eq!(ids[2] - ids[1], 2, "the other conversation's message took an id between: {ids:?}");
-    let now = now_ms() / 1000;
-    assert!(stored.iter().all(|m| (now - 5..=now).contains(&m.created_at)), "{stored:?}");
-    let meta = store.get_web(id).unwrap().unwrap();
-    assert!((now - 5..=now).contains(&meta.created_at) && meta.updated_at >= meta.created_at, "{meta:?}");
-    assert_eq!(store.messages_with_meta(other).unwrap().len(), 1);
-    assert!(matches!(store.messages_with_meta(999), Err(SessionError::NotFound(999))));
+        let stored = store.messages_with_meta(id).unwrap();
+        assert_eq!(stored.iter().map(|m| m.message.clone()).collect::<Vec<_>>(), messages);
+        let ids: Vec<i64> = stored.iter().map(|m| m.id).collect();
+        assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "{ids:?}");
+        assert_eq!(ids[2] - ids[1], 2, "the other conversation's message took an id between: {ids:?}");
+        let now = now_ms() / 1000;
+        assert!(stored.iter().all(|m| (now - 5..=now).contains(&m.created_at)), "{stored:?}");
+        let meta = store.get_web(id).unwrap().unwrap();
+        assert!((now - 5..=now).contains(&meta.created_at) && meta.updated_at >= meta.created_at, "{meta:?}");
+        assert_eq!(store.messages_with_meta(other).unwrap().len(), 1);
+        assert!(matches!(store.messages_with_meta(999), Err(SessionError::NotFound(999))));
+    });
 }
 
 #[test]
 fn titles_are_set_redacted_on_one_line_and_cut_at_80() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    let long = "x".repeat(100);
-    let id = store.create(&web("alice", None, &long)).unwrap();
-    assert_eq!(store.get_web(id).unwrap().unwrap().title, format!("{}…", "x".repeat(79)));
-    store.set_title(id, "why is\nghp_1234567890abcdefghijABCDEFGHIJ123456 failing").unwrap();
-    let title = store.get_web(id).unwrap().unwrap().title;
-    assert!(title.starts_with("why is ") && !title.contains("ghp_1234") && !title.contains('\n'), "{title}");
-    assert!(matches!(store.set_title(999, "t"), Err(SessionError::NotFound(999))));
-    // The terminal's titles stay at 60 characters.
-    let terminal = store.create(&new_in("/", &long)).unwrap();
-    assert_eq!(store.get(terminal).unwrap().unwrap().title.chars().count(), TITLE_CHARS);
+    each_db(|db| {
+        let store = db.open();
+        let long = "x".repeat(100);
+        let id = store.create(&web("alice", None, &long)).unwrap();
+        assert_eq!(store.get_web(id).unwrap().unwrap().title, format!("{}…", "x".repeat(79)));
+        store.set_title(id, "why is\nghp_1234567890abcdefghijABCDEFGHIJ123456 failing").unwrap();
+        let title = store.get_web(id).unwrap().unwrap().title;
+        assert!(title.starts_with("why is ") && !title.contains("ghp_1234") && !title.contains('\n'), "{title}");
+        assert!(matches!(store.set_title(999, "t"), Err(SessionError::NotFound(999))));
+        // The terminal's titles stay at 60 characters.
+        let terminal = store.create(&new_in("/", &long)).unwrap();
+        assert_eq!(store.get(terminal).unwrap().unwrap().title.chars().count(), TITLE_CHARS);
+    });
 }
 
 #[test]
 fn a_users_conversations_come_in_pages_that_follow_each_other() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open_in(&dir);
-    let ids: Vec<_> = (0..5).map(|n| store.create(&web("alice", None, &format!("c{n}"))).unwrap()).collect();
-    store.create(&web("bob", None, "not alice's")).unwrap();
-    assert_eq!(store.count_for_user("alice").unwrap(), 5);
-    let mut seen = Vec::new();
-    let mut before = None;
-    loop {
-        let (page, next) = store.page_for_user("alice", 2, before).unwrap();
-        assert!(page.len() <= 2);
-        seen.extend(page.iter().map(|c| c.id));
-        match next {
-            Some(cursor) => before = Some(cursor.to_string().parse::<Cursor>().unwrap()),
-            None => break,
+    each_db(|db| {
+        let store = db.open();
+        let ids: Vec<_> = (0..5).map(|n| store.create(&web("alice", None, &format!("c{n}"))).unwrap()).collect();
+        store.create(&web("bob", None, "not alice's")).unwrap();
+        assert_eq!(store.count_for_user("alice").unwrap(), 5);
+        let mut seen = Vec::new();
+        let mut before = None;
+        loop {
+            let (page, next) = store.page_for_user("alice", 2, before).unwrap();
+            assert!(page.len() <= 2);
+            seen.extend(page.iter().map(|c| c.id));
+            match next {
+                Some(cursor) => before = Some(cursor.to_string().parse::<Cursor>().unwrap()),
+                None => break,
+            }
         }
-    }
-    let all: Vec<_> = store.list_for_user("alice").unwrap().iter().map(|c| c.id).collect();
-    assert_eq!(seen, all, "the pages, in order, are the whole list");
-    assert_eq!(seen.len(), ids.len());
-    assert!("12_x".parse::<Cursor>().is_err() && "nonsense".parse::<Cursor>().is_err());
+        let all: Vec<_> = store.list_for_user("alice").unwrap().iter().map(|c| c.id).collect();
+        assert_eq!(seen, all, "the pages, in order, are the whole list");
+        assert_eq!(seen.len(), ids.len());
+        assert!("12_x".parse::<Cursor>().is_err() && "nonsense".parse::<Cursor>().is_err());
+    });
 }

@@ -124,7 +124,15 @@ where
 pub async fn wait_for(c: &Client, what: &str, condition: &str) -> Value {
     let deadline = Instant::now() + LIMIT;
     loop {
-        let value = c.execute(&format!("return ({condition});"), vec![]).await.expect("run a script in the page");
+        // A script run while the page navigates (a login's redirects) fails: not there yet.
+        let value = match c.execute(&format!("return ({condition});"), vec![]).await {
+            Ok(value) => value,
+            Err(err) if Instant::now() <= deadline => {
+                let _ = err;
+                Value::Null
+            }
+            Err(err) => panic!("timed out waiting for {what} ({condition}): the page runs no script: {err}"),
+        };
         let falsy = matches!(&value, Value::Null | Value::Bool(false))
             || value.as_str() == Some("")
             || value.as_f64() == Some(0.0);

@@ -88,41 +88,43 @@ async fn the_routers_own_errors_are_json_and_the_bearer_scheme_is_case_insensiti
 
 #[tokio::test(flavor = "multi_thread")]
 async fn conversations_have_a_quota_a_creation_rate_and_pages() {
-    let env = TestEnv::new();
-    let server = Server::builder(&env).arg("--max-conversations").arg("7").start();
-    let api = server.api();
-    let mut ids = Vec::new();
-    for _ in 0..7 {
-        ids.push(api.new_conversation().await);
-    }
-    let (status, body) = api.send(api.request(Method::POST, "/api/v2/ai/conversations").json(&json!({}))).await;
-    assert_eq!(status, StatusCode::CONFLICT, "{body}");
-    assert!(body["error"].as_str().unwrap().contains("--max-conversations"), "{body}");
+    for storage in Storage::each() {
+        let env = TestEnv::new();
+        let server = Server::builder(&env).arg("--max-conversations").arg("7").storage(&storage).start();
+        let api = server.api();
+        let mut ids = Vec::new();
+        for _ in 0..7 {
+            ids.push(api.new_conversation().await);
+        }
+        let (status, body) = api.send(api.request(Method::POST, "/api/v2/ai/conversations").json(&json!({}))).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{body}");
+        assert!(body["error"].as_str().unwrap().contains("--max-conversations"), "{body}");
 
-    // Pages of 3 that follow each other through the Link header are the whole list.
-    let mut seen = Vec::new();
-    let mut next = Some("/api/v2/ai/conversations?limit=3".to_owned());
-    while let Some(path) = next.take() {
-        let response = within(api.request(Method::GET, &path).send()).await.unwrap();
-        assert_eq!(response.status(), StatusCode::OK, "{path}");
-        next = response.headers().get("link").map(|link| {
-            let link = link.to_str().unwrap();
-            assert!(link.ends_with(">; rel=\"next\""), "{link}");
-            link.trim_start_matches('<').split('>').next().unwrap().to_owned()
-        });
-        let page: Vec<Value> = response.json().await.unwrap();
-        assert!(page.len() <= 3);
-        seen.extend(page.iter().map(|c| c["id"].as_i64().unwrap()));
+        // Pages of 3 that follow each other through the Link header are the whole list.
+        let mut seen = Vec::new();
+        let mut next = Some("/api/v2/ai/conversations?limit=3".to_owned());
+        while let Some(path) = next.take() {
+            let response = within(api.request(Method::GET, &path).send()).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{path}");
+            next = response.headers().get("link").map(|link| {
+                let link = link.to_str().unwrap();
+                assert!(link.ends_with(">; rel=\"next\""), "{link}");
+                link.trim_start_matches('<').split('>').next().unwrap().to_owned()
+            });
+            let page: Vec<Value> = response.json().await.unwrap();
+            assert!(page.len() <= 3);
+            seen.extend(page.iter().map(|c| c["id"].as_i64().unwrap()));
+        }
+        ids.reverse();
+        assert_eq!(seen, ids, "newest first, each once");
+        for bad in ["limit=0", "limit=501", "before=nonsense"] {
+            let (status, body) = api.send(api.request(Method::GET, &format!("/api/v2/ai/conversations?{bad}"))).await;
+            assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
+        }
+        assert_eq!(api.delete(ids[0]).await, StatusCode::NO_CONTENT);
+        api.new_conversation().await;
+        server.stop();
     }
-    ids.reverse();
-    assert_eq!(seen, ids, "newest first, each once");
-    for bad in ["limit=0", "limit=501", "before=nonsense"] {
-        let (status, body) = api.send(api.request(Method::GET, &format!("/api/v2/ai/conversations?{bad}"))).await;
-        assert_eq!(status, StatusCode::BAD_REQUEST, "{bad}: {body}");
-    }
-    assert_eq!(api.delete(ids[0]).await, StatusCode::NO_CONTENT);
-    api.new_conversation().await;
-    server.stop();
 
     // Made as fast as a script can: 60 a minute, then 429.
     let env = TestEnv::new();

@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""`opsai serve` replicas (issue 25): 200 concurrent chat streams across two replicas on one
+PostgreSQL behind nginx, none lost, the first SSE byte against the model's, RSS per replica.
+
+    python3 bench/serve-replicas.py [OPSAI_BINARY] [STREAMS] [RUNS]   # target/release/opsai, 200, 30
+
+Started once, each a process of its own: a throwaway PostgreSQL cluster (initdb in a temp dir; as
+the `postgres` user under root), the streaming mock model (bench/stream_llm.py), two replicas
+(`opsai serve --database …`, each its own OPSAI_HOME, one users file: STREAMS/4 users, since one
+user runs at most 4 turns and makes at most 60 conversations a minute) and nginx round robin in
+front (buffering off, as docs/serve.md shows). Every user logs in through nginx. Then:
+- quiet: RUNS times, interleaved, the first body byte of `POST /api/v2/ai/chat` through nginx and of
+  a chat request straight to the mock (new connections, Python's http.client for both);
+- load: STREAMS conversations (created untimed) chat at once through nginx while the mock streams
+  50 tokens 20 ms apart, and 20 requests straight to the mock run at the same moment as the model's
+  own first byte under that load. Every stream must end with `done` holding the whole answer (nginx
+  sends them to the two replicas in turn). VmRSS of each replica is sampled every 5 ms, and VmHWM
+  read after.
+Prints one `BENCH serve-replicas …` line and a table; exits 1 when a stream lost its answer.
+"""
+import glob
+import http.client
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+here = os.path.dirname(os.path.abspath(__file__))
+binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/opsai")
+streams = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+runs = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+users = max(1, (streams + 3) // 4)
+slow = {"tokens": 50, "delay_ms": 20}
+
+
+def free_port():
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    sock.close()
+    return port
+
+
+def wait_for(port, what):
+    for _ in range(400):
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+            return
+        except OSError:
+            time.sleep(0.05)
+    sys.exit(f"bench/serve-replicas.py: {what} does not listen on port {port}")
+
+
+def status_kb(pid, field):
+    try:
+        with open(f"/proc/{pid}/status") as status:
+            for line in status:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def request(port, method, path, body=None, headers=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+    data = json.dumps(body).encode() if body is not None else None
+    conn.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
+    resp = conn.getresponse()
+    raw = resp.read()
+    conn.close()
+    if resp.status >= 300:
+        sys.exit(f"bench/serve-replicas.py: {method} {path} answered {resp.status}: {raw[:300]!r}")
+    return json.loads(raw) if raw else None
+
+
+def timed_stream(port, path, body, headers):
+    """(ms to the first body byte, the events' data as JSON)."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    started = time.perf_counter()
+    conn.request("POST", path, body=json.dumps(body).encode(), headers={"Content-Type": "application/json", **headers})
+    resp = conn.getresponse()
+    first = resp.read(1)
+    first_ms = (time.perf_counter() - started) * 1000
+    if resp.status != 200 or not first:
+        return first_ms, [{"type": "http", "status": resp.status, "body": (first + resp.read(300)).decode("utf8", "replace")}]
+    buffer, events = first, []
+    while True:
+        while b"\n\n" in buffer:
+            block, buffer = buffer.split(b"\n\n", 1)
+            for line in block.decode().splitlines():
+                if line.startswith("data:"):
+                    payload = line[5:].strip()
+                    events.append({"type": "done"} if payload == "[DONE]" else json.loads(payload))
+        if events and events[-1].get("type") == "done":
+            break
+        chunk = resp.read1(65536)
+        if not chunk:
+            break
+        buffer += chunk
+    conn.close()
+    return first_ms, events
+
+
+def answer_of(events):
+    whole = [e.get("content", "") for e in events if e.get("kind") == "answer"]
+    return whole[-1] if whole else "".join(e.get("content", "") for e in events if e.get("kind") == "answer_delta")
+
+
+def add_users(work, users_file):
+    env = {"HOME": work, "OPSAI_HOME": os.path.join(work, "admin"), "PATH": os.environ.get("PATH", "")}
+    for n in range(users + 1):
+        subprocess.run([binary, "serve", "user", "add", f"u{n}", "--role", "operator", "--users", users_file],
+                       input=f"password-{n}\n", text=True, env=env, check=True, stdout=subprocess.DEVNULL)
+
+
+def login(port, n):
+    """The headers of user n's session, logged in through nginx."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    body = json.dumps({"username": f"u{n}", "password": f"password-{n}"}).encode()
+    conn.request("POST", "/api/v2/auth/login", body=body, headers={"Content-Type": "application/json"})
+    resp = conn.getresponse()
+    raw = resp.read()
+    conn.close()
+    if resp.status != 200:
+        sys.exit(f"bench/serve-replicas.py: login u{n} answered {resp.status}: {raw[:200]!r}")
+    cookie = resp.getheader("Set-Cookie").split(";", 1)[0]
+    return {"Cookie": cookie, "X-CSRF-Token": json.loads(raw)["csrf_token"]}
+
+
+def start_postgres(work):
+    bins = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
+    if not bins:
+        sys.exit("bench/serve-replicas.py: PostgreSQL is not installed (apt-get install postgresql)")
+    bin_dir = os.path.dirname(bins[-1])
+    owner = ["setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] if os.geteuid() == 0 else []
+    data = os.path.join(work, "pg")
+    os.mkdir(data)
+    if owner:
+        shutil.chown(data, "postgres", "postgres")
+    subprocess.run(owner + [f"{bin_dir}/initdb", "--auth=trust", "--username=opsai", "--no-sync", "-D", data],
+                   check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    port = free_port()
+    server = subprocess.Popen(owner + [f"{bin_dir}/postgres", "-D", data, "-p", str(port), "-c",
+                                       "listen_addresses=127.0.0.1", "-c", f"unix_socket_directories={data}",
+                                       "-c", "max_connections=200"],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(port, "postgres")
+    for _ in range(100):
+        if subprocess.run([f"{bin_dir}/pg_isready", "-h", "127.0.0.1", "-p", str(port), "-q"]).returncode == 0:
+            break
+        time.sleep(0.1)
+    return server, f"postgres://opsai@127.0.0.1:{port}/postgres"
+
+
+def start_nginx(work, port, upstreams):
+    config = os.path.join(work, "nginx.conf")
+    servers = "".join(f"    server {u} max_fails=0;\n" for u in upstreams)
+    with open(config, "w") as out:
+        out.write(f"""daemon off;
+master_process off;
+error_log {work}/nginx-error.log warn;
+pid {work}/nginx.pid;
+worker_rlimit_nofile 8192;
+events {{ worker_connections 4096; }}
+http {{
+  access_log off;
+  client_body_temp_path {work}/body; proxy_temp_path {work}/proxy; fastcgi_temp_path {work}/fcgi;
+  uwsgi_temp_path {work}/uwsgi; scgi_temp_path {work}/scgi;
+  upstream opsai {{
+{servers}    keepalive 64;
+  }}
+  server {{
+    listen 127.0.0.1:{port};
+    location / {{
+      proxy_pass http://opsai; proxy_http_version 1.1; proxy_set_header Connection "";
+      proxy_set_header Host $http_host; proxy_buffering off; proxy_read_timeout 300s;
+    }}
+  }}
+}}
+""")
+    nginx = subprocess.Popen(["nginx", "-c", config, "-p", work], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wait_for(port, "nginx")
+    return nginx
+
+
+work = tempfile.mkdtemp(prefix="opsai-replicas-bench-")
+os.chmod(work, 0o755)
+processes = []
+try:
+    pg, url = start_postgres(work)
+    processes.append(pg)
+    mock_port = free_port()
+    processes.append(subprocess.Popen([sys.executable, os.path.join(here, "stream_llm.py"), str(mock_port), "3", "0"]))
+    wait_for(mock_port, "the mock model")
+    front = free_port()
+    users_file = os.path.join(work, "users.json")
+    add_users(work, users_file)
+    replicas, ports = [], []
+    for n in range(2):
+        home = os.path.join(work, f"home{n}")
+        os.mkdir(home)
+        env = {"HOME": work, "OPSAI_HOME": home, "OPSAI_BASE_URL": f"http://127.0.0.1:{mock_port}/v1",
+               "OPSAI_DATABASE_URL": url, "NO_COLOR": "1", "LANG": "C.UTF-8",
+               "PATH": os.environ.get("PATH", "")}
+        replica = subprocess.Popen([binary, "serve", "--listen", "127.0.0.1:0", "--public-host", f"127.0.0.1:{front}",
+                                    "--users", users_file,
+                                    "--max-turns", str(streams), "--max-connections", "2048",
+                                    "--max-connections-per-ip", "2048"],
+                                   env=env, stdout=subprocess.PIPE, stderr=open(os.path.join(work, f"serve{n}.log"), "w"),
+                                   text=True)
+        processes.append(replica)
+        line = replica.stdout.readline().strip()
+        if not line.startswith("opsai serve: open http://127.0.0.1:"):
+            sys.exit(f"bench/serve-replicas.py: unexpected first line from replica {n}: {line!r}")
+        ports.append(int(line.split("127.0.0.1:", 1)[1].split("/", 1)[0]))
+        replicas.append(replica)
+    processes.append(start_nginx(work, front, [f"127.0.0.1:{p}" for p in ports]))
+    time.sleep(0.3)
+
+    sessions = [login(front, n) for n in range(users + 1)]
+
+    def new_conversation(title, user=users):
+        return request(front, "POST", "/api/v2/ai/conversations", {"title": title}, sessions[user])["id"]
+
+    chat_body = {"model": "bench-model", "stream": True, "messages": [{"role": "user", "content": "list files"}]}
+
+    def mock_once():
+        return timed_stream(mock_port, "/v1/chat/completions", chat_body, {})[0]
+
+    def serve_once(title):
+        body = {"conversation_id": new_conversation(title), "message": "list files"}
+        first_ms, events = timed_stream(front, "/api/v2/ai/chat", body, sessions[users])
+        if not events or events[-1].get("type") != "done" or not answer_of(events).startswith("Files"):
+            sys.exit(f"bench/serve-replicas.py: a quiet chat lost its answer: {events}")
+        return first_ms
+
+    for n in range(4):
+        serve_once(f"warm-up {n}")
+        mock_once()
+    quiet_serve, quiet_mock = [], []
+    for n in range(runs):
+        quiet_mock.append(mock_once())
+        quiet_serve.append(serve_once(f"quiet {n}"))
+
+    request(mock_port, "POST", "/control", slow)
+    conversations = [new_conversation(f"load {n}", n // 4) for n in range(streams)]
+    results = [None] * streams
+    load_mock = []
+    go = threading.Event()
+
+    def stream(index):
+        go.wait()
+        body = {"conversation_id": conversations[index], "message": f"stream {index}"}
+        results[index] = timed_stream(front, "/api/v2/ai/chat", body, sessions[index // 4])
+
+    def mock_under_load():
+        go.wait()
+        time.sleep(0.05)
+        for _ in range(20):
+            load_mock.append(mock_once())
+
+    threads = [threading.Thread(target=stream, args=(n,)) for n in range(streams)]
+    threads.append(threading.Thread(target=mock_under_load))
+    for thread in threads:
+        thread.start()
+    peaks = [0, 0]
+    go.set()
+    while any(thread.is_alive() for thread in threads):
+        for n, replica in enumerate(replicas):
+            peaks[n] = max(peaks[n], status_kb(replica.pid, "VmRSS"))
+        time.sleep(0.005)
+    hwm = [status_kb(replica.pid, "VmHWM") for replica in replicas]
+    expected = ("Files " + "".join(f"w{n} " for n in range(1, slow["tokens"]))).strip()
+    lost = [n for n, (_, events) in enumerate(results)
+            if not events or events[-1].get("type") != "done" or answer_of(events).strip() != expected]
+    load_first = [first for first, _ in results]
+finally:
+    for process in reversed(processes):
+        process.terminate()
+        try:
+            process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            process.kill()
+    shutil.rmtree(work, ignore_errors=True)
+
+mb = lambda kb: kb / 1024  # noqa: E731
+q_serve, q_mock = statistics.median(quiet_serve), statistics.median(quiet_mock)
+l_serve, l_mock = statistics.median(load_first), statistics.median(load_mock)
+p95 = sorted(load_first)[int(0.95 * (len(load_first) - 1))]
+print(f"{os.path.basename(binary)}: 2 replicas on PostgreSQL behind nginx; {runs} quiet runs, {streams} concurrent streams")
+print(f"quiet: first SSE byte through nginx {q_serve:.2f} ms, model first byte {q_mock:.2f} ms: {q_serve / q_mock:.2f}x")
+print(f"under load: first SSE byte median {l_serve:.1f} ms (p95 {p95:.1f}), model first byte under the same load "
+      f"{l_mock:.1f} ms: {l_serve / l_mock:.2f}x (target <= 1.5x)")
+print(f"replica RSS: largest samples {mb(peaks[0]):.1f} / {mb(peaks[1]):.1f} MB, VmHWM {mb(hwm[0]):.1f} / {mb(hwm[1]):.1f} MB")
+print(f"streams that lost their answer: {len(lost)} of {streams}")
+print(f"BENCH serve-replicas streams={streams} lost={len(lost)} quiet_first_ms={q_serve:.2f} quiet_mock_ms={q_mock:.2f} "
+      f"load_first_ms={l_serve:.1f} load_p95_ms={p95:.1f} load_mock_ms={l_mock:.1f} ratio={l_serve / l_mock:.2f} "
+      f"rss_mb={mb(peaks[0]):.1f},{mb(peaks[1]):.1f} hwm_mb={mb(hwm[0]):.1f},{mb(hwm[1]):.1f}")
+sys.exit(1 if lost else 0)

@@ -1,0 +1,313 @@
+//! Several `opsai serve` processes on one Postgres database (`--database`) serving one team behind
+//! one address (issue 25). What a browser may meet on any replica lives in the database: login
+//! sessions and API tokens, the running turn of each conversation (one across all replicas) and
+//! its events, and the approvals waiting for an answer. What only the replica running a turn can do
+//! (stop it, hand an answer to its waiting gate) is asked of it with `NOTIFY`.
+//!
+//! - Every write of a turn (its claim, its events in order, its waiting approvals, its release)
+//!   goes through one writer task, so a reader elsewhere sees them in the order they happened.
+//! - A listener connection `LISTEN`s: `opsai_events` wakes the streams following a conversation,
+//!   `opsai_control` carries stops and answers for this replica, `opsai_reply` their outcomes.
+//! - Each replica says it is alive every [`BEAT`]; one silent for [`DEAD_AFTER`] (killed, its
+//!   machine gone) has its turns ended by the others: each gets an `interrupted` error and its
+//!   `done`, its approvals are dropped, and a new message is accepted. Its messages were stored as
+//!   they happened, one transaction each, so the conversation holds whole messages only.
+
+mod control;
+mod logins;
+mod turns;
+mod writer;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use tokio::sync::{mpsc, oneshot, watch};
+use tokio_postgres::{AsyncMessage, Client, NoTls};
+
+pub use control::AnswerRequest;
+pub use logins::{LoginKind, StoredLogin};
+
+use super::state::AppState;
+use crate::store::database::{DatabaseError, DatabaseUrl};
+
+/// How often a replica says it is alive.
+const BEAT: Duration = Duration::from_secs(2);
+/// A replica silent this long is gone: the others end its turns.
+const DEAD_AFTER: Duration = Duration::from_secs(10);
+
+/// The replicas' tables, one step per version (append only).
+const MIGRATIONS: &[&str] = &[
+    "CREATE TABLE web_replicas (id TEXT PRIMARY KEY, seen_ms BIGINT NOT NULL);
+    CREATE TABLE web_logins (
+        token_hash TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,
+        user_name TEXT NOT NULL,
+        role TEXT NOT NULL,
+        credential BIGINT,
+        sso BOOLEAN NOT NULL,
+        csrf TEXT NOT NULL,
+        opened_ms BIGINT NOT NULL,
+        seen_ms BIGINT NOT NULL
+    );
+    CREATE TABLE web_turns (
+        conversation BIGINT PRIMARY KEY,
+        replica TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        started_ms BIGINT NOT NULL
+    );
+    CREATE TABLE web_turn_events (
+        conversation BIGINT NOT NULL,
+        seq BIGINT NOT NULL,
+        data TEXT NOT NULL,
+        PRIMARY KEY (conversation, seq)
+    );
+    CREATE TABLE web_pendings (
+        request_id TEXT PRIMARY KEY,
+        replica TEXT NOT NULL,
+        conversation BIGINT NOT NULL,
+        call_id TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        request TEXT NOT NULL,
+        since BIGINT NOT NULL
+    );
+    CREATE INDEX web_pendings_by_call ON web_pendings (call_id);",
+    // 2: single sign-on logins started on one replica, finished on another.
+    "CREATE TABLE web_sso (
+        state_hash TEXT PRIMARY KEY,
+        binding_hash TEXT NOT NULL,
+        verifier TEXT NOT NULL,
+        nonce TEXT NOT NULL,
+        started_ms BIGINT NOT NULL
+    );",
+];
+
+/// A write the writer task makes, in the order they were sent.
+enum Op {
+    Event {
+        conversation: i64,
+        seq: i64,
+        data: Arc<str>,
+    },
+    Release {
+        conversation: i64,
+    },
+    PendingAdd {
+        request_id: String,
+        conversation: i64,
+        call_id: String,
+        owner: String,
+        request: String,
+        since: i64,
+    },
+    PendingGone {
+        request_id: String,
+    },
+    /// Answered once every write sent before it is made.
+    Flush(oneshot::Sender<()>),
+}
+
+pub struct Replicas {
+    /// This replica's id (random per process).
+    pub id: String,
+    url: DatabaseUrl,
+    client: tokio::sync::RwLock<Arc<Client>>,
+    writer: mpsc::UnboundedSender<Op>,
+    /// Per conversation followed from here: bumped on each `opsai_events` notification.
+    wakers: Mutex<HashMap<i64, watch::Sender<u64>>>,
+    /// Answers sent to other replicas, waiting for their outcome.
+    replies: Mutex<HashMap<String, oneshot::Sender<String>>>,
+    /// The server this replica is part of, for stops and answers from elsewhere.
+    state: OnceLock<Weak<AppState>>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReplicaError {
+    #[error(transparent)]
+    Database(#[from] DatabaseError),
+    #[error("the database failed: {0}")]
+    Query(String),
+}
+
+impl From<tokio_postgres::Error> for ReplicaError {
+    fn from(err: tokio_postgres::Error) -> Self {
+        ReplicaError::Query(err.as_db_error().map_or_else(|| err.to_string(), |db| db.message().to_owned()))
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+}
+
+async fn connect(
+    url: &DatabaseUrl,
+) -> Result<(Client, tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>), ReplicaError>
+{
+    url.config()
+        .connect(NoTls)
+        .await
+        .map_err(|err| ReplicaError::Database(DatabaseError::Connect { url: url.to_string(), reason: err.to_string() }))
+}
+
+impl Replicas {
+    /// Migrates the tables, connects, and starts the writer, the listener and the heartbeat.
+    pub async fn start(url: DatabaseUrl) -> Result<Arc<Replicas>, ReplicaError> {
+        let migrating = url.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut client = migrating.connect()?;
+            migrating.migrate(&mut client, "replicas", MIGRATIONS)
+        })
+        .await
+        .map_err(|err| ReplicaError::Query(err.to_string()))??;
+        let (client, connection) = connect(&url).await?;
+        tokio::spawn(connection);
+        let (writer, ops) = mpsc::unbounded_channel();
+        let replicas = Arc::new(Replicas {
+            id: super::auth::random_token()[..12].to_owned(),
+            url,
+            client: tokio::sync::RwLock::new(Arc::new(client)),
+            writer,
+            wakers: Mutex::default(),
+            replies: Mutex::default(),
+            state: OnceLock::new(),
+        });
+        replicas.beat().await?;
+        tokio::spawn(writer::write_loop(Arc::downgrade(&replicas), ops));
+        tokio::spawn(listen_loop(Arc::downgrade(&replicas)));
+        tokio::spawn(beat_loop(Arc::downgrade(&replicas)));
+        Ok(replicas)
+    }
+
+    /// Ties the replica to its server (stops and answers from elsewhere act on it).
+    pub fn attach(&self, state: &Arc<AppState>) {
+        let _ = self.state.set(Arc::downgrade(state));
+    }
+
+    /// The query connection, made again when the last one dropped (a database restart).
+    async fn client(&self) -> Result<Arc<Client>, ReplicaError> {
+        let current = self.client.read().await.clone();
+        if !current.is_closed() {
+            return Ok(current);
+        }
+        let mut slot = self.client.write().await;
+        if slot.is_closed() {
+            let (client, connection) = connect(&self.url).await?;
+            tokio::spawn(connection);
+            *slot = Arc::new(client);
+        }
+        Ok(slot.clone())
+    }
+
+    /// Whether the database answers within 2 s (the load balancer's health check).
+    pub async fn reachable(&self) -> bool {
+        let check = async { self.client().await?.simple_query("SELECT 1").await.map_err(ReplicaError::from) };
+        matches!(tokio::time::timeout(Duration::from_secs(2), check).await, Ok(Ok(_)))
+    }
+
+    async fn beat(&self) -> Result<(), ReplicaError> {
+        self.client()
+            .await?
+            .execute(
+                "INSERT INTO web_replicas (id, seen_ms) VALUES ($1, $2)
+                 ON CONFLICT (id) DO UPDATE SET seen_ms = EXCLUDED.seen_ms",
+                &[&self.id, &now_ms()],
+            )
+            .await?;
+        Ok(())
+    }
+
+    /// The database, as it may be shown.
+    pub fn url(&self) -> String {
+        self.url.to_string()
+    }
+
+    /// Leaves the replica set at shutdown, once its last writes are made: its row goes, so nobody
+    /// waits [`DEAD_AFTER`] for it.
+    pub async fn leave(&self) {
+        let (flushed, done) = oneshot::channel();
+        self.send(Op::Flush(flushed));
+        let _ = tokio::time::timeout(Duration::from_secs(5), done).await;
+        if let Ok(client) = self.client().await {
+            let _ = client.execute("DELETE FROM web_replicas WHERE id = $1", &[&self.id]).await;
+        }
+    }
+
+    fn send(&self, op: Op) {
+        let _ = self.writer.send(op);
+    }
+
+    /// The waker of `conversation`'s followers here.
+    fn waker(&self, conversation: i64) -> watch::Receiver<u64> {
+        let mut wakers = self.wakers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        wakers.retain(|_, sender| sender.receiver_count() > 0);
+        wakers.entry(conversation).or_insert_with(|| watch::channel(0).0).subscribe()
+    }
+
+    fn wake(&self, conversation: Option<i64>) {
+        let wakers = self.wakers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for (id, sender) in wakers.iter() {
+            if conversation.is_none_or(|c| c == *id) {
+                sender.send_modify(|n| *n += 1);
+            }
+        }
+    }
+}
+
+/// Follows the notifications, connecting again (and waking every follower, who read the table
+/// again) whenever the connection drops.
+async fn listen_loop(replicas: Weak<Replicas>) {
+    loop {
+        let Some(strong) = replicas.upgrade() else { return };
+        let url = strong.url.clone();
+        drop(strong);
+        let Ok((client, mut connection)) = connect(&url).await else {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            continue;
+        };
+        let (notes, mut received) = mpsc::unbounded_channel();
+        let polling = tokio::spawn(async move {
+            let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+            while let Some(Ok(message)) = messages.next().await {
+                if let AsyncMessage::Notification(note) = message {
+                    let _ = notes.send(note);
+                }
+            }
+        });
+        if client.batch_execute("LISTEN opsai_events; LISTEN opsai_control; LISTEN opsai_reply").await.is_ok() {
+            if let Some(strong) = replicas.upgrade() {
+                strong.wake(None);
+            }
+            while let Some(note) = received.recv().await {
+                let Some(strong) = replicas.upgrade() else { return };
+                match note.channel() {
+                    "opsai_events" => strong.wake(note.payload().parse().ok()),
+                    "opsai_control" => strong.clone().control(note.payload()),
+                    "opsai_reply" => strong.reply(note.payload()),
+                    _ => {}
+                }
+            }
+        }
+        polling.abort();
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// Says this replica is alive, and ends the turns of replicas that stopped saying so.
+async fn beat_loop(replicas: Weak<Replicas>) {
+    let mut tick = tokio::time::interval(BEAT);
+    loop {
+        tick.tick().await;
+        let Some(replicas) = replicas.upgrade() else { return };
+        if let Err(err) = replicas.beat().await {
+            super::log(&format!("replicas: cannot reach the database: {err}"));
+            continue;
+        }
+        if let Err(err) = replicas.reap().await {
+            super::log(&format!("replicas: cannot end a gone replica's turns: {err}"));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+use std::sync::Arc;
+
+use futures_util::StreamExt;
+use serde_json::json;
+
+use super::*;
+use crate::testing::postgres::PgServer;
+
+async fn replica(server: &PgServer, db: &str) -> Arc<Replicas> {
+    Replicas::start(DatabaseUrl::parse(&server.url(db)).unwrap()).await.unwrap()
+}
+
+/// The data of every event a stream gives.
+async fn datas(
+    stream: impl futures_util::Stream<Item = Result<axum::response::sse::Event, std::convert::Infallible>>,
+) -> Vec<String> {
+    let events: Vec<_> = tokio::time::timeout(Duration::from_secs(20), stream.collect::<Vec<_>>()).await.unwrap();
+    events.into_iter().map(|event| format!("{:?}", event.unwrap())).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_login_on_one_replica_is_one_on_the_other_and_a_logout_ends_it_on_both() {
+    let Some(server) = PgServer::start() else { return };
+    tokio::task::block_in_place(|| server.database("r"));
+    let (a, b) = (replica(&server, "r").await, replica(&server, "r").await);
+    let login = StoredLogin {
+        user: "alice".into(),
+        role: crate::cli::ServeRole::Operator,
+        credential: Some(u64::MAX - 3),
+        sso: false,
+        csrf: "c".into(),
+        opened_ms: now_ms(),
+    };
+    a.open_login(LoginKind::Session, "tok-1", &login).await.unwrap();
+    let seen = b.login(LoginKind::Session, "tok-1", 0).await.unwrap().unwrap();
+    assert_eq!((seen.user.as_str(), seen.credential, seen.csrf.as_str()), ("alice", Some(u64::MAX - 3), "c"));
+    assert!(b.login(LoginKind::Token, "tok-1", 0).await.unwrap().is_none(), "a session is no API token");
+    assert!(b.login(LoginKind::Session, "tok-1", now_ms() + 1000).await.unwrap().is_none(), "idle past the cutoff");
+    let stored: String =
+        a.client().await.unwrap().query_one("SELECT token_hash FROM web_logins", &[]).await.unwrap().get(0);
+    assert!(!stored.contains("tok-1"), "only a hash is kept");
+    b.close_login("tok-1").await.unwrap();
+    assert!(a.login(LoginKind::Session, "tok-1", 0).await.unwrap().is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_turn_per_conversation_across_replicas_and_a_reader_elsewhere_sees_every_event_in_order() {
+    let Some(server) = PgServer::start() else { return };
+    tokio::task::block_in_place(|| server.database("r"));
+    let (a, b) = (replica(&server, "r").await, replica(&server, "r").await);
+    assert!(a.claim(7, "alice").await.unwrap());
+    assert!(!b.claim(7, "bob").await.unwrap(), "busy on the other replica");
+    assert!(!a.claim(7, "alice").await.unwrap(), "busy here too");
+    assert_eq!(b.running(7).await.unwrap().as_deref(), Some(a.id.as_str()));
+    a.event(7, 0, json!({"type": "start"}).to_string().into());
+    a.event(7, 1, json!({"type": "token", "content": "hi"}).to_string().into());
+    let follower = tokio::spawn(datas(b.clone().follow(7)));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    a.event(7, 2, json!({"type": "done", "outcome": "answer"}).to_string().into());
+    a.release(7);
+    let seen = follower.await.unwrap();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(seen[0].contains("start") && seen[1].contains("hi") && seen[2].contains("done"), "{seen:?}");
+    // Released: the other replica may run the next turn, and the old events go with its claim.
+    tokio::time::timeout(Duration::from_secs(10), async {
+        while b.running(7).await.unwrap().is_some() {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    assert!(b.claim(7, "bob").await.unwrap());
+    let (events, running) = b.events_after(7, 0).await.unwrap();
+    assert!(events.is_empty() && running);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_gone_replicas_turn_ends_interrupted_for_its_readers_and_takes_a_new_message() {
+    let Some(server) = PgServer::start() else { return };
+    tokio::task::block_in_place(|| server.database("r"));
+    let (a, b) = (replica(&server, "r").await, replica(&server, "r").await);
+    // A replica that stopped saying it is alive long ago, mid-turn, with an approval waiting.
+    // In one transaction: the replicas' own heartbeats reap too, and must see all of it or none.
+    let client = a.client().await.unwrap();
+    let old = now_ms() - 60_000;
+    client
+        .batch_execute(&format!(
+            "BEGIN;
+             INSERT INTO web_replicas (id, seen_ms) VALUES ('gone', {old});
+             INSERT INTO web_turns (conversation, replica, owner, started_ms) VALUES (9, 'gone', 'alice', {old});
+             INSERT INTO web_turn_events (conversation, seq, data) VALUES (9, 0, '{{\"type\":\"start\"}}');
+             INSERT INTO web_pendings (request_id, replica, conversation, call_id, owner, request, since)
+                 VALUES ('r1', 'gone', 9, 'c1', 'alice', '{{}}', 0);
+             COMMIT;"
+        ))
+        .await
+        .unwrap();
+    let follower = tokio::spawn(datas(b.clone().follow(9)));
+    a.reap().await.unwrap();
+    let seen = follower.await.unwrap();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    assert!(seen[1].contains("interrupted") && seen[2].contains("\\\"outcome\\\":\\\"interrupted\\\""), "{seen:?}");
+    assert!(b.queue().await.unwrap().is_empty(), "its approvals went with it");
+    assert!(b.claim(9, "alice").await.unwrap(), "a new message is taken");
+    // A live replica's turn is left alone.
+    a.reap().await.unwrap();
+    assert_eq!(a.running(9).await.unwrap().as_deref(), Some(b.id.as_str()));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn waiting_approvals_are_one_queue_for_every_replica() {
+    let Some(server) = PgServer::start() else { return };
+    tokio::task::block_in_place(|| server.database("r"));
+    let (a, b) = (replica(&server, "r").await, replica(&server, "r").await);
+    a.pending_added("r-a", 1, "c1", "alice", &json!({"request_id": "r-a", "command": "touch x"}), 10);
+    b.pending_added("r-b", 2, "c1", "bob", &json!({"request_id": "r-b", "command": "touch y"}), 5);
+    a.leave().await;
+    b.leave().await;
+    let queue = a.queue().await.unwrap();
+    let order: Vec<_> = queue
+        .iter()
+        .map(|entry| (entry["request_id"].as_str().unwrap(), entry["asked_by"].as_str().unwrap()))
+        .collect();
+    assert_eq!(order, [("r-b", "bob"), ("r-a", "alice")]);
+    b.pending_gone("r-b");
+    b.leave().await;
+    assert_eq!(a.queue().await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_single_sign_on_login_started_on_one_replica_finishes_once_on_the_other_from_its_browser_only() {
+    let Some(server) = PgServer::start() else { return };
+    tokio::task::block_in_place(|| server.database("r"));
+    let (a, b) = (replica(&server, "r").await, replica(&server, "r").await);
+    let hour = Duration::from_secs(3600);
+    a.sso_put("state-1", "verifier-1", "nonce-1", "browser-1").await.unwrap();
+    assert_eq!(b.sso_take("state-1", "another browser", hour).await.unwrap(), None);
+    let taken = b.sso_take("state-1", "browser-1", hour).await.unwrap();
+    assert_eq!(taken, Some(("verifier-1".to_owned(), "nonce-1".to_owned())), "another browser cancelled nothing");
+    assert_eq!(a.sso_take("state-1", "browser-1", hour).await.unwrap(), None, "a login finishes once");
+    a.sso_put("state-2", "v", "n", "browser-2").await.unwrap();
+    assert_eq!(b.sso_take("state-2", "browser-2", Duration::ZERO).await.unwrap(), None, "too old");
+}
