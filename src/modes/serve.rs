@@ -89,7 +89,7 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
     let database = match args.database.as_deref().map(DatabaseUrl::parse).transpose() {
         Ok(database) => database,
         Err(err) => {
-            common::warn(&err.to_string());
+            common::warn(&format!("--database: {err}"));
             return Ok(2);
         }
     };
