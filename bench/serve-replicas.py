@@ -11,9 +11,9 @@ user runs at most 4 turns and makes at most 60 conversations a minute) and nginx
 front (buffering off, as docs/serve.md shows). Every user logs in through nginx. Then:
 - quiet: RUNS times, interleaved, the first body byte of `POST /api/v2/ai/chat` through nginx and of
   a chat request straight to the mock (new connections, Python's http.client for both);
-- load: STREAMS conversations (created untimed) chat at once through nginx while the mock streams
-  50 tokens 20 ms apart, and 20 requests straight to the mock run at the same moment as the model's
-  own first byte under that load. Every stream must end with `done` holding the whole answer (nginx
+- load: the model alone first, STREAMS chat requests at once straight to the mock (50 tokens 20 ms
+  apart), for its first byte at that concurrency with this same client; then STREAMS conversations
+  (created untimed) chat at once through nginx. Every stream must end with `done` holding the whole answer (nginx
   sends them to the two replicas in turn). VmRSS of each replica is sampled every 5 ms, and VmHWM
   read after.
 Prints one `BENCH serve-replicas …` line and a table; exits 1 when a stream lost its answer.
@@ -252,24 +252,33 @@ try:
     request(mock_port, "POST", "/control", slow)
     conversations = [new_conversation(f"load {n}", n // 4) for n in range(streams)]
     results = [None] * streams
-    load_mock = []
     go = threading.Event()
+
+    def concurrently(target):
+        threads = [threading.Thread(target=target, args=(n,)) for n in range(streams)]
+        for thread in threads:
+            thread.start()
+        return threads
+
+    mock_results = [None] * streams
+
+    def mock_stream(index):
+        go.wait()
+        mock_results[index] = timed_stream(mock_port, "/v1/chat/completions", chat_body, {})[0]
+
+    mock_threads = concurrently(mock_stream)
+    go.set()
+    for thread in mock_threads:
+        thread.join()
+    load_mock = mock_results
+    go.clear()
 
     def stream(index):
         go.wait()
         body = {"conversation_id": conversations[index], "message": f"stream {index}"}
         results[index] = timed_stream(front, "/api/v2/ai/chat", body, sessions[index // 4])
 
-    def mock_under_load():
-        go.wait()
-        time.sleep(0.05)
-        for _ in range(20):
-            load_mock.append(mock_once())
-
-    threads = [threading.Thread(target=stream, args=(n,)) for n in range(streams)]
-    threads.append(threading.Thread(target=mock_under_load))
-    for thread in threads:
-        thread.start()
+    threads = concurrently(stream)
     peaks = [0, 0]
     go.set()
     while any(thread.is_alive() for thread in threads):
@@ -296,8 +305,8 @@ l_serve, l_mock = statistics.median(load_first), statistics.median(load_mock)
 p95 = sorted(load_first)[int(0.95 * (len(load_first) - 1))]
 print(f"{os.path.basename(binary)}: 2 replicas on PostgreSQL behind nginx; {runs} quiet runs, {streams} concurrent streams")
 print(f"quiet: first SSE byte through nginx {q_serve:.2f} ms, model first byte {q_mock:.2f} ms: {q_serve / q_mock:.2f}x")
-print(f"under load: first SSE byte median {l_serve:.1f} ms (p95 {p95:.1f}), model first byte under the same load "
-      f"{l_mock:.1f} ms: {l_serve / l_mock:.2f}x (target <= 1.5x)")
+print(f"{streams} at once: first SSE byte median {l_serve:.1f} ms (p95 {p95:.1f}); the model's first byte, {streams} "
+      f"at once: {l_mock:.1f} ms: {l_serve / l_mock:.2f}x (target <= 1.5x)")
 print(f"replica RSS: largest samples {mb(peaks[0]):.1f} / {mb(peaks[1]):.1f} MB, VmHWM {mb(hwm[0]):.1f} / {mb(hwm[1]):.1f} MB")
 print(f"streams that lost their answer: {len(lost)} of {streams}")
 print(f"BENCH serve-replicas streams={streams} lost={len(lost)} quiet_first_ms={q_serve:.2f} quiet_mock_ms={q_mock:.2f} "

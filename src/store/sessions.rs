@@ -29,6 +29,8 @@ mod pool;
 mod schema;
 mod sqlite;
 #[cfg(test)]
+mod test_db;
+#[cfg(test)]
 mod tests;
 mod web;
 #[cfg(test)]

@@ -34,8 +34,10 @@ fn bin_dir() -> Option<PathBuf> {
 pub struct PgServer {
     /// Ours (tempfile is only a dev-dependency, and this module is part of the library).
     dir: PathBuf,
-    child: Child,
+    /// `None` while stopped ([`PgServer::stop`]).
+    child: Option<Child>,
     pub port: u16,
+    bin: PathBuf,
 }
 
 fn is_root() -> bool {
@@ -79,29 +81,51 @@ impl PgServer {
             .expect("initdb");
         assert!(out.status.success(), "initdb failed: {}", String::from_utf8_lossy(&out.stderr));
         let port = TcpListener::bind("127.0.0.1:0").and_then(|l| l.local_addr()).expect("free port").port();
-        let log = std::fs::File::create(dir.join("server.log")).expect("log file");
-        let child = as_owner(&bin.join("postgres"))
+        let mut server = PgServer { dir, child: None, port, bin };
+        server.start_again();
+        Some(server)
+    }
+
+    /// Starts the stopped server again, on the same port with the same data, and waits until it
+    /// accepts connections.
+    pub fn start_again(&mut self) {
+        assert!(self.child.is_none(), "the server runs");
+        let log = std::fs::OpenOptions::new().create(true).append(true).open(self.dir.join("server.log")).expect("log");
+        let port = self.port.to_string();
+        let child = as_owner(&self.bin.join("postgres"))
             .arg("-D")
-            .arg(&data)
-            .args(["-p", &port.to_string(), "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
+            .arg(self.dir.join("data"))
+            .args(["-p", &port, "-c", "listen_addresses=127.0.0.1", "-c", "fsync=off"])
             .args(["-c", "synchronous_commit=off", "-c", "full_page_writes=off", "-c", "max_connections=300"])
             .arg("-c")
-            .arg(format!("unix_socket_directories={}", dir.display()))
+            .arg(format!("unix_socket_directories={}", self.dir.display()))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(log)
             .spawn()
             .expect("postgres");
-        let server = PgServer { dir, child, port };
+        self.child = Some(child);
         let ready = || {
-            TcpStream::connect(("127.0.0.1", port)).is_ok()
-                && Command::new(bin.join("pg_isready"))
-                    .args(["-h", "127.0.0.1", "-p", &port.to_string(), "-q"])
+            TcpStream::connect(("127.0.0.1", self.port)).is_ok()
+                && Command::new(self.bin.join("pg_isready"))
+                    .args(["-h", "127.0.0.1", "-p", &port, "-q"])
                     .status()
                     .is_ok_and(|status| status.success())
         };
-        assert!(wait_until(Duration::from_secs(30), ready), "postgres did not start: {}", server.log());
-        Some(server)
+        assert!(wait_until(Duration::from_secs(30), ready), "postgres did not start: {}", self.log());
+    }
+
+    /// Stops the server (a fast shutdown: every connection is ended) and waits until it is gone.
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else { return };
+        // SIGINT is the fast shutdown: every connection ends, the server and its workers exit.
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
+        let stopped = wait_until(Duration::from_secs(10), || matches!(child.try_wait(), Ok(Some(_))));
+        if !stopped {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
     }
 
     /// A new, empty database on this server, as a `postgres://` URL.
@@ -133,14 +157,7 @@ fn unique_dir() -> PathBuf {
 
 impl Drop for PgServer {
     fn drop(&mut self) {
-        // SIGINT is the fast shutdown: every connection ends, the server and its workers exit.
-        let pid = nix::unistd::Pid::from_raw(self.child.id() as i32);
-        let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT);
-        let stopped = wait_until(Duration::from_secs(10), || matches!(self.child.try_wait(), Ok(Some(_))));
-        if !stopped {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
+        self.stop();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }

@@ -147,8 +147,11 @@ async fn two_replicas_behind_nginx_serve_one_team_and_an_approval_on_one_reaches
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_stop_given_on_one_replica_stops_the_turn_on_the_other() {
-    let mock = MockLlm::start([reply_tool_call("s1", "run_command", json!({"command": "touch /nonexistent/x"}))]);
+async fn a_stop_or_a_delete_given_on_one_replica_ends_the_turn_on_the_other() {
+    let mock = MockLlm::start([
+        reply_tool_call("s1", "run_command", json!({"command": "touch /nonexistent/x"})),
+        reply_tool_call("s2", "run_command", json!({"command": "touch /nonexistent/y"})),
+    ]);
     let Some(team) = team(&mock) else { return };
     let bob = team.login("bob", "bob-password").await;
     let id = bob.new_conversation().await;
@@ -157,6 +160,14 @@ async fn a_stop_given_on_one_replica_stops_the_turn_on_the_other() {
     assert_eq!(team.on(&bob, 1).stop_turn(id).await, StatusCode::NO_CONTENT);
     let events = asked.collect().await;
     assert_eq!(events.last().unwrap()["outcome"], "stopped", "{events:#?}");
+
+    // Deleting it on the other replica while a turn runs stops the turn first, then deletes.
+    let mut asked = Events::open(chat(&team.on(&bob, 0), id, "make another")).await;
+    asked.until(|e| e["kind"] == "request").await;
+    assert_eq!(team.on(&bob, 1).delete(id).await, StatusCode::NO_CONTENT);
+    let events = asked.collect().await;
+    assert_eq!(events.last().unwrap()["type"], "done", "{events:#?}");
+    assert_eq!(team.on(&bob, 0).messages(id).await.0, StatusCode::NOT_FOUND);
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -238,6 +238,14 @@ pub async fn remove(
         turn.delete();
         state.pendings.abort(id);
         let _ = tokio::time::timeout(std::time::Duration::from_secs(10), turn.finished()).await;
+    } else if let Some(replicas) = &state.replicas
+        && matches!(replicas.running(id).await, Ok(Some(_)))
+    {
+        // Running on another replica: stopped there, and given the same time to end.
+        if let Err(err) = replicas.stop_elsewhere(id).await {
+            super::log(&format!("conversation {id}: the stop before its deletion was not sent: {err}"));
+        }
+        replicas.ended(id, std::time::Duration::from_secs(10)).await;
     }
     blocking(&state, move |state| state.store.delete(id)).await?.map_err(|err| ApiError::internal(&err))?;
     if let Ok(mut grants) = state.grants.lock() {

@@ -14,10 +14,13 @@ use base64::Engine;
 
 use super::ApiError;
 use super::headers::{bearer_token, session_cookie};
-use super::replicas::{LoginKind, Replicas, StoredLogin};
+use super::replicas::{LoginKind, Replicas};
 use super::state::AppState;
 use super::throttle::Throttle;
 use super::users::{UsersSource, dummy_hash, verify_password};
+use shared::{close_shared, open_shared};
+
+mod shared;
 use crate::cli::ServeRole;
 
 /// A session or API token unused this long is forgotten.
@@ -203,23 +206,6 @@ impl Auth {
         Ok(token)
     }
 
-    /// A login kept in the database, as this server would keep it in memory: `None` when there is
-    /// none, it idled out, or (single sign-on) it outlived its lifetime.
-    async fn shared_login(&self, kind: LoginKind, token: &str) -> Result<Option<(Principal, String)>, ApiError> {
-        let Some(shared) = self.shared.get() else { return Ok(None) };
-        let now = now_ms();
-        let idle_cutoff = now - IDLE.as_millis() as i64;
-        let found = shared.login(kind, token, idle_cutoff).await.map_err(|err| unavailable(&err))?;
-        let Some(login) = found else { return Ok(None) };
-        let age = now - login.opened_ms;
-        let principal = Principal { user: login.user, role: login.role, credential: login.credential, sso: login.sso };
-        if principal.sso && age >= SSO_LIFETIME.as_millis() as i64 {
-            close_shared(shared, token).await;
-            return Ok(None);
-        }
-        Ok(Some((principal, login.csrf)))
-    }
-
     /// `Ok(None)`: no such session, or its user was removed or changed password (logged out).
     async fn session(&self, id: &str) -> Result<Option<(Principal, String)>, ApiError> {
         if self.shared.get().is_some() {
@@ -353,43 +339,6 @@ fn unloadable(err: super::users::UsersError) -> ApiError {
 }
 
 /// Token mode's one user.
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
-
-/// The database is unreachable: nobody is let in, nobody is logged out; try again.
-fn unavailable(err: &super::replicas::ReplicaError) -> ApiError {
-    super::log(&format!("logins: {err}"));
-    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server's database cannot be reached: try again in a moment")
-        .retry_after(Duration::from_secs(5))
-}
-
-async fn open_shared(
-    shared: &Replicas,
-    kind: LoginKind,
-    token: &str,
-    principal: Principal,
-    csrf: &str,
-) -> Result<(), ApiError> {
-    let now = now_ms();
-    let _ = shared.prune_logins(now - IDLE.as_millis() as i64, now - SSO_LIFETIME.as_millis() as i64).await;
-    let login = StoredLogin {
-        user: principal.user,
-        role: principal.role,
-        credential: principal.credential,
-        sso: principal.sso,
-        csrf: csrf.to_owned(),
-        opened_ms: now,
-    };
-    shared.open_login(kind, token, &login).await.map_err(|err| unavailable(&err))
-}
-
-async fn close_shared(shared: &Replicas, token: &str) {
-    if let Err(err) = shared.close_login(token).await {
-        super::log(&format!("logins: a logout was not kept: {err}"));
-    }
-}
-
 pub fn owner() -> Principal {
     Principal { user: super::users::RESERVED.into(), role: ServeRole::Operator, credential: None, sso: false }
 }
@@ -450,22 +399,4 @@ impl FromRequestParts<std::sync::Arc<AppState>> for Caller {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_single_sign_on_session_ends_at_its_lifetime_however_busy_and_a_password_one_only_when_idle() {
-        let opened = Instant::now();
-        let session = |sso: bool| Session {
-            principal: Principal { user: "u".into(), role: ServeRole::Operator, credential: None, sso },
-            csrf: String::new(),
-            last_seen: opened + SSO_LIFETIME,
-            opened,
-        };
-        let later = opened + SSO_LIFETIME + Duration::from_secs(1);
-        assert!(!session(true).alive_at(later), "used a second ago, opened 8 h ago: over");
-        assert!(session(false).alive_at(later), "a password session lives while it is used");
-        assert!(session(true).alive_at(opened + Duration::from_secs(3600)));
-        assert!(!session(false).alive_at(opened + SSO_LIFETIME + IDLE), "idle for 12 h: over");
-    }
-}
+mod tests;

@@ -61,6 +61,7 @@ const MIGRATIONS: &[&str] = &[
         conversation BIGINT NOT NULL,
         seq BIGINT NOT NULL,
         data TEXT NOT NULL,
+        kept_ms BIGINT NOT NULL DEFAULT (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
         PRIMARY KEY (conversation, seq)
     );
     CREATE TABLE web_pendings (

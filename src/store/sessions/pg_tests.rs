@@ -145,6 +145,34 @@ fn a_busy_connection_the_server_ended_fails_one_call_and_the_next_connects_again
 }
 
 #[test]
+fn a_restarted_server_is_used_again_and_while_it_is_down_calls_say_which_database() {
+    let Some(mut server) = PgServer::start() else { return };
+    let url = DatabaseUrl::parse(&server.database("sessions")).unwrap();
+    let store = open(&url).unwrap();
+    let checked = SessionStore::open_database_checking(&url, Arc::new(Redactor::default()), Duration::ZERO).unwrap();
+    let id = store.create(&new_in("/srv", "restarts")).unwrap();
+    store.append(id, &ChatMessage::user("before")).unwrap();
+    checked.append(id, &ChatMessage::user("before, checked")).unwrap();
+
+    server.stop();
+    // The first call may still find the ended connection; after it, the store tries to connect.
+    let _ = store.append(id, &ChatMessage::user("lost"));
+    let down = store.append(id, &ChatMessage::user("lost too")).unwrap_err().to_string();
+    assert!(down.starts_with(&format!("cannot connect to the database {url}")), "{down}");
+
+    server.start_again();
+    // A store that checks its idle connections loses no call to the restart; the other, at most one.
+    checked.append(id, &ChatMessage::user("after, checked")).unwrap();
+    let _ = store.append(id, &ChatMessage::user("maybe"));
+    store.append(id, &ChatMessage::user("after")).unwrap();
+    let contents: Vec<String> = store.messages(id).unwrap().into_iter().map(|m| m.content).collect();
+    let expected = ["before", "before, checked", "after, checked"];
+    assert_eq!(contents[..3], expected, "nothing that failed was stored");
+    assert_eq!(contents.last().map(String::as_str), Some("after"));
+    assert!(contents.len() <= 5, "{contents:?}");
+}
+
+#[test]
 fn an_unreachable_database_is_an_error_that_names_it_without_the_password() {
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let url = DatabaseUrl::parse(&format!("postgres://ops:s3cret@127.0.0.1:{port}/opsai")).unwrap();

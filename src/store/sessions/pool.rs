@@ -110,17 +110,26 @@ impl Pool {
         }
     }
 
-    /// A free slot when there is one (round robin from the last), else the next one, waited for.
+    /// A free slot holding a connection when there is one, else a free empty one (a connection is
+    /// made only when all made are busy), else the next one in turn, waited for.
     fn slot(&self) -> MutexGuard<'_, Option<Connection>> {
         let count = self.slots.len();
         let start = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut empty = None;
         for offset in 0..count {
             let slot = &self.slots[(start + offset) % count];
-            match slot.try_lock() {
-                Ok(guard) => return guard,
-                Err(TryLockError::Poisoned(poisoned)) => return Self::recovered(slot, poisoned.into_inner()),
-                Err(TryLockError::WouldBlock) => {}
+            let guard = match slot.try_lock() {
+                Ok(guard) => guard,
+                Err(TryLockError::Poisoned(poisoned)) => Self::recovered(slot, poisoned.into_inner()),
+                Err(TryLockError::WouldBlock) => continue,
+            };
+            if guard.is_some() {
+                return guard;
             }
+            empty.get_or_insert(guard);
+        }
+        if let Some(guard) = empty {
+            return guard;
         }
         let slot = &self.slots[start % count];
         match slot.lock() {

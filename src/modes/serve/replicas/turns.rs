@@ -59,6 +59,17 @@ impl Replicas {
         Ok(row.map(|row| row.get(0)))
     }
 
+    /// Returns once no turn of `conversation` runs on any replica, or `limit` has passed.
+    pub async fn ended(&self, conversation: i64, limit: Duration) {
+        let mut waker = self.waker(conversation);
+        let _ = tokio::time::timeout(limit, async {
+            while matches!(self.running(conversation).await, Ok(Some(_))) {
+                let _ = tokio::time::timeout(POLL, waker.changed()).await;
+            }
+        })
+        .await;
+    }
+
     /// The events of `conversation`'s turn running on another replica: those so far, then each
     /// as it is kept, ending after `done` (or when the turn is gone without one).
     pub fn follow(
@@ -169,6 +180,14 @@ impl Replicas {
             ));
         }
         client.execute("DELETE FROM web_replicas WHERE seen_ms < $1", &[&(cutoff - 3_600_000)]).await?;
+        // A finished turn's events serve nobody once its last readers are done with them.
+        client
+            .execute(
+                "DELETE FROM web_turn_events e WHERE e.kept_ms < $1
+                 AND NOT EXISTS (SELECT 1 FROM web_turns t WHERE t.conversation = e.conversation)",
+                &[&(now_ms() - 60_000)],
+            )
+            .await?;
         Ok(())
     }
 }
