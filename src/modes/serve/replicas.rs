@@ -36,6 +36,9 @@ use crate::store::database::{DatabaseError, DatabaseUrl};
 const BEAT: Duration = Duration::from_secs(2);
 /// A replica silent this long is gone: the others end its turns.
 const DEAD_AFTER: Duration = Duration::from_secs(10);
+/// A replica that could not say it is alive this long stops its own turns (before the others
+/// count it gone).
+const FENCE_AFTER: Duration = Duration::from_secs(6);
 
 /// The replicas' tables, one step per version (append only).
 const MIGRATIONS: &[&str] = &[
@@ -294,16 +297,32 @@ async fn listen_loop(replicas: Weak<Replicas>) {
     }
 }
 
-/// Says this replica is alive, and ends the turns of replicas that stopped saying so.
+/// Says this replica is alive, and ends the turns of replicas that stopped saying so. A replica
+/// that cannot say so for [`FENCE_AFTER`] stops its own turns first: the others end them at
+/// [`DEAD_AFTER`] and take new messages, and two turns must never write one conversation.
 async fn beat_loop(replicas: Weak<Replicas>) {
     let mut tick = tokio::time::interval(BEAT);
+    let mut alive_at = std::time::Instant::now();
     loop {
         tick.tick().await;
         let Some(replicas) = replicas.upgrade() else { return };
-        if let Err(err) = replicas.beat().await {
-            super::log(&format!("replicas: cannot reach the database: {err}"));
+        let beat = tokio::time::timeout(BEAT, replicas.beat()).await;
+        if !matches!(beat, Ok(Ok(()))) {
+            let reason = match beat {
+                Ok(Err(err)) => err.to_string(),
+                _ => "no answer within 2 s".to_owned(),
+            };
+            super::log(&format!("replicas: cannot reach the database: {reason}"));
+            if alive_at.elapsed() >= FENCE_AFTER
+                && let Some(state) = replicas.state.get().and_then(Weak::upgrade)
+                && state.turns.lock().is_ok_and(|turns| !turns.is_empty())
+            {
+                super::log("replicas: the database is out of reach: this replica's turns are stopped");
+                state.stop_all();
+            }
             continue;
         }
+        alive_at = std::time::Instant::now();
         if let Err(err) = replicas.reap().await {
             super::log(&format!("replicas: cannot end a gone replica's turns: {err}"));
         }

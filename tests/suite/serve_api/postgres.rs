@@ -75,3 +75,24 @@ async fn servers_with_different_homes_on_one_database_show_the_same_conversation
         assert!(!home.opsai_home().join("sessions.db").exists());
     }
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn on_postgres_a_user_sees_only_their_own_conversations() {
+    let Some(storage) = Storage::postgres() else { return };
+    let env = TestEnv::new();
+    let file = env.opsai_home().join("users.json");
+    add_user(&env, &file, "alice", "operator", "alice-password");
+    add_user(&env, &file, "bob", "viewer", "bob-password");
+    let mock = MockLlm::start([reply_text("hello alice")]);
+    let server = Server::builder(&env).mock(&mock).users(&file).storage(&storage).start();
+    let alice = server.login("alice", "alice-password").await;
+    let bob = server.api_token("bob", "bob-password").await;
+    let id = alice.new_conversation().await;
+    alice.chat(id, "hi").await.collect().await;
+    assert_eq!(bob.messages(id).await.0, StatusCode::NOT_FOUND);
+    assert_eq!(bob.delete(id).await, StatusCode::NOT_FOUND);
+    assert_eq!(bob.list().await.1, json!([]));
+    let (_, mine) = alice.list().await;
+    assert_eq!((mine[0]["id"].as_i64(), mine[0]["user_id"].as_str()), (Some(id), Some("alice")), "{mine}");
+    server.stop();
+}
