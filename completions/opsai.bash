@@ -199,6 +199,9 @@ _opsai() {
             opsai__subcmd__help__subcmd__serve__subcmd__user,add)
                 cmd="opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__add"
                 ;;
+            opsai__subcmd__help__subcmd__serve__subcmd__user,import)
+                cmd="opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__import"
+                ;;
             opsai__subcmd__help__subcmd__serve__subcmd__user,list)
                 cmd="opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__list"
                 ;;
@@ -241,6 +244,9 @@ _opsai() {
             opsai__subcmd__serve__subcmd__help__subcmd__user,add)
                 cmd="opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__add"
                 ;;
+            opsai__subcmd__serve__subcmd__help__subcmd__user,import)
+                cmd="opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__import"
+                ;;
             opsai__subcmd__serve__subcmd__help__subcmd__user,list)
                 cmd="opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__list"
                 ;;
@@ -253,6 +259,9 @@ _opsai() {
             opsai__subcmd__serve__subcmd__user,help)
                 cmd="opsai__subcmd__serve__subcmd__user__subcmd__help"
                 ;;
+            opsai__subcmd__serve__subcmd__user,import)
+                cmd="opsai__subcmd__serve__subcmd__user__subcmd__import"
+                ;;
             opsai__subcmd__serve__subcmd__user,list)
                 cmd="opsai__subcmd__serve__subcmd__user__subcmd__list"
                 ;;
@@ -264,6 +273,9 @@ _opsai() {
                 ;;
             opsai__subcmd__serve__subcmd__user__subcmd__help,help)
                 cmd="opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__help"
+                ;;
+            opsai__subcmd__serve__subcmd__user__subcmd__help,import)
+                cmd="opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__import"
                 ;;
             opsai__subcmd__serve__subcmd__user__subcmd__help,list)
                 cmd="opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__list"
@@ -360,7 +372,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__audit)
-            opts="-h --tail --grep --help"
+            opts="-h --tail --grep --database --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -371,6 +383,10 @@ _opsai() {
                     return 0
                     ;;
                 --grep)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --database)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1068,7 +1084,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help__subcmd__serve__subcmd__user)
-            opts="add remove list"
+            opts="add remove list import"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1082,6 +1098,20 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__help__subcmd__serve__subcmd__user__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1486,7 +1516,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve__subcmd__help__subcmd__user)
-            opts="add remove list"
+            opts="add remove list import"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1500,6 +1530,20 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__help__subcmd__user__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1542,7 +1586,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve__subcmd__user)
-            opts="-h --help add remove list help"
+            opts="-h --help add remove list import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1556,7 +1600,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve__subcmd__user__subcmd__add)
-            opts="-h --role --users --help"
+            opts="-h --role --users --database --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1570,6 +1614,10 @@ _opsai() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --database)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -1578,7 +1626,7 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve__subcmd__user__subcmd__help)
-            opts="add remove list help"
+            opts="add remove list import help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1606,6 +1654,20 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user__subcmd__help__subcmd__import)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 5 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1647,14 +1709,40 @@ _opsai() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        opsai__subcmd__serve__subcmd__user__subcmd__list)
-            opts="-h --users --help"
+        opsai__subcmd__serve__subcmd__user__subcmd__import)
+            opts="-h --users --database --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --database)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        opsai__subcmd__serve__subcmd__user__subcmd__list)
+            opts="-h --users --database --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --database)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1666,13 +1754,17 @@ _opsai() {
             return 0
             ;;
         opsai__subcmd__serve__subcmd__user__subcmd__remove)
-            opts="-h --users --help"
+            opts="-h --users --database --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --users)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --database)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

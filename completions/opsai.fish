@@ -95,6 +95,7 @@ complete -c opsai -n "__fish_opsai_using_subcommand config; and __fish_seen_subc
 complete -c opsai -n "__fish_opsai_using_subcommand config; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c opsai -n "__fish_opsai_using_subcommand audit" -l tail -d 'Show the last N lines' -r
 complete -c opsai -n "__fish_opsai_using_subcommand audit" -l grep -d 'Show only lines containing PAT (searches rotated logs too)' -r
+complete -c opsai -n "__fish_opsai_using_subcommand audit" -l database -d 'Read the audit table `opsai serve --database URL` copies its lines to (every replica\'s), not this machine\'s audit file. Not read from OPSAI_DATABASE_URL: the terminal\'s own actions are only in the file' -r
 complete -c opsai -n "__fish_opsai_using_subcommand audit" -s h -l help -d 'Print help'
 complete -c opsai -n "__fish_opsai_using_subcommand sessions; and not __fish_seen_subcommand_from list show delete help" -s h -l help -d 'Print help'
 complete -c opsai -n "__fish_opsai_using_subcommand sessions; and not __fish_seen_subcommand_from list show delete help" -f -a "list" -d 'The saved conversations, newest first'
@@ -147,7 +148,7 @@ complete -c opsai -n "__fish_opsai_using_subcommand sandbox" -s h -l help -d 'Pr
 complete -c opsai -n "__fish_opsai_using_subcommand doctor" -l model -d 'The model to check (overrides the config and OPSAI_MODEL)' -r
 complete -c opsai -n "__fish_opsai_using_subcommand doctor" -l base-url -d 'The OpenAI-compatible endpoint to check (overrides the config and OPSAI_BASE_URL)' -r
 complete -c opsai -n "__fish_opsai_using_subcommand doctor" -s h -l help -d 'Print help'
-complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -l listen -d 'The address to listen on (port 0: any free port). Anything but loopback needs --users or --allow-remote' -r
+complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -l listen -d 'The address to listen on (port 0: any free port). Anything but loopback needs users (--users, or users in --database), single sign-on or --allow-remote' -r
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -l users -d 'Log in with the users of this file (`opsai serve user add`) instead of one access token' -r -F
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -l approval-timeout -d 'Seconds an approval waits for an operator in the browser before it counts as a refusal' -r
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -l public-host -d 'The name browsers reach this server by through a reverse proxy (`Host` header, NAME or NAME:PORT); repeatable. Without it only IP addresses and localhost are accepted' -r
@@ -176,14 +177,15 @@ complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_s
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -l allow-remote -d 'Listen on a non-loopback address in token mode (put a TLS reverse proxy in front)'
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -l secure-cookies -d 'Mark the session cookie `Secure` always (it is anyway on a request that came over https through a --public-host proxy, `X-Forwarded-Proto: https`)'
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -s h -l help -d 'Print help'
-complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -f -a "user" -d 'Add, remove or list the users who may log in to `opsai serve --users FILE`'
+complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -f -a "user" -d 'Add, remove or list the users who may log in to `opsai serve --users FILE` (or, with --database URL, to every `opsai serve --database URL`), or import a users file there'
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and not __fish_seen_subcommand_from user help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and __fish_seen_subcommand_from user" -s h -l help -d 'Print help'
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and __fish_seen_subcommand_from user" -f -a "add" -d 'Add a user, or change an existing user\'s password and role. The password is asked twice on a terminal, or read from the first line of standard input'
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and __fish_seen_subcommand_from user" -f -a "remove" -d 'Remove a user'
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and __fish_seen_subcommand_from user" -f -a "list" -d 'List the users and their roles'
+complete -c opsai -n "__fish_opsai_using_subcommand serve; and __fish_seen_subcommand_from user" -f -a "import" -d 'Copy the users of a users file (names, roles, password hashes) into the database\'s users table: a user already there gets the file\'s role and password'
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and __fish_seen_subcommand_from user" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c opsai -n "__fish_opsai_using_subcommand serve; and __fish_seen_subcommand_from help" -f -a "user" -d 'Add, remove or list the users who may log in to `opsai serve --users FILE`'
+complete -c opsai -n "__fish_opsai_using_subcommand serve; and __fish_seen_subcommand_from help" -f -a "user" -d 'Add, remove or list the users who may log in to `opsai serve --users FILE` (or, with --database URL, to every `opsai serve --database URL`), or import a users file there'
 complete -c opsai -n "__fish_opsai_using_subcommand serve; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions man explain cache undo sandbox doctor serve help" -f -a "policy" -d 'Inspect the command risk policy; nothing runs'
 complete -c opsai -n "__fish_opsai_using_subcommand help; and not __fish_seen_subcommand_from policy config audit sessions init widget completions man explain cache undo sandbox doctor serve help" -f -a "config" -d 'Show or change the configuration (`opsai config path` says where it is)'
@@ -212,4 +214,4 @@ complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcom
 complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from sessions" -f -a "delete" -d 'Delete a conversation and its messages'
 complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "list" -d 'The cached templates: type, commands, when created, how often used'
 complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from cache" -f -a "clear" -d 'Delete the cached templates (built-in templates are not affected)'
-complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from serve" -f -a "user" -d 'Add, remove or list the users who may log in to `opsai serve --users FILE`'
+complete -c opsai -n "__fish_opsai_using_subcommand help; and __fish_seen_subcommand_from serve" -f -a "user" -d 'Add, remove or list the users who may log in to `opsai serve --users FILE` (or, with --database URL, to every `opsai serve --database URL`), or import a users file there'

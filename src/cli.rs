@@ -159,8 +159,8 @@ pub enum Command {
 pub struct ServeArgs {
     #[command(subcommand)]
     pub command: Option<ServeCommand>,
-    /// The address to listen on (port 0: any free port). Anything but loopback needs --users or
-    /// --allow-remote.
+    /// The address to listen on (port 0: any free port). Anything but loopback needs users
+    /// (--users, or users in --database), single sign-on or --allow-remote.
     #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8765")]
     pub listen: String,
     /// Log in with the users of this file (`opsai serve user add`) instead of one access token.
@@ -264,7 +264,8 @@ pub struct ServeLimits {
 
 #[derive(Debug, Subcommand)]
 pub enum ServeCommand {
-    /// Add, remove or list the users who may log in to `opsai serve --users FILE`.
+    /// Add, remove or list the users who may log in to `opsai serve --users FILE` (or, with
+    /// --database URL, to every `opsai serve --database URL`), or import a users file there.
     #[command(subcommand)]
     User(UserCommand),
 }
@@ -288,23 +289,48 @@ pub enum UserCommand {
         name: String,
         #[arg(long, value_enum)]
         role: ServeRole,
-        /// The users file (default `$OPSAI_HOME/serve-users.json`).
+        /// The users file (default `$OPSAI_HOME/serve-users.json`); wins over --database.
         #[arg(long, value_name = "FILE")]
         users: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        database: UsersDatabase,
     },
     /// Remove a user.
     Remove {
         name: String,
-        /// The users file (default `$OPSAI_HOME/serve-users.json`).
+        /// The users file (default `$OPSAI_HOME/serve-users.json`); wins over --database.
         #[arg(long, value_name = "FILE")]
         users: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        database: UsersDatabase,
     },
     /// List the users and their roles.
     List {
-        /// The users file (default `$OPSAI_HOME/serve-users.json`).
+        /// The users file (default `$OPSAI_HOME/serve-users.json`); wins over --database.
         #[arg(long, value_name = "FILE")]
         users: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        database: UsersDatabase,
     },
+    /// Copy the users of a users file (names, roles, password hashes) into the database's users
+    /// table: a user already there gets the file's role and password.
+    Import {
+        /// The users file to copy (default `$OPSAI_HOME/serve-users.json`).
+        #[arg(long, value_name = "FILE")]
+        users: Option<std::path::PathBuf>,
+        #[command(flatten)]
+        database: UsersDatabase,
+    },
+}
+
+/// `--database URL` of `opsai serve user …`: the users table of that PostgreSQL database instead
+/// of a users file.
+#[derive(Debug, Clone, Args)]
+pub struct UsersDatabase {
+    /// Manage the users in this PostgreSQL database (the ones `opsai serve --database URL` logs
+    /// in). Best given in OPSAI_DATABASE_URL, the password in PGPASSWORD or ~/.pgpass.
+    #[arg(long = "database", value_name = "URL", env = "OPSAI_DATABASE_URL", hide_env_values = true)]
+    pub url: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -570,4 +596,9 @@ pub struct AuditArgs {
     /// Show only lines containing PAT (searches rotated logs too).
     #[arg(long, value_name = "PAT")]
     pub grep: Option<String>,
+    /// Read the audit table `opsai serve --database URL` copies its lines to (every replica's),
+    /// not this machine's audit file. Not read from OPSAI_DATABASE_URL: the terminal's own
+    /// actions are only in the file.
+    #[arg(long, value_name = "URL")]
+    pub database: Option<String>,
 }

@@ -126,9 +126,11 @@ impl PtyExecutor {
         for (key, value) in &self.env {
             cmd.env(key, value);
         }
-        // `opsai serve`'s access token is the server's, never a command's (the crate cannot
-        // remove it from its own environment without unsafe code).
+        // `opsai serve`'s access token and database URL (which may hold its password) are the
+        // server's, never a command's (the crate cannot remove them from its own environment
+        // without unsafe code).
         cmd.env_remove("OPSAI_SERVE_TOKEN");
+        cmd.env_remove("OPSAI_DATABASE_URL");
         if request.sandbox == Some(SandboxProfile::Strict) {
             // The helper removes them too; removing them here covers macOS's sandbox-exec.
             let secret: Vec<OsString> = cmd

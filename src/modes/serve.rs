@@ -61,6 +61,7 @@ use crate::config::Config;
 use crate::context::{EnvContext, PendingContext};
 use crate::home::Paths;
 use crate::runner::{self, Approvals, LlmOverrides, Parts};
+use crate::store::audit::{TableCopy, machine_name};
 use crate::store::database::DatabaseUrl;
 use crate::store::sessions::SessionStore;
 use crate::tools::Offer;
@@ -85,17 +86,27 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
         common::warn(&format!("--listen {}: not an address such as 127.0.0.1:8765", args.listen));
         return Ok(2);
     };
-    if !addr.ip().is_loopback() && args.users.is_none() && args.sso.oidc_issuer.is_none() && !args.allow_remote {
+    let database = match args.database.as_deref().map(DatabaseUrl::parse).transpose() {
+        Ok(database) => database,
+        Err(err) => {
+            common::warn(&format!("--database: {err}"));
+            return Ok(2);
+        }
+    };
+    let users = match users::for_server(args.users.as_deref(), database.as_ref()) {
+        Ok(users) => users,
+        Err(code) => return Ok(code),
+    };
+    if !addr.ip().is_loopback() && users.is_none() && args.sso.oidc_issuer.is_none() && !args.allow_remote {
         common::warn(&format!(
             "--listen {addr} is reachable from other machines: log in with users (--users FILE, see \
-             `opsai serve user add`) or single sign-on (--oidc-issuer), or pass --allow-remote to use the \
-             access token there (put a TLS \
-             reverse proxy in front either way)"
+             `opsai serve user add`, or users in --database) or single sign-on (--oidc-issuer), or pass \
+             --allow-remote to use the access token there (put a TLS reverse proxy in front either way)"
         ));
         return Ok(2);
     }
-    let mode = match &args.users {
-        Some(path) => Mode::Users(path.clone()),
+    let mode = match users {
+        Some(source) => Mode::Users(source),
         None => match std::env::var("OPSAI_SERVE_TOKEN") {
             Ok(token) if token.len() >= auth::MIN_TOKEN => Mode::Token(token),
             Ok(_) => {
@@ -108,31 +119,17 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
             Err(_) => Mode::Token(auth::random_token()),
         },
     };
-    if let Mode::Users(path) = &mode {
-        // The operators' password hashes: no sandboxed command or automatic read of this server
-        // may read them, wherever the file is.
-        crate::sandbox::also_deny(std::fs::canonicalize(path).unwrap_or_else(|_| path.clone()));
-        match users::UsersFile::load(path).map(|file| file.checked(path)) {
-            Ok(file) if file.users.is_empty() => common::warn(&format!(
-                "{} has no users yet: add one with `opsai serve user add NAME --role operator --users {}`",
-                path.display(),
-                path.display()
-            )),
-            Ok(_) => {}
+    // Every audit line also goes to the database: checked now, so a wrong URL fails at start.
+    let audit_copy = match &database {
+        Some(url) => match TableCopy::start(url, machine_name(), Arc::new(log)) {
+            Ok(copy) => Some(copy),
             Err(err) => {
                 common::warn(&err.to_string());
-                return Ok(2);
+                return Ok(1);
             }
-        }
-        if let Some(mode) = users::readable_by_others(path) {
-            crate::modes::common::warn(&format!(
-                "{} can be read by other users (mode {mode:o}): its password hashes can be attacked offline; \
-                 run `chmod 600 {}`",
-                path.display(),
-                path.display()
-            ));
-        }
-    }
+        },
+        None => None,
+    };
     if args.host_sets.is_empty() && args.fleet.only_for_a_fleet() {
         common::warn("--inventory, --hosts-file and --serial describe host sets; give --hosts PATTERN too");
         return Ok(2);
@@ -154,9 +151,23 @@ pub fn run(paths: &Paths, args: &ServeArgs) -> anyhow::Result<u8> {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build()?;
     let limits = listen::Limits::new(&args.limits);
-    let setup = Setup { config, context, mode, addr, host_sets, telemetry: telemetry.clone(), limits };
+    let setup = Setup {
+        config,
+        context,
+        mode,
+        addr,
+        host_sets,
+        telemetry: telemetry.clone(),
+        limits,
+        audit_copy: audit_copy.clone(),
+    };
     let ended = runtime.block_on(serve(paths, args, setup));
     drop(runtime);
+    if let Some(copy) = audit_copy
+        && !copy.flush(GRACE)
+    {
+        log("audit: some lines were not copied to the database before the end (the audit file has them)");
+    }
     // What the last turns recorded is sent before the process ends.
     telemetry.shutdown();
     ended
@@ -171,10 +182,12 @@ struct Setup {
     host_sets: host_sets::HostSets,
     telemetry: Arc<telemetry::Telemetry>,
     limits: listen::Limits,
+    /// `--database`: where the audit lines are copied.
+    audit_copy: Option<Arc<TableCopy>>,
 }
 
 async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<u8> {
-    let Setup { config, context, mode, addr, host_sets, telemetry, limits } = setup;
+    let Setup { config, context, mode, addr, host_sets, telemetry, limits, audit_copy } = setup;
     let mut home_lock = match lock::HomeLock::take(&paths.sessions_db().with_file_name("serve.lock")) {
         Ok(lock) => lock,
         Err(err) => {
@@ -182,7 +195,10 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
             return Ok(1);
         }
     };
-    let parts = Parts::build(paths, config, Approvals::Nobody)?;
+    let mut parts = Parts::build(paths, config, Approvals::Nobody)?;
+    if let Some(copy) = audit_copy {
+        parts.audit.copy_to(copy);
+    }
     let store = match open_store(paths, args.database.as_deref(), parts.redactor.clone()).await {
         Ok(store) => store,
         Err((code, message)) => {

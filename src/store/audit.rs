@@ -18,8 +18,11 @@
 mod files;
 mod local_time;
 mod read;
+mod table;
 #[cfg(test)]
 mod tests;
+
+pub use table::{AuditTable, TableCopy, machine_name};
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -137,6 +140,16 @@ pub struct AuditLog {
     redactor: Arc<Redactor>,
     /// Old rotated files are pruned once per process (on the first append), and after each rotation.
     pruned: AtomicBool,
+    copy: Option<CopySink>,
+}
+
+/// The copy's sink, printable for the log's `Debug`.
+struct CopySink(Arc<dyn AuditCopy>);
+
+impl std::fmt::Debug for CopySink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AuditCopy")
+    }
 }
 
 impl AuditLog {
@@ -148,7 +161,7 @@ impl AuditLog {
     /// Like [`AuditLog::new`] with the size limit in bytes (tests rotate after a few lines).
     pub(crate) fn with_max_bytes(path: PathBuf, max_bytes: u64, retain_days: u64, redactor: Arc<Redactor>) -> Self {
         let retain = (retain_days > 0).then(|| Duration::from_secs(retain_days.saturating_mul(24 * 60 * 60)));
-        Self { path, max_bytes, retain, redactor, pruned: AtomicBool::new(false) }
+        Self { path, max_bytes, retain, redactor, pruned: AtomicBool::new(false), copy: None }
     }
 
     pub fn path(&self) -> &Path {
@@ -162,15 +175,32 @@ impl AuditLog {
 
     /// Appends one line stamped `at` (also the rotated file's name, if this append rotates).
     pub(crate) fn append_at(&self, record: &AuditRecord, at: DateTime) -> Result<(), AuditError> {
-        let line = self.format_line(record, at);
+        let row = self.row(record, at);
+        let written = self.write_line(&row.line, at);
+        // Copied even when the file failed: one more place holds the action, not one less.
+        if let Some(copy) = &self.copy {
+            copy.0.send(row);
+        }
+        written
+    }
+
+    fn write_line(&self, line: &str, at: DateTime) -> Result<(), AuditError> {
         self.rotate_if_full(at)?;
         let file = files::open_append(&self.path)?;
-        write_once(&file, line.as_bytes()).map_err(|error| AuditError::Write { path: self.path.clone(), error })?;
+        let mut bytes = Vec::with_capacity(line.len() + 1);
+        bytes.extend_from_slice(line.as_bytes());
+        bytes.push(b'\n');
+        write_once(&file, &bytes).map_err(|error| AuditError::Write { path: self.path.clone(), error })?;
         if !self.pruned.swap(true, Ordering::Relaxed) {
             // Best effort: an old file that cannot be deleted must not stop the audit.
             let _ = self.prune_rotated();
         }
         Ok(())
+    }
+
+    /// Also sends every line to `copy` (after the file).
+    pub fn copy_to(&mut self, copy: Arc<dyn AuditCopy>) {
+        self.copy = Some(CopySink(copy));
     }
 
     /// Opens the log for appending (creating it and its directory) without writing: when this fails,
@@ -189,39 +219,89 @@ impl AuditLog {
         Ok(())
     }
 
-    /// One record as its line, newline included.
-    fn format_line(&self, record: &AuditRecord, at: DateTime) -> String {
+    /// One record as it is written: each field redacted and escaped, and the line they make.
+    fn row(&self, record: &AuditRecord, at: DateTime) -> AuditRow {
         let redact = |text: &str| self.redactor.redact(text);
+        let escaped = |text: &str, max, quoted| {
+            let mut out = String::with_capacity(text.len().min(max));
+            escape_into(&mut out, text, max, quoted);
+            out
+        };
+        let name = |text: &Option<String>| text.as_deref().map(|text| escaped(&redact(text), NAME_CHARS, false));
         let output_window = &record.output[..floor_char_boundary(&record.output, OUTPUT_WINDOW)];
         let output: String = redact(output_window).chars().take(OUTPUT_CHARS).collect();
-        let exit = record.exit.map_or_else(|| "-".to_owned(), |code| code.to_string());
-        let mut line = String::with_capacity(256 + record.input.len() + record.command.len());
-        let _ = write!(line, "[{}] SESSION: ", at.strftime("%Y-%m-%d %H:%M:%S"));
-        escape_into(&mut line, &redact(&record.session), NAME_CHARS, false);
-        line.push_str(" | INPUT: \"");
-        escape_into(&mut line, &redact(&record.input), FIELD_CHARS, true);
-        line.push_str("\" | TOOL: ");
-        escape_into(&mut line, &redact(&record.tool), NAME_CHARS, false);
-        if let Some(user) = &record.user {
-            line.push_str(" | USER: ");
-            escape_into(&mut line, &redact(user), NAME_CHARS, false);
+        let mut row = AuditRow {
+            at: std::time::SystemTime::now(),
+            session: escaped(&redact(&record.session), NAME_CHARS, false),
+            input: escaped(&redact(&record.input), FIELD_CHARS, true),
+            tool: escaped(&redact(&record.tool), NAME_CHARS, false),
+            user: name(&record.user),
+            approver: name(&record.approver),
+            host: name(&record.host),
+            // Word by word: the line still shows every command and operator that ran (`;rm -rf d`).
+            command: escaped(&self.redactor.redact_command(&record.command), FIELD_CHARS, true),
+            risk: record.risk,
+            confirmed: record.confirmed,
+            exit: record.exit,
+            output: escaped(&output, OUTPUT_CHARS, false),
+            line: String::new(),
+        };
+        row.line = row.format(at);
+        row
+    }
+}
+
+/// One action as written: every text field redacted and escaped as in the file (one line, no
+/// control characters), with its line. What an [`AuditCopy`] receives.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditRow {
+    pub at: std::time::SystemTime,
+    pub session: String,
+    pub input: String,
+    pub tool: String,
+    pub user: Option<String>,
+    pub approver: Option<String>,
+    pub host: Option<String>,
+    pub command: String,
+    pub risk: Risk,
+    pub confirmed: Confirmed,
+    pub exit: Option<i32>,
+    pub output: String,
+    /// The file's line, without its newline.
+    pub line: String,
+}
+
+impl AuditRow {
+    fn format(&self, at: DateTime) -> String {
+        let exit = self.exit.map_or_else(|| "-".to_owned(), |code| code.to_string());
+        let mut line = String::with_capacity(256 + self.input.len() + self.command.len());
+        let _ = write!(
+            line,
+            "[{}] SESSION: {} | INPUT: \"{}\" | TOOL: {}",
+            at.strftime("%Y-%m-%d %H:%M:%S"),
+            self.session,
+            self.input,
+            self.tool
+        );
+        for (label, value) in [("USER", &self.user), ("APPROVER", &self.approver), ("HOST", &self.host)] {
+            if let Some(value) = value {
+                let _ = write!(line, " | {label}: {value}");
+            }
         }
-        if let Some(approver) = &record.approver {
-            line.push_str(" | APPROVER: ");
-            escape_into(&mut line, &redact(approver), NAME_CHARS, false);
-        }
-        if let Some(host) = &record.host {
-            line.push_str(" | HOST: ");
-            escape_into(&mut line, &redact(host), NAME_CHARS, false);
-        }
-        line.push_str(" | CMD: \"");
-        // Word by word: the line still shows every command and operator that ran (`;rm -rf d`).
-        escape_into(&mut line, &self.redactor.redact_command(&record.command), FIELD_CHARS, true);
-        let _ = write!(line, "\" | RISK: {} | CONFIRMED: {} | EXIT: {exit} | OUTPUT: ", record.risk, record.confirmed);
-        escape_into(&mut line, &output, OUTPUT_CHARS, false);
-        line.push('\n');
+        let _ = write!(
+            line,
+            " | CMD: \"{}\" | RISK: {} | CONFIRMED: {} | EXIT: {exit} | OUTPUT: {}",
+            self.command, self.risk, self.confirmed, self.output
+        );
         line
     }
+}
+
+/// Where each line also goes, after the file (`opsai serve --database`: the audit table). The file
+/// stays the record that counts: a copy that fails or lags never stops or slows an append.
+pub trait AuditCopy: Send + Sync {
+    /// Takes one row; returns at once (queues it, or drops it with a warning).
+    fn send(&self, row: AuditRow);
 }
 
 /// The whole line in one `write(2)`: with `O_APPEND` the kernel places it at the end atomically.

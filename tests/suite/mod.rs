@@ -43,6 +43,7 @@ mod serve_browser;
 mod serve_fleet;
 mod serve_harden;
 mod serve_load;
+mod serve_pg_users;
 mod serve_replicas;
 mod serve_telemetry;
 mod sessions_cli;

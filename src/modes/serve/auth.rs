@@ -4,7 +4,6 @@
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -18,7 +17,7 @@ use super::headers::{bearer_token, session_cookie};
 use super::replicas::{LoginKind, Replicas};
 use super::state::AppState;
 use super::throttle::Throttle;
-use super::users::{UsersCache, dummy_hash, verify_password};
+use super::users::{UsersSource, dummy_hash, verify_password};
 use shared::{close_shared, open_shared};
 
 mod shared;
@@ -50,8 +49,9 @@ const VERIFYING: usize = super::passwords::KEPT;
 pub enum Mode {
     /// One access token (printed in the URL); the user is `owner`, an operator.
     Token(String),
-    /// The users of this file (read at each login, so `serve user add` needs no restart).
-    Users(PathBuf),
+    /// The users of a file or of the database (read again as they change, so `serve user add`
+    /// needs no restart).
+    Users(UsersSource),
 }
 
 /// Who a request comes from.
@@ -102,7 +102,6 @@ pub struct Auth {
     pub verifying: std::sync::Arc<tokio::sync::Semaphore>,
     /// Wrong tokens per IP (guessing).
     bad_tokens: Throttle<IpAddr>,
-    users: UsersCache,
     /// `--database`: sessions and API tokens kept where every replica reads them.
     pub shared: std::sync::OnceLock<std::sync::Arc<Replicas>>,
 }
@@ -127,7 +126,6 @@ impl Auth {
             failures: Throttle::new(WINDOW),
             verifying: std::sync::Arc::new(tokio::sync::Semaphore::new(VERIFYING)),
             bad_tokens: Throttle::new(WINDOW),
-            users: UsersCache::default(),
             shared: std::sync::OnceLock::new(),
         }
     }
@@ -264,11 +262,11 @@ impl Auth {
     /// is logged out (`Ok(None)`) at their next request, and a changed role applies at once. A
     /// file that fails to load logs nobody out: `Err` is a 503 until it is fixed.
     pub fn current(&self, principal: Principal) -> Result<Option<Principal>, ApiError> {
-        let Mode::Users(path) = &self.mode else { return Ok(Some(principal)) };
+        let Mode::Users(users) = &self.mode else { return Ok(Some(principal)) };
         if principal.sso {
             return Ok(Some(principal));
         }
-        let users = self.users.get(path).map_err(unloadable)?;
+        let users = users.get().map_err(unloadable)?;
         let Some(user) = users.find(&principal.user) else { return Ok(None) };
         if principal.credential != Some(credential(&user.password_hash)) {
             return Ok(None);
@@ -294,7 +292,7 @@ impl Auth {
 
     /// Checks a user's password under the rate limit. `Err` is the response to give.
     pub fn login(&self, ip: IpAddr, name: &str, password: &str) -> Result<Principal, ApiError> {
-        let Mode::Users(path) = &self.mode else {
+        let Mode::Users(users) = &self.mode else {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
                 "this server has no users (token mode): open the URL opsai serve printed",
@@ -306,7 +304,7 @@ impl Auth {
         if let Some(wait) = self.failures.admit(&keys) {
             return Err(too_many_failures(wait));
         }
-        let users = self.users.get(path).map_err(unloadable)?;
+        let users = users.get().map_err(unloadable)?;
         let user = users.find(name);
         // An unknown name costs a hash check too, so timing does not tell which names exist.
         let ok = verify_password(password, user.map_or(dummy_hash(), |u| u.password_hash.as_str()));
@@ -333,20 +331,11 @@ fn too_many_failures(wait: Duration) -> ApiError {
     .retry_after(wait)
 }
 
-/// A users file that fails to load: 503 (nobody is logged out), the details in the server's log.
+/// Users that fail to load (a broken file, a database that fails): 503 (nobody is logged in or
+/// out), the details in the server's log.
 fn unloadable(err: super::users::UsersError) -> ApiError {
     super::log(&err.to_string());
-    let problem = match err {
-        super::users::UsersError::Parse { .. } => "it is not valid JSON",
-        _ => "it cannot be read",
-    };
-    ApiError::new(
-        StatusCode::SERVICE_UNAVAILABLE,
-        format!(
-            "the server's users file fails to load ({problem}): ask its admin to fix it (the server's log says \
-             more); you stay logged in, try again then"
-        ),
-    )
+    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, err.unavailable())
 }
 
 /// Token mode's one user.

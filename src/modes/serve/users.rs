@@ -1,7 +1,6 @@
 //! The users of `opsai serve --users FILE`: the file (`{"users":[{"name","role","password_hash"}]}`,
 //! mode 0600, replaced atomically), argon2id password hashes, and `opsai serve user add|remove|list`.
 
-use std::io::{BufRead, IsTerminal, Write};
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
@@ -10,12 +9,20 @@ use argon2::{Algorithm, Argon2, Params, Version};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use crate::cli::{ServeRole, UserCommand};
+use crate::cli::ServeRole;
 use crate::config::ConfigError;
 use crate::home::Paths;
 
+mod admin;
 mod cache;
+#[cfg(test)]
+mod pg_tests;
+mod source;
+mod table;
+pub use admin::run;
 pub use cache::UsersCache;
+pub use source::{UsersSource, for_server};
+use table::UsersTable;
 
 #[derive(Debug, Error)]
 pub enum UsersError {
@@ -31,6 +38,26 @@ pub enum UsersError {
     Reserved(String),
     #[error("cannot hash the password: {0}")]
     Hash(String),
+    #[error(transparent)]
+    Database(#[from] crate::store::database::DatabaseError),
+    /// The database failed a moment ago (the reason then): not tried again yet.
+    #[error("{0} (not tried again yet)")]
+    DatabaseDown(String),
+}
+
+impl UsersError {
+    /// What a browser is told when the users cannot be read (503): the details are in the
+    /// server's log, not for the browser.
+    pub fn unavailable(&self) -> String {
+        let problem = match self {
+            UsersError::Parse { .. } => "the server's users file fails to load (it is not valid JSON)",
+            UsersError::Database(_) | UsersError::DatabaseDown(_) => {
+                "the server cannot read its users from the database"
+            }
+            _ => "the server's users file fails to load (it cannot be read)",
+        };
+        format!("{problem}: ask its admin to fix it (the server's log says more); you stay logged in, try again then")
+    }
 }
 
 /// One user as stored.
@@ -73,7 +100,8 @@ impl UsersFile {
     /// The file's users without those a server must not let in, each left out with a line in
     /// the log: a name that is not valid (empty, control or bidi characters, spaces …), the
     /// reserved one, or a name already seen (which of the two would log in is not clear).
-    pub fn checked(mut self, path: &Path) -> Self {
+    /// `from` names where they were read (a file's path, the database).
+    pub fn checked(mut self, from: &str) -> Self {
         let mut seen = std::collections::HashSet::new();
         self.users.retain(|user| {
             let problem = if !valid_name(&user.name) {
@@ -86,9 +114,8 @@ impl UsersFile {
                 return true;
             };
             super::log(&format!(
-                "ignoring the user {:?} in {}: {problem}; fix it with `opsai serve user remove` and `add`, or by hand",
-                user.name,
-                path.display()
+                "ignoring the user {:?} in {from}: {problem}; fix it with `opsai serve user remove` and `add`, or by hand",
+                user.name
             ));
             false
         });
@@ -120,7 +147,7 @@ impl UsersFile {
 
 /// Holds `FILE.lock` locked while it lives: two `serve user …` at once take turns instead of
 /// one losing the other's change.
-fn lock(path: &Path) -> Result<std::fs::File, UsersError> {
+pub(super) fn lock_file(path: &Path) -> Result<std::fs::File, UsersError> {
     let failed = |error| UsersError::Write { path: path.to_owned(), error };
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(failed)?;
@@ -170,127 +197,11 @@ fn argon2() -> Argon2<'static> {
     Argon2::new(Algorithm::Argon2id, Version::V0x13, Params::default())
 }
 
-/// `opsai serve user add|remove|list`.
-pub fn run(paths: &Paths, command: &UserCommand) -> anyhow::Result<u8> {
-    let file_of = |users: &Option<PathBuf>| users.clone().unwrap_or_else(|| default_path(paths));
-    let mut out = std::io::stdout().lock();
-    match command {
-        UserCommand::Add { name, role, users } => {
-            let path = file_of(users);
-            // Input errors exit 2, as a password too short does.
-            if !valid_name(name) {
-                crate::modes::common::warn(&UsersError::BadName(name.clone()).to_string());
-                return Ok(2);
-            }
-            if name == RESERVED {
-                crate::modes::common::warn(&UsersError::Reserved(name.clone()).to_string());
-                return Ok(2);
-            }
-            let Some(password) = read_password(name)? else { return Ok(2) };
-            let hash = hash_password(&password)?;
-            let _lock = lock(&path)?;
-            let mut file = UsersFile::load(&path)?;
-            let user = User { name: name.clone(), role: *role, password_hash: hash };
-            let verb = match file.users.iter_mut().find(|u| u.name == *name) {
-                Some(existing) => {
-                    *existing = user;
-                    "updated"
-                }
-                None => {
-                    file.users.push(user);
-                    "added"
-                }
-            };
-            file.save(&path)?;
-            writeln!(out, "{verb} {name} ({}) in {}", role_name(*role), path.display())?;
-            Ok(0)
-        }
-        UserCommand::Remove { name, users } => {
-            let path = file_of(users);
-            let _lock = lock(&path)?;
-            let mut file = UsersFile::load(&path)?;
-            let before = file.users.len();
-            file.users.retain(|u| u.name != *name);
-            if file.users.len() == before {
-                crate::modes::common::warn(&format!(
-                    "no user {name} in {}; `opsai serve user list` shows them",
-                    path.display()
-                ));
-                return Ok(1);
-            }
-            file.save(&path)?;
-            writeln!(
-                out,
-                "removed {name} from {} (a running server logs them out at their next request)",
-                path.display()
-            )?;
-            Ok(0)
-        }
-        UserCommand::List { users } => {
-            let path = file_of(users);
-            let file = UsersFile::load(&path)?;
-            if file.users.is_empty() {
-                writeln!(
-                    out,
-                    "no users in {}; add one with `opsai serve user add NAME --role operator`",
-                    path.display()
-                )?;
-            }
-            for user in &file.users {
-                if valid_name(&user.name) && user.name != RESERVED {
-                    writeln!(out, "{}\t{}", user.name, role_name(user.role))?;
-                } else {
-                    writeln!(
-                        out,
-                        "{:?}\t{}\t(not a valid name: opsai serve ignores it)",
-                        user.name,
-                        role_name(user.role)
-                    )?;
-                }
-            }
-            Ok(0)
-        }
-    }
-}
-
 pub fn role_name(role: ServeRole) -> &'static str {
     match role {
         ServeRole::Viewer => "viewer",
         ServeRole::Operator => "operator",
     }
-}
-
-/// The password: asked twice on a terminal, else the first line of stdin. `None`: nothing usable
-/// (a message was printed).
-fn read_password(name: &str) -> anyhow::Result<Option<String>> {
-    let password = if std::io::stdin().is_terminal() {
-        // Asked twice by hand: dialoguer's own confirmation asks again on a mismatch, drawing the
-        // first prompt a second time under its error.
-        let first = dialoguer::Password::new().with_prompt(format!("Password for {name}")).interact()?;
-        let again = dialoguer::Password::new().with_prompt("Repeat it").interact()?;
-        if first != again {
-            crate::modes::common::warn("the passwords differ: nothing was changed; run the command again");
-            return Ok(None);
-        }
-        first
-    } else {
-        let mut line = String::new();
-        std::io::stdin().lock().read_line(&mut line)?;
-        let password = line.trim_end_matches(['\n', '\r']).to_owned();
-        if password.is_empty() {
-            crate::modes::common::warn(
-                "no password on standard input: pipe it in (`echo \"$PASSWORD\" | opsai serve user add NAME …`) or \
-                 run this in a terminal",
-            );
-            return Ok(None);
-        }
-        password
-    };
-    if password.chars().count() < 8 {
-        crate::modes::common::warn("the password is too short: use at least 8 characters");
-        return Ok(None);
-    }
-    Ok(Some(password))
 }
 
 #[cfg(test)]

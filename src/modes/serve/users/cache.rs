@@ -47,7 +47,7 @@ impl UsersCache {
         if last.as_ref().is_some_and(|(seen, _)| seen.is_none()) && stamp.is_some() {
             super::super::log(&format!("the users file {} is back: reading it again", path.display()));
         }
-        let users = std::sync::Arc::new(UsersFile::load(path)?.checked(path));
+        let users = std::sync::Arc::new(UsersFile::load(path)?.checked(&path.display().to_string()));
         *last = Some((stamp, users.clone()));
         Ok(users)
     }
