@@ -69,6 +69,14 @@ impl DatabaseUrl {
         if config.get_application_name().is_none() {
             config.application_name("opsai");
         }
+        // A connection whose server vanished without a word (a partition, a dead host) fails
+        // within seconds instead of hanging its queries until the kernel's two-hour keepalive.
+        config
+            .keepalives(true)
+            .keepalives_idle(Duration::from_secs(10))
+            .keepalives_interval(Duration::from_secs(2))
+            .keepalives_retries(3)
+            .tcp_user_timeout(Duration::from_secs(15));
         Ok(Self { raw: trimmed.to_owned(), config })
     }
 

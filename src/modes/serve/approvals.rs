@@ -196,6 +196,13 @@ impl Pendings {
         Ok(())
     }
 
+    /// The call id, conversation and command of the request waiting as `request_id`.
+    pub fn lookup(&self, request_id: &str) -> Option<(String, i64, String)> {
+        let waiting = self.waiting.lock().ok()?;
+        let pending = waiting.iter().find(|p| p.request_id == request_id)?;
+        Some((pending.call_id.clone(), pending.conversation, pending.command.clone()))
+    }
+
     /// Whether `owner` (a viewer) already has as many requests waiting as they may.
     fn viewer_at_cap(&self, owner: &str) -> bool {
         self.waiting

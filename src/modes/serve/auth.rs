@@ -67,12 +67,14 @@ pub struct Principal {
     pub sso: bool,
 }
 
-/// A fingerprint of a stored password hash (in memory only, never shown).
+/// A fingerprint of a stored password hash (never shown; with `--database` kept beside each
+/// login, so it must be the same in every build of every replica: SHA-256, not std's hasher).
 fn credential(password_hash: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    password_hash.hash(&mut hasher);
-    hasher.finish()
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(password_hash.as_bytes());
+    let mut first = [0u8; 8];
+    first.copy_from_slice(&digest[..8]);
+    u64::from_be_bytes(first)
 }
 
 struct Session {

@@ -136,6 +136,8 @@ pub struct Replicas {
     wakers: Mutex<HashMap<i64, watch::Sender<u64>>>,
     /// Answers sent to other replicas, waiting for their outcome.
     replies: Mutex<HashMap<String, oneshot::Sender<String>>>,
+    /// When connecting last failed (requests fail fast for a second after).
+    connect_failed: Mutex<Option<std::time::Instant>>,
     /// The claims of this replica's turns not yet released (what the heartbeat keeps).
     claims: Mutex<std::collections::HashSet<Arc<str>>>,
     /// The server this replica is part of, for stops and answers from elsewhere.
@@ -191,6 +193,7 @@ impl Replicas {
             wakers: Mutex::default(),
             replies: Mutex::default(),
             claims: Mutex::default(),
+            connect_failed: Mutex::default(),
             state: OnceLock::new(),
         });
         replicas.beat().await?;
@@ -206,14 +209,29 @@ impl Replicas {
     }
 
     /// The query connection, made again when the last one dropped (a database restart).
+    /// While the database is out of reach, one request at a time tries to connect (up to the
+    /// connect timeout) and the others are answered at once for a second after each failure.
     async fn client(&self) -> Result<Arc<Client>, ReplicaError> {
         let current = self.client.read().await.clone();
         if !current.is_closed() {
             return Ok(current);
         }
+        let recently_failed = || {
+            let failed = self.connect_failed.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            failed.is_some_and(|at| at.elapsed() < Duration::from_secs(1))
+        };
+        if recently_failed() {
+            return Err(ReplicaError::Query("the database cannot be reached (tried a moment ago)".into()));
+        }
         let mut slot = self.client.write().await;
         if slot.is_closed() {
-            let (client, connection) = connect(&self.url).await?;
+            if recently_failed() {
+                return Err(ReplicaError::Query("the database cannot be reached (tried a moment ago)".into()));
+            }
+            let made = connect(&self.url).await;
+            *self.connect_failed.lock().unwrap_or_else(std::sync::PoisonError::into_inner) =
+                made.is_err().then(std::time::Instant::now);
+            let (client, connection) = made?;
             tokio::spawn(connection);
             *slot = Arc::new(client);
         }
@@ -246,6 +264,11 @@ impl Replicas {
 
     fn lock_claims(&self) -> std::sync::MutexGuard<'_, std::collections::HashSet<Arc<str>>> {
         self.claims.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The server this replica is part of is stopping.
+    fn stopping(&self) -> bool {
+        self.state.get().and_then(Weak::upgrade).is_some_and(|state| state.shutdown.is_cancelled())
     }
 
     /// The database, as it may be shown.

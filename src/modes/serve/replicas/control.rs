@@ -84,37 +84,41 @@ impl Replicas {
             )
             .await?;
         let target = answer.target;
-        let candidates: Vec<(String, Value)> = rows
+        let candidates: Vec<(String, Value, String)> = rows
             .iter()
             .filter(|row| answer.by.operator || row.get::<_, &str>(2) == answer.by.user)
             .filter(|row| target.conversation.is_none_or(|c| c == row.get::<_, i64>(3)))
-            .filter_map(|row| Some((row.get(0), serde_json::from_str(row.get::<_, &str>(1)).ok()?)))
-            .filter(|(_, request): &(String, Value)| {
+            .filter_map(|row| Some((row.get(0), serde_json::from_str(row.get::<_, &str>(1)).ok()?, row.get(2))))
+            .filter(|(_, request, _): &(String, Value, String)| {
                 target.request.is_none_or(|id| request["request_id"].as_str() == Some(id))
             })
             .collect();
-        let (replica, request) = match candidates.as_slice() {
+        let (replica, request, owner) = match candidates.as_slice() {
             [] => return Ok(Err(AnswerError::NotPending)),
             [one] => one.clone(),
             _ if target.conversation.is_none() => return Ok(Err(AnswerError::Ambiguous)),
             [first, ..] => first.clone(),
         };
+        if owner != answer.by.user && target.request.is_none() {
+            return Ok(Err(AnswerError::NeedsRequestId));
+        }
         if target.command.is_some_and(|command| request["command"].as_str() != Some(command)) {
             return Ok(Err(AnswerError::OtherCommand));
         }
         let reply = super::super::auth::random_token();
         let (sender, received) = oneshot::channel();
         self.replies.lock().unwrap_or_else(std::sync::PoisonError::into_inner).insert(reply.clone(), sender);
+        // The very request seen (a fleet's "the rest?" asks again under the same call id), and a
+        // digest of the command the answerer named, checked there against the one waiting. Every
+        // field is bounded, so the notification stays far under PostgreSQL's 8000 bytes.
         let message = json!({
             "kind": "answer",
             "to": replica,
             "reply": reply,
-            "call_id": answer.call_id,
+            "request_id": request["request_id"],
             "user": answer.by.user,
             "operator": answer.by.operator,
-            "conversation": request["conversation_id"],
-            "request_id": request["request_id"],
-            "named_request": target.request.is_some(),
+            "command_sha": target.command.map(digest),
             "decision": answer.decision,
             "confirmed": answer.confirmed,
         });
@@ -128,7 +132,11 @@ impl Replicas {
         };
         self.forget_reply(&reply);
         let code = outcome.ok_or_else(|| {
-            ReplicaError::Query("the server running that turn did not answer within 5 s (nothing was decided)".into())
+            ReplicaError::Query(
+                "the server running that turn did not say within 5 s whether it took the answer: look at the \
+                 conversation before answering again"
+                    .into(),
+            )
         })?;
         Ok(if code == "ok" { Ok(()) } else { Err(AnswerError::from_code(&code).unwrap_or(AnswerError::NotPending)) })
     }
@@ -179,18 +187,28 @@ impl Replicas {
     }
 }
 
-/// Takes an answer sent from another replica, by the local rules; its outcome as a code.
+/// SHA-256 of a command, as hex: how an answer names the command it saw.
+fn digest(command: &str) -> String {
+    use sha2::Digest;
+    sha2::Sha256::digest(command.as_bytes()).iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Takes an answer sent from another replica, by the local rules, for the very request it names
+/// and (when the answerer named one) the very command; its outcome as a code.
 fn answer_here(state: &crate::modes::serve::state::AppState, message: &Value) -> &'static str {
     let text = |key: &str| message[key].as_str().unwrap_or_default();
     let Some(approval) = decision(text("decision")) else { return AnswerError::NotPending.code() };
-    let by = Answerer { user: text("user"), operator: message["operator"].as_bool() == Some(true) };
-    let target = Target {
-        conversation: message["conversation"].as_i64(),
-        command: None,
-        request: (message["named_request"].as_bool() == Some(true)).then(|| text("request_id")),
+    let Some((call_id, conversation, command)) = state.pendings.lookup(text("request_id")) else {
+        return AnswerError::NotPending.code();
     };
+    if message["command_sha"].as_str().is_some_and(|sha| sha != digest(&command)) {
+        return AnswerError::OtherCommand.code();
+    }
+    let by = Answerer { user: text("user"), operator: message["operator"].as_bool() == Some(true) };
+    let target =
+        Target { conversation: Some(conversation), command: Some(&command), request: Some(text("request_id")) };
     let confirmed = message["confirmed"].as_bool() == Some(true);
-    match state.pendings.answer(text("call_id"), by, target, approval, confirmed) {
+    match state.pendings.answer(&call_id, by, target, approval, confirmed) {
         Ok(()) => "ok",
         Err(err) => err.code(),
     }

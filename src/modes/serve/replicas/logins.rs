@@ -106,8 +106,16 @@ impl Replicas {
     /// Keeps a started single sign-on login (its `state` and browser binding hashed).
     pub async fn sso_put(&self, state: &str, verifier: &str, nonce: &str, binding: &str) -> Result<(), ReplicaError> {
         let client = self.client().await?;
-        // Logins never finished go after an hour; a flood is bounded by the per-address start limit.
-        client.execute("DELETE FROM web_sso WHERE started_ms < $1", &[&(now_ms() - 3_600_000)]).await?;
+        // Logins never finished go after an hour, and only the newest 1024 are kept (as in memory):
+        // a flood from many addresses pushes out old unfinished logins, never fills the table.
+        client
+            .execute(
+                "DELETE FROM web_sso WHERE started_ms < $1 OR state_hash IN (
+                    SELECT state_hash FROM web_sso ORDER BY started_ms DESC OFFSET 1023
+                 )",
+                &[&(now_ms() - 3_600_000)],
+            )
+            .await?;
         client
             .execute(
                 "INSERT INTO web_sso (state_hash, binding_hash, verifier, nonce, started_ms) VALUES ($1, $2, $3, $4, $5)",

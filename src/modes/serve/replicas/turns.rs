@@ -85,70 +85,45 @@ impl Replicas {
     }
 
     /// The events of `conversation`'s turn running on another replica: those so far, then each
-    /// as it is kept, ending after `done` (or when the turn is gone without one).
+    /// as it is kept, ending after `done`, when the turn is gone without one, when another turn
+    /// holds the conversation, or when this server stops.
     pub fn follow(
         self: Arc<Self>,
         conversation: i64,
     ) -> impl Stream<Item = Result<Event, Infallible>> + Send + 'static {
         let waker = self.waker(conversation);
-        let state = (self, waker, 0i64, Vec::<String>::new(), false);
-        futures_util::stream::unfold(state, move |(replicas, mut waker, mut next, mut ready, mut ended)| async move {
-            loop {
-                if !ready.is_empty() {
-                    let data = ready.remove(0);
-                    let event = Event::default().event("message").data(data);
-                    return Some((Ok(event), (replicas, waker, next, ready, ended)));
-                }
-                if ended {
-                    return None;
-                }
-                match replicas.events_after(conversation, next).await {
-                    Ok((events, running)) => {
-                        for (seq, data) in events {
-                            next = seq + 1;
-                            ended |= is_done(&data);
-                            ready.push(data);
-                        }
-                        if !ready.is_empty() {
-                            continue;
-                        }
-                        if !running {
-                            // Released between two reads: one more read takes what came before.
-                            let (events, _) = replicas.events_after(conversation, next).await.unwrap_or_default();
-                            ready.extend(events.into_iter().map(|(_, data)| data));
-                            ended = true;
-                            if !ready.iter().any(|data| is_done(data)) {
-                                ready.push(super::super::events::done().to_string());
-                            }
-                            continue;
-                        }
-                    }
-                    Err(err) => {
-                        super::super::log(&format!(
-                            "replicas: cannot read conversation {conversation}'s events: {err}"
-                        ));
-                    }
-                }
-                let _ = tokio::time::timeout(POLL, waker.changed()).await;
-            }
+        let follower =
+            Follower { replicas: self, conversation, waker, next: 0, claim: None, ready: Vec::new(), ended: false };
+        futures_util::stream::unfold(follower, |mut follower| async move {
+            let data = follower.next_event().await?;
+            Some((Ok(Event::default().event("message").data(data)), follower))
         })
     }
 
-    /// The events from `seq` on, and whether the turn still runs.
+    /// The events from `seq` on and the claim of the turn running now (`None`: none runs), read
+    /// in one statement so both come from one moment.
     pub(super) async fn events_after(
         &self,
         conversation: i64,
         seq: i64,
-    ) -> Result<(Vec<(i64, String)>, bool), ReplicaError> {
-        let client = self.client().await?;
-        let rows = client
+    ) -> Result<(Vec<(i64, String)>, Option<String>), ReplicaError> {
+        let rows = self
+            .client()
+            .await?
             .query(
-                "SELECT seq, data FROM web_turn_events WHERE conversation = $1 AND seq >= $2 ORDER BY seq",
+                "SELECT t.claim, e.seq, e.data FROM (SELECT 1) AS one
+                 LEFT JOIN web_turns t ON t.conversation = $1
+                 LEFT JOIN web_turn_events e ON e.conversation = $1 AND e.seq >= $2
+                 ORDER BY e.seq",
                 &[&conversation, &seq],
             )
             .await?;
-        let running = client.query_opt("SELECT 1 FROM web_turns WHERE conversation = $1", &[&conversation]).await?;
-        Ok((rows.iter().map(|row| (row.get(0), row.get(1))).collect(), running.is_some()))
+        let claim = rows.first().and_then(|row| row.get::<_, Option<String>>(0));
+        let events = rows
+            .iter()
+            .filter_map(|row| Some((row.get::<_, Option<i64>>(1)?, row.get::<_, Option<String>>(2)?)))
+            .collect();
+        Ok((events, claim))
     }
 
     /// Ends the turns of replicas silent for [`DEAD_AFTER`]: each gets an `interrupted` error and
@@ -208,4 +183,65 @@ impl Replicas {
 
 fn is_done(data: &str) -> bool {
     serde_json::from_str::<Value>(data).is_ok_and(|value| value["type"] == "done")
+}
+
+/// One stream following a turn on another replica.
+struct Follower {
+    replicas: Arc<Replicas>,
+    conversation: i64,
+    waker: tokio::sync::watch::Receiver<u64>,
+    next: i64,
+    /// The claim of the turn followed (the first one seen running).
+    claim: Option<String>,
+    ready: Vec<String>,
+    ended: bool,
+}
+
+impl Follower {
+    async fn next_event(&mut self) -> Option<String> {
+        let mut failures = 0u32;
+        loop {
+            if !self.ready.is_empty() {
+                return Some(self.ready.remove(0));
+            }
+            if self.ended || self.replicas.stopping() {
+                return None;
+            }
+            match self.replicas.events_after(self.conversation, self.next).await {
+                Ok((events, claim)) => {
+                    failures = 0;
+                    if self.claim.is_none() {
+                        self.claim.clone_from(&claim);
+                    }
+                    // Another turn holds the conversation: the one followed is over.
+                    let over = claim.is_none() || claim != self.claim;
+                    if !over || claim.is_none() {
+                        for (seq, data) in events {
+                            self.next = seq + 1;
+                            self.ended |= is_done(&data);
+                            self.ready.push(data);
+                        }
+                    }
+                    if over && !self.ended {
+                        self.ended = true;
+                        self.ready.push(super::super::events::done().to_string());
+                    }
+                    if !self.ready.is_empty() {
+                        continue;
+                    }
+                }
+                Err(err) => {
+                    failures += 1;
+                    // Once per outage, not every poll.
+                    if failures == 1 {
+                        super::super::log(&format!(
+                            "replicas: cannot read conversation {}'s events: {err}",
+                            self.conversation
+                        ));
+                    }
+                }
+            }
+            let _ = tokio::time::timeout(POLL, self.waker.changed()).await;
+        }
+    }
 }
