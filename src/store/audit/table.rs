@@ -317,14 +317,15 @@ mod tests {
         let file_lines = std::fs::read_to_string(dir.path().join("audit.log")).unwrap();
         assert!(copy.flush(Duration::from_secs(10)), "stored: {warnings:?}");
         let mut client = url.connect().unwrap();
-        // The first log's copy has its own writer: wait on it through the table.
+        // The first log's copy has its own writer: wait on it through the table. The two writers
+        // interleave, so rows are read per server, each in its own order.
         assert!(crate::testing::wait_until(Duration::from_secs(10), || {
             client.query_one("SELECT count(*) FROM audit", &[]).unwrap().get::<_, i64>(0) == 3
         }));
         let rows = client
             .query(
                 "SELECT server, session, input, user_name, approver, host, command, risk, confirmed, exit, output, line,
-                        audit::text FROM audit ORDER BY id",
+                        audit::text FROM audit ORDER BY server, id",
                 &[],
             )
             .unwrap();
