@@ -32,6 +32,8 @@ import threading
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from serve_http import answer_of, free_port, request, status_kb, wait_for  # noqa: E402
 binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/opsai")
 streams = int(sys.argv[2]) if len(sys.argv) > 2 else 200
 runs = int(sys.argv[3]) if len(sys.argv) > 3 else 30
@@ -39,45 +41,12 @@ users = max(1, (streams + 3) // 4)
 slow = {"tokens": 50, "delay_ms": 20}
 
 
-def free_port():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
-def wait_for(port, what):
-    for _ in range(400):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"bench/serve-replicas.py: {what} does not listen on port {port}")
 
 
-def status_kb(pid, field):
-    try:
-        with open(f"/proc/{pid}/status") as status:
-            for line in status:
-                if line.startswith(field + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        pass
-    return 0
 
 
-def request(port, method, path, body=None, headers=None):
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
-    data = json.dumps(body).encode() if body is not None else None
-    conn.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
-    resp = conn.getresponse()
-    raw = resp.read()
-    conn.close()
-    if resp.status >= 300:
-        sys.exit(f"bench/serve-replicas.py: {method} {path} answered {resp.status}: {raw[:300]!r}")
-    return json.loads(raw) if raw else None
 
 
 def timed_stream(port, path, body, headers):
@@ -108,9 +77,6 @@ def timed_stream(port, path, body, headers):
     return first_ms, events
 
 
-def answer_of(events):
-    whole = [e.get("content", "") for e in events if e.get("kind") == "answer"]
-    return whole[-1] if whole else "".join(e.get("content", "") for e in events if e.get("kind") == "answer_delta")
 
 
 def add_users(work, users_file):

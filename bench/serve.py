@@ -31,6 +31,8 @@ import threading
 import time
 
 here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+from serve_http import answer_of, free_port, request, status_kb, wait_for  # noqa: E402
 binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/opsai")
 runs = int(sys.argv[2]) if len(sys.argv) > 2 else 50
 token = "bench-serve-token-0123456789abcdef"
@@ -38,43 +40,12 @@ streams = 20
 slow = {"tokens": 50, "delay_ms": 20}
 
 
-def free_port():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
-def wait_for(port):
-    for _ in range(200):
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-            return
-        except OSError:
-            time.sleep(0.05)
-    sys.exit(f"bench/serve.py: nothing listens on port {port}")
 
 
-def status_kb(pid, field):
-    with open(f"/proc/{pid}/status") as status:
-        for line in status:
-            if line.startswith(field + ":"):
-                return int(line.split()[1])
-    return 0
 
 
-def request(port, method, path, body=None, headers=None):
-    """One request on a new connection; the whole JSON answer (None for an empty body)."""
-    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
-    data = json.dumps(body).encode() if body is not None else None
-    conn.request(method, path, body=data, headers={"Content-Type": "application/json", **(headers or {})})
-    resp = conn.getresponse()
-    raw = resp.read()
-    conn.close()
-    if resp.status >= 300:
-        sys.exit(f"bench/serve.py: {method} {path} answered {resp.status}: {raw[:300]!r}")
-    return json.loads(raw) if raw else None
 
 
 AUTH = {"Authorization": f"Bearer {token}"}
@@ -122,12 +93,6 @@ def timed_stream(port, path, body, headers):
     return first_ms, text_ms, events
 
 
-def answer_of(events):
-    """The answer a chat stream carried: the whole `answer` event, else the deltas joined."""
-    whole = [e.get("content", "") for e in events if e.get("kind") == "answer"]
-    if whole:
-        return whole[-1]
-    return "".join(e.get("content", "") for e in events if e.get("kind") == "answer_delta")
 
 
 mock_port = free_port()
