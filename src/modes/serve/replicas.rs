@@ -13,6 +13,7 @@
 //!   `done`, its approvals are dropped, and a new message is accepted. Its messages were stored as
 //!   they happened, one transaction each, so the conversation holds whole messages only.
 
+mod conn;
 mod control;
 mod logins;
 mod turns;
@@ -25,6 +26,8 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use tokio::sync::{mpsc, oneshot, watch};
 use tokio_postgres::{AsyncMessage, Client, NoTls};
+
+use conn::Conn;
 
 pub use control::AnswerRequest;
 pub use logins::{LoginKind, StoredLogin};
@@ -39,6 +42,10 @@ const DEAD_AFTER: Duration = Duration::from_secs(10);
 /// A replica that could not say it is alive this long stops its own turns (before the others
 /// count it gone).
 const FENCE_AFTER: Duration = Duration::from_secs(6);
+
+/// Query connections, used in turn: one connection runs its queries one after another, each
+/// write waiting for its commit, so requests at once (a burst of chats) would queue behind one.
+const CONNECTIONS: usize = 4;
 
 /// The replicas' tables, one step per version (append only).
 const MIGRATIONS: &[&str] = &[
@@ -130,7 +137,9 @@ pub struct Replicas {
     /// This replica's id (random per process).
     pub id: String,
     url: DatabaseUrl,
-    client: tokio::sync::RwLock<Arc<Client>>,
+    clients: Vec<tokio::sync::RwLock<Arc<Conn>>>,
+    /// The connection the next query takes.
+    next: std::sync::atomic::AtomicUsize,
     writer: mpsc::UnboundedSender<Op>,
     /// Per conversation followed from here: bumped on each `opsai_events` notification.
     wakers: Mutex<HashMap<i64, watch::Sender<u64>>>,
@@ -182,13 +191,18 @@ impl Replicas {
         })
         .await
         .map_err(|err| ReplicaError::Query(err.to_string()))??;
-        let (client, connection) = connect(&url).await?;
-        tokio::spawn(connection);
+        let mut clients = Vec::with_capacity(CONNECTIONS);
+        for _ in 0..CONNECTIONS {
+            let (client, connection) = connect(&url).await?;
+            tokio::spawn(connection);
+            clients.push(tokio::sync::RwLock::new(Arc::new(Conn::new(client))));
+        }
         let (writer, ops) = mpsc::unbounded_channel();
         let replicas = Arc::new(Replicas {
             id: super::auth::random_token()[..12].to_owned(),
             url,
-            client: tokio::sync::RwLock::new(Arc::new(client)),
+            clients,
+            next: std::sync::atomic::AtomicUsize::new(0),
             writer,
             wakers: Mutex::default(),
             replies: Mutex::default(),
@@ -208,11 +222,12 @@ impl Replicas {
         let _ = self.state.set(Arc::downgrade(state));
     }
 
-    /// The query connection, made again when the last one dropped (a database restart).
-    /// While the database is out of reach, one request at a time tries to connect (up to the
-    /// connect timeout) and the others are answered at once for a second after each failure.
-    async fn client(&self) -> Result<Arc<Client>, ReplicaError> {
-        let current = self.client.read().await.clone();
+    /// A query connection (the next in turn), made again when the last one dropped (a database
+    /// restart). While the database is out of reach, one request at a time tries to connect (up to
+    /// the connect timeout) and the others are answered at once for a second after each failure.
+    async fn client(&self) -> Result<Arc<Conn>, ReplicaError> {
+        let slot = &self.clients[self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % CONNECTIONS];
+        let current = slot.read().await.clone();
         if !current.is_closed() {
             return Ok(current);
         }
@@ -223,7 +238,7 @@ impl Replicas {
         if recently_failed() {
             return Err(ReplicaError::Query("the database cannot be reached (tried a moment ago)".into()));
         }
-        let mut slot = self.client.write().await;
+        let mut slot = slot.write().await;
         if slot.is_closed() {
             if recently_failed() {
                 return Err(ReplicaError::Query("the database cannot be reached (tried a moment ago)".into()));
@@ -233,7 +248,7 @@ impl Replicas {
                 made.is_err().then(std::time::Instant::now);
             let (client, connection) = made?;
             tokio::spawn(connection);
-            *slot = Arc::new(client);
+            *slot = Arc::new(Conn::new(client));
         }
         Ok(slot.clone())
     }

@@ -138,3 +138,24 @@ async fn a_single_sign_on_login_started_on_one_replica_finishes_once_on_the_othe
     a.sso_put("state-2", "v", "n", "browser-2").await.unwrap();
     assert_eq!(b.sso_take("state-2", "browser-2", Duration::ZERO).await.unwrap(), None, "too old");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_query_is_parsed_once_per_connection_and_requests_spread_over_the_connections() {
+    let Some(server) = PgServer::start() else { return };
+    tokio::task::block_in_place(|| server.database("p"));
+    let a = replica(&server, "p").await;
+    let mut backends = std::collections::HashSet::new();
+    for _ in 0..3 * CONNECTIONS {
+        let conn = a.client().await.unwrap();
+        let row = conn
+            .query_one(
+                "SELECT pg_backend_pid(), (SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT pg_backend_pid()%')",
+                &[],
+            )
+            .await
+            .unwrap();
+        backends.insert(row.get::<_, i32>(0));
+        assert_eq!(row.get::<_, i64>(1), 1, "the statement is prepared once on its connection, then reused");
+    }
+    assert_eq!(backends.len(), CONNECTIONS, "requests at once do not queue behind one connection");
+}

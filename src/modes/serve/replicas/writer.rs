@@ -1,14 +1,13 @@
 //! The one task that makes a replica's writes, in the order they were sent, on a connection of
 //! its own (so requests never queue behind a busy turn's events). What has queued up is written
-//! together: a run of events is one `INSERT` and one round of notifications, however many turns
-//! stream at once.
+//! together: a run of events is one statement (its `INSERT` and its notifications), however many
+//! turns stream at once.
 
 use std::sync::Weak;
 
-use tokio::sync::mpsc;
-use tokio_postgres::Client;
-
+use super::conn::Conn;
 use super::{Op, ReplicaError, Replicas, connect};
+use tokio::sync::mpsc;
 
 /// Writes taken from the queue at once, at most.
 const BATCH: usize = 512;
@@ -20,7 +19,7 @@ const ATTEMPTS: u32 = 3;
 /// and logged: a turn goes on when the database hiccups (its own stream is served from memory),
 /// and a lost release is undone by the heartbeat.
 pub(super) async fn write_loop(replicas: Weak<Replicas>, mut ops: mpsc::UnboundedReceiver<Op>) {
-    let mut client: Option<Client> = None;
+    let mut client: Option<Conn> = None;
     let mut batch = Vec::with_capacity(BATCH);
     while ops.recv_many(&mut batch, BATCH).await > 0 {
         let Some(replicas) = replicas.upgrade() else { return };
@@ -62,11 +61,11 @@ struct Events {
 }
 
 impl Replicas {
-    async fn write_all(&self, slot: &mut Option<Client>, ops: &[Op]) -> Result<(), ReplicaError> {
-        if slot.as_ref().is_none_or(Client::is_closed) {
+    async fn write_all(&self, slot: &mut Option<Conn>, ops: &[Op]) -> Result<(), ReplicaError> {
+        if slot.as_ref().is_none_or(Conn::is_closed) {
             let (client, connection) = connect(&self.url).await?;
             tokio::spawn(connection);
-            *slot = Some(client);
+            *slot = Some(Conn::new(client));
         }
         let Some(client) = slot.as_ref() else { return Ok(()) };
         let mut events = Events::default();
@@ -131,25 +130,27 @@ impl Replicas {
     }
 }
 
-/// One `INSERT` for every event waiting, then one notification per conversation among them.
-async fn write_events(client: &Client, events: &mut Events) -> Result<(), ReplicaError> {
+/// One statement for every event waiting: their `INSERT` and one notification per conversation
+/// among them, made in one commit.
+async fn write_events(client: &Conn, events: &mut Events) -> Result<(), ReplicaError> {
     if events.seqs.is_empty() {
         return Ok(());
     }
     let taken = std::mem::take(events);
-    // Only while the turn still holds its claim: a turn ended by the others writes nothing more.
+    // Only while the turn still holds its claim: a turn ended by the others writes nothing more
+    // (and wakes no one).
     client
         .execute(
-            "INSERT INTO web_turn_events (conversation, seq, data)
-             SELECT u.c, u.s, u.d FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[]) AS u(c, k, s, d)
-             WHERE EXISTS (SELECT 1 FROM web_turns t WHERE t.conversation = u.c AND t.claim = u.k)
-             ON CONFLICT DO NOTHING",
+            "WITH kept AS (
+                INSERT INTO web_turn_events (conversation, seq, data)
+                SELECT u.c, u.s, u.d FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::text[]) AS u(c, k, s, d)
+                WHERE EXISTS (SELECT 1 FROM web_turns t WHERE t.conversation = u.c AND t.claim = u.k)
+                ON CONFLICT DO NOTHING
+                RETURNING conversation
+             )
+             SELECT pg_notify('opsai_events', CAST(c AS text)) FROM (SELECT DISTINCT conversation AS c FROM kept) woken",
             &[&taken.conversations, &taken.claims, &taken.seqs, &taken.datas],
         )
         .await?;
-    let mut woken: Vec<String> = taken.conversations.iter().map(i64::to_string).collect();
-    woken.sort();
-    woken.dedup();
-    client.execute("SELECT pg_notify('opsai_events', c) FROM unnest($1::text[]) c", &[&woken]).await?;
     Ok(())
 }
