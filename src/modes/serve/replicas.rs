@@ -313,12 +313,21 @@ impl Replicas {
         wakers.entry(conversation).or_insert_with(|| watch::channel(0).0).subscribe()
     }
 
-    fn wake(&self, conversation: Option<i64>) {
+    /// Wakes the followers of each conversation a notification names (ids separated by commas).
+    fn wake_each(&self, payload: &str) {
         let wakers = self.wakers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        for (id, sender) in wakers.iter() {
-            if conversation.is_none_or(|c| c == *id) {
+        for id in payload.split(',').filter_map(|id| id.trim().parse::<i64>().ok()) {
+            if let Some(sender) = wakers.get(&id) {
                 sender.send_modify(|n| *n += 1);
             }
+        }
+    }
+
+    /// Wakes every follower (notifications may have been missed).
+    fn wake_all(&self) {
+        let wakers = self.wakers.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        for sender in wakers.values() {
+            sender.send_modify(|n| *n += 1);
         }
     }
 }
@@ -345,12 +354,12 @@ async fn listen_loop(replicas: Weak<Replicas>) {
         });
         if client.batch_execute("LISTEN opsai_events; LISTEN opsai_control; LISTEN opsai_reply").await.is_ok() {
             if let Some(strong) = replicas.upgrade() {
-                strong.wake(None);
+                strong.wake_all();
             }
             while let Some(note) = received.recv().await {
                 let Some(strong) = replicas.upgrade() else { return };
                 match note.channel() {
-                    "opsai_events" => strong.wake(note.payload().parse().ok()),
+                    "opsai_events" => strong.wake_each(note.payload()),
                     "opsai_control" => strong.clone().control(note.payload()),
                     "opsai_reply" => strong.reply(note.payload()),
                     _ => {}

@@ -130,8 +130,12 @@ impl Replicas {
     }
 }
 
-/// One statement for every event waiting: their `INSERT` and one notification per conversation
-/// among them, made in one commit.
+/// Conversation ids one notification names at most (a payload is under 8000 bytes).
+const IDS_PER_NOTIFICATION: i64 = 300;
+
+/// One statement for every event waiting: their `INSERT`, and notifications naming the
+/// conversations among them, made in one commit. A notification goes to every replica's listener,
+/// so one per batch, not one per conversation, however many turns stream at once.
 async fn write_events(client: &Conn, events: &mut Events) -> Result<(), ReplicaError> {
     if events.seqs.is_empty() {
         return Ok(());
@@ -147,9 +151,11 @@ async fn write_events(client: &Conn, events: &mut Events) -> Result<(), ReplicaE
                 WHERE EXISTS (SELECT 1 FROM web_turns t WHERE t.conversation = u.c AND t.claim = u.k)
                 ON CONFLICT DO NOTHING
                 RETURNING conversation
+             ), woken AS (
+                SELECT c, (row_number() OVER ()) / $5::bigint AS part FROM (SELECT DISTINCT conversation AS c FROM kept) d
              )
-             SELECT pg_notify('opsai_events', CAST(c AS text)) FROM (SELECT DISTINCT conversation AS c FROM kept) woken",
-            &[&taken.conversations, &taken.claims, &taken.seqs, &taken.datas],
+             SELECT pg_notify('opsai_events', string_agg(CAST(c AS text), ',')) FROM woken GROUP BY part",
+            &[&taken.conversations, &taken.claims, &taken.seqs, &taken.datas, &IDS_PER_NOTIFICATION],
         )
         .await?;
     Ok(())
