@@ -15,6 +15,14 @@ pub mod database;
 pub mod sessions;
 pub mod templates;
 
+/// Unix milliseconds now, as every store keeps time (0 before 1970, which only a broken clock
+/// reports).
+pub fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
+}
+
 /// Creates `path`'s directory, private to the user (`0700`), when it is missing. Stores hold
 /// conversations and commands, so nothing under `$OPSAI_HOME` is readable by others.
 pub(crate) fn create_private_parent(path: &std::path::Path) -> std::io::Result<()> {

@@ -38,7 +38,7 @@ mod web_tests;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use thiserror::Error;
 
@@ -235,7 +235,7 @@ impl SessionStore {
     pub fn create(&self, new: &NewConversation<'_>) -> Result<ConversationId, SessionError> {
         let request = self.redactor.redact(new.first_request);
         let title = if new.user.is_some() { cut_title(&request, web::WEB_TITLE_CHARS) } else { title_for(&request) };
-        self.backend.create(&NewRow { title: &title, new, now_ms: now_ms() })
+        self.backend.create(&NewRow { title: &title, new, now_ms: crate::store::unix_ms() })
     }
 
     /// Stores one message (redacted) at the end of conversation `id`.
@@ -252,7 +252,7 @@ impl SessionStore {
             content: &content,
             tool_calls: tool_calls.as_deref(),
             tool_call_id: message.tool_call_id.as_deref(),
-            now_ms: now_ms(),
+            now_ms: crate::store::unix_ms(),
         };
         if self.backend.append(id, &row)? { Ok(()) } else { Err(SessionError::NotFound(id)) }
     }
@@ -316,9 +316,4 @@ fn cut_title(text: &str, max: usize) -> String {
     title.truncate(title.trim_end().len());
     title.push('…');
     title
-}
-
-/// Unix milliseconds now (0 before 1970, which only a broken clock reports).
-fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |since| i64::try_from(since.as_millis()).unwrap_or(i64::MAX))
 }

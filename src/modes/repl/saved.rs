@@ -3,7 +3,6 @@
 
 use std::io::Write;
 
-use super::dirs::now_ms;
 use super::{Repl, SESSIONS_SHOWN};
 use crate::modes::common::{note, warn};
 use crate::store::sessions::ConversationId;
@@ -56,7 +55,7 @@ impl Repl<'_> {
         match store.list(SESSIONS_SHOWN) {
             Ok(list) => {
                 let mut text = Vec::new();
-                let _ = sessions_view::write_list(&mut text, &list, now_ms(), self.color);
+                let _ = sessions_view::write_list(&mut text, &list, crate::store::unix_ms(), self.color);
                 let _ = self.err().write_all(&text);
             }
             Err(err) => warn(&err.to_string()),

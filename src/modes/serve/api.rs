@@ -353,13 +353,7 @@ pub async fn queue(State(state): State<Arc<AppState>>, caller: Caller) -> Result
     let mut queue = state.pendings.queue();
     if let Some(replicas) = &state.replicas {
         // Every replica's, with this one's that are not written yet.
-        let shared = replicas.queue().await.map_err(|err| {
-            super::log(&format!("approvals: {err}"));
-            ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server's database cannot be reached: try again in a moment",
-            )
-        })?;
+        let shared = replicas.queue().await.map_err(|err| ApiError::database_down("approvals", &err, ""))?;
         let known: std::collections::HashSet<String> =
             shared.iter().filter_map(|entry| entry["request_id"].as_str().map(str::to_owned)).collect();
         queue.retain(|entry| entry["request_id"].as_str().is_none_or(|id| !known.contains(id)));

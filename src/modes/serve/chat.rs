@@ -128,14 +128,7 @@ pub async fn chat(
         let claimed = replicas.claim(id, &caller.principal.user, &turn.claim).await;
         if !matches!(claimed, Ok(true)) {
             return Err(match claimed {
-                Err(err) => {
-                    super::log(&format!("conversation {id}: {err}"));
-                    ApiError::new(
-                        StatusCode::SERVICE_UNAVAILABLE,
-                        "the server's database cannot be reached: try again in a moment",
-                    )
-                    .retry_after(Duration::from_secs(5))
-                }
+                Err(err) => ApiError::database_down(&format!("conversation {id}"), &err, ""),
                 Ok(_) => ApiError::new(
                     StatusCode::CONFLICT,
                     "a turn is already running in this conversation: wait for it (GET …/stream) or stop it (POST …/stop)",
@@ -217,11 +210,7 @@ pub async fn stop(
     } else if let Some(replicas) = &state.replicas
         && let Err(err) = replicas.stop_elsewhere(id).await
     {
-        super::log(&format!("conversation {id}: the stop was not sent: {err}"));
-        return Err(ApiError::new(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "the server's database cannot be reached, so the stop was not sent: try again in a moment",
-        ));
+        return Err(ApiError::database_down(&format!("conversation {id}"), &err, ", so the stop was not sent"));
     }
     Ok(StatusCode::NO_CONTENT)
 }

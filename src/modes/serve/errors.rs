@@ -47,6 +47,18 @@ impl ApiError {
         )
     }
 
+    /// The database (`--database`) did not answer: `context` and the reason go to the log; the
+    /// caller is told what did not happen (`outcome`, e.g. ", so the stop was not sent") and to
+    /// try again.
+    pub fn database_down(context: &str, reason: &dyn std::fmt::Display, outcome: &str) -> Self {
+        log(&format!("{context}: {reason}"));
+        Self::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("the server's database cannot be reached{outcome}: try again in a moment"),
+        )
+        .retry_after(Duration::from_secs(5))
+    }
+
     /// A failure of the server itself: logged, and said without details.
     pub fn internal(err: &dyn std::fmt::Display) -> Self {
         log(&err.to_string());

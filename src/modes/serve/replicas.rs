@@ -167,10 +167,6 @@ impl From<tokio_postgres::Error> for ReplicaError {
     }
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
-
 async fn connect(
     url: &DatabaseUrl,
 ) -> Result<(Client, tokio_postgres::Connection<tokio_postgres::Socket, tokio_postgres::tls::NoTlsStream>), ReplicaError>
@@ -267,7 +263,7 @@ impl Replicas {
             .execute(
                 "INSERT INTO web_replicas (id, seen_ms) VALUES ($1, $2)
                  ON CONFLICT (id) DO UPDATE SET seen_ms = EXCLUDED.seen_ms",
-                &[&self.id, &now_ms()],
+                &[&self.id, &crate::store::unix_ms()],
             )
             .await?;
         let live: Vec<String> = self.lock_claims().iter().map(|claim| claim.to_string()).collect();

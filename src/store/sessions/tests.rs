@@ -48,8 +48,8 @@ pub(super) fn user_version_of(path: &Path) -> i64 {
 
 /// Waits for the next millisecond, so `updated_at` orders the operations of a test.
 pub(super) fn tick() {
-    let before = super::now_ms();
-    assert!(wait_until(Duration::from_secs(1), || super::now_ms() > before), "the clock stood still");
+    let before = crate::store::unix_ms();
+    assert!(wait_until(Duration::from_secs(1), || crate::store::unix_ms() > before), "the clock stood still");
 }
 
 #[test]

@@ -144,7 +144,7 @@ fn messages_come_back_in_order_with_ids_and_times_in_seconds() {
         let ids: Vec<i64> = stored.iter().map(|m| m.id).collect();
         assert!(ids.windows(2).all(|pair| pair[0] < pair[1]), "{ids:?}");
         assert_eq!(ids[2] - ids[1], 2, "the other conversation's message took an id between: {ids:?}");
-        let now = now_ms() / 1000;
+        let now = crate::store::unix_ms() / 1000;
         assert!(stored.iter().all(|m| (now - 5..=now).contains(&m.created_at)), "{stored:?}");
         let meta = store.get_web(id).unwrap().unwrap();
         assert!((now - 5..=now).contains(&meta.created_at) && meta.updated_at >= meta.created_at, "{meta:?}");

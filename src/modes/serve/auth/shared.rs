@@ -1,10 +1,6 @@
 //! Logins kept in the database (`--database`), for [`Auth`]: a login on one replica is a login on
 //! every replica, with the same idle and single sign-on lifetimes as in memory.
 
-use std::time::Duration;
-
-use axum::http::StatusCode;
-
 use super::super::ApiError;
 use super::super::replicas::{LoginKind, Replicas, StoredLogin};
 use super::{Auth, IDLE, Principal, SSO_LIFETIME};
@@ -18,7 +14,7 @@ impl Auth {
         token: &str,
     ) -> Result<Option<(Principal, String)>, ApiError> {
         let Some(shared) = self.shared.get() else { return Ok(None) };
-        let now = now_ms();
+        let now = crate::store::unix_ms();
         let idle_cutoff = now - IDLE.as_millis() as i64;
         let found = shared.login(kind, token, idle_cutoff).await.map_err(|err| unavailable(&err))?;
         let Some(login) = found else { return Ok(None) };
@@ -32,15 +28,9 @@ impl Auth {
     }
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
-}
-
 /// The database is unreachable: nobody is let in, nobody is logged out; try again.
 pub(super) fn unavailable(err: &super::super::replicas::ReplicaError) -> ApiError {
-    super::super::log(&format!("logins: {err}"));
-    ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the server's database cannot be reached: try again in a moment")
-        .retry_after(Duration::from_secs(5))
+    ApiError::database_down("logins", err, "")
 }
 
 pub(super) async fn open_shared(
@@ -50,7 +40,7 @@ pub(super) async fn open_shared(
     principal: Principal,
     csrf: &str,
 ) -> Result<(), ApiError> {
-    let now = now_ms();
+    let now = crate::store::unix_ms();
     let _ = shared.prune_logins(now - IDLE.as_millis() as i64, now - SSO_LIFETIME.as_millis() as i64).await;
     let login = StoredLogin {
         user: principal.user,

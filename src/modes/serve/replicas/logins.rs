@@ -5,7 +5,7 @@
 use base64::Engine;
 use sha2::Digest;
 
-use super::{ReplicaError, Replicas, now_ms};
+use super::{ReplicaError, Replicas};
 use crate::cli::ServeRole;
 
 /// A session (cookie, with a CSRF token) or an API token (bearer).
@@ -90,7 +90,7 @@ impl Replicas {
                     WHERE token_hash = $1 AND kind = $2 AND seen_ms >= $4::bigint AND seen_ms < $3::bigint - 60000
                  )
                  SELECT * FROM found",
-                &[&hashed(token), &kind.name(), &now_ms(), &idle_cutoff_ms],
+                &[&hashed(token), &kind.name(), &crate::store::unix_ms(), &idle_cutoff_ms],
             )
             .await?;
         Ok(row.map(|row| StoredLogin {
@@ -113,13 +113,13 @@ impl Replicas {
                 "DELETE FROM web_sso WHERE started_ms < $1 OR state_hash IN (
                     SELECT state_hash FROM web_sso ORDER BY started_ms DESC OFFSET 1023
                  )",
-                &[&(now_ms() - 3_600_000)],
+                &[&(crate::store::unix_ms() - 3_600_000)],
             )
             .await?;
         client
             .execute(
                 "INSERT INTO web_sso (state_hash, binding_hash, verifier, nonce, started_ms) VALUES ($1, $2, $3, $4, $5)",
-                &[&hashed(state), &hashed(binding), &verifier, &nonce, &now_ms()],
+                &[&hashed(state), &hashed(binding), &verifier, &nonce, &crate::store::unix_ms()],
             )
             .await?;
         Ok(())
@@ -141,7 +141,7 @@ impl Replicas {
                 &[&hashed(state), &hashed(binding)],
             )
             .await?;
-        let fresh = |started: i64| now_ms() - started < within.as_millis() as i64;
+        let fresh = |started: i64| crate::store::unix_ms() - started < within.as_millis() as i64;
         Ok(row.filter(|row| fresh(row.get(2))).map(|row| (row.get(0), row.get(1))))
     }
 

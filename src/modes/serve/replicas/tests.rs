@@ -29,13 +29,16 @@ async fn a_login_on_one_replica_is_one_on_the_other_and_a_logout_ends_it_on_both
         credential: Some(u64::MAX - 3),
         sso: false,
         csrf: "c".into(),
-        opened_ms: now_ms(),
+        opened_ms: crate::store::unix_ms(),
     };
     a.open_login(LoginKind::Session, "tok-1", &login).await.unwrap();
     let seen = b.login(LoginKind::Session, "tok-1", 0).await.unwrap().unwrap();
     assert_eq!((seen.user.as_str(), seen.credential, seen.csrf.as_str()), ("alice", Some(u64::MAX - 3), "c"));
     assert!(b.login(LoginKind::Token, "tok-1", 0).await.unwrap().is_none(), "a session is no API token");
-    assert!(b.login(LoginKind::Session, "tok-1", now_ms() + 1000).await.unwrap().is_none(), "idle past the cutoff");
+    assert!(
+        b.login(LoginKind::Session, "tok-1", crate::store::unix_ms() + 1000).await.unwrap().is_none(),
+        "idle past the cutoff"
+    );
     let stored: String =
         a.client().await.unwrap().query_one("SELECT token_hash FROM web_logins", &[]).await.unwrap().get(0);
     assert!(!stored.contains("tok-1"), "only a hash is kept");
@@ -79,7 +82,7 @@ async fn a_gone_replicas_turn_ends_interrupted_for_its_readers_and_takes_a_new_m
     // A replica that stopped saying it is alive long ago, mid-turn, with an approval waiting.
     // In one transaction: the replicas' own heartbeats reap too, and must see all of it or none.
     let client = a.client().await.unwrap();
-    let old = now_ms() - 60_000;
+    let old = crate::store::unix_ms() - 60_000;
     client
         .batch_execute(&format!(
             "BEGIN;

@@ -10,7 +10,7 @@ use axum::response::sse::Event;
 use futures_util::Stream;
 use serde_json::{Value, json};
 
-use super::{DEAD_AFTER, Op, ReplicaError, Replicas, now_ms};
+use super::{DEAD_AFTER, Op, ReplicaError, Replicas};
 
 /// A follower reads the table again at least this often, notification or not.
 const POLL: Duration = Duration::from_secs(2);
@@ -35,7 +35,7 @@ impl Replicas {
                     DELETE FROM web_turn_events WHERE conversation IN (SELECT conversation FROM claimed)
                  )
                  SELECT count(*) FROM claimed",
-                &[&conversation, &self.id, &&**claim, &owner, &now_ms()],
+                &[&conversation, &self.id, &&**claim, &owner, &crate::store::unix_ms()],
             )
             .await;
         let claimed = made.map(|row| row.get::<_, i64>(0) == 1);
@@ -130,7 +130,7 @@ impl Replicas {
     /// its `done`, its approvals go, and its conversation takes a new message.
     pub(super) async fn reap(&self) -> Result<(), ReplicaError> {
         let client = self.client().await?;
-        let cutoff = now_ms() - DEAD_AFTER.as_millis() as i64;
+        let cutoff = crate::store::unix_ms() - DEAD_AFTER.as_millis() as i64;
         let error = json!({
             "type": "error",
             "kind": INTERRUPTED,
@@ -174,7 +174,7 @@ impl Replicas {
             .execute(
                 "DELETE FROM web_turn_events e WHERE e.kept_ms < $1
                  AND NOT EXISTS (SELECT 1 FROM web_turns t WHERE t.conversation = e.conversation)",
-                &[&(now_ms() - 60_000)],
+                &[&(crate::store::unix_ms() - 60_000)],
             )
             .await?;
         Ok(())
