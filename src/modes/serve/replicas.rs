@@ -16,6 +16,7 @@
 mod conn;
 mod control;
 mod logins;
+mod schema;
 mod turns;
 mod writer;
 
@@ -28,6 +29,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_postgres::{AsyncMessage, Client, NoTls};
 
 use conn::Conn;
+use schema::MIGRATIONS;
 
 pub use control::AnswerRequest;
 pub use logins::{LoginKind, StoredLogin};
@@ -46,54 +48,6 @@ const FENCE_AFTER: Duration = Duration::from_secs(6);
 /// Query connections, used in turn: one connection runs its queries one after another, each
 /// write waiting for its commit, so requests at once (a burst of chats) would queue behind one.
 const CONNECTIONS: usize = 4;
-
-/// The replicas' tables, one step per version (append only).
-const MIGRATIONS: &[&str] = &[
-    "CREATE TABLE web_replicas (id TEXT PRIMARY KEY, seen_ms BIGINT NOT NULL);
-    CREATE TABLE web_logins (
-        token_hash TEXT PRIMARY KEY,
-        kind TEXT NOT NULL,
-        user_name TEXT NOT NULL,
-        role TEXT NOT NULL,
-        credential BIGINT,
-        sso BOOLEAN NOT NULL,
-        csrf TEXT NOT NULL,
-        opened_ms BIGINT NOT NULL,
-        seen_ms BIGINT NOT NULL
-    );
-    CREATE TABLE web_turns (
-        conversation BIGINT PRIMARY KEY,
-        replica TEXT NOT NULL,
-        claim TEXT NOT NULL,
-        owner TEXT NOT NULL,
-        started_ms BIGINT NOT NULL
-    );
-    CREATE TABLE web_turn_events (
-        conversation BIGINT NOT NULL,
-        seq BIGINT NOT NULL,
-        data TEXT NOT NULL,
-        kept_ms BIGINT NOT NULL DEFAULT (extract(epoch FROM clock_timestamp()) * 1000)::bigint,
-        PRIMARY KEY (conversation, seq)
-    );
-    CREATE TABLE web_pendings (
-        request_id TEXT PRIMARY KEY,
-        replica TEXT NOT NULL,
-        conversation BIGINT NOT NULL,
-        call_id TEXT NOT NULL,
-        owner TEXT NOT NULL,
-        request TEXT NOT NULL,
-        since BIGINT NOT NULL
-    );
-    CREATE INDEX web_pendings_by_call ON web_pendings (call_id);",
-    // 2: single sign-on logins started on one replica, finished on another.
-    "CREATE TABLE web_sso (
-        state_hash TEXT PRIMARY KEY,
-        binding_hash TEXT NOT NULL,
-        verifier TEXT NOT NULL,
-        nonce TEXT NOT NULL,
-        started_ms BIGINT NOT NULL
-    );",
-];
 
 /// A write the writer task makes, in the order they were sent.
 /// A turn's writes name its claim: once another turn holds the conversation, they change nothing.
