@@ -304,12 +304,27 @@ impl Redactor {
             let joined_lower = joined.text.to_ascii_lowercase();
             let triggered = patterns::triggered(&joined_lower);
             let tokens = patterns::PATTERNS.iter().enumerate().filter(|(rank, p)| triggered[*rank] && p.is_token());
+            // What each pattern finds in the text as it is: a token already whole before a break.
+            let found: Vec<(usize, Range<usize>)> = spans.iter().map(|span| (span.rank, span.range.clone())).collect();
             for (rank, pattern) in tokens {
                 pattern.find(&joined.text, &joined_lower, &mut |range, kind| {
                     let pieces = joined.original(range);
                     // One piece: found in the text as it is already.
-                    if pieces.len() > 1 {
-                        spans.extend(pieces.into_iter().map(|range| Span { range, kind: kind.into(), rank }));
+                    if pieces.len() < 2 {
+                        return;
+                    }
+                    // A token whole before the break ends there, unless the next lines hold nothing
+                    // else (a wrapped tail): `ghp_…\nnot-inherited` keeps its second line.
+                    let head = &pieces[0];
+                    let whole_before =
+                        found.iter().any(|(r, f)| *r == rank && f.start <= head.start && f.end == head.end);
+                    let kept = pieces
+                        .into_iter()
+                        .enumerate()
+                        .filter(|(n, piece)| *n == 0 || !whole_before || fills_line(text, piece));
+                    let kept: Vec<Range<usize>> = kept.map(|(_, piece)| piece).collect();
+                    if kept.len() > 1 || !whole_before {
+                        spans.extend(kept.into_iter().map(|range| Span { range, kind: kind.into(), rank }));
                     }
                 });
             }
@@ -361,6 +376,17 @@ struct Span {
 
 /// Removes the parts of each span that lie inside a kept marker; what is left of a span stays a secret.
 /// `kept` is sorted and disjoint, so this is a merge, not a product.
+/// Whether `piece` is a whole line of `text` (between breaks, or the `\n` escapes of a JSON string).
+fn fills_line(text: &str, piece: &Range<usize>) -> bool {
+    let before = &text[..piece.start];
+    let after = &text[piece.end..];
+    let starts =
+        before.is_empty() || before.ends_with(['\n', '\r']) || before.ends_with("\\n") || before.ends_with("\\r");
+    let ends =
+        after.is_empty() || after.starts_with(['\n', '\r']) || after.starts_with("\\n") || after.starts_with("\\r");
+    starts && ends
+}
+
 fn clip(spans: Vec<Span>, kept: &[Range<usize>]) -> Vec<Span> {
     if kept.is_empty() {
         return spans;

@@ -469,3 +469,23 @@ fn keeps_look_alikes(#[case] text: &str) {
 }
 
 mod issue21;
+
+#[test]
+fn a_token_whole_before_a_line_break_leaves_the_next_line_alone_but_a_wrapped_tail_is_masked() {
+    let r = Redactor::new([]);
+    let token = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
+    for (text, expected) in [
+        (format!("{token}\nnot-inherited\n"), "[REDACTED:github]\nnot-inherited\n"),
+        (format!("GITHUB_TOKEN={token}\nGOPATH=/go\n"), "GITHUB_TOKEN=[REDACTED:github]\nGOPATH=/go\n"),
+        (format!("{token}\nDone in 3s"), "[REDACTED:github]\nDone in 3s"),
+        // Cut short of a whole token on its first line: the rest is on the next.
+        (
+            "token ghp_1234567890abcdefghij\nABCDEFGHIJ123456 end".to_owned(),
+            "token [REDACTED:github]\n[REDACTED:github] end",
+        ),
+        // Whole on its first line, and the next line holds nothing else: a wrapped tail.
+        (format!("{token}\nXYZ789\n"), "[REDACTED:github]\n[REDACTED:github]\n"),
+    ] {
+        assert_eq!(r.redact(&text), expected, "{text:?}");
+    }
+}
