@@ -181,7 +181,11 @@ impl Parts {
         let audit = audit_log(&config, paths, redactor.clone());
         let policy = config.policy()?;
         let model = model_client(&config.llm)?.with_tool_setting(tool_setting(&config.llm, paths));
-        let executor = Box::new(PtyExecutor::new().with_capture(config.exec.capture_head, config.exec.capture_tail));
+        let executor = Box::new(
+            PtyExecutor::new()
+                .with_capture(config.exec.capture_head, config.exec.capture_tail)
+                .without_env(&config.exec.hidden_env),
+        );
         let backups = Backups::new(paths.backups_dir());
         // OPSAI_NONINTERACTIVE=1 behaves as if there were no terminal (docs/usage.md): it
         // can only take approvals away.
@@ -215,7 +219,9 @@ impl Parts {
     /// master connection and collects the host's environment in one round trip; returns it for
     /// the prompt (its working directory is the remote login directory).
     pub(crate) async fn set_host(&mut self, paths: &Paths, host: Option<&str>) -> Result<Option<EnvContext>, SshError> {
-        let local = PtyExecutor::new().with_capture(self.config.exec.capture_head, self.config.exec.capture_tail);
+        let local = PtyExecutor::new()
+            .with_capture(self.config.exec.capture_head, self.config.exec.capture_tail)
+            .without_env(&self.config.exec.hidden_env);
         let Some(host) = host else {
             self.executor = Box::new(local);
             self.files = Box::new(LocalFs);

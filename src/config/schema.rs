@@ -234,6 +234,10 @@ pub struct ExecConfig {
     /// Characters kept from the end of a command's output for the model.
     #[serde(default = "default_capture")]
     pub capture_tail: usize,
+    /// Variables of opsai's own environment no command gets: set by `opsai serve --database` (its
+    /// database password is the server's, not a command's), never read from a file.
+    #[serde(skip)]
+    pub hidden_env: Vec<String>,
 }
 
 fn default_exec_timeout() -> u64 {
@@ -382,7 +386,12 @@ impl Default for AgentConfig {
 
 impl Default for ExecConfig {
     fn default() -> Self {
-        Self { timeout_s: default_exec_timeout(), capture_head: default_capture(), capture_tail: default_capture() }
+        Self {
+            timeout_s: default_exec_timeout(),
+            capture_head: default_capture(),
+            capture_tail: default_capture(),
+            hidden_env: Vec::new(),
+        }
     }
 }
 

@@ -69,11 +69,19 @@ pub struct PtyExecutor {
     capture_head: usize,
     capture_tail: usize,
     env: Vec<(OsString, OsString)>,
+    /// Variables of opsai's environment that no command gets (`exec.hidden_env`).
+    hidden: Vec<OsString>,
 }
 
 impl Default for PtyExecutor {
     fn default() -> Self {
-        Self { size: None, capture_head: DEFAULT_CAPTURE_HEAD, capture_tail: DEFAULT_CAPTURE_TAIL, env: Vec::new() }
+        Self {
+            size: None,
+            capture_head: DEFAULT_CAPTURE_HEAD,
+            capture_tail: DEFAULT_CAPTURE_TAIL,
+            env: Vec::new(),
+            hidden: Vec::new(),
+        }
     }
 }
 
@@ -93,6 +101,12 @@ impl PtyExecutor {
     pub(crate) fn with_capture(mut self, head: usize, tail: usize) -> Self {
         self.capture_head = head;
         self.capture_tail = tail;
+        self
+    }
+
+    /// These variables of opsai's own environment are given to no command.
+    pub(crate) fn without_env(mut self, names: &[String]) -> Self {
+        self.hidden.extend(names.iter().map(OsString::from));
         self
     }
 
@@ -131,6 +145,9 @@ impl PtyExecutor {
         // without unsafe code).
         cmd.env_remove("OPSAI_SERVE_TOKEN");
         cmd.env_remove("OPSAI_DATABASE_URL");
+        for name in &self.hidden {
+            cmd.env_remove(name);
+        }
         if request.sandbox == Some(SandboxProfile::Strict) {
             // The helper removes them too; removing them here covers macOS's sandbox-exec.
             let secret: Vec<OsString> = cmd

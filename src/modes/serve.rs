@@ -182,7 +182,11 @@ struct Setup {
 }
 
 async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<u8> {
-    let Setup { config, context, mode, addr, host_sets, telemetry, limits, audit_copy } = setup;
+    let Setup { mut config, context, mode, addr, host_sets, telemetry, limits, audit_copy } = setup;
+    if args.database.is_some() {
+        // How the server itself reaches its database (crate::store::database reads them).
+        config.exec.hidden_env = vec!["PGPASSWORD".into(), "PGPASSFILE".into()];
+    }
     let mut home_lock = match lock::HomeLock::take(&paths.sessions_db().with_file_name("serve.lock")) {
         Ok(lock) => lock,
         Err(err) => {

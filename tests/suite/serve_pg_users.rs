@@ -123,13 +123,17 @@ async fn an_approved_command_is_in_the_audit_table_with_who_asked_and_who_approv
     let env = TestEnv::new();
     assert!(add(&env, &url, "alice", "operator", "alice-password").status.success());
     assert!(add(&env, &url, "bob", "viewer", "bob-password").status.success());
-    let command = format!("printenv OPSAI_DATABASE_URL || echo not-inherited; touch \"$HOME/made\" && echo {TOKEN}");
+    let command = format!(
+        "printenv OPSAI_DATABASE_URL || echo not-inherited; env | cut -d= -f1 | grep -qx PGPASSWORD || echo no-pg-password; \
+         touch \"$HOME/made\" && echo {TOKEN}"
+    );
     let mock = MockLlm::start([
         reply_tool_call("v1", "run_command", json!({"command": command, "why": "bob asked"})),
         reply_text("Made it."),
     ]);
-    // The URL from the environment, which commands do not inherit (it may hold the password).
-    let server = Server::builder(&env).mock(&mock).env("OPSAI_DATABASE_URL", &url).start();
+    // The URL and a password from the environment, which commands do not inherit.
+    let server =
+        Server::builder(&env).mock(&mock).env("OPSAI_DATABASE_URL", &url).env("PGPASSWORD", "pg-secret-7").start();
     let (alice, bob) = (server.login("alice", "alice-password").await, server.login("bob", "bob-password").await);
     let id = bob.new_conversation().await;
     let mut events = bob.chat(id, "make a file").await;
@@ -137,12 +141,15 @@ async fn an_approved_command_is_in_the_audit_table_with_who_asked_and_who_approv
     let body = json!({"decision": "approve", "conversation_id": id, "command": request["command"],
                       "request_id": request["request_id"]});
     let answer = alice.request(Method::POST, "/api/v2/ai/approvals/v1").json(&body);
-    assert_eq!(alice.send(answer).await.0, StatusCode::NO_CONTENT);
+    let sent = alice.send(answer).await;
+    assert_eq!(sent.0, StatusCode::NO_CONTENT, "{sent:?} {request}");
     let rest = events.collect().await;
     assert_eq!(rest.last().unwrap()["outcome"], "answer", "{rest:?}");
     assert!(env.user_home().join("made").exists(), "the operator's yes ran it");
     let result = rest.iter().find(|e| e["kind"] == "tool_result").expect("the result");
-    assert!(result["content"].as_str().unwrap().contains("not-inherited"), "commands do not inherit the URL: {result}");
+    let output = result["content"].as_str().unwrap();
+    assert!(output.contains("not-inherited"), "commands do not inherit the URL: {result}");
+    assert!(output.contains("no-pg-password"), "nor the server's database password: {result}");
 
     let file = std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap();
     let file_line = file.lines().find(|line| line.contains("touch")).expect("the file has the line").to_owned();

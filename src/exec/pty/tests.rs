@@ -316,3 +316,14 @@ fn incomplete_suffixes() {
     assert_eq!(incomplete_utf8_suffix(b"a\xff"), 0);
     assert_eq!(incomplete_utf8_suffix(b"\x80\x80\x80"), 0);
 }
+
+#[tokio::test]
+async fn a_hidden_variable_reaches_no_command() {
+    let executor = PtyExecutor::new()
+        .with_size(24, 80)
+        .with_env("OPSAI_HIDDEN_TEST", "s3cret")
+        .without_env(&["OPSAI_HIDDEN_TEST".to_owned()]);
+    let out = run_full(executor, "echo \"[${OPSAI_HIDDEN_TEST-unset}]\"", Duration::from_secs(20), None).await;
+    let live = String::from_utf8_lossy(&out.live);
+    assert!(live.contains("[unset]") && !live.contains("s3cret"), "{live:?}");
+}
