@@ -25,6 +25,7 @@ mod auth;
 mod chat;
 mod errors;
 mod events;
+mod grants;
 mod headers;
 mod host_sets;
 mod hosts;

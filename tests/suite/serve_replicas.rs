@@ -204,3 +204,34 @@ async fn a_replica_killed_mid_turn_leaves_the_turn_interrupted_and_the_other_tak
     assert_eq!(contents.first().map(|c| c.as_str()), Some(Some("make a file")), "{messages}");
     assert_eq!(contents.last().map(|c| c.as_str()), Some(Some("Still here.")), "{messages}");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn an_operators_approval_for_the_session_holds_for_the_next_turn_on_the_other_replica() {
+    let made = tempfile::tempdir().unwrap();
+    let touch = |name: &str| format!("touch '{}/{name}'", made.path().display());
+    let mock = MockLlm::start([
+        reply_tool_call("g1", "run_command", json!({"command": touch("first"), "why": "asked"})),
+        reply_text("First made."),
+        reply_tool_call("g2", "run_command", json!({"command": touch("second"), "why": "asked"})),
+        reply_text("Second made."),
+    ]);
+    let Some(team) = team(&mock) else { return };
+    let alice = team.login("alice", "alice-password").await;
+    let id = alice.new_conversation().await;
+    let on_a = team.on(&alice, 0);
+    let mut first = Events::open(chat(&on_a, id, "make the first file")).await;
+    let request = first.until(|e| e["kind"] == "request").await;
+    assert!(!request["grant"].is_null(), "a grant is offered: {request}");
+    let answer = json!({"decision": "approve_session", "conversation_id": id, "request_id": request["request_id"]});
+    let (status, body) = on_a.send(on_a.request(Method::POST, "/api/v2/ai/approvals/g1").json(&answer)).await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    assert_eq!(first.collect().await.last().unwrap()["outcome"], "answer");
+    assert!(made.path().join("first").exists());
+
+    // The next turn runs on the other replica: the same kind of command runs without asking.
+    let on_b = team.on(&alice, 1);
+    let second = Events::open(chat(&on_b, id, "make the second file")).await.collect().await;
+    assert_eq!(second.last().unwrap()["outcome"], "answer", "{second:#?}");
+    assert!(!second.iter().any(|e| e["kind"] == "request"), "asked again on the other replica: {second:#?}");
+    assert!(made.path().join("second").exists(), "{second:#?}");
+}

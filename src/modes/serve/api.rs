@@ -248,9 +248,7 @@ pub async fn remove(
         replicas.ended(id, std::time::Duration::from_secs(10)).await;
     }
     blocking(&state, move |state| state.store.delete(id)).await?.map_err(|err| ApiError::internal(&err))?;
-    if let Ok(mut grants) = state.grants.lock() {
-        grants.retain(|(conversation, _), _| *conversation != id);
-    }
+    super::grants::forget(&state, id).await;
     Ok(StatusCode::NO_CONTENT)
 }
 

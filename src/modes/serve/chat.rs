@@ -6,7 +6,6 @@
 //! changes nothing. `done` is always the last event: the loop's own is held back until the turn
 //! is no longer running, so a new message right after it is not refused as busy.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -312,18 +311,8 @@ async fn drive(
         fleet: fleet.as_ref(),
         ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
     };
-    // Grants are an operator's: whoever is not one now (demoted, or a new user under a removed
-    // one's name) neither uses nor keeps them.
     let operator = principal.role == ServeRole::Operator;
-    let key = (id, principal.user.clone());
-    let grants = match state.grants.lock() {
-        Ok(mut grants) if !operator => {
-            grants.remove(&key);
-            HashSet::new()
-        }
-        Ok(grants) => grants.get(&key).cloned().unwrap_or_default(),
-        Err(_) => HashSet::new(),
-    };
+    let grants = super::grants::take(state, id, &principal.user, operator).await;
     // On a fleet the prompt says where commands run, and each host starts in its login directory.
     let (environment, cwd) = match &fleet {
         Some(fleet) => (format!("{}{}", state.environment, fleet.environment()), std::path::PathBuf::from(".")),
@@ -360,7 +349,7 @@ async fn drive(
     let mut done = done.unwrap_or_else(events::done);
     done["outcome"] = outcome.into();
     if operator {
-        keep_grants(&state.grants, turn, key, std::mem::take(&mut agent.state.grants));
+        super::grants::keep(state, turn, &principal.user, std::mem::take(&mut agent.state.grants)).await;
     }
     drop(agent);
     if let Some(warning) = conversation.take_warning() {
@@ -382,18 +371,3 @@ fn store_failed(turn: &Turn, warning: &str) {
         ),
     }));
 }
-
-type Grants = std::sync::Mutex<std::collections::HashMap<(i64, String), HashSet<String>>>;
-
-/// Keeps a turn's grants for the conversation's next turns, unless it is being deleted: checked
-/// under the lock the delete drops the grants with, so they are dropped or never kept.
-fn keep_grants(grants: &Grants, turn: &Turn, key: (i64, String), given: HashSet<String>) {
-    if let Ok(mut grants) = grants.lock()
-        && !turn.is_deleted()
-    {
-        grants.insert(key, given);
-    }
-}
-
-#[cfg(test)]
-mod tests;

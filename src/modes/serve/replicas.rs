@@ -15,6 +15,7 @@
 
 mod conn;
 mod control;
+mod grants;
 mod logins;
 mod schema;
 mod turns;

@@ -46,4 +46,11 @@ pub(super) const MIGRATIONS: &[&str] = &[
         nonce TEXT NOT NULL,
         started_ms BIGINT NOT NULL
     );",
+    // 3: operators' "always this session" grants, for the conversation's turns on any replica.
+    "CREATE TABLE web_grants (
+        conversation BIGINT NOT NULL,
+        user_name TEXT NOT NULL,
+        grant_key TEXT NOT NULL,
+        PRIMARY KEY (conversation, user_name, grant_key)
+    );",
 ];

@@ -162,3 +162,26 @@ async fn a_query_is_parsed_once_per_connection_and_requests_spread_over_the_conn
     }
     assert_eq!(backends.len(), CONNECTIONS, "requests at once do not queue behind one connection");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn grants_kept_on_one_replica_are_the_next_turns_on_another_while_the_turn_held_its_claim() {
+    let Some(server) = PgServer::start() else { return };
+    tokio::task::block_in_place(|| server.database("g"));
+    let (a, b) = (replica(&server, "g").await, replica(&server, "g").await);
+    let claim: Arc<str> = "claim-1".into();
+    assert!(a.claim(7, "alice", &claim).await.unwrap());
+    let given = std::collections::HashSet::from(["run_command:touch".to_owned(), "run_command:rm".to_owned()]);
+    a.keep_grants(7, "alice", &claim, &given).await.unwrap();
+    assert_eq!(b.grants(7, "alice").await.unwrap(), given, "the next turn, on the other replica");
+    assert!(b.grants(7, "bob").await.unwrap().is_empty(), "an operator's own");
+    let fewer = std::collections::HashSet::from(["run_command:touch".to_owned()]);
+    a.keep_grants(7, "alice", &claim, &fewer).await.unwrap();
+    assert_eq!(b.grants(7, "alice").await.unwrap(), fewer, "replaced, not added to");
+    // A turn that no longer holds its claim (ended by the others, or its conversation deleted)
+    // keeps nothing.
+    a.finish(7, &claim, 0, "{}".into()).await;
+    a.keep_grants(7, "alice", &claim, &given).await.unwrap();
+    assert_eq!(b.grants(7, "alice").await.unwrap(), fewer);
+    b.drop_grants(7, None).await.unwrap();
+    assert!(a.grants(7, "alice").await.unwrap().is_empty(), "a deleted conversation's grants go");
+}
