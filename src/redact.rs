@@ -313,15 +313,16 @@ impl Redactor {
                     if pieces.len() < 2 {
                         return;
                     }
-                    // A token whole before the break ends there, unless the next lines hold nothing
-                    // else (a wrapped tail): `ghp_…\nnot-inherited` keeps its second line.
+                    // A token whole before the break (most patterns have no fixed length) goes on
+                    // after it only with what reads as its tail: `ghp_…\nnot-inherited` keeps its
+                    // second line, a long key wrapped mid-way does not.
                     let head = &pieces[0];
                     let whole_before =
                         found.iter().any(|(r, f)| *r == rank && f.start <= head.start && f.end == head.end);
                     let kept = pieces
                         .into_iter()
                         .enumerate()
-                        .filter(|(n, piece)| *n == 0 || !whole_before || fills_line(text, piece));
+                        .filter(|(n, piece)| *n == 0 || !whole_before || looks_like_tail(text, piece));
                     let kept: Vec<Range<usize>> = kept.map(|(_, piece)| piece).collect();
                     if kept.len() > 1 || !whole_before {
                         spans.extend(kept.into_iter().map(|range| Span { range, kind: kind.into(), rank }));
@@ -374,8 +375,15 @@ struct Span {
     rank: usize,
 }
 
-/// Removes the parts of each span that lie inside a kept marker; what is left of a span stays a secret.
-/// `kept` is sorted and disjoint, so this is a merge, not a product.
+/// Whether `piece`, the text after a line break that a token's pattern would take as its tail,
+/// reads as one: token material (letters and digits mixed, or too long for a word) or a whole line
+/// of its own (a wrapped tail). `not` of `not-inherited`, `GOPATH` and `Done` are words.
+fn looks_like_tail(text: &str, piece: &Range<usize>) -> bool {
+    let tail = &text[piece.clone()];
+    let mixed = tail.bytes().any(|b| b.is_ascii_digit()) && tail.bytes().any(|b| b.is_ascii_alphabetic());
+    mixed || tail.len() >= 16 || fills_line(text, piece)
+}
+
 /// Whether `piece` is a whole line of `text` (between breaks, or the `\n` escapes of a JSON string).
 fn fills_line(text: &str, piece: &Range<usize>) -> bool {
     let before = &text[..piece.start];
@@ -387,6 +395,8 @@ fn fills_line(text: &str, piece: &Range<usize>) -> bool {
     starts && ends
 }
 
+/// Removes the parts of each span that lie inside a kept marker; what is left of a span stays a secret.
+/// `kept` is sorted and disjoint, so this is a merge, not a product.
 fn clip(spans: Vec<Span>, kept: &[Range<usize>]) -> Vec<Span> {
     if kept.is_empty() {
         return spans;

@@ -188,6 +188,12 @@ async fn serve(paths: &Paths, args: &ServeArgs, setup: Setup) -> anyhow::Result<
         // How the server itself reaches its database (crate::store::database reads them).
         config.exec.hidden_env = vec!["PGPASSWORD".into(), "PGPASSFILE".into()];
     }
+    // Approved commands run as the server's user: without this they could read its environment
+    // (the database password, the access token) in /proc/PID/environ.
+    #[cfg(target_os = "linux")]
+    if let Err(err) = nix::sys::prctl::set_dumpable(false) {
+        log(&format!("cannot keep this process's environment from its commands: {err}"));
+    }
     let mut home_lock = match lock::HomeLock::take(&paths.sessions_db().with_file_name("serve.lock")) {
         Ok(lock) => lock,
         Err(err) => {

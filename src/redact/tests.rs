@@ -485,6 +485,15 @@ fn a_token_whole_before_a_line_break_leaves_the_next_line_alone_but_a_wrapped_ta
         ),
         // Whole on its first line, and the next line holds nothing else: a wrapped tail.
         (format!("{token}\nXYZ789\n"), "[REDACTED:github]\n[REDACTED:github]\n"),
+        // A long key hard-wrapped mid-way, its tail followed by more text: still one secret.
+        (
+            "{\"key\": \"sk-proj-AbCdEfGhIjKlMnOpQrStUvWxYz0123456789\nQwErTy7UiOp9AsDfGh\", \"org\": 1}".to_owned(),
+            "{\"key\": \"[REDACTED:openai]\n[REDACTED:openai]\", \"org\": 1}",
+        ),
+        (
+            "github_pat_11ABCDEFG0123456789abcdefghijk\nKLMNOPqrstu12345; echo ok".to_owned(),
+            "[REDACTED:github]\n[REDACTED:github]; echo ok",
+        ),
     ] {
         assert_eq!(r.redact(&text), expected, "{text:?}");
     }

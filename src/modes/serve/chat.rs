@@ -209,7 +209,11 @@ pub async fn stop(
     } else if let Some(replicas) = &state.replicas
         && let Err(err) = replicas.stop_elsewhere(id).await
     {
-        return Err(ApiError::database_down(&format!("conversation {id}"), &err, ", so the stop was not sent"));
+        return Err(ApiError::database_down(
+            &format!("conversation {id}: the stop was not sent"),
+            &err,
+            ", so the stop was not sent",
+        ));
     }
     Ok(StatusCode::NO_CONTENT)
 }
@@ -312,7 +316,7 @@ async fn drive(
         ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
     };
     let operator = principal.role == ServeRole::Operator;
-    let grants = super::grants::take(state, id, &principal.user, operator).await;
+    let grants = super::grants::take(state, id, principal).await;
     // On a fleet the prompt says where commands run, and each host starts in its login directory.
     let (environment, cwd) = match &fleet {
         Some(fleet) => (format!("{}{}", state.environment, fleet.environment()), std::path::PathBuf::from(".")),
@@ -349,7 +353,7 @@ async fn drive(
     let mut done = done.unwrap_or_else(events::done);
     done["outcome"] = outcome.into();
     if operator {
-        super::grants::keep(state, turn, &principal.user, std::mem::take(&mut agent.state.grants)).await;
+        super::grants::keep(state, turn, principal, std::mem::take(&mut agent.state.grants)).await;
     }
     drop(agent);
     if let Some(warning) = conversation.take_warning() {

@@ -4,20 +4,24 @@
 
 use std::collections::HashSet;
 
+use super::auth::Principal;
 use super::state::AppState;
 use super::turn::Turn;
+use crate::cli::ServeRole;
 
 pub type Grants = std::sync::Mutex<std::collections::HashMap<(i64, String), HashSet<String>>>;
 
-/// The grants a turn of `conversation` by `user` starts with. Grants are an operator's: whoever
-/// is not one now (demoted, or a new user under a removed one's name) neither uses nor keeps them.
+/// The grants a turn of `conversation` by `principal` starts with. Grants are an operator's:
+/// whoever is not one now (demoted, or a new user under a removed one's name) neither uses nor
+/// keeps them.
 /// A database that cannot be read gives none (the user is asked again).
-pub async fn take(state: &AppState, conversation: i64, user: &str, operator: bool) -> HashSet<String> {
+pub async fn take(state: &AppState, conversation: i64, principal: &Principal) -> HashSet<String> {
+    let (user, operator) = (principal.user.as_str(), principal.role == ServeRole::Operator);
     if let Some(replicas) = &state.replicas {
         let found = if operator {
-            replicas.grants(conversation, user).await
+            replicas.grants(conversation, user, principal.credential).await
         } else {
-            replicas.drop_grants(conversation, Some(user)).await.map(|()| HashSet::new())
+            replicas.drop_grants(conversation, user).await.map(|()| HashSet::new())
         };
         return found.unwrap_or_else(|err| {
             super::log(&format!("conversation {conversation}: grants not read: {err}"));
@@ -38,10 +42,12 @@ pub async fn take(state: &AppState, conversation: i64, user: &str, operator: boo
 /// Keeps a turn's grants for the conversation's next turns, unless it is being deleted. In the
 /// database only while the turn still holds its claim: a delete (which waits for the turn to end)
 /// then drops them, on any replica.
-pub async fn keep(state: &AppState, turn: &Turn, user: &str, given: HashSet<String>) {
+pub async fn keep(state: &AppState, turn: &Turn, principal: &Principal, given: HashSet<String>) {
+    let user = principal.user.as_str();
     if let Some(replicas) = &state.replicas {
         if !turn.is_deleted()
-            && let Err(err) = replicas.keep_grants(turn.conversation, user, &turn.claim, &given).await
+            && let Err(err) =
+                replicas.keep_grants(turn.conversation, user, principal.credential, &turn.claim, &given).await
         {
             super::log(&format!("conversation {}: grants not kept: {err}", turn.conversation));
         }
@@ -59,15 +65,15 @@ fn keep_local(grants: &Grants, turn: &Turn, key: (i64, String), given: HashSet<S
     }
 }
 
-/// Drops every grant of a deleted conversation.
+/// Drops every grant of a deleted conversation (with `--database`, its turn's claim too).
 pub async fn forget(state: &AppState, conversation: i64) {
     if let Ok(mut grants) = state.grants.lock() {
         grants.retain(|(id, _), _| *id != conversation);
     }
     if let Some(replicas) = &state.replicas
-        && let Err(err) = replicas.drop_grants(conversation, None).await
+        && let Err(err) = replicas.forget_conversation(conversation).await
     {
-        super::log(&format!("conversation {conversation}: grants not dropped: {err}"));
+        super::log(&format!("conversation {conversation}: its grants and turn were not dropped: {err}"));
     }
 }
 

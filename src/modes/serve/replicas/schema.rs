@@ -50,6 +50,7 @@ pub(super) const MIGRATIONS: &[&str] = &[
     "CREATE TABLE web_grants (
         conversation BIGINT NOT NULL,
         user_name TEXT NOT NULL,
+        credential BIGINT,
         grant_key TEXT NOT NULL,
         PRIMARY KEY (conversation, user_name, grant_key)
     );",

@@ -147,20 +147,23 @@ async fn a_query_is_parsed_once_per_connection_and_requests_spread_over_the_conn
     let Some(server) = PgServer::start() else { return };
     tokio::task::block_in_place(|| server.database("p"));
     let a = replica(&server, "p").await;
-    let mut backends = std::collections::HashSet::new();
+    // Per backend, the name its prepared copy of this very query has: one name for every call
+    // (prepared once and reused), where a statement prepared per call gets a new name each time.
+    let mut names: HashMap<i32, std::collections::HashSet<String>> = HashMap::new();
     for _ in 0..3 * CONNECTIONS {
         let conn = a.client().await.unwrap();
         let row = conn
             .query_one(
-                "SELECT pg_backend_pid(), (SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE 'SELECT pg_backend_pid()%')",
+                "SELECT pg_backend_pid(), (SELECT string_agg(name, ',') FROM pg_prepared_statements
+                 WHERE statement LIKE 'SELECT pg_backend_pid(), (SELECT string_agg(name%')",
                 &[],
             )
             .await
             .unwrap();
-        backends.insert(row.get::<_, i32>(0));
-        assert_eq!(row.get::<_, i64>(1), 1, "the statement is prepared once on its connection, then reused");
+        names.entry(row.get(0)).or_default().insert(row.get(1));
     }
-    assert_eq!(backends.len(), CONNECTIONS, "requests at once do not queue behind one connection");
+    assert_eq!(names.len(), CONNECTIONS, "requests at once do not queue behind one connection: {names:?}");
+    assert!(names.values().all(|seen| seen.len() == 1), "prepared once per connection: {names:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -171,17 +174,17 @@ async fn grants_kept_on_one_replica_are_the_next_turns_on_another_while_the_turn
     let claim: Arc<str> = "claim-1".into();
     assert!(a.claim(7, "alice", &claim).await.unwrap());
     let given = std::collections::HashSet::from(["run_command:touch".to_owned(), "run_command:rm".to_owned()]);
-    a.keep_grants(7, "alice", &claim, &given).await.unwrap();
-    assert_eq!(b.grants(7, "alice").await.unwrap(), given, "the next turn, on the other replica");
-    assert!(b.grants(7, "bob").await.unwrap().is_empty(), "an operator's own");
+    a.keep_grants(7, "alice", Some(9), &claim, &given).await.unwrap();
+    assert_eq!(b.grants(7, "alice", Some(9)).await.unwrap(), given, "the next turn, on the other replica");
+    assert!(b.grants(7, "bob", Some(9)).await.unwrap().is_empty(), "an operator's own");
+    assert!(b.grants(7, "alice", Some(10)).await.unwrap().is_empty(), "given under her old password");
     let fewer = std::collections::HashSet::from(["run_command:touch".to_owned()]);
-    a.keep_grants(7, "alice", &claim, &fewer).await.unwrap();
-    assert_eq!(b.grants(7, "alice").await.unwrap(), fewer, "replaced, not added to");
-    // A turn that no longer holds its claim (ended by the others, or its conversation deleted)
-    // keeps nothing.
-    a.finish(7, &claim, 0, "{}".into()).await;
-    a.keep_grants(7, "alice", &claim, &given).await.unwrap();
-    assert_eq!(b.grants(7, "alice").await.unwrap(), fewer);
-    b.drop_grants(7, None).await.unwrap();
-    assert!(a.grants(7, "alice").await.unwrap().is_empty(), "a deleted conversation's grants go");
+    a.keep_grants(7, "alice", Some(9), &claim, &fewer).await.unwrap();
+    assert_eq!(b.grants(7, "alice", Some(9)).await.unwrap(), fewer, "replaced, not added to");
+    // The conversation deleted (on the other replica) while the turn still runs: its grants go,
+    // and the turn, no longer holding a claim, keeps nothing after.
+    b.forget_conversation(7).await.unwrap();
+    assert!(a.grants(7, "alice", Some(9)).await.unwrap().is_empty(), "a deleted conversation's grants go");
+    a.keep_grants(7, "alice", Some(9), &claim, &given).await.unwrap();
+    assert!(b.grants(7, "alice", Some(9)).await.unwrap().is_empty(), "kept by a turn without its claim");
 }
