@@ -13,6 +13,16 @@ def extract(raw, mode):
         return lines[-1].strip().strip("`") if lines else ""
     return proto.clean(raw)
 
+def sampled(sample, seed):
+    """(scratch dir, testbed, deterministic tasks' runs, the seeded sample of tasks), as run.py picks them."""
+    assets = alfa.assets_dir(os.path.join(CACHE, "alfa")); tasks = alfa.load(assets)
+    work = tempfile.mkdtemp(prefix="proto-")
+    testbed = judge.Testbed(work, assets, alfa.filesystems(assets), alfa.setup_script)
+    det = runmod.deterministic(tasks, testbed, CACHE, alfa.fingerprint(assets), lambda m: None)
+    class A: pass
+    sa = A(); sa.all_tasks=False; sa.tasks=""; sa.sample=sample; sa.seed=seed; sa.limit=0
+    return work, testbed, det, runmod.select(tasks, det, sa)
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--system", required=True); ap.add_argument("--user", default="{nl}")
@@ -22,13 +32,7 @@ def main():
     a = ap.parse_args()
     system = open(a.system).read()
     shots = json.load(open(a.shots)) if a.shots else []
-    assets = alfa.assets_dir(os.path.join(CACHE, "alfa")); tasks = alfa.load(assets)
-    work = tempfile.mkdtemp(prefix="proto-")
-    testbed = judge.Testbed(work, assets, alfa.filesystems(assets), alfa.setup_script)
-    det = runmod.deterministic(tasks, testbed, CACHE, alfa.fingerprint(assets), lambda m: None)
-    class A: pass
-    sa = A(); sa.all_tasks=False; sa.tasks=""; sa.sample=a.sample; sa.seed=a.seed; sa.limit=0
-    chosen = runmod.select(tasks, det, sa)
+    work, testbed, det, chosen = sampled(a.sample, a.seed)
     def gen(task):
         msgs = [{"role": "system", "content": system}] + shots + [{"role": "user", "content": a.user.format(nl=task.nl)}]
         t0 = time.time(); raw = proto.chat(msgs, max_tokens=a.max_tokens); return raw, time.time() - t0
@@ -43,4 +47,5 @@ def main():
     print(f"{a.out}: {p}/{len(chosen)} median {secs[len(secs)//2]:.1f}s")
     judge.remove(work)
 
-main()
+if __name__ == "__main__":
+    main()

@@ -7,6 +7,7 @@ _here = os.path.dirname(os.path.abspath(__file__)); sys.path.insert(0, os.path.j
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import proto, alfa, judge, run as runmod, tools
 import tldr_index as T
+from variant import extract, sampled  # the answer's command, as variant.py takes it
 from proto import CACHE
 from concurrent.futures import ThreadPoolExecutor
 
@@ -17,14 +18,6 @@ def chat(messages, max_tokens):
     req = urllib.request.Request(proto.URL, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
     with urllib.request.urlopen(req, timeout=1500) as r:
         return json.loads(r.read())["choices"][0]["message"]["content"] or ""
-
-def extract(raw, mode):
-    if mode == "last_fence":
-        blocks = tools.FENCE.findall(raw)
-        if blocks: return blocks[-1].strip()
-        lines = [l for l in raw.strip().splitlines() if l.strip()]
-        return lines[-1].strip().strip("`") if lines else ""
-    return proto.clean(raw)
 
 def block(exs, ph, summary):
     lines = []
@@ -48,13 +41,7 @@ def main():
     a = ap.parse_args()
     system = open(a.system).read()
     ix = T.Index(with_summary=True, installed=not a.all_pages)
-    assets = alfa.assets_dir(os.path.join(CACHE, "alfa")); tasks = alfa.load(assets)
-    work = tempfile.mkdtemp(prefix="proto-")
-    testbed = judge.Testbed(work, assets, alfa.filesystems(assets), alfa.setup_script)
-    det = runmod.deterministic(tasks, testbed, CACHE, alfa.fingerprint(assets), lambda m: None)
-    class A: pass
-    sa = A(); sa.all_tasks=False; sa.tasks=""; sa.sample=a.sample; sa.seed=a.seed; sa.limit=0
-    chosen = runmod.select(tasks, det, sa)
+    work, testbed, det, chosen = sampled(a.sample, a.seed)
     done = set()
     if a.resume and os.path.exists(a.out):  # append the tasks a crashed run did not reach
         done = {json.loads(l)["task"] for l in open(a.out)}
