@@ -210,52 +210,38 @@ impl Auth {
 
     /// `Ok(None)`: no such session, or its user was removed or changed password (logged out).
     async fn session(&self, id: &str) -> Result<Option<(Principal, String)>, ApiError> {
-        if self.shared.get().is_some() {
-            let Some((principal, csrf)) = self.shared_login(LoginKind::Session, id).await? else { return Ok(None) };
-            let current = self.current(principal)?;
-            if current.is_none() {
-                self.close_session(id).await;
-            }
-            return Ok(current.map(|principal| (principal, csrf)));
-        }
-        let found = {
-            let Ok(mut sessions) = self.sessions.lock() else { return Ok(None) };
-            let Some(session) = sessions.get_mut(id).filter(|s| s.alive()) else { return Ok(None) };
-            session.last_seen = Instant::now();
-            (session.principal.clone(), session.csrf.clone())
+        let found = match self.shared.get() {
+            Some(_) => self.shared_login(LoginKind::Session, id).await?,
+            None => self.sessions.lock().ok().and_then(|mut sessions| {
+                let session = sessions.get_mut(id).filter(|s| s.alive())?;
+                session.last_seen = Instant::now();
+                Some((session.principal.clone(), session.csrf.clone()))
+            }),
         };
-        let current = self.current(found.0)?;
+        let Some((principal, csrf)) = found else { return Ok(None) };
+        let current = self.current(principal)?;
         if current.is_none() {
             self.close_session(id).await;
         }
-        Ok(current.map(|principal| (principal, found.1)))
+        Ok(current.map(|principal| (principal, csrf)))
     }
 
     async fn bearer(&self, token: &str) -> Result<Option<Principal>, ApiError> {
         if self.token_matches(token) {
             return Ok(Some(owner()));
         }
-        if self.shared.get().is_some() {
-            let Some((principal, _)) = self.shared_login(LoginKind::Token, token).await? else { return Ok(None) };
-            let current = self.current(principal)?;
-            if current.is_none() {
-                self.revoke(token).await;
-            }
-            return Ok(current);
-        }
-        let principal = {
-            let Ok(mut tokens) = self.api_tokens.lock() else { return Ok(None) };
-            let Some((principal, seen)) = tokens.get_mut(token).filter(|(_, seen)| seen.elapsed() < IDLE) else {
-                return Ok(None);
-            };
-            *seen = Instant::now();
-            principal.clone()
+        let found = match self.shared.get() {
+            Some(_) => self.shared_login(LoginKind::Token, token).await?.map(|(principal, _)| principal),
+            None => self.api_tokens.lock().ok().and_then(|mut tokens| {
+                let (principal, seen) = tokens.get_mut(token).filter(|(_, seen)| seen.elapsed() < IDLE)?;
+                *seen = Instant::now();
+                Some(principal.clone())
+            }),
         };
+        let Some(principal) = found else { return Ok(None) };
         let current = self.current(principal)?;
-        if current.is_none()
-            && let Ok(mut tokens) = self.api_tokens.lock()
-        {
-            tokens.remove(token);
+        if current.is_none() {
+            self.revoke(token).await;
         }
         Ok(current)
     }
