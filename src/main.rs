@@ -16,7 +16,9 @@ fn main() -> ExitCode {
         return code;
     }
     let cli = Cli::parse();
-    match app::run(cli) {
+    let result = app::run(cli);
+    opsai::sandbox::close();
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             if exit::is_broken_pipe(&err) {

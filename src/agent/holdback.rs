@@ -20,12 +20,20 @@ pub(crate) struct HoldBack {
     held: bool,
     /// Inside a fenced block that cannot hold a call (```bash): its closing fence is no opener.
     in_other_fence: bool,
+    /// A ```sh block is a command to run (the agent with text calls): held like a call.
+    shell_blocks: bool,
 }
 
 impl HoldBack {
     /// `known`: the tool names offered; with none, nothing can be a call and all text streams.
     pub fn new(known: Vec<&'static str>) -> Self {
-        Self { known, text: String::new(), shown: 0, held: false, in_other_fence: false }
+        Self { known, text: String::new(), shown: 0, held: false, in_other_fence: false, shell_blocks: false }
+    }
+
+    /// Also holds from a fenced block in a shell language ([`text_calls::SHELL_FENCES`]).
+    pub fn with_shell_blocks(mut self, shell_blocks: bool) -> Self {
+        self.shell_blocks = shell_blocks;
+        self
     }
 
     /// The part of the text so far that can be shown now (empty while undecided).
@@ -114,6 +122,9 @@ impl HoldBack {
                 return Decision::Wait;
             }
             let language = trimmed[3..].trim().to_ascii_lowercase();
+            if self.shell_blocks && !self.in_other_fence && text_calls::SHELL_FENCES.contains(&language.as_str()) {
+                return Decision::Hold;
+            }
             if self.in_other_fence || !CALL_FENCES.contains(&language.as_str()) {
                 self.in_other_fence = !self.in_other_fence;
                 return Decision::Pass(0);
@@ -195,6 +206,23 @@ mod tests {
             assert_eq!(shown(calls[1], size), "Let me look.\n");
             assert_eq!(shown(calls[2], size), "Checking.\n");
             assert_eq!(shown(calls[5], size), "ok ");
+        }
+    }
+
+    /// The agent with text calls runs a ```sh block: it is held like a call (shown, if at all,
+    /// with the final answer); other blocks still stream, and without the flag a ```sh block does.
+    #[test]
+    fn a_shell_block_is_held_when_it_is_a_command_to_run() {
+        let text = "Listing.\n```text\nout\n```\n```sh\nls -la\n```\nafter";
+        for size in [1, 3, 1000] {
+            let mut hold = HoldBack::new(KNOWN.to_vec()).with_shell_blocks(true);
+            let mut out = String::new();
+            for piece in text.as_bytes().chunks(size) {
+                out.push_str(&hold.push(std::str::from_utf8(piece).unwrap()));
+            }
+            assert_eq!(out, "Listing.\n```text\nout\n```\n", "size {size}");
+            assert!(hold.holding());
+            assert_eq!(shown(text, size), text, "size {size}: without the flag it streams");
         }
     }
 

@@ -12,7 +12,7 @@ pub mod prompt;
 use thiserror::Error;
 
 use crate::llm::ModelRef;
-use crate::llm::tool_mode::Purpose;
+use crate::llm::tool_mode::{Purpose, ToolCalls};
 use crate::llm::{ChatModel, ChatRequest, LlmError, ModelDelta};
 use crate::protocol::{AgentEvent, ChatMessage, ObservationStatus, ReplyProgress, TurnOutcome, Usage};
 use crate::tools::{Registry, RunState, Services, ToolContext, ToolEffect, invalid_arguments};
@@ -100,6 +100,9 @@ impl Agent<'_> {
                 self.cut_short(history, reply, &problem, turn_start, events);
                 events(AgentEvent::Error { message: problem.clone() });
                 return Err(LlmError::Incomplete(problem).into());
+            }
+            if reply.tool_calls.is_empty() {
+                self.command_in_block(&mut reply, &commands_run);
             }
             if reply.tool_calls.is_empty() {
                 events(AgentEvent::Answer { text: reply.content.clone() });
@@ -223,6 +226,32 @@ impl Agent<'_> {
         Ok(TurnOutcome::StepLimit)
     }
 
+    /// How this loop's calls travel: the agent with text calls reads a ```sh block as the command
+    /// to run (its prompt says so).
+    fn calls(&self) -> ToolCalls {
+        let purpose = if self.settings.prompt == prompt::PromptMode::Widget { Purpose::Widget } else { Purpose::Calls };
+        self.model.tool_calls(&self.settings.model, purpose)
+    }
+
+    /// With text calls, the agent's reply that holds a command in a ```sh block runs it, unless it
+    /// already ran in this turn: a small model that repeats the command it ran is done, and its
+    /// reply is the answer (no loop).
+    fn command_in_block(&self, reply: &mut crate::llm::ModelReply, commands_run: &[String]) {
+        if self.settings.prompt != prompt::PromptMode::Agent
+            || self.calls() != ToolCalls::Text
+            || self.tools.get("run_command").is_none()
+        {
+            return;
+        }
+        let Some((call, prose)) = crate::llm::text_calls::command_block(&reply.content) else { return };
+        let command = call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("");
+        if commands_run.iter().any(|ran| ran.trim() == command) {
+            return;
+        }
+        reply.content = prose;
+        reply.tool_calls.push(call);
+    }
+
     /// The model's reply as the history keeps it and sends it back: its text and each call's
     /// arguments redacted (a command word by word), so a password the model wrote into a command
     /// (`curl -u admin:pw`) is not sent again with every later request. What runs is the call as
@@ -280,9 +309,7 @@ impl Agent<'_> {
     ) -> Result<Option<crate::llm::ModelReply>, LlmError> {
         let mut retried = false;
         loop {
-            let purpose =
-                if self.settings.prompt == prompt::PromptMode::Widget { Purpose::Widget } else { Purpose::Calls };
-            let calls = self.model.tool_calls(&self.settings.model, purpose);
+            let calls = self.calls();
             let system = prompt::system_prompt(self.settings.prompt, calls, &self.settings.environment);
             let mut messages = vec![ChatMessage::system(system)];
             messages.extend(history.iter().cloned());
@@ -299,7 +326,8 @@ impl Agent<'_> {
             } else {
                 crate::llm::text_calls::callable_names(self.tools.names())
             };
-            let mut holdback = holdback::HoldBack::new(tool_names.clone());
+            let shell_blocks = self.settings.prompt == prompt::PromptMode::Agent && calls == ToolCalls::Text;
+            let mut holdback = holdback::HoldBack::new(tool_names.clone()).with_shell_blocks(shell_blocks);
             // The screen hears once per request that a call is being written, or text held back.
             let (mut writing_call, mut holding) = (false, false);
             let mut on_delta = |delta: ModelDelta| match delta {
@@ -326,7 +354,7 @@ impl Agent<'_> {
                     // The next attempt starts over: its call is announced again, and its text is
                     // judged from its own start (a text call there is held back, not streamed).
                     (writing_call, holding) = (false, false);
-                    holdback = holdback::HoldBack::new(tool_names.clone());
+                    holdback = holdback::HoldBack::new(tool_names.clone()).with_shell_blocks(shell_blocks);
                     events(AgentEvent::Retry {
                         reason,
                         wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),

@@ -35,6 +35,18 @@ container, port, process, file or service)? call analyze with `target` (from the
 service\" is the container listed just before) and `type`, then summarise what it is, its state and problems. If \
 unclear, ask.";
 
+/// L2 for the agent with text calls (no schemas sent): a command goes in a ```sh block, the form
+/// a small code model writes best (the widget's finding, issue 22); other tools in the tagged form.
+pub(crate) const L2_TOOLS_TEXT: &str = "\
+# Commands
+Do what the user asks by running commands; do not answer from memory what a command can show or do. To run \
+a command, reply with the command line alone in a ```sh block: opsai shows it to the user, runs it once allowed, \
+and replies with its output. One command per reply; non-interactive flags. When the output answers the request \
+or the task is done, reply with a short answer in words, with no ```sh block: the user saw the output, so do not \
+repeat it.
+Asked what a container, port, process, file or service is or is for? call analyze: \
+<tool_call>{\"name\": \"analyze\", \"arguments\": {\"target\": \"...\", \"type\": \"...\"}}</tool_call>";
+
 /// How to call a tool when the schemas are not sent (`ToolCalls::Text`): the agent and explain
 /// modes' last line of L2.
 pub(crate) const TEXT_CALLS: &str = "\
@@ -63,12 +75,13 @@ pub enum PromptMode {
 pub fn system_prompt(mode: PromptMode, calls: ToolCalls, environment: &str) -> String {
     let text = calls == ToolCalls::Text;
     let (role, tools) = match mode {
+        PromptMode::Agent if text => (L1_ROLE, L2_TOOLS_TEXT),
         PromptMode::Agent => (L1_ROLE, L2_TOOLS),
         PromptMode::Widget if text => (L1_WIDGET_ROLE, L2_WIDGET_TEXT),
         PromptMode::Widget => (L1_WIDGET_ROLE, L2_WIDGET_TOOLS),
         PromptMode::Explain => (L1_EXPLAIN_ROLE, L2_EXPLAIN_TOOLS),
     };
-    let call_form = if text && mode != PromptMode::Widget { format!("\n{TEXT_CALLS}") } else { String::new() };
+    let call_form = if text && mode == PromptMode::Explain { format!("\n{TEXT_CALLS}") } else { String::new() };
     format!("{L0_SAFETY}\n\n{role}\n\n{tools}{call_form}\n\n# Environment\n{environment}")
 }
 
@@ -172,6 +185,9 @@ mod tests {
             assert!(!system_prompt(mode, ToolCalls::Native, "").contains("<tool_call>"), "{mode:?}");
             assert!(system_prompt(mode, ToolCalls::Text, "").contains("<tool_call>{\"name\""), "{mode:?}");
         }
+        let agent = system_prompt(PromptMode::Agent, ToolCalls::Text, "");
+        assert!(agent.contains("To run a command, reply with the command line alone in a ```sh block"), "{agent}");
+        assert!(!agent.contains("run_command"), "{agent}");
         let native = system_prompt(PromptMode::Widget, ToolCalls::Native, "");
         assert!(native.contains("calling propose_command") && !native.contains("<tool_call>"), "{native}");
         let text = system_prompt(PromptMode::Widget, ToolCalls::Text, "");

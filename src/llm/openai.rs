@@ -167,7 +167,7 @@ impl OpenAiClient {
                 cache
                     .as_deref()
                     .and_then(|cache| tool_mode::cached(cache, &self.base_url, model))
-                    .unwrap_or(purpose.untold())
+                    .unwrap_or(purpose.untold(model))
             }),
         };
         if found == ToolCalls::Text {

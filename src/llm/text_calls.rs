@@ -198,6 +198,54 @@ fn call_from(value: &Value, known: &[&str]) -> Option<(String, Value)> {
     Some((name.to_owned(), arguments))
 }
 
+/// Fence languages whose block is a command line to run when the agent was told so (text calls:
+/// "to run a command, reply with it alone in a ```sh block").
+pub(crate) const SHELL_FENCES: &[&str] = &["sh", "bash", "shell", "zsh", "console", "shell-session"];
+
+/// A command written the way a code model writes code (text calls, agent): the first fenced block
+/// in a shell language, as a `run_command` call (`why`: the prose's first line), and the prose
+/// around it. An untagged block stays prose: models quote output and files in those.
+pub fn command_block(content: &str) -> Option<(ToolCall, String)> {
+    let fence = FENCE.as_ref()?;
+    let caps = fence.captures_iter(content).find(|caps| {
+        let language = caps.get(1).map_or("", |m| m.as_str()).to_ascii_lowercase();
+        SHELL_FENCES.contains(&language.as_str())
+    })?;
+    let whole = caps.get(0)?;
+    let body = caps.get(2)?.as_str().trim();
+    // ```sh then `sh` again on the first line (a small model repeating the tag): not a command.
+    let body = match body.split_once('\n') {
+        Some((first, rest)) if SHELL_FENCES.contains(&first.trim().to_ascii_lowercase().as_str()) => rest,
+        _ => body,
+    };
+    let command = strip_prompts(body.trim());
+    let command = command.trim();
+    if command.is_empty() || SHELL_FENCES.contains(&command.to_ascii_lowercase().as_str()) {
+        return None;
+    }
+    let before = content[..whole.start()].trim();
+    let after = content[whole.end()..].trim();
+    let why: String =
+        before.lines().rev().find(|line| !line.trim().is_empty()).unwrap_or("").trim().chars().take(120).collect();
+    let mut arguments = Map::new();
+    arguments.insert("command".into(), Value::String(command.to_owned()));
+    if !why.is_empty() {
+        arguments.insert("why".into(), Value::String(why.trim_end_matches(':').trim().to_owned()));
+    }
+    let call =
+        ToolCall { id: RECOVERED_ID.to_owned(), name: "run_command".to_owned(), arguments: Value::Object(arguments) };
+    Some((call, format!("{before}\n\n{after}").trim().to_owned()))
+}
+
+/// `$ ls` → `ls`, on every line, when every non-empty line has the prompt (a console session).
+pub(crate) fn strip_prompts(text: &str) -> String {
+    let prompted = text.lines().filter(|line| !line.trim().is_empty()).all(|line| line.starts_with("$ "));
+    if !prompted {
+        return text.to_owned();
+    }
+    text.lines().map(|line| line.strip_prefix("$ ").unwrap_or(line)).collect::<Vec<_>>().join("\n")
+}
+
 /// The names a call written as text may use: the tools offered, and a folded family's former names
 /// (`read_file` for `file`), which still answer.
 pub(crate) fn callable_names<'a>(offered: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {

@@ -66,6 +66,7 @@ impl Stop {
             } else {
                 warn(&format!("{name} received: exiting (exit {code})"));
             }
+            crate::sandbox::close();
             std::process::exit(i32::from(code));
         });
         Ok(stop)

@@ -105,8 +105,21 @@ pub(crate) fn invalidate() {
 /// The broker's socket, starting it on first use; `None` when it cannot run here (then every
 /// helper builds its own ruleset).
 pub(crate) fn socket() -> Option<&'static Path> {
-    static SOCKET: OnceLock<Option<PathBuf>> = OnceLock::new();
     SOCKET.get_or_init(start).as_deref()
+}
+
+static SOCKET: OnceLock<Option<PathBuf>> = OnceLock::new();
+
+/// Removes the broker's socket, and its directory when nothing else is in it (another opsai's
+/// socket keeps it): an opsai that ran a sandboxed command leaves no file behind in `/tmp`. Called
+/// as the process ends; a helper started after this builds its ruleset itself.
+pub(crate) fn close() {
+    let Some(Some(socket)) = SOCKET.get() else { return };
+    let _ = std::fs::remove_file(socket);
+    if let Some(dir) = socket.parent() {
+        // Fails while another opsai's socket is there, as it should.
+        let _ = std::fs::remove_dir(dir);
+    }
 }
 
 fn start() -> Option<PathBuf> {

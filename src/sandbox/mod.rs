@@ -265,6 +265,13 @@ fn prefix(_profile: SandboxProfile) -> std::io::Result<Vec<OsString>> {
     Err(std::io::Error::new(std::io::ErrorKind::Unsupported, "no sandbox on this operating system"))
 }
 
+/// What this process leaves for the sandbox (the ruleset broker's socket) goes: called once as
+/// opsai ends, on every path out (an error, a signal).
+pub fn close() {
+    #[cfg(target_os = "linux")]
+    broker::close();
+}
+
 /// The hidden entry: when the first argument is [`ENTRY`], applies the sandbox and `exec`s the
 /// command; never returns then (an `exec` failure or a restriction that cannot be applied exits).
 /// Called first thing in `main`, before any thread exists, so the restrictions cover the process.

@@ -2,6 +2,7 @@
 
 mod agent_cli;
 mod agent_pty;
+mod agent_small_models;
 mod analyze_cli;
 mod approval_pty;
 mod config_cli;

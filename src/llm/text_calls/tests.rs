@@ -147,3 +147,34 @@ fn a_functions_prefix_and_missing_arguments() {
 fn no_known_tools_means_no_recovery() {
     assert_eq!(recover("<tool_call>{\"name\": \"run_command\", \"arguments\": {}}</tool_call>", &[]), None);
 }
+
+/// The agent with text calls: a command in a ```sh block is the call (the form the prompt asks
+/// for); an untagged block or one in another language is not, and prose around it is kept.
+#[test]
+fn a_command_in_a_shell_block_is_a_run_command_call() {
+    let block = |content: &str| command_block(content).map(|(call, prose)| (call.name, call.arguments, prose));
+    let (name, arguments, prose) = block("To list them:\n```sh\nls -la /srv\n```\nThis shows hidden files.").unwrap();
+    assert_eq!(name, "run_command");
+    assert_eq!(arguments, json!({"command": "ls -la /srv", "why": "To list them"}));
+    assert_eq!(prose, "To list them:\n\nThis shows hidden files.");
+    // A repeated tag on the first line, a console prompt, several lines kept whole.
+    assert_eq!(block("```bash\nsh\nfind . -name '*.log'\n```").unwrap().1, json!({"command": "find . -name '*.log'"}));
+    assert_eq!(block("```console\n$ df -h\n```").unwrap().1["command"], "df -h");
+    assert_eq!(
+        block("```sh\nfor f in *; do\n  echo \"$f\"\ndone\n```").unwrap().1["command"],
+        "for f in *; do\n  echo \"$f\"\ndone"
+    );
+    // The first shell block only.
+    assert_eq!(block("```sh\nuptime\n```\nthen\n```sh\nfree -m\n```").unwrap().1["command"], "uptime");
+    for not_a_command in [
+        "```\nls\n```",
+        "```text\nfile1\nfile2\n```",
+        "```python\nprint(1)\n```",
+        "```sh\n\n```",
+        "```sh\nsh\n```",
+        "Run `ls -la` to see them.",
+        "no block at all",
+    ] {
+        assert!(command_block(not_a_command).is_none(), "{not_a_command:?}");
+    }
+}

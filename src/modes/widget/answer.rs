@@ -9,6 +9,7 @@ use std::sync::LazyLock;
 
 use regex::Regex;
 
+use crate::llm::text_calls::strip_prompts;
 use crate::protocol::{Assessment, Risk};
 
 /// What a plain answer holds.
@@ -57,15 +58,6 @@ pub(crate) fn classify(text: &str, is_program: impl Fn(&str) -> bool) -> Answer 
         }
     }
     Answer::Prose(text.to_owned())
-}
-
-/// `$ ls` → `ls`, on every line, when every non-empty line has the prompt.
-fn strip_prompts(text: &str) -> String {
-    let prompted = text.lines().filter(|line| !line.trim().is_empty()).all(|line| line.starts_with("$ "));
-    if !prompted {
-        return text.to_owned();
-    }
-    text.lines().map(|line| line.strip_prefix("$ ").unwrap_or(line)).collect::<Vec<_>>().join("\n")
 }
 
 fn looks_like_command(line: &str, is_program: &impl Fn(&str) -> bool) -> bool {

@@ -1,0 +1,152 @@
+//! The agent with a small local model (issue 22): a model whose name says it is small gets text
+//! calls, is asked for its command in a ```sh block, and that block runs — through the same policy,
+//! approval, sandbox and audit as a native call. A bigger model keeps native calls, and its
+//! ```sh blocks stay text for the user to read.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::TestEnv;
+use crate::support::mock_llm::*;
+
+const SMALL: &str = "qwen2.5-coder:1.5b";
+
+fn opsai(env: &TestEnv, mock: &MockLlm, model: &str) -> assert_cmd::Command {
+    let mut cmd = env.cmd();
+    cmd.env("OPSAI_BASE_URL", mock.base_url())
+        .env("OPSAI_MODEL", model)
+        .env("OPSAI_NONINTERACTIVE", "1")
+        .timeout(Duration::from_secs(60));
+    cmd
+}
+
+fn audit(env: &TestEnv) -> String {
+    std::fs::read_to_string(env.opsai_home().join("audit.log")).unwrap_or_default()
+}
+
+fn system(request: &RecordedRequest) -> String {
+    request.messages()[0]["content"].as_str().unwrap_or_default().to_owned()
+}
+
+fn events(stdout: &[u8]) -> Vec<Value> {
+    String::from_utf8_lossy(stdout).lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
+}
+
+#[test]
+fn a_small_models_sh_block_runs_and_its_output_goes_back() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_text("Counting them:\n```sh\necho from-block-4711\n```"),
+        reply_text("It printed the marker."),
+    ]);
+    let out = opsai(&env, &mock, SMALL).args(["--json", "print the marker"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 2);
+    let first = &requests[0];
+    assert!(first.json().get("tools").is_none(), "no schemas for a small model: {}", first.json());
+    let prompt = system(first);
+    assert!(prompt.contains("reply with the command line alone in a ```sh block"), "{prompt}");
+    assert!(prompt.starts_with("# Safety rules"), "{prompt}");
+    let second = &requests[1];
+    second.assert_tool_calls_answered();
+    let observation = second.tool_result("call_1").unwrap_or_default();
+    assert!(observation.contains("from-block-4711"), "{observation}");
+    let events = events(&out.stdout);
+    let call = events.iter().find(|e| e["type"] == "tool_call").expect("a tool_call event");
+    assert_eq!((call["tool"].as_str(), call["command"].as_str()), (Some("run_command"), Some("echo from-block-4711")));
+    assert_eq!(call["args"]["why"], "Counting them");
+    // The block was held back as a call, never streamed as answer text.
+    let streamed: String =
+        events.iter().filter(|e| e["type"] == "answer_delta").filter_map(|e| e["text"].as_str()).collect();
+    assert!(!streamed.contains("```sh"), "{streamed}");
+    assert!(events.iter().any(|e| e["type"] == "answer" && e["text"] == "It printed the marker."));
+    let log = audit(&env);
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(log.contains(r#"CMD: "echo from-block-4711""#), "{log}");
+}
+
+/// The policy decides, not the form: a High command in a block is refused without a terminal,
+/// exactly as a native call would be, and the refusal is audited.
+#[test]
+fn a_risky_command_in_a_block_is_refused_without_a_terminal() {
+    let env = TestEnv::new();
+    let victim = env.user_home().join("keep-me");
+    std::fs::create_dir_all(victim.join("inner")).unwrap();
+    let mock = MockLlm::start([
+        reply_text(&format!("```sh\nrm -rf {}\n```", victim.display())),
+        reply_text("It needs your approval."),
+    ]);
+    // Exit 3: a command was refused.
+    opsai(&env, &mock, SMALL).args(["-y", "delete it"]).assert().code(3);
+    assert!(victim.join("inner").is_dir(), "nothing was deleted");
+    let observation = mock.chat_requests()[1].tool_result("call_1").unwrap_or_default();
+    assert!(observation.contains("refused"), "{observation}");
+    let log = audit(&env);
+    assert!(log.contains("rm -rf") && log.contains("RISK: high"), "{log}");
+}
+
+/// A small model that writes the command it already ran again is done: that reply is the
+/// answer, and the command does not run twice (no loop to the step limit).
+#[test]
+fn the_same_block_again_is_the_answer_not_a_second_run() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("```sh\necho once-5522\n```"), reply_text("```sh\necho once-5522\n```")]);
+    let out = opsai(&env, &mock, SMALL).args(["-q", "x"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(mock.chat_requests().len(), 2);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "```sh\necho once-5522\n```\n");
+    assert_eq!(audit(&env).lines().count(), 1, "{}", audit(&env));
+}
+
+/// A 7B model keeps the native calls: schemas are sent and its ```sh block is an answer to read.
+#[test]
+fn a_bigger_models_sh_block_is_only_shown() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("Use:\n```sh\necho never-run-9931\n```")]);
+    let out = opsai(&env, &mock, "qwen2.5:7b").args(["-q", "how do I print it"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 1);
+    assert!(requests[0].tool_names().contains(&"run_command".to_owned()), "{:?}", requests[0].tool_names());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("echo never-run-9931"));
+    assert_eq!(audit(&env), "", "nothing ran");
+}
+
+/// `llm.tool_mode native` is the user's word over the name: a small model then gets schemas.
+#[test]
+fn the_configured_tool_mode_wins_over_the_models_size() {
+    let env = TestEnv::new();
+    env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
+    let mock = MockLlm::start([reply_text("```sh\necho not-run-1187\n```")]);
+    opsai(&env, &mock, SMALL).args(["-q", "x"]).assert().success();
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 1);
+    assert!(requests[0].tool_names().contains(&"run_command".to_owned()));
+    assert_eq!(audit(&env), "");
+}
+
+/// A sandboxed command leaves nothing in the temporary directory once opsai has ended: the
+/// ruleset broker's socket and its directory go with the process.
+#[test]
+fn a_sandboxed_run_leaves_nothing_in_the_temp_directory() {
+    let env = TestEnv::new();
+    if env.sandbox_available().is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let mock = MockLlm::start([reply_text("```sh\ncat /etc/hostname\n```"), reply_text("done")]);
+    let out = opsai(&env, &mock, SMALL)
+        .env("TMPDIR", tmp.path())
+        .env_remove("XDG_RUNTIME_DIR")
+        .args(["--json", "x"])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events = events(&out.stdout);
+    let approval = events.iter().find(|e| e["type"] == "approval").expect("an approval event");
+    assert_eq!(approval["decision"], "auto", "{approval}");
+    let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().map(|e| e.path()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+}
