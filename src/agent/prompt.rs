@@ -41,7 +41,8 @@ pub(crate) const L2_TOOLS_TEXT: &str = "\
 # Commands
 Do what the user asks by running commands; do not answer from memory what a command can show or do. To run \
 a command, reply with the command line alone in a ```sh block: opsai shows it to the user, runs it once allowed, \
-and replies with its output. One command per reply; non-interactive flags. When the output answers the request \
+and replies with its output. One command per reply, that does exactly what was asked: every part of it, with the \
+names the user gave, and no options or output they did not ask for; non-interactive flags. When the output answers the request \
 or the task is done, reply with a short answer in words, with no ```sh block: the user saw the output, so do not \
 repeat it.
 Asked what a container, port, process, file or service is or is for? call analyze: \
@@ -82,6 +83,12 @@ pub fn system_prompt(mode: PromptMode, calls: ToolCalls, environment: &str) -> S
         PromptMode::Explain => (L1_EXPLAIN_ROLE, L2_EXPLAIN_TOOLS),
     };
     let call_form = if text && mode == PromptMode::Explain { format!("\n{TEXT_CALLS}") } else { String::new() };
+    // A small model (text calls) copies the programs it is shown into unrelated commands.
+    let environment = if text && mode == PromptMode::Agent {
+        std::borrow::Cow::Owned(crate::context::EnvContext::without_program_lists(environment))
+    } else {
+        std::borrow::Cow::Borrowed(environment)
+    };
     format!("{L0_SAFETY}\n\n{role}\n\n{tools}{call_form}\n\n# Environment\n{environment}")
 }
 
@@ -185,9 +192,14 @@ mod tests {
             assert!(!system_prompt(mode, ToolCalls::Native, "").contains("<tool_call>"), "{mode:?}");
             assert!(system_prompt(mode, ToolCalls::Text, "").contains("<tool_call>{\"name\""), "{mode:?}");
         }
-        let agent = system_prompt(PromptMode::Agent, ToolCalls::Text, "");
-        assert!(agent.contains("To run a command, reply with the command line alone in a ```sh block"), "{agent}");
+        let environment =
+            "- OS: Debian 12\n- Tools: ss, lsof, docker\n- Docker: installed\n- Working directory: /srv\n";
+        let agent = system_prompt(PromptMode::Agent, ToolCalls::Text, environment);
+        assert!(agent.contains("reply with the command line alone in a ```sh block"), "{agent}");
         assert!(!agent.contains("run_command"), "{agent}");
+        assert!(agent.ends_with("# Environment\n- OS: Debian 12\n- Working directory: /srv\n"), "{agent}");
+        let native = system_prompt(PromptMode::Agent, ToolCalls::Native, environment);
+        assert!(native.ends_with(environment), "the full layer with native calls: {native}");
         let native = system_prompt(PromptMode::Widget, ToolCalls::Native, "");
         assert!(native.contains("calling propose_command") && !native.contains("<tool_call>"), "{native}");
         let text = system_prompt(PromptMode::Widget, ToolCalls::Text, "");

@@ -168,12 +168,12 @@ impl EnvContext {
         let names =
             |tools: Vec<&(String, bool)>| tools.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(", ");
         let mut tools =
-            format!("Tools: {}", if present.is_empty() { "none of the usual".to_owned() } else { names(present) });
+            format!("{TOOLS_LINE}{}", if present.is_empty() { "none of the usual".to_owned() } else { names(present) });
         if !absent.is_empty() {
             tools.push_str(&format!(" (not installed: {})", names(absent)));
         }
         line(&mut out, &tools);
-        line(&mut out, &format!("Docker: {}", docker_text(&self.docker)));
+        line(&mut out, &format!("{DOCKER_LINE}{}", docker_text(&self.docker)));
         self.render_extra(&mut out);
         out
     }
@@ -186,6 +186,21 @@ impl EnvContext {
         let mut out = self.render_place();
         self.render_extra(&mut out);
         out
+    }
+
+    /// [`render`](Self::render)'s layer (here, or a remote host's with its own lines) without the
+    /// installed programs and Docker's state, for the agent with a small model: it copies the
+    /// programs it is shown (`ss -i` for "network interfaces", issue 22), as the widget's did.
+    pub fn without_program_lists(rendered: &str) -> String {
+        rendered
+            .lines()
+            .filter(|l| {
+                ![TOOLS_LINE, DOCKER_LINE]
+                    .iter()
+                    .any(|prefix| l.strip_prefix("- ").is_some_and(|l| l.starts_with(prefix)))
+            })
+            .map(|l| format!("{l}\n"))
+            .collect()
     }
 
     /// OS, shell, user, host, home and the working directory.
@@ -263,6 +278,10 @@ fn docker_text(status: &DockerStatus) -> String {
 }
 
 /// `- text` with control characters turned into spaces and the length bounded.
+/// The lines [`EnvContext::without_program_lists`] leaves out start with these.
+const TOOLS_LINE: &str = "Tools: ";
+const DOCKER_LINE: &str = "Docker: ";
+
 fn line(out: &mut String, text: &str) {
     out.push_str("- ");
     out.extend(text.chars().take(400).map(|c| if c.is_control() { ' ' } else { c }));

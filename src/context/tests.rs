@@ -48,6 +48,14 @@ fn the_widget_block_lists_no_programs() {
          - Shell environment: VIRTUAL_ENV=/srv/venv\n"
     );
     assert!(context.render().contains("- Tools: ss, lsof") && context.render().ends_with("VIRTUAL_ENV=/srv/venv\n"));
+    // The agent with a small model gets the same lines from the full layer, and a remote host's
+    // own lines stay.
+    assert_eq!(EnvContext::without_program_lists(&context.render()), context.render_for_widget());
+    let remote = format!("{}- Remote: every command runs on `web1` over ssh\n", context.render());
+    assert_eq!(
+        EnvContext::without_program_lists(&remote),
+        format!("{}- Remote: every command runs on `web1` over ssh\n", context.render_for_widget())
+    );
 }
 
 /// The block is what a local server's prompt cache keys on: facts that flip with timing or with
