@@ -200,11 +200,12 @@ fn call_from(value: &Value, known: &[&str]) -> Option<(String, Value)> {
 
 /// Fence languages whose block is a command line to run when the agent was told so (text calls:
 /// "to run a command, reply with it alone in a ```sh block").
-pub(crate) const SHELL_FENCES: &[&str] = &["sh", "bash", "shell", "zsh", "console", "shell-session"];
+/// Not `console` or `shell-session`: those hold a prompt and the output after it.
+pub(crate) const SHELL_FENCES: &[&str] = &["sh", "bash", "shell", "zsh"];
 
 /// A command written the way a code model writes code (text calls, agent): the first fenced block
-/// in a shell language, as a `run_command` call (`why`: the prose's first line), and the prose
-/// around it. An untagged block stays prose: models quote output and files in those.
+/// in a shell language, as a `run_command` call (`why`: the line of prose just before it), and
+/// the prose around it. An untagged block stays prose: models quote output and files in those.
 pub fn command_block(content: &str) -> Option<(ToolCall, String)> {
     let fence = FENCE.as_ref()?;
     let caps = fence.captures_iter(content).find(|caps| {

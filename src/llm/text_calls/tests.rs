@@ -159,7 +159,7 @@ fn a_command_in_a_shell_block_is_a_run_command_call() {
     assert_eq!(prose, "To list them:\n\nThis shows hidden files.");
     // A repeated tag on the first line, a console prompt, several lines kept whole.
     assert_eq!(block("```bash\nsh\nfind . -name '*.log'\n```").unwrap().1, json!({"command": "find . -name '*.log'"}));
-    assert_eq!(block("```console\n$ df -h\n```").unwrap().1["command"], "df -h");
+    assert_eq!(block("```sh\n$ df -h\n```").unwrap().1["command"], "df -h");
     assert_eq!(
         block("```sh\nfor f in *; do\n  echo \"$f\"\ndone\n```").unwrap().1["command"],
         "for f in *; do\n  echo \"$f\"\ndone"
@@ -170,6 +170,7 @@ fn a_command_in_a_shell_block_is_a_run_command_call() {
         "```\nls\n```",
         "```text\nfile1\nfile2\n```",
         "```python\nprint(1)\n```",
+        "```console\n$ ls\nfile1\n```",
         "```sh\n\n```",
         "```sh\nsh\n```",
         "Run `ls -la` to see them.",
