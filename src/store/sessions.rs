@@ -49,6 +49,10 @@ use backend::{Backend, MessageRow, NewRow, role_name};
 
 pub use web::{Cursor, StoredMessage, WebConversation};
 
+/// Text as the Postgres back end stores it and back (for a query of the `conversations` table made
+/// elsewhere on the same database: the replicas' claim of a turn).
+pub(crate) use pg::{decode as pg_decode, encode as pg_encode};
+
 pub(crate) type ConversationId = i64;
 
 /// How a conversation id is printed everywhere — lists, messages, the audit log's SESSION field,

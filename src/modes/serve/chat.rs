@@ -20,6 +20,7 @@ use serde_json::Value;
 use super::approvals::BrowserApprover;
 use super::auth::{Caller, Principal};
 use super::events::Place;
+use super::replicas::{Replicas, Usable};
 use super::state::AppState;
 use super::turn::{Turn, single};
 use super::{ApiError, Body, api, events};
@@ -57,9 +58,109 @@ pub async fn chat(
         return Err(ApiError::new(StatusCode::BAD_REQUEST, "the message is empty: write what you want to know"));
     }
     let id = body.conversation_id;
-    let conversation = api::owned(&state, id, &caller).await?;
+    // Alone (SQLite), the owner is checked first. With replicas the claim checks it in the same
+    // statement: one database round trip fewer before the first byte.
+    let known = match &state.replicas {
+        None => {
+            let conversation = api::owned(&state, id, &caller).await?;
+            let untitled = conversation.title.trim().is_empty();
+            let place = Place { cluster: conversation.cluster, hosts: conversation.hosts };
+            usable(&state, &place)?;
+            Some((place, untitled))
+        }
+        Some(_) => None,
+    };
+    let turn = Arc::new(
+        Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()).mirrored(state.replicas.clone()),
+    );
+    if let Err(refused) = admit(&state, &turn) {
+        // Not yet known to be the caller's: another's (or none) is 404 before any other answer,
+        // which would tell that it exists.
+        if known.is_none() {
+            api::owned(&state, id, &caller).await?;
+        }
+        return Err(refused);
+    }
+    let mut accepted = Accepted { state: &state, turn: &turn, claimed: false, started: false };
+    let (place, untitled) = match &state.replicas {
+        // One turn per conversation across replicas too.
+        Some(replicas) => {
+            accepted.claimed = true;
+            claim(&state, replicas, &turn).await?
+        }
+        None => known.ok_or_else(|| ApiError::internal(&"the conversation was not read"))?,
+    };
+    accepted.started = true;
+    drop(accepted);
+    turn.publish(&events::start(id));
+    tokio::spawn(run(state.clone(), turn.clone(), caller.principal, place, message, untitled));
+    Ok(sse(turn.stream()))
+}
+
+/// Takes a turn slot on this server for `turn` (under the lock shutdown's stop_all takes: a turn is
+/// either refused here or stopped there), or the answer refusing it.
+fn admit(state: &AppState, turn: &Arc<Turn>) -> Result<(), ApiError> {
+    let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
+    if state.shutdown.is_cancelled() {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "the server is stopping: try again once it is back",
+        ));
+    }
+    // The token's one user (`owner`) is bounded by the overall limit only; everyone else (password
+    // and single sign-on users alike) by their own too.
+    let user = &turn.owner;
+    let bounded = *user != super::auth::owner().user;
+    let own = turns.values().filter(|t| t.owner == *user).count();
+    if (bounded && own >= TURNS_PER_USER) || turns.len() >= state.max_turns {
+        return Err(ApiError::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            format!(
+                "too many turns running ({TURNS_PER_USER} per user, {} in all on this server): wait for one to end \
+                 or stop one",
+                state.max_turns
+            ),
+        )
+        .retry_after(Duration::from_secs(5)));
+    }
+    if turns.contains_key(&turn.conversation) {
+        return Err(busy());
+    }
+    turns.insert(turn.conversation, turn.clone());
+    Ok(())
+}
+
+/// Claims the turn's conversation across replicas when it is the caller's and can be used here:
+/// where it runs, and whether it has no title yet.
+async fn claim(state: &AppState, replicas: &Replicas, turn: &Turn) -> Result<(Place, bool), ApiError> {
+    let id = turn.conversation;
+    let (clusters, host_sets) = (state.clusters(), state.host_sets.patterns());
+    let usable_here = Usable { clusters: &clusters, host_sets: &host_sets };
+    let found = replicas
+        .claim(id, &turn.owner, &turn.claim, usable_here)
+        .await
+        .map_err(|err| ApiError::database_down(&format!("conversation {id}"), &err, ""))?
+        .ok_or_else(|| ApiError::not_found("conversation"))?;
+    let place = Place { cluster: found.cluster, hosts: found.hosts };
+    // Not claimed: it cannot be used here (said as alone), or a turn runs there.
+    usable(state, &place)?;
+    if !found.claimed {
+        return Err(busy());
+    }
+    Ok((place, found.title.trim().is_empty()))
+}
+
+fn busy() -> ApiError {
+    ApiError::new(
+        StatusCode::CONFLICT,
+        "a turn is already running in this conversation: wait for it (GET …/stream) or stop it (POST …/stop)",
+    )
+}
+
+/// `Err` (409) when the conversation's cluster or host set is no longer offered by this server.
+fn usable(state: &AppState, place: &Place) -> Result<(), ApiError> {
     let clusters = state.clusters();
-    if let Some(cluster) = &conversation.cluster
+    if let Some(cluster) = &place.cluster
         && !clusters.is_empty()
         && !clusters.contains(cluster)
     {
@@ -72,7 +173,7 @@ pub async fn chat(
             ),
         ));
     }
-    if let Some(pattern) = &conversation.hosts
+    if let Some(pattern) = &place.hosts
         && !state.host_sets.is_offered(pattern)
     {
         return Err(ApiError::new(
@@ -84,70 +185,7 @@ pub async fn chat(
             ),
         ));
     }
-    let turn = Arc::new(
-        Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()).mirrored(state.replicas.clone()),
-    );
-    {
-        let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
-        // Under the lock shutdown's stop_all takes: a turn is either refused here or stopped there.
-        if state.shutdown.is_cancelled() {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is stopping: try again once it is back",
-            ));
-        }
-        // The token's one user (`owner`) is bounded by the overall limit only; everyone else (password
-        // and single sign-on users alike) by their own too.
-        let user = &caller.principal.user;
-        let bounded = *user != super::auth::owner().user;
-        let own = turns.values().filter(|t| t.owner == *user).count();
-        if (bounded && own >= TURNS_PER_USER) || turns.len() >= state.max_turns {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "too many turns running ({TURNS_PER_USER} per user, {} in all on this server): wait \
-                     for one to end or stop one",
-                    state.max_turns
-                ),
-            )
-            .retry_after(Duration::from_secs(5)));
-        }
-        if turns.contains_key(&id) {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "a turn is already running in this conversation: wait for it (GET …/stream) or stop it (POST …/stop)",
-            ));
-        }
-        turns.insert(id, turn.clone());
-    }
-    let mut accepted = Accepted { state: &state, turn: &turn, claimed: false, started: false };
-    // One turn per conversation across replicas too.
-    if let Some(replicas) = &state.replicas {
-        accepted.claimed = true;
-        let claimed = replicas.claim(id, &caller.principal.user, &turn.claim).await;
-        if !matches!(claimed, Ok(true)) {
-            return Err(match claimed {
-                Err(err) => ApiError::database_down(&format!("conversation {id}"), &err, ""),
-                Ok(_) => ApiError::new(
-                    StatusCode::CONFLICT,
-                    "a turn is already running in this conversation: wait for it (GET …/stream) or stop it (POST …/stop)",
-                ),
-            });
-        }
-    }
-    // Only an accepted message names the conversation. The store redacts the whole text before it
-    // cuts it, so a secret across the cut is not kept in part.
-    if conversation.title.trim().is_empty() {
-        let title = message.split_whitespace().collect::<Vec<_>>().join(" ");
-        let named = super::blocking(&state, move |state| state.store.set_title(id, &title)).await;
-        named.and_then(|named| named.map_err(|err| ApiError::internal(&err)))?;
-    }
-    accepted.started = true;
-    drop(accepted);
-    turn.publish(&events::start(id));
-    let place = Place { cluster: conversation.cluster, hosts: conversation.hosts };
-    tokio::spawn(run(state.clone(), turn.clone(), caller.principal, place, message));
-    Ok(sse(turn.stream()))
+    Ok(())
 }
 
 /// A turn accepted but not started yet: given back (here and in the database) unless it starts,
@@ -219,9 +257,16 @@ pub async fn stop(
 }
 
 /// The turn's task: runs it, then ends its stream with `done` once it no longer counts as running.
-async fn run(state: Arc<AppState>, turn: Arc<Turn>, principal: Principal, place: Place, message: String) {
+async fn run(
+    state: Arc<AppState>,
+    turn: Arc<Turn>,
+    principal: Principal,
+    place: Place,
+    message: String,
+    untitled: bool,
+) {
     let mut ending = Ending { state: state.clone(), turn: turn.clone(), done: None };
-    ending.done = drive(&state, &turn, &principal, place, &message).await;
+    ending.done = drive(&state, &turn, &principal, place, &message, untitled).await;
 }
 
 /// Ends a turn however its task ends (a panic included): it stops counting as running, and its
@@ -266,6 +311,7 @@ async fn drive(
     principal: &Principal,
     mut place: Place,
     message: &str,
+    untitled: bool,
 ) -> Option<Value> {
     let parts = &state.parts;
     let id = turn.conversation;
@@ -339,6 +385,9 @@ async fn drive(
             None => {}
         }
     };
+    if untitled {
+        name(state, id, message);
+    }
     // A model failure was already sent as an `error` event; the stream ends with `done` either way,
     // saying how the turn ended (a /stream reader cannot tell a stopped turn otherwise).
     let ended = agent.run_turn(&mut history, message, &mut sink).await;
@@ -360,6 +409,18 @@ async fn drive(
         store_failed(turn, &warning);
     }
     Some(done)
+}
+
+/// Names an untitled conversation after its first message, in the turn's task (not before the
+/// first byte of its answer), just before the message is stored: a refused message never names
+/// one. The store redacts the whole text before it cuts it, so a secret across the cut is not kept
+/// in part. A failure is only logged: the title is for the list; the message's own store says
+/// whether it was kept.
+fn name(state: &AppState, id: i64, message: &str) {
+    let title = message.split_whitespace().collect::<Vec<_>>().join(" ");
+    if let Err(err) = tokio::task::block_in_place(|| state.store.set_title(id, &title)) {
+        super::log(&format!("conversation {id}: its title was not stored: {err}"));
+    }
 }
 
 /// A turn whose messages could not be stored (a full disk, a read-only or locked database) says so

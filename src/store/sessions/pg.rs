@@ -282,7 +282,7 @@ fn web_from_row(row: &Row) -> Result<WebConversation, postgres::Error> {
 const ESCAPE: char = '\u{E000}';
 
 /// `text` as Postgres can store it: U+0000 → ESCAPE `0`, ESCAPE → ESCAPE `e`.
-pub(super) fn encode(text: &str) -> Cow<'_, str> {
+pub(crate) fn encode(text: &str) -> Cow<'_, str> {
     if !text.contains(['\0', ESCAPE]) {
         return Cow::Borrowed(text);
     }
@@ -298,7 +298,7 @@ pub(super) fn encode(text: &str) -> Cow<'_, str> {
 }
 
 /// The text [`encode`] was given (an ESCAPE not followed by `0` or `e` is kept as it is).
-pub(super) fn decode(stored: String) -> String {
+pub(crate) fn decode(stored: String) -> String {
     if !stored.contains(ESCAPE) {
         return stored;
     }
