@@ -337,6 +337,13 @@ async fn drive(
         place.hosts = Some(fleet.label());
     }
     let mut conversation = Conversation::new(Some(&state.store));
+    // An untitled conversation is named by its first message, in the same write as the message
+    // (not before the answer's first byte): a refused message, or one not stored, names nothing.
+    // The store redacts the whole text before it cuts it, so a secret across the cut is not kept
+    // in part.
+    if untitled {
+        conversation.name_with_next_message(message.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
     let mut history = match tokio::task::block_in_place(|| conversation.resume(id)) {
         Ok((_, messages)) => messages,
         Err(err) => {
@@ -385,9 +392,6 @@ async fn drive(
             None => {}
         }
     };
-    if untitled {
-        name(state, id, message);
-    }
     // A model failure was already sent as an `error` event; the stream ends with `done` either way,
     // saying how the turn ended (a /stream reader cannot tell a stopped turn otherwise).
     let ended = agent.run_turn(&mut history, message, &mut sink).await;
@@ -409,18 +413,6 @@ async fn drive(
         store_failed(turn, &warning);
     }
     Some(done)
-}
-
-/// Names an untitled conversation after its first message, in the turn's task (not before the
-/// first byte of its answer), just before the message is stored: a refused message never names
-/// one. The store redacts the whole text before it cuts it, so a secret across the cut is not kept
-/// in part. A failure is only logged: the title is for the list; the message's own store says
-/// whether it was kept.
-fn name(state: &AppState, id: i64, message: &str) {
-    let title = message.split_whitespace().collect::<Vec<_>>().join(" ");
-    if let Err(err) = tokio::task::block_in_place(|| state.store.set_title(id, &title)) {
-        super::log(&format!("conversation {id}: its title was not stored: {err}"));
-    }
 }
 
 /// A turn whose messages could not be stored (a full disk, a read-only or locked database) says so

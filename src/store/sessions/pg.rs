@@ -113,11 +113,11 @@ impl Backend for PgBackend {
     }
 
     fn append(&self, id: ConversationId, row: &MessageRow<'_>) -> Result<bool, SessionError> {
-        let (content, tool_call_id) = (encode(row.content), row.tool_call_id.map(encode));
+        let (content, tool_call_id, title) = (encode(row.content), row.tool_call_id.map(encode), row.title.map(encode));
         let stored = self.pool.run(|connection| {
             let bump = connection.statement(
-                "UPDATE conversations SET message_count = message_count + 1, updated_at = GREATEST(updated_at, $2) \
-                 WHERE id = $1",
+                "UPDATE conversations SET message_count = message_count + 1, updated_at = GREATEST(updated_at, $2), \
+                 title = COALESCE($3, title) WHERE id = $1",
             )?;
             let insert = connection.statement(
                 "INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, created_at) \
@@ -126,7 +126,7 @@ impl Backend for PgBackend {
             // The conversation's row is locked by the update until the commit, so messages of one
             // conversation get their ids in the order they are stored.
             let mut transaction = connection.client.transaction()?;
-            if transaction.execute(&bump, &[&id, &row.now_ms])? == 0 {
+            if transaction.execute(&bump, &[&id, &row.now_ms, &title.as_deref()])? == 0 {
                 return Ok(false);
             }
             let params: [&(dyn ToSql + Sync); 6] =
