@@ -28,7 +28,7 @@ use crate::cli::ServeRole;
 use crate::protocol::{AgentEvent, TurnOutcome};
 use crate::runner::conversation::Conversation;
 use crate::tools::{Registry, RunState, Services, ToolsConfig};
-use admit::{Accepted, Start, admit, claim, usable};
+use admit::{Accepted, admit, claim, usable};
 
 mod admit;
 
@@ -66,7 +66,7 @@ pub async fn chat(
             let untitled = conversation.title.trim().is_empty();
             let place = Place { cluster: conversation.cluster, hosts: conversation.hosts };
             usable(&state, &place)?;
-            Some(Start { place, untitled, grants: None })
+            Some((place, untitled))
         }
         Some(_) => None,
     };
@@ -82,18 +82,18 @@ pub async fn chat(
         return Err(refused);
     }
     let mut accepted = Accepted { state: &state, turn: &turn, claimed: false, started: false };
-    let start = match &state.replicas {
+    let (place, untitled) = match &state.replicas {
         // One turn per conversation across replicas too.
         Some(replicas) => {
             accepted.claimed = true;
-            claim(&state, replicas, &turn, &caller.principal).await?
+            claim(&state, replicas, &turn).await?
         }
         None => known.ok_or_else(|| ApiError::internal(&"the conversation was not read"))?,
     };
     accepted.started = true;
     drop(accepted);
     turn.publish(&events::start(id));
-    tokio::spawn(run(state.clone(), turn.clone(), caller.principal, start, message));
+    tokio::spawn(run(state.clone(), turn.clone(), caller.principal, place, message, untitled));
     Ok(sse(turn.stream()))
 }
 
@@ -139,9 +139,16 @@ pub async fn stop(
 }
 
 /// The turn's task: runs it, then ends its stream with `done` once it no longer counts as running.
-async fn run(state: Arc<AppState>, turn: Arc<Turn>, principal: Principal, start: Start, message: String) {
+async fn run(
+    state: Arc<AppState>,
+    turn: Arc<Turn>,
+    principal: Principal,
+    place: Place,
+    message: String,
+    untitled: bool,
+) {
     let mut ending = Ending { state: state.clone(), turn: turn.clone(), done: None };
-    ending.done = drive(&state, &turn, &principal, start, &message).await;
+    ending.done = drive(&state, &turn, &principal, place, &message, untitled).await;
 }
 
 /// Ends a turn however its task ends (a panic included): it stops counting as running, and its
@@ -184,10 +191,10 @@ async fn drive(
     state: &AppState,
     turn: &Arc<Turn>,
     principal: &Principal,
-    start: Start,
+    mut place: Place,
     message: &str,
+    untitled: bool,
 ) -> Option<Value> {
-    let Start { mut place, untitled, grants } = start;
     let parts = &state.parts;
     let id = turn.conversation;
     let role_label = if principal.role == ServeRole::Operator { "operator" } else { "viewer" };
@@ -244,11 +251,7 @@ async fn drive(
         ..parts.services(parts.mode(false, false), conversation.label(), &turn.interrupts)
     };
     let operator = principal.role == ServeRole::Operator;
-    // With replicas, read (or dropped) with the turn's claim.
-    let grants = match grants {
-        Some(grants) => grants,
-        None => super::grants::take(state, id, principal),
-    };
+    let grants = super::grants::take(state, id, principal).await;
     // On a fleet the prompt says where commands run, and each host starts in its login directory.
     let (environment, cwd) = match &fleet {
         Some(fleet) => (format!("{}{}", state.environment, fleet.environment()), std::path::PathBuf::from(".")),

@@ -1,7 +1,6 @@
 //! "Always this session" grants: an operator's, per conversation, kept between its turns. With
 //! `--database` they live in the database, so the next turn finds them on whichever replica the
-//! proxy sends it to (read, or dropped, with the turn's claim: replicas::Replicas::claim);
-//! otherwise in this server's memory.
+//! proxy sends it to; otherwise in this server's memory.
 
 use std::collections::HashSet;
 
@@ -12,11 +11,23 @@ use crate::cli::ServeRole;
 
 pub type Grants = std::sync::Mutex<std::collections::HashMap<(i64, String), HashSet<String>>>;
 
-/// The grants a turn of `conversation` by `principal` starts with, on a server alone. Grants are
-/// an operator's: whoever is not one now (demoted, or a new user under a removed one's name)
-/// neither uses nor keeps them (with replicas, the claim applies the same rule).
-pub fn take(state: &AppState, conversation: i64, principal: &Principal) -> HashSet<String> {
+/// The grants a turn of `conversation` by `principal` starts with. Grants are an operator's:
+/// whoever is not one now (demoted, or a new user under a removed one's name) neither uses nor
+/// keeps them.
+/// A database that cannot be read gives none (the user is asked again).
+pub async fn take(state: &AppState, conversation: i64, principal: &Principal) -> HashSet<String> {
     let (user, operator) = (principal.user.as_str(), principal.role == ServeRole::Operator);
+    if let Some(replicas) = &state.replicas {
+        let found = if operator {
+            replicas.grants(conversation, user, principal.credential).await
+        } else {
+            replicas.drop_grants(conversation, user).await.map(|()| HashSet::new())
+        };
+        return found.unwrap_or_else(|err| {
+            super::log(&format!("conversation {conversation}: grants not read: {err}"));
+            HashSet::new()
+        });
+    }
     let key = (conversation, user.to_owned());
     match state.grants.lock() {
         Ok(mut grants) if !operator => {

@@ -3,19 +3,16 @@
 //! here, and with `--database` the conversation's one turn across replicas, claimed in the same
 //! statement as the owner check (one database round trip).
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
 
 use super::super::ApiError;
-use super::super::auth::Principal;
 use super::super::events::Place;
-use super::super::replicas::{Claimant, Replicas, Usable};
+use super::super::replicas::{Replicas, Usable};
 use super::super::state::AppState;
 use super::super::turn::Turn;
-use crate::cli::ServeRole;
 
 /// Turns one user may have running at once (users mode); all users together: `--max-turns`.
 const TURNS_PER_USER: usize = 4;
@@ -53,32 +50,14 @@ pub(super) fn admit(state: &AppState, turn: &Arc<Turn>) -> Result<(), ApiError> 
     Ok(())
 }
 
-/// What a turn starts from, found while it was admitted.
-pub(super) struct Start {
-    pub place: Place,
-    /// The conversation has no title yet: its first message names it.
-    pub untitled: bool,
-    /// The turn's grants, when its claim read them (with replicas).
-    pub grants: Option<HashSet<String>>,
-}
-
-/// Claims the turn's conversation across replicas when it is the caller's and can be used here.
-pub(super) async fn claim(
-    state: &AppState,
-    replicas: &Replicas,
-    turn: &Turn,
-    principal: &Principal,
-) -> Result<Start, ApiError> {
+/// Claims the turn's conversation across replicas when it is the caller's and can be used here:
+/// where it runs, and whether it has no title yet.
+pub(super) async fn claim(state: &AppState, replicas: &Replicas, turn: &Turn) -> Result<(Place, bool), ApiError> {
     let id = turn.conversation;
     let (clusters, host_sets) = (state.clusters(), state.host_sets.patterns());
     let usable_here = Usable { clusters: &clusters, host_sets: &host_sets };
-    let claimant = Claimant {
-        user: &principal.user,
-        credential: principal.credential,
-        operator: principal.role == ServeRole::Operator,
-    };
     let found = replicas
-        .claim(id, claimant, &turn.claim, usable_here)
+        .claim(id, &turn.owner, &turn.claim, usable_here)
         .await
         .map_err(|err| ApiError::database_down(&format!("conversation {id}"), &err, ""))?
         .ok_or_else(|| ApiError::not_found("conversation"))?;
@@ -88,7 +67,7 @@ pub(super) async fn claim(
     if !found.claimed {
         return Err(busy());
     }
-    Ok(Start { place, untitled: found.title.trim().is_empty(), grants: Some(found.grants) })
+    Ok((place, found.title.trim().is_empty()))
 }
 
 fn busy() -> ApiError {

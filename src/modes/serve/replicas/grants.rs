@@ -8,9 +8,7 @@ use std::sync::Arc;
 use super::{ReplicaError, Replicas};
 
 impl Replicas {
-    /// `user`'s grants in `conversation`, given under `credential` (the password of the login); a
-    /// turn reads them with its claim.
-    #[cfg(test)]
+    /// `user`'s grants in `conversation`, given under `credential` (the password of the login).
     pub async fn grants(
         &self,
         conversation: i64,
@@ -57,6 +55,15 @@ impl Replicas {
                  ON CONFLICT (conversation, user_name, grant_key) DO UPDATE SET credential = EXCLUDED.credential",
                 &[&conversation, &user, &&**claim, &keys, &credential],
             )
+            .await?;
+        Ok(())
+    }
+
+    /// Drops `user`'s grants in `conversation`.
+    pub async fn drop_grants(&self, conversation: i64, user: &str) -> Result<(), ReplicaError> {
+        self.client()
+            .await?
+            .execute("DELETE FROM web_grants WHERE conversation = $1 AND user_name = $2", &[&conversation, &user])
             .await?;
         Ok(())
     }

@@ -31,17 +31,12 @@ fn conversations(server: &PgServer, db: &str, owned: &[(i64, &str)]) {
     });
 }
 
-/// `user` as an operator who logged in under credential 9.
-fn operator(user: &str) -> Claimant<'_> {
-    Claimant { user, credential: Some(9), operator: true }
-}
-
 /// Anywhere: no cluster or host set configured.
 const ANYWHERE: Usable<'static> = Usable { clusters: &[], host_sets: &[] };
 
 /// Whether `user`'s claim of `conversation` was made.
 async fn claimed(replicas: &Replicas, conversation: i64, user: &str, claim: &Arc<str>) -> bool {
-    replicas.claim(conversation, operator(user), claim, ANYWHERE).await.unwrap().is_some_and(|found| found.claimed)
+    replicas.claim(conversation, user, claim, ANYWHERE).await.unwrap().is_some_and(|found| found.claimed)
 }
 
 /// The data of every event a stream gives.
@@ -127,15 +122,14 @@ async fn a_claim_is_made_only_on_the_callers_conversation_usable_here_and_says_w
     let rows = || async { client.query_one("SELECT count(*) FROM web_turns", &[]).await.unwrap().get::<_, i64>(0) };
     let claim: Arc<str> = "k".into();
 
-    assert!(a.claim(2, operator("alice"), &claim, ANYWHERE).await.unwrap().is_none(), "another's is not found");
-    assert!(a.claim(99, operator("alice"), &claim, ANYWHERE).await.unwrap().is_none(), "as one that does not exist");
+    assert!(a.claim(2, "alice", &claim, ANYWHERE).await.unwrap().is_none(), "another's is not found");
+    assert!(a.claim(99, "alice", &claim, ANYWHERE).await.unwrap().is_none(), "as one that does not exist");
     assert_eq!(rows().await, 0, "and nothing is claimed");
 
     let (staging, prod, fleet) = (vec!["staging".to_owned()], vec!["prod".to_owned()], vec!["web-*".to_owned()]);
-    let found =
-        a.claim(3, operator("alice"), &claim, Usable { clusters: &prod, host_sets: &[] }).await.unwrap().unwrap();
+    let found = a.claim(3, "alice", &claim, Usable { clusters: &prod, host_sets: &[] }).await.unwrap().unwrap();
     assert_eq!((found.cluster.as_deref(), found.claimed), (Some("staging"), false), "its cluster is gone: {found:?}");
-    let found = a.claim(4, operator("alice"), &claim, ANYWHERE).await.unwrap().unwrap();
+    let found = a.claim(4, "alice", &claim, ANYWHERE).await.unwrap().unwrap();
     assert_eq!((found.hosts.as_deref(), found.claimed), (Some("web-*"), false), "its host set is gone: {found:?}");
     assert_eq!(rows().await, 0, "an unusable conversation is not claimed");
     assert!(!a.lock_claims().contains(&claim), "nor kept alive by the heartbeat");
@@ -143,12 +137,12 @@ async fn a_claim_is_made_only_on_the_callers_conversation_usable_here_and_says_w
     for (id, usable) in
         [(3, Usable { clusters: &staging, host_sets: &[] }), (4, Usable { clusters: &[], host_sets: &fleet })]
     {
-        let found = a.claim(id, operator("alice"), &format!("k{id}").into(), usable).await.unwrap().unwrap();
+        let found = a.claim(id, "alice", &format!("k{id}").into(), usable).await.unwrap().unwrap();
         assert!(found.claimed, "{id}: {found:?}");
     }
-    let found = a.claim(1, operator("alice"), &claim, ANYWHERE).await.unwrap().unwrap();
+    let found = a.claim(1, "alice", &claim, ANYWHERE).await.unwrap().unwrap();
     assert_eq!((found.title.as_str(), found.claimed), ("disk", true), "{found:?}");
-    let again = a.claim(1, operator("alice"), &"k2".into(), ANYWHERE).await.unwrap().unwrap();
+    let again = a.claim(1, "alice", &"k2".into(), ANYWHERE).await.unwrap().unwrap();
     assert!(!again.claimed, "busy");
     assert_eq!(rows().await, 3);
 }
@@ -268,35 +262,4 @@ async fn grants_kept_on_one_replica_are_the_next_turns_on_another_while_the_turn
     assert!(a.grants(7, "alice", Some(9)).await.unwrap().is_empty(), "a deleted conversation's grants go");
     a.keep_grants(7, "alice", Some(9), &claim, &given).await.unwrap();
     assert!(b.grants(7, "alice", Some(9)).await.unwrap().is_empty(), "kept by a turn without its claim");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_claim_brings_an_operators_grants_under_her_password_and_drops_a_viewers() {
-    let Some(server) = PgServer::start() else { return };
-    tokio::task::block_in_place(|| server.database("h"));
-    conversations(&server, "h", &[(5, "alice")]);
-    let (a, b) = (replica(&server, "h").await, replica(&server, "h").await);
-    let done = || json!({"type": "done", "outcome": "answer"}).to_string().into();
-    let first: Arc<str> = "claim-1".into();
-    let found = a.claim(5, operator("alice"), &first, ANYWHERE).await.unwrap().unwrap();
-    assert!(found.claimed && found.grants.is_empty(), "{found:?}");
-    let given = std::collections::HashSet::from(["run_command:touch".to_owned()]);
-    a.keep_grants(5, "alice", Some(9), &first, &given).await.unwrap();
-    a.finish(5, &first, 0, done()).await;
-
-    let second: Arc<str> = "claim-2".into();
-    let found = b.claim(5, operator("alice"), &second, ANYWHERE).await.unwrap().unwrap();
-    assert_eq!((found.claimed, &found.grants), (true, &given), "the next turn, on the other replica");
-    b.finish(5, &second, 0, done()).await;
-    let third: Arc<str> = "claim-3".into();
-    let changed = Claimant { credential: Some(10), ..operator("alice") };
-    let found = b.claim(5, changed, &third, ANYWHERE).await.unwrap().unwrap();
-    assert!(found.claimed && found.grants.is_empty(), "given under her old password: {found:?}");
-    b.finish(5, &third, 0, done()).await;
-
-    let fourth: Arc<str> = "claim-4".into();
-    let viewer = Claimant { operator: false, ..operator("alice") };
-    let found = a.claim(5, viewer, &fourth, ANYWHERE).await.unwrap().unwrap();
-    assert!(found.claimed && found.grants.is_empty(), "{found:?}");
-    assert!(b.grants(5, "alice", Some(9)).await.unwrap().is_empty(), "a viewer's claim drops them");
 }

@@ -26,16 +26,6 @@ pub struct Usable<'a> {
     pub host_sets: &'a [String],
 }
 
-/// Who claims a turn: the conversation's owner, with what a turn reads of their grants.
-#[derive(Clone, Copy)]
-pub struct Claimant<'a> {
-    pub user: &'a str,
-    /// The password the login was made under (grants are kept with it).
-    pub credential: Option<u64>,
-    /// An operator's turn starts with their grants; anyone else's drops them.
-    pub operator: bool,
-}
-
 /// The caller's conversation as a claim found it.
 #[derive(Debug)]
 pub struct Claimed {
@@ -44,8 +34,6 @@ pub struct Claimed {
     pub hosts: Option<String>,
     /// This turn holds the conversation now.
     pub claimed: bool,
-    /// The claimant's "always this session" grants in it (an operator's, under their credential).
-    pub grants: std::collections::HashSet<String>,
 }
 
 impl Replicas {
@@ -55,17 +43,14 @@ impl Replicas {
     /// set among `usable.host_sets`). `None`: no conversation of that id is `owner`'s (none, or
     /// another's). `Some` with `claimed` false: a turn runs there already (on any replica), or it
     /// cannot be used here (the caller tells which from what comes back). The previous turn's
-    /// events go with a claim made, and the turn's grants come with it (see serve::grants): an
-    /// operator's are read, anyone else's dropped.
+    /// events go with a claim made.
     pub async fn claim(
         &self,
         conversation: i64,
-        claimant: Claimant<'_>,
+        owner: &str,
         claim: &Arc<str>,
         usable: Usable<'_>,
     ) -> Result<Option<Claimed>, ReplicaError> {
-        let owner = claimant.user;
-        let credential = claimant.credential.map(|c| c as i64);
         use crate::store::sessions::{pg_decode, pg_encode};
         let encoded = |list: &[String]| list.iter().map(|text| pg_encode(text).into_owned()).collect::<Vec<_>>();
         let (clusters, host_sets) = (encoded(usable.clusters), encoded(usable.host_sets));
@@ -88,14 +73,8 @@ impl Replicas {
                     ON CONFLICT DO NOTHING RETURNING conversation
                  ), cleared AS (
                     DELETE FROM web_turn_events WHERE conversation IN (SELECT conversation FROM claimed)
-                 ), dropped AS (
-                    DELETE FROM web_grants WHERE conversation = $1 AND user_name = $4 AND NOT $10::BOOLEAN
-                    AND EXISTS (SELECT 1 FROM claimed)
                  )
-                 SELECT title, cluster_id, hosts, (SELECT count(*) FROM claimed), ARRAY(
-                    SELECT grant_key FROM web_grants WHERE $10::BOOLEAN AND conversation = $1 AND user_name = $4
-                    AND credential IS NOT DISTINCT FROM $9::BIGINT
-                 ) FROM mine",
+                 SELECT title, cluster_id, hosts, (SELECT count(*) FROM claimed) FROM mine",
                 &[
                     &conversation,
                     &self.id,
@@ -105,8 +84,6 @@ impl Replicas {
                     &clusters,
                     &host_sets,
                     &user.as_ref(),
-                    &credential,
-                    &claimant.operator,
                 ],
             )
             .await;
@@ -116,7 +93,6 @@ impl Replicas {
                 cluster: row.get::<_, Option<String>>(1).map(pg_decode),
                 hosts: row.get::<_, Option<String>>(2).map(pg_decode),
                 claimed: row.get::<_, i64>(3) == 1,
-                grants: row.get::<_, Vec<String>>(4).into_iter().collect(),
             })
         });
         if !matches!(found, Ok(Some(Claimed { claimed: true, .. }))) {
