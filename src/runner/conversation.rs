@@ -26,6 +26,8 @@ pub(crate) struct Conversation<'s> {
     started_now: bool,
     /// The model has replied in this conversation (an assistant message was recorded).
     replied: AtomicBool,
+    /// The title the next user message names the conversation with, in the same write.
+    naming: Mutex<Option<String>>,
 }
 
 impl<'s> Conversation<'s> {
@@ -37,6 +39,15 @@ impl<'s> Conversation<'s> {
             reported: false,
             started_now: false,
             replied: AtomicBool::new(false),
+            naming: Mutex::new(None),
+        }
+    }
+
+    /// Names the conversation `title` with its next user message, stored together: a message
+    /// that is refused, or not stored, names nothing.
+    pub(crate) fn name_with_next_message(&self, title: String) {
+        if let Ok(mut naming) = self.naming.lock() {
+            *naming = Some(title);
         }
     }
 
@@ -166,7 +177,14 @@ impl Recorder for Conversation<'_> {
         let (Some(store), Some(id)) = (self.store, self.id) else { return };
         // A write can wait up to the busy timeout for another opsai; the runtime's other tasks
         // (Ctrl-C, the spinner) keep running meanwhile.
-        let append = || store.append(id, message);
+        let title = match message.role {
+            Role::User => self.naming.lock().ok().and_then(|mut naming| naming.take()),
+            _ => None,
+        };
+        let append = || match &title {
+            Some(title) => store.append_naming(id, message, title),
+            None => store.append(id, message),
+        };
         let result = match tokio::runtime::Handle::try_current() {
             Ok(handle) if handle.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread => {
                 tokio::task::block_in_place(append)

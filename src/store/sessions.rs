@@ -49,6 +49,10 @@ use backend::{Backend, MessageRow, NewRow, role_name};
 
 pub use web::{Cursor, StoredMessage, WebConversation};
 
+/// Text as the Postgres back end stores it and back (for a query of the `conversations` table made
+/// elsewhere on the same database: the replicas' claim of a turn).
+pub(crate) use pg::{decode as pg_decode, encode as pg_encode};
+
 pub(crate) type ConversationId = i64;
 
 /// How a conversation id is printed everywhere — lists, messages, the audit log's SESSION field,
@@ -240,6 +244,22 @@ impl SessionStore {
 
     /// Stores one message (redacted) at the end of conversation `id`.
     pub fn append(&self, id: ConversationId, message: &ChatMessage) -> Result<(), SessionError> {
+        self.append_titled(id, message, None)
+    }
+
+    /// [`Self::append`], naming the conversation `title` (as [`Self::set_title`] would) in the same
+    /// transaction: a web conversation's first message names it, and one not stored names nothing.
+    pub fn append_naming(&self, id: ConversationId, message: &ChatMessage, title: &str) -> Result<(), SessionError> {
+        let title = cut_title(&self.redactor.redact(title), web::WEB_TITLE_CHARS);
+        self.append_titled(id, message, Some(&title))
+    }
+
+    fn append_titled(
+        &self,
+        id: ConversationId,
+        message: &ChatMessage,
+        title: Option<&str>,
+    ) -> Result<(), SessionError> {
         let content = self.redactor.redact(&message.content);
         let tool_calls = if message.tool_calls.is_empty() {
             None
@@ -253,6 +273,7 @@ impl SessionStore {
             tool_calls: tool_calls.as_deref(),
             tool_call_id: message.tool_call_id.as_deref(),
             now_ms: crate::store::unix_ms(),
+            title,
         };
         if self.backend.append(id, &row)? { Ok(()) } else { Err(SessionError::NotFound(id)) }
     }

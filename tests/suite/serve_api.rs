@@ -12,6 +12,7 @@ use crate::support::mock_llm::*;
 use crate::support::serve::*;
 
 mod approvals;
+mod claims;
 mod edges;
 mod limits;
 mod postgres;

@@ -28,11 +28,12 @@ use crate::cli::ServeRole;
 use crate::protocol::{AgentEvent, TurnOutcome};
 use crate::runner::conversation::Conversation;
 use crate::tools::{Registry, RunState, Services, ToolsConfig};
+use admit::{Accepted, admit, claim, usable};
+
+mod admit;
 
 /// A comment line this often keeps proxies from closing a quiet stream.
 const KEEP_ALIVE: Duration = Duration::from_secs(15);
-/// Turns one user may have running at once (users mode); all users together: `--max-turns`.
-const TURNS_PER_USER: usize = 4;
 
 #[derive(Deserialize)]
 pub struct ChatBody {
@@ -57,124 +58,43 @@ pub async fn chat(
         return Err(ApiError::new(StatusCode::BAD_REQUEST, "the message is empty: write what you want to know"));
     }
     let id = body.conversation_id;
-    let conversation = api::owned(&state, id, &caller).await?;
-    let clusters = state.clusters();
-    if let Some(cluster) = &conversation.cluster
-        && !clusters.is_empty()
-        && !clusters.contains(cluster)
-    {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!(
-                "this conversation's cluster `{cluster}` is no longer in kube.contexts ({}): start a new \
-                 conversation on one of those, or add it back to the config",
-                clusters.join(", ")
-            ),
-        ));
-    }
-    if let Some(pattern) = &conversation.hosts
-        && !state.host_sets.is_offered(pattern)
-    {
-        return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            format!(
-                "this conversation's host set `{pattern}` is no longer offered ({}): start a new conversation \
-                 on one of those, or start the server with `--hosts {pattern}` again",
-                state.host_sets.names()
-            ),
-        ));
-    }
+    // Alone (SQLite), the owner is checked first. With replicas the claim checks it in the same
+    // statement: one database round trip fewer before the first byte.
+    let known = match &state.replicas {
+        None => {
+            let conversation = api::owned(&state, id, &caller).await?;
+            let untitled = conversation.title.trim().is_empty();
+            let place = Place { cluster: conversation.cluster, hosts: conversation.hosts };
+            usable(&state, &place)?;
+            Some((place, untitled))
+        }
+        Some(_) => None,
+    };
     let turn = Arc::new(
         Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()).mirrored(state.replicas.clone()),
     );
-    {
-        let mut turns = state.turns.lock().map_err(|err| ApiError::internal(&err))?;
-        // Under the lock shutdown's stop_all takes: a turn is either refused here or stopped there.
-        if state.shutdown.is_cancelled() {
-            return Err(ApiError::new(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "the server is stopping: try again once it is back",
-            ));
+    if let Err(refused) = admit(&state, &turn) {
+        // Not yet known to be the caller's: another's (or none) is 404 before any other answer,
+        // which would tell that it exists.
+        if known.is_none() {
+            api::owned(&state, id, &caller).await?;
         }
-        // The token's one user (`owner`) is bounded by the overall limit only; everyone else (password
-        // and single sign-on users alike) by their own too.
-        let user = &caller.principal.user;
-        let bounded = *user != super::auth::owner().user;
-        let own = turns.values().filter(|t| t.owner == *user).count();
-        if (bounded && own >= TURNS_PER_USER) || turns.len() >= state.max_turns {
-            return Err(ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                format!(
-                    "too many turns running ({TURNS_PER_USER} per user, {} in all on this server): wait \
-                     for one to end or stop one",
-                    state.max_turns
-                ),
-            )
-            .retry_after(Duration::from_secs(5)));
-        }
-        if turns.contains_key(&id) {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "a turn is already running in this conversation: wait for it (GET …/stream) or stop it (POST …/stop)",
-            ));
-        }
-        turns.insert(id, turn.clone());
+        return Err(refused);
     }
     let mut accepted = Accepted { state: &state, turn: &turn, claimed: false, started: false };
-    // One turn per conversation across replicas too.
-    if let Some(replicas) = &state.replicas {
-        accepted.claimed = true;
-        let claimed = replicas.claim(id, &caller.principal.user, &turn.claim).await;
-        if !matches!(claimed, Ok(true)) {
-            return Err(match claimed {
-                Err(err) => ApiError::database_down(&format!("conversation {id}"), &err, ""),
-                Ok(_) => ApiError::new(
-                    StatusCode::CONFLICT,
-                    "a turn is already running in this conversation: wait for it (GET …/stream) or stop it (POST …/stop)",
-                ),
-            });
+    let (place, untitled) = match &state.replicas {
+        // One turn per conversation across replicas too.
+        Some(replicas) => {
+            accepted.claimed = true;
+            claim(&state, replicas, &turn).await?
         }
-    }
-    // Only an accepted message names the conversation. The store redacts the whole text before it
-    // cuts it, so a secret across the cut is not kept in part.
-    if conversation.title.trim().is_empty() {
-        let title = message.split_whitespace().collect::<Vec<_>>().join(" ");
-        let named = super::blocking(&state, move |state| state.store.set_title(id, &title)).await;
-        named.and_then(|named| named.map_err(|err| ApiError::internal(&err)))?;
-    }
+        None => known.ok_or_else(|| ApiError::internal(&"the conversation was not read"))?,
+    };
     accepted.started = true;
     drop(accepted);
     turn.publish(&events::start(id));
-    let place = Place { cluster: conversation.cluster, hosts: conversation.hosts };
-    tokio::spawn(run(state.clone(), turn.clone(), caller.principal, place, message));
+    tokio::spawn(run(state.clone(), turn.clone(), caller.principal, place, message, untitled));
     Ok(sse(turn.stream()))
-}
-
-/// A turn accepted but not started yet: given back (here and in the database) unless it starts,
-/// however the request ends (refused, failed, or its client gone mid-request), so no slot and no
-/// claim is left taken.
-struct Accepted<'a> {
-    state: &'a AppState,
-    turn: &'a Arc<Turn>,
-    /// A claim was (perhaps) made in the database.
-    claimed: bool,
-    started: bool,
-}
-
-impl Drop for Accepted<'_> {
-    fn drop(&mut self) {
-        if self.started {
-            return;
-        }
-        if let Ok(mut turns) = self.state.turns.lock() {
-            turns.remove(&self.turn.conversation);
-        }
-        if self.claimed
-            && let Some(replicas) = &self.state.replicas
-        {
-            replicas.release(self.turn.conversation, &self.turn.claim);
-        }
-    }
 }
 
 /// The running turn's events so far and then live; a single `done` when none runs.
@@ -219,9 +139,16 @@ pub async fn stop(
 }
 
 /// The turn's task: runs it, then ends its stream with `done` once it no longer counts as running.
-async fn run(state: Arc<AppState>, turn: Arc<Turn>, principal: Principal, place: Place, message: String) {
+async fn run(
+    state: Arc<AppState>,
+    turn: Arc<Turn>,
+    principal: Principal,
+    place: Place,
+    message: String,
+    untitled: bool,
+) {
     let mut ending = Ending { state: state.clone(), turn: turn.clone(), done: None };
-    ending.done = drive(&state, &turn, &principal, place, &message).await;
+    ending.done = drive(&state, &turn, &principal, place, &message, untitled).await;
 }
 
 /// Ends a turn however its task ends (a panic included): it stops counting as running, and its
@@ -266,6 +193,7 @@ async fn drive(
     principal: &Principal,
     mut place: Place,
     message: &str,
+    untitled: bool,
 ) -> Option<Value> {
     let parts = &state.parts;
     let id = turn.conversation;
@@ -291,6 +219,13 @@ async fn drive(
         place.hosts = Some(fleet.label());
     }
     let mut conversation = Conversation::new(Some(&state.store));
+    // An untitled conversation is named by its first message, in the same write as the message
+    // (not before the answer's first byte): a refused message, or one not stored, names nothing.
+    // The store redacts the whole text before it cuts it, so a secret across the cut is not kept
+    // in part.
+    if untitled {
+        conversation.name_with_next_message(message.split_whitespace().collect::<Vec<_>>().join(" "));
+    }
     let mut history = match tokio::task::block_in_place(|| conversation.resume(id)) {
         Ok((_, messages)) => messages,
         Err(err) => {

@@ -59,6 +59,10 @@ impl HostSets {
         &self.offered
     }
 
+    pub fn patterns(&self) -> Vec<String> {
+        self.offered.iter().map(|set| set.pattern.clone()).collect()
+    }
+
     pub fn is_offered(&self, pattern: &str) -> bool {
         self.offered.iter().any(|set| set.pattern == pattern)
     }

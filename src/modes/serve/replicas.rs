@@ -34,6 +34,7 @@ use schema::MIGRATIONS;
 
 pub use control::AnswerRequest;
 pub use logins::{LoginKind, StoredLogin};
+pub use turns::Usable;
 
 use super::state::AppState;
 use crate::store::database::{DatabaseError, DatabaseUrl};

@@ -20,6 +20,8 @@ pub(super) struct MessageRow<'a> {
     pub tool_calls: Option<&'a str>,
     pub tool_call_id: Option<&'a str>,
     pub now_ms: i64,
+    /// The conversation's title, given in the same transaction (its first message names it).
+    pub title: Option<&'a str>,
 }
 
 /// The conversations and messages of one database. Every call blocks.

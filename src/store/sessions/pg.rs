@@ -113,11 +113,11 @@ impl Backend for PgBackend {
     }
 
     fn append(&self, id: ConversationId, row: &MessageRow<'_>) -> Result<bool, SessionError> {
-        let (content, tool_call_id) = (encode(row.content), row.tool_call_id.map(encode));
+        let (content, tool_call_id, title) = (encode(row.content), row.tool_call_id.map(encode), row.title.map(encode));
         let stored = self.pool.run(|connection| {
             let bump = connection.statement(
-                "UPDATE conversations SET message_count = message_count + 1, updated_at = GREATEST(updated_at, $2) \
-                 WHERE id = $1",
+                "UPDATE conversations SET message_count = message_count + 1, updated_at = GREATEST(updated_at, $2), \
+                 title = COALESCE($3, title) WHERE id = $1",
             )?;
             let insert = connection.statement(
                 "INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, created_at) \
@@ -126,7 +126,7 @@ impl Backend for PgBackend {
             // The conversation's row is locked by the update until the commit, so messages of one
             // conversation get their ids in the order they are stored.
             let mut transaction = connection.client.transaction()?;
-            if transaction.execute(&bump, &[&id, &row.now_ms])? == 0 {
+            if transaction.execute(&bump, &[&id, &row.now_ms, &title.as_deref()])? == 0 {
                 return Ok(false);
             }
             let params: [&(dyn ToSql + Sync); 6] =
@@ -282,7 +282,7 @@ fn web_from_row(row: &Row) -> Result<WebConversation, postgres::Error> {
 const ESCAPE: char = '\u{E000}';
 
 /// `text` as Postgres can store it: U+0000 → ESCAPE `0`, ESCAPE → ESCAPE `e`.
-pub(super) fn encode(text: &str) -> Cow<'_, str> {
+pub(crate) fn encode(text: &str) -> Cow<'_, str> {
     if !text.contains(['\0', ESCAPE]) {
         return Cow::Borrowed(text);
     }
@@ -298,7 +298,7 @@ pub(super) fn encode(text: &str) -> Cow<'_, str> {
 }
 
 /// The text [`encode`] was given (an ESCAPE not followed by `0` or `e` is kept as it is).
-pub(super) fn decode(stored: String) -> String {
+pub(crate) fn decode(stored: String) -> String {
     if !stored.contains(ESCAPE) {
         return stored;
     }

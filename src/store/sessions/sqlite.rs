@@ -71,10 +71,10 @@ impl Backend for SqliteBackend {
             let transaction = connection.transaction_with_behavior(TransactionBehavior::Immediate)?;
             let bumped = transaction
                 .prepare_cached(
-                    "UPDATE conversations SET message_count = message_count + 1, updated_at = max(updated_at, ?2) \
-                     WHERE id = ?1",
+                    "UPDATE conversations SET message_count = message_count + 1, updated_at = max(updated_at, ?2), \
+                     title = coalesce(?3, title) WHERE id = ?1",
                 )?
-                .execute(params![id, row.now_ms])?;
+                .execute(params![id, row.now_ms, row.title])?;
             if bumped == 0 {
                 return Ok(false);
             }

@@ -171,6 +171,24 @@ fn titles_are_set_redacted_on_one_line_and_cut_at_80() {
 }
 
 #[test]
+fn a_first_message_names_its_conversation_in_the_same_write_and_only_when_stored() {
+    each_db(|db| {
+        let store = db.open();
+        let id = store.create(&web("alice", None, "")).unwrap();
+        let asked = ChatMessage::user("why is\nghp_1234567890abcdefghijABCDEFGHIJ123456 failing");
+        store.append_naming(id, &asked, "why is ghp_1234567890abcdefghijABCDEFGHIJ123456 failing").unwrap();
+        let named = store.get_web(id).unwrap().unwrap();
+        assert!(named.title.starts_with("why is ") && !named.title.contains("ghp_1234"), "{named:?}");
+        assert_eq!(named.message_count, 1);
+        store.append(id, &ChatMessage::assistant("Because.", Vec::new())).unwrap();
+        assert_eq!(store.get_web(id).unwrap().unwrap().title, named.title, "a plain append keeps the title");
+        // No conversation: nothing stored, nothing named.
+        assert!(matches!(store.append_naming(999, &asked, "t"), Err(SessionError::NotFound(999))));
+        assert_eq!(store.get_web(999).unwrap(), None);
+    });
+}
+
+#[test]
 fn a_users_conversations_come_in_pages_that_follow_each_other() {
     each_db(|db| {
         let store = db.open();

@@ -12,19 +12,21 @@ const TOKEN: &str = "ghp_1234567890abcdefghijABCDEFGHIJ123456";
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_secret_across_the_titles_cut_is_not_kept_in_part() {
-    let env = TestEnv::new();
-    let mock = MockLlm::start([reply_text("Noted.")]);
-    let server = Server::builder(&env).mock(&mock).start();
-    let api = server.api();
-    let id = api.create(json!({"title": ""})).await["id"].as_i64().unwrap();
-    let message = format!("{} {TOKEN} is my token", "p".repeat(62));
-    let events = api.chat(id, &message).await.collect().await;
-    assert_eq!(events.last().unwrap()["outcome"], "answer", "{:?}", events.last());
-    let (_, list) = api.list().await;
-    let title = list[0]["title"].as_str().unwrap();
-    assert!(title.starts_with(&"p".repeat(62)), "{title}");
-    assert!(!title.contains("ghp_") && !title.contains("1234567890"), "{title}");
-    server.stop();
+    for storage in Storage::each() {
+        let env = TestEnv::new();
+        let mock = MockLlm::start([reply_text("Noted.")]);
+        let server = Server::builder(&env).mock(&mock).storage(&storage).start();
+        let api = server.api();
+        let id = api.create(json!({"title": ""})).await["id"].as_i64().unwrap();
+        let message = format!("{} {TOKEN} is my token", "p".repeat(62));
+        let events = api.chat(id, &message).await.collect().await;
+        assert_eq!(events.last().unwrap()["outcome"], "answer", "{:?}", events.last());
+        let (_, list) = api.list().await;
+        let title = list[0]["title"].as_str().unwrap();
+        assert!(title.starts_with(&"p".repeat(62)), "{}: {title}", storage.name());
+        assert!(!title.contains("ghp_") && !title.contains("1234567890"), "{title}");
+        server.stop();
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -108,22 +110,33 @@ async fn an_operator_demoted_mid_turn_is_refused_at_the_next_approval() {
 }
 
 #[tokio::test(flavor = "multi_thread")]
-async fn a_conversation_whose_cluster_left_kube_contexts_is_refused() {
-    let env = TestEnv::new();
-    env.write_config(r#"{"kube": {"contexts": ["staging", "prod"]}}"#);
-    let server = Server::builder(&env).start();
-    let id = server.api().create(json!({"title": "t", "cluster_id": "staging"})).await["id"].as_i64().unwrap();
-    server.stop();
-    env.write_config(r#"{"kube": {"contexts": ["prod"]}}"#);
-    let mock = MockLlm::start([reply_text("never")]);
-    let server = Server::builder(&env).mock(&mock).start();
-    let api = server.api();
-    let chat =
-        api.request(reqwest::Method::POST, "/api/v2/ai/chat").json(&json!({"conversation_id": id, "message": "hi"}));
-    let (status, body) = api.send(chat).await;
-    assert_eq!(status, StatusCode::CONFLICT, "{body}");
-    assert!(body["error"].as_str().unwrap().contains("staging"), "{body}");
-    server.stop();
+async fn a_conversation_whose_cluster_left_kube_contexts_is_refused_and_not_named() {
+    for storage in Storage::each() {
+        let env = TestEnv::new();
+        env.write_config(r#"{"kube": {"contexts": ["staging", "prod"]}}"#);
+        let server = Server::builder(&env).storage(&storage).start();
+        let id = server.api().create(json!({"title": "", "cluster_id": "staging"})).await["id"].as_i64().unwrap();
+        server.stop();
+        env.write_config(r#"{"kube": {"contexts": ["prod"]}}"#);
+        let mock = MockLlm::start([reply_text("never")]);
+        let server = Server::builder(&env).mock(&mock).storage(&storage).start();
+        let api = server.api();
+        let chat = api
+            .request(reqwest::Method::POST, "/api/v2/ai/chat")
+            .json(&json!({"conversation_id": id, "message": "hi"}));
+        let (status, body) = api.send(chat).await;
+        assert_eq!(status, StatusCode::CONFLICT, "{}: {body}", storage.name());
+        assert!(body["error"].as_str().unwrap().contains("staging"), "{body}");
+        let (_, list) = api.list().await;
+        assert_eq!(list[0]["title"], "", "{}: a refused message names nothing: {list}", storage.name());
+        // Refused before a claim was kept: with the context back, the next message is taken.
+        server.stop();
+        env.write_config(r#"{"kube": {"contexts": ["staging", "prod"]}}"#);
+        let server = Server::builder(&env).mock(&mock).storage(&storage).start();
+        let events = server.api().chat(id, "hi again").await.collect().await;
+        assert_eq!(events.last().unwrap()["outcome"], "answer", "{}: {events:?}", storage.name());
+        server.stop();
+    }
 }
 
 #[test]

@@ -38,6 +38,7 @@ impl Conn {
         self.client.query(&self.statement(sql).await?, params).await
     }
 
+    #[cfg(test)]
     pub async fn query_one(&self, sql: &'static str, params: Params<'_>) -> Result<Row, Error> {
         self.client.query_one(&self.statement(sql).await?, params).await
     }

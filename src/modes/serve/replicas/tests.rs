@@ -10,6 +10,35 @@ async fn replica(server: &PgServer, db: &str) -> Arc<Replicas> {
     Replicas::start(DatabaseUrl::parse(&server.url(db)).unwrap()).await.unwrap()
 }
 
+/// The sessions store's tables in database `db`, with a conversation of `user`'s under each id
+/// (a claim checks the owner).
+fn conversations(server: &PgServer, db: &str, owned: &[(i64, &str)]) {
+    tokio::task::block_in_place(|| {
+        let url = DatabaseUrl::parse(&server.url(db)).unwrap();
+        crate::store::sessions::SessionStore::open_database(&url, Arc::new(crate::redact::Redactor::default()))
+            .unwrap();
+        let mut client = postgres::Client::connect(&server.url(db), postgres::NoTls).unwrap();
+        for (id, user) in owned {
+            client
+                .execute(
+                    "INSERT INTO conversations \
+                     (id, title, cwd, host, model, created_at, updated_at, user_id, cluster_id, hosts) \
+                     OVERRIDING SYSTEM VALUE VALUES ($1, '', '/', 'web', 'm', 0, 0, $2, NULL, NULL)",
+                    &[id, user],
+                )
+                .unwrap();
+        }
+    });
+}
+
+/// Anywhere: no cluster or host set configured.
+const ANYWHERE: Usable<'static> = Usable { clusters: &[], host_sets: &[] };
+
+/// Whether `user`'s claim of `conversation` was made.
+async fn claimed(replicas: &Replicas, conversation: i64, user: &str, claim: &Arc<str>) -> bool {
+    replicas.claim(conversation, user, claim, ANYWHERE).await.unwrap().is_some_and(|found| found.claimed)
+}
+
 /// The data of every event a stream gives.
 async fn datas(
     stream: impl futures_util::Stream<Item = Result<axum::response::sse::Event, std::convert::Infallible>>,
@@ -50,11 +79,12 @@ async fn a_login_on_one_replica_is_one_on_the_other_and_a_logout_ends_it_on_both
 async fn one_turn_per_conversation_across_replicas_and_a_reader_elsewhere_sees_every_event_in_order() {
     let Some(server) = PgServer::start() else { return };
     tokio::task::block_in_place(|| server.database("r"));
+    conversations(&server, "r", &[(7, "alice")]);
     let (a, b) = (replica(&server, "r").await, replica(&server, "r").await);
     let (first, second, third): (Arc<str>, Arc<str>, Arc<str>) = ("claim-1".into(), "claim-2".into(), "claim-3".into());
-    assert!(a.claim(7, "alice", &first).await.unwrap());
-    assert!(!b.claim(7, "bob", &second).await.unwrap(), "busy on the other replica");
-    assert!(!a.claim(7, "alice", &third).await.unwrap(), "busy here too");
+    assert!(claimed(&a, 7, "alice", &first).await);
+    assert!(!claimed(&b, 7, "alice", &second).await, "busy on the other replica");
+    assert!(!claimed(&a, 7, "alice", &third).await, "busy here too");
     assert_eq!(b.running(7).await.unwrap().as_deref(), Some(a.id.as_str()));
     a.event(7, &first, 0, json!({"type": "start"}).to_string().into());
     a.event(7, &first, 1, json!({"type": "token", "content": "hi"}).to_string().into());
@@ -66,7 +96,7 @@ async fn one_turn_per_conversation_across_replicas_and_a_reader_elsewhere_sees_e
     let seen = follower.await.unwrap();
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(seen[0].contains("start") && seen[1].contains("hi") && seen[2].contains("done"), "{seen:?}");
-    assert!(b.claim(7, "bob", &second).await.unwrap(), "taken at once after the finish");
+    assert!(claimed(&b, 7, "alice", &second).await, "taken at once after the finish");
     let (events, running) = b.events_after(7, 0).await.unwrap();
     assert!(
         events.is_empty() && running.as_deref() == Some("claim-2"),
@@ -75,9 +105,53 @@ async fn one_turn_per_conversation_across_replicas_and_a_reader_elsewhere_sees_e
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claim_is_made_only_on_the_callers_conversation_usable_here_and_says_what_it_found() {
+    let Some(server) = PgServer::start() else { return };
+    tokio::task::block_in_place(|| server.database("c"));
+    conversations(&server, "c", &[(1, "alice"), (2, "bob"), (3, "alice"), (4, "alice")]);
+    let a = replica(&server, "c").await;
+    let client = a.client().await.unwrap();
+    client
+        .batch_execute(
+            "UPDATE conversations SET title = 'disk' WHERE id = 1;
+             UPDATE conversations SET cluster_id = 'staging' WHERE id = 3;
+             UPDATE conversations SET hosts = 'web-*' WHERE id = 4;",
+        )
+        .await
+        .unwrap();
+    let rows = || async { client.query_one("SELECT count(*) FROM web_turns", &[]).await.unwrap().get::<_, i64>(0) };
+    let claim: Arc<str> = "k".into();
+
+    assert!(a.claim(2, "alice", &claim, ANYWHERE).await.unwrap().is_none(), "another's is not found");
+    assert!(a.claim(99, "alice", &claim, ANYWHERE).await.unwrap().is_none(), "as one that does not exist");
+    assert_eq!(rows().await, 0, "and nothing is claimed");
+
+    let (staging, prod, fleet) = (vec!["staging".to_owned()], vec!["prod".to_owned()], vec!["web-*".to_owned()]);
+    let found = a.claim(3, "alice", &claim, Usable { clusters: &prod, host_sets: &[] }).await.unwrap().unwrap();
+    assert_eq!((found.cluster.as_deref(), found.claimed), (Some("staging"), false), "its cluster is gone: {found:?}");
+    let found = a.claim(4, "alice", &claim, ANYWHERE).await.unwrap().unwrap();
+    assert_eq!((found.hosts.as_deref(), found.claimed), (Some("web-*"), false), "its host set is gone: {found:?}");
+    assert_eq!(rows().await, 0, "an unusable conversation is not claimed");
+    assert!(!a.lock_claims().contains(&claim), "nor kept alive by the heartbeat");
+
+    for (id, usable) in
+        [(3, Usable { clusters: &staging, host_sets: &[] }), (4, Usable { clusters: &[], host_sets: &fleet })]
+    {
+        let found = a.claim(id, "alice", &format!("k{id}").into(), usable).await.unwrap().unwrap();
+        assert!(found.claimed, "{id}: {found:?}");
+    }
+    let found = a.claim(1, "alice", &claim, ANYWHERE).await.unwrap().unwrap();
+    assert_eq!((found.title.as_str(), found.claimed), ("disk", true), "{found:?}");
+    let again = a.claim(1, "alice", &"k2".into(), ANYWHERE).await.unwrap().unwrap();
+    assert!(!again.claimed, "busy");
+    assert_eq!(rows().await, 3);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_gone_replicas_turn_ends_interrupted_for_its_readers_and_takes_a_new_message() {
     let Some(server) = PgServer::start() else { return };
     tokio::task::block_in_place(|| server.database("r"));
+    conversations(&server, "r", &[(9, "alice")]);
     let (a, b) = (replica(&server, "r").await, replica(&server, "r").await);
     // A replica that stopped saying it is alive long ago, mid-turn, with an approval waiting.
     // In one transaction: the replicas' own heartbeats reap too, and must see all of it or none.
@@ -101,7 +175,7 @@ async fn a_gone_replicas_turn_ends_interrupted_for_its_readers_and_takes_a_new_m
     assert_eq!(seen.len(), 3, "{seen:?}");
     assert!(seen[1].contains("interrupted") && seen[2].contains("\\\"outcome\\\":\\\"interrupted\\\""), "{seen:?}");
     assert!(b.queue().await.unwrap().is_empty(), "its approvals went with it");
-    assert!(b.claim(9, "alice", &"claim-9".into()).await.unwrap(), "a new message is taken");
+    assert!(claimed(&b, 9, "alice", &"claim-9".into()).await, "a new message is taken");
     // A live replica's turn is left alone.
     a.reap().await.unwrap();
     assert_eq!(a.running(9).await.unwrap().as_deref(), Some(b.id.as_str()));
@@ -170,9 +244,10 @@ async fn a_query_is_parsed_once_per_connection_and_requests_spread_over_the_conn
 async fn grants_kept_on_one_replica_are_the_next_turns_on_another_while_the_turn_held_its_claim() {
     let Some(server) = PgServer::start() else { return };
     tokio::task::block_in_place(|| server.database("g"));
+    conversations(&server, "g", &[(7, "alice")]);
     let (a, b) = (replica(&server, "g").await, replica(&server, "g").await);
     let claim: Arc<str> = "claim-1".into();
-    assert!(a.claim(7, "alice", &claim).await.unwrap());
+    assert!(claimed(&a, 7, "alice", &claim).await);
     let given = std::collections::HashSet::from(["run_command:touch".to_owned(), "run_command:rm".to_owned()]);
     a.keep_grants(7, "alice", Some(9), &claim, &given).await.unwrap();
     assert_eq!(b.grants(7, "alice", Some(9)).await.unwrap(), given, "the next turn, on the other replica");

@@ -18,31 +18,87 @@ const POLL: Duration = Duration::from_secs(2);
 /// The outcome a turn of a gone replica ends with.
 pub const INTERRUPTED: &str = "interrupted";
 
+/// Where a conversation may run on this server: `kube.contexts` (empty: any cluster) and the
+/// host sets offered.
+#[derive(Clone, Copy)]
+pub struct Usable<'a> {
+    pub clusters: &'a [String],
+    pub host_sets: &'a [String],
+}
+
+/// The caller's conversation as a claim found it.
+#[derive(Debug)]
+pub struct Claimed {
+    pub title: String,
+    pub cluster: Option<String>,
+    pub hosts: Option<String>,
+    /// This turn holds the conversation now.
+    pub claimed: bool,
+}
+
 impl Replicas {
-    /// Claims `conversation`'s turn for this replica under `claim` (the turn's own token): `false`
-    /// when a turn runs there already (on any replica). The previous turn's events go.
-    pub async fn claim(&self, conversation: i64, owner: &str, claim: &Arc<str>) -> Result<bool, ReplicaError> {
+    /// Claims `conversation`'s turn for this replica under `claim` (the turn's own token), in one
+    /// statement with the owner check: only a conversation of `owner`'s is claimed, and only when
+    /// it can be used here (its cluster among `usable.clusters`, or none are configured; its host
+    /// set among `usable.host_sets`). `None`: no conversation of that id is `owner`'s (none, or
+    /// another's). `Some` with `claimed` false: a turn runs there already (on any replica), or it
+    /// cannot be used here (the caller tells which from what comes back). The previous turn's
+    /// events go with a claim made.
+    pub async fn claim(
+        &self,
+        conversation: i64,
+        owner: &str,
+        claim: &Arc<str>,
+        usable: Usable<'_>,
+    ) -> Result<Option<Claimed>, ReplicaError> {
+        use crate::store::sessions::{pg_decode, pg_encode};
+        let encoded = |list: &[String]| list.iter().map(|text| pg_encode(text).into_owned()).collect::<Vec<_>>();
+        let (clusters, host_sets) = (encoded(usable.clusters), encoded(usable.host_sets));
+        let user = pg_encode(owner);
         // Counted as live before the row exists: the heartbeat never gives back a claim being made.
         self.lock_claims().insert(claim.clone());
         let made = self
             .client()
             .await?
-            .query_one(
-                "WITH claimed AS (
-                    INSERT INTO web_turns (conversation, replica, claim, owner, started_ms) VALUES ($1, $2, $3, $4, $5)
+            .query_opt(
+                // The conversations table is the sessions store's, in the same database.
+                "WITH mine AS (
+                    SELECT title, cluster_id, hosts,
+                        (cluster_id IS NULL OR cardinality($6::TEXT[]) = 0 OR cluster_id = ANY($6::TEXT[]))
+                        AND (hosts IS NULL OR hosts = ANY($7::TEXT[])) AS usable
+                    FROM conversations WHERE id = $1 AND user_id = $8
+                 ), claimed AS (
+                    INSERT INTO web_turns (conversation, replica, claim, owner, started_ms)
+                    SELECT $1, $2, $3, $4, $5 FROM mine WHERE usable
                     ON CONFLICT DO NOTHING RETURNING conversation
                  ), cleared AS (
                     DELETE FROM web_turn_events WHERE conversation IN (SELECT conversation FROM claimed)
                  )
-                 SELECT count(*) FROM claimed",
-                &[&conversation, &self.id, &&**claim, &owner, &crate::store::unix_ms()],
+                 SELECT title, cluster_id, hosts, (SELECT count(*) FROM claimed) FROM mine",
+                &[
+                    &conversation,
+                    &self.id,
+                    &&**claim,
+                    &owner,
+                    &crate::store::unix_ms(),
+                    &clusters,
+                    &host_sets,
+                    &user.as_ref(),
+                ],
             )
             .await;
-        let claimed = made.map(|row| row.get::<_, i64>(0) == 1);
-        if !matches!(claimed, Ok(true)) {
+        let found = made.map(|row| {
+            row.map(|row| Claimed {
+                title: pg_decode(row.get(0)),
+                cluster: row.get::<_, Option<String>>(1).map(pg_decode),
+                hosts: row.get::<_, Option<String>>(2).map(pg_decode),
+                claimed: row.get::<_, i64>(3) == 1,
+            })
+        });
+        if !matches!(found, Ok(Some(Claimed { claimed: true, .. }))) {
             self.lock_claims().remove(claim);
         }
-        Ok(claimed?)
+        Ok(found?)
     }
 
     /// Gives the claim back without a turn (the turn could not start after all).
