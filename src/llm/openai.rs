@@ -25,7 +25,8 @@
 //!   the request again without them (remembered for this client); a JSON body instead of a stream
 //!   is accepted too.
 
-use std::sync::OnceLock;
+use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
@@ -61,8 +62,10 @@ pub struct OpenAiClient {
     without_tools: AtomicBool,
     sampling: Sampling,
     tool_setting: ToolSetting,
-    /// What `tool_setting` came to, once known.
-    tool_calls: OnceLock<ToolCalls>,
+    /// What `tool_setting` came to, per model and purpose (the REPL's `/model` changes the model).
+    tool_calls: Mutex<HashMap<(String, Purpose), ToolCalls>>,
+    /// The last request's model and purpose resolved to text: its schemas are left out.
+    text_calls: AtomicBool,
 }
 
 /// How one failed attempt should be followed up.
@@ -129,7 +132,8 @@ impl OpenAiClient {
             without_tools: AtomicBool::new(false),
             sampling: Sampling::default(),
             tool_setting: ToolSetting::default(),
-            tool_calls: OnceLock::new(),
+            tool_calls: Mutex::new(HashMap::new()),
+            text_calls: AtomicBool::new(false),
         })
     }
 
@@ -151,7 +155,7 @@ impl OpenAiClient {
     /// How tool calls travel (`llm.tool_mode`); text leaves the schemas out of every request.
     pub fn with_tool_setting(mut self, setting: ToolSetting) -> Self {
         if setting == ToolSetting::Fixed(ToolCalls::Text) {
-            self.without_tools.store(true, Ordering::Relaxed);
+            self.text_calls.store(true, Ordering::Relaxed);
         }
         self.tool_setting = setting;
         self
@@ -159,20 +163,24 @@ impl OpenAiClient {
 
     /// [`ChatModel::tool_calls`]: the fixed setting, else what was learned, else the purpose's own
     /// start ([`Purpose::untold`]).
-    /// Text leaves the schemas out of this client's requests from here on.
+    /// Text leaves the schemas out of the requests until another model or purpose resolves native.
     fn resolve_tool_calls(&self, model: &str, purpose: Purpose) -> ToolCalls {
         let found = match &self.tool_setting {
             ToolSetting::Fixed(fixed) => *fixed,
-            ToolSetting::Auto(cache) => *self.tool_calls.get_or_init(|| {
-                cache
-                    .as_deref()
-                    .and_then(|cache| tool_mode::cached(cache, &self.base_url, model))
-                    .unwrap_or(purpose.untold(model))
-            }),
+            ToolSetting::Auto(cache) => {
+                let learned = || {
+                    cache
+                        .as_deref()
+                        .and_then(|cache| tool_mode::cached(cache, &self.base_url, model))
+                        .unwrap_or(purpose.untold(model))
+                };
+                match self.tool_calls.lock() {
+                    Ok(mut known) => *known.entry((model.to_owned(), purpose)).or_insert_with(learned),
+                    Err(_) => learned(),
+                }
+            }
         };
-        if found == ToolCalls::Text {
-            self.without_tools.store(true, Ordering::Relaxed);
-        }
+        self.text_calls.store(found == ToolCalls::Text, Ordering::Relaxed);
         found
     }
 
@@ -204,7 +212,7 @@ impl OpenAiClient {
         loop {
             let options = BodyOptions {
                 stream_options: !self.without_stream_options.load(Ordering::Relaxed),
-                tools: !self.without_tools.load(Ordering::Relaxed),
+                tools: !self.without_tools.load(Ordering::Relaxed) && !self.text_calls.load(Ordering::Relaxed),
                 sampling: self.sampling,
             };
             let body = wire::chat_body(request, options);

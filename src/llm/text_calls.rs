@@ -238,13 +238,14 @@ pub fn command_block(content: &str) -> Option<(ToolCall, String)> {
     Some((call, format!("{before}\n\n{after}").trim().to_owned()))
 }
 
-/// `$ ls` → `ls`, on every line, when every non-empty line has the prompt (a console session).
+/// `$ ls` → `ls` when the text starts with a prompt (a console session): the prompted lines, and
+/// not the output shown after them.
 pub(crate) fn strip_prompts(text: &str) -> String {
-    let prompted = text.lines().filter(|line| !line.trim().is_empty()).all(|line| line.starts_with("$ "));
-    if !prompted {
+    let mut lines = text.lines().filter(|line| !line.trim().is_empty()).peekable();
+    if !lines.peek().is_some_and(|first| first.starts_with("$ ")) {
         return text.to_owned();
     }
-    text.lines().map(|line| line.strip_prefix("$ ").unwrap_or(line)).collect::<Vec<_>>().join("\n")
+    lines.filter_map(|line| line.strip_prefix("$ ")).collect::<Vec<_>>().join("\n")
 }
 
 /// The names a call written as text may use: the tools offered, and a folded family's former names

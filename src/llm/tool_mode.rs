@@ -40,7 +40,7 @@ pub enum ToolSetting {
 }
 
 /// Which conversation asks: every mode's calls, or the widget's proposal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Purpose {
     Calls,
     Widget,

@@ -124,12 +124,23 @@ pub(crate) fn close() {
 
 fn start() -> Option<PathBuf> {
     use std::hash::{BuildHasher, Hasher};
-    let dir = private_dir()?;
-    remove_stale(&dir);
-    // Only unlikely to be taken already; who may connect is decided by the directory and the pid.
-    let salt = std::collections::hash_map::RandomState::new().build_hasher().finish();
-    let socket = dir.join(format!("sandbox-{}-{salt:016x}.sock", std::process::id()));
-    let listener = UnixListener::bind(&socket).ok()?;
+    // Twice: another opsai ending may remove the (then empty) directory between the check and the
+    // bind; the bind then fails and the directory is made again.
+    let (socket, listener) = (0..2).find_map(|_| {
+        let dir = private_dir()?;
+        remove_stale(&dir);
+        // Only unlikely to be taken already; who may connect is decided by the directory and the pid.
+        let salt = std::collections::hash_map::RandomState::new().build_hasher().finish();
+        let socket = dir.join(format!("sandbox-{}-{salt:016x}.sock", std::process::id()));
+        let listener = UnixListener::bind(&socket).ok()?;
+        // Checked again after the bind: a directory someone else made at that path in the
+        // meantime (once ours was removed) is refused, and the socket in it goes.
+        if private_dir().as_deref() != Some(dir.as_path()) {
+            let _ = std::fs::remove_file(&socket);
+            return None;
+        }
+        Some((socket, listener))
+    })?;
     std::thread::Builder::new().name("opsai-sandbox-broker".into()).spawn(move || serve(&listener)).ok()?;
     Some(socket)
 }

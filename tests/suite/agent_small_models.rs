@@ -150,3 +150,19 @@ fn a_sandboxed_run_leaves_nothing_in_the_temp_directory() {
     let left: Vec<_> = std::fs::read_dir(tmp.path()).unwrap().flatten().map(|e| e.path()).collect();
     assert!(left.is_empty(), "left behind: {left:?}");
 }
+
+/// The choice follows the model: switching with the REPL's `/model` switches how calls travel,
+/// both ways, in one process.
+#[test]
+fn the_repls_model_switch_changes_how_calls_travel() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("One."), reply_text("Two."), reply_text("Three.")]);
+    let script = format!("first\n/model {SMALL}\nsecond\n/model qwen2.5:7b\nthird\n");
+    let out = opsai(&env, &mock, "qwen2.5:7b").write_stdin(script).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 3);
+    let sent_tools: Vec<bool> = requests.iter().map(|r| r.json().get("tools").is_some()).collect();
+    assert_eq!(sent_tools, [true, false, true], "native, text for the small model, native again");
+    assert!(system(&requests[1]).contains("```sh block") && !system(&requests[2]).contains("```sh block"));
+}

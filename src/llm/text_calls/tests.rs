@@ -160,6 +160,8 @@ fn a_command_in_a_shell_block_is_a_run_command_call() {
     // A repeated tag on the first line, a console prompt, several lines kept whole.
     assert_eq!(block("```bash\nsh\nfind . -name '*.log'\n```").unwrap().1, json!({"command": "find . -name '*.log'"}));
     assert_eq!(block("```sh\n$ df -h\n```").unwrap().1["command"], "df -h");
+    // A session quoted with its output: the command only.
+    assert_eq!(block("```bash\n$ df -h\nFilesystem Size Used\n/dev/vda 252G 45G\n```").unwrap().1["command"], "df -h");
     assert_eq!(
         block("```sh\nfor f in *; do\n  echo \"$f\"\ndone\n```").unwrap().1["command"],
         "for f in *; do\n  echo \"$f\"\ndone"

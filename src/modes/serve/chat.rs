@@ -58,37 +58,28 @@ pub async fn chat(
         return Err(ApiError::new(StatusCode::BAD_REQUEST, "the message is empty: write what you want to know"));
     }
     let id = body.conversation_id;
-    // Alone (SQLite), the owner is checked first. With replicas the claim checks it in the same
-    // statement: one database round trip fewer before the first byte.
-    let known = match &state.replicas {
+    let turn = Arc::new(
+        Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()).mirrored(state.replicas.clone()),
+    );
+    let mut accepted = Accepted { state: &state, turn: &turn, claimed: false, started: false };
+    let (place, untitled) = match &state.replicas {
         None => {
             let conversation = api::owned(&state, id, &caller).await?;
             let untitled = conversation.title.trim().is_empty();
             let place = Place { cluster: conversation.cluster, hosts: conversation.hosts };
             usable(&state, &place)?;
-            Some((place, untitled))
+            admit(&state, &turn)?;
+            (place, untitled)
         }
-        Some(_) => None,
-    };
-    let turn = Arc::new(
-        Turn::new(id, caller.principal.user.clone(), state.parts.redactor.clone()).mirrored(state.replicas.clone()),
-    );
-    if let Err(refused) = admit(&state, &turn) {
-        // Not yet known to be the caller's: another's (or none) is 404 before any other answer,
-        // which would tell that it exists.
-        if known.is_none() {
-            api::owned(&state, id, &caller).await?;
-        }
-        return Err(refused);
-    }
-    let mut accepted = Accepted { state: &state, turn: &turn, claimed: false, started: false };
-    let (place, untitled) = match &state.replicas {
-        // One turn per conversation across replicas too.
+        // With replicas the claim checks the owner in the same statement (one database round trip
+        // fewer before the first byte), and before a slot is taken here: stop, delete and stream
+        // find a turn by its slot, so a slot must never stand for another user's conversation.
         Some(replicas) => {
             accepted.claimed = true;
-            claim(&state, replicas, &turn).await?
+            let found = claim(&state, replicas, &turn).await?;
+            admit(&state, &turn)?;
+            found
         }
-        None => known.ok_or_else(|| ApiError::internal(&"the conversation was not read"))?,
     };
     accepted.started = true;
     drop(accepted);

@@ -117,7 +117,7 @@ impl Backend for PgBackend {
         let stored = self.pool.run(|connection| {
             let bump = connection.statement(
                 "UPDATE conversations SET message_count = message_count + 1, updated_at = GREATEST(updated_at, $2), \
-                 title = COALESCE($3, title) WHERE id = $1",
+                 title = CASE WHEN btrim(title) = '' THEN COALESCE($3, title) ELSE title END WHERE id = $1",
             )?;
             let insert = connection.statement(
                 "INSERT INTO messages (conversation_id, role, content, tool_calls, tool_call_id, created_at) \

@@ -72,7 +72,7 @@ impl Backend for SqliteBackend {
             let bumped = transaction
                 .prepare_cached(
                     "UPDATE conversations SET message_count = message_count + 1, updated_at = max(updated_at, ?2), \
-                     title = coalesce(?3, title) WHERE id = ?1",
+                     title = CASE WHEN trim(title) = '' THEN coalesce(?3, title) ELSE title END WHERE id = ?1",
                 )?
                 .execute(params![id, row.now_ms, row.title])?;
             if bumped == 0 {

@@ -182,6 +182,10 @@ fn a_first_message_names_its_conversation_in_the_same_write_and_only_when_stored
         assert_eq!(named.message_count, 1);
         store.append(id, &ChatMessage::assistant("Because.", Vec::new())).unwrap();
         assert_eq!(store.get_web(id).unwrap().unwrap().title, named.title, "a plain append keeps the title");
+        // A title given meanwhile (the page's rename) is not replaced by a message's.
+        store.set_title(id, "Renamed").unwrap();
+        store.append_naming(id, &asked, "a later message").unwrap();
+        assert_eq!(store.get_web(id).unwrap().unwrap().title, "Renamed");
         // No conversation: nothing stored, nothing named.
         assert!(matches!(store.append_naming(999, &asked, "t"), Err(SessionError::NotFound(999))));
         assert_eq!(store.get_web(999).unwrap(), None);

@@ -124,7 +124,11 @@ impl Drop for Accepted<'_> {
         if self.started {
             return;
         }
-        if let Ok(mut turns) = self.state.turns.lock() {
+        // Only this turn's own slot: a refusal because another turn holds the conversation's
+        // slot must leave that one alone.
+        if let Ok(mut turns) = self.state.turns.lock()
+            && turns.get(&self.turn.conversation).is_some_and(|held| Arc::ptr_eq(held, self.turn))
+        {
             turns.remove(&self.turn.conversation);
         }
         if self.claimed
