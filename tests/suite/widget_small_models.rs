@@ -125,7 +125,8 @@ fn the_widget_starts_with_text_calls_and_native_is_a_setting() {
 }
 
 /// `auto` for the agent: native until a reply writes its call as text although the schemas were
-/// sent; from the next run on the schemas stay home and the prompt shows the one call form.
+/// sent; from the next run on the schemas stay home and the prompt asks for commands in ```sh
+/// blocks (the other tools in the tagged form).
 #[test]
 fn the_agent_learns_text_calls_from_a_call_written_as_text() {
     let env = TestEnv::new();
@@ -142,7 +143,9 @@ fn the_agent_learns_text_calls_from_a_call_written_as_text() {
     assert!(!requests[0].tool_names().is_empty());
     assert!(!system_prompt(&requests[0]).contains("<tool_call>"), "native: the schemas say how");
     assert!(requests[2].json().get("tools").is_none(), "learned: {}", requests[2].json());
-    assert!(system_prompt(&requests[2]).contains("To call a tool, write exactly"));
+    let learned = system_prompt(&requests[2]);
+    assert!(learned.contains("reply with the command line alone in a ```sh block"), "{learned}");
+    assert!(learned.contains("<tool_call>{\"name\": \"analyze\""), "{learned}");
     let cache = std::fs::read_to_string(env.opsai_home().join("cache/tool_mode.json")).unwrap();
     assert!(cache.contains("\"text\""), "{cache}");
 }
