@@ -38,8 +38,11 @@ async fn sign_in_at_the_provider(c: &fantoccini::Client, login: &str) {
     type_into(c, "input[name=login]", login).await;
     type_into(c, "input[name=password]", "any password").await;
     click(c, "button[type=submit]").await;
-    // The consent page, or (already consented) straight back.
-    let consent = "document.querySelector('button[type=submit]') && location.pathname.includes('interaction')";
+    // The consent page, or (already consented) straight back. The login page has a submit button
+    // under `/interaction` too, and stays shown while its form is posted: consent is the page
+    // without the login field.
+    let consent = "!document.querySelector('input[name=login]') && document.querySelector('button[type=submit]') \
+                   && location.pathname.includes('interaction')";
     let back = "location.port && !location.pathname.includes('interaction') && !location.pathname.includes('auth')";
     wait_for(c, "consent or the way back", &format!("({consent}) || ({back})")).await;
     if js(c, consent).await == true {
