@@ -233,14 +233,16 @@ impl Agent<'_> {
         self.model.tool_calls(&self.settings.model, purpose)
     }
 
+    /// The agent with text calls: its prompt says a ```sh block is a command to run.
+    fn blocks_are_commands(&self, calls: ToolCalls) -> bool {
+        self.settings.prompt == prompt::PromptMode::Agent && calls == ToolCalls::Text
+    }
+
     /// With text calls, the agent's reply that holds a command in a ```sh block runs it, unless it
     /// already ran in this turn: a small model that repeats the command it ran is done, and its
     /// reply is the answer (no loop).
     fn command_in_block(&self, reply: &mut crate::llm::ModelReply, commands_run: &[String]) {
-        if self.settings.prompt != prompt::PromptMode::Agent
-            || self.calls() != ToolCalls::Text
-            || self.tools.get("run_command").is_none()
-        {
+        if !self.blocks_are_commands(self.calls()) || self.tools.get("run_command").is_none() {
             return;
         }
         let Some((call, prose)) = crate::llm::text_calls::command_block(&reply.content) else { return };
@@ -326,7 +328,7 @@ impl Agent<'_> {
             } else {
                 crate::llm::text_calls::callable_names(self.tools.names())
             };
-            let shell_blocks = self.settings.prompt == prompt::PromptMode::Agent && calls == ToolCalls::Text;
+            let shell_blocks = self.blocks_are_commands(calls);
             let mut holdback = holdback::HoldBack::new(tool_names.clone()).with_shell_blocks(shell_blocks);
             // The screen hears once per request that a call is being written, or text held back.
             let (mut writing_call, mut holding) = (false, false);

@@ -277,11 +277,11 @@ fn docker_text(status: &DockerStatus) -> String {
     }
 }
 
-/// `- text` with control characters turned into spaces and the length bounded.
 /// The lines [`EnvContext::without_program_lists`] leaves out start with these.
 const TOOLS_LINE: &str = "Tools: ";
 const DOCKER_LINE: &str = "Docker: ";
 
+/// `- text` with control characters turned into spaces and the length bounded.
 fn line(out: &mut String, text: &str) {
     out.push_str("- ");
     out.extend(text.chars().take(400).map(|c| if c.is_control() { ' ' } else { c }));
