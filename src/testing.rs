@@ -207,6 +207,40 @@ impl FileSystem for HomeFs {
     }
 }
 
+/// Writes `script` as an executable (mode 0755) at `path`, for a test's fake program.
+///
+/// The bytes go to a staged file and a child `cp` writes `path`, so this process never holds
+/// `path` open for writing. A test binary runs its tests on several threads: a descriptor open here
+/// is inherited, until its `exec`, by any child another test starts at that moment, and running a
+/// file that some process still holds for writing fails with "Text file busy" (ETXTBSY).
+pub fn write_program(path: impl AsRef<Path>, script: impl AsRef<[u8]>) {
+    let path = path.as_ref();
+    let staged = staged_beside(path);
+    std::fs::write(&staged, script).unwrap_or_else(|e| panic!("writing {}: {e}", staged.display()));
+    copy_program(&staged, path);
+    let _ = std::fs::remove_file(&staged);
+}
+
+/// Copies the program `from` to `to` as an executable, by a child `cp` (see [`write_program`]).
+pub fn copy_program(from: impl AsRef<Path>, to: impl AsRef<Path>) {
+    let (from, to) = (from.as_ref(), to.as_ref());
+    use std::os::unix::fs::PermissionsExt;
+    let status = std::process::Command::new("cp")
+        .arg("--")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap_or_else(|e| panic!("starting cp: {e}"));
+    assert!(status.success(), "cp {} {} failed: {status}", from.display(), to.display());
+    std::fs::set_permissions(to, std::fs::Permissions::from_mode(0o755))
+        .unwrap_or_else(|e| panic!("chmod {}: {e}", to.display()));
+}
+
+fn staged_beside(path: &Path) -> PathBuf {
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    path.with_file_name(format!(".{name}.staged-{}", std::process::id()))
+}
+
 /// Polls `condition` every 10 ms until it holds or `limit` has passed; whether it held. Meant
 /// for `assert!(wait_until(LIMIT, || …), "what did not happen: {state}")`, so a timeout fails with
 /// the state at that moment.

@@ -136,8 +136,7 @@ fn fake_bin(programs: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
     for (name, script) in programs {
         let path = dir.path().join(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        crate::testing::write_program(&path, format!("#!/bin/sh\n{script}\n"));
     }
     dir
 }

@@ -417,15 +417,15 @@ fn structured_tools_build_their_own_command_and_a_value_never_becomes_code() {
 
 #[test]
 fn container_tools_run_docker_safely_and_no_docker_is_an_observation() {
-    use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let bin = env.user_home().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let argv_log = env.user_home().join("docker-argv");
     let docker = bin.join("docker");
-    std::fs::write(&docker, format!("#!/bin/sh\necho \"$*\" >> '{}'\necho 'mongod started'\n", argv_log.display()))
-        .unwrap();
-    std::fs::set_permissions(&docker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(
+        &docker,
+        format!("#!/bin/sh\necho \"$*\" >> '{}'\necho 'mongod started'\n", argv_log.display()),
+    );
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let mock = MockLlm::start([
         reply_tool_call("l1", "container_logs", json!({"name": "compoder-mongo", "tail": 20})),

@@ -72,7 +72,6 @@ impl FakeBin {
 
     /// The default scripts, with `overrides` (name, body) replacing or adding some.
     fn with(overrides: &[(&str, &str)]) -> Self {
-        use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::Builder::new().prefix("opsai-fakebin-").tempdir().unwrap();
         let log = dir.path().join("argv.log");
         let scripts = [
@@ -99,8 +98,7 @@ esac"#,
                 "#!/bin/sh\nline={name}; for a in \"$@\"; do line=\"$line|$a\"; done; printf '%s\\n' \"$line\" >> '{}'\n{body}\n",
                 log.display()
             );
-            std::fs::write(&path, script).unwrap();
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            opsai::testing::write_program(&path, script);
         }
         Self { dir }
     }

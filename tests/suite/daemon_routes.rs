@@ -3,7 +3,6 @@
 //! Needs the sandbox (Landlock): under CI=true a missing one fails, elsewhere the test is skipped.
 
 use std::io::{Read, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -56,16 +55,14 @@ fn a_plain_safe_docker_line_reaches_the_daemon_socket_and_anything_more_stays_st
     let bin = dir.path().join("bin");
     std::fs::create_dir(&bin).unwrap();
     let docker = bin.join("docker");
-    std::fs::write(
+    opsai::testing::write_program(
         &docker,
         format!(
             "#!/bin/sh\nexec {python} -c 'import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); \
              print(\"CONNECTED\", s.recv(64).decode())' {}\n",
             socket.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&docker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let mock = MockLlm::start([
         reply_tool_call("c1", "run_command", json!({"command": "docker ps -a"})),

@@ -395,7 +395,6 @@ fn gone(pid: i32) -> bool {
 
 #[test]
 fn ctrl_c_during_object_probes_ends_them_and_exits_130() {
-    use std::os::unix::fs::PermissionsExt;
     let env = TestEnv::new();
     let mock = MockLlm::start([reply_text("never")]);
     let bin = tempfile::tempdir().unwrap();
@@ -405,8 +404,7 @@ fn ctrl_c_during_object_probes_ends_them_and_exits_130() {
         "#!/bin/sh\n[ \"$1\" = ps ] || exit 1\necho $$ > '{}.tmp'; mv '{0}.tmp' '{0}'\nexec sleep 60\n",
         pid_file.display()
     );
-    std::fs::write(bin.path().join("docker"), script).unwrap();
-    std::fs::set_permissions(bin.path().join("docker"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(bin.path().join("docker"), script);
     let mut vars = env.terminal_vars(&mock.base_url());
     for (name, value) in &mut vars {
         if *name == "PATH" {

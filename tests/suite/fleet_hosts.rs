@@ -2,7 +2,6 @@
 //! `ansible-inventory --list` and by opsai's static reader must give the same hosts, groups,
 //! addresses, ports and users; patterns must select what `ansible PATTERN --list-hosts` selects.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -195,8 +194,7 @@ fn a_script_inventory_runs_through_ansible_and_the_static_reader_alike() {
     let Some(program) = ansible_inventory() else { return };
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("cloud.sh");
-    std::fs::write(&script, SCRIPT).unwrap();
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(&script, SCRIPT);
     let (real, ours) = both(&script, &program);
     let jump = host(&real, "jump");
     assert_eq!((jump.address.as_deref(), jump.port, jump.user.as_deref()), (Some("198.51.100.7"), Some(2200), None));

@@ -303,7 +303,7 @@ fn a_binary_path_with_spaces_and_quotes_is_called_correctly() {
     std::fs::create_dir(&odd_dir).unwrap();
     let odd = odd_dir.join("opsai");
     if std::fs::hard_link(env!("CARGO_BIN_EXE_opsai"), &odd).is_err() {
-        std::fs::copy(env!("CARGO_BIN_EXE_opsai"), &odd).unwrap();
+        opsai::testing::copy_program(env!("CARGO_BIN_EXE_opsai"), &odd);
     }
     let render = |sh: Sh| {
         let out = std::process::Command::new(&odd).args(["init", sh.name()]).env_clear().output().unwrap();

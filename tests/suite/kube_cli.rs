@@ -3,7 +3,6 @@
 //! (redacted output, `no permission:` refusals), on the audit log, and that refused calls never
 //! reached kubectl.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -29,8 +28,7 @@ fn fake_kubectl(env: &TestEnv) -> (String, PathBuf) {
         log = log.display()
     );
     let kubectl = bin.join("kubectl");
-    std::fs::write(&kubectl, script).unwrap();
-    std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(&kubectl, script);
     (format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()), log)
 }
 
@@ -314,8 +312,7 @@ fn fake_kubectl_with_contexts(env: &TestEnv) -> (String, PathBuf) {
         log = log.display()
     );
     let kubectl = bin.join("kubectl");
-    std::fs::write(&kubectl, script).unwrap();
-    std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(&kubectl, script);
     (format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()), log)
 }
 

@@ -3,7 +3,6 @@
 //! turns and across processes in one directory, so a local server's prompt cache is reused.
 //! `python3 bench/request_size.py` prints the same numbers.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -26,8 +25,7 @@ fn everything_installed(env: &TestEnv) -> String {
     std::fs::create_dir_all(&bin).unwrap();
     for (name, script) in [("docker", "echo '27.1.1|3|1'"), ("kubectl", "exit 0")] {
         let path = bin.join(name);
-        std::fs::write(&path, format!("#!/bin/sh\n{script}\n")).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        opsai::testing::write_program(&path, format!("#!/bin/sh\n{script}\n"));
     }
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
     let running = DockerStatus::Running { summary: "server 27.1.1, 3 containers (1 running)".into() };
@@ -164,8 +162,7 @@ fn a_docker_probe_finishing_between_two_processes_does_not_change_the_prompt() {
     let bin = env.user_home().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let docker = bin.join("docker");
-    std::fs::write(&docker, "#!/bin/sh\necho 'Cannot connect to the Docker daemon' >&2\nexit 1\n").unwrap();
-    std::fs::set_permissions(&docker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(&docker, "#!/bin/sh\necho 'Cannot connect to the Docker daemon' >&2\nexit 1\n");
     let path = bin.display().to_string();
     let mock = MockLlm::start([reply_text("one"), reply_text("two")]);
     opsai(&env, &mock, &path).args(["-q", "first"]).assert().success();

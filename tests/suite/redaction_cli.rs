@@ -2,7 +2,6 @@
 //! the audit log and the session store keep it redacted. The "programs" are scripts on PATH that
 //! exit 42 only when they received the password, so the audit line's exit code proves what ran.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde_json::json;
@@ -15,8 +14,7 @@ const PASSWORD: &str = "hunter2xyz";
 /// A fake `name` in `dir` that exits 42 when argument `index` is `expected`, else 1.
 fn fake_program(dir: &Path, name: &str, index: usize, expected: &str) {
     let path = dir.join(name);
-    std::fs::write(&path, format!("#!/bin/sh\n[ \"${index}\" = '{expected}' ] && exit 42\nexit 1\n")).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(&path, format!("#!/bin/sh\n[ \"${index}\" = '{expected}' ] && exit 42\nexit 1\n"));
 }
 
 /// Every file under `dir` (the SQLite database, its WAL, the audit log), as bytes.

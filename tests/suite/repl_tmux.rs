@@ -244,10 +244,8 @@ fn cd_and_switches_act_locally_and_show_in_the_prompt() {
 }
 
 fn write_fake_docker(bin: &Path) {
-    use std::os::unix::fs::PermissionsExt;
     let docker = bin.join("docker");
-    std::fs::write(&docker, "#!/bin/sh\nprintf 'compoder-mongo\\tmongo:6\\n'\n").unwrap();
-    std::fs::set_permissions(&docker, std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(&docker, "#!/bin/sh\nprintf 'compoder-mongo\\tmongo:6\\n'\n");
 }
 
 #[test]

@@ -103,10 +103,9 @@ fn the_small_helper_is_used_only_when_it_is_of_this_build() {
     // An opsai whose neighbour answers the probe for another build re-executes itself instead.
     let dir = tempfile::tempdir().unwrap();
     let opsai = dir.path().join("opsai");
-    std::fs::copy(env!("CARGO_BIN_EXE_opsai"), &opsai).unwrap();
+    opsai::testing::copy_program(env!("CARGO_BIN_EXE_opsai"), &opsai);
     let foreign = dir.path().join("opsai-sandbox-helper");
-    std::fs::write(&foreign, "#!/bin/sh\necho 'sandbox-ok opsai-0.0.1/helper-0 profile strict'\n").unwrap();
-    std::fs::set_permissions(&foreign, std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(&foreign, "#!/bin/sh\necho 'sandbox-ok opsai-0.0.1/helper-0 profile strict'\n");
     let status = like(&env, &opsai).args(["sandbox", "--status"]).output().unwrap();
     let text = String::from_utf8_lossy(&status.stdout).into_owned();
     assert!(status.status.success(), "{text}");

@@ -464,7 +464,7 @@ fn where_no_sandbox_can_be_applied_auto_runs_ask_and_it_is_said_once() {
     let env = TestEnv::new();
     let dir = tempfile::tempdir().unwrap();
     let copy = dir.path().join("opsai");
-    std::fs::copy(env!("CARGO_BIN_EXE_opsai"), &copy).unwrap();
+    opsai::testing::copy_program(env!("CARGO_BIN_EXE_opsai"), &copy);
     let marker = env.user_home().join("ran.txt");
     let mock = MockLlm::start([
         reply_tool_call("c1", "run_command", json!({"command": "echo first"})),

@@ -204,8 +204,7 @@ fn fake_kubectl(env: &TestEnv) -> (String, PathBuf) {
     std::fs::create_dir_all(&bin).unwrap();
     let ran = env.user_home().join("kubectl-ran");
     let script = format!("#!/bin/sh\necho \"$@\" >> '{}'\necho 'NAME READY'\n", ran.display());
-    std::fs::write(bin.join("kubectl"), script).unwrap();
-    std::fs::set_permissions(bin.join("kubectl"), std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(bin.join("kubectl"), script);
     (format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default()), ran)
 }
 

@@ -6,8 +6,6 @@
 mod driver;
 mod sso;
 
-use std::os::unix::fs::PermissionsExt;
-
 use fantoccini::{Client, Locator};
 use serde_json::json;
 
@@ -340,8 +338,7 @@ fn the_picked_cluster_is_where_a_kube_call_runs_and_the_call_says_so() {
     let bin = env.user_home().join("bin");
     std::fs::create_dir_all(&bin).unwrap();
     let kubectl = bin.join("kubectl");
-    std::fs::write(&kubectl, "#!/bin/sh\necho \"ARGS $*\"\necho 'web-1   1/1     Running   0'\n").unwrap();
-    std::fs::set_permissions(&kubectl, std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(&kubectl, "#!/bin/sh\necho \"ARGS $*\"\necho 'web-1   1/1     Running   0'\n");
     let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
     let mock =
         MockLlm::start([reply_tool_call("k1", "list_pods", json!({"namespace": "web"})), reply_text("One pod runs.")]);

@@ -3,7 +3,6 @@
 //! Issue 23: it writes its result only while that opsai still runs, so nothing lands in the home
 //! after opsai has exited.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,8 +26,7 @@ fn slow_docker(dir: &Path) {
         dir = dir.display()
     );
     let path = dir.join("docker");
-    std::fs::write(&path, script).unwrap();
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    opsai::testing::write_program(&path, script);
 }
 
 fn calls(dir: &Path) -> Vec<Vec<u32>> {

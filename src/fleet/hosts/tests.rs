@@ -4,6 +4,13 @@ use std::path::Path;
 
 use super::*;
 
+/// An executable script `name` in `dir`, written so that running it cannot meet "Text file busy".
+fn program(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    crate::testing::write_program(&path, text);
+    path
+}
+
 fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
     let path = dir.join(name);
     if let Some(parent) = path.parent() {
@@ -200,12 +207,11 @@ fn ansible_inventory_gets_the_inventories_in_order_and_the_home_handed_in() {
     let a = write(dir.path(), "a.ini", "");
     let b = write(dir.path(), "b.ini", "");
     // Prints its arguments and HOME back as host names.
-    let fake = write(
+    let fake = program(
         dir.path(),
         "fake-ansible-inventory",
         "#!/bin/sh\nprintf '{\"g\": [\"%s\", \"%s\", \"%s\"]}' \"$(basename \"$2\")\" \"$(basename \"$4\")\" \"$(basename \"$HOME\")\"\n",
     );
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
     let sources = Sources {
         ansible_inventory_env: Some(format!("{},{}", a.display(), b.display())),
         ansible_inventory: Some(fake),
@@ -221,8 +227,7 @@ fn ansible_inventory_gets_the_inventories_in_order_and_the_home_handed_in() {
 fn a_failing_or_hanging_inventory_program_is_an_error_with_its_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let inventory = write(dir.path(), "inv.ini", "h\n");
-    let fake = write(dir.path(), "fake-ansible-inventory", "#!/bin/sh\necho 'ERROR! boom on line 1' >&2\nexit 5\n");
-    std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let fake = program(dir.path(), "fake-ansible-inventory", "#!/bin/sh\necho 'ERROR! boom on line 1' >&2\nexit 5\n");
     let mut sources = Sources {
         inventory: Some(inventory.display().to_string()),
         ansible_inventory: Some(fake.clone()),
@@ -306,8 +311,7 @@ fn deeply_nested_yaml_and_json_are_errors_or_readable_never_a_crash() {
 #[test]
 fn a_script_leaving_a_child_on_its_output_does_not_hold_the_selection_past_the_limit() {
     let dir = tempfile::tempdir().unwrap();
-    let script = write(dir.path(), "inv.sh", "#!/bin/sh\necho '{\"g\": [\"h1\"]}'\nsetsid sleep 3 &\nexit 0\n");
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let script = program(dir.path(), "inv.sh", "#!/bin/sh\necho '{\"g\": [\"h1\"]}'\nsetsid sleep 3 &\nexit 0\n");
     let sources = Sources {
         inventory: Some(script.display().to_string()),
         timeout: Duration::from_millis(500),

@@ -79,9 +79,7 @@ impl Fake {
         script += "echo 'FAKE-STDERR must not reach the screen' >&2\n";
         script += "if [ -f \"$state/sleep\" ]; then sleep \"$(cat \"$state/sleep\")\"; fi\n";
         script += "cat \"$state/out\" 2>/dev/null\nexit \"$(cat \"$state/status\" 2>/dev/null || echo 0)\"\n";
-        std::fs::write(program, script).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        opsai::testing::write_program(program, script);
         Fake { state: state.to_owned() }
     }
 
