@@ -103,6 +103,7 @@ fn overhead_per_step_ms(dir: &std::path::Path, steps: usize) -> f64 {
             max_tokens: None,
             environment: "os: bench".into(),
             prompt: Default::default(),
+            outputs_shown: true,
         },
         state: RunState { cwd: dir.to_owned(), ..RunState::default() },
     };

@@ -292,6 +292,7 @@ impl Parts {
             max_tokens: Some(self.config.llm.max_tokens),
             environment: self.redactor.redact(environment),
             prompt: crate::agent::prompt::PromptMode::Agent,
+            outputs_shown: true,
         }
     }
 }

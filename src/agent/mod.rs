@@ -5,6 +5,8 @@
 
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+pub(crate) mod check;
+mod echo;
 pub mod history;
 mod holdback;
 pub mod prompt;
@@ -41,6 +43,9 @@ pub struct LoopSettings {
     pub environment: String,
     /// L1/L2: the agent's or the widget's role.
     pub prompt: prompt::PromptMode,
+    /// The person sees each command's output as it runs, so an answer that recites it is stopped
+    /// (`echo`). False under `-q`, where the answer is all they get.
+    pub outputs_shown: bool,
 }
 
 /// Receives every message as it enters the conversation (the session store), so a crash or kill
@@ -79,7 +84,7 @@ impl Agent<'_> {
         let mut commands_run: Vec<String> = Vec::new();
         for iteration in 1..=self.settings.max_iterations {
             history::fit(history, turn_start, HISTORY_BUDGET_CHARS);
-            let mut reply = match self.ask_model(history, turn_start, events).await {
+            let (mut reply, recited) = match self.ask_model(history, turn_start, events).await {
                 Ok(Some(reply)) => reply,
                 Ok(None) => {
                     events(AgentEvent::Done { iterations: iteration, usage });
@@ -101,8 +106,10 @@ impl Agent<'_> {
                 events(AgentEvent::Error { message: problem.clone() });
                 return Err(LlmError::Incomplete(problem).into());
             }
-            if reply.tool_calls.is_empty() {
-                self.command_in_block(&mut reply, &commands_run);
+            // A reply stopped while reciting output is an answer, whatever its text holds.
+            let mut not_a_command = None;
+            if reply.tool_calls.is_empty() && !recited {
+                not_a_command = self.command_in_block(&mut reply, &commands_run);
             }
             if reply.tool_calls.is_empty() {
                 events(AgentEvent::Answer { text: reply.content.clone() });
@@ -117,6 +124,9 @@ impl Agent<'_> {
             // Broken arguments are stored as `{"_raw": …}` (valid JSON) and answered with an error.
             let mut unusable: Vec<Option<String>> =
                 reply.tool_calls.iter_mut().map(history::unusable_arguments).collect();
+            if let Some(problem) = not_a_command {
+                unusable[0] = Some(problem);
+            }
             self.push(history, self.remembered(&reply.content, &reply.tool_calls));
             for (index, call) in reply.tool_calls.iter().enumerate() {
                 let effect = match self.tools.get(&call.name).filter(|_| unusable[index].is_none()) {
@@ -148,7 +158,7 @@ impl Agent<'_> {
                     }
                 };
                 match effect {
-                    ToolEffect::Observe(observation) => {
+                    ToolEffect::Observe(mut observation) => {
                         let failed = observation.status != ObservationStatus::Ran || observation.exit_code != Some(0);
                         if matches!(observation.status, ObservationStatus::InvalidArguments) {
                             events(crate::tools::unran_result(&observation));
@@ -158,6 +168,9 @@ impl Agent<'_> {
                             let sent = call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("");
                             let ran = crate::tools::run_command::edited_command(&observation.text).unwrap_or(sent);
                             commands_run.push(ran.into());
+                            if self.blocks_are_commands(self.calls()) {
+                                observation.text.push_str(&could_not_run(observation.exit_code));
+                            }
                         }
                         self.push(history, ChatMessage::tool(call.id.clone(), observation.text));
                         let signature = format!("{}{}", call.name, call.arguments);
@@ -238,20 +251,59 @@ impl Agent<'_> {
         self.settings.prompt == prompt::PromptMode::Agent && calls == ToolCalls::Text
     }
 
+    /// The agent's recital guard for one request: the output of this turn's commands, as the model
+    /// saw it. `None` for the widget and explain (they run no command whose output a person saw).
+    fn echo_guard(&self, turn: &[ChatMessage]) -> Option<echo::EchoGuard> {
+        if self.settings.prompt != prompt::PromptMode::Agent || !self.settings.outputs_shown {
+            return None;
+        }
+        // Shell commands only: their output streamed to the person; a file read did not.
+        let shown: std::collections::HashSet<&str> = turn
+            .iter()
+            .flat_map(|m| &m.tool_calls)
+            .filter(|call| call.name == "run_command")
+            .map(|call| call.id.as_str())
+            .collect();
+        echo::EchoGuard::new(
+            turn.iter()
+                .filter(|m| m.role == crate::protocol::Role::Tool)
+                .filter(|m| m.tool_call_id.as_deref().is_some_and(|id| shown.contains(id)))
+                .map(|m| m.content.as_str()),
+        )
+    }
+
     /// With text calls, the agent's reply that holds a command in a ```sh block runs it, unless it
     /// already ran in this turn: a small model that repeats the command it ran is done, and its
-    /// reply is the answer (no loop).
-    fn command_in_block(&self, reply: &mut crate::llm::ModelReply, commands_run: &[String]) {
+    /// reply is the answer (no loop). A block that is no command at all (a bare path, text the
+    /// shell cannot parse) becomes a call that is not run: the returned problem is its observation,
+    /// so the model writes the command instead.
+    fn command_in_block(&self, reply: &mut crate::llm::ModelReply, commands_run: &[String]) -> Option<String> {
         if !self.blocks_are_commands(self.calls()) || self.tools.get("run_command").is_none() {
-            return;
+            return None;
         }
-        let Some((call, prose)) = crate::llm::text_calls::command_block(&reply.content) else { return };
+        let (call, prose) = crate::llm::text_calls::command_block(&reply.content)?;
         let command = call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("");
         if commands_run.iter().any(|ran| ran.trim() == command) {
-            return;
+            return None;
         }
+        let problem = self.not_a_command(command);
         reply.content = prose;
         reply.tool_calls.push(call);
+        problem
+    }
+
+    /// Why `command` from a ```sh block is not a command line, judged here only: on a remote host
+    /// or a fleet its paths and shell are not this machine's, and the command's own error says it.
+    fn not_a_command(&self, command: &str) -> Option<String> {
+        if self.services.host.is_some() || self.services.fleet.is_some() {
+            return None;
+        }
+        let problem = if check::is_bare_path(command) {
+            check::Problem::Path
+        } else {
+            check::Problem::Syntax(check::syntax(command, Some("bash"))?)
+        };
+        Some(format!("not run: {} Reply with the corrected command alone in a ```sh block.", problem.what()))
     }
 
     /// The model's reply as the history keeps it and sends it back: its text and each call's
@@ -308,9 +360,13 @@ impl Agent<'_> {
         history: &mut [ChatMessage],
         turn_start: usize,
         events: EventSink<'_>,
-    ) -> Result<Option<crate::llm::ModelReply>, LlmError> {
+    ) -> Result<Option<(crate::llm::ModelReply, bool)>, LlmError> {
         let mut retried = false;
         loop {
+            let mut echo = self.echo_guard(&history[turn_start..]);
+            let recital = tokio_util::sync::CancellationToken::new();
+            // What went to the screen as `answer_delta`, so a stopped recital adds only the rest.
+            let mut streamed = String::new();
             let calls = self.calls();
             let system = prompt::system_prompt(self.settings.prompt, calls, &self.settings.environment);
             let mut messages = vec![ChatMessage::system(system)];
@@ -333,9 +389,17 @@ impl Agent<'_> {
             // The screen hears once per request that a call is being written, or text held back.
             let (mut writing_call, mut holding) = (false, false);
             let mut on_delta = |delta: ModelDelta| match delta {
-                ModelDelta::Content(text) => {
+                ModelDelta::Content(mut text) => {
+                    if recital.is_cancelled() {
+                        return;
+                    }
+                    if let Some(keep) = echo.as_mut().and_then(|guard| guard.push(&text)) {
+                        text.truncate(keep);
+                        recital.cancel();
+                    }
                     let text = holdback.push(&text);
                     if !text.is_empty() {
+                        streamed.push_str(&text);
                         events(AgentEvent::AnswerDelta { text });
                     } else if holdback.holding() && !std::mem::replace(&mut holding, true) {
                         events(AgentEvent::Progress { stage: ReplyProgress::HoldingText });
@@ -357,6 +421,8 @@ impl Agent<'_> {
                     // judged from its own start (a text call there is held back, not streamed).
                     (writing_call, holding) = (false, false);
                     holdback = holdback::HoldBack::new(tool_names.clone()).with_shell_blocks(shell_blocks);
+                    echo = self.echo_guard(&history[turn_start..]);
+                    streamed.clear();
                     events(AgentEvent::Retry {
                         reason,
                         wait_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX),
@@ -369,6 +435,16 @@ impl Agent<'_> {
             let result = tokio::select! {
                 result = self.model.complete(&request, &mut on_delta) => result,
                 () = cancel.cancelled() => return Ok(None),
+                () = recital.cancelled() => {
+                    // Only the guard cancels `recital`, so it is there.
+                    let Some(guard) = echo.take() else { return Ok(None) };
+                    let content = guard.stopped_reply();
+                    if let Some(rest) = content.strip_prefix(streamed.as_str()).filter(|rest| !rest.is_empty()) {
+                        events(AgentEvent::AnswerDelta { text: rest.to_owned() });
+                    }
+                    let reply = crate::llm::ModelReply { content, ..Default::default() };
+                    return Ok(Some((reply, true)));
+                }
             };
             match result {
                 Err(LlmError::ContextTooLong) if !retried => {
@@ -376,9 +452,22 @@ impl Agent<'_> {
                     history::fit(history, turn_start, HISTORY_BUDGET_CHARS / 4);
                 }
                 Err(LlmError::Cancelled) => return Ok(None),
-                other => return other.map(Some),
+                other => return other.map(|reply| Some((reply, false))),
             }
         }
+    }
+}
+
+/// What the model is told after a command the shell could not run (exit 126: not executable,
+/// such as a directory; 127: not found): with text calls, a small model otherwise answers as if it
+/// had run, instead of writing the command.
+fn could_not_run(exit_code: Option<i32>) -> String {
+    match exit_code {
+        Some(code @ (126 | 127)) => format!(
+            "\n[exit {code}: the shell could not run this command. If the task still needs one, reply with the \
+             corrected command alone in a ```sh block.]"
+        ),
+        _ => String::new(),
     }
 }
 

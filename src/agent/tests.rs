@@ -106,6 +106,7 @@ impl Scenario {
                 max_tokens: None,
                 environment: "os: test".into(),
                 prompt: Default::default(),
+                outputs_shown: true,
             },
             state: RunState { cwd: dir.path().to_owned(), ..RunState::default() },
         };

@@ -21,7 +21,6 @@
 //! set up for `https://` endpoints (`runner::model_client`).
 
 pub mod answer;
-mod check;
 pub mod log;
 pub mod request;
 mod trial;

@@ -166,3 +166,96 @@ fn the_repls_model_switch_changes_how_calls_travel() {
     assert_eq!(sent_tools, [true, false, true], "native, text for the small model, native again");
     assert!(system(&requests[1]).contains("```sh block") && !system(&requests[2]).contains("```sh block"));
 }
+
+/// Ten lines, each unique, for a model to recite.
+fn notes(env: &TestEnv) -> (std::path::PathBuf, Vec<String>) {
+    let lines: Vec<String> = (1..=10).map(|n| format!("note {n:02} of the recital file 7731")).collect();
+    let path = env.user_home().join("notes.txt");
+    std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+    (path, lines)
+}
+
+/// A small model that reads the whole output back (it ran minutes on a CPU) is stopped at the
+/// sixth recited line: the run ends while the model's stream is still open, and what streamed is
+/// the answer, closed with a line that says why it ends there.
+#[test]
+fn an_answer_reciting_the_output_is_stopped_while_the_model_still_writes() {
+    let env = TestEnv::new();
+    let (path, lines) = notes(&env);
+    let recital = format!("The file holds:\n```\n{}\n", lines.join("\n"));
+    let mock = MockLlm::start([
+        reply_text(&format!("```sh\ncat {}\n```", path.display())),
+        reply_hang_mid_stream(&recital),
+    ]);
+    let out = opsai(&env, &mock, SMALL).args(["--json", "show my notes"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let events = events(&out.stdout);
+    let answer = events.iter().find(|e| e["type"] == "answer").and_then(|e| e["text"].as_str()).unwrap_or_default();
+    assert!(answer.contains(&lines[5]) && !answer.contains(&lines[6]), "{answer}");
+    assert!(answer.ends_with("```\n\n(stopped: the answer was repeating the command's output, shown above)"), "{answer}");
+    let streamed: String =
+        events.iter().filter(|e| e["type"] == "answer_delta").filter_map(|e| e["text"].as_str()).collect();
+    assert_eq!(streamed, answer);
+}
+
+/// Under `-q` the answer is all the person gets (no output is shown), so a recital is the answer.
+#[test]
+fn under_quiet_the_recital_is_the_answer() {
+    let env = TestEnv::new();
+    let (path, lines) = notes(&env);
+    let mock = MockLlm::start([
+        reply_text(&format!("```sh\ncat {}\n```", path.display())),
+        reply_text(&format!("The file holds:\n\n{}", lines.join("\n"))),
+    ]);
+    let out = opsai(&env, &mock, SMALL).args(["-q", "show my notes"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(lines.iter().all(|line| stdout.contains(line.as_str())), "{stdout}");
+    assert!(!stdout.contains("(stopped"), "{stdout}");
+}
+
+/// A block that is no command (a bare path, text the shell cannot parse) is not run: the model
+/// is told what is wrong and writes the command, which runs. Only that one is audited.
+#[test]
+fn a_path_or_unparsable_block_is_not_run_and_the_model_writes_the_command() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_text("```sh\n/no/such/home-3321\n```"),
+        reply_text("```sh\necho 'unclosed-3321\n```"),
+        reply_text("```sh\necho fixed-3321\n```"),
+        reply_text("Printed."),
+    ]);
+    let out = opsai(&env, &mock, SMALL).args(["--json", "print my home"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 4);
+    let path = requests[1].tool_result("call_1").unwrap_or_default();
+    assert!(path.contains("not run: That is only a path, not a command"), "{path}");
+    assert!(path.contains("alone in a ```sh block"), "{path}");
+    let syntax = requests[2].tool_result("call_1_2").unwrap_or_default();
+    assert!(syntax.contains("not run: The shell cannot parse that"), "{syntax}");
+    let ran = requests[3].tool_result("call_1_3").unwrap_or_default();
+    assert!(ran.contains("fixed-3321"), "{ran}");
+    let log = audit(&env);
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(log.contains("echo fixed-3321"), "{log}");
+}
+
+/// A command the shell could not run at all (exit 127, 126) comes back with the ask to write the
+/// corrected one: a small model otherwise answers as if it had run.
+#[test]
+fn a_command_the_shell_cannot_run_comes_back_with_the_ask_to_correct_it() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_text("```sh\nno-such-program-5512 --list\n```"),
+        reply_text("```sh\necho instead-5512\n```"),
+        reply_text("Done."),
+    ]);
+    let out = opsai(&env, &mock, SMALL).args(["--json", "-y", "list them"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = mock.chat_requests();
+    let failed = requests[1].tool_result("call_1").unwrap_or_default();
+    assert!(failed.contains("[exit 127: the shell could not run this command."), "{failed}");
+    let fine = requests[2].tool_result("call_1_2").unwrap_or_default();
+    assert!(fine.contains("instead-5512") && !fine.contains("could not run"), "{fine}");
+}

@@ -8,7 +8,8 @@ use std::time::Duration;
 use super::answer::{self, Answer};
 use super::log::WidgetLog;
 use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
-use super::{check, trial};
+use super::trial;
+use crate::agent::check;
 use crate::agent::prompt::{PromptMode, WIDGET_REPLY_FORM};
 use crate::agent::{Agent, AgentError, LoopSettings};
 use crate::llm::LlmError;
@@ -141,6 +142,7 @@ impl Turn<'_> {
                 max_tokens: Some(parts.config.llm.widget_max_tokens),
                 environment: self.environment.clone(),
                 prompt: PromptMode::Widget,
+                outputs_shown: false,
             },
             state: RunState { cwd, ..RunState::default() },
         };

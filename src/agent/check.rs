@@ -1,7 +1,8 @@
 //! Is a candidate a command line the user can run? (Issue 22.) A small model answers with a bare
 //! path (`/home/root` for "print my home directory"), two alternatives, a half-closed quote or a
-//! program that is not installed often enough to matter; each is found here, before the answer
-//! replaces the user's line, and worded so the model can correct it in a second candidate.
+//! program that is not installed often enough to matter; each is found here, before the widget's
+//! answer replaces the user's line or the agent runs a command it read from a ```sh block, and
+//! worded so the model can correct it in a second candidate.
 //!
 //! Pure except for [`syntax`] (the user's own shell with `-n`, which parses without running) and
 //! the `PATH` lookups the caller passes in.
@@ -56,15 +57,19 @@ impl Problem {
 
     /// The follow-up message: what is wrong and the form of the answer wanted.
     pub(crate) fn feedback(&self) -> String {
-        let what = match self {
+        format!("{} Reply with the corrected {WIDGET_REPLY_FORM}.", self.what())
+    }
+
+    /// What is wrong, in one sentence the model can act on.
+    pub(crate) fn what(&self) -> String {
+        match self {
             Problem::Path => "That is only a path, not a command: it runs nothing.".to_owned(),
             Problem::Several => {
                 "That is several commands. Give one command line (join steps that all must run with &&).".to_owned()
             }
             Problem::Syntax(error) => format!("The shell cannot parse that: {error}"),
             Problem::Missing(program) => format!("`{program}` is not installed here; use another program."),
-        };
-        format!("{what} Reply with the corrected {WIDGET_REPLY_FORM}.")
+        }
     }
 }
 
