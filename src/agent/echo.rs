@@ -36,7 +36,12 @@ impl EchoGuard {
             .filter(|line| line.chars().count() >= MIN_LINE_CHARS)
             .map(str::to_owned)
             .collect();
-        (output_lines.len() >= RECITED_LINES).then_some(Self { output_lines, text: String::new(), line_start: 0, run: 0 })
+        (output_lines.len() >= RECITED_LINES).then_some(Self {
+            output_lines,
+            text: String::new(),
+            line_start: 0,
+            run: 0,
+        })
     }
 
     /// Takes the next piece of the reply. Once the reply is reciting: how many bytes of this piece

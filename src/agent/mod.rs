@@ -26,6 +26,8 @@ const MAX_TOKENS: &str = "llm.max_tokens";
 const WIDGET_MAX_TOKENS: &str = "llm.widget_max_tokens";
 /// The same failing call this many times in a row ends the turn.
 const REPEATED_FAILURES: u32 = 3;
+/// The second ask after a small model's unusable first reply.
+const ASK_AGAIN: &str = "Do the task: reply with the command line that does it, alone in a ```sh block.";
 
 #[derive(Debug, Error)]
 pub enum AgentError {
@@ -82,13 +84,19 @@ impl Agent<'_> {
         let mut usage: Option<Usage> = None;
         let mut failures: (Option<String>, u32) = (None, 0);
         let mut commands_run: Vec<String> = Vec::new();
+        // The one second ask a small model gets when its first reply is unusable (`ask_again`).
+        let (mut ask_again, mut asked_again) = (None, false);
         for iteration in 1..=self.settings.max_iterations {
             history::fit(history, turn_start, HISTORY_BUDGET_CHARS);
-            let (mut reply, recited) = match self.ask_model(history, turn_start, events).await {
+            let (mut reply, recited) = match self.ask_model(history, turn_start, ask_again.take(), events).await {
                 Ok(Some(reply)) => reply,
                 Ok(None) => {
                     events(AgentEvent::Done { iterations: iteration, usage });
                     return Ok(TurnOutcome::Aborted);
+                }
+                Err(LlmError::Repeating { .. }) if self.may_ask_again(&commands_run, &mut asked_again) => {
+                    ask_again = Some(self.asked_again("repeated itself", events));
+                    continue;
                 }
                 Err(err) => {
                     events(AgentEvent::Error { message: with_advice(&err) });
@@ -110,6 +118,14 @@ impl Agent<'_> {
             let mut not_a_command = None;
             if reply.tool_calls.is_empty() && !recited {
                 not_a_command = self.command_in_block(&mut reply, &commands_run);
+            }
+            if reply.tool_calls.is_empty()
+                && !recited
+                && is_blank(&reply.content)
+                && self.may_ask_again(&commands_run, &mut asked_again)
+            {
+                ask_again = Some(self.asked_again("gave neither a command nor an answer", events));
+                continue;
             }
             if reply.tool_calls.is_empty() {
                 events(AgentEvent::Answer { text: reply.content.clone() });
@@ -251,6 +267,21 @@ impl Agent<'_> {
         self.settings.prompt == prompt::PromptMode::Agent && calls == ToolCalls::Text
     }
 
+    /// Whether a small model's unusable first reply (a loop, an empty block) is asked for again:
+    /// with text calls, once per turn, before any command ran. Nothing of that reply is kept.
+    fn may_ask_again(&self, commands_run: &[String], asked_again: &mut bool) -> bool {
+        let may = self.blocks_are_commands(self.calls()) && commands_run.is_empty() && !*asked_again;
+        *asked_again |= may;
+        may
+    }
+
+    /// Says the reply is being asked for again (what streamed of it is void, as after a retried
+    /// request) and gives the request's last message.
+    fn asked_again(&self, what: &str, events: EventSink<'_>) -> &'static str {
+        events(AgentEvent::Retry { reason: what.to_owned(), wait_ms: 0, attempt: 2, max_attempts: 2 });
+        ASK_AGAIN
+    }
+
     /// The agent's recital guard for one request: the output of this turn's commands, as the model
     /// saw it. `None` for the widget and explain (they run no command whose output a person saw).
     fn echo_guard(&self, turn: &[ChatMessage]) -> Option<echo::EchoGuard> {
@@ -359,6 +390,7 @@ impl Agent<'_> {
         &self,
         history: &mut [ChatMessage],
         turn_start: usize,
+        ask_again: Option<&str>,
         events: EventSink<'_>,
     ) -> Result<Option<(crate::llm::ModelReply, bool)>, LlmError> {
         let mut retried = false;
@@ -371,6 +403,9 @@ impl Agent<'_> {
             let system = prompt::system_prompt(self.settings.prompt, calls, &self.settings.environment);
             let mut messages = vec![ChatMessage::system(system)];
             messages.extend(history.iter().cloned());
+            // Sent with this request only: the conversation (and the session store) keeps what the
+            // person and the model said, not opsai's second ask.
+            messages.extend(ask_again.map(ChatMessage::user));
             let request = ChatRequest {
                 model: self.settings.model.clone(),
                 messages,
@@ -456,6 +491,13 @@ impl Agent<'_> {
             }
         }
     }
+}
+
+/// A reply with nothing to read or run: empty, or only fences and a language tag (```` ```\nsh\n``` ````
+/// from a small model that meant to open a block).
+fn is_blank(text: &str) -> bool {
+    text.split_whitespace()
+        .all(|word| word.trim_matches('`').is_empty() || ["sh", "bash", "shell"].contains(&word.trim_matches('`')))
 }
 
 /// What the model is told after a command the shell could not run (exit 126: not executable,

@@ -112,7 +112,10 @@ async fn turn(paths: &Paths, args: &RunArgs, config: Config, context: PendingCon
         recorder: Some(&conversation),
         services: parts.services(parts.mode(args.yes, args.dry_run), conversation.label(), &interrupts),
         tools: Registry::agent(parts.tools_config(Offer::for_context(&context))),
-        settings: crate::agent::LoopSettings { outputs_shown: !args.quiet, ..parts.settings(&parts.config.llm.model, &environment) },
+        settings: crate::agent::LoopSettings {
+            outputs_shown: !args.quiet,
+            ..parts.settings(&parts.config.llm.model, &environment)
+        },
         state: RunState { cwd, ..RunState::default() },
     };
     let style = render_style(args.json, args.quiet, true);

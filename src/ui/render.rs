@@ -562,13 +562,17 @@ impl<O: Write, E: Write> Renderer<O, E> {
 /// `opsai: the model endpoint is busy (429); retrying in 3 s (attempt 2/3)`.
 fn retry_line(event: &AgentEvent) -> Option<String> {
     let AgentEvent::Retry { reason, wait_ms, attempt, max_attempts } = event else { return None };
+    // The reason comes from the model's endpoint side: printable text only.
+    let reason = display::line(reason);
+    if *wait_ms == 0 {
+        // No wait: the agent asks a small model again after an unusable reply (a loop, no command).
+        return Some(format!("opsai: the model {reason}; asking again (attempt {attempt}/{max_attempts})"));
+    }
     let wait = if wait_ms % 1000 == 0 || *wait_ms >= 10_000 {
         format!("{} s", wait_ms.div_ceil(1000))
     } else {
         format!("{:.1} s", *wait_ms as f64 / 1000.0)
     };
-    // The reason comes from the model's endpoint side: printable text only.
-    let reason = display::line(reason);
     Some(format!("opsai: the model endpoint {reason}; retrying in {wait} (attempt {attempt}/{max_attempts})"))
 }
 

@@ -183,16 +183,17 @@ fn an_answer_reciting_the_output_is_stopped_while_the_model_still_writes() {
     let env = TestEnv::new();
     let (path, lines) = notes(&env);
     let recital = format!("The file holds:\n```\n{}\n", lines.join("\n"));
-    let mock = MockLlm::start([
-        reply_text(&format!("```sh\ncat {}\n```", path.display())),
-        reply_hang_mid_stream(&recital),
-    ]);
+    let mock =
+        MockLlm::start([reply_text(&format!("```sh\ncat {}\n```", path.display())), reply_hang_mid_stream(&recital)]);
     let out = opsai(&env, &mock, SMALL).args(["--json", "show my notes"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let events = events(&out.stdout);
     let answer = events.iter().find(|e| e["type"] == "answer").and_then(|e| e["text"].as_str()).unwrap_or_default();
     assert!(answer.contains(&lines[5]) && !answer.contains(&lines[6]), "{answer}");
-    assert!(answer.ends_with("```\n\n(stopped: the answer was repeating the command's output, shown above)"), "{answer}");
+    assert!(
+        answer.ends_with("```\n\n(stopped: the answer was repeating the command's output, shown above)"),
+        "{answer}"
+    );
     let streamed: String =
         events.iter().filter(|e| e["type"] == "answer_delta").filter_map(|e| e["text"].as_str()).collect();
     assert_eq!(streamed, answer);
@@ -258,4 +259,57 @@ fn a_command_the_shell_cannot_run_comes_back_with_the_ask_to_correct_it() {
     assert!(failed.contains("[exit 127: the shell could not run this command."), "{failed}");
     let fine = requests[2].tool_result("call_1_2").unwrap_or_default();
     assert!(fine.contains("instead-5512") && !fine.contains("could not run"), "{fine}");
+}
+
+/// A small model's first reply that holds nothing (an empty block, a fence and its tag) is asked
+/// for once more, with the ask sent in that request only: the conversation keeps what was said.
+#[test]
+fn an_empty_first_reply_is_asked_for_again_once() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_text("```\nsh\n```"),
+        reply_text("```sh\necho again-6610\n```"),
+        reply_text("Printed it."),
+    ]);
+    let out = opsai(&env, &mock, SMALL).args(["--json", "print it"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = mock.chat_requests();
+    assert_eq!(requests.len(), 3);
+    let last = |request: &RecordedRequest| request.messages().last().cloned().unwrap_or_default();
+    assert_eq!(last(&requests[1])["role"], "user");
+    assert!(last(&requests[1])["content"].as_str().unwrap_or_default().contains("alone in a ```sh block"));
+    // The ask is not part of the conversation the third request carries.
+    let third = requests[2].messages();
+    assert!(third.iter().all(|m| !m["content"].as_str().unwrap_or_default().starts_with("Do the task")), "{third:?}");
+    assert!(third.iter().filter(|m| m["role"] == "user").count() == 1, "{third:?}");
+    let events = events(&out.stdout);
+    let retry = events.iter().find(|e| e["type"] == "retry").expect("a retry event");
+    assert_eq!(retry["wait_ms"], 0);
+    assert!(audit(&env).contains("echo again-6610"));
+}
+
+/// A first reply that loops is stopped by the repetition guard and asked for again; a second
+/// unusable reply is not asked for a third time: the turn ends with the error.
+#[test]
+fn a_looping_first_reply_is_asked_for_again_and_a_second_is_the_end() {
+    let looping = || {
+        let mut payloads = vec![chunk(serde_json::json!({"role": "assistant", "content": ""}), None)];
+        payloads.extend((0..200).map(|_| chunk(serde_json::json!({"content": "+ \\S"}), None)));
+        payloads.extend([chunk(serde_json::json!({}), Some("stop")), "[DONE]".to_owned()]);
+        reply_sse_events(&payloads)
+    };
+    let env = TestEnv::new();
+    let mock = MockLlm::start([looping(), reply_text("```sh\necho after-loop-6611\n```"), reply_text("Done.")]);
+    let out = opsai(&env, &mock, SMALL).args(["-q", "print it"]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(stderr.contains("opsai: the model repeated itself; asking again (attempt 2/2)"), "{stderr}");
+    assert!(audit(&env).contains("echo after-loop-6611"));
+
+    let env = TestEnv::new();
+    let mock = MockLlm::start([looping(), looping()]);
+    let out = opsai(&env, &mock, SMALL).args(["-q", "print it"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("kept repeating"));
+    assert_eq!(mock.chat_requests().len(), 2);
 }

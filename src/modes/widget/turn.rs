@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use super::answer::{self, Answer};
 use super::log::WidgetLog;
-use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
 use super::trial;
+use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
 use crate::agent::check;
 use crate::agent::prompt::{PromptMode, WIDGET_REPLY_FORM};
 use crate::agent::{Agent, AgentError, LoopSettings};
