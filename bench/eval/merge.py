@@ -42,7 +42,7 @@ def main():
         merged = [r for r in merged if r["task"] in keep]
     if args.reclassify:
         for r in merged:
-            if r.get("exit") == 0 and r["tool"] != "agent":
+            if r.get("exit") == 0 and not r["tool"].startswith("agent"):
                 r["format_failure"] = tools.format_failure(r.get("raw", r["candidate"]))
     if args.out:
         with open(args.out, "w", encoding="utf-8") as f:

@@ -31,7 +31,7 @@ CACHE = os.environ.get("OPSAI_EVAL_CACHE") or os.path.expanduser("~/.cache/opsai
 
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--tools", default="widget", help="comma list of widget, agent, shell_gpt, aichat")
+    p.add_argument("--tools", default="widget", help="comma list of widget, agent, agent-yes, shell_gpt, aichat")
     p.add_argument("--opsai", default=None, help="the opsai binary (default: target/release/opsai)")
     p.add_argument("--base-url", default=os.environ.get("OPSAI_EVAL_BASE_URL", "http://127.0.0.1:8081/v1"))
     p.add_argument("--model", default=os.environ.get("OPSAI_EVAL_MODEL", "qwen2.5-coder-1.5b-instruct-q4_k_m"))
@@ -122,11 +122,11 @@ def judge_task(task, refs_ok, result, testbed):
 def ask(tool, task, testbed, endpoint, binary, keep_dir):
     if tool == "widget":
         return tools.widget(task, testbed, endpoint, binary, keep_dir)
-    if tool == "agent":
-        return tools.agent(task, testbed, endpoint, binary, keep_dir)
+    if tool in ("agent", "agent-yes"):
+        return tools.agent(task, testbed, endpoint, binary, keep_dir, approve=tool == "agent-yes")
     if tool in ("shell_gpt", "aichat"):
         return tools.peer(tool, task, testbed, endpoint, keep_dir)
-    raise SystemExit(f"unknown tool {tool!r}: use widget, agent, shell_gpt or aichat")
+    raise SystemExit(f"unknown tool {tool!r}: use widget, agent, agent-yes, shell_gpt or aichat")
 
 
 def summarize(rows, tools_run, label=""):
@@ -159,7 +159,7 @@ def main():
     tools.TOOL_TIMEOUT = args.tool_timeout
     wanted_tools = [t.strip() for t in args.tools.split(",") if t.strip() and t.strip() != "none"]
     binary = os.path.abspath(args.opsai or os.path.join(os.path.dirname(__file__), "..", "..", "target", "release", "opsai"))
-    if any(t in ("widget", "agent") for t in wanted_tools) and not os.access(binary, os.X_OK):
+    if any(t in ("widget", "agent", "agent-yes") for t in wanted_tools) and not os.access(binary, os.X_OK):
         raise SystemExit(f"no opsai binary at {binary}: build it (cargo build --release) or pass --opsai")
     if not shutil.which("bwrap"):
         raise SystemExit("bwrap (bubblewrap) is needed to judge: apt-get install bubblewrap")

@@ -8,14 +8,20 @@ network shared so it reaches the model server on 127.0.0.1.
   It runs on a read-only copy: probes are read-only by design, and the judge runs the answer in a
   fresh copy anyway.
 - `agent`: `opsai --json -y <task>` on a writable copy it may change; judged on that copy's final
-  state and the output of the last command it ran.
+  state and the output of the last command it ran. With no terminal, a High command (a deletion)
+  is refused, as opsai's invariant 2 says.
+- `agent-yes`: the same, with a pseudo-terminal as stdin and a person who types `yes` at every
+  approval prompt: what a user who approves each command gets (High always asks; `-y` covers
+  Medium only).
 - `shell_gpt`, `aichat`: peers, pointed at the same server; their text is cut to the first fenced
   block (what a shell line would not do), and whether the raw text was a clean command is recorded.
 """
 
 import json
 import os
+import pty
 import re
+import select
 import shutil
 import subprocess
 import tempfile
@@ -99,6 +105,48 @@ def run_sandboxed(root, argv, env, writable, binds, timeout=None):
     return out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), code, time.monotonic() - started
 
 
+# The last line of opsai's prompt for a High command (src/ui/approve.rs), on stderr when stdin is
+# the terminal.
+HIGH_PROMPT = b"Type yes and Enter to run it"
+
+
+def run_approving(root, argv, env, writable, binds, timeout=None):
+    """`run_sandboxed` with a pseudo-terminal as stdin, answering `yes` to each High prompt."""
+    timeout = timeout or TOOL_TIMEOUT
+    cmd = judge.bwrap(root, argv, writable=writable, share_net=True, binds=binds, env=env)
+    master, slave = pty.openpty()
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    os.close(slave)
+    streams = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    out, err = streams[proc.stdout.fileno()], streams[proc.stderr.fileno()]
+    open_fds, answered, code = set(streams) | {master}, 0, None
+    while open_fds - {master}:
+        left = started + timeout - time.monotonic()
+        if left <= 0:
+            proc.kill()
+            code = 124
+            break
+        ready, _, _ = select.select(list(open_fds), [], [], left)
+        for fd in ready:
+            try:
+                chunk = os.read(fd, 65536)
+            except OSError:  # the terminal's other side closed (EIO)
+                chunk = b""
+            if not chunk:
+                open_fds.discard(fd)
+            elif fd != master:  # the master side only echoes what was typed
+                streams[fd] += chunk
+        # Typed only once the prompt is on screen: opsai drops keys pressed before it.
+        if err.count(HIGH_PROMPT) > answered:
+            answered += 1
+            os.write(master, b"yes\r")
+    proc.wait()
+    os.close(master)
+    code = proc.returncode if code is None else code
+    return out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), code, time.monotonic() - started
+
+
 class Result:
     """One tool's answer to one task, before judging."""
 
@@ -131,13 +179,14 @@ def widget(task, testbed, endpoint, binary, keep_dir):
         judge.remove(home)
 
 
-def agent(task, testbed, endpoint, binary, keep_dir):
+def agent(task, testbed, endpoint, binary, keep_dir, approve=False):
     home = tempfile.mkdtemp(prefix="home-", dir=testbed.workdir)
     copy = testbed.copy(task.fs)
     try:
         env = opsai_env(endpoint, task.fs)
-        out, err, code, secs = run_sandboxed(copy, [OPSAI_IN_SANDBOX, "--json", "-y", task.nl], env,
-                                             writable=True, binds=opsai_binds(binary, home))
+        run = run_approving if approve else run_sandboxed
+        out, err, code, secs = run(copy, [OPSAI_IN_SANDBOX, "--json", "-y", task.nl], env,
+                                   writable=True, binds=opsai_binds(binary, home))
         keep_log(home, keep_dir, task)
         if keep_dir:
             with open(os.path.join(keep_dir, f"{task.id}.agent.jsonl"), "w", encoding="utf-8") as f:
