@@ -104,12 +104,23 @@ def select(tasks, det, args):
 REFERENCE_OUTCOMES = {}
 
 
-def judge_task(task, refs_ok, result, testbed):
-    """Pass when the candidate's outcome equals a deterministic reference's outcome."""
+def judge_task(task, refs_ok, result, testbed, as_seen=False):
+    """Pass when the candidate's outcome equals a deterministic reference's outcome.
+
+    The agent's outcome is the state it left, with the stdout its last command prints when run
+    in a fresh copy, as the widget's candidate is run: what opsai showed on its terminal merges
+    stderr into the output (a PTY) and comes from inside opsai's sandbox, whose view of `/proc`,
+    of processes and of the network is not the judge's. `as_seen` judges that terminal output
+    instead (the agent rows before session 34)."""
     if not result.candidate.strip():
         return False
     shell = alfa.shell_for(task.fs)
-    outcome = result.outcome or testbed.run(task.fs, shell, result.candidate)
+    outcome = result.outcome
+    if outcome is None:
+        outcome = testbed.run(task.fs, shell, result.candidate)
+    elif not as_seen:
+        rerun = testbed.run(task.fs, shell, result.candidate)
+        outcome = judge.Outcome(stdout=rerun.stdout, changes=outcome.changes, code=outcome.code)
     for i in refs_ok:
         key = (task.id, i)
         if key not in REFERENCE_OUTCOMES:
@@ -148,6 +159,12 @@ def summarize(rows, tools_run, label=""):
         median = statistics.median(r["seconds"] for r in mine)
         name = f"{tool} ({label})" if label else tool
         lines.append(f"| {name} | {' | '.join(cells)} | **{passed}/{len(mine)} ({pct} %)** | {fails} | {median:.1f} |")
+    for tool in tools_run:
+        seen = [r for r in rows if r["tool"] == tool and "pass_as_seen" in r]
+        if seen:
+            lines.append(f"\n{tool}: {sum(r['pass_as_seen'] for r in seen)}/{len(seen)} when judged on the output "
+                         "its terminal showed (stderr merged, inside opsai's sandbox) instead of its last command's "
+                         "stdout in a fresh copy")
     stopped = [f"{r['tool']} #{r['task']}" for r in rows if r.get("timeout")]
     if stopped:
         lines.append(f"\nStopped by --tool-timeout (counted as failures; rerun with --tasks): {', '.join(stopped)}")
@@ -194,6 +211,8 @@ def main():
                            "candidate": result.candidate, "pass": passed,
                            "format_failure": result.format_failure, "seconds": round(result.seconds, 2),
                            "exit": result.code, "timeout": result.code == 124}
+                    if result.outcome is not None:
+                        row["pass_as_seen"] = judge_task(task, refs_ok, result, testbed, as_seen=True)
                     if result.raw != result.candidate:
                         row["raw"] = result.raw[:2000]
                     rows.append(row)

@@ -65,11 +65,11 @@ fn requirements() -> Option<PathBuf> {
     None
 }
 
-fn write_dataset(root: &Path) {
+fn write_dataset(root: &Path, tasks: &[(&str, &str, &str, u8)]) {
     let assets = root.join("icalfa/assets");
     std::fs::create_dir_all(assets.join("datasets")).unwrap();
     std::fs::create_dir_all(assets.join("docker")).unwrap();
-    let rows: Vec<Value> = TASKS
+    let rows: Vec<Value> = tasks
         .iter()
         .map(|(query, gold, gold2, difficulty)| json!({"query": query, "gold": gold, "gold2": gold2, "difficulty": difficulty}))
         .collect();
@@ -117,7 +117,7 @@ fn the_judge_scores_a_scripted_widget_on_synthetic_tasks() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    write_dataset(&dir.path().join("alfa"));
+    write_dataset(&dir.path().join("alfa"), TASKS);
     let map = dir.path().join("map.json");
     std::fs::write(&map, serde_json::to_vec(&script()).unwrap()).unwrap();
     let model = Scripted::start(&python, &map);
@@ -163,4 +163,66 @@ fn the_judge_scores_a_scripted_widget_on_synthetic_tasks() {
     // The summary in BENCHMARKS.md's shape: per difficulty, all, format failures.
     let row = stdout.lines().find(|line| line.starts_with("| widget |")).unwrap_or_else(|| panic!("{stdout}"));
     assert!(row.starts_with("| widget | 1/2 | 0/1 | 1/1 | **2/4 (50 %)** | 1 |"), "{row}");
+}
+
+/// The agent rows: `agent` cannot run a deletion (High, and no terminal to ask), `agent-yes` answers
+/// its prompt on a pseudo-terminal and can. A command that also writes to stderr passes on its
+/// stdout in a fresh copy, and is recorded as failing on what its terminal showed (`pass_as_seen`).
+#[test]
+fn the_judge_scores_the_agent_with_and_without_a_person_saying_yes() {
+    let Some(python) = requirements() else {
+        return;
+    };
+    let tasks: &[(&str, &str, &str, u8)] = &[
+        ("Remove the notes directory", "rm -r /testbed/notes", "", 0),
+        ("Print the greeting file and the missing one", "cat /testbed/a.txt /testbed/missing", "", 1),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(&dir.path().join("alfa"), tasks);
+    let map = dir.path().join("map.json");
+    let script = json!({
+        "Remove the notes": {"run_command": "rm -rf /testbed/notes"},
+        "Print the greeting": {"run_command": "cat /testbed/a.txt /testbed/missing"},
+    });
+    std::fs::write(&map, serde_json::to_vec(&script).unwrap()).unwrap();
+    let model = Scripted::start(&python, &map);
+    let out = dir.path().join("run");
+    let output = Command::new(&python)
+        .arg(bench("run.py"))
+        .args(["--tools", "agent,agent-yes", "--model", "scripted", "--quiet", "--tool-timeout", "60"])
+        .arg("--opsai")
+        .arg(env!("CARGO_BIN_EXE_opsai"))
+        .arg("--base-url")
+        .arg(format!("http://127.0.0.1:{}/v1", model.port))
+        .arg("--alfa")
+        .arg(dir.path().join("alfa"))
+        .arg("--cache")
+        .arg(dir.path().join("cache"))
+        .arg("--out")
+        .arg(&out)
+        .env_remove("OPSAI_EVAL_CACHE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "run.py failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    let rows: Vec<Value> = std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let row = |tool: &str, task: u64| {
+        rows.iter().find(|r| r["tool"] == tool && r["task"] == task).unwrap_or_else(|| panic!("{rows:#?}"))
+    };
+    // Refused without a terminal: nothing ran, so there is no command to judge.
+    assert_eq!(row("agent", 0)["pass"], false, "{rows:#?}");
+    assert_eq!(row("agent", 0)["format_failure"], "no_command", "{rows:#?}");
+    assert_eq!(row("agent-yes", 0)["pass"], true, "{rows:#?}\n{stderr}");
+    assert_eq!(row("agent-yes", 0)["candidate"], "rm -rf /testbed/notes");
+    for tool in ["agent", "agent-yes"] {
+        assert_eq!(row(tool, 1)["pass"], true, "{rows:#?}");
+        assert_eq!(row(tool, 1)["pass_as_seen"], false, "stderr was on its terminal: {rows:#?}");
+    }
+    assert!(stdout.contains("agent-yes: 1/2 when judged on the output its terminal showed"), "{stdout}");
 }
