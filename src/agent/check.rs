@@ -35,6 +35,8 @@ const BUILTINS: &[&str] = &[
 pub(crate) enum Problem {
     /// Only a path: names a file or directory, runs nothing.
     Path,
+    /// Only comments (or nothing the shell runs): a small model's made-up file content.
+    Nothing,
     /// More than one command on separate lines: alternatives or steps the user must choose from.
     Several,
     /// The shell cannot parse it.
@@ -51,7 +53,7 @@ impl Problem {
             Problem::Missing(_) => 1,
             Problem::Several => 2,
             Problem::Syntax(_) => 3,
-            Problem::Path => 4,
+            Problem::Path | Problem::Nothing => 4,
         }
     }
 
@@ -64,6 +66,7 @@ impl Problem {
     pub(crate) fn what(&self) -> String {
         match self {
             Problem::Path => "That is only a path, not a command: it runs nothing.".to_owned(),
+            Problem::Nothing => "That holds only comments, not a command: it runs nothing.".to_owned(),
             Problem::Several => {
                 "That is several commands. Give one command line (join steps that all must run with &&).".to_owned()
             }
@@ -79,6 +82,9 @@ pub(crate) fn review(command: &str, shell: Option<&str>, is_program: &dyn Fn(&st
     let command = command.trim();
     if is_bare_path(command) {
         return Some(Problem::Path);
+    }
+    if runs_nothing(command) {
+        return Some(Problem::Nothing);
     }
     if several_commands(command, shell) {
         return Some(Problem::Several);
@@ -109,6 +115,12 @@ pub(crate) fn is_bare_path(command: &str) -> bool {
         path.metadata().is_ok_and(|meta| meta.permissions().mode() & 0o111 != 0)
     };
     !runnable
+}
+
+/// Text that parses but holds no command: only comments and blank lines (`#!/bin/bash` and a
+/// description of a script the model did not write).
+pub(crate) fn runs_nothing(command: &str) -> bool {
+    command.lines().map(str::trim).all(|line| line.is_empty() || line.starts_with('#'))
 }
 
 /// Two or more lines that each parse as a whole command by themselves, outside a loop, a
@@ -214,6 +226,14 @@ mod tests {
         assert_eq!(problem("./build/"), Some(Problem::Path));
         assert_eq!(problem("/bin/sh"), None, "an executable file runs");
         assert!(Problem::Path.feedback().contains("only a path"));
+    }
+
+    #[test]
+    fn only_comments_run_nothing() {
+        assert_eq!(problem("#!/bin/bash\n# Sets up a bridge.\n\n# Usage: setup.sh eth0"), Some(Problem::Nothing));
+        assert_eq!(problem("# list the files"), Some(Problem::Nothing));
+        assert_eq!(problem("# list the files\nls -la"), None, "a comment above the command");
+        assert!(Problem::Nothing.feedback().contains("only comments"));
     }
 
     #[test]

@@ -305,8 +305,8 @@ impl Agent<'_> {
 
     /// With text calls, the agent's reply that holds a command in a ```sh block runs it, unless it
     /// already ran in this turn: a small model that repeats the command it ran is done, and its
-    /// reply is the answer (no loop). A block that is no command at all (a bare path, text the
-    /// shell cannot parse) becomes a call that is not run: the returned problem is its observation,
+    /// reply is the answer (no loop). A block that is no command at all (a bare path, only
+    /// comments, text the shell cannot parse) becomes a call that is not run: the returned problem is its observation,
     /// so the model writes the command instead.
     fn command_in_block(&self, reply: &mut crate::llm::ModelReply, commands_run: &[String]) -> Option<String> {
         if !self.blocks_are_commands(self.calls()) || self.tools.get("run_command").is_none() {
@@ -331,6 +331,8 @@ impl Agent<'_> {
         }
         let problem = if check::is_bare_path(command) {
             check::Problem::Path
+        } else if check::runs_nothing(command) {
+            check::Problem::Nothing
         } else {
             check::Problem::Syntax(check::syntax(command, Some("bash"))?)
         };

@@ -215,13 +215,15 @@ fn under_quiet_the_recital_is_the_answer() {
     assert!(!stdout.contains("(stopped"), "{stdout}");
 }
 
-/// A block that is no command (a bare path, text the shell cannot parse) is not run: the model
-/// is told what is wrong and writes the command, which runs. Only that one is audited.
+/// A block that is no command (a bare path, only comments, text the shell cannot parse) is not
+/// run: the model is told what is wrong and writes the command, which runs. Only that one is
+/// audited.
 #[test]
 fn a_path_or_unparsable_block_is_not_run_and_the_model_writes_the_command() {
     let env = TestEnv::new();
     let mock = MockLlm::start([
         reply_text("```sh\n/no/such/home-3321\n```"),
+        reply_text("```sh\n#!/bin/bash\n# Prints the home directory.\n```"),
         reply_text("```sh\necho 'unclosed-3321\n```"),
         reply_text("```sh\necho fixed-3321\n```"),
         reply_text("Printed."),
@@ -229,13 +231,15 @@ fn a_path_or_unparsable_block_is_not_run_and_the_model_writes_the_command() {
     let out = opsai(&env, &mock, SMALL).args(["--json", "print my home"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let requests = mock.chat_requests();
-    assert_eq!(requests.len(), 4);
+    assert_eq!(requests.len(), 5);
     let path = requests[1].tool_result("call_1").unwrap_or_default();
     assert!(path.contains("not run: That is only a path, not a command"), "{path}");
     assert!(path.contains("alone in a ```sh block"), "{path}");
-    let syntax = requests[2].tool_result("call_1_2").unwrap_or_default();
+    let comments = requests[2].tool_result("call_1_2").unwrap_or_default();
+    assert!(comments.contains("not run: That holds only comments"), "{comments}");
+    let syntax = requests[3].tool_result("call_1_3").unwrap_or_default();
     assert!(syntax.contains("not run: The shell cannot parse that"), "{syntax}");
-    let ran = requests[3].tool_result("call_1_3").unwrap_or_default();
+    let ran = requests[4].tool_result("call_1_4").unwrap_or_default();
     assert!(ran.contains("fixed-3321"), "{ran}");
     let log = audit(&env);
     assert_eq!(log.lines().count(), 1, "{log}");
