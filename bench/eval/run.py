@@ -108,7 +108,8 @@ def judge_task(task, refs_ok, result, testbed, as_seen=False):
     """Pass when the candidate's outcome equals a deterministic reference's outcome.
 
     The agent's outcome is the state it left, with the stdout its last command prints when run
-    in a fresh copy, as the widget's candidate is run: what opsai showed on its terminal merges
+    in a fresh copy, after the commands it ran before (their output dropped), as the widget's
+    candidate is run: what opsai showed on its terminal merges
     stderr into the output (a PTY) and comes from inside opsai's sandbox, whose view of `/proc`,
     of processes and of the network is not the judge's. `as_seen` judges that terminal output
     instead (the agent rows before session 34)."""
@@ -119,7 +120,9 @@ def judge_task(task, refs_ok, result, testbed, as_seen=False):
     if outcome is None:
         outcome = testbed.run(task.fs, shell, result.candidate)
     elif not as_seen:
-        rerun = testbed.run(task.fs, shell, result.candidate)
+        # Each of the agent's commands ran in a shell of its own: only the files carry over.
+        script = "".join(f"( {command}\n) >/dev/null 2>&1\n" for command in result.earlier) + result.candidate
+        rerun = testbed.run(task.fs, shell, script)
         outcome = judge.Outcome(stdout=rerun.stdout, changes=outcome.changes, code=outcome.code)
     for i in refs_ok:
         key = (task.id, i)

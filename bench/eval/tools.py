@@ -116,8 +116,22 @@ def run_approving(root, argv, env, writable, binds, timeout=None):
     cmd = judge.bwrap(root, argv, writable=writable, share_net=True, binds=binds, env=env)
     master, slave = pty.openpty()
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    os.close(slave)
+    try:
+        proc = subprocess.Popen(cmd, stdin=slave, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    finally:
+        os.close(slave)
+    try:
+        return answer_high_prompts(proc, master, started, timeout)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdout.close()
+        proc.stderr.close()
+        os.close(master)
+
+
+def answer_high_prompts(proc, master, started, timeout):
     streams = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
     out, err = streams[proc.stdout.fileno()], streams[proc.stderr.fileno()]
     open_fds, answered, code = set(streams) | {master}, 0, None
@@ -142,7 +156,6 @@ def run_approving(root, argv, env, writable, binds, timeout=None):
             answered += 1
             os.write(master, b"yes\r")
     proc.wait()
-    os.close(master)
     code = proc.returncode if code is None else code
     return out.decode("utf-8", "replace"), err.decode("utf-8", "replace"), code, time.monotonic() - started
 
@@ -150,8 +163,9 @@ def run_approving(root, argv, env, writable, binds, timeout=None):
 class Result:
     """One tool's answer to one task, before judging."""
 
-    def __init__(self, candidate, raw, seconds, fmt=None, code=0, outcome=None, note=""):
+    def __init__(self, candidate, raw, seconds, fmt=None, code=0, outcome=None, note="", earlier=()):
         self.candidate = candidate
+        self.earlier = list(earlier)  # the agent's commands that ran before `candidate`, in order
         self.raw = raw
         self.seconds = seconds
         self.format_failure = fmt
@@ -191,18 +205,18 @@ def agent(task, testbed, endpoint, binary, keep_dir, approve=False):
         if keep_dir:
             with open(os.path.join(keep_dir, f"{task.id}.agent.jsonl"), "w", encoding="utf-8") as f:
                 f.write(out)
-        command, output = last_command(out)
-        if command is None:
+        ran, output = commands_run(out)
+        if not ran:
             return Result("", out[-2000:] + err[-500:], secs, fmt="no_command", code=code)
         outcome = judge.Outcome(stdout=output, changes=testbed.changes(task.fs, copy), code=code)
-        return Result(command, command, secs, fmt=None, code=code, outcome=outcome)
+        return Result(ran[-1], ran[-1], secs, fmt=None, code=code, outcome=outcome, earlier=ran[:-1])
     finally:
         judge.remove(copy)
         judge.remove(home)
 
 
-def last_command(jsonl):
-    """The last command the agent ran and what it printed, from `--json` events."""
+def commands_run(jsonl):
+    """The commands the agent ran, in order, and what the last one printed, from `--json` events."""
     commands, chunks, ran = {}, {}, []
     for line in jsonl.splitlines():
         try:
@@ -219,9 +233,9 @@ def last_command(jsonl):
         elif kind == "tool_result" and event.get("id") in commands and event.get("status") in ("ran", "timed_out", "interrupted"):
             ran.append(event["id"])
     if not ran:
-        return None, ""
+        return [], ""
     last = ran[-1]
-    return commands[last], "".join(chunks.get(last, [])).replace("\r\n", "\n")
+    return [commands[id] for id in ran], "".join(chunks.get(last, [])).replace("\r\n", "\n")
 
 
 def peer(name, task, testbed, endpoint, keep_dir):

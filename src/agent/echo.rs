@@ -6,7 +6,9 @@
 //! A recital is `RECITED_LINES` answer lines in a row, each found whole among the lines of this
 //! turn's command output. Short lines (`}`, `fi`, a blank) neither count nor break a run: they
 //! repeat everywhere. Quoting an error line or two, or a table the model wrote itself, stays far
-//! below that.
+//! below that. In a code block, the lines count only when the block's first line is itself a
+//! line of the output: a block that opens with a command of its own (`cat > deploy.sh <<'EOF'`,
+//! the file rewritten) is a command, not a recital.
 
 use std::collections::HashSet;
 
@@ -24,6 +26,8 @@ pub(crate) struct EchoGuard {
     line_start: usize,
     /// Output lines in a row so far.
     run: usize,
+    /// Inside a code block: whether its lines count (`None` until its first long line decides).
+    fence: Option<Option<bool>>,
 }
 
 impl EchoGuard {
@@ -41,6 +45,7 @@ impl EchoGuard {
             text: String::new(),
             line_start: 0,
             run: 0,
+            fence: None,
         })
     }
 
@@ -51,13 +56,22 @@ impl EchoGuard {
         self.text.push_str(delta);
         while let Some(end) = self.text[self.line_start..].find('\n') {
             let line = self.text[self.line_start..self.line_start + end].trim();
-            if line.chars().count() >= MIN_LINE_CHARS {
-                // A Markdown list or quote marker in front of an output line is still the line.
-                let bare = line.trim_start_matches(['-', '*', '>', ' ']);
-                let recited = self.output_lines.contains(line) || self.output_lines.contains(bare);
-                self.run = if recited { self.run + 1 } else { 0 };
-            }
             self.line_start += end + 1;
+            if line.starts_with("```") {
+                self.fence = if self.fence.is_some() { None } else { Some(None) };
+                continue;
+            }
+            if line.chars().count() < MIN_LINE_CHARS {
+                continue;
+            }
+            // A Markdown list or quote marker in front of an output line is still the line.
+            let bare = line.trim_start_matches(['-', '*', '>', ' ']);
+            let recited = self.output_lines.contains(line) || self.output_lines.contains(bare);
+            let counts = match &mut self.fence {
+                None => true,
+                Some(decided) => *decided.get_or_insert(recited),
+            };
+            self.run = if recited && counts { self.run + 1 } else { 0 };
             if self.run >= RECITED_LINES {
                 self.text.truncate(self.line_start);
                 return Some(self.line_start - before);
@@ -66,14 +80,15 @@ impl EchoGuard {
         None
     }
 
-    /// The reply as it stands when it was stopped, closed so it renders: an open code fence is
-    /// closed, and a last line says why it ends there.
+    /// The reply as it stands when it was stopped, closed so it renders: an open code block is
+    /// closed, and a last line says why it ends there. What was pushed stays byte for byte in
+    /// front, so the part already on screen is a prefix of it.
     pub(crate) fn stopped_reply(&self) -> String {
-        let mut text = self.text.trim_end().to_owned();
-        if text.matches("```").count() % 2 == 1 {
-            text.push_str("\n```");
+        let mut text = self.text.clone();
+        if self.fence.is_some() {
+            text.push_str("```\n");
         }
-        text.push_str("\n\n(stopped: the answer was repeating the command's output, shown above)");
+        text.push_str("\n(stopped: the answer was repeating the command's output, shown above)");
         text
     }
 }
@@ -131,6 +146,25 @@ mod tests {
         let own = "| file | made by |\n|---|---|\n| a.txt | echo |\n| b.txt | echo |\n| link | ln |\n\
             | empty | touch |\n| dir1 | mkdir |\n";
         assert!(!feed(&mut guard, own));
+    }
+
+    #[test]
+    fn a_block_that_opens_with_its_own_command_is_not_a_recital() {
+        let mut guard = EchoGuard::new([OUTPUT]).unwrap();
+        let rewrite = format!("The fixed script:\n```sh\ncat > /testbed/setup.sh <<'EOF'\n{OUTPUT}EOF\n```\n");
+        assert!(!feed(&mut guard, &rewrite));
+        // After that block, a recital outside one is still found.
+        assert!(feed(&mut guard, OUTPUT));
+    }
+
+    #[test]
+    fn a_line_recited_with_trailing_spaces_or_cr_keeps_them_in_the_stopped_reply() {
+        let mut guard = EchoGuard::new([OUTPUT]).unwrap();
+        let spaced: String = OUTPUT.lines().map(|line| format!("{line}  \r\n")).collect();
+        assert!(feed(&mut guard, &spaced));
+        let stopped = guard.stopped_reply();
+        let six: String = OUTPUT.lines().take(6).map(|line| format!("{line}  \r\n")).collect();
+        assert!(stopped.starts_with(&six), "{stopped:?}");
     }
 
     #[test]

@@ -94,7 +94,7 @@ impl Agent<'_> {
                     events(AgentEvent::Done { iterations: iteration, usage });
                     return Ok(TurnOutcome::Aborted);
                 }
-                Err(LlmError::Repeating { .. }) if self.may_ask_again(&commands_run, &mut asked_again) => {
+                Err(LlmError::Repeating { .. }) if self.may_ask_again(iteration, &commands_run, &mut asked_again) => {
                     ask_again = Some(self.asked_again("repeated itself", events));
                     continue;
                 }
@@ -117,12 +117,12 @@ impl Agent<'_> {
             // A reply stopped while reciting output is an answer, whatever its text holds.
             let mut not_a_command = None;
             if reply.tool_calls.is_empty() && !recited {
-                not_a_command = self.command_in_block(&mut reply, &commands_run);
+                not_a_command = self.command_in_block(&mut reply, &commands_run).await;
             }
             if reply.tool_calls.is_empty()
                 && !recited
                 && is_blank(&reply.content)
-                && self.may_ask_again(&commands_run, &mut asked_again)
+                && self.may_ask_again(iteration, &commands_run, &mut asked_again)
             {
                 ask_again = Some(self.asked_again("gave neither a command nor an answer", events));
                 continue;
@@ -269,8 +269,11 @@ impl Agent<'_> {
 
     /// Whether a small model's unusable first reply (a loop, an empty block) is asked for again:
     /// with text calls, once per turn, before any command ran. Nothing of that reply is kept.
-    fn may_ask_again(&self, commands_run: &[String], asked_again: &mut bool) -> bool {
-        let may = self.blocks_are_commands(self.calls()) && commands_run.is_empty() && !*asked_again;
+    fn may_ask_again(&self, iteration: u32, commands_run: &[String], asked_again: &mut bool) -> bool {
+        let may = self.blocks_are_commands(self.calls())
+            && commands_run.is_empty()
+            && !*asked_again
+            && iteration < self.settings.max_iterations;
         *asked_again |= may;
         may
     }
@@ -285,7 +288,9 @@ impl Agent<'_> {
     /// The agent's recital guard for one request: the output of this turn's commands, as the model
     /// saw it. `None` for the widget and explain (they run no command whose output a person saw).
     fn echo_guard(&self, turn: &[ChatMessage]) -> Option<echo::EchoGuard> {
-        if self.settings.prompt != prompt::PromptMode::Agent || !self.settings.outputs_shown {
+        // Text calls only: a native model's text before its call is a thought, and cutting it
+        // would drop the call; a small model is the one that recites for minutes.
+        if !self.blocks_are_commands(self.calls()) || !self.settings.outputs_shown {
             return None;
         }
         // Shell commands only: their output streamed to the person; a file read did not.
@@ -308,7 +313,7 @@ impl Agent<'_> {
     /// reply is the answer (no loop). A block that is no command at all (a bare path, only
     /// comments, text the shell cannot parse) becomes a call that is not run: the returned problem is its observation,
     /// so the model writes the command instead.
-    fn command_in_block(&self, reply: &mut crate::llm::ModelReply, commands_run: &[String]) -> Option<String> {
+    async fn command_in_block(&self, reply: &mut crate::llm::ModelReply, commands_run: &[String]) -> Option<String> {
         if !self.blocks_are_commands(self.calls()) || self.tools.get("run_command").is_none() {
             return None;
         }
@@ -317,7 +322,7 @@ impl Agent<'_> {
         if commands_run.iter().any(|ran| ran.trim() == command) {
             return None;
         }
-        let problem = self.not_a_command(command);
+        let problem = self.not_a_command(command).await;
         reply.content = prose;
         reply.tool_calls.push(call);
         problem
@@ -325,7 +330,7 @@ impl Agent<'_> {
 
     /// Why `command` from a ```sh block is not a command line, judged here only: on a remote host
     /// or a fleet its paths and shell are not this machine's, and the command's own error says it.
-    fn not_a_command(&self, command: &str) -> Option<String> {
+    async fn not_a_command(&self, command: &str) -> Option<String> {
         if self.services.host.is_some() || self.services.fleet.is_some() {
             return None;
         }
@@ -334,7 +339,10 @@ impl Agent<'_> {
         } else if check::runs_nothing(command) {
             check::Problem::Nothing
         } else {
-            check::Problem::Syntax(check::syntax(command, Some("bash"))?)
+            // `bash -n` waits up to two seconds: off the runtime's own threads.
+            let owned = command.to_owned();
+            let error = tokio::task::spawn_blocking(move || check::syntax(&owned, Some("bash"))).await.ok()??;
+            check::Problem::Syntax(error)
         };
         Some(format!("not run: {} Reply with the corrected command alone in a ```sh block.", problem.what()))
     }
@@ -407,7 +415,15 @@ impl Agent<'_> {
             messages.extend(history.iter().cloned());
             // Sent with this request only: the conversation (and the session store) keeps what the
             // person and the model said, not opsai's second ask.
-            messages.extend(ask_again.map(ChatMessage::user));
+            if let Some(ask) = ask_again {
+                // Some chat templates refuse two user messages in a row: the ask joins the task.
+                match messages.last_mut() {
+                    Some(last) if last.role == crate::protocol::Role::User => {
+                        last.content = format!("{}\n\n{ask}", last.content);
+                    }
+                    _ => messages.push(ChatMessage::user(ask)),
+                }
+            }
             let request = ChatRequest {
                 model: self.settings.model.clone(),
                 messages,
@@ -470,19 +486,22 @@ impl Agent<'_> {
             };
             let cancel = self.services.interrupts.turn.clone();
             let result = tokio::select! {
-                result = self.model.complete(&request, &mut on_delta) => result,
+                result = self.model.complete(&request, &mut on_delta) => Some(result),
                 () = cancel.cancelled() => return Ok(None),
-                () = recital.cancelled() => {
-                    // Only the guard cancels `recital`, so it is there.
-                    let Some(guard) = echo.take() else { return Ok(None) };
-                    let content = guard.stopped_reply();
-                    if let Some(rest) = content.strip_prefix(streamed.as_str()).filter(|rest| !rest.is_empty()) {
-                        events(AgentEvent::AnswerDelta { text: rest.to_owned() });
-                    }
-                    let reply = crate::llm::ModelReply { content, ..Default::default() };
-                    return Ok(Some((reply, true)));
-                }
+                () = recital.cancelled() => None,
             };
+            // The guard may stop the reply in the same poll its stream ends: a recital either way.
+            if recital.is_cancelled()
+                && let Some(guard) = echo.take()
+            {
+                let content = guard.stopped_reply();
+                if let Some(rest) = content.strip_prefix(streamed.as_str()).filter(|rest| !rest.is_empty()) {
+                    events(AgentEvent::AnswerDelta { text: rest.to_owned() });
+                }
+                let reply = crate::llm::ModelReply { content, ..Default::default() };
+                return Ok(Some((reply, true)));
+            }
+            let Some(result) = result else { return Ok(None) };
             match result {
                 Err(LlmError::ContextTooLong) if !retried => {
                     retried = true;
@@ -496,10 +515,13 @@ impl Agent<'_> {
 }
 
 /// A reply with nothing to read or run: empty, or only fences and a language tag (```` ```\nsh\n``` ````
-/// from a small model that meant to open a block).
+/// from a small model that meant to open a block). `bash` alone, without a fence, is an answer.
 fn is_blank(text: &str) -> bool {
-    text.split_whitespace()
-        .all(|word| word.trim_matches('`').is_empty() || ["sh", "bash", "shell"].contains(&word.trim_matches('`')))
+    let filler = |word: &str| {
+        let bare = word.trim_matches('`');
+        bare.is_empty() || ["sh", "bash", "shell"].contains(&bare)
+    };
+    text.trim().is_empty() || (text.contains("```") && text.split_whitespace().all(filler))
 }
 
 /// What the model is told after a command the shell could not run (exit 126: not executable,

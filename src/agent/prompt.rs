@@ -35,16 +35,23 @@ container, port, process, file or service)? call analyze with `target` (from the
 service\" is the container listed just before) and `type`, then summarise what it is, its state and problems. If \
 unclear, ask.";
 
+/// L1 for the agent with text calls (a small model, issue 22): the widget's wording, which asks
+/// for one command line that does exactly what was asked. The step-by-step role of [`L1_ROLE`]
+/// cost a 1.5B model 13 of 120 first commands (43 against 56, bench/BENCHMARKS.md).
+pub(crate) const L1_ROLE_TEXT: &str = "\
+# Role
+You are opsai, a terminal assistant. The user message says what they want done on this machine. Answer with one \
+command line for bash that does exactly what they asked: every part of it, with the names they gave, and no options \
+or output they did not ask for. No explanation, no alternatives, no placeholders. Several lines only for a loop or \
+a here-document.";
+
 /// L2 for the agent with text calls (no schemas sent): a command goes in a ```sh block, the form
 /// a small code model writes best (the widget's finding, issue 22); other tools in the tagged form.
 pub(crate) const L2_TOOLS_TEXT: &str = "\
 # Commands
-Do what the user asks by running commands; do not answer from memory what a command can show or do. To run \
-a command, reply with the command line alone in a ```sh block: opsai shows it to the user, runs it once allowed, \
-and replies with its output. One command per reply, that does exactly what was asked: every part of it, with the \
-names the user gave, and no options or output they did not ask for; non-interactive flags. When the output answers the request \
-or the task is done, reply with a short answer in words, with no ```sh block: the user saw the output, so do not \
-repeat it.
+Reply with the command line alone in a ```sh block: opsai runs it once the user allows it and replies with its \
+output. When the output answers the request or the task is done, reply with a short answer in words, with no \
+```sh block: the user saw the output, so do not repeat it.
 Asked what a container, port, process, file or service is or is for? call analyze: \
 <tool_call>{\"name\": \"analyze\", \"arguments\": {\"target\": \"...\", \"type\": \"...\"}}</tool_call>";
 
@@ -76,7 +83,7 @@ pub enum PromptMode {
 pub fn system_prompt(mode: PromptMode, calls: ToolCalls, environment: &str) -> String {
     let text = calls == ToolCalls::Text;
     let (role, tools) = match mode {
-        PromptMode::Agent if text => (L1_ROLE, L2_TOOLS_TEXT),
+        PromptMode::Agent if text => (L1_ROLE_TEXT, L2_TOOLS_TEXT),
         PromptMode::Agent => (L1_ROLE, L2_TOOLS),
         PromptMode::Widget if text => (L1_WIDGET_ROLE, L2_WIDGET_TEXT),
         PromptMode::Widget => (L1_WIDGET_ROLE, L2_WIDGET_TOOLS),
@@ -195,7 +202,8 @@ mod tests {
         let environment =
             "- OS: Debian 12\n- Tools: ss, lsof, docker\n- Docker: installed\n- Working directory: /srv\n";
         let agent = system_prompt(PromptMode::Agent, ToolCalls::Text, environment);
-        assert!(agent.contains("reply with the command line alone in a ```sh block"), "{agent}");
+        assert!(agent.contains("Reply with the command line alone in a ```sh block"), "{agent}");
+        assert!(agent.contains("one command line for bash") && !agent.contains("step by step"), "{agent}");
         assert!(!agent.contains("run_command"), "{agent}");
         assert!(agent.ends_with("# Environment\n- OS: Debian 12\n- Working directory: /srv\n"), "{agent}");
         let native = system_prompt(PromptMode::Agent, ToolCalls::Native, environment);

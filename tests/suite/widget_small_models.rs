@@ -144,7 +144,7 @@ fn the_agent_learns_text_calls_from_a_call_written_as_text() {
     assert!(!system_prompt(&requests[0]).contains("<tool_call>"), "native: the schemas say how");
     assert!(requests[2].json().get("tools").is_none(), "learned: {}", requests[2].json());
     let learned = system_prompt(&requests[2]);
-    assert!(learned.contains("reply with the command line alone in a ```sh block"), "{learned}");
+    assert!(learned.contains("Reply with the command line alone in a ```sh block"), "{learned}");
     assert!(learned.contains("<tool_call>{\"name\": \"analyze\""), "{learned}");
     let cache = std::fs::read_to_string(env.opsai_home().join("cache/tool_mode.json")).unwrap();
     assert!(cache.contains("\"text\""), "{cache}");
