@@ -111,6 +111,39 @@ fn bench(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/eval").join(file)
 }
 
+/// One run of `bench/eval/run.py` on the dataset under `dir/alfa` against the scripted model:
+/// its stdout, stderr and result rows.
+fn run_harness(python: &Path, dir: &Path, model: &Scripted, tools: &[&str]) -> (String, String, Vec<Value>) {
+    let out = dir.join("run");
+    let output = Command::new(python)
+        .arg(bench("run.py"))
+        .args(tools)
+        .args(["--model", "scripted", "--quiet"])
+        .arg("--opsai")
+        .arg(env!("CARGO_BIN_EXE_opsai"))
+        .arg("--base-url")
+        .arg(format!("http://127.0.0.1:{}/v1", model.port))
+        .arg("--alfa")
+        .arg(dir.join("alfa"))
+        .arg("--cache")
+        .arg(dir.join("cache"))
+        .arg("--out")
+        .arg(&out)
+        .env_remove("OPSAI_EVAL_CACHE")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+    assert!(output.status.success(), "run.py failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
+    let rows = std::fs::read_to_string(out.join("results.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    (stdout, stderr, rows)
+}
+
 #[test]
 fn the_judge_scores_a_scripted_widget_on_synthetic_tasks() {
     let Some(python) = requirements() else {
@@ -121,34 +154,7 @@ fn the_judge_scores_a_scripted_widget_on_synthetic_tasks() {
     let map = dir.path().join("map.json");
     std::fs::write(&map, serde_json::to_vec(&script()).unwrap()).unwrap();
     let model = Scripted::start(&python, &map);
-    let out = dir.path().join("run");
-
-    let output = Command::new(&python)
-        .arg(bench("run.py"))
-        .args(["--tools", "widget", "--model", "scripted", "--quiet"])
-        .arg("--opsai")
-        .arg(env!("CARGO_BIN_EXE_opsai"))
-        .arg("--base-url")
-        .arg(format!("http://127.0.0.1:{}/v1", model.port))
-        .arg("--alfa")
-        .arg(dir.path().join("alfa"))
-        .arg("--cache")
-        .arg(dir.path().join("cache"))
-        .arg("--out")
-        .arg(&out)
-        .env_remove("OPSAI_EVAL_CACHE")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "run.py failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
-
-    let rows: Vec<Value> = std::fs::read_to_string(out.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let (stdout, stderr, rows) = run_harness(&python, dir.path(), &model, &["--tools", "widget"]);
     let by_task: BTreeMap<u64, &Value> = rows.iter().map(|row| (row["task"].as_u64().unwrap(), row)).collect();
     // The clock task's reference differs between its two runs, so it is not scored.
     assert_eq!(by_task.keys().copied().collect::<Vec<_>>(), [0, 1, 2, 4], "{rows:#?}\n{stderr}");
@@ -186,32 +192,8 @@ fn the_judge_scores_the_agent_with_and_without_a_person_saying_yes() {
     });
     std::fs::write(&map, serde_json::to_vec(&script).unwrap()).unwrap();
     let model = Scripted::start(&python, &map);
-    let out = dir.path().join("run");
-    let output = Command::new(&python)
-        .arg(bench("run.py"))
-        .args(["--tools", "agent,agent-yes", "--model", "scripted", "--quiet", "--tool-timeout", "60"])
-        .arg("--opsai")
-        .arg(env!("CARGO_BIN_EXE_opsai"))
-        .arg("--base-url")
-        .arg(format!("http://127.0.0.1:{}/v1", model.port))
-        .arg("--alfa")
-        .arg(dir.path().join("alfa"))
-        .arg("--cache")
-        .arg(dir.path().join("cache"))
-        .arg("--out")
-        .arg(&out)
-        .env_remove("OPSAI_EVAL_CACHE")
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "run.py failed\nstdout:\n{stdout}\nstderr:\n{stderr}");
-    let rows: Vec<Value> = std::fs::read_to_string(out.join("results.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
+    let (stdout, stderr, rows) =
+        run_harness(&python, dir.path(), &model, &["--tools", "agent,agent-yes", "--tool-timeout", "60"]);
     let row = |tool: &str, task: u64| {
         rows.iter().find(|r| r["tool"] == tool && r["task"] == task).unwrap_or_else(|| panic!("{rows:#?}"))
     };
