@@ -117,6 +117,27 @@ pub(crate) fn is_bare_path(command: &str) -> bool {
     !runnable
 }
 
+/// A reply that is one command line without its code block (`locale`, `ps -ef`): one line that
+/// parses, whose first word is a builtin or a program on `PATH`. "Paris" or a sentence is not.
+pub(crate) fn is_bare_command(text: &str) -> bool {
+    let text = text.trim();
+    if text.is_empty() || text.contains('\n') || text.contains('`') {
+        return false;
+    }
+    let script = parse(text);
+    let first = script.commands.first().and_then(|simple| simple.words.first()).and_then(|word| word.fixed());
+    script.errors.is_empty() && first.is_some_and(|word| BUILTINS.contains(&word) || is_program(word))
+}
+
+/// A program opsai knows or one found on `PATH` (not a path).
+pub(crate) fn is_program(word: &str) -> bool {
+    if crate::policy::PROGRAMS.iter().any(|(names, _)| names.contains(&word)) {
+        return true;
+    }
+    let path = std::env::var("PATH").unwrap_or_default();
+    !word.contains('/') && crate::context::probe::find_on_path(word, &path).is_some()
+}
+
 /// Text that parses but holds no command: only comments and blank lines (`#!/bin/bash` and a
 /// description of a script the model did not write).
 pub(crate) fn runs_nothing(command: &str) -> bool {
@@ -226,6 +247,16 @@ mod tests {
         assert_eq!(problem("./build/"), Some(Problem::Path));
         assert_eq!(problem("/bin/sh"), None, "an executable file runs");
         assert!(Problem::Path.feedback().contains("only a path"));
+    }
+
+    #[test]
+    fn a_bare_command_line_is_told_from_words() {
+        for command in ["locale", "ps -ef", "echo $TERM", "cd /tmp && pwd"] {
+            assert!(is_bare_command(command), "{command}");
+        }
+        for text in ["Paris", "The command failed.", "", "```sh\nls\n```", "`ls`", "ls\nls -la", "echo 'open"] {
+            assert!(!is_bare_command(text), "{text}");
+        }
     }
 
     #[test]

@@ -94,7 +94,9 @@ impl Agent<'_> {
                     events(AgentEvent::Done { iterations: iteration, usage });
                     return Ok(TurnOutcome::Aborted);
                 }
-                Err(LlmError::Repeating { .. }) if self.may_ask_again(iteration, &commands_run, &mut asked_again) => {
+                Err(LlmError::Repeating { .. })
+                    if self.may_ask_again(iteration, &history[turn_start..], &mut asked_again) =>
+                {
                     ask_again = Some(self.asked_again("repeated itself", events));
                     continue;
                 }
@@ -119,12 +121,19 @@ impl Agent<'_> {
             if reply.tool_calls.is_empty() && !recited {
                 not_a_command = self.command_in_block(&mut reply, &commands_run).await;
             }
-            if reply.tool_calls.is_empty()
-                && !recited
-                && is_blank(&reply.content)
-                && self.may_ask_again(iteration, &commands_run, &mut asked_again)
+            let unusable = if !reply.tool_calls.is_empty() || recited {
+                None
+            } else if is_blank(&reply.content) {
+                Some("gave neither a command nor an answer")
+            } else if check::is_bare_command(&reply.content) {
+                Some("wrote a command without its ```sh block")
+            } else {
+                None
+            };
+            if let Some(what) = unusable
+                && self.may_ask_again(iteration, &history[turn_start..], &mut asked_again)
             {
-                ask_again = Some(self.asked_again("gave neither a command nor an answer", events));
+                ask_again = Some(self.asked_again(what, events));
                 continue;
             }
             if reply.tool_calls.is_empty() {
@@ -267,11 +276,12 @@ impl Agent<'_> {
         self.settings.prompt == prompt::PromptMode::Agent && calls == ToolCalls::Text
     }
 
-    /// Whether a small model's unusable first reply (a loop, an empty block) is asked for again:
-    /// with text calls, once per turn, before any command ran. Nothing of that reply is kept.
-    fn may_ask_again(&self, iteration: u32, commands_run: &[String], asked_again: &mut bool) -> bool {
+    /// Whether a small model's unusable first reply (a loop, an empty block, a bare command line)
+    /// is asked for again: with text calls, once per turn, before any call. After a refusal the
+    /// ask would push the model to retry what was refused (L0 rule 5). Nothing of that reply is kept.
+    fn may_ask_again(&self, iteration: u32, turn: &[ChatMessage], asked_again: &mut bool) -> bool {
         let may = self.blocks_are_commands(self.calls())
-            && commands_run.is_empty()
+            && turn.iter().all(|m| m.tool_calls.is_empty())
             && !*asked_again
             && iteration < self.settings.max_iterations;
         *asked_again |= may;

@@ -320,3 +320,35 @@ fn a_looping_first_reply_is_asked_for_again_and_a_second_is_the_end() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("kept repeating"));
     assert_eq!(mock.chat_requests().len(), 2);
 }
+
+/// A first reply that is a command line without its block (`locale`) is asked for again in the
+/// block, rather than taken as the answer (the word "bash" may be one) or run unasked-for.
+#[test]
+fn a_bare_command_line_first_is_asked_for_in_its_block() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_text("locale"),
+        reply_text("```sh\necho block-7781\n```"),
+        reply_text("Shown."),
+    ]);
+    let out = opsai(&env, &mock, SMALL).args(["--json", "show the locale"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(mock.chat_requests().len(), 3);
+    let events = events(&out.stdout);
+    let retry = events.iter().find(|e| e["type"] == "retry").expect("a retry event");
+    assert_eq!(retry["reason"], "wrote a command without its ```sh block");
+    assert!(audit(&env).contains("echo block-7781"));
+}
+
+/// After a refusal the model is not asked again (that would push it to retry what was refused):
+/// its empty reply ends the turn.
+#[test]
+fn after_a_refusal_an_empty_reply_is_not_asked_for_again() {
+    let env = TestEnv::new();
+    let victim = env.user_home().join("keep-me-too");
+    std::fs::create_dir_all(&victim).unwrap();
+    let mock = MockLlm::start([reply_text(&format!("```sh\nrm -rf {}\n```", victim.display())), reply_text("")]);
+    opsai(&env, &mock, SMALL).args(["-y", "delete it"]).assert().code(3);
+    assert_eq!(mock.chat_requests().len(), 2);
+    assert!(victim.is_dir());
+}

@@ -9,7 +9,7 @@ use super::answer::{self, Answer};
 use super::log::WidgetLog;
 use super::trial;
 use super::{MAX_ITERATIONS, MESSAGE_CHARS, PROBE_LIMIT, PROBE_TIMEOUT, Response, SESSION, tty};
-use crate::agent::check;
+use crate::agent::check::{self, is_program};
 use crate::agent::prompt::{PromptMode, WIDGET_REPLY_FORM};
 use crate::agent::{Agent, AgentError, LoopSettings};
 use crate::llm::LlmError;
@@ -353,15 +353,6 @@ impl Turn<'_> {
         let warning = if assessment.risk > Risk::Safe { answer::warning_line(&assessment, width) } else { None };
         (Response::Replace(command), warning)
     }
-}
-
-/// Whether `word` names a program: one the policy knows, or one on `PATH`.
-fn is_program(word: &str) -> bool {
-    if policy::PROGRAMS.iter().any(|(names, _)| names.contains(&word)) {
-        return true;
-    }
-    let path = std::env::var("PATH").unwrap_or_default();
-    !word.contains('/') && crate::context::probe::find_on_path(word, &path).is_some()
 }
 
 /// SIGINT, SIGTERM and SIGHUP, each cancelling the request like Ctrl-C.
