@@ -239,6 +239,10 @@ fn a_retry_is_a_notice_on_stderr_and_a_json_line_on_stdout() {
     for style in [Style::Human { color: false, spinner: false }, Style::Quiet] {
         assert_eq!(render(style, std::slice::from_ref(&retry)), (String::new(), expected.to_owned()));
     }
+    // No wait: the agent asks a small model again; the line says so, not "retrying in 0 s".
+    let again = AgentEvent::Retry { reason: "repeated itself".into(), wait_ms: 0, attempt: 2, max_attempts: 2 };
+    let (_, err) = render(Style::Human { color: false, spinner: false }, &[again]);
+    assert_eq!(err, "opsai: the model repeated itself; asking again (attempt 2/2)\n");
     let short = AgentEvent::Retry { reason: "failed with HTTP 503".into(), wait_ms: 437, attempt: 3, max_attempts: 3 };
     let (_, err) = render(Style::Quiet, &[short]);
     assert_eq!(err, "opsai: the model endpoint failed with HTTP 503; retrying in 0.4 s (attempt 3/3)\n");
