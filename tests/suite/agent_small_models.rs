@@ -326,11 +326,7 @@ fn a_looping_first_reply_is_asked_for_again_and_a_second_is_the_end() {
 #[test]
 fn a_bare_command_line_first_is_asked_for_in_its_block() {
     let env = TestEnv::new();
-    let mock = MockLlm::start([
-        reply_text("locale"),
-        reply_text("```sh\necho block-7781\n```"),
-        reply_text("Shown."),
-    ]);
+    let mock = MockLlm::start([reply_text("locale"), reply_text("```sh\necho block-7781\n```"), reply_text("Shown.")]);
     let out = opsai(&env, &mock, SMALL).args(["--json", "show the locale"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(mock.chat_requests().len(), 3);
