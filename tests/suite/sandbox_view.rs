@@ -108,8 +108,11 @@ fn unlisted_credentials_are_closed_and_everyday_reads_work() {
     }
     let planted = plant_all(env.user_home());
     let all: Vec<&PathBuf> = planted.secrets.iter().chain(&planted.ordinary).map(|(p, _)| p).collect();
-    let mut script = cat_script(&all);
-    script.push_str(EVERYDAY);
+    // The everyday reads first. Known bug, not this test's subject: as root the command runs in
+    // its own PID namespace under the machine's `/proc`, and procps' `ps` fails ("fatal library
+    // error, lookup self") when its pid in the namespace, past the first few, names no matching
+    // process there; after the twenty `cat`s it did on some machines.
+    let script = format!("{EVERYDAY}; {}", cat_script(&all));
     // Through opsai, whose broker prepares the ruleset (with opsai's capabilities, as root).
     let out = env.std_cmd().args(["sandbox", "--", "sh", "-c", &script]).output().unwrap();
     assert_the_view_held(&planted, &out, "in the sandbox");
@@ -140,7 +143,7 @@ fn assert_the_view_held(planted: &Planted, out: &std::process::Output, who: &str
         assert!(stdout.contains(content.as_str()), "{} should stay readable: {stdout} {stderr}", path.display());
     }
     for word in ["os-release-ok", "hostname-ok", "usr-share-ok", "ps-ok", "df-ok"] {
-        assert!(stdout.contains(word), "{word}: {stdout} {stderr}");
+        assert!(stdout.contains(word), "{who} {word}: {stdout} {stderr}");
     }
 }
 
