@@ -354,7 +354,7 @@ impl Agent<'_> {
             let error = tokio::task::spawn_blocking(move || check::syntax(&owned, Some("bash"))).await.ok()??;
             check::Problem::Syntax(error)
         };
-        Some(format!("not run: {} Reply with the corrected command alone in a ```sh block.", problem.what()))
+        Some(format!("not run: {}", problem.feedback()))
     }
 
     /// The model's reply as the history keeps it and sends it back: its text and each call's
@@ -541,7 +541,8 @@ fn could_not_run(exit_code: Option<i32>) -> String {
     match exit_code {
         Some(code @ (126 | 127)) => format!(
             "\n[exit {code}: the shell could not run this command. If the task still needs one, reply with the \
-             corrected command alone in a ```sh block.]"
+             corrected {}.]",
+            prompt::WIDGET_REPLY_FORM
         ),
         _ => String::new(),
     }
