@@ -4,13 +4,13 @@
 //!   reserved address space that Go or a JVM never touches), CPU time (RLIMIT_CPU: SIGXCPU, then
 //!   SIGKILL a second later) and file size (RLIMIT_FSIZE) are per process; core dumps are off (a
 //!   `|systemd-coredump` pattern would write the dump outside the sandbox).
-//! - Processes, as root in the command's PID namespace on Linux 6.14 and later: the namespace's own
-//!   `pid_max` (one write; see [`RESERVED_PIDS`] for why it is a range). Otherwise: a pids cgroup
-//!   made for the command (v1 `pids` hierarchy, or v2 where the pids
+//! - Processes: a pids cgroup made for the command (v1 `pids` hierarchy, or v2 where the pids
 //!   controller is enabled for our cgroup's children) bounds the whole tree, threads included.
+//!   As root without one, on Linux 6.14 and later: the `pid_max` of a PID namespace made for the
+//!   command (one write; see [`RESERVED_PIDS`] for why it is a range).
 //!   Where none can be made, RLIMIT_NPROC, which counts *every* process of the user on the machine:
 //!   it is set to the machine's current task count plus the limit, so the command can start at most
-//!   that many more. Root ignores RLIMIT_NPROC: as root without a writable pids cgroup there is no
+//!   that many more. Root ignores RLIMIT_NPROC: as root without a writable pids cgroup (before Linux 6.14) there is no
 //!   process bound (the command's processes still end with it).
 //!
 //! A limit is only ever lowered, never raised above what opsai itself was given.
@@ -147,18 +147,43 @@ impl Cgroup {
     pub(crate) fn remove(&self) {
         let _ = std::fs::remove_dir(&self.dir);
     }
+
+    /// SIGKILLs every process in the cgroup: at once through v2's `cgroup.kill` (Linux 5.14),
+    /// else one by one from `cgroup.procs`, again while new ones appear (a process forking as it
+    /// is killed), bounded so a cgroup that cannot be emptied does not hold the caller.
+    pub(crate) fn kill_all(&self) {
+        kill_all_in(&self.dir);
+    }
+}
+
+fn kill_all_in(dir: &std::path::Path) {
+    if std::fs::write(dir.join("cgroup.kill"), "1").is_ok() {
+        return;
+    }
+    for _ in 0..16 {
+        let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+        let pids: Vec<i32> = procs.split_whitespace().filter_map(|n| n.parse().ok()).filter(|&n| n > 0).collect();
+        if pids.is_empty() {
+            return;
+        }
+        for pid in pids {
+            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+        }
+    }
 }
 
 const CGROUP_PREFIX: &str = "opsai-sandbox-";
 
-/// Removes the cgroups of helpers that were SIGKILLed before they could (their pid is gone; a
-/// cgroup that still has a process cannot be removed anyway).
+/// Ends what helpers that were SIGKILLed from outside left behind (their pid is gone): every
+/// process still in their cgroup is killed (a command's survivors, which that helper would have
+/// killed), then the cgroup is removed (it stays until the killed are reaped, and goes next time).
 fn remove_stale(parent: &std::path::Path) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
         let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(CGROUP_PREFIX)) else { continue };
         if !std::path::Path::new("/proc").join(pid).exists() {
+            kill_all_in(&entry.path());
             let _ = std::fs::remove_dir(entry.path());
         }
     }

@@ -295,8 +295,14 @@ fn restrict_prepared(ruleset: &std::os::fd::OwnedFd) -> Result<(), ApplyError> {
     }
 }
 
+/// Whether Landlock can keep the command from signalling processes outside its sandbox (ABI 6).
+pub(crate) fn signals_scoped() -> bool {
+    kernel_abi() >= ABI::V6
+}
+
 /// The kernel's Landlock ABI (the ruleset was created, so it is at least 3), capped at what this
-/// code knows.
+/// code knows; below 3 (or none) reads as 3, which [`signals_scoped`] and the ruleset's hard
+/// requirement both treat as too old.
 fn kernel_abi() -> ABI {
     // SAFETY: the version query takes no pointer (NULL, size 0) and only returns a number.
     #[allow(unsafe_code)]

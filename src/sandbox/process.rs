@@ -1,16 +1,22 @@
 //! A command's processes end with the command (issue 21 §2, docs/sandbox.md).
 //!
 //! The helper forks before it applies the sandbox, and the parent stays outside it as a tiny init:
-//! - **Where a PID namespace can be made** (root): the helper H forks A, pid 1 of a new PID
-//!   namespace, and A forks B, which applies the sandbox and `exec`s the command. A exits as soon
-//!   as B does, and when pid 1 of a namespace exits the kernel kills every process left in it,
-//!   `setsid`, `nohup` and double forks included; A dies with H (PR_SET_PDEATHSIG). `/proc` is not
-//!   remounted, so `ps aux`, `pgrep` and `top` inside keep showing the machine's processes (with
-//!   the machine's pids), which is what they are run for.
-//! - **Elsewhere** (a user: a user namespace could map only the user's own uid, so every file and
-//!   process of another owner, root's too, would show as `nobody` in `ls -l` and `ps aux`): H is a
-//!   child subreaper, so every orphan of the command is reparented to it, and when B exits H
-//!   SIGKILLs every descendant it can find in `/proc/*/task/*/children`, until it has no child.
+//! - **Usually** H is a child subreaper, so every orphan of the command is reparented to it, and
+//!   when B (the command) exits H SIGKILLs every descendant it can find in
+//!   `/proc/*/task/*/children` and everything left in the command's pids cgroup, when there is
+//!   one, until it has no child. A cgroup whose helper was SIGKILLed from outside is emptied by
+//!   the next command's helper ([`limits::Cgroup::create`]).
+//! - **As root where the process needs it** (CAP_SYS_ADMIN): H forks A, pid 1 of a new PID
+//!   namespace, and A forks B. A exits as soon as B does, and when pid 1 of a namespace exits the
+//!   kernel kills every process left in it; A dies with H (PR_SET_PDEATHSIG). Needed where
+//!   Landlock cannot scope signals (before ABI 6: root without capabilities may still signal
+//!   every root process, but not outside its namespace), or where the only process bound root can
+//!   have is the namespace's `pid_max` (no writable pids cgroup). Not otherwise: `/proc` stays the
+//!   machine's (so `ps aux` shows the machine's processes), while `getpid()` and `$$` give the
+//!   namespace's numbers, which name another process there; procps' `ps` then fails ("fatal
+//!   library error, lookup self"), `pgrep` lists itself and `/proc/$$` is someone else.
+//! - A user gets no PID namespace (it would need a user namespace, where every file and process of
+//!   another owner, root's too, shows as `nobody` in `ls -l` and `ps aux`).
 //!
 //! H and A block the signals they care about and take them with `sigwait`: the executor and the
 //! terminal send SIGINT, SIGQUIT, SIGTERM and SIGHUP to the whole process group, so the command
@@ -129,17 +135,17 @@ pub(crate) fn contain(limits: &SandboxLimits) -> Result<Contained, ContainError>
     if nix::unistd::getppid() != opsai {
         return Err(ContainError::ParentGone);
     }
+    let cgroup = Cgroup::create(limits.pids);
+    let pid_max_is_the_bound = cgroup.is_none() && limits.pids > 0 && limits::namespaces_have_pid_max();
+    let namespace_needed = !super::linux::signals_scoped() || pid_max_is_the_bound;
     // Needs CAP_SYS_ADMIN: root; a user gets EPERM at once.
-    let mode = if nix::sched::unshare(CloneFlags::CLONE_NEWPID).is_ok() {
+    let mode = if namespace_needed && nix::sched::unshare(CloneFlags::CLONE_NEWPID).is_ok() {
         Mode::PidNamespace
     } else {
         nix::sys::prctl::set_child_subreaper(true).map_err(ContainError::Subreaper)?;
         Mode::Subreaper
     };
-    // The namespace's own pid_max bounds its processes for one write; a cgroup costs a migration,
-    // which waits for an RCU grace period (10 ms and more on a busy machine).
-    let use_pid_max = mode == Mode::PidNamespace && limits.pids > 0 && limits::namespaces_have_pid_max();
-    let cgroup = if use_pid_max { None } else { Cgroup::create(limits.pids) };
+    let use_pid_max = mode == Mode::PidNamespace && pid_max_is_the_bound;
     let mut pid_max_set = false;
     let watched = watched_signals();
     let mut original = SigSet::empty();
@@ -278,6 +284,10 @@ fn kill_tree(role: &Role, child: Pid) -> Option<WaitStatus> {
         } else {
             for pid in descendants(Pid::this()) {
                 let _ = kill(pid, Signal::SIGKILL);
+            }
+            // The helper itself is outside the cgroup; only the command's processes are in it.
+            if let Some(cgroup) = &role.cgroup {
+                cgroup.kill_all();
             }
         }
         // Blocks until one is gone; orphans of the killed are reparented here, and found next time.

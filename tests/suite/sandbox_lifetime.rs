@@ -121,6 +121,70 @@ fn nothing_a_command_starts_outlives_it_as_a_user() {
     assert_none_left(&m);
 }
 
+/// After many processes (so its own pid is far from 1 in any PID namespace): `$$` names the shell
+/// in `/proc`, `ps` finds itself (procps exits "fatal library error, lookup self" when `getpid()`
+/// and `/proc` disagree) and shows the shell by the same pid.
+const PROCESS_TOOLS: &str = "for i in $(seq 80); do /bin/true; done; echo pid=$$; echo comm=$(cat /proc/$$/comm); \
+     ps -o pid= -p $$ | tr -d ' ' | sed 's/^/ps=/'; ps aux >/dev/null && echo ps-aux-ok";
+
+fn assert_process_tools_agree(out: &Output) {
+    let all = text(out);
+    let pid = all.lines().find_map(|l| l.strip_prefix("pid=")).unwrap_or_else(|| panic!("{all}"));
+    assert!(all.contains("comm=sh") || all.contains("comm=dash") || all.contains("comm=bash"), "{all}");
+    assert!(all.contains(&format!("ps={pid}")), "{all}");
+    assert!(all.contains("ps-aux-ok") && !all.contains("fatal library error"), "{all}");
+}
+
+#[test]
+fn ps_and_proc_name_the_command_by_its_own_pid() {
+    let env = TestEnv::new();
+    if !sandbox_available(&env) {
+        return;
+    }
+    assert_process_tools_agree(&sandboxed(env.std_cmd(), PROCESS_TOOLS));
+    let Some(opsai) = as_nobody(&env) else { return };
+    assert_process_tools_agree(&sandboxed(opsai, PROCESS_TOOLS));
+}
+
+/// The one gap of a subreaper: a helper SIGKILLed from outside cannot kill what its command left.
+/// With a pids cgroup, the next sandboxed command's helper does.
+#[test]
+fn what_a_killed_helper_left_is_ended_by_the_next_command() {
+    let env = TestEnv::new();
+    if !sandbox_available(&env) {
+        return;
+    }
+    let (_, described) = status(&env);
+    if !described.contains("(pids cgroup)") || !described.contains("subreaper") {
+        crate::support::skipped(&format!("no pids cgroup for the command here: {}", described.trim_end()));
+        return;
+    }
+    let m = marker();
+    let script = format!("setsid -f sleep {m}1; sleep {m}2");
+    let mut opsai = env.std_cmd().args(["sandbox", "--", "sh", "-c", &script]).stdin(Stdio::null()).spawn().unwrap();
+    let escaped = wait_until(LIMIT, || sleeping(&format!("{m}1")).len() == 1 && sleeping(&format!("{m}2")).len() == 1);
+    assert!(escaped, "the command never ran");
+    let helper = processes_with(&m)
+        .into_iter()
+        .find(|pid| parent_of(*pid) == Some(opsai.id()))
+        .unwrap_or_else(|| panic!("no helper under opsai {}", opsai.id()));
+    nix::sys::signal::kill(nix::unistd::Pid::from_raw(helper as i32), nix::sys::signal::SIGKILL).unwrap();
+    opsai.wait().unwrap();
+    assert!(
+        sleeping(&format!("{m}1")).len() == 1,
+        "the escapee went with the helper: this test no longer exercises the cleanup"
+    );
+    let out = sandboxed(env.std_cmd(), "echo next");
+    assert!(text(&out).contains("next"), "{}", text(&out));
+    assert_none_left(&m);
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces and parentheses; the fields after its last `)` do not.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
 fn agent(env: &TestEnv, mock: &MockLlm) -> assert_cmd::Command {
     let mut cmd = env.cmd();
     cmd.env("OPSAI_BASE_URL", mock.base_url()).env("OPSAI_NONINTERACTIVE", "1").timeout(Duration::from_secs(60));
