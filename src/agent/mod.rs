@@ -27,6 +27,9 @@ const WIDGET_MAX_TOKENS: &str = "llm.widget_max_tokens";
 /// The same failing call this many times in a row ends the turn.
 const REPEATED_FAILURES: u32 = 3;
 /// The second ask after a small model's unusable first reply.
+/// A turn whose only reply was empty (the widget says it its own way).
+const NO_ANSWER: &str = "the model gave an empty reply, neither a command nor an answer; ask again or reword the \
+                         request (small models do this more often: a larger one may not)";
 const ASK_AGAIN: &str = "Do the task: reply with the command line that does it, alone in a ```sh block.";
 
 #[derive(Debug, Error)]
@@ -135,6 +138,16 @@ impl Agent<'_> {
             {
                 ask_again = Some(self.asked_again(what, events));
                 continue;
+            }
+            if reply.tool_calls.is_empty()
+                && !recited
+                && is_blank(&reply.content)
+                && self.settings.prompt != prompt::PromptMode::Widget
+                && history[turn_start..].iter().all(|m| m.tool_calls.is_empty())
+            {
+                // Nothing ran and nothing was said: an empty screen and exit 0 would read as done.
+                events(AgentEvent::Error { message: NO_ANSWER.to_owned() });
+                return Err(LlmError::Incomplete(NO_ANSWER.to_owned()).into());
             }
             if reply.tool_calls.is_empty() {
                 events(AgentEvent::Answer { text: reply.content.clone() });

@@ -295,6 +295,23 @@ fn an_empty_first_reply_is_asked_for_again_once() {
     assert!(audit(&env).contains("echo again-6610"));
 }
 
+/// An empty reply in a turn where nothing ran is an error, not a silent success: a small model's
+/// second empty reply (after the one ask again), and a large model's first. The conversation keeps
+/// the task, and the next request can go on from it.
+#[test]
+fn an_empty_reply_with_nothing_run_is_an_error_with_advice() {
+    for (model, replies) in [(SMALL, 2), ("gpt-4o", 1)] {
+        let env = TestEnv::new();
+        let mock = MockLlm::start((0..replies).map(|_| reply_text("")));
+        let out = opsai(&env, &mock, model).args(["-q", "print it"]).output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{model}: {stderr}");
+        assert!(stderr.contains("the model gave an empty reply, neither a command nor an answer"), "{model}: {stderr}");
+        assert_eq!(mock.chat_requests().len(), replies, "{model}");
+        assert!(out.stdout.is_empty(), "{model}");
+    }
+}
+
 /// A first reply that loops is stopped by the repetition guard and asked for again; a second
 /// unusable reply is not asked for a third time: the turn ends with the error.
 #[test]
