@@ -10,8 +10,9 @@
 //!   command (one write; see [`RESERVED_PIDS`] for why it is a range).
 //!   Where none can be made, RLIMIT_NPROC, which counts *every* process of the user on the machine:
 //!   it is set to the machine's current task count plus the limit, so the command can start at most
-//!   that many more. Root ignores RLIMIT_NPROC: as root without a writable pids cgroup (before Linux 6.14) there is no
-//!   process bound (the command's processes still end with it).
+//!   that many more. Root ignores RLIMIT_NPROC: as root without a writable pids cgroup or a PID namespace (before
+//!   Linux 6.14, or without CAP_SYS_ADMIN) there is no process bound (the command's processes
+//!   still end with it).
 //!
 //! A limit is only ever lowered, never raised above what opsai itself was given.
 
@@ -110,15 +111,16 @@ pub(crate) struct Cgroup {
 }
 
 impl Cgroup {
-    /// Under [`pids_parent`], when that is writable (root, or a delegated tree); `None` otherwise
-    /// or when `pids` is 0.
+    /// Under [`pids_parent`], when that is writable (root, or a delegated v1 tree); `None`
+    /// otherwise or when `pids` is 0. Named by its helper ([`Owner`]); stale ones are ended first.
     pub(crate) fn create(pids: u64) -> Option<Self> {
         if pids == 0 {
             return None;
         }
         let parent = pids_parent()?;
-        remove_stale(&parent);
-        let dir = parent.join(format!("{CGROUP_PREFIX}{}", std::process::id()));
+        let own = Owner::this_process()?;
+        remove_stale(&parent, &own);
+        let dir = parent.join(own.name());
         std::fs::create_dir(&dir).ok()?;
         let cgroup = Self { dir };
         // A v2 child has pids.max only when its parent enabled the controller for its children.
@@ -156,33 +158,115 @@ impl Cgroup {
     }
 }
 
+/// SIGKILLs what is in the cgroup `dir`. Each process is pinned by a pidfd and checked to be
+/// in `dir` still before the signal, so a pid reaped and reused meanwhile (survivors' parent is
+/// init, which reaps at once) is never signalled. Repeated while new ones appear, for at most
+/// [`KILL_PATIENCE`].
 fn kill_all_in(dir: &std::path::Path) {
     if std::fs::write(dir.join("cgroup.kill"), "1").is_ok() {
         return;
     }
-    for _ in 0..16 {
+    let Some(name) = dir.file_name().and_then(|n| n.to_str()) else { return };
+    let started = std::time::Instant::now();
+    loop {
         let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
         let pids: Vec<i32> = procs.split_whitespace().filter_map(|n| n.parse().ok()).filter(|&n| n > 0).collect();
-        if pids.is_empty() {
+        if pids.is_empty() || started.elapsed() > KILL_PATIENCE {
             return;
         }
         for pid in pids {
-            let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), nix::sys::signal::Signal::SIGKILL);
+            kill_if_in(pid, name);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// How long [`kill_all_in`] keeps emptying a v1 cgroup whose processes keep forking.
+const KILL_PATIENCE: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// SIGKILLs `pid` when, pinned by a pidfd, it is in the cgroup named `name`.
+#[allow(unsafe_code)]
+fn kill_if_in(pid: i32, name: &str) {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // SAFETY: pidfd_open takes a pid and flags, no pointer.
+    let fd = unsafe { nix::libc::syscall(nix::libc::SYS_pidfd_open, pid, 0u32) };
+    let Ok(fd) = i32::try_from(fd) else { return };
+    if fd < 0 {
+        return;
+    }
+    // SAFETY: `fd` was just returned by the kernel and is owned by nobody else.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let cgroups = std::fs::read_to_string(format!("/proc/{pid}/cgroup")).unwrap_or_default();
+    if cgroups.lines().any(|line| line.rsplit('/').next() == Some(name)) {
+        // SAFETY: a live descriptor, a signal number, a null siginfo (as kill(2) sends) and flags.
+        unsafe {
+            nix::libc::syscall(
+                nix::libc::SYS_pidfd_send_signal,
+                pidfd.as_raw_fd(),
+                nix::libc::SIGKILL,
+                std::ptr::null::<nix::libc::siginfo_t>(),
+                0u32,
+            );
         }
     }
 }
 
 const CGROUP_PREFIX: &str = "opsai-sandbox-";
 
-/// Ends what helpers that were SIGKILLed from outside left behind (their pid is gone): every
-/// process still in their cgroup is killed (a command's survivors, which that helper would have
-/// killed), then the cgroup is removed (it stays until the killed are reaped, and goes next time).
-fn remove_stale(parent: &std::path::Path) {
+/// The helper a cgroup belongs to: its PID namespace and, as `/proc` names it, its pid and start
+/// time, so a cgroup is never taken for stale while its helper lives (a helper of another PID
+/// namespace sharing the parent, a pid reused by a new helper).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Owner {
+    namespace: u64,
+    pid: u32,
+    start: u64,
+}
+
+impl Owner {
+    fn this_process() -> Option<Self> {
+        use std::os::unix::fs::MetadataExt;
+        let namespace = std::fs::metadata("/proc/self/ns/pid").ok()?.ino();
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        let pid = stat.split_whitespace().next()?.parse().ok()?;
+        Some(Self { namespace, pid, start: start_time(&stat)? })
+    }
+
+    fn name(&self) -> String {
+        format!("{CGROUP_PREFIX}{}-{}-{}", self.namespace, self.pid, self.start)
+    }
+
+    fn parse(name: &str) -> Option<Self> {
+        let mut parts = name.strip_prefix(CGROUP_PREFIX)?.split('-');
+        let namespace = parts.next()?.parse().ok()?;
+        let pid = parts.next()?.parse().ok()?;
+        let start = parts.next()?.parse().ok()?;
+        parts.next().is_none().then_some(Self { namespace, pid, start })
+    }
+
+    /// Whether the process this names still runs (the same pid, started at the same time).
+    fn alive(&self) -> bool {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.pid));
+        stat.ok().and_then(|stat| start_time(&stat)) == Some(self.start)
+    }
+}
+
+/// The start time (field 22 of `/proc/PID/stat`, in clock ticks since boot).
+fn start_time(stat: &str) -> Option<u64> {
+    // The command name may hold spaces and parentheses; the fields after its last `)` do not.
+    stat.rsplit_once(')')?.1.split_whitespace().nth(19)?.parse().ok()
+}
+
+/// Ends what helpers SIGKILLed from outside left behind: a cgroup of this PID namespace whose
+/// helper no longer runs holds only survivors its helper would have killed; they are killed and
+/// the cgroup removed (it stays until the killed are reaped, and goes next time). A cgroup of
+/// another namespace is never touched.
+fn remove_stale(parent: &std::path::Path, own: &Owner) {
     let Ok(entries) = std::fs::read_dir(parent) else { return };
     for entry in entries.flatten() {
         let name = entry.file_name();
-        let Some(pid) = name.to_str().and_then(|n| n.strip_prefix(CGROUP_PREFIX)) else { continue };
-        if !std::path::Path::new("/proc").join(pid).exists() {
+        let Some(owner) = name.to_str().and_then(Owner::parse) else { continue };
+        if owner.namespace == own.namespace && !owner.alive() {
             kill_all_in(&entry.path());
             let _ = std::fs::remove_dir(entry.path());
         }
@@ -232,6 +316,24 @@ mod tests {
         assert_eq!(decode("1,2,3"), None);
         assert_eq!(decode("1,2,3,x"), None);
         assert_eq!(decode("1,2,3,4,5"), None);
+    }
+
+    #[test]
+    fn a_cgroup_is_named_by_its_live_helper_and_stale_only_once_that_is_gone() {
+        let own = Owner::this_process().unwrap();
+        assert_eq!(Owner::parse(&own.name()), Some(own.clone()));
+        assert!(own.alive());
+        // The same pid started at another time (reused) is not the owner.
+        assert!(!Owner { start: own.start + 1, ..own }.alive());
+        for name in ["opsai-sandbox-1234", "opsai-sandbox-1-2-3-4", "opsai-sandbox-a-2-3", "other-1-2-3"] {
+            assert_eq!(Owner::parse(name), None, "{name}");
+        }
+    }
+
+    #[test]
+    fn the_start_time_survives_a_command_name_with_spaces_and_parentheses() {
+        let stat = "42 (a) b (c)) S 1 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 1 0 98765 1000 100";
+        assert_eq!(start_time(stat), Some(98765));
     }
 
     #[test]
