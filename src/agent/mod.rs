@@ -122,6 +122,15 @@ impl Agent<'_> {
             // A reply stopped while reciting output is an answer, whatever its text holds.
             let mut not_a_command = None;
             if reply.tool_calls.is_empty() && !recited {
+                // Asked for its block and given a bare command line again: that line is the command
+                // (through the same checks, policy and approval as a block).
+                if asked_again
+                    && self.blocks_are_commands(self.calls())
+                    && history[turn_start..].iter().all(|m| m.tool_calls.is_empty())
+                    && check::is_bare_command(&reply.content)
+                {
+                    reply.content = format!("```sh\n{}\n```", reply.content.trim());
+                }
                 not_a_command = self.command_in_block(&mut reply, &commands_run).await;
             }
             let unusable = if !reply.tool_calls.is_empty() || recited {
@@ -207,7 +216,7 @@ impl Agent<'_> {
                             let ran = crate::tools::run_command::edited_command(&observation.text).unwrap_or(sent);
                             commands_run.push(ran.into());
                             if self.blocks_are_commands(self.calls()) {
-                                observation.text.push_str(&could_not_run(observation.exit_code));
+                                observation.text = after_run(&observation.text, observation.exit_code);
                             }
                         }
                         self.push(history, ChatMessage::tool(call.id.clone(), observation.text));
@@ -487,7 +496,9 @@ impl Agent<'_> {
                     }
                 }
                 // Held text may still be recovered as a call once the stream ends: not decided yet.
-                ModelDelta::Finished { tool_calls: false } if !holdback.holding() => {
+                // With ```sh blocks as calls the loop decides (a block, a bare command line asked for
+                // again, or the answer): the `answer` event says it.
+                ModelDelta::Finished { tool_calls: false } if !holdback.holding() && !shell_blocks => {
                     events(AgentEvent::Progress { stage: ReplyProgress::AnswerComplete });
                 }
                 ModelDelta::Finished { .. } => {}
@@ -547,18 +558,31 @@ fn is_blank(text: &str) -> bool {
     text.trim().is_empty() || (text.contains("```") && text.split_whitespace().all(filler))
 }
 
-/// What the model is told after a command the shell could not run (exit 126: not executable,
-/// such as a directory; 127: not found): with text calls, a small model otherwise answers as if it
-/// had run, instead of writing the command.
-fn could_not_run(exit_code: Option<i32>) -> String {
-    match exit_code {
-        Some(code @ (126 | 127)) => format!(
-            "\n[exit {code}: the shell could not run this command. If the task still needs one, reply with the \
+/// What a small model (text calls) is told after its command ran, from the observation `text`.
+/// After a command the shell could not run (exit 126: not executable, such as a directory; 127:
+/// not found) it otherwise answers as if it had run. After a success it read the header back as
+/// its answer (`exit 0`; `471` from `exit 0 · 471 ms` for "how many CPU cores"): the header goes,
+/// and the output is followed by what to do with it.
+fn after_run(text: &str, exit_code: Option<i32>) -> String {
+    if let Some(code @ (126 | 127)) = exit_code {
+        return format!(
+            "{text}\n[exit {code}: the shell could not run this command. If the task still needs one, reply with the \
              corrected {}.]",
             prompt::WIDGET_REPLY_FORM
-        ),
-        _ => String::new(),
+        );
     }
+    let next = format!(
+        "[Answer the request from this output in a sentence or two; if it does not answer it, reply with the next {}.]",
+        prompt::WIDGET_REPLY_FORM
+    );
+    let (header, output) = text.split_once('\n').unwrap_or((text, ""));
+    if exit_code != Some(0) || !header.starts_with("exit 0 · ") {
+        return format!("{}\n{next}", text.trim_end_matches('\n'));
+    }
+    if output.trim().is_empty() {
+        return format!("[It ran and printed nothing.] {next}");
+    }
+    format!("{}\n{next}", output.trim_end_matches('\n'))
 }
 
 /// A model failure as the user sees it: what happened and, where the error does not say it

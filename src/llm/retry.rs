@@ -23,6 +23,9 @@ pub struct RetryPolicy {
     pub retry_after_cap: Duration,
 }
 
+/// The shortest wait before a retry, whatever the server asked for.
+const MIN_WAIT: Duration = Duration::from_millis(100);
+
 impl Default for RetryPolicy {
     fn default() -> Self {
         Self {
@@ -45,7 +48,9 @@ impl RetryPolicy {
     /// backoff plus `jitter` (0.0–1.0) times the other half, so concurrent clients spread out.
     pub(crate) fn delay_with_jitter(&self, attempt: u32, retry_after: Option<Duration>, jitter: f64) -> Duration {
         if let Some(wait) = retry_after {
-            return wait.min(self.retry_after_cap);
+            // `Retry-After: 0` from a busy server is not a reason to hammer it (and a wait of 0
+            // is the agent's own "asking again", as the notice reads it).
+            return wait.min(self.retry_after_cap).max(MIN_WAIT);
         }
         let doublings = attempt.saturating_sub(1).min(16);
         let backoff = self.initial_backoff.saturating_mul(1 << doublings).min(self.max_backoff);
@@ -120,6 +125,7 @@ mod tests {
         let p = policy();
         assert_eq!(p.delay_with_jitter(1, Some(Duration::from_secs(2)), 0.3), Duration::from_secs(2));
         assert_eq!(p.delay_with_jitter(1, Some(Duration::from_secs(600)), 0.3), Duration::from_secs(5));
+        assert_eq!(p.delay_with_jitter(1, Some(Duration::ZERO), 0.3), MIN_WAIT, "Retry-After: 0");
     }
 
     #[test]

@@ -52,7 +52,9 @@ fn a_small_models_sh_block_runs_and_its_output_goes_back() {
     let second = &requests[1];
     second.assert_tool_calls_answered();
     let observation = second.tool_result("call_1").unwrap_or_default();
-    assert!(observation.contains("from-block-4711"), "{observation}");
+    // The output, then what to do with it; no `exit 0 · 35 ms` header for the model to read back.
+    assert!(observation.starts_with("from-block-4711\n[Answer the request from this output"), "{observation}");
+    assert!(!observation.contains("exit 0") && !observation.contains(" ms"), "{observation}");
     let events = events(&out.stdout);
     let call = events.iter().find(|e| e["type"] == "tool_call").expect("a tool_call event");
     assert_eq!((call["tool"].as_str(), call["command"].as_str()), (Some("run_command"), Some("echo from-block-4711")));
@@ -265,6 +267,33 @@ fn a_command_the_shell_cannot_run_comes_back_with_the_ask_to_correct_it() {
     assert!(fine.contains("instead-5512") && !fine.contains("could not run"), "{fine}");
 }
 
+/// A failure keeps its header (the exit status is part of what the model must read), and a
+/// command that printed nothing is said to have done so.
+#[test]
+fn a_failure_keeps_its_status_and_silence_is_said() {
+    let env = TestEnv::new();
+    let mock = MockLlm::start([
+        reply_text(
+            "```sh
+sh -c 'echo broke-7131; exit 3'
+```",
+        ),
+        reply_text(
+            "```sh
+true
+```",
+        ),
+        reply_text("Done."),
+    ]);
+    let out = opsai(&env, &mock, SMALL).args(["--json", "-y", "try it"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let requests = mock.chat_requests();
+    let failed = requests[1].tool_result("call_1").unwrap_or_default();
+    assert!(failed.starts_with("[ERROR]: exit 3 · ") && failed.contains("broke-7131\n[Answer the request"), "{failed}");
+    let silent = requests[2].tool_result("call_1_2").unwrap_or_default();
+    assert!(silent.starts_with("[It ran and printed nothing.] [Answer the request"), "{silent}");
+}
+
 /// A small model's first reply that holds nothing (an empty block, a fence and its tag) is asked
 /// for once more, with the ask sent in that request only: the conversation keeps what was said.
 #[test]
@@ -351,6 +380,22 @@ fn a_bare_command_line_first_is_asked_for_in_its_block() {
     let retry = events.iter().find(|e| e["type"] == "retry").expect("a retry event");
     assert_eq!(retry["reason"], "wrote a command without its ```sh block");
     assert!(audit(&env).contains("echo block-7781"));
+}
+
+/// Under `-q` stdout is the answer alone: the bare line asked for again never reaches it. Given
+/// bare again, that line is the command, and runs like a block.
+#[test]
+fn a_bare_command_line_twice_is_the_command_and_quiet_prints_only_the_answer() {
+    let env = TestEnv::new();
+    let mock =
+        MockLlm::start([reply_text("echo bare-8812"), reply_text("echo bare-8812"), reply_text("It said bare-8812.")]);
+    let out = opsai(&env, &mock, SMALL).args(["-q", "say it"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "It said bare-8812.\n");
+    assert_eq!(mock.chat_requests().len(), 3);
+    let log = audit(&env);
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(log.contains(r#"CMD: "echo bare-8812""#), "{log}");
 }
 
 /// After a refusal the model is not asked again (that would push it to retry what was refused):
