@@ -36,6 +36,10 @@ static FENCE: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?m)^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n((?s:.*?))^[ \t]*```[ \t]*\r?$").ok()
 });
 
+/// A fence opened at a line start and never closed: the rest of the reply is its body.
+static UNCLOSED_FENCE: LazyLock<Option<Regex>> =
+    LazyLock::new(|| Regex::new(r"(?m)^[ \t]*```[ \t]*([A-Za-z0-9_+-]*)[ \t]*\r?\n((?s:.*))\z").ok());
+
 static ACTION: LazyLock<Option<Regex>> = LazyLock::new(|| {
     Regex::new(r"(?mi)^[ \t]*(?:\*\*)?Action(?:\*\*)?[ \t]*:[ \t]*(?:\*\*)?[ \t]*`?([A-Za-z_][\w.-]*)`?[ \t]*(?:\*\*)?[ \t]*\r?$")
         .ok()
@@ -206,12 +210,19 @@ pub(crate) const SHELL_FENCES: &[&str] = &["sh", "bash", "shell", "zsh"];
 /// A command written the way a code model writes code (text calls, agent): the first fenced block
 /// in a shell language, as a `run_command` call (`why`: the line of prose just before it), and
 /// the prose around it. An untagged block stays prose: models quote output and files in those.
+/// A block the model opened last and never closed (it ended its reply inside it) is one too.
 pub fn command_block(content: &str) -> Option<(ToolCall, String)> {
-    let fence = FENCE.as_ref()?;
-    let caps = fence.captures_iter(content).find(|caps| {
+    let shell = |caps: &regex::Captures| {
         let language = caps.get(1).map_or("", |m| m.as_str()).to_ascii_lowercase();
         SHELL_FENCES.contains(&language.as_str())
-    })?;
+    };
+    let closed = FENCE.as_ref()?.captures_iter(content).find(shell);
+    let unclosed = || {
+        let caps = UNCLOSED_FENCE.as_ref()?.captures(content)?;
+        let body = caps.get(2)?.as_str();
+        (shell(&caps) && !body.contains("```") && !FENCE.as_ref()?.is_match(content)).then_some(caps)
+    };
+    let caps = closed.or_else(unclosed)?;
     let whole = caps.get(0)?;
     let body = caps.get(2)?.as_str().trim();
     // ```sh then `sh` again on the first line (a small model repeating the tag): not a command.

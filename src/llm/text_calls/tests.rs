@@ -168,7 +168,16 @@ fn a_command_in_a_shell_block_is_a_run_command_call() {
     );
     // The first shell block only.
     assert_eq!(block("```sh\nuptime\n```\nthen\n```sh\nfree -m\n```").unwrap().1["command"], "uptime");
+    // A block the reply ended inside (the model never closed it).
+    let (_, arguments, prose) = block("Copying:\n```sh\ncp -a /srv/a /srv/b && touch /srv/b\n").unwrap();
+    assert_eq!(arguments, json!({"command": "cp -a /srv/a /srv/b && touch /srv/b", "why": "Copying"}));
+    assert_eq!(prose, "Copying:");
+    assert_eq!(block("```bash\nuptime").unwrap().1["command"], "uptime");
     for not_a_command in [
+        "```\nls\n",
+        "```text\nls\n",
+        "```\nls\n```\nand\n```sh\nuptime\n",
+        "```sh\n",
         "```\nls\n```",
         "```text\nfile1\nfile2\n```",
         "```python\nprint(1)\n```",
