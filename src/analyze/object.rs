@@ -39,7 +39,7 @@ pub fn literal(text: &str) -> Option<Identified> {
 }
 
 /// The one detection `opsai explain <target>` and the `analyze` tool (without `type`) share, in
-/// order: a port or a pid by form ([`literal`]); one word naming a path that exists on the machine
+/// order: a port or a pid by form ([`literal`]; a bare number with no process is a port); one word naming a path that exists on the machine
 /// the commands run on (`files`, relative to the collector's cwd) → `file`; then [`detect`]'s
 /// container and systemd unit. `None`: the type is for the model or the user to say.
 pub(crate) async fn identify(
@@ -49,7 +49,7 @@ pub(crate) async fn identify(
 ) -> Option<Identified> {
     let text = text.trim();
     if let Some(found) = literal(text) {
-        return Some(found);
+        return Some(pid_or_port(files, found).await);
     }
     if !text.is_empty() && !text.contains(char::is_whitespace) {
         let path = collector.cwd.join(text);
@@ -59,6 +59,20 @@ pub(crate) async fn identify(
     }
     let kind = detect(collector, text).await?;
     Some(Identified { kind, target: text.to_owned() })
+}
+
+/// A bare number is a process when one runs with that pid (`/proc/N` on the machine the commands
+/// run on); otherwise, when it fits, a port (`opsai explain 8080` with nothing at pid 8080).
+async fn pid_or_port(files: &dyn crate::exec::fs::FileSystem, found: Identified) -> Identified {
+    if found.kind != "process" {
+        return found;
+    }
+    let proc_dir = Path::new("/proc").join(&found.target);
+    let is_port = found.target.parse::<u16>().is_ok_and(|n| n > 0);
+    match files.metadata(&proc_dir).await {
+        Ok(None) if is_port => Identified { kind: "port", target: found.target },
+        _ => found,
+    }
 }
 
 /// A container name `docker ps -a` lists → `container`; a unit systemd knows → `service`.

@@ -451,12 +451,32 @@ fn a_program_name_that_is_also_a_container_or_a_unit_is_explained_as_the_object(
 #[test]
 fn explain_a_pid_and_an_existing_path_end_to_end() {
     let env = TestEnv::new();
-    let bin = FakeBin::with(&[("ps", "printf '4242 1 root 01:02 Ss /usr/bin/frobd --serve\\n'")]);
-    let mock = MockLlm::start([reply_text("4242 is frobd.")]);
-    opsai(&env, &mock, &bin).args(["explain", "4242"]).assert().success().stdout("4242 is frobd.\n");
-    assert!(bin.calls().contains(&"ps|-o|pid,ppid,user,etime,stat,cmd|-p|4242".to_owned()), "{:?}", bin.calls());
+    // A bare number is a pid when a process has it.
+    let mut child = std::process::Command::new("sleep").arg("60").spawn().unwrap();
+    let pid = child.id();
+    let bin = FakeBin::with(&[("ps", &format!("printf '{pid} 1 root 01:02 Ss /usr/bin/frobd --serve\\n'"))]);
+    let mock = MockLlm::start([reply_text("It is frobd.")]);
+    let out = opsai(&env, &mock, &bin).args(["explain", &pid.to_string()]).output().unwrap();
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "It is frobd.\n", "{}", String::from_utf8_lossy(&out.stderr));
+    let ps = format!("ps|-o|pid,ppid,user,etime,stat,cmd|-p|{pid}");
+    assert!(bin.calls().contains(&ps), "{:?}", bin.calls());
     let sent = all_text(&mock);
-    assert!(sent.contains("Analysis of process `4242`") && sent.contains("/usr/bin/frobd --serve"), "{sent}");
+    assert!(
+        sent.contains(&format!("Analysis of process `{pid}`")) && sent.contains("/usr/bin/frobd --serve"),
+        "{sent}"
+    );
+
+    // With no process of that number, a number that fits is a port (`opsai explain 8081`).
+    let free = (40000..65535).rev().find(|n| !std::path::Path::new(&format!("/proc/{n}")).exists()).unwrap();
+    let mock = MockLlm::start([reply_text("Nothing listens there.")]);
+    opsai(&env, &mock, &bin)
+        .args(["explain", &free.to_string()])
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(format!("looking into `{free}` as a port")));
+    assert!(all_text(&mock).contains(&format!("Analysis of port `{free}`")), "{}", all_text(&mock));
 
     std::fs::write(env.user_home().join("notes.txt"), "remember the milk\n").unwrap();
     let mock = MockLlm::start([reply_text("A small text file.")]);

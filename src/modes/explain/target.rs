@@ -2,7 +2,8 @@
 //! (a port, a pid, a file, a container, a service)?
 //!
 //! The heuristic, in order (also in docs/explain.md):
-//! 1. `:8080`, `port 8080` → a port; a bare number → a pid (`crate::analyze::object::literal`).
+//! 1. `:8080`, `port 8080` → a port; a bare number → a pid, or a port when no process has it
+//!    (`crate::analyze::object::identify`).
 //! 2. One word naming a path that exists → a file (`./deploy.sh`, `/etc/nginx/nginx.conf`).
 //! 3. Shell syntax (`|`, `&&`, `;`, a redirection, `$(…)`, backticks) or several simple commands → a command.
 //! 4. One bare word (letters, digits, `_ . - @ :`) that is also a known program (`nginx`, `sshd`) →
