@@ -26,10 +26,13 @@ const MAX_TOKENS: &str = "llm.max_tokens";
 const WIDGET_MAX_TOKENS: &str = "llm.widget_max_tokens";
 /// The same failing call this many times in a row ends the turn.
 const REPEATED_FAILURES: u32 = 3;
-/// The second ask after a small model's unusable first reply.
 /// A turn whose only reply was empty (the widget says it its own way).
 const NO_ANSWER: &str = "the model gave an empty reply, neither a command nor an answer; ask again or reword the \
                          request (small models do this more often: a larger one may not)";
+/// What the history keeps for such a turn, so the next request does not hold two user messages
+/// in a row (some chat templates refuse them).
+const NO_ANSWER_NOTE: &str = "(no answer)";
+/// The second ask after a small model's unusable first reply.
 const ASK_AGAIN: &str = "Do the task: reply with the command line that does it, alone in a ```sh block.";
 
 #[derive(Debug, Error)]
@@ -89,6 +92,8 @@ impl Agent<'_> {
         let mut commands_run: Vec<String> = Vec::new();
         // The one second ask a small model gets when its first reply is unusable (`ask_again`).
         let (mut ask_again, mut asked_again) = (None, false);
+        // The bare command line the second ask was about, if that was why.
+        let mut bare_first: Option<String> = None;
         for iteration in 1..=self.settings.max_iterations {
             history::fit(history, turn_start, HISTORY_BUDGET_CHARS);
             let (mut reply, recited) = match self.ask_model(history, turn_start, ask_again.take(), events).await {
@@ -122,12 +127,11 @@ impl Agent<'_> {
             // A reply stopped while reciting output is an answer, whatever its text holds.
             let mut not_a_command = None;
             if reply.tool_calls.is_empty() && !recited {
-                // Asked for its block and given a bare command line again: that line is the command
-                // (through the same checks, policy and approval as a block).
-                if asked_again
+                // Asked for the block of a bare command line and given the same line again: that
+                // line is the command (through the same checks, policy and approval as a block).
+                if bare_first.as_deref().is_some_and(|first| first == reply.content.trim())
                     && self.blocks_are_commands(self.calls())
                     && history[turn_start..].iter().all(|m| m.tool_calls.is_empty())
-                    && check::is_bare_command(&reply.content)
                 {
                     reply.content = format!("```sh\n{}\n```", reply.content.trim());
                 }
@@ -145,6 +149,9 @@ impl Agent<'_> {
             if let Some(what) = unusable
                 && self.may_ask_again(iteration, &history[turn_start..], &mut asked_again)
             {
+                if check::is_bare_command(&reply.content) && !is_blank(&reply.content) {
+                    bare_first = Some(reply.content.trim().to_owned());
+                }
                 ask_again = Some(self.asked_again(what, events));
                 continue;
             }
@@ -155,8 +162,17 @@ impl Agent<'_> {
                 && history[turn_start..].iter().all(|m| m.tool_calls.is_empty())
             {
                 // Nothing ran and nothing was said: an empty screen and exit 0 would read as done.
-                events(AgentEvent::Error { message: NO_ANSWER.to_owned() });
-                return Err(LlmError::Incomplete(NO_ANSWER.to_owned()).into());
+                let message = if reply.reasoning.trim().is_empty() {
+                    NO_ANSWER.to_owned()
+                } else {
+                    format!(
+                        "the model only reasoned and gave no answer; {}",
+                        NO_ANSWER.split_once("; ").map_or("", |(_, advice)| advice)
+                    )
+                };
+                events(AgentEvent::Error { message: message.clone() });
+                self.push(history, ChatMessage::assistant(NO_ANSWER_NOTE.to_owned(), Vec::new()));
+                return Err(LlmError::Incomplete(message).into());
             }
             if reply.tool_calls.is_empty() {
                 events(AgentEvent::Answer { text: reply.content.clone() });
@@ -205,7 +221,7 @@ impl Agent<'_> {
                     }
                 };
                 match effect {
-                    ToolEffect::Observe(mut observation) => {
+                    ToolEffect::Observe(observation) => {
                         let failed = observation.status != ObservationStatus::Ran || observation.exit_code != Some(0);
                         if matches!(observation.status, ObservationStatus::InvalidArguments) {
                             events(crate::tools::unran_result(&observation));
@@ -215,9 +231,6 @@ impl Agent<'_> {
                             let sent = call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("");
                             let ran = crate::tools::run_command::edited_command(&observation.text).unwrap_or(sent);
                             commands_run.push(ran.into());
-                            if self.blocks_are_commands(self.calls()) {
-                                observation.text = after_run(&observation.text, observation.exit_code);
-                            }
                         }
                         self.push(history, ChatMessage::tool(call.id.clone(), observation.text));
                         let signature = format!("{}{}", call.name, call.arguments);
@@ -445,6 +458,11 @@ impl Agent<'_> {
             let system = prompt::system_prompt(self.settings.prompt, calls, &self.settings.environment);
             let mut messages = vec![ChatMessage::system(system)];
             messages.extend(history.iter().cloned());
+            if self.blocks_are_commands(calls) {
+                // Built for each request, never stored: the saved conversation, the web page's
+                // replay and a later larger model keep the observation as it was.
+                for_small_models(&mut messages);
+            }
             // Sent with this request only: the conversation (and the session store) keeps what the
             // person and the model said, not opsai's second ask.
             if let Some(ask) = ask_again {
@@ -558,16 +576,36 @@ fn is_blank(text: &str) -> bool {
     text.trim().is_empty() || (text.contains("```") && text.split_whitespace().all(filler))
 }
 
-/// What a small model (text calls) is told after its command ran, from the observation `text`.
-/// After a command the shell could not run (exit 126: not executable, such as a directory; 127:
-/// not found) it otherwise answers as if it had run. After a success it read the header back as
-/// its answer (`exit 0`; `471` from `exit 0 · 471 ms` for "how many CPU cores"): the header goes,
-/// and the output is followed by what to do with it.
-fn after_run(text: &str, exit_code: Option<i32>) -> String {
-    if let Some(code @ (126 | 127)) = exit_code {
+/// Every `run_command` observation as a small model (text calls) reads it: see [`after_run`].
+fn for_small_models(messages: &mut [ChatMessage]) {
+    let commands: std::collections::HashSet<String> = messages
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .filter(|call| call.name == "run_command")
+        .map(|call| call.id.clone())
+        .collect();
+    for message in messages {
+        if message.role == crate::protocol::Role::Tool
+            && message.tool_call_id.as_ref().is_some_and(|id| commands.contains(id))
+        {
+            message.content = after_run(&message.content);
+        }
+    }
+}
+
+/// A `run_command` observation (`text`) as a small model is told it. After a command the shell
+/// could not run (exit 126: not executable, such as a directory; 127: not found) it otherwise
+/// answers as if it had run. After a success it read the header back as its answer (`exit 0`;
+/// `471` from `exit 0 · 471 ms` for "how many CPU cores"): the header goes, and the output is
+/// followed by what to do with it. A refusal or other failure keeps its text.
+fn after_run(text: &str) -> String {
+    let (header, rest) = text.split_once('\n').unwrap_or((text, ""));
+    let code = |code: u8| header.starts_with(&format!("[ERROR]: exit {code} · "));
+    if let Some(code) = [126, 127].into_iter().find(|c| code(*c)) {
         return format!(
-            "{text}\n[exit {code}: the shell could not run this command. If the task still needs one, reply with the \
+            "{}\n[exit {code}: the shell could not run this command. If the task still needs one, reply with the \
              corrected {}.]",
+            text.trim_end_matches('\n'),
             prompt::WIDGET_REPLY_FORM
         );
     }
@@ -575,14 +613,20 @@ fn after_run(text: &str, exit_code: Option<i32>) -> String {
         "[Answer the request from this output in a sentence or two; if it does not answer it, reply with the next {}.]",
         prompt::WIDGET_REPLY_FORM
     );
-    let (header, output) = text.split_once('\n').unwrap_or((text, ""));
-    if exit_code != Some(0) || !header.starts_with("exit 0 · ") {
+    if !header.starts_with("exit 0 · ") {
         return format!("{}\n{next}", text.trim_end_matches('\n'));
     }
+    // The user's edit note stays first: the output is for the edited command.
+    let (note, output) = match rest.split_once('\n') {
+        Some((first, output)) if crate::tools::run_command::edited_command(text).is_some() => (Some(first), output),
+        None if crate::tools::run_command::edited_command(text).is_some() => (Some(rest), ""),
+        _ => (None, rest),
+    };
+    let note = note.map(|note| format!("{note}\n")).unwrap_or_default();
     if output.trim().is_empty() {
-        return format!("[It ran and printed nothing.] {next}");
+        return format!("{note}[It ran and printed nothing.] {next}");
     }
-    format!("{}\n{next}", output.trim_end_matches('\n'))
+    format!("{note}{}\n{next}", output.trim_end_matches('\n'))
 }
 
 /// A model failure as the user sees it: what happened and, where the error does not say it

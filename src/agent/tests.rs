@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{Agent, LoopSettings};
+use super::{Agent, LoopSettings, after_run};
 use crate::approval::{Approver, NoApprover};
 use crate::llm::{ChatRequest, LlmError, ModelReply};
 use crate::policy::PolicyConfig;
@@ -377,4 +377,28 @@ fn a_family_runs_its_member_by_action_and_old_names_still_answer() {
         observed[2].1
     );
     assert_eq!(run.audit.matches("TOOL: shell.grep").count(), 2, "{}", run.audit);
+}
+
+/// What a small model reads of a `run_command` observation: the output and what to do with it, not
+/// the status line it read back as its answer; failures, refusals and the user's edit note kept.
+#[test]
+fn a_small_model_reads_the_output_and_the_next_step_not_the_status_line() {
+    let next = "[Answer the request from this output in a sentence or two; if it does not answer it, reply \
+                with the next command line alone in a ```sh block.]";
+    assert_eq!(after_run("exit 0 · 471 ms\n2\n"), format!("2\n{next}"));
+    assert_eq!(after_run("exit 0 · 3 ms"), format!("[It ran and printed nothing.] {next}"));
+    let edited = "exit 0 · 3 ms\n[edited]: the user edited the command at the prompt; what follows is for `nproc`, \
+                  not for the command you sent: `lscpu`";
+    assert_eq!(after_run(edited), format!("{}\n[It ran and printed nothing.] {next}", edited.lines().nth(1).unwrap()));
+    assert_eq!(after_run(&format!("{edited}\n2")), format!("{}\n2\n{next}", edited.lines().nth(1).unwrap()));
+    assert_eq!(
+        after_run("[ERROR]: exit 1 · 9 ms\nno such file\n"),
+        format!("[ERROR]: exit 1 · 9 ms\nno such file\n{next}")
+    );
+    assert!(after_run("[ERROR]: exit 127 · 2 ms\nsh: 1: frob: not found").ends_with(
+        "not found\n[exit 127: the shell could not run this command. If the task still needs one, reply with the \
+         corrected command line alone in a ```sh block.]"
+    ));
+    // A line of output that looks like a status line is output.
+    assert_eq!(after_run("exit 0 · 1 ms\nexit 0 · 2 ms"), format!("exit 0 · 2 ms\n{next}"));
 }

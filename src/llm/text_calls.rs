@@ -210,7 +210,8 @@ pub(crate) const SHELL_FENCES: &[&str] = &["sh", "bash", "shell", "zsh"];
 /// A command written the way a code model writes code (text calls, agent): the first fenced block
 /// in a shell language, as a `run_command` call (`why`: the line of prose just before it), and
 /// the prose around it. An untagged block stays prose: models quote output and files in those.
-/// A block the model opened last and never closed (it ended its reply inside it) is one too.
+/// A block the model opened last and never closed (it ended its reply inside it) is one too, when
+/// it holds one line.
 pub fn command_block(content: &str) -> Option<(ToolCall, String)> {
     let shell = |caps: &regex::Captures| {
         let language = caps.get(1).map_or("", |m| m.as_str()).to_ascii_lowercase();
@@ -219,8 +220,10 @@ pub fn command_block(content: &str) -> Option<(ToolCall, String)> {
     let closed = FENCE.as_ref()?.captures_iter(content).find(shell);
     let unclosed = || {
         let caps = UNCLOSED_FENCE.as_ref()?.captures(content)?;
-        let body = caps.get(2)?.as_str();
-        (shell(&caps) && !body.contains("```") && !FENCE.as_ref()?.is_match(content)).then_some(caps)
+        // One line only: prose after a forgotten fence (or a second command) must not run with it.
+        let body = caps.get(2)?.as_str().trim();
+        let one_line = !body.is_empty() && !body.contains('\n');
+        (shell(&caps) && one_line && !body.contains("```") && !FENCE.as_ref()?.is_match(content)).then_some(caps)
     };
     let caps = closed.or_else(unclosed)?;
     let whole = caps.get(0)?;

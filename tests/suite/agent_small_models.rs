@@ -396,6 +396,14 @@ fn a_bare_command_line_twice_is_the_command_and_quiet_prints_only_the_answer() {
     let log = audit(&env);
     assert_eq!(log.lines().count(), 1, "{log}");
     assert!(log.contains(r#"CMD: "echo bare-8812""#), "{log}");
+
+    // Another bare line the second time (`yes` is a word too) is the answer, not a command.
+    let env = TestEnv::new();
+    let mock = MockLlm::start([reply_text("uptime"), reply_text("yes")]);
+    let out = opsai(&env, &mock, SMALL).args(["-q", "is it up"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "yes\n");
+    assert_eq!(audit(&env), "");
 }
 
 /// After a refusal the model is not asked again (that would push it to retry what was refused):

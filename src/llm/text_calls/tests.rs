@@ -178,6 +178,8 @@ fn a_command_in_a_shell_block_is_a_run_command_call() {
         "```text\nls\n",
         "```\nls\n```\nand\n```sh\nuptime\n",
         "```sh\n",
+        "```sh\nls -la\n\nThis lists the files.",
+        "```sh\ndf -h\nrm",
         "```\nls\n```",
         "```text\nfile1\nfile2\n```",
         "```python\nprint(1)\n```",
