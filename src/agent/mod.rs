@@ -26,9 +26,10 @@ const MAX_TOKENS: &str = "llm.max_tokens";
 const WIDGET_MAX_TOKENS: &str = "llm.widget_max_tokens";
 /// The same failing call this many times in a row ends the turn.
 const REPEATED_FAILURES: u32 = 3;
-/// A turn whose only reply was empty (the widget says it its own way).
-const NO_ANSWER: &str = "the model gave an empty reply, neither a command nor an answer; ask again or reword the \
-                         request (small models do this more often: a larger one may not)";
+/// A turn whose only reply was empty (the widget says it its own way), and what to do about it.
+const NO_ANSWER: &str = "the model gave an empty reply, neither a command nor an answer";
+const NO_ANSWER_ADVICE: &str =
+    "ask again or reword the request (small models do this more often: a larger one may not)";
 /// What the history keeps for such a turn, so the next request does not hold two user messages
 /// in a row (some chat templates refuse them).
 const NO_ANSWER_NOTE: &str = "(no answer)";
@@ -127,21 +128,20 @@ impl Agent<'_> {
             // A reply stopped while reciting output is an answer, whatever its text holds.
             let mut not_a_command = None;
             if reply.tool_calls.is_empty() && !recited {
-                // Asked for the block of a bare command line and given the same line again: that
-                // line is the command (through the same checks, policy and approval as a block).
-                if bare_first.as_deref().is_some_and(|first| first == reply.content.trim())
-                    && self.blocks_are_commands(self.calls())
-                    && history[turn_start..].iter().all(|m| m.tool_calls.is_empty())
-                {
+                // Asked for the block of a bare command line (only the reply right after the ask)
+                // and given the same line again: that line is the command, through the same checks,
+                // policy and approval as a block.
+                if bare_first.take().is_some_and(|first| first == reply.content.trim()) {
                     reply.content = format!("```sh\n{}\n```", reply.content.trim());
                 }
                 not_a_command = self.command_in_block(&mut reply, &commands_run).await;
             }
-            let unusable = if !reply.tool_calls.is_empty() || recited {
-                None
-            } else if is_blank(&reply.content) {
+            let text_only = reply.tool_calls.is_empty() && !recited;
+            let blank = text_only && is_blank(&reply.content);
+            let bare = text_only && !blank && check::is_bare_command(&reply.content);
+            let unusable = if blank {
                 Some("gave neither a command nor an answer")
-            } else if check::is_bare_command(&reply.content) {
+            } else if bare {
                 Some("wrote a command without its ```sh block")
             } else {
                 None
@@ -149,26 +149,16 @@ impl Agent<'_> {
             if let Some(what) = unusable
                 && self.may_ask_again(iteration, &history[turn_start..], &mut asked_again)
             {
-                if check::is_bare_command(&reply.content) && !is_blank(&reply.content) {
-                    bare_first = Some(reply.content.trim().to_owned());
-                }
+                bare_first = bare.then(|| reply.content.trim().to_owned());
                 ask_again = Some(self.asked_again(what, events));
                 continue;
             }
-            if reply.tool_calls.is_empty()
-                && !recited
-                && is_blank(&reply.content)
-                && self.settings.prompt != prompt::PromptMode::Widget
-                && history[turn_start..].iter().all(|m| m.tool_calls.is_empty())
-            {
+            if blank && self.settings.prompt != prompt::PromptMode::Widget && no_call_yet(&history[turn_start..]) {
                 // Nothing ran and nothing was said: an empty screen and exit 0 would read as done.
                 let message = if reply.reasoning.trim().is_empty() {
-                    NO_ANSWER.to_owned()
+                    format!("{NO_ANSWER}; {NO_ANSWER_ADVICE}")
                 } else {
-                    format!(
-                        "the model only reasoned and gave no answer; {}",
-                        NO_ANSWER.split_once("; ").map_or("", |(_, advice)| advice)
-                    )
+                    format!("the model only reasoned and gave no answer; {NO_ANSWER_ADVICE}")
                 };
                 events(AgentEvent::Error { message: message.clone() });
                 self.push(history, ChatMessage::assistant(NO_ANSWER_NOTE.to_owned(), Vec::new()));
@@ -316,7 +306,7 @@ impl Agent<'_> {
     /// ask would push the model to retry what was refused (L0 rule 5). Nothing of that reply is kept.
     fn may_ask_again(&self, iteration: u32, turn: &[ChatMessage], asked_again: &mut bool) -> bool {
         let may = self.blocks_are_commands(self.calls())
-            && turn.iter().all(|m| m.tool_calls.is_empty())
+            && no_call_yet(turn)
             && !*asked_again
             && iteration < self.settings.max_iterations;
         *asked_again |= may;
@@ -576,6 +566,11 @@ fn is_blank(text: &str) -> bool {
     text.trim().is_empty() || (text.contains("```") && text.split_whitespace().all(filler))
 }
 
+/// Whether the turn so far (`turn`: its messages) made no tool call.
+fn no_call_yet(turn: &[ChatMessage]) -> bool {
+    turn.iter().all(|m| m.tool_calls.is_empty())
+}
+
 /// Every `run_command` observation as a small model (text calls) reads it: see [`after_run`].
 fn for_small_models(messages: &mut [ChatMessage]) {
     let commands: std::collections::HashSet<String> = messages
@@ -600,8 +595,8 @@ fn for_small_models(messages: &mut [ChatMessage]) {
 /// followed by what to do with it. A refusal or other failure keeps its text.
 fn after_run(text: &str) -> String {
     let (header, rest) = text.split_once('\n').unwrap_or((text, ""));
-    let code = |code: u8| header.starts_with(&format!("[ERROR]: exit {code} · "));
-    if let Some(code) = [126, 127].into_iter().find(|c| code(*c)) {
+    let outcome = crate::exec::output::outcome_of(header);
+    if let Err(Some(code @ (126 | 127))) = outcome {
         return format!(
             "{}\n[exit {code}: the shell could not run this command. If the task still needs one, reply with the \
              corrected {}.]",
@@ -613,7 +608,7 @@ fn after_run(text: &str) -> String {
         "[Answer the request from this output in a sentence or two; if it does not answer it, reply with the next {}.]",
         prompt::WIDGET_REPLY_FORM
     );
-    if !header.starts_with("exit 0 · ") {
+    if outcome.is_err() {
         return format!("{}\n{next}", text.trim_end_matches('\n'));
     }
     // The user's edit note stays first: the output is for the edited command.

@@ -253,6 +253,18 @@ pub(crate) fn outcome_line(result: &ExecResult) -> String {
     if ok { line } else { format!("[ERROR]: {line}") }
 }
 
+/// What an [`outcome_line`] says, read back from an observation's first line: `Ok(())` for a
+/// command that ran and exited 0; `Err(Some(code))` for one that exited `code` otherwise (timed
+/// out and interrupted included); `Err(None)` for any other line (a refusal, an unknown status).
+pub(crate) fn outcome_of(line: &str) -> Result<(), Option<i32>> {
+    let Some(failure) = line.strip_prefix("[ERROR]: ") else {
+        let ok = line.strip_prefix("exit 0 · ").is_some_and(|rest| !rest.contains(" · "));
+        return if ok { Ok(()) } else { Err(None) };
+    };
+    let code = failure.split(" · ").find_map(|part| part.strip_prefix("exit ")?.split(' ').next()?.parse().ok());
+    Err(code)
+}
+
 /// The signal behind a shell exit status of 128+n, for the common signals.
 pub(crate) fn signal_name(exit_code: i32) -> Option<&'static str> {
     Some(match exit_code.checked_sub(128)? {

@@ -239,6 +239,17 @@ fn observation_of_a_failure_starts_with_error() {
 fn outcome_lines(#[case] result: ExecResult, #[case] expected: &str) {
     assert_eq!(outcome_line(&result), expected);
     assert_eq!(observation_text(&result, ""), expected);
+    // Read back as it was written.
+    assert_eq!(outcome_of(expected), Err(result.exit_code));
+}
+
+#[test]
+fn a_success_line_reads_back_as_one_and_other_lines_as_nothing() {
+    assert_eq!(outcome_of(&outcome_line(&result(Some(0), 35))), Ok(()));
+    assert_eq!(outcome_of(&outcome_line(&result(Some(127), 2))), Err(Some(127)));
+    for line in ["refused: high requires confirmation", "exit 0", "exit 0 · 3 ms · extra", ""] {
+        assert_eq!(outcome_of(line), Err(None), "{line:?}");
+    }
 }
 
 #[rstest]
