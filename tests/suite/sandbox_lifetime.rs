@@ -26,6 +26,17 @@ fn status(env: &TestEnv) -> (bool, String) {
     (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
+/// Whether `opsai sandbox --status` says every one of `wanted`; else the test is skipped with
+/// `missing` and the status.
+fn status_says(env: &TestEnv, wanted: &[&str], missing: &str) -> bool {
+    let (_, described) = status(env);
+    let says = wanted.iter().all(|word| described.contains(word));
+    if !says {
+        crate::support::skipped(&format!("{missing}: {}", described.trim_end()));
+    }
+    says
+}
+
 fn sandbox_available(env: &TestEnv) -> bool {
     let Some(text) = env.sandbox_available() else { return false };
     assert!(text.contains("processes: end with the command"), "{text}");
@@ -138,13 +149,8 @@ fn assert_process_tools_agree(out: &Output) {
 #[test]
 fn ps_and_proc_name_the_command_by_its_own_pid() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
-        return;
-    }
-    let (_, described) = status(&env);
-    if !described.contains("subreaper") {
-        // Kept where Landlock cannot scope signals, or pid_max is root's only bound (docs/sandbox.md).
-        crate::support::skipped(&format!("the command gets its own PID namespace here: {}", described.trim_end()));
+    // The namespace is kept where Landlock cannot scope signals, or pid_max is root's only bound.
+    if !sandbox_available(&env) || !status_says(&env, &["subreaper"], "the command gets its own PID namespace here") {
         return;
     }
     assert_process_tools_agree(&sandboxed(env.std_cmd(), PROCESS_TOOLS));
@@ -157,12 +163,9 @@ fn ps_and_proc_name_the_command_by_its_own_pid() {
 #[test]
 fn what_a_killed_helper_left_is_ended_by_the_next_command() {
     let env = TestEnv::new();
-    if !sandbox_available(&env) {
-        return;
-    }
-    let (_, described) = status(&env);
-    if !described.contains("(pids cgroup)") || !described.contains("subreaper") {
-        crate::support::skipped(&format!("no pids cgroup for the command here: {}", described.trim_end()));
+    if !sandbox_available(&env)
+        || !status_says(&env, &["(pids cgroup)", "subreaper"], "no pids cgroup for the command here")
+    {
         return;
     }
     let m = marker();
