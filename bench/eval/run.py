@@ -47,6 +47,8 @@ def parse_args():
     p.add_argument("--all-tasks", action="store_true", help="score nondeterministic tasks too")
     p.add_argument("--quiet", action="store_true", help="no per-task lines")
     p.add_argument("--tool-timeout", type=int, default=tools.TOOL_TIMEOUT, help="seconds per tool and task")
+    p.add_argument("--rejudge", default="", metavar="RESULTS_JSONL",
+                   help="judge a run's peer answers again, read with today's peer_command (no model needed)")
     return p.parse_args()
 
 
@@ -174,6 +176,35 @@ def summarize(rows, tools_run, label=""):
     return "\n".join(lines)
 
 
+def rejudge(path, tasks, det, testbed, out_dir, label, log):
+    """The rows of `path` again: a peer's answer read from its raw output with today's rules and
+    judged again; opsai's rows as they were."""
+    with open(path, encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    changed = 0
+    for row in rows:
+        if row["tool"] not in ("shell_gpt", "aichat") or row.get("timeout") or row.get("exit", 0) != 0:
+            continue
+        raw = row.get("raw", row["candidate"])
+        candidate = tools.peer_command(raw)
+        if candidate == row["candidate"]:
+            continue
+        task = tasks[row["task"]]
+        refs_ok = det.get(task.id) or list(range(len(task.refs)))
+        passed = judge_task(task, refs_ok, tools.Result(candidate, raw, row["seconds"]), testbed)
+        changed += passed != row["pass"]
+        row.update(candidate=candidate, pass_before_rejudge=row["pass"], raw=raw)
+        row["pass"] = passed
+    with open(os.path.join(out_dir, "results.jsonl"), "w", encoding="utf-8") as out:
+        for row in rows:
+            out.write(json.dumps(row) + "\n")
+    table = summarize(rows, list(dict.fromkeys(r["tool"] for r in rows)), label)
+    with open(os.path.join(out_dir, "summary.md"), "w", encoding="utf-8") as f:
+        f.write(table + "\n")
+    print(table)
+    log(f"rejudged {path}: {changed} verdicts changed; results: {out_dir}")
+
+
 def main():
     args = parse_args()
     tools.TOOL_TIMEOUT = args.tool_timeout
@@ -202,6 +233,9 @@ def main():
         chosen = select(tasks, det, args)
         log(f"{len(chosen)} tasks ({sum(1 for t in tasks if det.get(t.id))} of {len(tasks)} deterministic), "
             f"tools {','.join(wanted_tools)}, results in {out_dir}")
+        if args.rejudge:
+            rejudge(args.rejudge, {t.id: t for t in tasks}, det, testbed, out_dir, args.label, log)
+            return
         endpoint = tools.Endpoint(args.base_url, args.model, args.api_key)
         rows = []
         with open(os.path.join(out_dir, "results.jsonl"), "w", encoding="utf-8") as out:

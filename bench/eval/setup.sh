@@ -5,8 +5,8 @@
 # ALFA tasks from `icalfa`. Idempotent: each step is skipped when its result already exists.
 # Usage: bench/eval/setup.sh            (cache: ${OPSAI_EVAL_CACHE:-$HOME/.cache/opsai-eval})
 #        bench/eval/setup.sh --serve    (also start llama-server on 127.0.0.1:${OPSAI_EVAL_PORT:-8081})
-#        bench/eval/setup.sh --peers    (also shell_gpt 1.5.1 into the cache's venv; aichat 0.30.0 is
-#                                        `cargo install aichat --version 0.30.0 --locked`, long on 2 cores)
+#        bench/eval/setup.sh --peers    (also shell_gpt 1.5.1 into the cache's venv, and aichat 0.30.0 built
+#                                        with cargo into the cache: about 8 minutes on 2 cores)
 set -euo pipefail
 
 CACHE="${OPSAI_EVAL_CACHE:-$HOME/.cache/opsai-eval}"
@@ -126,6 +126,13 @@ if ((PEERS)) && [[ ! -x venv/bin/sgpt ]]; then
     log "shell_gpt 1.5.1"
     # typer's click is not always pulled in by this release's metadata.
     venv/bin/pip install -q shell-gpt==1.5.1 click
+fi
+if ((PEERS)) && [[ ! -x venv/bin/aichat ]]; then
+    command -v cargo >/dev/null || { log "aichat needs cargo (rustup.rs)"; exit 1; }
+    log "aichat 0.30.0 (cargo install, a few minutes)"
+    cargo install -q aichat --version 0.30.0 --locked --root "$CACHE/aichat"
+    # run.py puts the venv's bin first on PATH: both peers are found there.
+    ln -sf "$CACHE/aichat/bin/aichat" venv/bin/aichat
 fi
 
 if ((SERVE)); then

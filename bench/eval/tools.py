@@ -67,9 +67,14 @@ def format_failure(text):
     return None
 
 
-def first_fenced_block(text):
+def peer_command(text):
+    """A peer's command, read as kindly as a person pasting it would: the first fenced block, or a
+    line wrapped in one pair of backticks without them (both still count as format failures)."""
     match = FENCE.search(text)
-    return match.group(1).strip() if match else text.strip()
+    command = match.group(1).strip() if match else text.strip()
+    if len(command) > 1 and command[0] == command[-1] == "`" and "`" not in command[1:-1]:
+        command = command[1:-1].strip()
+    return command
 
 
 class Endpoint:
@@ -257,7 +262,7 @@ def peer(name, task, testbed, endpoint, keep_dir):
         except subprocess.TimeoutExpired:
             raw, code = "", 124
         secs = time.monotonic() - started
-        return Result(first_fenced_block(raw) if code == 0 else "", raw, secs, fmt=format_failure(raw), code=code)
+        return Result(peer_command(raw) if code == 0 else "", raw, secs, fmt=format_failure(raw), code=code)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
@@ -276,8 +281,7 @@ def shell_gpt_argv(task, endpoint, home, env):
 
 
 def aichat_argv(task, endpoint, home, env):
-    # Not yet run against a real aichat 0.30.0 here (its build needs the idle machine this one was
-    # not): check its config keys and `-e` output on first use.
+    # `-e` without a terminal prints the command and runs nothing (aichat 0.30.0, session 36).
     cfg = os.path.join(home, ".config", "aichat")
     os.makedirs(cfg, exist_ok=True)
     with open(os.path.join(cfg, "config.yaml"), "w", encoding="utf-8") as f:

@@ -208,3 +208,40 @@ fn the_judge_scores_the_agent_with_and_without_a_person_saying_yes() {
     }
     assert!(stdout.contains("agent-yes: 1/2 when judged on the output its terminal showed"), "{stdout}");
 }
+
+/// A peer's answer is read as kindly as a person pasting it would (the first fenced block, a line
+/// out of one pair of backticks), and `--rejudge` judges a stored run again that way without the
+/// model: an inline-code answer that runs the right command passes, a wrong one still fails, and
+/// opsai's rows stay as they were.
+#[test]
+fn a_peers_answer_in_backticks_is_judged_again_without_the_model() {
+    let Some(python) = requirements() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(&dir.path().join("alfa"), TASKS);
+    let map = dir.path().join("map.json");
+    std::fs::write(&map, b"{}").unwrap();
+    let model = Scripted::start(&python, &map);
+    let stored = dir.path().join("stored.jsonl");
+    let row = |tool: &str, task: u64, candidate: &str| {
+        json!({"tool": tool, "task": task, "difficulty": "easy", "candidate": candidate, "pass": false,
+               "format_failure": "inline_code", "seconds": 1.0, "exit": 0, "timeout": false})
+    };
+    let rows = [
+        row("aichat", 0, "`head -2 /testbed/notes/list.txt`"),
+        row("shell_gpt", 1, "`touch /testbed/other.txt`"),
+        row("widget", 4, "`sed -i 's/beta/delta/g' /testbed/notes/list.txt`"),
+    ];
+    std::fs::write(&stored, rows.iter().map(|r| format!("{r}\n")).collect::<String>()).unwrap();
+    let (stdout, stderr, rows) =
+        run_harness(&python, dir.path(), &model, &["--tools", "none", "--rejudge", stored.to_str().unwrap()]);
+    let by_tool = |tool: &str| rows.iter().find(|r| r["tool"] == tool).unwrap_or_else(|| panic!("{rows:#?}"));
+    assert_eq!(by_tool("aichat")["pass"], true, "{rows:#?}\n{stderr}");
+    assert_eq!(by_tool("aichat")["candidate"], "head -2 /testbed/notes/list.txt");
+    assert_eq!(by_tool("aichat")["pass_before_rejudge"], false);
+    assert_eq!(by_tool("shell_gpt")["pass"], false, "a wrong command out of backticks is still wrong");
+    assert_eq!(by_tool("widget")["pass"], false, "opsai's rows are not read again");
+    assert!(stderr.contains("1 verdicts changed"), "{stderr}");
+    assert!(stdout.contains("| aichat | 1/1 |"), "{stdout}");
+}
