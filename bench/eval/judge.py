@@ -43,6 +43,41 @@ def same(a, b):
     return a.key() == b.key()
 
 
+# The device nodes bwrap's `--dev` binds from the host's /dev (major, minor).
+DEVICE_NODES = {"null": (1, 3), "zero": (1, 5), "full": (1, 7), "random": (1, 8), "urandom": (1, 9), "tty": (5, 0)}
+# Set by `private_devices`: a directory of nodes of the judge's own, bound over the host's.
+PRIVATE_DEVICES = None
+
+
+def private_devices(workdir):
+    """Run as root, a command in the sandbox owns the host's device nodes that `--dev` binds in:
+    a candidate's `chmod -R 755 /` left /dev/null unwritable for every other user of the machine
+    (session 36). Root's sandboxes get nodes of their own instead, put back before each command."""
+    global PRIVATE_DEVICES
+    if os.geteuid() != 0:
+        return  # unprivileged: the sandbox's root is not the nodes' owner
+    path = os.path.join(workdir, "dev")
+    os.makedirs(path, exist_ok=True)
+    for name, (major, minor) in DEVICE_NODES.items():
+        node = os.path.join(path, name)
+        if not os.path.exists(node):
+            os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+    try:
+        with open(os.path.join(path, "null"), "wb") as f:
+            f.write(b"x")
+    except OSError as e:
+        raise SystemExit(f"the judge's device nodes in {path} cannot be used ({e}): give it a work directory "
+                         "on a filesystem mounted without nodev (TMPDIR)") from e
+    PRIVATE_DEVICES = path
+
+
+def reset_private_devices():
+    for name in DEVICE_NODES:
+        node = os.path.join(PRIVATE_DEVICES, name)
+        os.chown(node, 0, 0)
+        os.chmod(node, 0o666)
+
+
 def host_system_args():
     """Bind the host's programs and configuration read-only into a sandbox whose root is a copy."""
     args = []
@@ -54,6 +89,10 @@ def host_system_args():
             args += ["--ro-bind", path, path]
     # /sys read-only, as Docker gives it (lsblk, lsmem); /root is the copy's own (see build_template).
     args += ["--proc", "/proc", "--dev", "/dev", "--ro-bind", "/sys", "/sys"]
+    if PRIVATE_DEVICES:
+        reset_private_devices()
+        for name in DEVICE_NODES:
+            args += ["--dev-bind", os.path.join(PRIVATE_DEVICES, name), "/dev/" + name]
     for name in ("home", "var", "run", "opt"):
         args += ["--tmpfs", "/" + name]
     return args
@@ -172,6 +211,7 @@ class Testbed:
 
     def __init__(self, workdir, assets, fs_numbers, setup_script_of):
         self.workdir = workdir
+        private_devices(workdir)
         self.templates = {}
         self.before = {}
         self.setup_errors = {}

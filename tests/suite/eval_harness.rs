@@ -230,12 +230,19 @@ fn a_peers_answer_in_backticks_is_judged_again_without_the_model() {
     };
     let rows = [
         row("aichat", 0, "`head -2 /testbed/notes/list.txt`"),
-        row("shell_gpt", 1, "`touch /testbed/other.txt`"),
+        // Run as root, the sandbox's root would own the host's /dev/null (bwrap binds it in).
+        row("shell_gpt", 1, "`chmod 666 /dev/null && touch /testbed/other.txt`"),
         row("widget", 4, "`sed -i 's/beta/delta/g' /testbed/notes/list.txt`"),
     ];
     std::fs::write(&stored, rows.iter().map(|r| format!("{r}\n")).collect::<String>()).unwrap();
+    let changed = || {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata("/dev/null").map(|m| (m.ctime(), m.ctime_nsec())).ok()
+    };
+    let before = changed();
     let (stdout, stderr, rows) =
         run_harness(&python, dir.path(), &model, &["--tools", "none", "--rejudge", stored.to_str().unwrap()]);
+    assert_eq!(changed(), before, "a candidate changed the host's /dev/null");
     let by_tool = |tool: &str| rows.iter().find(|r| r["tool"] == tool).unwrap_or_else(|| panic!("{rows:#?}"));
     assert_eq!(by_tool("aichat")["pass"], true, "{rows:#?}\n{stderr}");
     assert_eq!(by_tool("aichat")["candidate"], "head -2 /testbed/notes/list.txt");
