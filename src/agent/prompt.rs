@@ -90,9 +90,9 @@ pub fn system_prompt(mode: PromptMode, calls: ToolCalls, environment: &str) -> S
         PromptMode::Explain => (L1_EXPLAIN_ROLE, L2_EXPLAIN_TOOLS),
     };
     let call_form = if text && mode == PromptMode::Explain { format!("\n{TEXT_CALLS}") } else { String::new() };
-    // A small model (text calls) copies the programs it is shown into unrelated commands.
+    // A small model (text calls) copies the programs and paths it is shown into unrelated commands.
     let environment = if text && mode == PromptMode::Agent {
-        std::borrow::Cow::Owned(crate::context::EnvContext::without_program_lists(environment))
+        std::borrow::Cow::Owned(crate::context::EnvContext::for_small_models(environment))
     } else {
         std::borrow::Cow::Borrowed(environment)
     };

@@ -163,7 +163,7 @@ impl EnvContext {
     /// no git dirty state and no Docker container counts or error text; the model asks with a tool
     /// when they matter.
     pub fn render(&self) -> String {
-        let mut out = self.render_place();
+        let mut out = self.render_place(true);
         let (present, absent): (Vec<_>, Vec<_>) = self.tools.iter().partition(|(_, found)| *found);
         let names =
             |tools: Vec<&(String, bool)>| tools.iter().map(|(name, _)| name.as_str()).collect::<Vec<_>>().join(", ");
@@ -178,20 +178,22 @@ impl EnvContext {
         out
     }
 
-    /// The layer for the Ctrl-G widget: where the command will run (OS, shell, user, home,
-    /// directory, the allowlisted variables) without the list of installed programs or Docker's
-    /// state. A small model copies the programs it is shown into unrelated commands (`ss -s` for
-    /// "list memory information", issue 22), and one command line rarely depends on them.
+    /// The layer for the Ctrl-G widget: where the command will run (OS, shell, user, directory,
+    /// the allowlisted variables) without the list of installed programs, Docker's state or the
+    /// home directory. A small model copies what it is shown into unrelated commands: programs
+    /// (`ss -s` for "list memory information") and the home's path (`find /root -name mysql` for
+    /// "the mysql directory in the workspace directory", `ls -ld /root` for "the directory tree
+    /// two levels deep"; issue 22). One command line rarely depends on them, and `~` names home.
     pub fn render_for_widget(&self) -> String {
-        let mut out = self.render_place();
+        let mut out = self.render_place(false);
         self.render_extra(&mut out);
         out
     }
 
-    /// [`render`](Self::render)'s layer (here, or a remote host's with its own lines) without the
-    /// installed programs and Docker's state, for the agent with a small model: it copies the
-    /// programs it is shown (`ss -i` for "network interfaces", issue 22), as the widget's did.
-    pub fn without_program_lists(rendered: &str) -> String {
+    /// [`render`](Self::render)'s layer (here, or a remote host's with its own lines) without what
+    /// [`render_for_widget`](Self::render_for_widget) leaves out, for the agent with a small model:
+    /// it copies what it is shown (`ss -i` for "network interfaces", issue 22), as the widget's did.
+    pub fn for_small_models(rendered: &str) -> String {
         rendered
             .lines()
             .filter(|l| {
@@ -199,22 +201,25 @@ impl EnvContext {
                     .iter()
                     .any(|prefix| l.strip_prefix("- ").is_some_and(|l| l.starts_with(prefix)))
             })
-            .map(|l| format!("{l}\n"))
+            .map(|l| match l.strip_prefix("- ").filter(|l| l.starts_with(SHELL_LINE)) {
+                Some(_) => format!("{}\n", l.split_once(HOME_PART).map_or(l, |(who, _)| who)),
+                None => format!("{l}\n"),
+            })
             .collect()
     }
 
-    /// OS, shell, user, host, home and the working directory.
-    fn render_place(&self) -> String {
+    /// OS, shell, user, host, home (when `home`) and the working directory.
+    fn render_place(&self, home: bool) -> String {
         let mut out = String::new();
         let os = [self.os.as_str(), self.kernel.as_str(), self.arch.as_str()];
         let os: Vec<&str> = os.into_iter().filter(|part| !part.is_empty()).collect();
         line(&mut out, &format!("OS: {}", os.join(" · ")));
-        let mut who = format!("Shell: {} · User: {}", self.shell, self.user);
+        let mut who = format!("{SHELL_LINE}{} · User: {}", self.shell, self.user);
         if !self.hostname.is_empty() {
             who.push_str(&format!("@{}", self.hostname));
         }
-        if let Some(home) = &self.home {
-            who.push_str(&format!(" · Home: {}", home.display()));
+        if let Some(path) = self.home.as_ref().filter(|_| home) {
+            who.push_str(&format!("{HOME_PART}{}", path.display()));
         }
         line(&mut out, &who);
         let mut cwd = format!("Working directory: {}", self.cwd.display());
@@ -277,9 +282,12 @@ fn docker_text(status: &DockerStatus) -> String {
     }
 }
 
-/// The lines [`EnvContext::without_program_lists`] leaves out start with these.
+/// The lines [`EnvContext::for_small_models`] leaves out start with these.
 const TOOLS_LINE: &str = "Tools: ";
 const DOCKER_LINE: &str = "Docker: ";
+/// The line whose home part [`EnvContext::for_small_models`] leaves out, and that part.
+const SHELL_LINE: &str = "Shell: ";
+const HOME_PART: &str = " · Home: ";
 
 /// `- text` with control characters turned into spaces and the length bounded.
 fn line(out: &mut String, text: &str) {

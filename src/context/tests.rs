@@ -35,25 +35,26 @@ fn renders_a_compact_block() {
     );
 }
 
-/// The widget's block says where the command runs, never which programs are installed (a small
-/// model copies them into unrelated commands, issue 22); the allowlisted variables stay.
+/// The widget's block says where the command runs, never which programs are installed nor the
+/// home's path (a small model copies them into unrelated commands, issue 22); the allowlisted
+/// variables stay.
 #[test]
 fn the_widget_block_lists_no_programs() {
     let context = sample().with_extra([("VIRTUAL_ENV".to_owned(), "/srv/venv".to_owned())]);
     assert_eq!(
         context.render_for_widget(),
         "- OS: Ubuntu 24.04.1 LTS · Linux 6.8.0 · x86_64\n\
-         - Shell: /bin/zsh · User: al@box · Home: /home/al\n\
+         - Shell: /bin/zsh · User: al@box\n\
          - Working directory: /home/al/proj/src (git repo at /home/al/proj, branch main)\n\
          - Shell environment: VIRTUAL_ENV=/srv/venv\n"
     );
     assert!(context.render().contains("- Tools: ss, lsof") && context.render().ends_with("VIRTUAL_ENV=/srv/venv\n"));
     // The agent with a small model gets the same lines from the full layer, and a remote host's
     // own lines stay.
-    assert_eq!(EnvContext::without_program_lists(&context.render()), context.render_for_widget());
+    assert_eq!(EnvContext::for_small_models(&context.render()), context.render_for_widget());
     let remote = format!("{}- Remote: every command runs on `web1` over ssh\n", context.render());
     assert_eq!(
-        EnvContext::without_program_lists(&remote),
+        EnvContext::for_small_models(&remote),
         format!("{}- Remote: every command runs on `web1` over ssh\n", context.render_for_widget())
     );
 }
