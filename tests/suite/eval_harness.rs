@@ -111,6 +111,18 @@ fn bench(file: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("bench/eval").join(file)
 }
 
+/// A dataset of `tasks` in a temporary directory and the scripted model answering from `script`;
+/// `None` when python3 or bwrap is missing (see [`requirements`]).
+fn prepared(tasks: &[(&str, &str, &str, u8)], script: &Value) -> Option<(PathBuf, tempfile::TempDir, Scripted)> {
+    let python = requirements()?;
+    let dir = tempfile::tempdir().unwrap();
+    write_dataset(&dir.path().join("alfa"), tasks);
+    let map = dir.path().join("map.json");
+    std::fs::write(&map, serde_json::to_vec(script).unwrap()).unwrap();
+    let model = Scripted::start(&python, &map);
+    Some((python, dir, model))
+}
+
 /// One run of `bench/eval/run.py` on the dataset under `dir/alfa` against the scripted model:
 /// its stdout, stderr and result rows.
 fn run_harness(python: &Path, dir: &Path, model: &Scripted, tools: &[&str]) -> (String, String, Vec<Value>) {
@@ -146,14 +158,9 @@ fn run_harness(python: &Path, dir: &Path, model: &Scripted, tools: &[&str]) -> (
 
 #[test]
 fn the_judge_scores_a_scripted_widget_on_synthetic_tasks() {
-    let Some(python) = requirements() else {
+    let Some((python, dir, model)) = prepared(TASKS, &script()) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    write_dataset(&dir.path().join("alfa"), TASKS);
-    let map = dir.path().join("map.json");
-    std::fs::write(&map, serde_json::to_vec(&script()).unwrap()).unwrap();
-    let model = Scripted::start(&python, &map);
     let (stdout, stderr, rows) = run_harness(&python, dir.path(), &model, &["--tools", "widget"]);
     let by_task: BTreeMap<u64, &Value> = rows.iter().map(|row| (row["task"].as_u64().unwrap(), row)).collect();
     // The clock task's reference differs between its two runs, so it is not scored.
@@ -176,22 +183,17 @@ fn the_judge_scores_a_scripted_widget_on_synthetic_tasks() {
 /// stdout in a fresh copy, and is recorded as failing on what its terminal showed (`pass_as_seen`).
 #[test]
 fn the_judge_scores_the_agent_with_and_without_a_person_saying_yes() {
-    let Some(python) = requirements() else {
-        return;
-    };
     let tasks: &[(&str, &str, &str, u8)] = &[
         ("Remove the notes directory", "rm -r /testbed/notes", "", 0),
         ("Print the greeting file and the missing one", "cat /testbed/a.txt /testbed/missing", "", 1),
     ];
-    let dir = tempfile::tempdir().unwrap();
-    write_dataset(&dir.path().join("alfa"), tasks);
-    let map = dir.path().join("map.json");
     let script = json!({
         "Remove the notes": {"run_command": "rm -rf /testbed/notes"},
         "Print the greeting": {"run_command": "cat /testbed/a.txt /testbed/missing"},
     });
-    std::fs::write(&map, serde_json::to_vec(&script).unwrap()).unwrap();
-    let model = Scripted::start(&python, &map);
+    let Some((python, dir, model)) = prepared(tasks, &script) else {
+        return;
+    };
     let (stdout, stderr, rows) =
         run_harness(&python, dir.path(), &model, &["--tools", "agent,agent-yes", "--tool-timeout", "60"]);
     let row = |tool: &str, task: u64| {
@@ -215,14 +217,9 @@ fn the_judge_scores_the_agent_with_and_without_a_person_saying_yes() {
 /// opsai's rows stay as they were.
 #[test]
 fn a_peers_answer_in_backticks_is_judged_again_without_the_model() {
-    let Some(python) = requirements() else {
+    let Some((python, dir, model)) = prepared(TASKS, &json!({})) else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    write_dataset(&dir.path().join("alfa"), TASKS);
-    let map = dir.path().join("map.json");
-    std::fs::write(&map, b"{}").unwrap();
-    let model = Scripted::start(&python, &map);
     let stored = dir.path().join("stored.jsonl");
     let row = |tool: &str, task: u64, candidate: &str| {
         json!({"tool": tool, "task": task, "difficulty": "easy", "candidate": candidate, "pass": false,
