@@ -2,7 +2,7 @@
 """`opsai serve` replicas (issue 25): 200 concurrent chat streams across two replicas on one
 PostgreSQL behind nginx, none lost, the first SSE byte against the model's, RSS per replica.
 
-    python3 bench/serve-replicas.py [OPSAI_BINARY] [STREAMS] [RUNS]   # target/release/opsai, 200, 30
+    python3 bench/serve-replicas.py [OPSAI_BINARY] [STREAMS] [RUNS] [--parts]   # target/release/opsai, 200, 30
 
 Started once, each a process of its own: a throwaway PostgreSQL cluster (initdb in a temp dir; as
 the `postgres` user under root), the streaming mock model (bench/stream_llm.py), two replicas
@@ -17,6 +17,11 @@ front (buffering off, as docs/serve.md shows). Every user logs in through nginx.
   sends them to the two replicas in turn). VmRSS of each replica is sampled every 5 ms, and VmHWM
   read after.
 Prints one `BENCH serve-replicas …` line and a table; exits 1 when a stream lost its answer.
+
+`--parts` first times STREAMS-at-once bursts of the pieces, for where the first byte's time goes:
+a static asset (no database, no turn) through nginx and straight to the replicas, and chats
+straight to the replicas (no nginx); for each, the CPU seconds the replicas, nginx, the mock,
+PostgreSQL and this client spent on it.
 """
 import glob
 import http.client
@@ -34,9 +39,11 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 from serve_http import answer_of, free_port, request, status_kb, wait_for  # noqa: E402
-binary = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "target/release/opsai")
-streams = int(sys.argv[2]) if len(sys.argv) > 2 else 200
-runs = int(sys.argv[3]) if len(sys.argv) > 3 else 30
+parts = "--parts" in sys.argv
+argv = [arg for arg in sys.argv if arg != "--parts"]
+binary = os.path.abspath(argv[1] if len(argv) > 1 else "target/release/opsai")
+streams = int(argv[2]) if len(argv) > 2 else 200
+runs = int(argv[3]) if len(argv) > 3 else 30
 users = max(1, (streams + 3) // 4)
 slow = {"tokens": 50, "delay_ms": 20}
 
@@ -67,6 +74,28 @@ def timed_stream(port, path, body, headers):
                 events.append({"type": "done"} if payload == "[DONE]" else json.loads(payload))
     conn.close()
     return first_ms, events
+
+
+def timed_get(port, path):
+    """ms to the first body byte of a GET on a new connection."""
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=300)
+    started = time.perf_counter()
+    conn.request("GET", path)
+    resp = conn.getresponse()
+    resp.read(1)
+    first_ms = (time.perf_counter() - started) * 1000
+    resp.read()
+    conn.close()
+    return first_ms
+
+
+def cpu_seconds(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
 
 
 def add_users(work, users_file):
@@ -229,6 +258,37 @@ try:
     load_mock = mock_results
     go.clear()
 
+    part_rows = []
+    if parts:
+        def cpu_now():
+            postgres = subprocess.run(["pgrep", "-P", str(pg.pid)], capture_output=True, text=True).stdout.split()
+            return {"replicas": sum(cpu_seconds(r.pid) for r in replicas), "nginx": cpu_seconds(processes[-1].pid),
+                    "mock": cpu_seconds(processes[1].pid),
+                    "postgres": cpu_seconds(pg.pid) + sum(cpu_seconds(p) for p in postgres),
+                    "client": cpu_seconds(os.getpid())}
+
+        def burst(name, timed):
+            firsts = [None] * streams
+
+            def one(index):
+                go.wait()
+                firsts[index] = timed(index)
+            threads = concurrently(one)
+            before = cpu_now()
+            go.set()
+            for thread in threads:
+                thread.join()
+            go.clear()
+            after = cpu_now()
+            part_rows.append((name, statistics.median(firsts), {k: after[k] - before[k] for k in after}))
+
+        burst("a static asset through nginx", lambda n: timed_get(front, "/assets/app.css"))
+        burst("a static asset straight to the replicas", lambda n: timed_get(ports[n % 2], "/assets/app.css"))
+        burst("the model alone", lambda n: timed_stream(mock_port, "/v1/chat/completions", chat_body, {})[0])
+        direct = [new_conversation(f"direct {n}", n // 4) for n in range(streams)]
+        burst("chats straight to the replicas (whole streams)", lambda n: timed_stream(
+            ports[n % 2], "/api/v2/ai/chat", {"conversation_id": direct[n], "message": "x"}, sessions[n // 4])[0])
+
     def stream(index):
         go.wait()
         body = {"conversation_id": conversations[index], "message": f"stream {index}"}
@@ -265,6 +325,9 @@ print(f"{streams} at once: first SSE byte median {l_serve:.1f} ms (p95 {p95:.1f}
       f"at once: {l_mock:.1f} ms: {l_serve / l_mock:.2f}x (target <= 1.5x)")
 print(f"replica RSS: largest samples {mb(peaks[0]):.1f} / {mb(peaks[1]):.1f} MB, VmHWM {mb(hwm[0]):.1f} / {mb(hwm[1]):.1f} MB")
 print(f"streams that lost their answer: {len(lost)} of {streams}")
+for name, first, cpu in part_rows:
+    spent = ", ".join(f"{k} {v:.2f}" for k, v in cpu.items())
+    print(f"{streams} at once, {name}: first byte median {first:.1f} ms; CPU seconds: {spent}")
 print(f"BENCH serve-replicas streams={streams} lost={len(lost)} quiet_first_ms={q_serve:.2f} quiet_mock_ms={q_mock:.2f} "
       f"load_first_ms={l_serve:.1f} load_p95_ms={p95:.1f} load_mock_ms={l_mock:.1f} ratio={l_serve / l_mock:.2f} "
       f"rss_mb={mb(peaks[0]):.1f},{mb(peaks[1]):.1f} hwm_mb={mb(hwm[0]):.1f},{mb(hwm[1]):.1f}")
