@@ -86,6 +86,8 @@ def timed_get(port, path):
     first_ms = (time.perf_counter() - started) * 1000
     resp.read()
     conn.close()
+    if resp.status != 200:
+        sys.exit(f"bench/serve-replicas.py: GET {path} answered {resp.status}")
     return first_ms
 
 
@@ -286,8 +288,13 @@ try:
         burst("a static asset straight to the replicas", lambda n: timed_get(ports[n % 2], "/assets/app.css"))
         burst("the model alone", lambda n: timed_stream(mock_port, "/v1/chat/completions", chat_body, {})[0])
         direct = [new_conversation(f"direct {n}", n // 4) for n in range(streams)]
-        burst("chats straight to the replicas (whole streams)", lambda n: timed_stream(
-            ports[n % 2], "/api/v2/ai/chat", {"conversation_id": direct[n], "message": "x"}, sessions[n // 4])[0])
+        def direct_chat(n):
+            first_ms, events = timed_stream(
+                ports[n % 2], "/api/v2/ai/chat", {"conversation_id": direct[n], "message": "x"}, sessions[n // 4])
+            if not events or events[-1].get("type") != "done":
+                sys.exit(f"bench/serve-replicas.py: a chat straight to a replica lost its answer: {events[-3:]}")
+            return first_ms
+        burst("chats straight to the replicas (whole streams)", direct_chat)
 
     def stream(index):
         go.wait()
@@ -328,7 +335,7 @@ print(f"streams that lost their answer: {len(lost)} of {streams}")
 for name, first, cpu in part_rows:
     spent = ", ".join(f"{k} {v:.2f}" for k, v in cpu.items())
     print(f"{streams} at once, {name}: first byte median {first:.1f} ms; CPU seconds: {spent}")
-print(f"BENCH serve-replicas streams={streams} lost={len(lost)} quiet_first_ms={q_serve:.2f} quiet_mock_ms={q_mock:.2f} "
+print(f"BENCH serve-replicas streams={streams} parts={int(parts)} lost={len(lost)} quiet_first_ms={q_serve:.2f} quiet_mock_ms={q_mock:.2f} "
       f"load_first_ms={l_serve:.1f} load_p95_ms={p95:.1f} load_mock_ms={l_mock:.1f} ratio={l_serve / l_mock:.2f} "
       f"rss_mb={mb(peaks[0]):.1f},{mb(peaks[1]):.1f} hwm_mb={mb(hwm[0]):.1f},{mb(hwm[1]):.1f}")
 sys.exit(1 if lost else 0)

@@ -10,6 +10,7 @@ comparison. Stricter than `git status` on purpose: empty directories and permiss
 and every changed file's content is compared (icalfa hashes only names containing a dot).
 """
 
+import atexit
 import hashlib
 import os
 import shutil
@@ -52,23 +53,34 @@ PRIVATE_DEVICES = None
 def private_devices(workdir):
     """Run as root, a command in the sandbox owns the host's device nodes that `--dev` binds in:
     a candidate's `chmod -R 755 /` left /dev/null unwritable for every other user of the machine
-    (session 36). Root's sandboxes get nodes of their own instead, put back before each command."""
+    (session 36). Root's sandboxes get nodes of their own instead, put back before each command:
+    in the work directory, or in /var/tmp when that one is mounted `nodev` (a tmpfs /tmp)."""
     global PRIVATE_DEVICES
     if os.geteuid() != 0:
         return  # unprivileged: the sandbox's root is not the nodes' owner
-    path = os.path.join(workdir, "dev")
-    os.makedirs(path, exist_ok=True)
-    for name, (major, minor) in DEVICE_NODES.items():
-        node = os.path.join(path, name)
-        if not os.path.exists(node):
-            os.mknod(node, 0o666 | stat.S_IFCHR, os.makedev(major, minor))
-    try:
-        with open(os.path.join(path, "null"), "wb") as f:
-            f.write(b"x")
-    except OSError as e:
-        raise SystemExit(f"the judge's device nodes in {path} cannot be used ({e}): give it a work directory "
-                         "on a filesystem mounted without nodev (TMPDIR)") from e
-    PRIVATE_DEVICES = path
+    tried = []
+    for parent in (workdir, "/var/tmp"):
+        path = tempfile.mkdtemp(prefix="judge-dev-", dir=parent)
+        try:
+            for name, (major, minor) in DEVICE_NODES.items():
+                os.mknod(os.path.join(path, name), 0o666 | stat.S_IFCHR, os.makedev(major, minor))
+        except PermissionError:
+            # Root of a user namespace (rootless containers): not the owner of the host's nodes.
+            shutil.rmtree(path, ignore_errors=True)
+            return
+        try:
+            with open(os.path.join(path, "null"), "wb") as f:
+                f.write(b"x")
+        except OSError as e:
+            tried.append(f"{parent}: {e}")
+            shutil.rmtree(path, ignore_errors=True)
+            continue
+        if parent != workdir:
+            atexit.register(shutil.rmtree, path, True)
+        PRIVATE_DEVICES = path
+        return
+    raise SystemExit("the judge's own device nodes cannot be used (" + "; ".join(tried) + "): set TMPDIR to a "
+                     "directory on a filesystem mounted without nodev")
 
 
 def reset_private_devices():

@@ -29,6 +29,10 @@ import tools  # noqa: E402
 CACHE = os.environ.get("OPSAI_EVAL_CACHE") or os.path.expanduser("~/.cache/opsai-eval")
 
 
+# How much of a tool's raw answer a row keeps.
+RAW_KEPT = 2000
+
+
 def parse_args():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--tools", default="widget", help="comma list of widget, agent, agent-yes, shell_gpt, aichat")
@@ -186,6 +190,8 @@ def rejudge(path, tasks, det, testbed, out_dir, label, log):
         if row["tool"] not in ("shell_gpt", "aichat") or row.get("timeout") or row.get("exit", 0) != 0:
             continue
         raw = row.get("raw", row["candidate"])
+        if "raw" in row and len(raw) >= RAW_KEPT:
+            continue  # kept cut: its block may be cut too, and the stored verdict read it whole
         candidate = tools.peer_command(raw)
         if candidate == row["candidate"]:
             continue
@@ -251,7 +257,7 @@ def main():
                     if result.outcome is not None:
                         row["pass_as_seen"] = judge_task(task, refs_ok, result, testbed, as_seen=True)
                     if result.raw != result.candidate:
-                        row["raw"] = result.raw[:2000]
+                        row["raw"] = result.raw[:RAW_KEPT]
                     rows.append(row)
                     out.write(json.dumps(row) + "\n")
                     out.flush()

@@ -9,7 +9,8 @@
 #                                        with cargo into the cache: about 8 minutes on 2 cores)
 set -euo pipefail
 
-CACHE="${OPSAI_EVAL_CACHE:-$HOME/.cache/opsai-eval}"
+# Absolute: the steps below run from inside it.
+CACHE="$(realpath -m "${OPSAI_EVAL_CACHE:-$HOME/.cache/opsai-eval}")"
 JOBS="${OPSAI_EVAL_JOBS:-2}"
 PORT="${OPSAI_EVAL_PORT:-8081}"
 LLAMA_VERSION=11434.0.0

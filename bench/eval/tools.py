@@ -13,8 +13,9 @@ network shared so it reaches the model server on 127.0.0.1.
 - `agent-yes`: the same, with a pseudo-terminal as stdin and a person who types `yes` at every
   approval prompt: what a user who approves each command gets (High always asks; `-y` covers
   Medium only).
-- `shell_gpt`, `aichat`: peers, pointed at the same server; their text is cut to the first fenced
-  block (what a shell line would not do), and whether the raw text was a clean command is recorded.
+- `shell_gpt`, `aichat`: peers, pointed at the same server; their text is read kindly, as a person
+  pasting it would (`peer_command`: the first fenced block, or one line out of its backticks; a
+  shell line would do neither), and whether the raw text was a clean command is recorded.
 """
 
 import json
@@ -72,7 +73,7 @@ def peer_command(text):
     line wrapped in one pair of backticks without them (both still count as format failures)."""
     match = FENCE.search(text)
     command = match.group(1).strip() if match else text.strip()
-    if len(command) > 1 and command[0] == command[-1] == "`" and "`" not in command[1:-1]:
+    if len(command) > 1 and command[0] == command[-1] == "`" and "`" not in command[1:-1] and "\n" not in command:
         command = command[1:-1].strip()
     return command
 
