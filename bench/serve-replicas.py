@@ -184,7 +184,8 @@ try:
     pg, url = start_postgres(work)
     processes.append(pg)
     mock_port = free_port()
-    processes.append(subprocess.Popen([sys.executable, os.path.join(here, "stream_llm.py"), str(mock_port), "3", "0"]))
+    mock = subprocess.Popen([sys.executable, os.path.join(here, "stream_llm.py"), str(mock_port), "3", "0"])
+    processes.append(mock)
     wait_for(mock_port, "the mock model")
     front = free_port()
     users_file = os.path.join(work, "users.json")
@@ -208,7 +209,8 @@ try:
             sys.exit(f"bench/serve-replicas.py: unexpected first line from replica {n}: {line!r}")
         ports.append(int(line.split("127.0.0.1:", 1)[1].split("/", 1)[0]))
         replicas.append(replica)
-    processes.append(start_nginx(work, front, [f"127.0.0.1:{p}" for p in ports]))
+    nginx = start_nginx(work, front, [f"127.0.0.1:{p}" for p in ports])
+    processes.append(nginx)
     time.sleep(0.3)
 
     sessions = [login(front, n) for n in range(users + 1)]
@@ -264,8 +266,8 @@ try:
     if parts:
         def cpu_now():
             postgres = subprocess.run(["pgrep", "-P", str(pg.pid)], capture_output=True, text=True).stdout.split()
-            return {"replicas": sum(cpu_seconds(r.pid) for r in replicas), "nginx": cpu_seconds(processes[-1].pid),
-                    "mock": cpu_seconds(processes[1].pid),
+            return {"replicas": sum(cpu_seconds(r.pid) for r in replicas), "nginx": cpu_seconds(nginx.pid),
+                    "mock": cpu_seconds(mock.pid),
                     "postgres": cpu_seconds(pg.pid) + sum(cpu_seconds(p) for p in postgres),
                     "client": cpu_seconds(os.getpid())}
 

@@ -451,7 +451,7 @@ impl Agent<'_> {
             if self.blocks_are_commands(calls) {
                 // Built for each request, never stored: the saved conversation, the web page's
                 // replay and a later larger model keep the observation as it was.
-                for_small_models(&mut messages);
+                reshape_observations(&mut messages);
             }
             // Sent with this request only: the conversation (and the session store) keeps what the
             // person and the model said, not opsai's second ask.
@@ -572,7 +572,7 @@ fn no_call_yet(turn: &[ChatMessage]) -> bool {
 }
 
 /// Every `run_command` observation as a small model (text calls) reads it: see [`after_run`].
-fn for_small_models(messages: &mut [ChatMessage]) {
+fn reshape_observations(messages: &mut [ChatMessage]) {
     let commands: std::collections::HashSet<String> = messages
         .iter()
         .flat_map(|m| &m.tool_calls)
@@ -612,10 +612,11 @@ fn after_run(text: &str) -> String {
         return format!("{}\n{next}", text.trim_end_matches('\n'));
     }
     // The user's edit note stays first: the output is for the edited command.
-    let (note, output) = match rest.split_once('\n') {
-        Some((first, output)) if crate::tools::run_command::edited_command(text).is_some() => (Some(first), output),
-        None if crate::tools::run_command::edited_command(text).is_some() => (Some(rest), ""),
-        _ => (None, rest),
+    let (note, output) = if crate::tools::run_command::edited_command(text).is_some() {
+        let (first, output) = rest.split_once('\n').unwrap_or((rest, ""));
+        (Some(first), output)
+    } else {
+        (None, rest)
     };
     let note = note.map(|note| format!("{note}\n")).unwrap_or_default();
     if output.trim().is_empty() {

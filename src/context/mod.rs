@@ -194,17 +194,12 @@ impl EnvContext {
     /// [`render_for_widget`](Self::render_for_widget) leaves out, for the agent with a small model:
     /// it copies what it is shown (`ss -i` for "network interfaces", issue 22), as the widget's did.
     pub fn for_small_models(rendered: &str) -> String {
+        let item = |l: &str, prefix: &str| l.strip_prefix("- ").is_some_and(|l| l.starts_with(prefix));
         rendered
             .lines()
-            .filter(|l| {
-                ![TOOLS_LINE, DOCKER_LINE]
-                    .iter()
-                    .any(|prefix| l.strip_prefix("- ").is_some_and(|l| l.starts_with(prefix)))
-            })
-            .map(|l| match l.strip_prefix("- ").filter(|l| l.starts_with(SHELL_LINE)) {
-                Some(_) => format!("{}\n", l.split_once(HOME_PART).map_or(l, |(who, _)| who)),
-                None => format!("{l}\n"),
-            })
+            .filter(|l| !item(l, TOOLS_LINE) && !item(l, DOCKER_LINE))
+            .map(|l| if item(l, SHELL_LINE) { l.split_once(HOME_PART).map_or(l, |(who, _)| who) } else { l })
+            .map(|l| format!("{l}\n"))
             .collect()
     }
 
