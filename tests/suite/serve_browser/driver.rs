@@ -131,7 +131,10 @@ pub async fn wait_for(c: &Client, what: &str, condition: &str) -> Value {
                 let _ = err;
                 Value::Null
             }
-            Err(err) => panic!("timed out waiting for {what} ({condition}): the page runs no script: {err}"),
+            Err(err) => panic!(
+                "timed out waiting for {what} ({condition}): the page runs no script: {err}; {}",
+                where_the_page_is(c).await
+            ),
         };
         let falsy = matches!(&value, Value::Null | Value::Bool(false))
             || value.as_str() == Some("")
@@ -140,11 +143,22 @@ pub async fn wait_for(c: &Client, what: &str, condition: &str) -> Value {
             return value;
         }
         if Instant::now() > deadline {
-            let page = js(c, "document.body.innerText").await;
-            panic!("timed out waiting for {what} ({condition}); the page shows:\n{page}");
+            panic!("timed out waiting for {what} ({condition}); {}", where_the_page_is(c).await);
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// The page's address and the start of its text, for a failure's message: a wait that timed out
+/// says where the browser was (the provider's page, an error page, a blank tab).
+async fn where_the_page_is(c: &Client) -> String {
+    let url = c.current_url().await.map_or_else(|err| format!("no address ({err})"), |url| url.to_string());
+    let text = match c.execute("return document.body ? document.body.innerText : '';", vec![]).await {
+        Ok(Value::String(text)) => text.chars().take(800).collect(),
+        Ok(other) => other.to_string(),
+        Err(err) => format!("(no text: {err})"),
+    };
+    format!("the browser is at {url} and the page shows:\n{text}")
 }
 
 pub async fn js(c: &Client, expression: &str) -> Value {

@@ -70,34 +70,44 @@ fn a_user_logs_in_with_single_sign_on_and_gets_the_role_of_their_group() {
     let env = TestEnv::new();
     let server = server(&env, &provider, port);
     let base = &server.base;
-    with_browser(|c| async move {
-        c.goto(base).await.expect("open the page");
-        wait_for(&c, "the SSO button", "!document.getElementById('sso-login').hidden").await;
-        assert_eq!(js(&c, "document.getElementById('login-form').hidden").await, false, "passwords still work");
-        click(&c, "#sso-login").await;
-        sign_in_at_the_provider(&c, "opsam").await;
-        wait_for(&c, "the chat after single sign-on", "!document.getElementById('main-view').hidden").await;
-        let who = js(&c, "document.getElementById('who').textContent").await;
-        let who = who.as_str().unwrap();
-        assert!(who.starts_with("sso:opsam.") && who.ends_with(" · operator"), "{who}");
-        assert_eq!(js(&c, "location.pathname").await, "/", "back on the page, nothing in the address bar");
+    // The server's log goes with a failure in the browser: a refused callback says why there.
+    let browsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        with_browser(|c| async move {
+            c.goto(base).await.expect("open the page");
+            wait_for(&c, "the SSO button", "!document.getElementById('sso-login').hidden").await;
+            assert_eq!(js(&c, "document.getElementById('login-form').hidden").await, false, "passwords still work");
+            click(&c, "#sso-login").await;
+            sign_in_at_the_provider(&c, "opsam").await;
+            wait_for(&c, "the chat after single sign-on", "!document.getElementById('main-view').hidden").await;
+            let who = js(&c, "document.getElementById('who').textContent").await;
+            let who = who.as_str().unwrap();
+            assert!(who.starts_with("sso:opsam.") && who.ends_with(" · operator"), "{who}");
+            assert_eq!(js(&c, "location.pathname").await, "/", "back on the page, nothing in the address bar");
 
-        forget_the_provider_session(&c, base).await;
-        click(&c, "#sso-login").await;
-        sign_in_at_the_provider(&c, "devon").await;
-        wait_for(&c, "the chat as a viewer", "!document.getElementById('main-view').hidden").await;
-        let who = js(&c, "document.getElementById('who').textContent").await;
-        let who = who.as_str().unwrap();
-        assert!(who.starts_with("sso:devon.") && who.ends_with(" · viewer"), "{who}");
+            forget_the_provider_session(&c, base).await;
+            click(&c, "#sso-login").await;
+            sign_in_at_the_provider(&c, "devon").await;
+            wait_for(&c, "the chat as a viewer", "!document.getElementById('main-view').hidden").await;
+            let who = js(&c, "document.getElementById('who').textContent").await;
+            let who = who.as_str().unwrap();
+            assert!(who.starts_with("sso:devon.") && who.ends_with(" · viewer"), "{who}");
 
-        forget_the_provider_session(&c, base).await;
-        click(&c, "#sso-login").await;
-        sign_in_at_the_provider(&c, "sally").await;
-        wait_for(&c, "the refusal", "document.body.textContent.includes('may not use this server')").await;
-        let page = js(&c, "document.body.textContent").await;
-        assert!(page.as_str().unwrap().contains("sso:sally.") && page.as_str().unwrap().contains("sales"), "{page}");
-    });
+            forget_the_provider_session(&c, base).await;
+            click(&c, "#sso-login").await;
+            sign_in_at_the_provider(&c, "sally").await;
+            wait_for(&c, "the refusal", "document.body.textContent.includes('may not use this server')").await;
+            let page = js(&c, "document.body.textContent").await;
+            assert!(
+                page.as_str().unwrap().contains("sso:sally.") && page.as_str().unwrap().contains("sales"),
+                "{page}"
+            );
+        })
+    }));
     let log = server.stderr();
+    if let Err(panic) = browsed {
+        eprintln!("the server's log:\n{log}");
+        std::panic::resume_unwind(panic);
+    }
     assert!(log.contains("single sign-on: sso:opsam.") && log.contains("logged in (operator)"), "{log}");
     assert!(!log.contains(CLIENT_SECRET), "the secret is never logged");
 }
