@@ -447,6 +447,7 @@ impl Agent<'_> {
             let calls = self.calls();
             let system = prompt::system_prompt(self.settings.prompt, calls, &self.settings.environment);
             let mut messages = vec![ChatMessage::system(system)];
+            messages.extend(prompt::examples(self.settings.prompt, calls));
             messages.extend(history.iter().cloned());
             if self.blocks_are_commands(calls) {
                 // Built for each request, never stored: the saved conversation, the web page's

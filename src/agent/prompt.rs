@@ -2,6 +2,7 @@
 //! L1 role, L2 how to use the tools, L3 the environment. L4 is the conversation itself.
 
 use crate::llm::tool_mode::ToolCalls;
+use crate::protocol::ChatMessage;
 
 /// L0: safety. Nothing later in the conversation can change these, and the policy enforces them
 /// regardless of what the model says. Every rule stays; the wording is short because a local model
@@ -122,6 +123,40 @@ pub(crate) const L2_WIDGET_TEXT: &str = "\
 # Answer
 Reply with the command line alone in a ```sh block.";
 
+/// Worked exchanges sent before the widget's line when it asks for the command as text (issue 22):
+/// a request in words, then the answer in the asked-for form. A 1.5B model shown three of them
+/// chose the right command more often than told the form alone (NL2SH-ALFA replays, three
+/// different sets, 5 of 5 runs at or above the prompt without them; bench/BENCHMARKS.md). Written
+/// here, not taken from any benchmark: each does every part of what it asks (a file saved, a
+/// count alone, two steps joined), the shape a small model most often gets wrong. Constant, so
+/// the request's prefix stays the same for a local server's prompt cache.
+pub(crate) const WIDGET_EXAMPLES: &[(&str, &str)] = &[
+    (
+        "replace every tab with a comma in data.tsv and save the result as data.csv",
+        "tr '\\t' ',' < data.tsv > data.csv",
+    ),
+    ("how many users have bash as their login shell", "grep -c '/bin/bash$' /etc/passwd"),
+    (
+        "make a gzip archive backup.tar.gz of the config directory, then list the files in it",
+        "tar -czf backup.tar.gz config && tar -tzf backup.tar.gz",
+    ),
+];
+
+/// The exchanges sent between the system message and the conversation: the widget's worked
+/// examples with text calls, nothing otherwise (with native calls the answer is a
+/// `propose_command` call, and the agent's turns go on after a command runs).
+pub fn examples(mode: PromptMode, calls: ToolCalls) -> Vec<ChatMessage> {
+    if mode != PromptMode::Widget || calls != ToolCalls::Text {
+        return Vec::new();
+    }
+    WIDGET_EXAMPLES
+        .iter()
+        .flat_map(|(request, command)| {
+            [ChatMessage::user(*request), ChatMessage::assistant(format!("```sh\n{command}\n```"), Vec::new())]
+        })
+        .collect()
+}
+
 /// The form every widget follow-up asks for (after prose, a loop, a flawed or failing candidate):
 /// the same as [`L2_WIDGET_TEXT`]'s, so a second candidate is written the way the first was.
 pub(crate) const WIDGET_REPLY_FORM: &str = "command line alone in a ```sh block";
@@ -182,6 +217,32 @@ mod tests {
             for calls in [ToolCalls::Native, ToolCalls::Text] {
                 assert!(system_prompt(mode, calls, "- OS: Debian 12\n").starts_with(L0_SAFETY), "{mode:?}");
             }
+        }
+    }
+
+    /// Only the widget with text calls gets worked examples, each a request and then a command in
+    /// the form the widget asks for, which the widget would take as its answer.
+    #[test]
+    fn the_widget_alone_shows_worked_examples_in_its_answer_form() {
+        let shown = examples(PromptMode::Widget, ToolCalls::Text);
+        assert_eq!(shown.len(), WIDGET_EXAMPLES.len() * 2);
+        for pair in shown.chunks(2) {
+            assert_eq!(pair[0].role, crate::protocol::Role::User);
+            assert_eq!(pair[1].role, crate::protocol::Role::Assistant);
+            let taken = crate::modes::widget::answer::classify(&pair[1].content, |_| true);
+            let crate::modes::widget::answer::Answer::Command(command) = taken else {
+                panic!("the widget would not take it as a command: {}", pair[1].content)
+            };
+            assert!(!command.contains('\n'), "{command}");
+            assert_eq!(crate::agent::check::review(&command, Some("bash"), &|_| true), None, "{command}");
+        }
+        for (mode, calls) in [
+            (PromptMode::Widget, ToolCalls::Native),
+            (PromptMode::Agent, ToolCalls::Text),
+            (PromptMode::Agent, ToolCalls::Native),
+            (PromptMode::Explain, ToolCalls::Text),
+        ] {
+            assert!(examples(mode, calls).is_empty(), "{mode:?} {calls:?}");
         }
     }
 

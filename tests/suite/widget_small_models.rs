@@ -51,7 +51,11 @@ fn alternatives_and_syntax_errors_are_sent_back_once() {
     let env = TestEnv::new();
     let mock = MockLlm::start([reply_text("```sh\nls -l\nls -la\n```"), reply_text("ls -la")]);
     assert_replaced(&ask(&env, &mock, "list everything here"), "ls -la");
-    assert!(last_message(&mock.chat_requests()[1]).contains("several commands"));
+    let requests = mock.chat_requests();
+    assert!(last_message(&requests[1]).contains("several commands"));
+    // The second ask keeps the first's prefix byte for byte (the system message and the examples),
+    // so a local server reads only what is new.
+    assert_eq!(requests[1].messages()[..8], requests[0].messages()[..8]);
     if std::process::Command::new("bash").arg("--version").output().is_err() {
         assert!(std::env::var_os("CI").is_none(), "bash is missing under CI");
         eprintln!("skipped the syntax half: no bash");
@@ -116,12 +120,20 @@ fn the_widget_starts_with_text_calls_and_native_is_a_setting() {
     assert!(request.json().get("temperature").is_none(), "nothing configured, nothing sent");
     let system = system_prompt(request);
     assert!(system.contains("Reply with the command line alone in a ```sh block.") && system.len() <= 3000, "{system}");
+    // Worked examples in the answer's form come between the system message and the line.
+    let messages = request.messages();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap_or_default()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user", "assistant", "user", "assistant", "user"]);
+    assert!(messages[1..7].iter().step_by(2).all(|m| !m["content"].as_str().unwrap_or_default().contains("```")));
+    assert!(messages[2..7].iter().step_by(2).all(|m| m["content"].as_str().unwrap_or_default().starts_with("```sh\n")));
+    assert_eq!(last_message(request), "disk usage here");
     env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     let mock = MockLlm::start([propose("c1", "du -sh /srv")]);
     assert_replaced(&ask(&env, &mock, "disk usage of /srv"), "du -sh /srv");
     let request = &mock.chat_requests()[0];
     assert_eq!(request.tool_names(), ["run_command", "propose_command"]);
     assert!(system_prompt(request).contains("calling propose_command"));
+    assert_eq!(request.messages().len(), 2, "no examples with native calls: {:?}", request.messages());
 }
 
 /// `auto` for the agent: native until a reply writes its call as text although the schemas were
