@@ -101,7 +101,8 @@ pub fn system_prompt(mode: PromptMode, calls: ToolCalls, environment: &str) -> S
 }
 
 /// L1 for the Ctrl-G widget. Written for small models (issue 22): short, the shape of the
-/// answer rather than example programs (a 1.5B model copies whatever program it is shown).
+/// answer and no programs to prefer (a 1.5B model copies a program it is told to consider); the
+/// worked [`WIDGET_EXAMPLES`] that follow do name programs, and were measured not to be copied.
 pub(crate) const L1_WIDGET_ROLE: &str = "\
 # Role
 You are opsai's shell widget. The user message is the line typed at their shell prompt: what they want in words, \
@@ -128,8 +129,9 @@ Reply with the command line alone in a ```sh block.";
 /// chose the right command more often than told the form alone (NL2SH-ALFA replays, three
 /// different sets, 5 of 5 runs at or above the prompt without them; bench/BENCHMARKS.md). Written
 /// here, not taken from any benchmark: each does every part of what it asks (a file saved, a
-/// count alone, two steps joined), the shape a small model most often gets wrong. Constant, so
-/// the request's prefix stays the same for a local server's prompt cache.
+/// count alone, two steps joined), the shape a small model most often gets wrong. Constant, so a
+/// second candidate's request repeats the first's prefix; across Ctrl-Gs the system message before
+/// them changes with the cursor, status and history, so a server re-reads them (~100 tokens).
 pub(crate) const WIDGET_EXAMPLES: &[(&str, &str)] = &[
     (
         "replace every tab with a comma in data.tsv and save the result as data.csv",

@@ -127,6 +127,9 @@ fn the_widget_starts_with_text_calls_and_native_is_a_setting() {
     assert!(messages[1..7].iter().step_by(2).all(|m| !m["content"].as_str().unwrap_or_default().contains("```")));
     assert!(messages[2..7].iter().step_by(2).all(|m| m["content"].as_str().unwrap_or_default().starts_with("```sh\n")));
     assert_eq!(last_message(request), "disk usage here");
+    // The widget's budget holds for everything read before the line, examples included.
+    let before_the_line: usize = messages[..7].iter().map(|m| m["content"].as_str().unwrap_or_default().len()).sum();
+    assert!(before_the_line <= 3000, "{before_the_line} bytes before the line");
     env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     let mock = MockLlm::start([propose("c1", "du -sh /srv")]);
     assert_replaced(&ask(&env, &mock, "disk usage of /srv"), "du -sh /srv");

@@ -150,8 +150,15 @@ pub async fn wait_for(c: &Client, what: &str, condition: &str) -> Value {
 }
 
 /// The page's address and the start of its text, for a failure's message: a wait that timed out
-/// says where the browser was (the provider's page, an error page, a blank tab).
+/// says where the browser was (the provider's page, an error page, a blank tab). Bounded: a page
+/// stuck loading must not hold back the failure it explains.
 async fn where_the_page_is(c: &Client) -> String {
+    tokio::time::timeout(Duration::from_secs(10), page_description(c))
+        .await
+        .unwrap_or_else(|_| "the browser did not say where it is within 10 s".to_owned())
+}
+
+async fn page_description(c: &Client) -> String {
     let url = c.current_url().await.map_or_else(|err| format!("no address ({err})"), |url| url.to_string());
     let text = match c.execute("return document.body ? document.body.innerText : '';", vec![]).await {
         Ok(Value::String(text)) => text.chars().take(800).collect(),

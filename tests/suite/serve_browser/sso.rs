@@ -105,8 +105,11 @@ fn a_user_logs_in_with_single_sign_on_and_gets_the_role_of_their_group() {
     }));
     let log = server.stderr();
     if let Err(panic) = browsed {
-        eprintln!("the server's log:\n{log}");
-        std::panic::resume_unwind(panic);
+        let lines: Vec<&str> = log.lines().collect();
+        let tail = lines[lines.len().saturating_sub(20)..].join("\n");
+        let what = panic.downcast_ref::<String>().map(String::as_str).or_else(|| panic.downcast_ref::<&str>().copied());
+        // The failure last: a CI report shows the end of the log.
+        panic!("the server's log (last 20 lines):\n{tail}\n{}", what.unwrap_or("the browser part failed"));
     }
     assert!(log.contains("single sign-on: sso:opsam.") && log.contains("logged in (operator)"), "{log}");
     assert!(!log.contains(CLIENT_SECRET), "the secret is never logged");
