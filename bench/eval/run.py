@@ -110,6 +110,12 @@ def select(tasks, det, args):
 REFERENCE_OUTCOMES = {}
 
 
+def scored_refs(task, det):
+    """The references a task is judged against: those that gave the same result twice, or all of
+    them when none did (such a task is scored only with `--all-tasks`)."""
+    return det.get(task.id) or list(range(len(task.refs)))
+
+
 def judge_task(task, refs_ok, result, testbed, as_seen=False):
     """Pass when the candidate's outcome equals a deterministic reference's outcome.
 
@@ -196,7 +202,7 @@ def rejudge(path, tasks, det, testbed, out_dir, label, log):
         if candidate == row["candidate"]:
             continue
         task = tasks[row["task"]]
-        refs_ok = det.get(task.id) or list(range(len(task.refs)))
+        refs_ok = scored_refs(task, det)
         passed = judge_task(task, refs_ok, tools.Result(candidate, raw, row["seconds"]), testbed)
         changed += passed != row["pass"]
         row.update(candidate=candidate, pass_before_rejudge=row["pass"], raw=raw)
@@ -248,7 +254,7 @@ def main():
             for tool in wanted_tools:
                 for n, task in enumerate(chosen, 1):
                     result = ask(tool, task, testbed, endpoint, binary, os.path.join(out_dir, "logs"))
-                    refs_ok = det.get(task.id) or list(range(len(task.refs)))
+                    refs_ok = scored_refs(task, det)
                     passed = judge_task(task, refs_ok, result, testbed)
                     row = {"tool": tool, "task": task.id, "difficulty": task.difficulty,
                            "candidate": result.candidate, "pass": passed,

@@ -50,6 +50,16 @@ async fn sign_in_at_the_provider(c: &fantoccini::Client, login: &str) {
     }
 }
 
+/// Single sign-on from opsai's login page as `login`, through to the chat; who the page says is in.
+async fn signed_in_as(c: &fantoccini::Client, login: &str) -> String {
+    click(c, "#sso-login").await;
+    sign_in_at_the_provider(c, login).await;
+    wait_for(c, &format!("the chat after single sign-on as {login}"), "!document.getElementById('main-view').hidden")
+        .await;
+    let who = js(c, "document.getElementById('who').textContent").await;
+    who.as_str().unwrap_or_else(|| panic!("no name shown: {who}")).to_owned()
+}
+
 /// Logs out of opsai and forgets the provider's own session (cookies are per host, not per port:
 /// both servers' go), so the next login asks at the provider again.
 async fn forget_the_provider_session(c: &fantoccini::Client, base: &str) {
@@ -76,20 +86,12 @@ fn a_user_logs_in_with_single_sign_on_and_gets_the_role_of_their_group() {
             c.goto(base).await.expect("open the page");
             wait_for(&c, "the SSO button", "!document.getElementById('sso-login').hidden").await;
             assert_eq!(js(&c, "document.getElementById('login-form').hidden").await, false, "passwords still work");
-            click(&c, "#sso-login").await;
-            sign_in_at_the_provider(&c, "opsam").await;
-            wait_for(&c, "the chat after single sign-on", "!document.getElementById('main-view').hidden").await;
-            let who = js(&c, "document.getElementById('who').textContent").await;
-            let who = who.as_str().unwrap();
+            let who = signed_in_as(&c, "opsam").await;
             assert!(who.starts_with("sso:opsam.") && who.ends_with(" · operator"), "{who}");
             assert_eq!(js(&c, "location.pathname").await, "/", "back on the page, nothing in the address bar");
 
             forget_the_provider_session(&c, base).await;
-            click(&c, "#sso-login").await;
-            sign_in_at_the_provider(&c, "devon").await;
-            wait_for(&c, "the chat as a viewer", "!document.getElementById('main-view').hidden").await;
-            let who = js(&c, "document.getElementById('who').textContent").await;
-            let who = who.as_str().unwrap();
+            let who = signed_in_as(&c, "devon").await;
             assert!(who.starts_with("sso:devon.") && who.ends_with(" · viewer"), "{who}");
 
             forget_the_provider_session(&c, base).await;
