@@ -125,13 +125,15 @@ pub(crate) const L2_WIDGET_TEXT: &str = "\
 Reply with the command line alone in a ```sh block.";
 
 /// Worked exchanges sent before the widget's line when it asks for the command as text (issue 22):
-/// a request in words, then the answer in the asked-for form. A 1.5B model shown three of them
-/// chose the right command more often than told the form alone (NL2SH-ALFA replays, three
-/// different sets, 5 of 5 runs at or above the prompt without them; bench/BENCHMARKS.md). Written
-/// here, not taken from any benchmark: each does every part of what it asks (a file saved, a
-/// count alone, two steps joined), the shape a small model most often gets wrong. Constant, so a
-/// second candidate's request repeats the first's prefix; across Ctrl-Gs the system message before
-/// them changes with the cursor, status and history, so a server re-reads them (~100 tokens).
+/// a request in words, then the answer in the asked-for form. Written here, not taken from any
+/// benchmark. The first three show the shape a small model most often gets wrong (a file saved, a
+/// count alone, two steps joined); a 1.5B model shown them chose the right command more often than
+/// told the form alone (NL2SH-ALFA replays, three different sets, 5 of 5 runs at or above the
+/// prompt without them). The last three show common `find` idioms it missed (one total over many
+/// files, `-maxdepth 1` for "not its subdirectories", `-exec … {} +`): 135 against 129 of 240
+/// replayed tasks with the first three alone (bench/BENCHMARKS.md). Constant, so a second
+/// candidate's request repeats the first's prefix; across Ctrl-Gs the system message before them
+/// changes with the cursor, status and history, so a server re-reads them (~200 tokens).
 pub(crate) const WIDGET_EXAMPLES: &[(&str, &str)] = &[
     (
         "replace every tab with a comma in data.tsv and save the result as data.csv",
@@ -142,21 +144,54 @@ pub(crate) const WIDGET_EXAMPLES: &[(&str, &str)] = &[
         "make a gzip archive backup.tar.gz of the config directory, then list the files in it",
         "tar -czf backup.tar.gz config && tar -tzf backup.tar.gz",
     ),
+    (
+        "count the lines of all the .log files under /var/log and its subdirectories, one total",
+        "find /var/log -type f -name '*.log' -exec cat {} + | wc -l",
+    ),
+    ("list the .conf files in /etc itself, not in its subdirectories", "find /etc -maxdepth 1 -type f -name '*.conf'"),
+    (
+        "show the 3 biggest files under src with their sizes, biggest first",
+        "find src -type f -exec du -h {} + | sort -rh | head -n 3",
+    ),
 ];
 
-/// The exchanges sent between the system message and the conversation: the widget's worked
-/// examples with text calls, nothing otherwise (with native calls the answer is a
-/// `propose_command` call, and the agent's turns go on after a command runs).
+/// What the agent with text calls is shown before the conversation: the first three of
+/// [`WIDGET_EXAMPLES`] as whole turns, each a request, its command in a ```sh block, the output as
+/// a small model reads it after a command ran, and a short answer in words. Shown the commands
+/// alone, the agent went on writing commands after the output (16 against 18 of 40 NL2SH-ALFA
+/// tasks); shown the whole turn, its first command was right more often (61 against 54 of 120 in
+/// a replay of its first request, bench/BENCHMARKS.md). The outputs are those a small machine
+/// would print; the answers do not repeat them (the user saw them).
+const AGENT_TURNS: &[(&str, &str)] = &[
+    ("", "data.csv now holds data.tsv with every tab replaced by a comma."),
+    ("3", "3 users have bash as their login shell."),
+    ("config/\nconfig/app.yml\nconfig/db.yml", "backup.tar.gz holds the config directory and its 2 files."),
+];
+
+/// The exchanges sent between the system message and the conversation, with text calls only
+/// (with native calls the widget's answer is a `propose_command` call, and the agent's commands are
+/// calls too): the widget's worked examples, or the agent's whole worked turns.
 pub fn examples(mode: PromptMode, calls: ToolCalls) -> Vec<ChatMessage> {
-    if mode != PromptMode::Widget || calls != ToolCalls::Text {
+    if calls != ToolCalls::Text {
         return Vec::new();
     }
-    WIDGET_EXAMPLES
-        .iter()
-        .flat_map(|(request, command)| {
-            [ChatMessage::user(*request), ChatMessage::assistant(format!("```sh\n{command}\n```"), Vec::new())]
-        })
-        .collect()
+    let asked = |(request, command): &(&str, &str)| {
+        [ChatMessage::user(*request), ChatMessage::assistant(format!("```sh\n{command}\n```"), Vec::new())]
+    };
+    match mode {
+        PromptMode::Widget => WIDGET_EXAMPLES.iter().flat_map(asked).collect(),
+        PromptMode::Agent => WIDGET_EXAMPLES
+            .iter()
+            .zip(AGENT_TURNS)
+            .flat_map(|(example, (output, answer))| {
+                let [request, command] = asked(example);
+                // Read as every real observation is (`after_run`), from what `run_command` reports.
+                let observation = super::after_run(&format!("exit 0 · 4 ms\n{output}"));
+                [request, command, ChatMessage::user(observation), ChatMessage::assistant(*answer, Vec::new())]
+            })
+            .collect(),
+        PromptMode::Explain => Vec::new(),
+    }
 }
 
 /// The form every widget follow-up asks for (after prose, a loop, a flawed or failing candidate):
@@ -240,12 +275,38 @@ mod tests {
         }
         for (mode, calls) in [
             (PromptMode::Widget, ToolCalls::Native),
-            (PromptMode::Agent, ToolCalls::Text),
             (PromptMode::Agent, ToolCalls::Native),
             (PromptMode::Explain, ToolCalls::Text),
         ] {
             assert!(examples(mode, calls).is_empty(), "{mode:?} {calls:?}");
         }
+    }
+
+    /// The agent with text calls is shown whole turns: the command as it would run it, the output
+    /// as it reads a real one, then an answer in words that it takes as the end of the turn.
+    #[test]
+    fn the_agent_with_text_calls_is_shown_whole_turns_ending_in_an_answer() {
+        use crate::protocol::Role;
+        let shown = examples(PromptMode::Agent, ToolCalls::Text);
+        assert_eq!(shown.len(), AGENT_TURNS.len() * 4);
+        for (turn, (request, command)) in shown.chunks(4).zip(WIDGET_EXAMPLES) {
+            let roles: Vec<Role> = turn.iter().map(|m| m.role).collect();
+            assert_eq!(roles, [Role::User, Role::Assistant, Role::User, Role::Assistant]);
+            assert_eq!(turn[0].content, *request);
+            let (call, prose) = crate::llm::text_calls::command_block(&turn[1].content).expect("a command block");
+            assert_eq!(call.arguments["command"], *command);
+            assert_eq!(prose, "");
+            assert!(
+                turn[2].content.ends_with("reply with the next command line alone in a ```sh block.]"),
+                "{}",
+                turn[2].content
+            );
+            assert!(!turn[2].content.contains("exit 0"), "the status line is not what a small model reads");
+            assert!(crate::llm::text_calls::command_block(&turn[3].content).is_none(), "{}", turn[3].content);
+            assert!(turn.iter().all(|m| m.tool_calls.is_empty() && m.tool_call_id.is_none()));
+        }
+        assert!(shown[2].content.starts_with("[It ran and printed nothing.]"), "{}", shown[2].content);
+        assert!(shown[6].content.starts_with("3\n"), "{}", shown[6].content);
     }
 
     #[test]

@@ -29,6 +29,14 @@ fn system(request: &RecordedRequest) -> String {
     request.messages()[0]["content"].as_str().unwrap_or_default().to_owned()
 }
 
+/// `request`'s messages after what comes before the conversation (the system message and the
+/// worked turns a small model is shown): the first request holds those, then the task alone.
+fn conversation(first: &RecordedRequest, request: &RecordedRequest) -> Vec<Value> {
+    let before = first.messages().len() - 1;
+    assert_eq!(request.messages()[..before], first.messages()[..before], "the same prefix in every request");
+    request.messages()[before..].to_vec()
+}
+
 fn events(stdout: &[u8]) -> Vec<Value> {
     String::from_utf8_lossy(stdout).lines().filter_map(|line| serde_json::from_str(line).ok()).collect()
 }
@@ -49,7 +57,23 @@ fn a_small_models_sh_block_runs_and_its_output_goes_back() {
     let prompt = system(first);
     assert!(prompt.contains("Reply with the command line alone in a ```sh block"), "{prompt}");
     assert!(prompt.starts_with("# Safety rules"), "{prompt}");
+    // Worked turns before the task: a request, its ```sh block, the output, an answer in words.
+    let messages = first.messages();
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap_or_default()).collect();
+    let turns = (roles.len() - 2) / 4;
+    assert!(turns >= 3, "{roles:?}");
+    let mut expected = vec!["system"];
+    expected.extend(std::iter::repeat_n(["user", "assistant", "user", "assistant"], turns).flatten());
+    expected.push("user");
+    assert_eq!(roles, expected);
+    for turn in messages[1..messages.len() - 1].chunks(4) {
+        assert!(turn[1]["content"].as_str().unwrap_or_default().starts_with("```sh\n"), "{turn:?}");
+        assert!(turn[2]["content"].as_str().unwrap_or_default().contains("[Answer the request from this output"));
+        assert!(!turn[3]["content"].as_str().unwrap_or_default().contains("```"), "{turn:?}");
+    }
+    assert_eq!(messages.last().unwrap()["content"], "print the marker");
     let second = &requests[1];
+    assert_eq!(conversation(first, second)[0]["content"], "print the marker");
     second.assert_tool_calls_answered();
     let observation = second.tool_result("call_1").unwrap_or_default();
     // The output, then what to do with it; no `exit 0 · 35 ms` header for the model to read back.
@@ -313,8 +337,8 @@ fn an_empty_first_reply_is_asked_for_again_once() {
     assert!(last(&requests[1])["content"].as_str().unwrap_or_default().contains("alone in a ```sh block"));
     // The ask is not part of the conversation the third request carries.
     // The ask joined the task's message (no two user messages in a row) in that request only.
-    assert_eq!(requests[1].messages().iter().filter(|m| m["role"] == "user").count(), 1);
-    let third = requests[2].messages();
+    assert_eq!(conversation(&requests[0], &requests[1]).iter().filter(|m| m["role"] == "user").count(), 1);
+    let third = conversation(&requests[0], &requests[2]);
     let users: Vec<&Value> = third.iter().filter(|m| m["role"] == "user").collect();
     assert_eq!(users.len(), 1, "{third:?}");
     assert_eq!(users[0]["content"], "print it", "{third:?}");
