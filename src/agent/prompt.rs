@@ -90,13 +90,7 @@ pub fn system_prompt(mode: PromptMode, calls: ToolCalls, environment: &str) -> S
         PromptMode::Widget => (L1_WIDGET_ROLE, L2_WIDGET_TOOLS),
         PromptMode::Explain => (L1_EXPLAIN_ROLE, L2_EXPLAIN_TOOLS),
     };
-    let call_form = match mode {
-        PromptMode::Explain if text => format!("\n{TEXT_CALLS}"),
-        // Before the environment, which changes with the directory, cursor, status and history:
-        // the examples stay in the part a server's prompt cache keeps from one Ctrl-G to the next.
-        PromptMode::Widget if text => format!("\n\n{}", widget_examples()),
-        _ => String::new(),
-    };
+    let call_form = if text && mode == PromptMode::Explain { format!("\n{TEXT_CALLS}") } else { String::new() };
     // A small model (text calls) copies the programs and paths it is shown into unrelated commands.
     let environment = if text && mode == PromptMode::Agent {
         std::borrow::Cow::Owned(crate::context::EnvContext::for_small_models(environment))
@@ -137,9 +131,11 @@ Reply with the command line alone in a ```sh block.";
 /// told the form alone (NL2SH-ALFA replays, three different sets, 5 of 5 runs at or above the
 /// prompt without them). The last three show common `find` idioms it missed (one total over many
 /// files, `-maxdepth 1` for "not its subdirectories", `-exec … {} +`): 135 against 129 of 240
-/// replayed tasks with the first three alone (bench/BENCHMARKS.md). Shown in the system prompt
-/// before the environment (as well as shown as earlier turns: 67 and 66 of 120), so the part a
-/// server caches across Ctrl-Gs holds them; the cursor, status and history come after.
+/// replayed tasks with the first three alone, 139 against 132 of all 274 (bench/BENCHMARKS.md).
+/// Constant, so a second candidate's request repeats the first's prefix; across Ctrl-Gs the system
+/// message before them changes with the cursor, status and history, so a server re-reads them
+/// (~200 tokens). As turns, not text in the system prompt (which a cache would keep): written
+/// there, the same six moved nothing (132 against 132 of 274).
 pub(crate) const WIDGET_EXAMPLES: &[(&str, &str)] = &[
     (
         "replace every tab with a comma in data.tsv and save the result as data.csv",
@@ -161,16 +157,6 @@ pub(crate) const WIDGET_EXAMPLES: &[(&str, &str)] = &[
     ),
 ];
 
-/// [`WIDGET_EXAMPLES`] as the widget's system prompt shows them: each request, then its command
-/// in the answer's form.
-fn widget_examples() -> String {
-    let mut out = String::from("# Examples");
-    for (request, command) in WIDGET_EXAMPLES {
-        out.push_str(&format!("\n{request}\n```sh\n{command}\n```"));
-    }
-    out
-}
-
 /// What the agent with text calls is shown before the conversation: the first three of
 /// [`WIDGET_EXAMPLES`] as whole turns, each a request, its command in a ```sh block, the output as
 /// a small model reads it after a command ran, and a short answer in words. Shown the commands
@@ -184,27 +170,30 @@ const AGENT_TURNS: &[(&str, &str)] = &[
     ("config/\nconfig/app.yml\nconfig/db.yml", "backup.tar.gz holds the config directory and its 2 files."),
 ];
 
-/// The exchanges sent between the system message and the conversation: the agent's whole worked
-/// turns with text calls, nothing otherwise (with native calls its commands are calls; the
-/// widget's examples are part of its system prompt, where they stay cached across Ctrl-Gs).
+/// The exchanges sent between the system message and the conversation, with text calls only
+/// (with native calls the widget's answer is a `propose_command` call, and the agent's commands are
+/// calls too): the widget's worked examples, or the agent's whole worked turns.
 pub fn examples(mode: PromptMode, calls: ToolCalls) -> Vec<ChatMessage> {
-    if mode != PromptMode::Agent || calls != ToolCalls::Text {
+    if calls != ToolCalls::Text {
         return Vec::new();
     }
-    WIDGET_EXAMPLES
-        .iter()
-        .zip(AGENT_TURNS)
-        .flat_map(|((request, command), (output, answer))| {
-            // Read as every real observation is (`after_run`), from what `run_command` reports.
-            let observation = super::after_run(&format!("exit 0 · 4 ms\n{output}"));
-            [
-                ChatMessage::user(*request),
-                ChatMessage::assistant(format!("```sh\n{command}\n```"), Vec::new()),
-                ChatMessage::user(observation),
-                ChatMessage::assistant(*answer, Vec::new()),
-            ]
-        })
-        .collect()
+    let asked = |(request, command): &(&str, &str)| {
+        [ChatMessage::user(*request), ChatMessage::assistant(format!("```sh\n{command}\n```"), Vec::new())]
+    };
+    match mode {
+        PromptMode::Widget => WIDGET_EXAMPLES.iter().flat_map(asked).collect(),
+        PromptMode::Agent => WIDGET_EXAMPLES
+            .iter()
+            .zip(AGENT_TURNS)
+            .flat_map(|(example, (output, answer))| {
+                let [request, command] = asked(example);
+                // Read as every real observation is (`after_run`), from what `run_command` reports.
+                let observation = super::after_run(&format!("exit 0 · 4 ms\n{output}"));
+                [request, command, ChatMessage::user(observation), ChatMessage::assistant(*answer, Vec::new())]
+            })
+            .collect(),
+        PromptMode::Explain => Vec::new(),
+    }
 }
 
 /// The form every widget follow-up asks for (after prose, a loop, a flawed or failing candidate):
@@ -270,30 +259,23 @@ mod tests {
         }
     }
 
-    /// Only the widget with text calls is shown worked examples, in its system prompt before the
-    /// environment: each a request, then a command in the form it asks for, which it would take.
+    /// Only the widget with text calls gets worked examples, each a request and then a command in
+    /// the form the widget asks for, which the widget would take as its answer.
     #[test]
     fn the_widget_alone_shows_worked_examples_in_its_answer_form() {
-        let prompt = system_prompt(PromptMode::Widget, ToolCalls::Text, "- Working directory: /srv\n");
-        let examples_at = prompt.find("# Examples\n").expect("the widget's examples");
-        // Before the environment, after the form they show.
-        assert!(prompt[..examples_at].contains("alone in a ```sh block"), "{prompt}");
-        assert!(examples_at < prompt.find("# Environment").unwrap_or(0), "{prompt}");
-        for (request, command) in WIDGET_EXAMPLES {
-            let shown = format!("{request}\n```sh\n{command}\n```");
-            assert!(prompt.contains(&shown), "{shown}");
-            let taken = crate::modes::widget::answer::classify(&shown[request.len() + 1..], |_| true);
-            let crate::modes::widget::answer::Answer::Command(taken) = taken else {
-                panic!("the widget would not take it as a command: {shown}")
+        let shown = examples(PromptMode::Widget, ToolCalls::Text);
+        assert_eq!(shown.len(), WIDGET_EXAMPLES.len() * 2);
+        for pair in shown.chunks(2) {
+            assert_eq!(pair[0].role, crate::protocol::Role::User);
+            assert_eq!(pair[1].role, crate::protocol::Role::Assistant);
+            let taken = crate::modes::widget::answer::classify(&pair[1].content, |_| true);
+            let crate::modes::widget::answer::Answer::Command(command) = taken else {
+                panic!("the widget would not take it as a command: {}", pair[1].content)
             };
-            assert_eq!(taken, *command);
             assert!(!command.contains('\n'), "{command}");
-            assert_eq!(crate::agent::check::review(command, Some("bash"), &|_| true), None, "{command}");
+            assert_eq!(crate::agent::check::review(&command, Some("bash"), &|_| true), None, "{command}");
         }
-        assert!(!system_prompt(PromptMode::Widget, ToolCalls::Native, "").contains("# Examples"));
-        assert!(!system_prompt(PromptMode::Agent, ToolCalls::Text, "").contains("# Examples"));
         for (mode, calls) in [
-            (PromptMode::Widget, ToolCalls::Text),
             (PromptMode::Widget, ToolCalls::Native),
             (PromptMode::Agent, ToolCalls::Native),
             (PromptMode::Explain, ToolCalls::Text),
@@ -357,10 +339,8 @@ mod tests {
         let text = system_prompt(PromptMode::Widget, ToolCalls::Text, "");
         assert!(text.contains(&format!("Reply with the {WIDGET_REPLY_FORM}.")), "{text}");
         assert!(!text.contains("propose_command"), "{text}");
-        // The worked examples name programs on purpose (measured not to be copied); the layers that
-        // describe the job name none.
         for widget in [native, text] {
-            let layers = &widget[L0_SAFETY.len()..widget.find("# Examples").unwrap_or(widget.len())];
+            let layers = &widget[L0_SAFETY.len()..];
             for program in ["`ls`", " ls,", "ls ", "cat ", "git status", " ss", "which"] {
                 assert!(!layers.contains(program), "the widget's layers name {program:?}: {layers}");
             }

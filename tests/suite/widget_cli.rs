@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::TestEnv;
 use crate::support::mock_llm::*;
@@ -77,13 +77,17 @@ pub(crate) fn system_prompt(request: &RecordedRequest) -> String {
     request.messages()[0]["content"].as_str().unwrap().to_owned()
 }
 
-/// The line sent: the request's one user message (the widget's worked examples are part of its
-/// system prompt).
+/// The line sent: the last user message. Any before it is a worked example (text calls), answered
+/// by a command in a ```sh block right after it.
 fn user_message(request: &RecordedRequest) -> String {
     let messages = request.messages();
-    let user: Vec<&Value> = messages.iter().filter(|m| m["role"] == "user").collect();
-    assert_eq!(user.len(), 1, "{messages:#?}");
-    user[0]["content"].as_str().unwrap().to_owned()
+    let user: Vec<usize> = (0..messages.len()).filter(|&i| messages[i]["role"] == "user").collect();
+    let (&last, examples) = user.split_last().unwrap_or_else(|| panic!("no user message: {messages:#?}"));
+    for &i in examples {
+        let answer = messages[i + 1]["content"].as_str().unwrap_or_default();
+        assert!(messages[i + 1]["role"] == "assistant" && answer.starts_with("```sh\n"), "{messages:#?}");
+    }
+    messages[last]["content"].as_str().unwrap().to_owned()
 }
 
 /// The contract: exit 0, stdout exactly the command, nothing on stderr, no escape bytes.

@@ -53,8 +53,8 @@ fn alternatives_and_syntax_errors_are_sent_back_once() {
     assert_replaced(&ask(&env, &mock, "list everything here"), "ls -la");
     let requests = mock.chat_requests();
     assert!(last_message(&requests[1]).contains("several commands"));
-    // The second ask keeps the first's prefix byte for byte (the system message and the line), so a
-    // local server reads only what is new.
+    // The second ask keeps the first's prefix byte for byte (the system message and the examples),
+    // so a local server reads only what is new.
     let through_the_line = requests[0].messages().len();
     assert_eq!(requests[1].messages()[..through_the_line], requests[0].messages()[..]);
     if std::process::Command::new("bash").arg("--version").output().is_err() {
@@ -121,16 +121,23 @@ fn the_widget_starts_with_text_calls_and_native_is_a_setting() {
     assert!(request.json().get("temperature").is_none(), "nothing configured, nothing sent");
     let system = system_prompt(request);
     assert!(system.contains("Reply with the command line alone in a ```sh block."), "{system}");
-    // Worked examples in the answer's form, in the system prompt before the environment (the part a
-    // server's cache keeps across Ctrl-Gs); the line is the only other message.
+    // Worked examples in the answer's form come between the system message and the line.
     let messages = request.messages();
-    assert_eq!(messages.len(), 2, "{messages:?}");
-    let examples = system.find("# Examples\n").expect("worked examples");
-    assert!(examples < system.find("# Environment").unwrap_or(0), "{system}");
-    assert!(system[examples..].matches("```sh\n").count() >= 3, "{system}");
+    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap_or_default()).collect();
+    let pairs = (roles.len() - 2) / 2;
+    assert!(pairs >= 3, "{roles:?}");
+    let mut expected = vec!["system"];
+    expected.extend(std::iter::repeat_n(["user", "assistant"], pairs).flatten());
+    expected.push("user");
+    assert_eq!(roles, expected);
+    let line = messages.len() - 1;
+    assert!(messages[1..line].iter().step_by(2).all(|m| !m["content"].as_str().unwrap_or_default().contains("```")));
+    assert!(
+        messages[2..line].iter().step_by(2).all(|m| m["content"].as_str().unwrap_or_default().starts_with("```sh\n"))
+    );
     assert_eq!(last_message(request), "disk usage here");
-    // The widget's budget holds for everything read before the line.
-    let before_the_line = system.len();
+    // The widget's budget holds for everything read before the line: the system message and the examples.
+    let before_the_line: usize = messages[..line].iter().map(|m| m["content"].as_str().unwrap_or_default().len()).sum();
     assert!(before_the_line <= 3000, "{before_the_line} bytes before the line");
     env.write_config(r#"{"llm": {"tool_mode": "native"}}"#);
     let mock = MockLlm::start([propose("c1", "du -sh /srv")]);
@@ -138,8 +145,7 @@ fn the_widget_starts_with_text_calls_and_native_is_a_setting() {
     let request = &mock.chat_requests()[0];
     assert_eq!(request.tool_names(), ["run_command", "propose_command"]);
     assert!(system_prompt(request).contains("calling propose_command"));
-    assert_eq!(request.messages().len(), 2, "{:?}", request.messages());
-    assert!(!system_prompt(request).contains("# Examples"), "no examples with native calls");
+    assert_eq!(request.messages().len(), 2, "no examples with native calls: {:?}", request.messages());
 }
 
 /// `auto` for the agent: native until a reply writes its call as text although the schemas were
