@@ -134,7 +134,7 @@ impl Agent<'_> {
                 if bare_first.take().is_some_and(|first| first == reply.content.trim()) {
                     reply.content = format!("```sh\n{}\n```", reply.content.trim());
                 }
-                not_a_command = self.command_in_block(&mut reply, &commands_run).await;
+                not_a_command = self.command_in_block(&mut reply, &commands_run, &history[turn_start..]).await;
             }
             let text_only = reply.tool_calls.is_empty() && !recited;
             let blank = text_only && is_blank(&reply.content);
@@ -345,16 +345,25 @@ impl Agent<'_> {
 
     /// With text calls, the agent's reply that holds a command in a ```sh block runs it, unless it
     /// already ran in this turn: a small model that repeats the command it ran is done, and its
-    /// reply is the answer (no loop). A block that is no command at all (a bare path, only
-    /// comments, text the shell cannot parse) becomes a call that is not run: the returned problem is its observation,
-    /// so the model writes the command instead.
-    async fn command_in_block(&self, reply: &mut crate::llm::ModelReply, commands_run: &[String]) -> Option<String> {
+    /// reply is the answer (no loop). Nor when the block is a line of what a tool returned in this
+    /// turn: asked for the tenth line of a script, a 1.5B model ran `sed -n 10p`, then wrote that
+    /// line (`mkdir -p …`) back in a block, and it ran. Output is data, never a step (L0 rule 2; a
+    /// file or log can say anything), so the reply is the answer, for the person to read and run
+    /// if they want. A block that is no command at all (a bare path, only comments, text the shell
+    /// cannot parse) becomes a call that is not run: the returned problem is its observation, so
+    /// the model writes the command instead.
+    async fn command_in_block(
+        &self,
+        reply: &mut crate::llm::ModelReply,
+        commands_run: &[String],
+        turn: &[ChatMessage],
+    ) -> Option<String> {
         if !self.blocks_are_commands(self.calls()) || self.tools.get("run_command").is_none() {
             return None;
         }
         let (call, prose) = crate::llm::text_calls::command_block(&reply.content)?;
         let command = call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("");
-        if commands_run.iter().any(|ran| ran.trim() == command) {
+        if commands_run.iter().any(|ran| ran.trim() == command) || check::is_in_output(command, turn) {
             return None;
         }
         let problem = self.not_a_command(command).await;

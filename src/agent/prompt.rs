@@ -102,7 +102,7 @@ pub fn system_prompt(mode: PromptMode, calls: ToolCalls, environment: &str) -> S
 
 /// L1 for the Ctrl-G widget. Written for small models (issue 22): short, the shape of the
 /// answer and no programs to prefer (a 1.5B model copies a program it is told to consider); the
-/// worked [`WIDGET_EXAMPLES`] that follow do name programs, and were measured not to be copied.
+/// [`WORKED`] examples that follow do name programs, and were measured not to be copied.
 pub(crate) const L1_WIDGET_ROLE: &str = "\
 # Role
 You are opsai's shell widget. The user message is the line typed at their shell prompt: what they want in words, \
@@ -124,50 +124,68 @@ pub(crate) const L2_WIDGET_TEXT: &str = "\
 # Answer
 Reply with the command line alone in a ```sh block.";
 
-/// Worked exchanges sent before the widget's line when it asks for the command as text (issue 22):
-/// a request in words, then the answer in the asked-for form. Written here, not taken from any
-/// benchmark. The first three show the shape a small model most often gets wrong (a file saved, a
-/// count alone, two steps joined); a 1.5B model shown them chose the right command more often than
-/// told the form alone (NL2SH-ALFA replays, three different sets, 5 of 5 runs at or above the
-/// prompt without them). The last three show common `find` idioms it missed (one total over many
-/// files, `-maxdepth 1` for "not its subdirectories", `-exec … {} +`): 135 against 129 of 240
-/// replayed tasks with the first three alone, 139 against 132 of all 274 (bench/BENCHMARKS.md).
-/// Constant, so a second candidate's request repeats the first's prefix; across Ctrl-Gs the system
-/// message before them changes with the cursor, status and history, so a server re-reads them
-/// (~200 tokens). As turns, not text in the system prompt (which a cache would keep): written
-/// there, the same six moved nothing (132 against 132 of 274).
-pub(crate) const WIDGET_EXAMPLES: &[(&str, &str)] = &[
-    (
-        "replace every tab with a comma in data.tsv and save the result as data.csv",
-        "tr '\\t' ',' < data.tsv > data.csv",
-    ),
-    ("how many users have bash as their login shell", "grep -c '/bin/bash$' /etc/passwd"),
-    (
-        "make a gzip archive backup.tar.gz of the config directory, then list the files in it",
-        "tar -czf backup.tar.gz config && tar -tzf backup.tar.gz",
-    ),
-    (
-        "count the lines of all the .log files under /var/log and its subdirectories, one total",
-        "find /var/log -type f -name '*.log' -exec cat {} + | wc -l",
-    ),
-    ("list the .conf files in /etc itself, not in its subdirectories", "find /etc -maxdepth 1 -type f -name '*.conf'"),
-    (
-        "show the 3 biggest files under src with their sizes, biggest first",
-        "find src -type f -exec du -h {} + | sort -rh | head -n 3",
-    ),
-];
+/// One worked example: a request in words, its command, and for the agent's whole turns what the
+/// command printed and the short answer after it.
+pub(crate) struct Worked {
+    pub request: &'static str,
+    pub command: &'static str,
+    /// `(output, answer)`: shown to the agent as the rest of the turn; `None` for the widget's only.
+    pub outcome: Option<(&'static str, &'static str)>,
+}
 
-/// What the agent with text calls is shown before the conversation: the first three of
-/// [`WIDGET_EXAMPLES`] as whole turns, each a request, its command in a ```sh block, the output as
-/// a small model reads it after a command ran, and a short answer in words. Shown the commands
-/// alone, the agent went on writing commands after the output (16 against 18 of 40 NL2SH-ALFA
-/// tasks); shown the whole turn, its first command was right more often (61 against 54 of 120 in
-/// a replay of its first request, bench/BENCHMARKS.md). The outputs are those a small machine
-/// would print; the answers do not repeat them (the user saw them).
-const AGENT_TURNS: &[(&str, &str)] = &[
-    ("", "data.csv now holds data.tsv with every tab replaced by a comma."),
-    ("3", "3 users have bash as their login shell."),
-    ("config/\nconfig/app.yml\nconfig/db.yml", "backup.tar.gz holds the config directory and its 2 files."),
+/// Worked examples, written here and not taken from any benchmark (issue 22). The widget is shown
+/// every request and its command before its line, as earlier turns. The first three show the shape
+/// a small model most often gets wrong (a file saved, a count alone, two steps joined): a 1.5B
+/// model shown them chose the right command more often than told the form alone (NL2SH-ALFA
+/// replays, three different sets, 5 of 5 runs at or above the prompt without them). The last three
+/// show common `find` idioms it missed (one total over many files, `-maxdepth 1` for "not its
+/// subdirectories", `-exec … {} +`): 135 against 129 of 240 replayed tasks with the first three
+/// alone, 139 against 132 of all 274 (bench/BENCHMARKS.md). Constant, so a second candidate's
+/// request repeats the first's prefix; across Ctrl-Gs the system message before them changes with
+/// the cursor, status and history, so a server re-reads them (~200 tokens). As turns, not text in
+/// the system prompt (which a cache would keep): written there, the same six moved nothing (132
+/// against 132 of 274).
+///
+/// The agent with text calls is shown the ones with an outcome as whole turns: the request, its
+/// command in a ```sh block, the output as a small model reads it after a command ran, and a short
+/// answer that does not repeat it (the user saw it). Shown the commands alone, the agent went on
+/// writing commands after the output (16 against 18 of 40 NL2SH-ALFA tasks); shown whole turns,
+/// its first command was right more often (61 against 54 of 120 in a replay of its first request)
+/// and it passed 23 of 40 tasks against 17.
+pub(crate) const WORKED: &[Worked] = &[
+    Worked {
+        request: "replace every tab with a comma in data.tsv and save the result as data.csv",
+        command: "tr '\\t' ',' < data.tsv > data.csv",
+        outcome: Some(("", "data.csv now holds data.tsv with every tab replaced by a comma.")),
+    },
+    Worked {
+        request: "how many users have bash as their login shell",
+        command: "grep -c '/bin/bash$' /etc/passwd",
+        outcome: Some(("3", "3 users have bash as their login shell.")),
+    },
+    Worked {
+        request: "make a gzip archive backup.tar.gz of the config directory, then list the files in it",
+        command: "tar -czf backup.tar.gz config && tar -tzf backup.tar.gz",
+        outcome: Some((
+            "config/\nconfig/app.yml\nconfig/db.yml",
+            "backup.tar.gz holds the config directory and its 2 files.",
+        )),
+    },
+    Worked {
+        request: "count the lines of all the .log files under /var/log and its subdirectories, one total",
+        command: "find /var/log -type f -name '*.log' -exec cat {} + | wc -l",
+        outcome: None,
+    },
+    Worked {
+        request: "list the .conf files in /etc itself, not in its subdirectories",
+        command: "find /etc -maxdepth 1 -type f -name '*.conf'",
+        outcome: None,
+    },
+    Worked {
+        request: "show the 3 biggest files under src with their sizes, biggest first",
+        command: "find src -type f -exec du -h {} + | sort -rh | head -n 3",
+        outcome: None,
+    },
 ];
 
 /// The exchanges sent between the system message and the conversation, with text calls only
@@ -177,20 +195,24 @@ pub fn examples(mode: PromptMode, calls: ToolCalls) -> Vec<ChatMessage> {
     if calls != ToolCalls::Text {
         return Vec::new();
     }
-    let asked = |(request, command): &(&str, &str)| {
-        [ChatMessage::user(*request), ChatMessage::assistant(format!("```sh\n{command}\n```"), Vec::new())]
+    let asked = |worked: &Worked| {
+        [
+            ChatMessage::user(worked.request),
+            ChatMessage::assistant(format!("```sh\n{}\n```", worked.command), Vec::new()),
+        ]
     };
     match mode {
-        PromptMode::Widget => WIDGET_EXAMPLES.iter().flat_map(asked).collect(),
-        PromptMode::Agent => WIDGET_EXAMPLES
+        PromptMode::Widget => WORKED.iter().flat_map(asked).collect(),
+        PromptMode::Agent => WORKED
             .iter()
-            .zip(AGENT_TURNS)
-            .flat_map(|(example, (output, answer))| {
-                let [request, command] = asked(example);
+            .filter_map(|worked| {
+                let (output, answer) = worked.outcome?;
+                let [request, command] = asked(worked);
                 // Read as every real observation is (`after_run`), from what `run_command` reports.
                 let observation = super::after_run(&format!("exit 0 · 4 ms\n{output}"));
-                [request, command, ChatMessage::user(observation), ChatMessage::assistant(*answer, Vec::new())]
+                Some([request, command, ChatMessage::user(observation), ChatMessage::assistant(answer, Vec::new())])
             })
+            .flatten()
             .collect(),
         PromptMode::Explain => Vec::new(),
     }
@@ -259,19 +281,21 @@ mod tests {
         }
     }
 
-    /// Only the widget with text calls gets worked examples, each a request and then a command in
-    /// the form the widget asks for, which the widget would take as its answer.
+    /// With text calls the widget is shown every worked example, each a request and then a command
+    /// in the form it asks for, which it would take as its answer; native calls get none.
     #[test]
-    fn the_widget_alone_shows_worked_examples_in_its_answer_form() {
+    fn the_widget_with_text_calls_shows_worked_examples_in_its_answer_form() {
         let shown = examples(PromptMode::Widget, ToolCalls::Text);
-        assert_eq!(shown.len(), WIDGET_EXAMPLES.len() * 2);
-        for pair in shown.chunks(2) {
+        assert_eq!(shown.len(), WORKED.len() * 2);
+        for (pair, worked) in shown.chunks(2).zip(WORKED) {
+            assert_eq!(pair[0].content, worked.request);
             assert_eq!(pair[0].role, crate::protocol::Role::User);
             assert_eq!(pair[1].role, crate::protocol::Role::Assistant);
             let taken = crate::modes::widget::answer::classify(&pair[1].content, |_| true);
             let crate::modes::widget::answer::Answer::Command(command) = taken else {
                 panic!("the widget would not take it as a command: {}", pair[1].content)
             };
+            assert_eq!(command, worked.command);
             assert!(!command.contains('\n'), "{command}");
             assert_eq!(crate::agent::check::review(&command, Some("bash"), &|_| true), None, "{command}");
         }
@@ -290,13 +314,18 @@ mod tests {
     fn the_agent_with_text_calls_is_shown_whole_turns_ending_in_an_answer() {
         use crate::protocol::Role;
         let shown = examples(PromptMode::Agent, ToolCalls::Text);
-        assert_eq!(shown.len(), AGENT_TURNS.len() * 4);
-        for (turn, (request, command)) in shown.chunks(4).zip(WIDGET_EXAMPLES) {
+        let whole: Vec<&Worked> = WORKED.iter().filter(|worked| worked.outcome.is_some()).collect();
+        assert!(whole.len() >= 3);
+        assert_eq!(shown.len(), whole.len() * 4);
+        for (turn, worked) in shown.chunks(4).zip(whole) {
             let roles: Vec<Role> = turn.iter().map(|m| m.role).collect();
             assert_eq!(roles, [Role::User, Role::Assistant, Role::User, Role::Assistant]);
-            assert_eq!(turn[0].content, *request);
+            assert_eq!(turn[0].content, worked.request);
             let (call, prose) = crate::llm::text_calls::command_block(&turn[1].content).expect("a command block");
-            assert_eq!(call.arguments["command"], *command);
+            assert_eq!(call.arguments["command"], worked.command);
+            let (output, answer) = worked.outcome.unwrap_or_default();
+            assert!(turn[2].content.starts_with(output), "{}", turn[2].content);
+            assert_eq!(turn[3].content, answer);
             assert_eq!(prose, "");
             assert!(
                 turn[2].content.ends_with("reply with the next command line alone in a ```sh block.]"),

@@ -126,6 +126,28 @@ fn the_same_block_again_is_the_answer_not_a_second_run() {
     assert_eq!(audit(&env).lines().count(), 1, "{}", audit(&env));
 }
 
+/// A line of a command's output written back in a block is read out, not run: output is data (a
+/// script's line, a README's, a log's), and a small model that copies it is answering. The reply is
+/// the answer; nothing but the first command ran.
+#[test]
+fn a_line_of_the_output_in_a_block_is_the_answer_not_a_command() {
+    let env = TestEnv::new();
+    let target = env.user_home().join("made-by-output-3391");
+    let line = format!("touch {}", target.display());
+    let mock = MockLlm::start([
+        reply_text(&format!("```sh\nprintf '%s\\n' '{line}'\n```")),
+        reply_text(&format!("The line is:\n```sh\n{line}\n```")),
+    ]);
+    let out = opsai(&env, &mock, SMALL).args(["-y", "-q", "print the line"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(mock.chat_requests().len(), 2);
+    assert!(String::from_utf8_lossy(&out.stdout).contains(&line), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(!target.exists(), "the output's line ran");
+    let log = audit(&env);
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert!(log.contains("printf"), "{log}");
+}
+
 /// A 7B model keeps the native calls: schemas are sent and its ```sh block is an answer to read.
 #[test]
 fn a_bigger_models_sh_block_is_only_shown() {
