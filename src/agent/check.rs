@@ -14,7 +14,6 @@ use std::time::Duration;
 use crate::agent::prompt::WIDGET_REPLY_FORM;
 use crate::context::probe::output_within;
 use crate::policy::parse::parse;
-use crate::protocol::{ChatMessage, Role};
 
 /// How long the shell may take to parse a candidate.
 const SYNTAX_TIMEOUT: Duration = Duration::from_secs(2);
@@ -94,20 +93,6 @@ pub(crate) fn review(command: &str, shell: Option<&str>, is_program: &dyn Fn(&st
         return Some(Problem::Syntax(error));
     }
     missing_program(command, is_program).map(Problem::Missing)
-}
-
-/// Whether `command` is something a tool returned in `turn` rather than a step of the model's own:
-/// a whole line of an observation, or for several lines, those lines in a row (whitespace at the
-/// ends of lines aside, so a terminal's `\r` does not hide it).
-pub(crate) fn is_in_output(command: &str, turn: &[ChatMessage]) -> bool {
-    let wanted: Vec<&str> = command.lines().map(str::trim).filter(|line| !line.is_empty()).collect();
-    if wanted.is_empty() {
-        return false;
-    }
-    turn.iter().filter(|message| message.role == Role::Tool).any(|message| {
-        let lines: Vec<&str> = message.content.lines().map(str::trim).collect();
-        lines.windows(wanted.len()).any(|window| window == wanted.as_slice())
-    })
 }
 
 /// One word that names a file or directory (`/home/root`, `~/logs`, `./build/`) and is not an
@@ -233,22 +218,6 @@ mod tests {
 
     fn problem(command: &str) -> Option<Problem> {
         review(command, Some("bash 5.2"), &installed)
-    }
-
-    #[test]
-    fn a_line_of_a_tools_output_is_found_and_a_command_of_its_own_is_not() {
-        let turn = [
-            ChatMessage::user("print the tenth line of setup.sh"),
-            ChatMessage::tool("call_1", "exit 0 · 138 ms\r\n  mkdir -p /srv/a\r\necho one\necho two\n"),
-        ];
-        for copied in ["mkdir -p /srv/a", "echo one\necho two", " echo two "] {
-            assert!(is_in_output(copied, &turn), "{copied:?}");
-        }
-        for own in
-            ["sed -n 10p setup.sh", "mkdir -p /srv", "echo one\necho three", "", "print the tenth line of setup.sh"]
-        {
-            assert!(!is_in_output(own, &turn), "{own:?}");
-        }
     }
 
     #[test]

@@ -86,6 +86,7 @@ impl Agent<'_> {
         events: EventSink<'_>,
     ) -> Result<TurnOutcome, AgentError> {
         let turn_start = history.len();
+        self.state.returned.clear();
         // A token pasted into the request is a secret too: it never leaves the machine (invariant 4).
         self.push(history, ChatMessage::user(self.services.redactor.redact(task)));
         let mut usage: Option<Usage> = None;
@@ -222,6 +223,7 @@ impl Agent<'_> {
                             let ran = crate::tools::run_command::edited_command(&observation.text).unwrap_or(sent);
                             commands_run.push(ran.into());
                         }
+                        self.state.returned.push(observation.text.clone());
                         self.push(history, ChatMessage::tool(call.id.clone(), observation.text));
                         let signature = format!("{}{}", call.name, call.arguments);
                         failures = match (failed, failures) {
@@ -363,7 +365,8 @@ impl Agent<'_> {
         }
         let (call, prose) = crate::llm::text_calls::command_block(&reply.content)?;
         let command = call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("");
-        if commands_run.iter().any(|ran| ran.trim() == command) || check::is_in_output(command, turn) {
+        let returned = turn.iter().filter(|m| m.role == crate::protocol::Role::Tool).map(|m| m.content.as_str());
+        if commands_run.iter().any(|ran| ran.trim() == command) || crate::tools::gate::is_in_output(command, returned) {
             return None;
         }
         let problem = self.not_a_command(command).await;

@@ -121,6 +121,9 @@ pub struct RunState {
     pub refused_without_terminal: bool,
     /// Commands run under `RunMode::probe_limit` so far.
     pub probes_run: u32,
+    /// What the tools returned in this turn (each observation's text), so the gate knows a command
+    /// copied out of it: output is data, and a line of it runs only after a person's yes.
+    pub returned: Vec<String>,
 }
 
 pub struct ToolContext<'a, 'b> {
