@@ -86,7 +86,10 @@ impl Agent<'_> {
         events: EventSink<'_>,
     ) -> Result<TurnOutcome, AgentError> {
         let turn_start = history.len();
-        self.state.returned.clear();
+        // Everything the tools returned in this conversation that the model can still read (a
+        // README read in an earlier task can steer this one): the gate's `from_output`.
+        self.state.returned =
+            history.iter().filter(|m| m.role == crate::protocol::Role::Tool).map(|m| m.content.clone()).collect();
         // A token pasted into the request is a secret too: it never leaves the machine (invariant 4).
         self.push(history, ChatMessage::user(self.services.redactor.redact(task)));
         let mut usage: Option<Usage> = None;
@@ -365,8 +368,14 @@ impl Agent<'_> {
         }
         let (call, prose) = crate::llm::text_calls::command_block(&reply.content)?;
         let command = call.arguments.get("command").and_then(|c| c.as_str()).unwrap_or("");
+        if commands_run.iter().any(|ran| ran.trim() == command) {
+            return None;
+        }
+        // This turn's output only: read back right after it came, the line is an answer. A line
+        // from an earlier task's output goes to the gate, which asks before it runs.
         let returned = turn.iter().filter(|m| m.role == crate::protocol::Role::Tool).map(|m| m.content.as_str());
-        if commands_run.iter().any(|ran| ran.trim() == command) || crate::tools::gate::is_in_output(command, returned) {
+        if crate::tools::gate::is_in_output(command, returned) {
+            reply.content.push_str(NOT_RUN_FROM_OUTPUT);
             return None;
         }
         let problem = self.not_a_command(command).await;
@@ -568,6 +577,10 @@ impl Agent<'_> {
         }
     }
 }
+
+/// Said under a small model's answer whose ```sh block was a line of the output it was given, so
+/// nobody takes the block for a step that ran.
+const NOT_RUN_FROM_OUTPUT: &str = "\n\n(not run: that line is in the output above, and opsai does not run text from output; run it yourself if you mean to)";
 
 /// A reply with nothing to read or run: empty, or only fences and a language tag (```` ```\nsh\n``` ````
 /// from a small model that meant to open a block). `bash` alone, without a fence, is an answer.

@@ -233,6 +233,7 @@ fn approve(call: &mut Call, state: &mut RunState, planned: &mut Planned) -> Resu
         let mut proposal =
             Proposal::command(call.id, &planned.assessment, &planned.typed, planned.why.as_deref(), planned.auto);
         proposal.note = planned.note.clone();
+        proposal.edited = call.edited.is_some();
         match gate::decide(call.services, state, &proposal) {
             Verdict::Run(Allowed::Covered) => {
                 call.covered(&planned.assessment);

@@ -141,7 +141,8 @@ fn a_line_of_the_output_in_a_block_is_the_answer_not_a_command() {
     let out = opsai(&env, &mock, SMALL).args(["-y", "-q", "print the line"]).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(mock.chat_requests().len(), 2);
-    assert!(String::from_utf8_lossy(&out.stdout).contains(&line), "{}", String::from_utf8_lossy(&out.stdout));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains(&line) && stdout.contains("(not run: that line is in the output above"), "{stdout}");
     assert!(!target.exists(), "the output's line ran");
     let log = audit(&env);
     assert_eq!(log.lines().count(), 1, "{log}");
