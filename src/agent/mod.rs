@@ -88,8 +88,7 @@ impl Agent<'_> {
         let turn_start = history.len();
         // Everything the tools returned in this conversation that the model can still read (a
         // README read in an earlier task can steer this one): the gate's `from_output`.
-        self.state.returned =
-            history.iter().filter(|m| m.role == crate::protocol::Role::Tool).map(|m| m.content.clone()).collect();
+        self.state.returned = tool_outputs(history).map(str::to_owned).collect();
         // A token pasted into the request is a secret too: it never leaves the machine (invariant 4).
         self.push(history, ChatMessage::user(self.services.redactor.redact(task)));
         let mut usage: Option<Usage> = None;
@@ -373,8 +372,7 @@ impl Agent<'_> {
         }
         // This turn's output only: read back right after it came, the line is an answer. A line
         // from an earlier task's output goes to the gate, which asks before it runs.
-        let returned = turn.iter().filter(|m| m.role == crate::protocol::Role::Tool).map(|m| m.content.as_str());
-        if crate::tools::gate::is_in_output(command, returned) {
+        if crate::tools::gate::is_in_output(command, tool_outputs(turn)) {
             reply.content.push_str(NOT_RUN_FROM_OUTPUT);
             return None;
         }
@@ -576,6 +574,11 @@ impl Agent<'_> {
             }
         }
     }
+}
+
+/// What the tools returned in `messages`: every observation's text.
+fn tool_outputs(messages: &[ChatMessage]) -> impl Iterator<Item = &str> {
+    messages.iter().filter(|m| m.role == crate::protocol::Role::Tool).map(|m| m.content.as_str())
 }
 
 /// Said under a small model's answer whose ```sh block was a line of the output it was given, so

@@ -176,6 +176,10 @@ pub fn declined(what: &str) -> Refusal {
     }
 }
 
+/// Under a command copied from output, in the approval prompt.
+const COPIED_NOTE: &str =
+    "copied from what a command or file returned in this conversation: text from output, not the model's own step";
+
 /// Whether `command` is text a tool returned (`returned`: observations) rather than a step of the
 /// model's own: a whole line of one, or for several lines, those lines in a row (whitespace at the
 /// ends of lines aside, so a terminal's `\r` does not hide it).
@@ -199,7 +203,7 @@ fn from_output(state: &RunState, proposal: &Proposal) -> bool {
         return false;
     }
     let returned = || state.returned.iter().map(String::as_str);
-    is_in_output(typed, returned()) || is_in_output(proposal.shown, returned())
+    is_in_output(typed, returned()) || (proposal.shown != *typed && is_in_output(proposal.shown, returned()))
 }
 
 /// The approval rules, the same for every tool (see the module docs).
@@ -271,12 +275,9 @@ pub(crate) fn decide(services: &Services, state: &mut RunState, proposal: &Propo
             None => format!("refused: {risk} requires {needed}"),
         }));
     }
-    let mut asked = request(services, proposal, &grant, unsandboxed);
-    if copied {
-        let note = "copied from what a command or file returned in this conversation: text from output, not the model's own step";
-        asked.detail = Some(asked.detail.map_or_else(|| note.to_owned(), |detail| format!("{note}\n{detail}")));
-    }
-    let answer = tokio::task::block_in_place(|| services.approver.ask(&asked));
+    let answer = tokio::task::block_in_place(|| {
+        services.approver.ask(&request(services, proposal, &grant, unsandboxed, copied))
+    });
     let what = if proposal.is_command() { "to run this command" } else { "this change" };
     match answer {
         Approval::Approved => Verdict::Run(Allowed::Yes),
@@ -306,6 +307,7 @@ fn request(
     proposal: &Proposal,
     grant: &Option<String>,
     unsandboxed: Option<String>,
+    copied: bool,
 ) -> ApprovalRequest {
     let (display, why, detail) = match &proposal.action {
         Action::Command { typed, why, .. } => {
@@ -316,10 +318,9 @@ fn request(
         }
         Action::File { detail } => (None, None, detail.clone()),
     };
-    let detail = match (detail, &proposal.note) {
-        (Some(detail), Some(note)) => Some(format!("{note}\n{detail}")),
-        (detail, note) => detail.or_else(|| note.clone()),
-    };
+    let copied = copied.then_some(COPIED_NOTE);
+    let notes: Vec<&str> = [copied, proposal.note.as_deref(), detail.as_deref()].into_iter().flatten().collect();
+    let detail = (!notes.is_empty()).then(|| notes.join("\n"));
     ApprovalRequest {
         call_id: proposal.call_id.to_owned(),
         command: proposal.shown.to_owned(),

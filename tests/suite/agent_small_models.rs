@@ -59,13 +59,7 @@ fn a_small_models_sh_block_runs_and_its_output_goes_back() {
     assert!(prompt.starts_with("# Safety rules"), "{prompt}");
     // Worked turns before the task: a request, its ```sh block, the output, an answer in words.
     let messages = first.messages();
-    let roles: Vec<&str> = messages.iter().map(|m| m["role"].as_str().unwrap_or_default()).collect();
-    let turns = (roles.len() - 2) / 4;
-    assert!(turns >= 3, "{roles:?}");
-    let mut expected = vec!["system"];
-    expected.extend(std::iter::repeat_n(["user", "assistant", "user", "assistant"], turns).flatten());
-    expected.push("user");
-    assert_eq!(roles, expected);
+    assert!(first.worked_examples(&["user", "assistant", "user", "assistant"]) >= 3);
     for turn in messages[1..messages.len() - 1].chunks(4) {
         assert!(turn[1]["content"].as_str().unwrap_or_default().starts_with("```sh\n"), "{turn:?}");
         assert!(turn[2]["content"].as_str().unwrap_or_default().contains("[Answer the request from this output"));

@@ -162,6 +162,19 @@ impl RecordedRequest {
         self.json()["messages"].as_array().cloned().unwrap_or_default()
     }
 
+    /// How many worked examples come between the system message and the one user message after
+    /// them, each with the roles `each`; panics when the messages are not laid out so.
+    pub fn worked_examples(&self, each: &[&str]) -> usize {
+        let roles: Vec<String> =
+            self.messages().iter().map(|m| m["role"].as_str().unwrap_or_default().to_owned()).collect();
+        let count = roles.len().saturating_sub(2) / each.len();
+        let mut expected = vec!["system"];
+        expected.extend(std::iter::repeat_n(each, count).flatten());
+        expected.push("user");
+        assert_eq!(roles, expected, "system, {count} worked examples of {each:?}, the user's message");
+        count
+    }
+
     /// The content of the `role: tool` message answering `call_id`.
     pub fn tool_result(&self, call_id: &str) -> Option<String> {
         self.messages()
