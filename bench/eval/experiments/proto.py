@@ -21,13 +21,24 @@ SYSTEM = open(os.environ.get("OPSAI_EVAL_SYSTEM", "system.txt")).read()
 OPSAI = os.environ.get("OPSAI_BIN", "target/release/opsai")
 
 def chat(messages, temperature=None, max_tokens=256, seed=None, extra=None):
+    """The reply's text, with any command the server parsed into `tool_calls` (a model shown calls
+    may answer with one) appended as a ```sh block, so it is judged like a written one."""
     body = {"model": "m", "messages": messages, "max_tokens": max_tokens}
     if temperature is not None: body["temperature"] = temperature
     if seed is not None: body["seed"] = seed
     body.update(extra or {})
     req = urllib.request.Request(URL, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
     with urllib.request.urlopen(req, timeout=300) as r:
-        return json.loads(r.read())["choices"][0]["message"]["content"] or ""
+        message = json.loads(r.read())["choices"][0]["message"]
+    text = message.get("content") or ""
+    for call in message.get("tool_calls") or []:
+        try:
+            command = json.loads(call["function"]["arguments"]).get("command", "")
+        except (ValueError, AttributeError, KeyError):
+            command = ""
+        if command:
+            text += "\n```sh\n" + command + "\n```"
+    return text
 
 def clean(text):
     t = text.strip()

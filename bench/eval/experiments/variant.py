@@ -1,26 +1,9 @@
 """Greedy one-shot with a given system prompt / user template, judged (paired runs on one sample)."""
-import argparse, json, os, sys, tempfile, time, re, urllib.request
+import argparse, json, os, sys, tempfile, time, re
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__))); sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import proto, alfa, judge, run as runmod, tools
 from proto import CACHE
 from concurrent.futures import ThreadPoolExecutor
-
-def chat(messages, max_tokens):
-    """The reply's text, with any command the server parsed into `tool_calls` (a model shown calls
-    may answer with one) appended as a ```sh block, so it is judged like a written one."""
-    body = {"model": "m", "messages": messages, "max_tokens": max_tokens}
-    req = urllib.request.Request(proto.URL, data=json.dumps(body).encode(), headers={"content-type": "application/json"})
-    with urllib.request.urlopen(req, timeout=300) as r:
-        message = json.loads(r.read())["choices"][0]["message"]
-    text = message.get("content") or ""
-    for call in message.get("tool_calls") or []:
-        try:
-            command = json.loads(call["function"]["arguments"]).get("command", "")
-        except (ValueError, AttributeError, KeyError):
-            command = ""
-        if command:
-            text += "\n```sh\n" + command + "\n```"
-    return text
 
 def extract(raw, mode):
     if mode == "last_fence":
@@ -52,7 +35,7 @@ def main():
     work, testbed, det, chosen = sampled(a.sample, a.seed)
     def gen(task):
         msgs = [{"role": "system", "content": system}] + shots + [{"role": "user", "content": a.user.format(nl=task.nl)}]
-        t0 = time.time(); raw = chat(msgs, a.max_tokens); return raw, time.time() - t0
+        t0 = time.time(); raw = proto.chat(msgs, max_tokens=a.max_tokens); return raw, time.time() - t0
     out = open(a.out, "w"); p = 0; secs = []
     with ThreadPoolExecutor(2) as ex:
         for task, (raw, s) in zip(chosen, ex.map(gen, chosen)):
